@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// Entry of `npm start` and `npm test` (plain Node, no dependencies): it installs what
+// the project needs on this machine (Bun, node_modules, Postgres for the tests)
+// idempotently, then hands over to Bun.
+//
+//   node src/bootstrap/index.mjs start [args…]   bun src/cli/index.ts serve [args…]
+//   node src/bootstrap/index.mjs test [args…]    bun test [args…] against a throwaway Postgres
+import { ensureBun } from "./bun.mjs";
+import { ensureDependencies } from "./dependencies.mjs";
+import { log } from "./log.mjs";
+import { repoRoot } from "./paths.mjs";
+import { ensurePostgresInstalled, startThrowawayPostgres } from "./postgres.mjs";
+import { exitStatus, forwardSignalsToChildren, interruption, run } from "./processes.mjs";
+import { runBunTest, summaryLine } from "./test-run.mjs";
+
+function stopIfInterrupted() {
+  const signal = interruption();
+  if (signal) throw new Error(`interrupted by ${signal}`);
+}
+
+async function start(args) {
+  const bunPath = await ensureBun();
+  await ensureDependencies(bunPath);
+  stopIfInterrupted();
+  // --no-orphans: the server goes down with the bootstrap, even if that is SIGKILLed.
+  return run(bunPath, ["--no-orphans", "src/cli/index.ts", "serve", ...args], {
+    cwd: repoRoot,
+    stdin: "inherit",
+    stdout: "inherit",
+  });
+}
+
+async function test(args) {
+  let cluster = null;
+  let exitCode;
+  let line;
+  try {
+    const bunPath = await ensureBun();
+    await ensureDependencies(bunPath);
+    stopIfInterrupted();
+    const pgBinDir = await ensurePostgresInstalled();
+    stopIfInterrupted();
+    cluster = await startThrowawayPostgres(pgBinDir);
+    stopIfInterrupted();
+
+    const result = await runBunTest(bunPath, args, { ...process.env, TEST_DATABASE_URL: cluster.url });
+    line = summaryLine(result.counts, result.exitCode);
+    // No summary means bun died mid-run: that is a failure whatever its exit code says.
+    exitCode = result.counts ? result.exitCode : result.exitCode || 1;
+  } catch (error) {
+    log(`the test run could not complete: ${error.message}`);
+    line = summaryLine(null);
+    const signal = interruption();
+    exitCode = signal ? exitStatus(null, signal) : 1;
+  } finally {
+    await cluster?.stop();
+  }
+  // Last line of all output: CI reads it.
+  process.stdout.write(`${line}\n`);
+  return exitCode;
+}
+
+const modes = { start, test };
+const [mode, ...args] = process.argv.slice(2);
+
+if (!modes[mode]) {
+  process.stderr.write("usage: node src/bootstrap/index.mjs start|test [args…]\n");
+  process.exit(2);
+}
+forwardSignalsToChildren();
+try {
+  process.exit(await modes[mode](args));
+} catch (error) {
+  log(`${mode} failed: ${error.message}`);
+  process.exit(interruption() ? exitStatus(null, interruption()) : 1);
+}

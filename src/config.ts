@@ -1,0 +1,90 @@
+// Every setting of the service, read once from the environment. The defaults are the
+// embedded mode: one process, PGlite under DATA_DIR, assets in a local folder.
+import { resolve } from 'node:path';
+
+export interface S3Settings {
+  bucket: string;
+  endpoint?: string;
+  region?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** Key prefix inside the bucket, so one bucket can serve several deployments. */
+  prefix: string;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  /** The spec's {base_url}: where clients reach this service. */
+  publicUrl: string;
+  /** The spec's {assets_url}: where stored images and audio are served from. */
+  assetsUrl: string;
+  dataDir: string;
+  /** Unset: embedded PGlite under dataDir. */
+  databaseUrl: string | undefined;
+  /** Unset: a local folder under dataDir. */
+  s3: S3Settings | undefined;
+  credits: {
+    /** One-time charge for onboarding an identity. */
+    onboardingCost: number;
+    /** Charged per started minute while an avatar streams. */
+    perAvatarMinute: number;
+  };
+  /** Shared secret for /internal/admin (the operator CLI while the service runs). Unset: generated into dataDir. */
+  adminToken: string | undefined;
+  /** Maximum accepted request body; larger requests answer 413 before they are read. */
+  maxRequestBytes: number;
+  /**
+   * With a shared Postgres, unfinished creates and retrains older than this are taken to be
+   * orphaned by a dead process (the embedded database has one process, so it sweeps at once).
+   */
+  recoveryGraceSeconds: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+function withoutTrailingSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080);
+  const publicUrl = withoutTrailingSlash(env.PUBLIC_URL || `http://localhost:${port}`);
+  const dataDir = resolve(env.DATA_DIR || './data');
+  const s3: S3Settings | undefined = env.S3_BUCKET
+    ? {
+        bucket: env.S3_BUCKET,
+        endpoint: env.S3_ENDPOINT || undefined,
+        region: env.S3_REGION || undefined,
+        accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
+        secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
+        prefix: env.S3_PREFIX ?? '',
+      }
+    : undefined;
+  return {
+    host: env.HOST || '0.0.0.0',
+    port,
+    publicUrl,
+    assetsUrl: withoutTrailingSlash(env.ASSETS_URL || `${publicUrl}/assets`),
+    dataDir,
+    databaseUrl: env.DATABASE_URL || undefined,
+    s3,
+    credits: {
+      onboardingCost: integer(env, 'CREDITS_ONBOARDING', 50),
+      perAvatarMinute: integer(env, 'CREDITS_PER_AVATAR_MINUTE', 10),
+    },
+    adminToken: env.ADMIN_TOKEN || undefined,
+    maxRequestBytes: integer(env, 'MAX_REQUEST_BYTES', 40 * 1024 * 1024, 1024),
+    recoveryGraceSeconds: integer(env, 'RECOVERY_GRACE_SECONDS', 900),
+  };
+}
