@@ -1,0 +1,33 @@
+import { sql } from 'drizzle-orm';
+import { check, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull().unique(),
+    /** Cached sum of the account's ledger; guarded updates keep it from going negative. */
+    balance: integer('balance').notNull().default(0),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [check('accounts_balance_not_negative', sql`${t.balance} >= 0`)],
+);
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    name: text('name'),
+    /** SHA-256 of the whole key; the key itself is shown once and never stored. */
+    keyHash: text('key_hash').notNull().unique(),
+    /** First characters of the key, so an operator can tell keys apart. */
+    keyPrefix: text('key_prefix').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('api_keys_account_idx').on(t.accountId)],
+);

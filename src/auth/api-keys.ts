@@ -1,0 +1,65 @@
+// API keys: `lk_` + 43 base62 characters (256 random bits). Only a SHA-256 of the key is
+// stored: the key has full entropy, so a slow password hash would add latency and no safety.
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import type { Queryable } from '../db/index.ts';
+import { newId, randomBase62 } from '../db/ids.ts';
+import { apiKeys } from '../accounts/schema.ts';
+
+export const API_KEY_PATTERN = /^lk_[0-9A-Za-z]{43}$/;
+
+export function hashApiKey(key: string): string {
+  return new Bun.CryptoHasher('sha256').update(key).digest('hex');
+}
+
+export interface IssuedKey {
+  key_id: string;
+  api_key: string;
+}
+
+export async function issueApiKey(q: Queryable, accountId: string, name?: string): Promise<IssuedKey> {
+  const apiKey = `lk_${randomBase62(43)}`;
+  const id = newId('key');
+  await q.insert(apiKeys).values({ id, accountId, name: name ?? null, keyHash: hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 7) });
+  return { key_id: id, api_key: apiKey };
+}
+
+export interface KeySummary {
+  key_id: string;
+  name: string | null;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export async function listApiKeys(q: Queryable, accountId: string): Promise<KeySummary[]> {
+  const rows = await q.select().from(apiKeys).where(eq(apiKeys.accountId, accountId)).orderBy(desc(apiKeys.createdAt));
+  return rows.map((r) => ({
+    key_id: r.id,
+    name: r.name,
+    prefix: r.keyPrefix,
+    created_at: r.createdAt.toISOString(),
+    last_used_at: r.lastUsedAt?.toISOString() ?? null,
+    revoked_at: r.revokedAt?.toISOString() ?? null,
+  }));
+}
+
+/** Revoke a key of the account; false when there is no such live key. */
+export async function revokeApiKey(q: Queryable, accountId: string, keyId: string): Promise<boolean> {
+  const rows = await q
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return rows.length > 0;
+}
+
+/** The account a live key belongs to, or undefined for an unknown or revoked key. */
+export async function accountForKey(q: Queryable, key: string): Promise<{ accountId: string; keyId: string } | undefined> {
+  if (!API_KEY_PATTERN.test(key)) return undefined;
+  const [row] = await q
+    .select({ accountId: apiKeys.accountId, keyId: apiKeys.id })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
+  return row;
+}

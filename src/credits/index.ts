@@ -1,0 +1,100 @@
+// The one credit balance of an account. Every change is a ledger row with a unique
+// (kind, reference), written in the same transaction as a guarded balance update, so a
+// retried or concurrent charge is applied once and a balance never goes negative.
+import { and, desc, eq, gte, sql } from 'drizzle-orm';
+import type { Database, Queryable } from '../db/index.ts';
+import { newId } from '../db/ids.ts';
+import { accounts } from '../accounts/schema.ts';
+import { creditLedger } from './schema.ts';
+
+export type LedgerKind = (typeof creditLedger.$inferInsert)['kind'];
+
+export class InsufficientCredits extends Error {
+  constructor(
+    readonly accountId: string,
+    readonly needed: number,
+  ) {
+    super(`Insufficient credits: ${needed} needed`);
+  }
+}
+
+export interface LedgerEntry {
+  id: string;
+  amount: number;
+  kind: LedgerKind;
+  reference: string;
+  createdAt: Date;
+}
+
+export class CreditLedger {
+  constructor(private readonly db: Database) {}
+
+  async balance(accountId: string, q: Queryable = this.db): Promise<number | undefined> {
+    const [row] = await q.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId));
+    return row?.balance;
+  }
+
+  /** True when the account could pay `amount` now (a hint: `charge` is what decides). */
+  async canAfford(accountId: string, amount: number): Promise<boolean> {
+    return ((await this.balance(accountId)) ?? 0) >= amount;
+  }
+
+  /**
+   * Debit `amount` once for (kind, reference). Runs inside the caller's transaction when
+   * given one, so the charge commits or rolls back with the work it pays for.
+   * Returns false when this reference was already charged; throws InsufficientCredits.
+   */
+  async charge(
+    q: Queryable,
+    entry: { accountId: string; amount: number; kind: Exclude<LedgerKind, 'grant'>; reference: string },
+  ): Promise<boolean> {
+    const run = async (tx: Queryable) => {
+      const inserted = await tx
+        .insert(creditLedger)
+        .values({ id: newId('led'), accountId: entry.accountId, amount: -entry.amount, kind: entry.kind, reference: entry.reference })
+        .onConflictDoNothing({ target: [creditLedger.kind, creditLedger.reference] })
+        .returning({ id: creditLedger.id });
+      if (inserted.length === 0) return false;
+      const updated = await tx
+        .update(accounts)
+        .set({ balance: sql`${accounts.balance} - ${entry.amount}` })
+        .where(and(eq(accounts.id, entry.accountId), gte(accounts.balance, entry.amount)))
+        .returning({ balance: accounts.balance });
+      if (updated.length === 0) throw new InsufficientCredits(entry.accountId, entry.amount);
+      return true;
+    };
+    // A savepoint (nested transaction) keeps a failed charge from poisoning the caller's transaction.
+    return q === this.db ? this.db.transaction(run) : (q as Database).transaction(run);
+  }
+
+  /** Add credits. Idempotent per reference when one is given. */
+  async grant(accountId: string, amount: number, reference: string = newId('led')): Promise<number> {
+    if (!Number.isInteger(amount) || amount <= 0) throw new Error('A grant must be a positive integer');
+    return this.db.transaction(async (tx) => {
+      const inserted = await tx
+        .insert(creditLedger)
+        .values({ id: newId('led'), accountId, amount, kind: 'grant', reference })
+        .onConflictDoNothing({ target: [creditLedger.kind, creditLedger.reference] })
+        .returning({ id: creditLedger.id });
+      if (inserted.length > 0) {
+        await tx.update(accounts).set({ balance: sql`${accounts.balance} + ${amount}` }).where(eq(accounts.id, accountId));
+      }
+      return (await this.balance(accountId, tx)) ?? 0;
+    });
+  }
+
+  async entries(accountId: string, limit = 100): Promise<LedgerEntry[]> {
+    return this.db
+      .select({
+        id: creditLedger.id,
+        amount: creditLedger.amount,
+        kind: creditLedger.kind,
+        reference: creditLedger.reference,
+        createdAt: creditLedger.createdAt,
+      })
+      .from(creditLedger)
+      .where(eq(creditLedger.accountId, accountId))
+      .orderBy(desc(creditLedger.createdAt), desc(creditLedger.id))
+      .limit(limit);
+  }
+}

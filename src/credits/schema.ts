@@ -1,0 +1,23 @@
+import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { accounts } from '../accounts/schema.ts';
+
+/** Append-only: every change of a balance is one row; `reference` makes each charge idempotent. */
+export const creditLedger = pgTable(
+  'credit_ledger',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** Positive for grants, negative for charges. */
+    amount: integer('amount').notNull(),
+    kind: text('kind', { enum: ['grant', 'onboarding', 'session_minute', 'adjustment'] }).notNull(),
+    /** What the entry is for, e.g. `identity:idn_…` or `session:room:minute:3`; unique per kind. */
+    reference: text('reference').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('credit_ledger_kind_reference_uq').on(t.kind, t.reference),
+    index('credit_ledger_account_idx').on(t.accountId, t.createdAt),
+  ],
+);

@@ -1,0 +1,65 @@
+// One drizzle database over either engine: PGlite embedded under DATA_DIR when no
+// DATABASE_URL is set, Postgres otherwise. Same schema, same migrations.
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import * as schema from './schema.ts';
+
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+/** A transaction handle; queries that must join a caller's transaction take `Database | Transaction`. */
+export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+export type Queryable = Database | Transaction;
+
+export interface DatabaseHandle {
+  db: Database;
+  engine: 'pglite' | 'postgres';
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const migrationsFolder = resolve(import.meta.dir, '../../drizzle');
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  /** Folder of the embedded database; `memory://` keeps it in memory (tests). */
+  pgliteDir?: string;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  let handle: DatabaseHandle;
+  if (options.databaseUrl) {
+    const client = postgres(options.databaseUrl, { max: 10, onnotice: () => {} });
+    const db = drizzlePostgres(client, { schema }) as unknown as Database;
+    await migratePostgres(drizzlePostgres(client), { migrationsFolder });
+    handle = {
+      db,
+      engine: 'postgres',
+      ping: async () => void (await db.execute(sql`select 1`)),
+      close: () => client.end({ timeout: 5 }),
+    };
+  } else {
+    const dir = options.pgliteDir ?? 'memory://';
+    if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
+    const client = new PGlite(dir);
+    const db = drizzlePglite(client, { schema }) as unknown as Database;
+    await migratePglite(drizzlePglite(client), { migrationsFolder });
+    handle = {
+      db,
+      engine: 'pglite',
+      ping: async () => void (await db.execute(sql`select 1`)),
+      close: () => client.close(),
+    };
+  }
+  return handle;
+}
+
+export function pgliteDirFor(dataDir: string): string {
+  return join(dataDir, 'pglite');
+}
