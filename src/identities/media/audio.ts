@@ -1,0 +1,138 @@
+/**
+ * Audio uploads: sniff, then measure by actually decoding with ffmpeg. Header
+ * durations are not trusted: a WAV can claim 10 s and carry minutes, and an
+ * MP3's length is only an estimate until it is decoded.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MediaError } from './errors.ts';
+import { DEFAULT_FFMPEG_TIMEOUT_MS, assertByteSize, type MediaLimits } from './limits.ts';
+import { sniffAudio, type AudioKind } from './sniff.ts';
+
+export interface InspectedAudio {
+  kind: AudioKind;
+  /** Measured by decoding: decoded samples / 16000. */
+  durationSeconds: number;
+  /** Decoded samples, 16 kHz mono, at most the first audioMaxSeconds + 1 s. */
+  pcm16kMono: Int16Array;
+}
+
+export const PCM_SAMPLE_RATE = 16_000;
+
+/**
+ * Per kind: the demuxer to force (ffmpeg must not guess: its probing would
+ * also accept playlists and other formats that can reference other files), and
+ * the only decoders it may open, to keep an old static ffmpeg's attack surface
+ * small. Video streams in an MP4 are never decoded.
+ */
+const DECODING: Record<AudioKind, { demuxer: string; decoders: string[] }> = {
+  'audio/wav': {
+    demuxer: 'wav',
+    decoders: [
+      'pcm_u8', 'pcm_s16le', 'pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_f64le',
+      'pcm_alaw', 'pcm_mulaw', 'adpcm_ms', 'adpcm_ima_wav',
+    ],
+  },
+  'audio/mpeg': { demuxer: 'mp3', decoders: ['mp3float', 'mp3', 'mp2float', 'mp2', 'mp1float', 'mp1'] },
+  'audio/mp4': { demuxer: 'mov', decoders: ['aac', 'alac', 'mp3float', 'mp3', 'amrnb', 'amrwb'] },
+};
+
+const KIND_NAME: Record<AudioKind, string> = { 'audio/wav': 'WAV', 'audio/mpeg': 'MP3', 'audio/mp4': 'MP4/M4A' };
+
+export async function inspectAudio(bytes: Uint8Array, limits: MediaLimits): Promise<InspectedAudio> {
+  assertByteSize(bytes, 'audio', limits.audioMaxBytes);
+  const kind = await sniffAudio(bytes);
+  const pcm16kMono = await decodeToPcm16kMono(bytes, kind, limits);
+
+  const durationSeconds = pcm16kMono.length / PCM_SAMPLE_RATE;
+  if (durationSeconds > limits.audioMaxSeconds) {
+    // Decoding stops at max + 1 s, so say "longer than" rather than a length we did not measure.
+    throw new MediaError(
+      422,
+      'audio',
+      `The recording is longer than ${limits.audioMaxSeconds} seconds; trim it to at most ${limits.audioMaxSeconds} seconds.`,
+      'audio.too_long',
+    );
+  }
+  if (durationSeconds < limits.audioMinSeconds) {
+    throw new MediaError(
+      422,
+      'audio',
+      `The recording is ${durationSeconds.toFixed(1)} seconds long; it must be at least ${limits.audioMinSeconds} seconds.`,
+      'audio.too_short',
+    );
+  }
+  return { kind, durationSeconds, pcm16kMono };
+}
+
+/**
+ * Decode the first audio stream to 16 kHz mono s16le. Input goes through a
+ * private temp file rather than stdin because MP4s often keep their index
+ * (moov) at the end, which ffmpeg can only reach by seeking.
+ */
+async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, limits: MediaLimits): Promise<Int16Array> {
+  const name = KIND_NAME[kind];
+  const { demuxer, decoders } = DECODING[kind];
+  const maxDecodedSeconds = limits.audioMaxSeconds + 1;
+  const timeoutMs = limits.ffmpegTimeoutMs ?? DEFAULT_FFMPEG_TIMEOUT_MS;
+
+  const dir = await mkdtemp(join(tmpdir(), 'likeness-audio-'));
+  try {
+    const inputPath = join(dir, 'input');
+    await writeFile(inputPath, bytes, { mode: 0o600 });
+
+    // prettier-ignore
+    const args = [
+      limits.ffmpegPath, '-hide_banner', '-nostdin', '-v', 'error',
+      '-protocol_whitelist', 'file',
+      '-codec_whitelist', decoders.join(','),
+      '-f', demuxer,
+      // WAV only: read samples to the end of the file, not the header's data size.
+      ...(kind === 'audio/wav' ? ['-ignore_length', '1'] : []),
+      '-i', inputPath,
+      '-map', '0:a:0', '-vn', '-sn', '-dn',
+      '-t', String(maxDecodedSeconds),
+      '-ac', '1', '-ar', String(PCM_SAMPLE_RATE), '-f', 's16le', '-c:a', 'pcm_s16le', 'pipe:1',
+    ];
+    const proc = Bun.spawn(args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      proc.kill('SIGKILL');
+    }, timeoutMs);
+    const [exitCode, stdout, stderr] = await Promise.all([
+      proc.exited,
+      new Response(proc.stdout).arrayBuffer(),
+      new Response(proc.stderr).text(),
+    ]).finally(() => clearTimeout(timer));
+
+    const cause = new Error(`ffmpeg exited ${exitCode}: ${stderr.slice(-2000)}`);
+    if (timedOut) {
+      throw new MediaError(422, 'audio', `The ${name} file took too long to decode.`, 'audio.undecodable', { cause });
+    }
+    if (exitCode !== 0 && /not on whitelist/.test(stderr)) {
+      throw new MediaError(
+        415,
+        'audio',
+        `This ${name} file uses an audio codec we don't support. Upload a PCM WAV, MP3 or AAC (M4A) recording.`,
+        'media.unsupported_type',
+        { cause },
+      );
+    }
+    const sampleCount = Math.min(Math.floor(stdout.byteLength / 2), maxDecodedSeconds * PCM_SAMPLE_RATE);
+    if (exitCode !== 0 || sampleCount === 0) {
+      throw new MediaError(
+        422,
+        'audio',
+        `The ${name} file is damaged or contains no audio that could be decoded.`,
+        'audio.undecodable',
+        { cause },
+      );
+    }
+    // s16le output and every platform Bun runs on are little-endian.
+    return new Int16Array(stdout, 0, sampleCount);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

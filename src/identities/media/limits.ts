@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MediaError, formatBytes, type MediaField } from './errors.ts';
+
+export interface MediaLimits {
+  imageMaxBytes: number;
+  audioMaxBytes: number;
+  /** Shortest allowed side in pixels, measured after EXIF orientation. */
+  imageMinShortSide: number;
+  /** Largest allowed width × height; checked from the header, before decoding. */
+  imageMaxPixels: number;
+  audioMaxSeconds: number;
+  audioMinSeconds: number;
+  ffmpegPath: string;
+  /** ffmpeg is killed after this long; defaults to DEFAULT_FFMPEG_TIMEOUT_MS. */
+  ffmpegTimeoutMs?: number;
+}
+
+export const DEFAULT_FFMPEG_TIMEOUT_MS = 20_000;
+
+/**
+ * The static ffmpeg shipped by @ffmpeg-installer/linux-x64 (it has libmp3lame
+ * and the native AAC codec), or `ffmpeg` from PATH where that package is not
+ * installed (other platforms).
+ */
+export function resolveFfmpegPath(): string {
+  try {
+    const packageJson = fileURLToPath(import.meta.resolve('@ffmpeg-installer/linux-x64/package.json'));
+    const binary = join(dirname(packageJson), 'ffmpeg');
+    if (existsSync(binary)) return binary;
+  } catch {
+    // Not installed on this platform: fall through to PATH.
+  }
+  return 'ffmpeg';
+}
+
+const MB = 1024 * 1024;
+
+export const defaultMediaLimits: MediaLimits = {
+  imageMaxBytes: 10 * MB,
+  audioMaxBytes: 25 * MB,
+  imageMinShortSide: 256,
+  imageMaxPixels: 40_000_000,
+  audioMaxSeconds: 120,
+  audioMinSeconds: 3,
+  ffmpegPath: resolveFfmpegPath(),
+  ffmpegTimeoutMs: DEFAULT_FFMPEG_TIMEOUT_MS,
+};
+
+/** First gate for every upload: cheap, and runs before any parsing. */
+export function assertByteSize(bytes: Uint8Array, field: MediaField, maxBytes: number): void {
+  if (bytes.byteLength === 0) {
+    throw new MediaError(422, field, `The ${field} file is empty.`, 'file.empty');
+  }
+  if (bytes.byteLength > maxBytes) {
+    throw new MediaError(
+      413,
+      field,
+      `The ${field} file is ${formatBytes(bytes.byteLength)}; the limit is ${formatBytes(maxBytes)}.`,
+      'file.too_large',
+    );
+  }
+}
