@@ -1,0 +1,124 @@
+// The spec's error shape (§7): every error is JSON `{detail}`; `detail` is a string,
+// except 422, where it is a FastAPI-style list of `{loc, msg, type}` field problems.
+import { ValueErrorType } from '@sinclair/typebox/errors';
+import { Elysia, ValidationError } from 'elysia';
+import { newId } from '../db/ids.ts';
+
+export interface FieldProblem {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string | FieldProblem[],
+  ) {
+    super(typeof detail === 'string' ? detail : detail.map((d) => d.msg).join('; '));
+  }
+}
+
+export function invalid(loc: FieldProblem['loc'], msg: string, type: string): ApiError {
+  return new ApiError(422, [{ loc, msg, type }]);
+}
+
+export const notFound = (what: string) => new ApiError(404, `${what} not found`);
+
+/** TypeBox error kinds mapped to short, FastAPI-like type names. */
+const TYPE_NAMES: Record<string, string> = {
+  ObjectRequiredProperty: 'missing',
+  StringMinLength: 'string_too_short',
+  StringMaxLength: 'string_too_long',
+  StringPattern: 'string_pattern_mismatch',
+  String: 'string_type',
+  Boolean: 'bool_type',
+  Integer: 'int_type',
+  Number: 'number_type',
+  NumberMinimum: 'greater_than_equal',
+  NumberMaximum: 'less_than_equal',
+  IntegerMinimum: 'greater_than_equal',
+  IntegerMaximum: 'less_than_equal',
+  Object: 'object_type',
+  Union: 'enum',
+  Kind: 'enum',
+  Literal: 'literal_error',
+};
+
+// TypeBox's ValueErrorType enum by number: Elysia's errors carry only the number.
+const VALUE_ERROR_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(ValueErrorType)
+    .filter(([, v]) => typeof v === 'number')
+    .map(([k, v]) => [v as number, k]),
+);
+
+function typeName(errorType: number): string {
+  const raw = VALUE_ERROR_NAMES[errorType] ?? 'value_error';
+  return TYPE_NAMES[raw] ?? raw.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+/** Turn Elysia's validation error into the spec's list, one problem per field. */
+export function fieldProblems(error: ValidationError): FieldProblem[] {
+  const where = error.type === 'body' ? 'body' : error.type;
+  const seen = new Set<string>();
+  const problems: FieldProblem[] = [];
+  for (const e of error.all) {
+    const path = 'path' in e && typeof e.path === 'string' ? e.path : '';
+    const loc = [where, ...path.split('/').filter(Boolean)];
+    const key = loc.join('.');
+    if (seen.has(key)) continue; // a union reports every branch; the first says enough
+    seen.add(key);
+    const schema = ('schema' in e ? e.schema : undefined) as { error?: unknown; description?: string } | undefined;
+    const custom = typeof schema?.error === 'string' ? schema.error : undefined;
+    const absent = 'value' in e && e.value === undefined;
+    const type = absent ? 'missing' : 'type' in e && typeof e.type === 'number' ? typeName(e.type) : 'value_error';
+    const msg =
+      custom ??
+      (type === 'missing'
+        ? 'Field required'
+        : ('summary' in e && typeof e.summary === 'string' && e.summary) || ('message' in e ? String(e.message) : 'Invalid value'));
+    problems.push({ loc, msg, type });
+  }
+  return problems.length ? problems : [{ loc: [where], msg: 'Invalid request', type: 'value_error' }];
+}
+
+function json(status: number, body: unknown, requestId: string | undefined): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (requestId) headers['x-request-id'] = requestId;
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/**
+ * Request ids, the error shape, and 405 for a known path with the wrong method.
+ * `allowedMethods` answers which methods a path has, so unknown routes can tell 404 from 405.
+ */
+export function httpErrors(allowedMethods: (path: string) => string[]) {
+  return new Elysia({ name: 'likeness/http-errors' })
+    .derive({ as: 'global' }, ({ request, set }) => {
+      const requestId = request.headers.get('x-request-id')?.slice(0, 100) || newId('req');
+      set.headers['x-request-id'] = requestId;
+      return { requestId };
+    })
+    .onError({ as: 'global' }, ({ code, error, request, set }) => {
+      const requestId = (set.headers['x-request-id'] as string | undefined) ?? newId('req');
+      if (error instanceof ApiError) return json(error.status, { detail: error.detail }, requestId);
+      // A parser's own ApiError (e.g. a duplicate form field) arrives wrapped in Elysia's ParseError.
+      if (code === 'PARSE' && error.cause instanceof ApiError) return json(error.cause.status, { detail: error.cause.detail }, requestId);
+      if (code === 'VALIDATION') return json(422, { detail: fieldProblems(error as ValidationError) }, requestId);
+      if (code === 'PARSE') {
+        return json(422, { detail: [{ loc: ['body'], msg: 'The request body could not be parsed; check its Content-Type', type: 'body_malformed' }] }, requestId);
+      }
+      if (code === 'NOT_FOUND') {
+        const path = new URL(request.url).pathname;
+        const allowed = allowedMethods(path);
+        if (allowed.length && !allowed.includes(request.method)) {
+          const response = json(405, { detail: `Method ${request.method} not allowed` }, requestId);
+          response.headers.set('allow', allowed.join(', '));
+          return response;
+        }
+        return json(404, { detail: 'Not found' }, requestId);
+      }
+      console.error(`[${requestId}] ${request.method} ${new URL(request.url).pathname} failed:`, error);
+      return json(500, { detail: 'Internal server error; retry shortly' }, requestId);
+    });
+}

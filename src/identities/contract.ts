@@ -1,0 +1,89 @@
+// The HTTP contract of /v1/identities: one schema per request and response type. The
+// same schemas validate requests at the edge and feed the OpenAPI document.
+import { t } from 'elysia';
+import { LANGUAGES, IDENTITY_STATUSES } from './schema.ts';
+
+export const NAME_MAX = 200;
+export const PROMPT_MAX = 20_000;
+
+/** An enum without the default Elysia's UnionEnum adds: a default would fill in omitted PATCH fields. */
+function oneOf<const T extends readonly [string, ...string[]]>(values: T, description?: string) {
+  const schema = t.UnionEnum(values, description ? { description } : {});
+  delete (schema as { default?: unknown }).default;
+  return schema;
+}
+
+const Language = oneOf(LANGUAGES, 'auto, en, es, pl or uk');
+const Status = oneOf(IDENTITY_STATUSES);
+const Timestamp = t.String({ format: 'date-time' });
+
+export const CreateIdentityForm = t.Object({
+  name: t.String({ minLength: 1, maxLength: NAME_MAX, description: 'Display name.' }),
+  prompt: t.String({ minLength: 1, maxLength: PROMPT_MAX, description: "The avatar's system prompt." }),
+  image: t.File({ description: 'Portrait photo: image/jpeg, image/png or image/webp (judged from the bytes).' }),
+  audio: t.Optional(t.File({ description: 'Voice sample: audio/wav, audio/mpeg or audio/mp4; at most 2 minutes.' })),
+  language: t.Optional(Language),
+  pipeline_id: t.Optional(t.String({ minLength: 1, description: 'Renderer pipeline; immutable. Omit for the default.' })),
+});
+
+export const UpdateIdentityForm = t.Object({
+  name: t.Optional(t.String({ minLength: 1, maxLength: NAME_MAX })),
+  prompt: t.Optional(t.String({ minLength: 1, maxLength: PROMPT_MAX, description: 'Required with image or audio uploads.' })),
+  image: t.Optional(t.File()),
+  audio: t.Optional(t.File()),
+  language: t.Optional(Language),
+  pipeline_id: t.Optional(t.String({ description: 'Immutable: sending it answers 422.' })),
+});
+
+export const IdentityParams = t.Object({ identity_id: t.String() });
+
+export const ListIdentitiesQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: 'Page size; omit for every identity.' })),
+  after: t.Optional(t.String({ description: 'identity_id of the last item of the previous page.' })),
+});
+
+export const IdentityResponse = t.Object({
+  identity_id: t.String(),
+  name: t.String(),
+  language: Language,
+  prompt: t.String(),
+  image: t.String({ format: 'uri' }),
+  audio: t.Nullable(t.String({ format: 'uri' })),
+  status: Status,
+  detail: t.Nullable(t.String()),
+  pipeline_id: t.String(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const IdentityStatusResponse = t.Object({
+  identity_id: t.String(),
+  status: Status,
+  updated_at: Timestamp,
+  detail: t.Nullable(t.String()),
+});
+
+export const IdentityListItem = t.Object({
+  identity_id: t.String(),
+  name: t.String(),
+  language: Language,
+  status: Status,
+  image: t.String({ format: 'uri' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const ErrorResponse = t.Object({ detail: t.String() }, { description: 'An error with a message.' });
+
+export const ValidationErrorResponse = t.Object(
+  {
+    detail: t.Array(
+      t.Object({
+        loc: t.Array(t.Union([t.String(), t.Integer()])),
+        msg: t.String(),
+        type: t.String(),
+      }),
+    ),
+  },
+  { description: 'Field-level validation problems.' },
+);

@@ -1,0 +1,197 @@
+// /v1/identities (spec §4.1–4.5, plus DELETE): create, list, read, update, retrain, delete.
+import { Elysia, t } from 'elysia';
+import { and, eq } from 'drizzle-orm';
+import type { AssetStore } from '../assets/index.ts';
+import { authentication } from '../auth/index.ts';
+import type { CreditLedger } from '../credits/index.ts';
+import type { Database } from '../db/index.ts';
+import { invalid, notFound } from '../http/errors.ts';
+import type { PipelineRegistry } from '../pipelines/index.ts';
+import {
+  CreateIdentityForm,
+  ErrorResponse,
+  IdentityListItem,
+  IdentityParams,
+  IdentityResponse,
+  IdentityStatusResponse,
+  ListIdentitiesQuery,
+  UpdateIdentityForm,
+  ValidationErrorResponse,
+} from './contract.ts';
+import { inspectAudio, inspectImage, type MediaLimits } from './media/index.ts';
+import { identityPrefix, onboardIdentity, type UploadedAudio } from './onboarding.ts';
+import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
+import { deleteIdentity, findIdentity, listIdentities } from './queries.ts';
+import type { Retraining } from './retraining.ts';
+import { identities } from './schema.ts';
+import { asApiError, textProblems, throwIfProblems, unknownPipeline } from './validation.ts';
+
+export interface IdentityDeps {
+  db: Database;
+  ledger: CreditLedger;
+  store: AssetStore;
+  pipelines: PipelineRegistry;
+  retraining: Retraining;
+  mediaLimits: MediaLimits;
+  assetsUrl: string;
+  onboardingCost: number;
+}
+
+const errors = {
+  401: ErrorResponse,
+  404: ErrorResponse,
+  422: ValidationErrorResponse,
+};
+
+async function inspectUploads(limits: MediaLimits, image?: File, audio?: File) {
+  try {
+    const imageBytes = image && new Uint8Array(await image.arrayBuffer());
+    const audioBytes = audio && new Uint8Array(await audio.arrayBuffer());
+    const inspectedImage = imageBytes && (await inspectImage(imageBytes, limits));
+    const uploadedAudio: UploadedAudio | undefined = audioBytes && { bytes: audioBytes, inspected: await inspectAudio(audioBytes, limits) };
+    return { image: imageBytes && inspectedImage && { bytes: imageBytes, inspected: inspectedImage }, audio: uploadedAudio };
+  } catch (error) {
+    throw asApiError(error);
+  }
+}
+
+export function identityRoutes(deps: IdentityDeps) {
+  const { db, assetsUrl } = deps;
+  const present = (row: Parameters<typeof identityResponse>[0]) => identityResponse(row, assetsUrl);
+  const findOwned = async (accountId: string, identityId: string) => {
+    const row = await findIdentity(db, accountId, identityId);
+    if (!row) throw notFound('Identity');
+    return row;
+  };
+
+  return new Elysia({ prefix: '/v1/identities', detail: { tags: ['Identities'], security: [{ bearer: [] }, { apiKey: [] }] } })
+    .use(authentication(db))
+    .get(
+      '',
+      async ({ caller, query, set }) => {
+        let after: { createdAt: Date; id: string } | undefined;
+        if (query.after) {
+          const cursor = await findIdentity(db, caller.accountId, query.after);
+          if (!cursor) throw invalid(['query', 'after'], 'after must be the identity_id of an identity in the list', 'unknown_cursor');
+          after = { createdAt: cursor.createdAt, id: cursor.id };
+        }
+        const rows = await listIdentities(db, caller.accountId, { limit: query.limit, after });
+        if (query.limit && rows.length === query.limit) {
+          set.headers['link'] = `</v1/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
+        }
+        return rows.map((row) => identityListItem(row, assetsUrl));
+      },
+      {
+        query: ListIdentitiesQuery,
+        response: { 200: t.Array(IdentityListItem), ...errors },
+        detail: { summary: "List the caller's identities, newest first" },
+      },
+    )
+    .post(
+      '',
+      async ({ caller, body }) => {
+        const pipelineId = body.pipeline_id ?? deps.pipelines.defaultId;
+        const pipeline = deps.pipelines.get(pipelineId);
+        throwIfProblems([...textProblems(body), ...(pipeline ? [] : [unknownPipeline(pipelineId, deps.pipelines.ids())])]);
+        const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
+        const row = await onboardIdentity(deps, {
+          accountId: caller.accountId,
+          name: body.name,
+          prompt: body.prompt,
+          language: body.language ?? 'auto',
+          pipeline: pipeline!,
+          image: uploads.image!.inspected,
+          audio: uploads.audio,
+        });
+        return present(row);
+      },
+      {
+        body: CreateIdentityForm,
+        parse: 'multipart/form-data',
+        response: { 200: IdentityResponse, 402: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse, ...errors },
+        detail: { summary: 'Create an identity; training runs within the call' },
+      },
+    )
+    .get('/:identity_id', async ({ caller, params }) => present(await findOwned(caller.accountId, params.identity_id)), {
+      params: IdentityParams,
+      response: { 200: IdentityResponse, ...errors },
+      detail: { summary: 'Read one identity' },
+    })
+    .get(
+      '/:identity_id/status',
+      async ({ caller, params }) => identityStatusResponse(await findOwned(caller.accountId, params.identity_id)),
+      {
+        params: IdentityParams,
+        response: { 200: IdentityStatusResponse, ...errors },
+        detail: { summary: "An identity's training status" },
+      },
+    )
+    .patch(
+      '/:identity_id',
+      async ({ caller, params, body, set }) => {
+        const current = await findOwned(caller.accountId, params.identity_id);
+        if (body.pipeline_id !== undefined) {
+          throw invalid(['body', 'pipeline_id'], 'pipeline_id cannot be changed; create a new identity instead', 'immutable_field');
+        }
+        const retrain = body.image !== undefined || body.audio !== undefined;
+        if (!retrain && body.name === undefined && body.prompt === undefined && body.language === undefined) {
+          throw invalid(['body'], 'Nothing to update: send name, prompt, language, image or audio', 'empty_update');
+        }
+        if (retrain && body.prompt === undefined) {
+          throw invalid(['body', 'prompt'], 'prompt is required alongside image or audio uploads', 'missing');
+        }
+        throwIfProblems(textProblems(body));
+        if (retrain) {
+          const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
+          const row = await deps.retraining.accept({
+            accountId: caller.accountId,
+            identityId: current.id,
+            prompt: body.prompt!,
+            name: body.name,
+            language: body.language,
+            image: uploads.image,
+            audio: uploads.audio,
+          });
+          set.status = 202;
+          return present(row);
+        }
+        const [row] = await db
+          .update(identities)
+          .set({
+            ...(body.name !== undefined && { name: body.name }),
+            ...(body.prompt !== undefined && { prompt: body.prompt }),
+            ...(body.language !== undefined && { language: body.language }),
+            updatedAt: new Date(),
+          })
+          .where(and(eq(identities.id, current.id), eq(identities.accountId, caller.accountId)))
+          .returning();
+        if (!row) throw notFound('Identity');
+        return present(row);
+      },
+      {
+        params: IdentityParams,
+        body: UpdateIdentityForm,
+        parse: 'multipart/form-data',
+        response: { 200: IdentityResponse, 202: IdentityResponse, 409: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse, ...errors },
+        detail: {
+          summary: 'Update an identity',
+          description: 'Text fields alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status.',
+        },
+      },
+    )
+    .delete(
+      '/:identity_id',
+      async ({ caller, params, set }) => {
+        const current = await findOwned(caller.accountId, params.identity_id);
+        // Files first: if the row's delete then fails, a retried DELETE finishes the job.
+        await deps.store.deletePrefix(identityPrefix(current.id));
+        if (!(await deleteIdentity(db, caller.accountId, current.id))) throw notFound('Identity');
+        set.status = 204;
+      },
+      {
+        params: IdentityParams,
+        response: { 204: t.Void(), ...errors },
+        detail: { summary: 'Delete an identity and its stored face and voice' },
+      },
+    );
+}

@@ -1,0 +1,102 @@
+// Creating an identity (spec §3, first rows): the row moves created → training → ready
+// within the call, and the onboarding charge commits in the same transaction that makes it
+// ready. Any failure removes the row and its files: nothing half-built, nothing charged.
+import { eq } from 'drizzle-orm';
+import type { AssetStore } from '../assets/index.ts';
+import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
+import type { Database } from '../db/index.ts';
+import { newId, randomBase62 } from '../db/ids.ts';
+import { ApiError } from '../http/errors.ts';
+import type { Pipeline } from '../pipelines/index.ts';
+import type { AudioKind, InspectedAudio, InspectedImage } from './media/index.ts';
+import type { IdentityRow } from './queries.ts';
+import { identities, type Language, type StoredAudio } from './schema.ts';
+
+export interface OnboardingDeps {
+  db: Database;
+  ledger: CreditLedger;
+  store: AssetStore;
+  onboardingCost: number;
+}
+
+export interface UploadedAudio {
+  bytes: Uint8Array;
+  inspected: InspectedAudio;
+}
+
+export interface NewIdentity {
+  accountId: string;
+  name: string;
+  prompt: string;
+  language: Language;
+  pipeline: Pipeline;
+  image: InspectedImage;
+  audio?: UploadedAudio;
+}
+
+const AUDIO_EXTENSIONS: Record<AudioKind, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a' };
+
+/** Every file of an identity lives under this prefix; a new token per training keeps old URLs from being reused. */
+export function identityPrefix(identityId: string): string {
+  return `identities/${identityId}/`;
+}
+
+export function trainingPrefix(identityId: string): string {
+  return `${identityPrefix(identityId)}${randomBase62(24)}/`;
+}
+
+export async function storeVoice(store: AssetStore, prefix: string, audio: UploadedAudio): Promise<StoredAudio> {
+  const key = `${prefix}voice.${AUDIO_EXTENSIONS[audio.inspected.kind]}`;
+  await store.put(key, audio.bytes, audio.inspected.kind);
+  return { key, contentType: audio.inspected.kind, durationSeconds: audio.inspected.durationSeconds };
+}
+
+function insufficient(cost: number): ApiError {
+  return new ApiError(402, `Insufficient credits: onboarding an identity costs ${cost} credits`);
+}
+
+export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity): Promise<IdentityRow> {
+  const { db, ledger, store, onboardingCost } = deps;
+  // Refuse early so nothing is stored; the charge below is what really decides.
+  if (onboardingCost > 0 && !(await ledger.canAfford(input.accountId, onboardingCost))) throw insufficient(onboardingCost);
+
+  const id = newId('idn');
+  const prefix = trainingPrefix(id);
+  await db.insert(identities).values({
+    id,
+    accountId: input.accountId,
+    name: input.name,
+    prompt: input.prompt,
+    language: input.language,
+    pipelineId: input.pipeline.id,
+    status: 'created',
+    image: { key: '', contentType: input.image.kind, width: input.image.width, height: input.image.height, variants: {} },
+  });
+  try {
+    await db.update(identities).set({ status: 'training', updatedAt: new Date() }).where(eq(identities.id, id));
+    const trained = await input.pipeline.train({ identityId: id, image: input.image, audio: input.audio?.inspected, store, prefix });
+    const audio = input.audio ? await storeVoice(store, prefix, input.audio) : null;
+    return await db.transaction(async (tx) => {
+      if (onboardingCost > 0) {
+        await ledger.charge(tx, { accountId: input.accountId, amount: onboardingCost, kind: 'onboarding', reference: `identity:${id}` });
+      }
+      const now = new Date();
+      const [row] = await tx
+        .update(identities)
+        .set({ status: 'ready', image: trained.image, audio, training: trained.training, onboardedAt: now, updatedAt: now })
+        .where(eq(identities.id, id))
+        .returning();
+      return row!;
+    });
+  } catch (error) {
+    // If this cleanup fails too, the recovery sweep finishes it: the row is invisible meanwhile.
+    await discardUnfinished(db, store, id).catch((e) => console.error(`cleanup of ${id} failed:`, e));
+    throw error instanceof InsufficientCredits ? insufficient(onboardingCost) : error;
+  }
+}
+
+/** Remove an identity that never finished onboarding: files first, so a row always covers its files. */
+export async function discardUnfinished(db: Database, store: AssetStore, identityId: string): Promise<void> {
+  await store.deletePrefix(identityPrefix(identityId));
+  await db.delete(identities).where(eq(identities.id, identityId));
+}

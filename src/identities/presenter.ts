@@ -1,0 +1,35 @@
+// Identity rows as the spec's response bodies (§2.1–2.3).
+import { assetUrl } from '../assets/index.ts';
+import type { IdentityRow } from './queries.ts';
+
+export function identityResponse(row: IdentityRow, assetsUrl: string) {
+  return {
+    identity_id: row.id,
+    name: row.name,
+    language: row.language,
+    prompt: row.prompt,
+    image: assetUrl(assetsUrl, row.image.key),
+    audio: row.audio ? assetUrl(assetsUrl, row.audio.key) : null,
+    status: row.status,
+    detail: row.detail,
+    pipeline_id: row.pipelineId,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export function identityStatusResponse(row: IdentityRow) {
+  return { identity_id: row.id, status: row.status, updated_at: row.updatedAt.toISOString(), detail: row.detail };
+}
+
+export function identityListItem(row: IdentityRow, assetsUrl: string) {
+  return {
+    identity_id: row.id,
+    name: row.name,
+    language: row.language,
+    status: row.status,
+    image: assetUrl(assetsUrl, row.image.key),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,158 @@
+// Retraining (spec §4.4): new reference media are accepted with 202 and trained in the
+// background while the status reads `training`. The identity keeps serving its previous
+// media until the new ones are ready; a failed retrain leaves them in place and says why
+// in `detail`. One retrain per identity at a time: a second one answers 409.
+import { and, eq, isNotNull, lt } from 'drizzle-orm';
+import type { AssetStore } from '../assets/index.ts';
+import type { Database } from '../db/index.ts';
+import { ApiError } from '../http/errors.ts';
+import type { PipelineRegistry } from '../pipelines/index.ts';
+import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from './media/index.ts';
+import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
+import type { IdentityRow } from './queries.ts';
+import { identities, type Language, type PendingRetrain, type StoredImage } from './schema.ts';
+
+export interface RetrainRequest {
+  accountId: string;
+  identityId: string;
+  prompt: string;
+  name?: string;
+  language?: Language;
+  image?: { bytes: Uint8Array; inspected: InspectedImage };
+  audio?: UploadedAudio;
+}
+
+export interface RetrainingDeps {
+  db: Database;
+  store: AssetStore;
+  pipelines: PipelineRegistry;
+  mediaLimits: MediaLimits;
+}
+
+function keysOf(image: StoredImage): string[] {
+  return [image.key, ...Object.values(image.variants).map((v) => v.key)];
+}
+
+export class Retraining {
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: RetrainingDeps) {}
+
+  /** Store the uploads, mark the identity `training`, and start the work. Answers 409 while one runs. */
+  async accept(request: RetrainRequest): Promise<IdentityRow> {
+    const { db, store } = this.deps;
+    const prefix = trainingPrefix(request.identityId);
+    const pending: PendingRetrain = { requestedAt: new Date().toISOString() };
+    if (request.image) {
+      const ext = request.image.inspected.kind.split('/')[1]!.replace('jpeg', 'jpg');
+      const key = `${prefix}upload.${ext}`;
+      await store.put(key, request.image.bytes, request.image.inspected.kind);
+      pending.image = { key, contentType: request.image.inspected.kind };
+    }
+    if (request.audio) pending.audio = await storeVoice(store, prefix, request.audio);
+
+    // The status guard makes accepting atomic: of two concurrent retrains only one flips ready → training.
+    const now = new Date();
+    const [row] = await db
+      .update(identities)
+      .set({
+        status: 'training',
+        detail: null,
+        prompt: request.prompt,
+        ...(request.name !== undefined && { name: request.name }),
+        ...(request.language !== undefined && { language: request.language }),
+        pendingRetrain: pending,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          eq(identities.id, request.identityId),
+          eq(identities.accountId, request.accountId),
+          eq(identities.status, 'ready'),
+          isNotNull(identities.onboardedAt),
+        ),
+      )
+      .returning();
+    if (!row) {
+      await store.deletePrefix(prefix);
+      throw new ApiError(409, 'This identity is already retraining; poll its status and try again when it is ready');
+    }
+    this.start(row.id);
+    return row;
+  }
+
+  /** Resume retrains that a stopped process left behind (untouched for `graceSeconds`). */
+  async resumeInterrupted(graceSeconds: number): Promise<number> {
+    const cutoff = new Date(Date.now() - graceSeconds * 1000);
+    const rows = await this.deps.db
+      .select({ id: identities.id })
+      .from(identities)
+      .where(and(eq(identities.status, 'training'), isNotNull(identities.onboardedAt), lt(identities.updatedAt, cutoff)));
+    for (const { id } of rows) if (!this.running.has(id)) this.start(id);
+    return rows.length;
+  }
+
+  /** Resolves when no retrain is running in this process (shutdown, tests). */
+  async idle(): Promise<void> {
+    while (this.running.size) await Promise.allSettled([...this.running.values()]);
+  }
+
+  private start(identityId: string): void {
+    const job = this.run(identityId)
+      .catch((error) => console.error(`retraining ${identityId} failed to finish:`, error))
+      .finally(() => this.running.delete(identityId));
+    this.running.set(identityId, job);
+  }
+
+  private async run(identityId: string): Promise<void> {
+    const { db, store, pipelines, mediaLimits } = this.deps;
+    const [row] = await db.select().from(identities).where(eq(identities.id, identityId));
+    const pending = row?.pendingRetrain;
+    if (!row || !pending) return;
+    const prefix = (pending.image?.key ?? pending.audio!.key).replace(/[^/]+$/, '');
+    try {
+      const pipeline = pipelines.get(row.pipelineId);
+      if (!pipeline) throw new Error(`pipeline ${row.pipelineId} is no longer available`);
+      const imageBytes = pending.image && (await readAll(store, pending.image.key));
+      const audioBytes = pending.audio && (await readAll(store, pending.audio.key));
+      const image = imageBytes ? await inspectImage(imageBytes, mediaLimits) : undefined;
+      const audio = audioBytes ? await inspectAudio(audioBytes, mediaLimits) : undefined;
+      const trained = image
+        ? await pipeline.train({ identityId, image, audio, store, prefix })
+        : { image: row.image, training: row.training ?? {} };
+      const [updated] = await db
+        .update(identities)
+        .set({
+          status: 'ready',
+          detail: null,
+          image: trained.image,
+          audio: pending.audio ?? row.audio,
+          training: trained.training,
+          pendingRetrain: null,
+          updatedAt: new Date(),
+        })
+        .where(and(eq(identities.id, identityId), eq(identities.status, 'training')))
+        .returning({ id: identities.id });
+      if (!updated) {
+        await store.deletePrefix(prefix); // deleted while training
+        return;
+      }
+      if (pending.image) await store.delete(pending.image.key); // the raw upload may carry EXIF location data
+      const stale = [...(image ? keysOf(row.image) : []), ...(pending.audio && row.audio ? [row.audio.key] : [])];
+      for (const key of stale) await store.delete(key);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      await db
+        .update(identities)
+        .set({ status: 'ready', detail: `Retraining failed (${reason}); the previous media are still in use`, pendingRetrain: null, updatedAt: new Date() })
+        .where(eq(identities.id, identityId));
+      await store.deletePrefix(prefix);
+    }
+  }
+}
+
+async function readAll(store: AssetStore, key: string): Promise<Uint8Array> {
+  const blob = await store.get(key);
+  if (!blob) throw new Error(`uploaded file ${key} is missing`);
+  return new Uint8Array(await blob.arrayBuffer());
+}

@@ -1,0 +1,54 @@
+import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { accounts } from '../accounts/schema.ts';
+
+export const LANGUAGES = ['auto', 'en', 'es', 'pl', 'uk'] as const;
+export type Language = (typeof LANGUAGES)[number];
+export const IDENTITY_STATUSES = ['created', 'training', 'ready'] as const;
+export type IdentityStatus = (typeof IDENTITY_STATUSES)[number];
+
+/** A stored file: its key in the asset store and what we learnt decoding it. */
+export interface StoredImage {
+  key: string;
+  contentType: string;
+  width: number;
+  height: number;
+  /** Renditions a renderer needs, keyed by name (e.g. `render` = long side 1024 PNG). */
+  variants: Record<string, { key: string; width: number; height: number }>;
+}
+export interface StoredAudio {
+  key: string;
+  contentType: string;
+  durationSeconds: number;
+}
+/** Uploads of a retrain that has been accepted but not yet trained (text fields apply at once). */
+export interface PendingRetrain {
+  image?: { key: string; contentType: string };
+  audio?: StoredAudio;
+  requestedAt: string;
+}
+
+export const identities = pgTable(
+  'identities',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    prompt: text('prompt').notNull(),
+    language: text('language', { enum: LANGUAGES }).notNull().default('auto'),
+    pipelineId: text('pipeline_id').notNull(),
+    status: text('status', { enum: IDENTITY_STATUSES }).notNull(),
+    detail: text('detail'),
+    image: jsonb('image').$type<StoredImage>().notNull(),
+    audio: jsonb('audio').$type<StoredAudio>(),
+    /** What the pipeline's training produced (e.g. face analysis), for the renderer. */
+    training: jsonb('training').$type<Record<string, unknown>>(),
+    pendingRetrain: jsonb('pending_retrain').$type<PendingRetrain>(),
+    /** Set when onboarding completes (and is charged); null rows are unfinished creates. */
+    onboardedAt: timestamp('onboarded_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('identities_account_created_idx').on(t.accountId, t.createdAt, t.id)],
+);

@@ -1,0 +1,44 @@
+// Checks of identity forms beyond their schema's shape: blank or garbled text, unknown
+// pipelines, and media problems turned into the spec's error bodies.
+import { ApiError, type FieldProblem } from '../http/errors.ts';
+import { MediaError } from './media/index.ts';
+
+// U+FFFD is what a decoder leaves for bytes that were not UTF-8.
+const CONTROL_OR_REPLACEMENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/;
+const NAME_FORBIDDEN = /[\u0000-\u001F\u007F\uFFFD]/;
+
+export function textProblems(fields: { name?: string; prompt?: string }): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (fields.name !== undefined) {
+    if (!fields.name.trim()) problems.push({ loc: ['body', 'name'], msg: 'name must not be blank', type: 'string_blank' });
+    else if (NAME_FORBIDDEN.test(fields.name)) {
+      problems.push({ loc: ['body', 'name'], msg: 'name must be valid UTF-8 text without control characters', type: 'string_invalid_characters' });
+    }
+  }
+  if (fields.prompt !== undefined) {
+    if (!fields.prompt.trim()) problems.push({ loc: ['body', 'prompt'], msg: 'prompt must not be blank', type: 'string_blank' });
+    else if (CONTROL_OR_REPLACEMENT.test(fields.prompt)) {
+      problems.push({ loc: ['body', 'prompt'], msg: 'prompt must be valid UTF-8 text without control characters', type: 'string_invalid_characters' });
+    }
+  }
+  return problems;
+}
+
+export function unknownPipeline(pipelineId: string, known: string[]): FieldProblem {
+  return {
+    loc: ['body', 'pipeline_id'],
+    msg: `Unknown pipeline "${pipelineId.slice(0, 100)}"; known: ${known.join(', ')}`,
+    type: 'unknown_pipeline',
+  };
+}
+
+export function throwIfProblems(problems: FieldProblem[]): void {
+  if (problems.length) throw new ApiError(422, problems);
+}
+
+/** Media problems keep their status: 413 and 415 carry a message, 422 the field list. */
+export function asApiError(error: unknown): unknown {
+  if (!(error instanceof MediaError)) return error;
+  if (error.status === 422) return new ApiError(422, [{ loc: ['body', error.field], msg: error.message, type: error.type }]);
+  return new ApiError(error.status, `${error.field}: ${error.message}`);
+}

@@ -1,0 +1,101 @@
+// A process killed in the middle of a create leaves nothing visible after restart, and a
+// retrain it was running resumes. The service runs as a real process and gets SIGKILL.
+import { afterAll, describe, expect, test } from 'bun:test';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as fx from '../fixtures/index.ts';
+import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
+import { freshDatabase } from '../support/postgres.ts';
+import { ENGINES, startTestService } from '../support/service.ts';
+
+const HANGING = join(import.meta.dir, '../support/hanging-service.ts');
+
+async function startHanging(env: Record<string, string>) {
+  const child = Bun.spawn(['bun', HANGING], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env }, stdout: 'pipe', stderr: 'inherit' });
+  const reader = child.stdout.getReader();
+  let text = '';
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('hanging service exited early');
+    text += new TextDecoder().decode(value);
+  }
+  return { child, ...(JSON.parse(text.split('\n')[0]!) as { url: string; api_key: string; account_id: string }) };
+}
+
+async function waitForFile(path: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
+    await Bun.sleep(25);
+  }
+}
+
+describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('a process killed mid-create leaves nothing visible after restart', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-crash-'));
+    dirs.push(dataDir);
+    const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
+    const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+    const hanging = await startHanging(env);
+    const pending = fetch(`${hanging.url}/v1/identities`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hanging.api_key}` },
+      body: await identityForm({ audio: file(fx.wav({ seconds: 5 }), 'v.wav') }),
+    }).catch(() => 'connection lost');
+    await waitForFile(join(dataDir, 'training-hung'));
+    const identityId = readFileSync(join(dataDir, 'training-hung'), 'utf8');
+    hanging.child.kill('SIGKILL');
+    await hanging.child.exited;
+    expect(await pending).toBe('connection lost');
+
+    const service = await startTestService(engine, { dataDir, databaseUrl, env: { RECOVERY_GRACE_SECONDS: '0' } });
+    try {
+      expect(await service.count('identities')).toBe(0);
+      expect(await service.assetKeys()).toEqual([]);
+      expect(existsSync(join(dataDir, 'assets', 'identities', identityId))).toBe(false);
+      const entries = await service.services.ledger.entries(hanging.account_id);
+      expect(entries.map((e) => e.kind)).toEqual(['grant']);
+      const list = await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${hanging.api_key}` } });
+      expect(await list.json()).toEqual([]);
+    } finally {
+      await service.stopKeepingData();
+    }
+  });
+
+  test('a retrain interrupted by a crash resumes after restart', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-crash-'));
+    dirs.push(dataDir);
+    const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
+    const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '2', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+    const hanging = await startHanging(env);
+    const auth = { authorization: `Bearer ${hanging.api_key}` };
+    const created = (await (await fetch(`${hanging.url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm() })).json()) as IdentityBody;
+    const accepted = await fetch(`${hanging.url}/v1/identities/${created.identity_id}`, {
+      method: 'PATCH',
+      headers: auth,
+      body: form({ prompt: 'after the crash', image: file(fx.portraitPng(), 'new.png') }),
+    });
+    expect(accepted.status).toBe(202);
+    await waitForFile(join(dataDir, 'training-hung'));
+    hanging.child.kill('SIGKILL');
+    await hanging.child.exited;
+
+    const service = await startTestService(engine, { dataDir, databaseUrl, env: { RECOVERY_GRACE_SECONDS: '0' } });
+    try {
+      await service.services.retraining.idle();
+      const after = (await (await fetch(`${service.url}/v1/identities/${created.identity_id}`, { headers: auth })).json()) as IdentityBody;
+      expect(after).toMatchObject({ status: 'ready', prompt: 'after the crash', detail: null });
+      expect(after.image).not.toBe(created.image);
+      expect((await fetch(after.image.replace(service.config.assetsUrl, `${service.url}/assets`))).status).toBe(200);
+    } finally {
+      await service.stopKeepingData();
+    }
+  });
+});

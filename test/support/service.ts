@@ -1,0 +1,100 @@
+// An in-process Likeness control plane on a chosen database engine, with helpers to
+// make accounts and call the API as they would.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { openDatabase } from '../../src/db/index.ts';
+import { startService, type RunningService, type ServiceOverrides } from '../../src/server.ts';
+import { freshDatabase } from './postgres.ts';
+
+export type Engine = 'pglite' | 'postgres';
+export const ENGINES: Engine[] = ['pglite', 'postgres'];
+
+export interface TestAccount {
+  accountId: string;
+  apiKey: string;
+  /** fetch against the service with this account's key. */
+  call(method: string, path: string, init?: { body?: BodyInit; headers?: Record<string, string> }): Promise<Response>;
+}
+
+export interface TestService extends RunningService {
+  engine: Engine;
+  config: Config;
+  dataDir: string;
+  account(options?: { credits?: number; email?: string }): Promise<TestAccount>;
+  call(method: string, path: string, init?: { body?: BodyInit; headers?: Record<string, string> }): Promise<Response>;
+  /** Every asset key in the store. */
+  assetKeys(): Promise<string[]>;
+  /** Count rows of a table (for "nothing was added" assertions). */
+  count(table: 'identities' | 'credit_ledger' | 'accounts' | 'api_keys'): Promise<number>;
+  /** Stop the service but keep its data (to restart on it). */
+  stopKeepingData(): Promise<void>;
+}
+
+function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+export interface TestServiceOptions {
+  env?: Record<string, string>;
+  overrides?: ServiceOverrides;
+  /** Reuse a data folder (and, for PGlite, its database) from a stopped service. */
+  dataDir?: string;
+  databaseUrl?: string;
+}
+
+export async function startTestService(engine: Engine, options: TestServiceOptions = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'likeness-test-')));
+  const port = freePort();
+  const databaseUrl = engine === 'postgres' ? (options.databaseUrl ?? (await freshDatabase())) : undefined;
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...options.env,
+  });
+  // Fresh PGlite folders per test service keep suites independent.
+  const database = options.overrides?.database ?? (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, 'pglite') }));
+  const running = await startService(config, { ...options.overrides, ...(database ? { database } : {}) });
+  const call: TestService['call'] = (method, path, init = {}) =>
+    fetch(`${running.url}${path}`, { method, body: init.body, headers: init.headers });
+  let counter = 0;
+  return {
+    ...running,
+    engine,
+    config,
+    dataDir,
+    call,
+    async account({ credits = 1000, email } = {}) {
+      const created = await running.services.operations.createAccount({
+        email: email ?? `user${++counter}-${crypto.randomUUID().slice(0, 8)}@example.com`,
+        credits,
+      });
+      return {
+        accountId: created.account_id,
+        apiKey: created.api_key,
+        call: (method, path, init = {}) =>
+          call(method, path, { ...init, headers: { authorization: `Bearer ${created.api_key}`, ...init.headers } }),
+      };
+    },
+    assetKeys: () => running.services.store.list('identities/'),
+    async count(table) {
+      const result = await running.services.database.db.execute(sql.raw(`select count(*)::int as n from ${table}`));
+      const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { n: number }[];
+      return rows[0]!.n;
+    },
+    async stopKeepingData() {
+      await running.stop();
+    },
+    async stop() {
+      await running.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
