@@ -1,0 +1,44 @@
+// /internal/admin: the operator CLI's way in while the service holds the embedded database.
+// Guarded by the admin token (ADMIN_TOKEN, or the one generated into DATA_DIR).
+import { timingSafeEqual } from 'node:crypto';
+import { Elysia, t } from 'elysia';
+import { ApiError } from '../http/errors.ts';
+import { OperatorError, type Operations } from './operations.ts';
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+const run = async <T>(action: () => Promise<T>): Promise<T> => {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof OperatorError) throw new ApiError(error.status, error.message);
+    throw error;
+  }
+};
+
+export function adminRoutes(operations: Operations, adminToken: string) {
+  const AccountRef = t.Object({ account_id: t.String() });
+  return new Elysia({ prefix: '/internal/admin', detail: { hide: true } })
+    .onBeforeHandle(({ request }) => {
+      const presented = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+      if (!presented || !sameSecret(presented, adminToken)) throw new ApiError(401, 'Invalid admin token');
+    })
+    .post('/accounts', ({ body }) => run(() => operations.createAccount(body)), {
+      body: t.Object({ email: t.String(), credits: t.Optional(t.Integer()) }),
+    })
+    .post('/keys', ({ body }) => run(() => operations.createKey(body)), {
+      body: t.Object({ account_id: t.String(), name: t.Optional(t.String()) }),
+    })
+    .get('/keys', ({ query }) => run(() => operations.listKeys(query)), { query: AccountRef })
+    .post('/keys/revoke', ({ body }) => run(() => operations.revokeKey(body)), {
+      body: t.Object({ account_id: t.String(), key_id: t.String() }),
+    })
+    .post('/credits/grant', ({ body }) => run(() => operations.grantCredits(body)), {
+      body: t.Object({ account_id: t.String(), amount: t.Integer() }),
+    })
+    .get('/credits/balance', ({ query }) => run(() => operations.balance(query)), { query: AccountRef });
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bun
+// `likeness`: run the service, and the operator's commands for accounts, keys and credits.
+// Its interface is stable (scripts depend on it): each command prints one JSON line.
+import { parseArgs } from 'node:util';
+import { OperatorError, databaseOperations, type Operations } from '../admin/operations.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { openDatabase, pgliteDirFor } from '../db/index.ts';
+import { startService } from '../server.ts';
+import { adminTokenFor, runningService } from './service-record.ts';
+
+const USAGE = `usage:
+  likeness serve
+  likeness accounts create --email E [--credits N]
+  likeness keys create --account A [--name N]
+  likeness keys list --account A
+  likeness keys revoke --account A --key K
+  likeness credits grant --account A --amount N
+  likeness credits balance --account A`;
+
+class UsageError extends Error {}
+
+/** Talk to the running service over HTTP: it owns the embedded database. */
+function httpOperations(url: string, token: string): Operations {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}/internal/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const payload = (await response.json()) as { detail?: unknown };
+    if (!response.ok) {
+      const status = response.status === 404 || response.status === 409 ? response.status : 400;
+      throw new OperatorError(status, typeof payload.detail === 'string' ? payload.detail : JSON.stringify(payload.detail));
+    }
+    return payload as never;
+  };
+  const q = (params: Record<string, string>) => `?${new URLSearchParams(params)}`;
+  return {
+    createAccount: (input) => call('POST', '/accounts', input),
+    createKey: (input) => call('POST', '/keys', input),
+    listKeys: (input) => call('GET', `/keys${q(input)}`),
+    revokeKey: (input) => call('POST', '/keys/revoke', input),
+    grantCredits: (input) => call('POST', '/credits/grant', input),
+    balance: (input) => call('GET', `/credits/balance${q(input)}`),
+  };
+}
+
+async function withOperations<T>(config: Config, action: (ops: Operations) => Promise<T>): Promise<T> {
+  if (!config.databaseUrl) {
+    const running = await runningService(config);
+    if (running) return action(httpOperations(running.url, await adminTokenFor(config)));
+  }
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDirFor(config.dataDir) });
+  try {
+    return await action(databaseOperations(database.db));
+  } finally {
+    await database.close();
+  }
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || !value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function whole(value: string, name: string): number {
+  if (!/^-?\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(value);
+}
+
+async function serve(config: Config): Promise<void> {
+  const service = await startService(config);
+  console.log(`[likeness] listening on ${service.url} (public ${config.publicUrl}); database: ${service.services.database.engine}`);
+  const shutdown = async () => {
+    await service.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      credits: { type: 'string' },
+      account: { type: 'string' },
+      name: { type: 'string' },
+      key: { type: 'string' },
+      amount: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [group, verb] = positionals;
+  const config = loadConfig();
+  if (values.help || !group) {
+    console.log(USAGE);
+    return values.help ? 0 : 2;
+  }
+  if (group === 'serve') {
+    await serve(config);
+    return -1; // keep running
+  }
+  const command = `${group} ${verb ?? ''}`.trim();
+  const result = await withOperations<unknown>(config, (ops) => {
+    switch (command) {
+      case 'accounts create':
+        return ops.createAccount({
+          email: required(values, 'email'),
+          credits: values.credits === undefined ? undefined : whole(values.credits, 'credits'),
+        });
+      case 'keys create':
+        return ops.createKey({ account_id: required(values, 'account'), name: values.name });
+      case 'keys list':
+        return ops.listKeys({ account_id: required(values, 'account') });
+      case 'keys revoke':
+        return ops.revokeKey({ account_id: required(values, 'account'), key_id: required(values, 'key') });
+      case 'credits grant':
+        return ops.grantCredits({ account_id: required(values, 'account'), amount: whole(required(values, 'amount'), 'amount') });
+      case 'credits balance':
+        return ops.balance({ account_id: required(values, 'account') });
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  });
+  console.log(JSON.stringify(result));
+  return 0;
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code >= 0) process.exit(code);
+    },
+    (error) => {
+      if (error instanceof UsageError) {
+        console.error(`likeness: ${error.message}\n${USAGE}`);
+        process.exit(2);
+      }
+      console.error(`likeness: ${error instanceof Error ? error.message : error}`);
+      process.exit(1);
+    },
+  );
+}

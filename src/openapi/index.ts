@@ -1,0 +1,52 @@
+// OpenAPI 3.1 at /openapi.json, generated from the route schemas that validate requests,
+// and a Swagger UI page at /docs served from our own node_modules (no CDN at run time).
+import { dirname, join } from 'node:path';
+import { openapi } from '@elysiajs/openapi';
+import { Elysia } from 'elysia';
+
+const swaggerDir = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir));
+
+const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Likeness API</title><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });</script>
+</body></html>`;
+
+export function apiDocs(version: string) {
+  return new Elysia({ name: 'likeness/openapi' })
+    .use(
+      openapi({
+        path: '/docs',
+        specPath: '/openapi.json',
+        provider: null,
+        exclude: { paths: [/^\/internal\//, /^\/assets\//, '/docs', '/docs/*', '/healthz', '/readyz'] },
+        documentation: {
+          info: {
+            title: 'Likeness API',
+            version,
+            description: 'Digital humans: identities (avatars) and realtime conversation sessions, paid from one credit balance.',
+          },
+          components: {
+            securitySchemes: {
+              bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer lk_…' },
+              apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+            },
+          },
+        },
+      }),
+    )
+    .get('/docs', () => new Response(DOCS_PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
+      detail: { hide: true },
+    })
+    .get(
+      '/docs/:file',
+      ({ params, status }) =>
+        ['swagger-ui.css', 'swagger-ui-bundle.js'].includes(params.file)
+          ? new Response(Bun.file(join(swaggerDir, params.file)))
+          : status(404, { detail: 'Not found' }),
+      { detail: { hide: true } },
+    );
+}

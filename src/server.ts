@@ -1,0 +1,136 @@
+// The control plane: its services (database, asset store, ledger, pipelines) and the
+// Elysia app that serves them. `startService` is what `likeness serve` runs.
+import { Elysia } from 'elysia';
+import { adminRoutes } from './admin/index.ts';
+import { databaseOperations, type Operations } from './admin/operations.ts';
+import { adminTokenFor, writeServiceRecord, removeServiceRecord } from './cli/service-record.ts';
+import { createAssetStore, type AssetStore } from './assets/index.ts';
+import { assetRoutes } from './assets/routes.ts';
+import type { Config } from './config.ts';
+import { CreditLedger } from './credits/index.ts';
+import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/index.ts';
+import { healthRoutes } from './health/index.ts';
+import { ApiError, httpErrors } from './http/errors.ts';
+import { multipartParser } from './http/multipart.ts';
+import { identityRoutes } from './identities/index.ts';
+import { defaultMediaLimits, type MediaLimits } from './identities/media/index.ts';
+import { recoverIdentities } from './identities/recovery.ts';
+import { Retraining } from './identities/retraining.ts';
+import { apiDocs } from './openapi/index.ts';
+import { defaultPipelines, type PipelineRegistry } from './pipelines/index.ts';
+import packageJson from '../package.json' with { type: 'json' };
+
+export interface Services {
+  config: Config;
+  database: DatabaseHandle;
+  store: AssetStore;
+  ledger: CreditLedger;
+  pipelines: PipelineRegistry;
+  retraining: Retraining;
+  mediaLimits: MediaLimits;
+  operations: Operations;
+  adminToken: string;
+}
+
+export interface ServiceOverrides {
+  database?: DatabaseHandle;
+  store?: AssetStore;
+  pipelines?: PipelineRegistry;
+  mediaLimits?: MediaLimits;
+}
+
+export async function openServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const database =
+    overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDirFor(config.dataDir) }));
+  const store = overrides.store ?? createAssetStore(config);
+  const pipelines = overrides.pipelines ?? defaultPipelines();
+  const mediaLimits = overrides.mediaLimits ?? defaultMediaLimits;
+  const db = database.db;
+  return {
+    config,
+    database,
+    store,
+    ledger: new CreditLedger(db),
+    pipelines,
+    retraining: new Retraining({ db, store, pipelines, mediaLimits }),
+    mediaLimits,
+    operations: databaseOperations(db),
+    adminToken: await adminTokenFor(config),
+  };
+}
+
+/** Which methods a concrete path answers, from the app's own route table (for 405). */
+function methodsByPath(app: Elysia<any>): (path: string) => string[] {
+  let table: { pattern: RegExp; method: string }[] | undefined;
+  return (path) => {
+    table ??= app.routes.map((route) => ({
+      method: route.method,
+      pattern: new RegExp(
+        '^' + route.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '/?$',
+      ),
+    }));
+    return [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+  };
+}
+
+export function buildApp(services: Services) {
+  const { config, database } = services;
+  // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
+  // below answers those with a length, in the spec's shape, before reading them.
+  const app = new Elysia({ serve: { maxRequestBodySize: config.maxRequestBytes * 2 } });
+  return app
+    .use(httpErrors(methodsByPath(app)))
+    .onRequest(({ request }) => {
+      // Refuse oversized uploads before reading them.
+      const length = Number(request.headers.get('content-length') ?? 0);
+      if (length > config.maxRequestBytes) {
+        throw new ApiError(413, `Request body too large: at most ${config.maxRequestBytes} bytes`);
+      }
+    })
+    .use(multipartParser)
+    .use(apiDocs(packageJson.version))
+    .use(healthRoutes({ database: database.ping }))
+    .use(assetRoutes(services.store))
+    .use(adminRoutes(services.operations, services.adminToken))
+    .use(
+      identityRoutes({
+        db: database.db,
+        ledger: services.ledger,
+        store: services.store,
+        pipelines: services.pipelines,
+        retraining: services.retraining,
+        mediaLimits: services.mediaLimits,
+        assetsUrl: config.assetsUrl,
+        onboardingCost: config.credits.onboardingCost,
+      }),
+    );
+}
+
+export interface RunningService {
+  services: Services;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
+  const services = await openServices(config, overrides);
+  // One embedded process owns its PGlite: nothing else can be mid-create, so sweep at once.
+  const grace = services.database.engine === 'pglite' ? 0 : config.recoveryGraceSeconds;
+  const recovered = await recoverIdentities({ db: services.database.db, store: services.store, retraining: services.retraining }, grace);
+  if (recovered.discarded || recovered.resumed) {
+    console.log(`[likeness] recovery: removed ${recovered.discarded} unfinished identities, resumed ${recovered.resumed} retrains`);
+  }
+  const app = buildApp(services).listen({ port: config.port, hostname: config.host });
+  const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${app.server!.port}`;
+  await writeServiceRecord(config, { pid: process.pid, url });
+  return {
+    services,
+    url,
+    async stop() {
+      await app.stop();
+      await services.retraining.idle();
+      await removeServiceRecord(config);
+      await services.database.close();
+    },
+  };
+}

@@ -1,0 +1,96 @@
+// The operator CLI (`bun run likeness …`): one JSON line per command, the same whether it
+// opens the database itself or goes through a running service's admin endpoint.
+import { afterAll, describe, expect, test } from 'bun:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshDatabase } from '../support/postgres.ts';
+
+const CLI = join(import.meta.dir, '../../src/cli/index.ts');
+
+async function likeness(env: Record<string, string>, ...args: string[]) {
+  const child = Bun.spawn(['bun', CLI, ...args], { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { code, stdout, stderr, json: () => JSON.parse(stdout.trim()) };
+}
+
+async function exercise(env: Record<string, string>, baseUrl?: string) {
+  const created = await likeness(env, 'accounts', 'create', '--email', `ops-${Date.now()}@example.com`, '--credits', '75');
+  expect(created.code).toBe(0);
+  expect(created.stdout.trim().split('\n')).toHaveLength(1);
+  const account = created.json() as { account_id: string; api_key: string };
+  expect(account.account_id).toMatch(/^acc_/);
+  expect(account.api_key).toMatch(/^lk_[0-9A-Za-z]{43}$/);
+
+  expect((await likeness(env, 'credits', 'balance', '--account', account.account_id)).json()).toEqual({ account_id: account.account_id, balance: 75 });
+  expect((await likeness(env, 'credits', 'grant', '--account', account.account_id, '--amount', '25')).json()).toEqual({
+    account_id: account.account_id,
+    balance: 100,
+  });
+
+  const key = (await likeness(env, 'keys', 'create', '--account', account.account_id, '--name', 'ci')).json() as { key_id: string; api_key: string };
+  expect(key.api_key).toMatch(/^lk_/);
+  const listed = (await likeness(env, 'keys', 'list', '--account', account.account_id)).json() as { key_id: string; name: string; revoked_at: string | null }[];
+  expect(listed.map((k) => k.key_id)).toContain(key.key_id);
+  expect(JSON.stringify(listed)).not.toContain(key.api_key);
+  if (baseUrl) {
+    expect((await fetch(`${baseUrl}/v1/identities`, { headers: { 'x-api-key': key.api_key } })).status).toBe(200);
+  }
+  expect((await likeness(env, 'keys', 'revoke', '--account', account.account_id, '--key', key.key_id)).json()).toEqual({ key_id: key.key_id, revoked: true });
+  if (baseUrl) {
+    expect((await fetch(`${baseUrl}/v1/identities`, { headers: { 'x-api-key': key.api_key } })).status).toBe(401);
+  }
+  const again = await likeness(env, 'keys', 'revoke', '--account', account.account_id, '--key', key.key_id);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toContain(key.key_id);
+
+  const missing = await likeness(env, 'credits', 'balance', '--account', 'acc_nobody');
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toContain('acc_nobody');
+  const usage = await likeness(env, 'credits', 'grant', '--account', account.account_id);
+  expect(usage.code).toBe(2);
+  expect(usage.stderr).toContain('--amount');
+  const duplicate = await likeness(env, 'accounts', 'create', '--email', 'dup@example.com');
+  const duplicateAgain = await likeness(env, 'accounts', 'create', '--email', 'dup@example.com');
+  expect(duplicate.code).toBe(0);
+  expect(duplicateAgain.code).toBe(1);
+}
+
+describe('likeness CLI', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('works on the embedded database while no service runs', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-cli-'));
+    dirs.push(dataDir);
+    await exercise({ DATA_DIR: dataDir });
+  });
+
+  test('goes through the running service when it holds the embedded database', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-cli-'));
+    dirs.push(dataDir);
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const server = Bun.spawn(['bun', CLI, 'serve'], { env: { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' }, stdout: 'pipe', stderr: 'inherit' });
+    try {
+      const reader = server.stdout.getReader();
+      let out = '';
+      while (!out.includes('listening')) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the service exited before listening: ${out}`);
+        out += new TextDecoder().decode(value);
+      }
+      await exercise({ DATA_DIR: dataDir }, `http://127.0.0.1:${port}`);
+    } finally {
+      server.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  test('works directly on Postgres', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-cli-'));
+    dirs.push(dataDir);
+    await exercise({ DATA_DIR: dataDir, DATABASE_URL: await freshDatabase() });
+  });
+});

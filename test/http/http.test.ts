@@ -1,0 +1,83 @@
+// The HTTP surface outside the identity rules: error shapes for unknown routes and methods,
+// request ids, health, and the OpenAPI document generated from the validating schemas.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+
+describe.each(ENGINES)('HTTP surface on %s', (engine) => {
+  let service: TestService;
+  let account: TestAccount;
+  beforeAll(async () => {
+    service = await startTestService(engine);
+    account = await service.account();
+  });
+  afterAll(() => service.stop());
+
+  test('an unknown route answers 404 {detail}', async () => {
+    const response = await account.call('GET', '/v1/nothing-here');
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ detail: expect.any(String) });
+  });
+
+  test('a known path with the wrong method answers 405 {detail} with Allow', async () => {
+    const response = await account.call('PUT', '/v1/identities');
+    expect(response.status).toBe(405);
+    expect(await response.json()).toEqual({ detail: expect.any(String) });
+    expect(response.headers.get('allow')).toContain('GET');
+    expect(response.headers.get('allow')).toContain('POST');
+    const one = await account.call('POST', '/v1/identities/idn_x/status');
+    expect(one.status).toBe(405);
+  });
+
+  test('every response carries a request id; a client-sent one is echoed', async () => {
+    for (const response of [
+      await account.call('GET', '/v1/identities'),
+      await service.call('GET', '/v1/identities'),
+      await account.call('GET', '/v1/nope'),
+      await account.call('GET', '/v1/identities?limit=0'),
+      await service.call('GET', '/healthz'),
+    ]) {
+      expect(response.headers.get('x-request-id')).toMatch(/^req_[0-9A-Za-z]{22}$/);
+    }
+    const echoed = await account.call('GET', '/v1/identities', { headers: { 'x-request-id': 'trace-123' } });
+    expect(echoed.headers.get('x-request-id')).toBe('trace-123');
+  });
+
+  test('/healthz answers while the process lives; /readyz checks the database', async () => {
+    expect(await (await service.call('GET', '/healthz')).json()).toEqual({ status: 'ok' });
+    const ready = await service.call('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+  });
+
+  test('/openapi.json is OpenAPI 3.1 with the spec’s paths, fields and status codes', async () => {
+    const doc = (await (await service.call('GET', '/openapi.json')).json()) as any;
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    const paths = doc.paths as Record<string, Record<string, any>>;
+    expect(Object.keys(paths['/v1/identities']!).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(paths['/v1/identities/{identity_id}']!).sort()).toEqual(['delete', 'get', 'patch']);
+    expect(Object.keys(paths['/v1/identities/{identity_id}/status']!)).toEqual(['get']);
+    const create = paths['/v1/identities']!.post;
+    const formSchema = create.requestBody.content['multipart/form-data'].schema;
+    expect(formSchema.required.sort()).toEqual(['image', 'name', 'prompt']);
+    expect(formSchema.properties.language.enum).toEqual(['auto', 'en', 'es', 'pl', 'uk']);
+    expect(formSchema.properties.image.format).toBe('binary');
+    expect(Object.keys(create.responses).sort()).toEqual(['200', '401', '402', '404', '413', '415', '422']);
+    const identity = create.responses['200'].content['application/json'].schema;
+    const resolved = identity.$ref ? doc.components.schemas[identity.$ref.split('/').pop()] : identity;
+    expect(Object.keys(resolved.properties).sort()).toEqual(
+      ['audio', 'created_at', 'detail', 'identity_id', 'image', 'language', 'name', 'pipeline_id', 'prompt', 'status', 'updated_at'].sort(),
+    );
+    expect(Object.keys(paths['/v1/identities/{identity_id}']!.patch.responses)).toContain('202');
+    expect(doc.components.securitySchemes.bearer.scheme).toBe('bearer');
+    expect(Object.keys(paths).some((p) => p.startsWith('/internal'))).toBe(false);
+  });
+
+  test('/docs serves a page whose scripts come from this server', async () => {
+    const page = await (await service.call('GET', '/docs')).text();
+    expect(page).toContain('/openapi.json');
+    expect(page).not.toMatch(/https?:\/\//);
+    const script = await service.call('GET', '/docs/swagger-ui-bundle.js');
+    expect(script.status).toBe(200);
+    expect((await script.text()).length).toBeGreaterThan(100_000);
+  });
+});
