@@ -3,7 +3,7 @@
 import { Elysia } from 'elysia';
 import { adminRoutes } from './admin/index.ts';
 import { databaseOperations, type Operations } from './admin/operations.ts';
-import { adminTokenFor, writeServiceRecord, removeServiceRecord } from './cli/service-record.ts';
+import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './cli/service-record.ts';
 import { createAssetStore, type AssetStore } from './assets/index.ts';
 import { assetRoutes } from './assets/routes.ts';
 import type { Config } from './config.ts';
@@ -77,7 +77,9 @@ export function buildApp(services: Services) {
   const { config, database } = services;
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the spec's shape, before reading them.
-  const app = new Elysia({ serve: { maxRequestBodySize: config.maxRequestBytes * 2 } });
+  // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
+  // share its traffic silently instead of failing to start.
+  const app = new Elysia({ serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false } });
   return app
     .use(httpErrors(methodsByPath(app)))
     .onRequest(({ request }) => {
@@ -113,6 +115,11 @@ export interface RunningService {
 }
 
 export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
+  if (!config.databaseUrl && !overrides.database) {
+    // PGlite belongs to one process: a second one on the same folder would corrupt it.
+    const running = await runningService(config);
+    if (running) throw new Error(`Another Likeness service (pid ${running.pid}) is using ${config.dataDir}; stop it or choose another DATA_DIR`);
+  }
   const services = await openServices(config, overrides);
   // One embedded process owns its PGlite: nothing else can be mid-create, so sweep at once.
   const grace = services.database.engine === 'pglite' ? 0 : config.recoveryGraceSeconds;

@@ -5,6 +5,7 @@
 //
 //   node src/bootstrap/index.mjs start [args…]   bun src/cli/index.ts serve [args…]
 //   node src/bootstrap/index.mjs test [args…]    bun test [args…] against a throwaway Postgres
+//   node src/bootstrap/index.mjs likeness [args…] bun src/cli/index.ts [args…] (operator CLI)
 import { ensureBun } from "./bun.mjs";
 import { ensureDependencies } from "./dependencies.mjs";
 import { log } from "./log.mjs";
@@ -28,6 +29,14 @@ async function start(args) {
     stdin: "inherit",
     stdout: "inherit",
   });
+}
+
+/** The operator CLI: stdout carries only its JSON lines (installers print to stderr). */
+async function likeness(args) {
+  const bunPath = await ensureBun();
+  await ensureDependencies(bunPath);
+  stopIfInterrupted();
+  return run(bunPath, ["src/cli/index.ts", ...args], { cwd: repoRoot, stdin: "inherit", stdout: "inherit" });
 }
 
 async function test(args) {
@@ -60,11 +69,11 @@ async function test(args) {
   return exitCode;
 }
 
-const modes = { start, test };
+const modes = { start, test, likeness };
 const [mode, ...args] = process.argv.slice(2);
 
 if (!modes[mode]) {
-  process.stderr.write("usage: node src/bootstrap/index.mjs start|test [args…]\n");
+  process.stderr.write("usage: node src/bootstrap/index.mjs start|test|likeness [args…]\n");
   process.exit(2);
 }
 forwardSignalsToChildren();

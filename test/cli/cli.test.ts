@@ -94,3 +94,32 @@ describe('likeness CLI', () => {
     await exercise({ DATA_DIR: dataDir, DATABASE_URL: await freshDatabase() });
   });
 });
+
+describe('one embedded service per data folder', () => {
+  test('a second service on the same DATA_DIR or port refuses to start', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-twice-'));
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' };
+    const first = Bun.spawn(['bun', CLI, 'serve'], { env, stdout: 'pipe', stderr: 'inherit' });
+    try {
+      const reader = first.stdout.getReader();
+      let out = '';
+      while (!out.includes('listening')) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the service exited before listening: ${out}`);
+        out += new TextDecoder().decode(value);
+      }
+      const sameFolder = await likeness({ DATA_DIR: dataDir, PORT: String(Number(port) + 1) }, 'serve');
+      expect(sameFolder.code).toBe(1);
+      expect(sameFolder.stderr).toContain('Another Likeness service');
+      const otherDir = await mkdtemp(join(tmpdir(), 'likeness-twice-'));
+      const samePort = await likeness({ DATA_DIR: otherDir, PORT: port, HOST: '127.0.0.1' }, 'serve');
+      expect(samePort.code).toBe(1);
+      await rm(otherDir, { recursive: true, force: true });
+    } finally {
+      first.kill('SIGTERM');
+      await first.exited;
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
