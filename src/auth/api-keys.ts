@@ -54,12 +54,19 @@ export async function revokeApiKey(q: Queryable, accountId: string, keyId: strin
   return rows.length > 0;
 }
 
+/** `last_used_at` is refreshed at most this often, so reads don't each cost a write. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
 /** The account a live key belongs to, or undefined for an unknown or revoked key. */
 export async function accountForKey(q: Queryable, key: string): Promise<{ accountId: string; keyId: string } | undefined> {
   if (!API_KEY_PATTERN.test(key)) return undefined;
   const [row] = await q
-    .select({ accountId: apiKeys.accountId, keyId: apiKeys.id })
+    .select({ accountId: apiKeys.accountId, keyId: apiKeys.id, lastUsedAt: apiKeys.lastUsedAt })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
-  return row;
+  if (!row) return undefined;
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    await q.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.keyId));
+  }
+  return { accountId: row.accountId, keyId: row.keyId };
 }

@@ -81,3 +81,21 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     expect((await script.text()).length).toBeGreaterThan(100_000);
   });
 });
+
+describe('readiness without a database', () => {
+  test('/readyz answers 503 naming the failed check while /healthz still answers', async () => {
+    const service = await startTestService('pglite');
+    try {
+      await service.services.database.close();
+      const ready = await service.call('GET', '/readyz');
+      expect(ready.status).toBe(503);
+      const body = (await ready.json()) as { status: string; checks: Record<string, string> };
+      expect(body.status).toBe('not_ready');
+      expect(body.checks.database).not.toBe('ok');
+      expect((await service.call('GET', '/healthz')).status).toBe(200);
+    } finally {
+      service.services.database.close = async () => {};
+      await service.stop();
+    }
+  });
+});
