@@ -87,6 +87,7 @@ describe.each(ENGINES)('creating identities on %s', (engine) => {
 
   test.each([
     ['PNG', async () => file(fx.portraitPng(), 'a.png', 'image/png')],
+    ['a greyscale PNG of another person', async () => file(fx.cameramanPng(), 'cameraman.png', 'image/png')],
     ['WebP', async () => file(await fx.portraitWebp({ width: 600, height: 800 }), 'a.webp', 'image/webp')],
     ['a JPEG labelled image/png', async () => file(await fx.portraitJpeg({ width: 600, height: 800 }), 'a.png', 'image/png')],
     ['a PNG labelled application/octet-stream', async () => file(fx.portraitPng(), 'blob', 'application/octet-stream')],
