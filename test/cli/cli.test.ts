@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from '../support/postgres.ts';
+import { readUntil, tempDir } from '../support/processes.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 
@@ -63,24 +64,16 @@ describe('likeness CLI', () => {
   });
 
   test('works on the embedded database while no service runs', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-cli-'));
-    dirs.push(dataDir);
+    const dataDir = await tempDir(dirs, 'likeness-cli-');
     await exercise({ DATA_DIR: dataDir });
   });
 
   test('goes through the running service when it holds the embedded database', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-cli-'));
-    dirs.push(dataDir);
+    const dataDir = await tempDir(dirs, 'likeness-cli-');
     const port = String(20000 + Math.floor(Math.random() * 20000));
     const server = Bun.spawn(['bun', CLI, 'serve'], { env: { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' }, stdout: 'pipe', stderr: 'inherit' });
     try {
-      const reader = server.stdout.getReader();
-      let out = '';
-      while (!out.includes('listening')) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`the service exited before listening: ${out}`);
-        out += new TextDecoder().decode(value);
-      }
+      await readUntil(server.stdout, 'listening');
       await exercise({ DATA_DIR: dataDir }, `http://127.0.0.1:${port}`);
     } finally {
       server.kill('SIGTERM');
@@ -89,8 +82,7 @@ describe('likeness CLI', () => {
   });
 
   test('works directly on Postgres', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-cli-'));
-    dirs.push(dataDir);
+    const dataDir = await tempDir(dirs, 'likeness-cli-');
     await exercise({ DATA_DIR: dataDir, DATABASE_URL: await freshDatabase() });
   });
 });
@@ -102,13 +94,7 @@ describe('one embedded service per data folder', () => {
     const env = { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' };
     const first = Bun.spawn(['bun', CLI, 'serve'], { env, stdout: 'pipe', stderr: 'inherit' });
     try {
-      const reader = first.stdout.getReader();
-      let out = '';
-      while (!out.includes('listening')) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`the service exited before listening: ${out}`);
-        out += new TextDecoder().decode(value);
-      }
+      await readUntil(first.stdout, 'listening');
       const sameFolder = await likeness({ DATA_DIR: dataDir, PORT: String(Number(port) + 1) }, 'serve');
       expect(sameFolder.code).toBe(1);
       expect(sameFolder.stderr).toContain('Another Likeness service');

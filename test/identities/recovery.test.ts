@@ -2,25 +2,19 @@
 // retrain it was running resumes. The service runs as a real process and gets SIGKILL.
 import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as fx from '../fixtures/index.ts';
 import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
 import { freshDatabase } from '../support/postgres.ts';
+import { readUntil, tempDir } from '../support/processes.ts';
 import { ENGINES, startTestService } from '../support/service.ts';
 
 const HANGING = join(import.meta.dir, '../support/hanging-service.ts');
 
 async function startHanging(env: Record<string, string>) {
   const child = Bun.spawn(['bun', HANGING], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env }, stdout: 'pipe', stderr: 'inherit' });
-  const reader = child.stdout.getReader();
-  let text = '';
-  while (!text.includes('\n')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error('hanging service exited early');
-    text += new TextDecoder().decode(value);
-  }
+  const text = await readUntil(child.stdout, '\n');
   return { child, ...(JSON.parse(text.split('\n')[0]!) as { url: string; api_key: string; account_id: string }) };
 }
 
@@ -39,8 +33,7 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   });
 
   test('a process killed mid-create leaves nothing visible after restart', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-crash-'));
-    dirs.push(dataDir);
+    const dataDir = await tempDir(dirs, 'likeness-crash-');
     const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
     const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
     const hanging = await startHanging(env);
@@ -70,8 +63,7 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   });
 
   test('a retrain interrupted by a crash resumes after restart', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-crash-'));
-    dirs.push(dataDir);
+    const dataDir = await tempDir(dirs, 'likeness-crash-');
     const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
     const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '2', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
     const hanging = await startHanging(env);
@@ -93,7 +85,7 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
       const after = (await (await fetch(`${service.url}/v1/identities/${created.identity_id}`, { headers: auth })).json()) as IdentityBody;
       expect(after).toMatchObject({ status: 'ready', prompt: 'after the crash', detail: null });
       expect(after.image).not.toBe(created.image);
-      expect((await fetch(after.image.replace(service.config.assetsUrl, `${service.url}/assets`))).status).toBe(200);
+      expect((await fetch(after.image)).status).toBe(200);
     } finally {
       await service.stopKeepingData();
     }

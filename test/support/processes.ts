@@ -1,0 +1,27 @@
+// Service processes started by tests: wait for what they print, with a clear error when
+// they die first (a bare read loop would spin forever on a closed stream).
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export async function readUntil(stream: ReadableStream<Uint8Array>, marker: string): Promise<string> {
+  const reader = stream.getReader();
+  let out = '';
+  try {
+    while (!out.includes(marker)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the process exited before printing "${marker}": ${out}`);
+      out += new TextDecoder().decode(value);
+    }
+    return out;
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** A temporary folder, registered in `dirs` so the suite can remove it afterwards. */
+export async function tempDir(dirs: string[], prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
