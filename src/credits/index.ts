@@ -63,8 +63,8 @@ export class CreditLedger {
       if (updated.length === 0) throw new InsufficientCredits(entry.accountId, entry.amount);
       return true;
     };
-    // A savepoint (nested transaction) keeps a failed charge from poisoning the caller's transaction.
-    return q === this.db ? this.db.transaction(run) : (q as Database).transaction(run);
+    // Inside a caller's transaction this is a savepoint: a refused charge rolls back only itself.
+    return (q as Database).transaction(run);
   }
 
   /** Add credits. Idempotent per reference when one is given. */

@@ -37,11 +37,10 @@ export interface IdentityDeps {
   onboardingCost: number;
 }
 
-const errors = {
-  401: ErrorResponse,
-  404: ErrorResponse,
-  422: ValidationErrorResponse,
-};
+const unauthorized = { 401: ErrorResponse };
+const invalidRequest = { 422: ValidationErrorResponse };
+const notFoundError = { 404: ErrorResponse };
+const uploadErrors = { 413: ErrorResponse, 415: ErrorResponse };
 
 async function inspectUploads(limits: MediaLimits, image?: File, audio?: File) {
   try {
@@ -83,7 +82,7 @@ export function identityRoutes(deps: IdentityDeps) {
       },
       {
         query: ListIdentitiesQuery,
-        response: { 200: t.Array(IdentityListItem), ...errors },
+        response: { 200: t.Array(IdentityListItem), ...unauthorized, ...invalidRequest },
         detail: { summary: "List the caller's identities, newest first" },
       },
     )
@@ -108,13 +107,13 @@ export function identityRoutes(deps: IdentityDeps) {
       {
         body: CreateIdentityForm,
         parse: 'multipart/form-data',
-        response: { 200: IdentityResponse, 402: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse, ...errors },
+        response: { 200: IdentityResponse, 402: ErrorResponse, ...uploadErrors, ...unauthorized, ...invalidRequest },
         detail: { summary: 'Create an identity; training runs within the call' },
       },
     )
     .get('/:identity_id', async ({ caller, params }) => present(await findOwned(caller.accountId, params.identity_id)), {
       params: IdentityParams,
-      response: { 200: IdentityResponse, ...errors },
+      response: { 200: IdentityResponse, ...unauthorized, ...notFoundError },
       detail: { summary: 'Read one identity' },
     })
     .get(
@@ -122,7 +121,7 @@ export function identityRoutes(deps: IdentityDeps) {
       async ({ caller, params }) => identityStatusResponse(await findOwned(caller.accountId, params.identity_id)),
       {
         params: IdentityParams,
-        response: { 200: IdentityStatusResponse, ...errors },
+        response: { 200: IdentityStatusResponse, ...unauthorized, ...notFoundError },
         detail: { summary: "An identity's training status" },
       },
     )
@@ -172,7 +171,15 @@ export function identityRoutes(deps: IdentityDeps) {
         params: IdentityParams,
         body: UpdateIdentityForm,
         parse: 'multipart/form-data',
-        response: { 200: IdentityResponse, 202: IdentityResponse, 409: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse, ...errors },
+        response: {
+          200: IdentityResponse,
+          202: IdentityResponse,
+          409: ErrorResponse,
+          ...uploadErrors,
+          ...unauthorized,
+          ...notFoundError,
+          ...invalidRequest,
+        },
         detail: {
           summary: 'Update an identity',
           description: 'Text fields alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status.',
@@ -190,7 +197,7 @@ export function identityRoutes(deps: IdentityDeps) {
       },
       {
         params: IdentityParams,
-        response: { 204: t.Void(), ...errors },
+        response: { 204: t.Void(), ...unauthorized, ...notFoundError },
         detail: { summary: 'Delete an identity and its stored face and voice' },
       },
     );
