@@ -100,8 +100,16 @@ export class S3AssetStore implements AssetStore {
   }
 
   async get(key: string): Promise<Blob | undefined> {
-    const file = this.client.file(this.keyOf(key));
-    return (await file.exists()) ? file : undefined;
+    // The bytes, not the lazy S3File: Bun turns `new Response(s3File)` into a redirect to a
+    // presigned URL and throws when given headers, so /assets/* could not serve it.
+    // One GET also replaces a HEAD then GET, which raced with deletes.
+    try {
+      const bytes = await this.client.file(this.keyOf(key)).bytes();
+      return new Blob([bytes as Uint8Array<ArrayBuffer>], { type: contentTypeOf(key) });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'NoSuchKey') return undefined;
+      throw error;
+    }
   }
 
   async list(prefix: string): Promise<string[]> {
