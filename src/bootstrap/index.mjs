@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 // Entry of `npm start` and `npm test` (plain Node, no dependencies): it installs what
-// the project needs on this machine (Bun, node_modules, Postgres for the tests)
-// idempotently, then hands over to Bun.
+// the project needs on this machine (Bun, node_modules, the LiveKit server, Postgres and
+// moto for the tests) idempotently, then hands over to Bun.
 //
 //   node src/bootstrap/index.mjs start [args…]   bun src/cli/index.ts serve [args…]
-//   node src/bootstrap/index.mjs test [args…]    bun test [args…] against a throwaway Postgres
+//   node src/bootstrap/index.mjs test [args…]    bun test [args…] against a throwaway Postgres and S3
 //   node src/bootstrap/index.mjs likeness [args…] bun src/cli/index.ts [args…] (operator CLI)
 import { ensureBun } from "./bun.mjs";
 import { ensureDependencies } from "./dependencies.mjs";
+import { ensureLivekitServer } from "./livekit.mjs";
 import { log } from "./log.mjs";
 import { repoRoot } from "./paths.mjs";
 import { ensurePostgresInstalled, startThrowawayPostgres } from "./postgres.mjs";
 import { exitStatus, forwardSignalsToChildren, interruption, run } from "./processes.mjs";
+import { ensureMotoInstalled, startThrowawayS3 } from "./s3.mjs";
 import { runBunTest, summaryLine } from "./test-run.mjs";
 
 function stopIfInterrupted() {
@@ -23,9 +25,13 @@ async function start(args) {
   const bunPath = await ensureBun();
   await ensureDependencies(bunPath);
   stopIfInterrupted();
+  // Embedded default: without LIVEKIT_URL the service starts a LiveKit server of its own.
+  const livekitBin = process.env.LIVEKIT_URL ? undefined : await ensureLivekitServer();
+  stopIfInterrupted();
   // --no-orphans: the server goes down with the bootstrap, even if that is SIGKILLed.
   return run(bunPath, ["--no-orphans", "src/cli/index.ts", "serve", ...args], {
     cwd: repoRoot,
+    env: livekitBin ? { ...process.env, LIKENESS_LIVEKIT_BIN: livekitBin } : process.env,
     stdin: "inherit",
     stdout: "inherit",
   });
@@ -41,18 +47,32 @@ async function likeness(args) {
 
 async function test(args) {
   let cluster = null;
+  let s3 = null;
   let exitCode;
   let line;
   try {
     const bunPath = await ensureBun();
     await ensureDependencies(bunPath);
     stopIfInterrupted();
+    const livekitBin = await ensureLivekitServer();
+    stopIfInterrupted();
     const pgBinDir = await ensurePostgresInstalled();
     stopIfInterrupted();
-    cluster = await startThrowawayPostgres(pgBinDir);
+    const motoPython = await ensureMotoInstalled();
+    stopIfInterrupted();
+    // Both servers start at once; if one fails, the other is still stopped below.
+    const [pg, s3Server] = await Promise.allSettled([startThrowawayPostgres(pgBinDir), startThrowawayS3(motoPython)]);
+    cluster = pg.value ?? null;
+    s3 = s3Server.value ?? null;
+    for (const started of [pg, s3Server]) if (started.status === "rejected") throw started.reason;
     stopIfInterrupted();
 
-    const result = await runBunTest(bunPath, args, { ...process.env, TEST_DATABASE_URL: cluster.url });
+    const result = await runBunTest(bunPath, args, {
+      ...process.env,
+      LIKENESS_LIVEKIT_BIN: livekitBin,
+      TEST_DATABASE_URL: cluster.url,
+      TEST_S3_ENDPOINT: s3.endpoint,
+    });
     line = summaryLine(result.counts, result.exitCode);
     // No summary means bun died mid-run: that is a failure whatever its exit code says.
     exitCode = result.counts ? result.exitCode : result.exitCode || 1;
@@ -62,7 +82,7 @@ async function test(args) {
     const signal = interruption();
     exitCode = signal ? exitStatus(null, signal) : 1;
   } finally {
-    await cluster?.stop();
+    await Promise.all([cluster?.stop(), s3?.stop()]);
   }
   // Last line of all output: CI reads it.
   process.stdout.write(`${line}\n`);

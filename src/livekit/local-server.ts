@@ -1,0 +1,445 @@
+// The embedded default's LiveKit: a single-node livekit-server (no Redis, no TURN) that
+// this process starts, keeps running and stops. Everything it opens is on loopback:
+// signalling/API on `port`, and WebRTC media on a small UDP range bound to 127.0.0.1.
+//
+// Credentials persist in `dataDir/credentials.json`, so a restart of the service (or of
+// the server) keeps issued tokens and webhook signatures valid. The config it writes is
+// `dataDir/livekit.yaml`; both files are mode 0600.
+import type { Subprocess } from 'bun';
+import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export interface LocalLivekitServerOptions {
+  /** The livekit-server binary (see `livekitBinary()`). */
+  binary: string;
+  /** Holds credentials.json and livekit.yaml; created if missing. */
+  dataDir: string;
+  host?: '127.0.0.1';
+  /** Signalling and API port; 0 or unset picks a free one. */
+  port?: number;
+  /** Where LiveKit posts room and participant events, signed with this server's key. */
+  webhookUrl?: string;
+  /** Size of the UDP port range for WebRTC media (one port per peer connection); default 50. */
+  rtcPorts?: number;
+  /**
+   * Also accept ICE over TCP on a free port. Off by default: livekit-server binds that
+   * listener on every interface whatever `bind_addresses` says, and on loopback UDP
+   * always works.
+   */
+  iceTcp?: boolean;
+  /** How long a (re)start may take to answer its health check; default 30 s. */
+  startTimeoutMs?: number;
+  /** How long stop() waits after SIGTERM before SIGKILL; default 5 s. */
+  stopTimeoutMs?: number;
+  /** Progress and the server's own output; default: stderr with a `[livekit]` prefix. */
+  log?: (line: string) => void;
+}
+
+interface Credentials {
+  apiKey: string;
+  apiSecret: string;
+}
+
+const CREDENTIALS_FILE = 'credentials.json';
+const CONFIG_FILE = 'livekit.yaml';
+const MIN_SECRET_LENGTH = 32; // livekit-server complains below this
+const RTC_PORT_SPAN = { min: 40_000, max: 59_999 };
+const RESTART_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000];
+const OUTPUT_TAIL_CHARS = 8_192;
+const SETTLE_MS = 200;
+/** Environment variables livekit-server reads as config overrides (LIVEKIT_PORT, LIVEKIT_CONFIG, NODE_IP, …). */
+const SERVER_ENV = /^(LIVEKIT_.*|NODE_IP|UDP_PORT|REDIS_HOST|REDIS_PASSWORD)$/;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Launches that use one config path, in turn: each holds it from writing the file until
+ * its server has read it (answers), so two servers on one folder never swap configs.
+ */
+const configLocks = new Map<string, Promise<void>>();
+
+async function withConfigLock<T>(path: string, work: () => Promise<T>): Promise<T> {
+  const previous = configLocks.get(path) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => (release = resolve));
+  const tail = previous.then(() => mine);
+  configLocks.set(path, tail);
+  await previous;
+  try {
+    return await work();
+  } finally {
+    release();
+    if (configLocks.get(path) === tail) configLocks.delete(path);
+  }
+}
+
+function defaultLog(line: string) {
+  process.stderr.write(`[livekit] ${line}\n`);
+}
+
+async function readCredentials(path: string): Promise<Credentials | null> {
+  let saved: unknown;
+  try {
+    saved = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || error instanceof SyntaxError) return null;
+    throw error;
+  }
+  const { api_key: apiKey, api_secret: apiSecret } = (saved ?? {}) as { api_key?: unknown; api_secret?: unknown };
+  if (typeof apiKey !== 'string' || !/^[A-Za-z0-9_-]+$/.test(apiKey)) return null;
+  if (typeof apiSecret !== 'string' || apiSecret.length < MIN_SECRET_LENGTH) return null;
+  return { apiKey, apiSecret };
+}
+
+/**
+ * Reuses dataDir's credentials, or makes and saves new ones (replacing an unusable file).
+ * Of two processes starting on a fresh folder at once, one saves its pair and both use it.
+ */
+async function loadCredentials(dataDir: string): Promise<Credentials> {
+  const path = join(dataDir, CREDENTIALS_FILE);
+  const saved = await readCredentials(path);
+  if (saved) return saved;
+  const fresh = {
+    apiKey: `API${randomBytes(6).toString('hex')}`,
+    apiSecret: randomBytes(32).toString('base64url'), // 43 characters
+  };
+  const text = `${JSON.stringify({ api_key: fresh.apiKey, api_secret: fresh.apiSecret }, null, 2)}\n`;
+  const temporary = await writeTemporary(path, text);
+  try {
+    await link(temporary, path); // fails if a file is there
+    return fresh;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const theirs = await readCredentials(path);
+    if (theirs) return theirs;
+    await rename(temporary, path); // the file there is unusable: replace it
+    return fresh;
+  } finally {
+    await unlink(temporary).catch(() => {});
+  }
+}
+
+/** A file beside `path`, readable by its owner only. */
+async function writeTemporary(path: string, text: string): Promise<string> {
+  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(temporary, text, { mode: 0o600 });
+  await chmod(temporary, 0o600);
+  return temporary;
+}
+
+/** Writes a file readable by its owner only, replacing any older one whole. */
+async function writePrivate(path: string, text: string) {
+  await rename(await writeTemporary(path, text), path);
+}
+
+/** Ports this process handed out: Linux often gives the same free port to successive asks. */
+const handedOut = new Set<number>();
+
+async function freeTcpPort(host: string): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = await someFreeTcpPort(host);
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`found no free TCP port on ${host}`);
+}
+
+function someFreeTcpPort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function udpPortFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createSocket('udp4');
+    socket.once('error', () => {
+      socket.close();
+      resolve(false);
+    });
+    socket.bind(port, host, () => socket.close(() => resolve(true)));
+  });
+}
+
+/** A random run of `count` consecutive UDP ports that are free right now. */
+async function freeUdpRange(host: string, count: number): Promise<{ start: number; end: number }> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const start = RTC_PORT_SPAN.min + Math.floor(Math.random() * (RTC_PORT_SPAN.max - RTC_PORT_SPAN.min - count));
+    const ports = Array.from({ length: count }, (_, i) => start + i);
+    const free = await Promise.all(ports.map((port) => udpPortFree(host, port)));
+    if (free.every(Boolean)) return { start, end: start + count - 1 };
+  }
+  throw new Error(`found no ${count} consecutive free UDP ports on ${host}`);
+}
+
+const yamlString = (value: string) => JSON.stringify(value); // a JSON string is a YAML double-quoted scalar
+
+interface ServerConfig extends Credentials {
+  host: string;
+  port: number;
+  rtc: { start: number; end: number; tcpPort: number };
+  webhookUrl?: string;
+}
+
+function configYaml(c: ServerConfig): string {
+  const lines = [
+    '# Written by Likeness (src/livekit/local-server.ts) at every start; edits are overwritten.',
+    `port: ${c.port}`,
+    `bind_addresses: [${yamlString(c.host)}]`,
+    'rtc:',
+    // Media: one UDP port per peer connection, from this range, on loopback only. Without
+    // the interface filter and loopback candidates, pion would bind every interface.
+    `  port_range_start: ${c.rtc.start}`,
+    `  port_range_end: ${c.rtc.end}`,
+    `  tcp_port: ${c.rtc.tcpPort}`, // 0: no ICE/TCP (its listener ignores bind_addresses)
+    '  use_external_ip: false', // no STUN lookup of a public address
+    `  node_ip: ${yamlString(c.host)}`,
+    '  enable_loopback_candidate: true',
+    '  interfaces:',
+    '    includes: ["lo"]',
+    '  ips:',
+    `    includes: [${yamlString(`${c.host}/32`)}]`,
+    'keys:',
+    `  ${yamlString(c.apiKey)}: ${yamlString(c.apiSecret)}`,
+    'logging:',
+    '  level: warn',
+  ];
+  if (c.webhookUrl) {
+    lines.push('webhook:', `  api_key: ${yamlString(c.apiKey)}`, '  urls:', `    - ${yamlString(c.webhookUrl)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** setpriv's parent-death signal kills the server even if this process is SIGKILLed (Linux). */
+function launcher(): string[] {
+  if (process.platform !== 'linux') return [];
+  const setpriv = Bun.which('setpriv');
+  return setpriv ? [setpriv, '--pdeathsig', 'SIGKILL', '--'] : [];
+}
+
+export class LocalLivekitServer {
+  /** ws://127.0.0.1:<port>, for SDKs and clients on this machine. */
+  readonly url: string;
+  readonly apiKey: string;
+  readonly apiSecret: string;
+  readonly configPath: string;
+
+  private child: Subprocess<'ignore', 'pipe', 'pipe'> | null = null;
+  private supervising = false;
+  private stopping: Promise<void> | null = null;
+  private restartTimer: ReturnType<typeof setTimeout> | null = null;
+  private failedRestarts = 0;
+  private restartCount = 0;
+  private outputTail = '';
+  private readonly healthUrl: string;
+  private readonly configText: string;
+  private readonly command: string[];
+  private readonly env: Record<string, string>;
+  private readonly log: (line: string) => void;
+  private readonly killOnExit = () => this.child?.kill('SIGKILL');
+
+  private constructor(
+    private readonly options: LocalLivekitServerOptions,
+    config: ServerConfig,
+    configPath: string,
+  ) {
+    this.url = `ws://${config.host}:${config.port}`;
+    this.healthUrl = `http://${config.host}:${config.port}/`;
+    this.apiKey = config.apiKey;
+    this.apiSecret = config.apiSecret;
+    this.configPath = configPath;
+    this.configText = configYaml(config);
+    this.log = options.log ?? defaultLog;
+    this.command = [...launcher(), options.binary, '--config', configPath];
+    this.env = Object.fromEntries(
+      Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !SERVER_ENV.test(entry[0])),
+    );
+  }
+
+  /** Writes the config, starts the server and resolves once it answers its health check. */
+  static async start(options: LocalLivekitServerOptions): Promise<LocalLivekitServer> {
+    const host = options.host ?? '127.0.0.1';
+    if (host !== '127.0.0.1') throw new Error('the local LiveKit server listens on 127.0.0.1 only');
+    if (!(await Bun.file(options.binary).exists())) {
+      throw new Error(`no LiveKit server binary at ${options.binary} (npm start / npm test build it)`);
+    }
+    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+    const credentials = await loadCredentials(options.dataDir);
+    for (let attempt = 1; ; attempt++) {
+      const port = options.port || (await freeTcpPort(host));
+      const range = await freeUdpRange(host, options.rtcPorts ?? 50);
+      const tcpPort = options.iceTcp ? await freeTcpPort(host) : 0;
+      const config: ServerConfig = { ...credentials, host, port, rtc: { ...range, tcpPort }, webhookUrl: options.webhookUrl };
+      const server = new LocalLivekitServer(options, config, join(options.dataDir, CONFIG_FILE));
+      process.on('exit', server.killOnExit);
+      try {
+        await server.launch();
+        server.supervising = true;
+        return server;
+      } catch (error) {
+        await server.stop();
+        // A port picked here can be taken by someone else before the server binds it.
+        const raced = !options.port || options.iceTcp;
+        if (!raced || attempt >= 3 || !/address already in use/.test((error as Error).message)) throw error;
+      }
+    }
+  }
+
+  /** The server's current process id (undefined between a crash and its restart). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** How many times the server was restarted after dying unexpectedly. */
+  get restarts(): number {
+    return this.restartCount;
+  }
+
+  /** Stops restarting, then ends the server: SIGTERM, again (LiveKit's "force") half-way, SIGKILL at the timeout. */
+  stop(): Promise<void> {
+    this.stopping ??= this.terminate();
+    return this.stopping;
+  }
+
+  private async terminate() {
+    this.supervising = false;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const timeout = this.options.stopTimeoutMs ?? 5_000;
+      const exited = child.exited.then(() => true);
+      child.kill('SIGTERM'); // the first waits for participants to leave
+      if (!(await Promise.race([exited, sleep(timeout / 2).then(() => false)]))) {
+        child.kill('SIGTERM'); // the second does not
+        if (!(await Promise.race([exited, sleep(timeout / 2).then(() => false)]))) {
+          this.log(`LiveKit server (pid ${child.pid}) ignored SIGTERM for ${timeout} ms: killing it`);
+          child.kill('SIGKILL');
+          await child.exited;
+        }
+      }
+    }
+    this.child = null;
+    process.off('exit', this.killOnExit);
+  }
+
+  /** (Re)writes the config, spawns the server and waits for its health check; kills it if that never comes. */
+  private launch() {
+    return withConfigLock(this.configPath, () => this.launchUnlocked());
+  }
+
+  private async launchUnlocked() {
+    // Rewritten at every launch: a restart keeps this server's ports even if another
+    // start on the same folder wrote its own.
+    await writePrivate(this.configPath, this.configText);
+    if (this.stopping) throw new Error('LiveKit server stopped during start');
+    this.outputTail = '';
+    const child = Bun.spawn(this.command, {
+      cwd: this.options.dataDir,
+      env: this.env,
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    this.child = child;
+    // The server alone does not keep this process alive; when it exits, killOnExit ends the server.
+    child.unref();
+    const drained = Promise.all([this.forward(child.stdout), this.forward(child.stderr)]);
+    void child.exited.then(() => this.exited(child));
+
+    const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        await Promise.race([drained, sleep(500)]); // its last words
+        throw new Error(`LiveKit server exited during start (${this.describeExit(child)}): ${this.outputTail.trim() || 'no output'}`);
+      }
+      if (this.stopping) throw new Error('LiveKit server stopped during start');
+      if (await this.answersHealthy()) {
+        // livekit-server answers before it counts itself running (100 ms later), and a
+        // SIGTERM before that is ignored: let it get there, so stop() works at once.
+        await sleep(SETTLE_MS);
+        return;
+      }
+      await sleep(100);
+    }
+    child.kill('SIGKILL');
+    throw new Error(`LiveKit server did not answer ${this.healthUrl} within its start timeout: ${this.outputTail.trim() || 'no output'}`);
+  }
+
+  private async answersHealthy(): Promise<boolean> {
+    try {
+      const response = await fetch(this.healthUrl, { signal: AbortSignal.timeout(1_000) });
+      return response.status === 200 && (await response.text()).trim() === 'OK';
+    } catch {
+      return false;
+    }
+  }
+
+  private describeExit(child: Subprocess) {
+    return child.signalCode ? `signal ${child.signalCode}` : `code ${child.exitCode}`;
+  }
+
+  /** A process ended: restart it with a backoff unless it was stopped on purpose. */
+  private exited(child: Subprocess) {
+    if (child !== this.child) return;
+    this.child = null;
+    if (!this.supervising || this.stopping) return;
+    this.scheduleRestart(`LiveKit server (pid ${child.pid}) exited unexpectedly (${this.describeExit(child)})`);
+  }
+
+  private scheduleRestart(reason: string) {
+    // The backoff grows while restarts die before answering, and resets once one does.
+    const delay = RESTART_DELAYS_MS[Math.min(this.failedRestarts, RESTART_DELAYS_MS.length - 1)]!;
+    this.failedRestarts++;
+    this.log(`${reason}; restarting in ${delay} ms`);
+    this.restartTimer = setTimeout(() => void this.restart(), delay);
+  }
+
+  private async restart() {
+    this.restartTimer = null;
+    if (!this.supervising || this.stopping) return;
+    try {
+      await this.launch();
+      this.failedRestarts = 0;
+      this.restartCount++;
+      this.log(`LiveKit server restarted (pid ${this.child?.pid}) at ${this.url}`);
+    } catch (error) {
+      if (!this.supervising || this.stopping) return;
+      const message = `LiveKit server restart failed: ${(error as Error).message}`;
+      // A process that was spawned schedules the next try when it exits; one that never was cannot.
+      if (!this.child && !this.restartTimer) this.scheduleRestart(message);
+      else this.log(message);
+    }
+  }
+
+  /** Passes the server's output on line by line, keeping a tail for error messages. */
+  private async forward(stream: ReadableStream<Uint8Array>) {
+    const decoder = new TextDecoder();
+    let pending = '';
+    const reader = stream.getReader();
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        const text = decoder.decode(read.value, { stream: true });
+        this.outputTail = (this.outputTail + text).slice(-OUTPUT_TAIL_CHARS);
+        pending += text;
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) if (line.trim()) this.log(line);
+      }
+    } catch {
+      // the stream ends with the process
+    }
+    if (pending.trim()) this.log(pending);
+  }
+}
