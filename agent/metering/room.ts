@@ -1,0 +1,19 @@
+// Feeds a LiveKit room's participant events to a meter.
+import { RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
+import type { StreamingMeter } from './index.ts';
+
+/**
+ * Tells `meter` about everyone already in the connected `room` and everyone who joins or
+ * leaves from now on. Returns a function that stops listening.
+ */
+export function meterRoomParticipants(room: Room, meter: StreamingMeter): () => void {
+  const joined = (participant: RemoteParticipant) => meter.participantConnected(participant.identity);
+  const left = (participant: RemoteParticipant) => meter.participantDisconnected(participant.identity);
+  room.on(RoomEvent.ParticipantConnected, joined);
+  room.on(RoomEvent.ParticipantDisconnected, left);
+  for (const participant of room.remoteParticipants.values()) joined(participant);
+  return () => {
+    room.off(RoomEvent.ParticipantConnected, joined);
+    room.off(RoomEvent.ParticipantDisconnected, left);
+  };
+}

@@ -1,0 +1,148 @@
+// The LiveKit Agents worker, run inside the service process: it registers with the LiveKit
+// server for explicit dispatch under one agent name and forks a process per job, which runs
+// agent/job.ts. It is started programmatically, never through the agents CLI.
+import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+
+/** The file each forked job process imports; the worker needs it as an absolute path. */
+export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
+
+/**
+ * How long a job may take to leave its room and deliver its last reports once told to stop,
+ * before its process is killed.
+ */
+const JOB_SHUTDOWN_TIMEOUT_MS = 15_000;
+
+export type AgentLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+export interface AgentWorkerOptions {
+  /** The LiveKit server, `ws://…` or `http://…`. */
+  wsURL: string;
+  apiKey: string;
+  apiSecret: string;
+  /** Jobs are taken only when dispatched to this name (explicit dispatch). */
+  agentName: string;
+  /**
+   * The worker's health endpoint (`GET /` answers 200 while registered, `GET /worker` its
+   * details). Unset: a free port is picked, so several workers and the API never clash.
+   */
+  healthPort?: number;
+  /** Where the health endpoint listens; loopback unless an orchestrator probes it from outside. */
+  healthHost?: string;
+  /**
+   * Sessions this worker runs at once; at that many it tells LiveKit it is full. Default:
+   * one per CPU core, a figure for the stand-in renderer.
+   */
+  maxConcurrentJobs?: number;
+  /**
+   * Job processes forked and initialised ahead of dispatches, so a session does not wait
+   * for a process to start; default 1, at least 1. (With none, agents 1.9 forks per
+   * dispatch but never forgets a finished job: its count of running jobs, and so the load,
+   * only grows.)
+   */
+  idleProcesses?: number;
+  /** The worker's and its jobs' log level (JSON lines on stdout); quiet by default. */
+  logLevel?: AgentLogLevel;
+  /** Called if the worker dies after it registered (the LiveKit server stayed unreachable). */
+  onFailure?: (error: Error) => void;
+}
+
+export interface AgentWorker {
+  healthUrl: string;
+  /**
+   * Stops taking jobs and stops the worker. Running jobs are given `drainTimeoutMs` (default
+   * 0) to end on their own, then told to shut down: they leave their rooms and deliver their
+   * last reports.
+   */
+  stop(options?: { drainTimeoutMs?: number }): Promise<void>;
+}
+
+/** Resolves once the worker is registered with the LiveKit server and can be dispatched to. */
+export async function startAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
+  const logLevel = options.logLevel ?? 'warn';
+  // The worker sends these logger options to every job process it forks.
+  initializeLogger({ pretty: false, level: logLevel });
+  const healthHost = options.healthHost ?? '127.0.0.1';
+  const healthPort = options.healthPort ?? (await freePort(healthHost));
+  const maxConcurrentJobs = options.maxConcurrentJobs ?? availableParallelism();
+  if (!(maxConcurrentJobs >= 1)) throw new Error(`maxConcurrentJobs must be at least 1, got ${maxConcurrentJobs}`);
+  const idleProcesses = options.idleProcesses ?? 1;
+  if (!(idleProcesses >= 1)) throw new Error(`idleProcesses must be at least 1, got ${idleProcesses}`);
+  const serverOptions = new ServerOptions({
+    agent: JOB_ENTRY,
+    agentName: options.agentName,
+    wsURL: options.wsURL,
+    apiKey: options.apiKey,
+    apiSecret: options.apiSecret,
+    host: healthHost,
+    port: healthPort,
+    // The load LiveKit balances on. The agents default is the whole machine's CPU use, and
+    // LiveKit gives no job to a worker reporting 1.0: on a box busy with the server, the
+    // database and the media, sessions would get no agent. Running jobs against a capacity
+    // is what this worker can actually take.
+    loadFunc: async (server) => Math.min(1, server.activeJobs.length / maxConcurrentJobs),
+    loadThreshold: 1,
+    numIdleProcesses: idleProcesses,
+    shutdownProcessTimeout: JOB_SHUTDOWN_TIMEOUT_MS,
+    logLevel,
+    // The agents' production flag only changes defaults (health port 8081, idle processes
+    // per core, a CPU threshold), and every one of them is set here.
+    production: false,
+  });
+  if (serverOptions.agentName !== options.agentName) {
+    // LIVEKIT_AGENT_NAME_OVERRIDE (set by `lk simulate`) silently replaces the name given here.
+    throw new Error(`the agent name was overridden to "${serverOptions.agentName}" by LIVEKIT_AGENT_NAME_OVERRIDE; unset it`);
+  }
+  const server = new AgentServer(serverOptions);
+
+  let stopping = false;
+  const registered = once(server.event, 'worker_registered');
+  const running = server.run();
+  try {
+    await Promise.race([
+      registered,
+      running.then(() => {
+        throw new Error('the agent worker stopped before it registered');
+      }),
+    ]);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  running.catch((error: unknown) => {
+    if (stopping) return;
+    const failure = error instanceof Error ? error : new Error(String(error));
+    if (options.onFailure) options.onFailure(failure);
+    else console.error('[likeness] the agent worker stopped:', failure);
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    healthUrl: `http://${healthHost.includes(':') ? `[${healthHost}]` : healthHost}:${healthPort}`,
+    stop({ drainTimeoutMs = 0 } = {}) {
+      stopped ??= (async () => {
+        stopping = true;
+        // drain() without a timeout would wait for every session to end on its own.
+        if (drainTimeoutMs > 0) await server.drain(drainTimeoutMs).catch(() => undefined);
+        await server.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** A port free right now on `host`; the worker's health server binds it a moment later. */
+async function freePort(host: string): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(0, host, resolve);
+  });
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  if (!address || typeof address === 'string') throw new Error('could not find a free port for the agent health endpoint');
+  return address.port;
+}
