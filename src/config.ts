@@ -12,11 +12,37 @@ export interface S3Settings {
   prefix: string;
 }
 
+export interface LivekitSettings {
+  /** Server API address (http(s) or ws(s)); unset: the service starts a local LiveKit server. */
+  url: string | undefined;
+  apiKey: string | undefined;
+  apiSecret: string | undefined;
+  /** The `rtc_url` handed to clients (wss in production); defaults to `url`. */
+  publicUrl: string | undefined;
+  /** Name the agent worker registers under; sessions dispatch it explicitly. */
+  agentName: string;
+}
+
+export interface SessionSettings {
+  /** A session nobody joins ends after this long (never billed). */
+  joinTimeoutSeconds: number;
+  /** Default maximum length of a session; accounts may have their own. */
+  maxDurationSeconds: number;
+  /** Length of a billed "minute" (tests shorten it). */
+  billingIntervalSeconds: number;
+  /** How often the service looks for sessions past their deadlines. */
+  sweepIntervalSeconds: number;
+  /** Lifetime of the client's room token: long enough to join, short if it leaks. */
+  tokenTtlSeconds: number;
+}
+
 export interface Config {
   host: string;
   port: number;
   /** The spec's {base_url}: where clients reach this service. */
   publicUrl: string;
+  /** Where agent jobs reach this control plane (they run in other processes, maybe other hosts). */
+  internalUrl: string;
   /** The spec's {assets_url}: where stored images and audio are served from. */
   assetsUrl: string;
   dataDir: string;
@@ -39,6 +65,8 @@ export interface Config {
    * orphaned by a dead process (the embedded database has one process, so it sweeps at once).
    */
   recoveryGraceSeconds: number;
+  livekit: LivekitSettings;
+  sessions: SessionSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -75,6 +103,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '0.0.0.0',
     port,
     publicUrl,
+    internalUrl: withoutTrailingSlash(env.INTERNAL_URL || `http://127.0.0.1:${port}`),
     assetsUrl: withoutTrailingSlash(env.ASSETS_URL || `${publicUrl}/assets`),
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
@@ -86,5 +115,19 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: env.ADMIN_TOKEN || undefined,
     maxRequestBytes: integer(env, 'MAX_REQUEST_BYTES', 40 * 1024 * 1024, 1024),
     recoveryGraceSeconds: integer(env, 'RECOVERY_GRACE_SECONDS', 900),
+    livekit: {
+      url: env.LIVEKIT_URL || undefined,
+      apiKey: env.LIVEKIT_API_KEY || undefined,
+      apiSecret: env.LIVEKIT_API_SECRET || undefined,
+      publicUrl: env.LIVEKIT_PUBLIC_URL || undefined,
+      agentName: env.AGENT_NAME || 'likeness-agent',
+    },
+    sessions: {
+      joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),
+      maxDurationSeconds: integer(env, 'SESSION_MAX_DURATION_SECONDS', 30 * 60, 1),
+      billingIntervalSeconds: integer(env, 'BILLING_INTERVAL_SECONDS', 60, 1),
+      sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),
+      tokenTtlSeconds: integer(env, 'SESSION_TOKEN_TTL_SECONDS', 600, 30),
+    },
   };
 }

@@ -1,5 +1,6 @@
 // The control plane: its services (database, asset store, ledger, pipelines) and the
 // Elysia app that serves them. `startService` is what `likeness serve` runs.
+import { join } from 'node:path';
 import { Elysia } from 'elysia';
 import { adminRoutes } from './admin/index.ts';
 import { databaseOperations, type Operations } from './admin/operations.ts';
@@ -11,8 +12,14 @@ import { CreditLedger } from './credits/index.ts';
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/index.ts';
 import { healthRoutes } from './health/index.ts';
 import { ApiError, httpErrors } from './http/errors.ts';
-import { multipartParser } from './http/multipart.ts';
+import { bodyParsers } from './http/body.ts';
 import { identityRoutes } from './identities/index.ts';
+import { connectLivekit, type LivekitConnection } from './livekit/connection.ts';
+import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
+import { SessionBilling } from './sessions/billing.ts';
+import { sessionRoutes } from './sessions/index.ts';
+import { internalSessionRoutes } from './sessions/internal.ts';
+import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { defaultMediaLimits, type MediaLimits } from './identities/media/index.ts';
 import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
@@ -30,6 +37,11 @@ export interface Services {
   mediaLimits: MediaLimits;
   operations: Operations;
   adminToken: string;
+  billing: SessionBilling;
+  lifecycle: SessionLifecycle;
+  livekit: LivekitConnection;
+  /** The LiveKit server this process started (embedded mode), stopped with the service. */
+  localLivekit?: LocalLivekitServer;
 }
 
 export interface ServiceOverrides {
@@ -37,6 +49,26 @@ export interface ServiceOverrides {
   store?: AssetStore;
   pipelines?: PipelineRegistry;
   mediaLimits?: MediaLimits;
+  /** Use this LiveKit instead of LIVEKIT_URL or a local server. */
+  livekit?: LivekitConnection;
+}
+
+/** LiveKit as configured: an external server, or (embedded default) one this process starts. */
+async function openLivekit(config: Config): Promise<{ connection: LivekitConnection; local?: LocalLivekitServer }> {
+  const { url, apiKey, apiSecret, publicUrl } = config.livekit;
+  if (url) {
+    if (!apiKey || !apiSecret) throw new Error('LIVEKIT_URL needs LIVEKIT_API_KEY and LIVEKIT_API_SECRET');
+    return { connection: connectLivekit({ url, apiKey, apiSecret, publicUrl: publicUrl ?? url }) };
+  }
+  const local = await LocalLivekitServer.start({
+    binary: livekitBinary(),
+    dataDir: join(config.dataDir, 'livekit'),
+    webhookUrl: `${config.internalUrl}/internal/livekit/webhook`,
+  });
+  return {
+    connection: connectLivekit({ url: local.url, apiKey: local.apiKey, apiSecret: local.apiSecret, publicUrl: publicUrl ?? local.url }),
+    local,
+  };
 }
 
 export async function openServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -46,7 +78,13 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
   const pipelines = overrides.pipelines ?? defaultPipelines();
   const mediaLimits = overrides.mediaLimits ?? defaultMediaLimits;
   const db = database.db;
+  const { connection: livekit, local: localLivekit } = overrides.livekit ? { connection: overrides.livekit } : await openLivekit(config);
+  const billing = new SessionBilling(db, config.credits.perAvatarMinute);
   return {
+    billing,
+    lifecycle: new SessionLifecycle({ db, billing, livekit, joinTimeoutSeconds: config.sessions.joinTimeoutSeconds }),
+    livekit,
+    localLivekit,
     config,
     database,
     store,
@@ -89,9 +127,9 @@ export function buildApp(services: Services) {
         throw new ApiError(413, `Request body too large: at most ${config.maxRequestBytes} bytes`);
       }
     })
-    .use(multipartParser)
+    .use(bodyParsers)
     .use(apiDocs(packageJson.version))
-    .use(healthRoutes({ database: database.ping }))
+    .use(healthRoutes({ database: database.ping, livekit: async () => void (await services.livekit.rooms.listRooms()) }))
     .use(assetRoutes(services.store))
     .use(adminRoutes(services.operations, services.adminToken))
     .use(
@@ -105,7 +143,20 @@ export function buildApp(services: Services) {
         assetsUrl: config.assetsUrl,
         onboardingCost: config.credits.onboardingCost,
       }),
-    );
+    )
+    .use(
+      sessionRoutes({
+        db: database.db,
+        billing: services.billing,
+        lifecycle: services.lifecycle,
+        livekit: services.livekit,
+        settings: config.sessions,
+        agentName: config.livekit.agentName,
+        assetsUrl: config.assetsUrl,
+        internalUrl: config.internalUrl,
+      }),
+    )
+    .use(internalSessionRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle, livekit: services.livekit }));
 }
 
 export interface RunningService {
@@ -127,14 +178,27 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   if (recovered.discarded || recovered.resumed) {
     console.log(`[likeness] recovery: removed ${recovered.discarded} unfinished identities, resumed ${recovered.resumed} retrains`);
   }
-  const app = buildApp(services).listen({ port: config.port, hostname: config.host });
+  let app: ReturnType<typeof buildApp>;
+  try {
+    app = buildApp(services).listen({ port: config.port, hostname: config.host });
+  } catch (error) {
+    await services.localLivekit?.stop();
+    await services.database.close();
+    throw error;
+  }
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${app.server!.port}`;
   await writeServiceRecord(config, { pid: process.pid, url });
+  const sweeper = setInterval(
+    () => void services.lifecycle.sweep().catch((e) => console.error('session sweep failed:', e)),
+    config.sessions.sweepIntervalSeconds * 1000,
+  );
   return {
     services,
     url,
     async stop() {
+      clearInterval(sweeper);
       await app.stop();
+      await services.localLivekit?.stop();
       await services.retraining.idle();
       await removeServiceRecord(config);
       await services.database.close();

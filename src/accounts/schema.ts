@@ -8,6 +8,8 @@ export const accounts = pgTable(
     email: text('email').notNull().unique(),
     /** Cached sum of the account's ledger; guarded updates keep it from going negative. */
     balance: integer('balance').notNull().default(0),
+    /** This account's session length limit; null: the service default. */
+    maxSessionSeconds: integer('max_session_seconds'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [check('accounts_balance_not_negative', sql`${t.balance} >= 0`)],

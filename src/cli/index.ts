@@ -5,11 +5,11 @@ import { parseArgs } from 'node:util';
 import { OperatorError, databaseOperations, type Operations } from '../admin/operations.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { openDatabase, pgliteDirFor } from '../db/index.ts';
-import { startService } from '../server.ts';
+import type { AgentWorker } from '../../agent/worker.ts';
 import { adminTokenFor, runningService } from './service-record.ts';
 
 const USAGE = `usage:
-  likeness serve
+  likeness serve [--role api|agent|all]
   likeness accounts create --email E [--credits N]
   likeness keys create --account A [--name N]
   likeness keys list --account A
@@ -69,11 +69,34 @@ function whole(value: string, name: string): number {
   return Number(value);
 }
 
-async function serve(config: Config): Promise<void> {
-  const service = await startService(config);
-  console.log(`[likeness] listening on ${service.url} (public ${config.publicUrl}); database: ${service.services.database.engine}`);
+type Role = 'api' | 'agent' | 'all';
+
+/** Run the control plane, the agent worker, or both (the default) in this process. */
+async function serve(config: Config, role: Role): Promise<void> {
+  // Loaded here, not at the top: the operator commands need neither the server nor the agents SDK.
+  const { startService } = await import('../server.ts');
+  const { startAgentWorker } = await import('../../agent/worker.ts');
+  const service = role === 'agent' ? undefined : await startService(config);
+  if (service) {
+    console.log(`[likeness] listening on ${service.url} (public ${config.publicUrl}); database: ${service.services.database.engine}`);
+  }
+  let worker: AgentWorker | undefined;
+  if (role !== 'api') {
+    // Alone, the worker needs an external LiveKit; beside the API it uses the API's (maybe local) one.
+    const livekit = service?.services.livekit ?? {
+      url: config.livekit.url ?? '',
+      apiKey: config.livekit.apiKey ?? '',
+      apiSecret: config.livekit.apiSecret ?? '',
+    };
+    if (!livekit.url || !livekit.apiKey || !livekit.apiSecret) {
+      throw new Error('--role agent needs LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET');
+    }
+    worker = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName });
+    console.log(`[likeness] agent worker registered as ${config.livekit.agentName} (health ${worker.healthUrl})`);
+  }
   const shutdown = async () => {
-    await service.stop();
+    await worker?.stop();
+    await service?.stop();
     process.exit(0);
   };
   process.once('SIGINT', shutdown);
@@ -91,6 +114,7 @@ export async function main(argv: string[]): Promise<number> {
       name: { type: 'string' },
       key: { type: 'string' },
       amount: { type: 'string' },
+      role: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -101,7 +125,9 @@ export async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   if (group === 'serve') {
-    await serve(config);
+    const role = values.role ?? 'all';
+    if (role !== 'api' && role !== 'agent' && role !== 'all') throw new UsageError('--role is api, agent or all');
+    await serve(config, role);
     return -1; // keep running
   }
   const command = `${group} ${verb ?? ''}`.trim();

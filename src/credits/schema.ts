@@ -11,7 +11,7 @@ export const creditLedger = pgTable(
       .references(() => accounts.id, { onDelete: 'cascade' }),
     /** Positive for grants, negative for charges. */
     amount: integer('amount').notNull(),
-    kind: text('kind', { enum: ['grant', 'onboarding', 'session_minute', 'adjustment'] }).notNull(),
+    kind: text('kind', { enum: ['grant', 'onboarding', 'session_minute', 'session_hold', 'session_release', 'adjustment'] }).notNull(),
     /** What the entry is for, e.g. `identity:idn_…` or `session:room:minute:3`; unique per kind. */
     reference: text('reference').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

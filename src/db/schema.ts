@@ -3,3 +3,4 @@
 export * from '../accounts/schema.ts';
 export * from '../credits/schema.ts';
 export * from '../identities/schema.ts';
+export * from '../sessions/schema.ts';

@@ -1,5 +1,5 @@
-// Our own multipart parsing: Elysia's default would JSON-decode any text field that starts
-// with `{` or `[` (a prompt can), and would merge duplicate fields silently.
+// Request bodies. Our own multipart parsing: Elysia's default would JSON-decode any text
+// field that starts with `{` or `[` (a prompt can), and would merge duplicate fields silently.
 import { Elysia } from 'elysia';
 import { ApiError } from './errors.ts';
 
@@ -29,6 +29,28 @@ export async function parseMultipart(request: Request): Promise<FormBody> {
   return body;
 }
 
-export const multipartParser = new Elysia({ name: 'likeness/multipart' }).onParse({ as: 'global' }, ({ request, contentType }) =>
-  contentType.toLowerCase().startsWith('multipart/form-data') ? parseMultipart(request) : undefined,
-);
+/**
+ * JSON bodies: an empty body means `{}` (a session start may send nothing), bad JSON is a 422,
+ * and so is anything but an object (every JSON body here is one; TypeBox would take an array).
+ */
+export async function parseJson(request: Request): Promise<unknown> {
+  const text = await request.text();
+  if (!text.trim()) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ApiError(422, [{ loc: ['body'], msg: `Malformed JSON: ${(error as Error).message}`, type: 'json_invalid' }]);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ApiError(422, [{ loc: ['body'], msg: 'The body must be a JSON object', type: 'object_type' }]);
+  }
+  return parsed;
+}
+
+export const bodyParsers = new Elysia({ name: 'likeness/body' }).onParse({ as: 'global' }, ({ request, contentType }) => {
+  const type = (contentType ?? '').toLowerCase();
+  if (type.startsWith('multipart/form-data')) return parseMultipart(request);
+  if (type === '' || type.startsWith('application/json')) return parseJson(request);
+  return undefined;
+});

@@ -1,17 +1,13 @@
 // The HTTP contract of /v1/identities: one schema per request and response type. The
 // same schemas validate requests at the edge and feed the OpenAPI document.
 import { t } from 'elysia';
+import { oneOf } from '../http/schemas.ts';
 import { LANGUAGES, IDENTITY_STATUSES } from './schema.ts';
+
+export { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
 
 export const NAME_MAX = 200;
 export const PROMPT_MAX = 20_000;
-
-/** An enum without the default Elysia's UnionEnum adds: a default would fill in omitted PATCH fields. */
-function oneOf<const T extends readonly [string, ...string[]]>(values: T, description?: string) {
-  const schema = t.UnionEnum(values, description ? { description } : {});
-  delete (schema as { default?: unknown }).default;
-  return schema;
-}
 
 const Language = oneOf(LANGUAGES, 'auto, en, es, pl or uk');
 const Status = oneOf(IDENTITY_STATUSES);
@@ -72,18 +68,3 @@ export const IdentityListItem = t.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
-
-export const ErrorResponse = t.Object({ detail: t.String() }, { description: 'An error with a message.' });
-
-export const ValidationErrorResponse = t.Object(
-  {
-    detail: t.Array(
-      t.Object({
-        loc: t.Array(t.Union([t.String(), t.Integer()])),
-        msg: t.String(),
-        type: t.String(),
-      }),
-    ),
-  },
-  { description: 'Field-level validation problems.' },
-);

@@ -7,7 +7,7 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
   let service: TestService;
   let account: TestAccount;
   beforeAll(async () => {
-    service = await startTestService(engine);
+    service = await startTestService(engine, { livekit: 'local' });
     account = await service.account();
   });
   afterAll(() => service.stop());
@@ -42,11 +42,11 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     expect(echoed.headers.get('x-request-id')).toBe('trace-123');
   });
 
-  test('/healthz answers while the process lives; /readyz checks the database', async () => {
+  test('/healthz answers while the process lives; /readyz checks the database and LiveKit', async () => {
     expect(await (await service.call('GET', '/healthz')).json()).toEqual({ status: 'ok' });
     const ready = await service.call('GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', livekit: 'ok' } });
   });
 
   test('/openapi.json is OpenAPI 3.1 with the spec’s paths, fields and status codes', async () => {
@@ -69,6 +69,18 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     );
     expect(Object.keys(paths['/v1/identities/{identity_id}']!.patch.responses).sort()).toEqual(['200', '202', '401', '404', '409', '413', '415', '422']);
     expect(Object.keys(paths['/v1/identities/{identity_id}/status']!.get.responses).sort()).toEqual(['200', '401', '404']);
+    const startOp = paths['/v1/sessions/start']!.post;
+    expect(Object.keys(startOp.responses).sort()).toEqual(['200', '401', '402', '404', '409', '422', '500']);
+    expect(Object.keys(startOp.requestBody.content)).toEqual(['application/json']);
+    expect(startOp.requestBody.content['application/json'].schema.properties.form_factor.enum).toEqual(['phone', 'desktop']);
+    expect(Object.keys(startOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual(
+      ['created_at', 'dispatch_id', 'room_name', 'rtc_url', 'token', 'user', 'visual_awareness'],
+    );
+    const endOp = paths['/v1/sessions/{session_id}/end']!.post;
+    expect(Object.keys(endOp.responses).sort()).toEqual(['200', '401', '404', '502']);
+    expect(Object.keys(endOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual(
+      ['identity_id', 'metadata', 'mode', 'pipeline_id', 'session_id', 'status'],
+    );
     expect(doc.components.securitySchemes.bearer.scheme).toBe('bearer');
     expect(Object.keys(paths).some((p) => p.startsWith('/internal'))).toBe(false);
   });

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/index.ts';
+import { startAgentWorker } from '../../agent/worker.ts';
+import { connectLivekit } from '../../src/livekit/connection.ts';
 import { startService, type RunningService, type ServiceOverrides } from '../../src/server.ts';
 import { freshDatabase } from './postgres.ts';
 
@@ -41,6 +43,13 @@ function freePort(): number {
 }
 
 export interface TestServiceOptions {
+  /**
+   * `none` (default): LiveKit points at a closed port, for suites that never start a session.
+   * `local`: the service starts its own LiveKit server, as `npm start` does.
+   */
+  livekit?: 'none' | 'local';
+  /** Also run the agent worker in this process (needs `livekit: 'local'`). */
+  agent?: boolean;
   env?: Record<string, string>;
   overrides?: ServiceOverrides;
   /** Reuse a data folder (and, for PGlite, its database) from a stopped service. */
@@ -61,7 +70,19 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
   });
   // Fresh PGlite folders per test service keep suites independent.
   const database = options.overrides?.database ?? (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, 'pglite') }));
-  const running = await startService(config, { ...options.overrides, ...(database ? { database } : {}) });
+  const livekit =
+    (options.livekit ?? 'none') === 'none' && !options.overrides?.livekit
+      ? connectLivekit({ url: 'ws://127.0.0.1:9', publicUrl: 'ws://127.0.0.1:9', apiKey: 'none', apiSecret: 'unused-unused-unused-unused-unused' })
+      : options.overrides?.livekit;
+  const running = await startService(config, { ...options.overrides, ...(database ? { database } : {}), ...(livekit ? { livekit } : {}) });
+  const worker = options.agent
+    ? await startAgentWorker({
+        wsURL: running.services.livekit.url,
+        apiKey: running.services.livekit.apiKey,
+        apiSecret: running.services.livekit.apiSecret,
+        agentName: config.livekit.agentName,
+      })
+    : undefined;
   const call: TestService['call'] = (method, path, init = {}) =>
     fetch(`${running.url}${path}`, { method, body: init.body, headers: init.headers });
   let counter = 0;
@@ -90,9 +111,11 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       return rows[0]!.n;
     },
     async stopKeepingData() {
+      await worker?.stop();
       await running.stop();
     },
     async stop() {
+      await worker?.stop();
       await running.stop();
       await rm(dataDir, { recursive: true, force: true });
     },

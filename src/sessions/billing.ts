@@ -1,0 +1,76 @@
+// Per-minute billing of avatar sessions (spec §1, §3, §6). A start sets one minute's
+// credits aside (so 50 concurrent starts on a balance for 5 start 5); the first charged
+// minute or the session's end gives the hold back. Each minute is charged once, keyed by
+// (session, minute index), so a retried or duplicated report never charges twice.
+import { eq, sql } from 'drizzle-orm';
+import { accounts } from '../accounts/schema.ts';
+import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
+import { creditLedger } from '../credits/schema.ts';
+import type { Database, Queryable } from '../db/index.ts';
+import { newId } from '../db/ids.ts';
+import { sessions } from './schema.ts';
+
+export type MinuteResult = 'charged' | 'already_charged' | 'insufficient';
+
+export class SessionBilling {
+  private readonly ledger: CreditLedger;
+  constructor(
+    private readonly db: Database,
+    readonly perMinute: number,
+  ) {
+    this.ledger = new CreditLedger(db);
+  }
+
+  /** Set aside one minute for a new avatar session, in the caller's transaction. Throws InsufficientCredits. */
+  async hold(q: Queryable, accountId: string, sessionId: string): Promise<number> {
+    if (this.perMinute === 0) return 0;
+    await this.ledger.charge(q, { accountId, amount: this.perMinute, kind: 'session_hold', reference: `session:${sessionId}:hold` });
+    return this.perMinute;
+  }
+
+  /** Give a session's hold back (once; later calls do nothing). */
+  async release(q: Queryable, session: { id: string; accountId: string; heldCredits: number }): Promise<void> {
+    if (session.heldCredits === 0) return;
+    const inserted = await q
+      .insert(creditLedger)
+      .values({
+        id: newId('led'),
+        accountId: session.accountId,
+        amount: session.heldCredits,
+        kind: 'session_release',
+        reference: `session:${session.id}:hold`,
+      })
+      .onConflictDoNothing({ target: [creditLedger.kind, creditLedger.reference] })
+      .returning({ id: creditLedger.id });
+    if (inserted.length) {
+      await q.update(accounts).set({ balance: sql`${accounts.balance} + ${session.heldCredits}` }).where(eq(accounts.id, session.accountId));
+    }
+  }
+
+  /** Charge minute `index` of a running session; the first charge also releases the hold. */
+  async chargeMinute(sessionId: string, index: number): Promise<MinuteResult> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        const [session] = await tx.select().from(sessions).where(eq(sessions.id, sessionId)).for('update');
+        if (!session) throw new Error(`no session ${sessionId}`);
+        await this.release(tx, session);
+        if (this.perMinute === 0) return 'charged';
+        const charged = await this.ledger.charge(tx, {
+          accountId: session.accountId,
+          amount: this.perMinute,
+          kind: 'session_minute',
+          reference: `session:${sessionId}:minute:${index}`,
+        });
+        if (!charged) return 'already_charged';
+        await tx
+          .update(sessions)
+          .set({ billedMinutes: sql`${sessions.billedMinutes} + 1`, creditsCharged: sql`${sessions.creditsCharged} + ${this.perMinute}` })
+          .where(eq(sessions.id, sessionId));
+        return 'charged';
+      });
+    } catch (error) {
+      if (error instanceof InsufficientCredits) return 'insufficient';
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,93 @@
+// /v1/sessions: start (spec §4.6), end (§4.7), and reading sessions back (beyond the spec).
+import { and, desc, eq, lt, or } from 'drizzle-orm';
+import { Elysia, t } from 'elysia';
+import { authentication } from '../auth/index.ts';
+import type { Database } from '../db/index.ts';
+import { ApiError, invalid, notFound } from '../http/errors.ts';
+import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
+import { EndSessionResponse, ListSessionsQuery, SessionParams, SessionResponse, StartSessionBody, StartSessionResponse } from './contract.ts';
+import { RoomClosureUnconfirmed, type SessionLifecycle } from './lifecycle.ts';
+import { endResponse, sessionResponse } from './presenter.ts';
+import { sessions } from './schema.ts';
+import { startSession, type StartDeps } from './start.ts';
+
+export interface SessionDeps extends StartDeps {
+  lifecycle: SessionLifecycle;
+}
+
+export function sessionRoutes(deps: SessionDeps) {
+  const { db, lifecycle } = deps;
+  const findOwned = async (accountId: string, sessionId: string) => {
+    const [row] = await db.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.accountId, accountId)));
+    if (!row) throw notFound('Session');
+    return row;
+  };
+
+  return new Elysia({ prefix: '/v1/sessions', detail: { tags: ['Sessions'], security: [{ bearer: [] }, { apiKey: [] }] } })
+    .use(authentication(db))
+    .post('/start', ({ caller, body }) => startSession(deps, caller.accountId, body ?? {}), {
+      body: t.Optional(StartSessionBody),
+      parse: 'json',
+      response: {
+        200: StartSessionResponse,
+        401: ErrorResponse,
+        402: ErrorResponse,
+        404: ErrorResponse,
+        409: ErrorResponse,
+        422: ValidationErrorResponse,
+        500: ErrorResponse,
+      },
+      detail: { summary: 'Start a realtime session: room, agent, avatar, and a token to join' },
+    })
+    .post(
+      '/:session_id/end',
+      async ({ caller, params }) => {
+        const session = await findOwned(caller.accountId, params.session_id);
+        try {
+          return endResponse(await lifecycle.end(session.id, 'ended_by_api'));
+        } catch (error) {
+          if (error instanceof RoomClosureUnconfirmed) throw new ApiError(502, 'Room closure could not be confirmed; retry shortly');
+          throw error;
+        }
+      },
+      {
+        params: SessionParams,
+        response: { 200: EndSessionResponse, 401: ErrorResponse, 404: ErrorResponse, 502: ErrorResponse },
+        detail: { summary: 'End a session: close its room and disconnect everyone, the agent included' },
+      },
+    )
+    .get('/:session_id', async ({ caller, params }) => sessionResponse(await findOwned(caller.accountId, params.session_id)), {
+      params: SessionParams,
+      response: { 200: SessionResponse, 401: ErrorResponse, 404: ErrorResponse },
+      detail: { summary: 'Read one session: status, end reason, billed minutes' },
+    })
+    .get(
+      '',
+      async ({ caller, query }) => {
+        const conditions = [eq(sessions.accountId, caller.accountId)];
+        if (query.status) conditions.push(eq(sessions.status, query.status));
+        if (query.after) {
+          const [cursor] = await db
+            .select()
+            .from(sessions)
+            .where(and(eq(sessions.id, query.after), eq(sessions.accountId, caller.accountId)));
+          if (!cursor) throw invalid(['query', 'after'], 'after must be the session_id of a session in the list', 'unknown_cursor');
+          conditions.push(
+            or(lt(sessions.createdAt, cursor.createdAt), and(eq(sessions.createdAt, cursor.createdAt), lt(sessions.id, cursor.id)))!,
+          );
+        }
+        const rows = await db
+          .select()
+          .from(sessions)
+          .where(and(...conditions))
+          .orderBy(desc(sessions.createdAt), desc(sessions.id))
+          .limit(query.limit ?? 100);
+        return rows.map(sessionResponse);
+      },
+      {
+        query: ListSessionsQuery,
+        response: { 200: t.Array(SessionResponse), 401: ErrorResponse, 422: ValidationErrorResponse },
+        detail: { summary: "List the caller's sessions, newest first" },
+      },
+    );
+}

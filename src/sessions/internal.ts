@@ -1,0 +1,67 @@
+// What the rest of the system tells the control plane about sessions: agent jobs report
+// streaming, minutes and the visitor leaving; LiveKit sends signed webhooks.
+import { and, eq } from 'drizzle-orm';
+import { Elysia } from 'elysia';
+import { hashApiKey } from '../auth/api-keys.ts';
+import type { Database } from '../db/index.ts';
+import { ApiError } from '../http/errors.ts';
+import type { LivekitConnection } from '../livekit/connection.ts';
+import type { SessionBilling } from './billing.ts';
+import { SessionParams, SessionReport } from './contract.ts';
+import type { SessionLifecycle } from './lifecycle.ts';
+import { sessions } from './schema.ts';
+
+export interface InternalDeps {
+  db: Database;
+  billing: SessionBilling;
+  lifecycle: SessionLifecycle;
+  livekit: LivekitConnection;
+}
+
+export function internalSessionRoutes(deps: InternalDeps) {
+  const { db, billing, lifecycle } = deps;
+  return new Elysia({ prefix: '/internal', detail: { hide: true } })
+    .post(
+      '/sessions/:session_id/reports',
+      async ({ params, body, request, set }) => {
+        // Each job holds a token for its own session only.
+        const token = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+        const [session] = token
+          ? await db
+              .select()
+              .from(sessions)
+              .where(and(eq(sessions.id, params.session_id), eq(sessions.reportTokenHash, hashApiKey(token))))
+          : [];
+        if (!session) throw new ApiError(401, 'Unknown session or report token');
+        if (body.type === 'visitor_left') {
+          await lifecycle.end(session.id, 'client_left').catch((e) => console.error(`ending ${session.id} failed:`, e));
+          return { ok: true };
+        }
+        if (session.status === 'ended') throw new ApiError(409, 'The session has ended');
+        if (body.type === 'avatar_streaming') {
+          await lifecycle.markStreaming(session.id, body.at ? new Date(body.at) : new Date());
+          return { ok: true };
+        }
+        const result = await billing.chargeMinute(session.id, body.index);
+        if (result === 'insufficient') {
+          // Answer the job at once; the notice and the room's closing follow.
+          void lifecycle.endForInsufficientCredits(session.id).catch((e) => console.error(`ending ${session.id} failed:`, e));
+          set.status = 402;
+          return { ok: false, detail: 'Insufficient credits' };
+        }
+        return { ok: true, charged: result === 'charged' };
+      },
+      { params: SessionParams, body: SessionReport, parse: 'json' },
+    )
+    .post('/livekit/webhook', async ({ request }) => {
+      const raw = await request.text();
+      let event;
+      try {
+        event = await deps.livekit.webhooks.receive(raw, request.headers.get('authorization') ?? undefined);
+      } catch {
+        throw new ApiError(401, 'Invalid webhook signature');
+      }
+      await lifecycle.onWebhook(event);
+      return { ok: true };
+    });
+}

@@ -1,0 +1,125 @@
+// How sessions end: by the API, when the visitor leaves (LiveKit webhook or the agent's
+// report), when nobody joins in time, at the maximum duration, or when credits run out.
+// Every path goes through `end`, which records one reason and gives back any unused hold.
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { DataPacket_Kind, type WebhookEvent } from 'livekit-server-sdk';
+import type { Database } from '../db/index.ts';
+import { isNotFound, type LivekitConnection } from '../livekit/connection.ts';
+import type { SessionBilling } from './billing.ts';
+import { sessions, type EndReason } from './schema.ts';
+
+export type SessionRow = typeof sessions.$inferSelect;
+
+/** LiveKit did not confirm the room is gone: the session stays running so a retry can finish. */
+export class RoomClosureUnconfirmed extends Error {}
+
+export const NOTICE_TOPIC = 'likeness.notice';
+
+export interface LifecycleDeps {
+  db: Database;
+  billing: SessionBilling;
+  livekit: LivekitConnection;
+  joinTimeoutSeconds: number;
+}
+
+export class SessionLifecycle {
+  constructor(private readonly deps: LifecycleDeps) {}
+
+  async find(sessionId: string): Promise<SessionRow | undefined> {
+    const [row] = await this.deps.db.select().from(sessions).where(eq(sessions.id, sessionId));
+    return row;
+  }
+
+  /**
+   * End a session: close its room (unless LiveKit already did), then record the reason.
+   * Ending an ended session changes nothing. Throws RoomClosureUnconfirmed.
+   */
+  async end(sessionId: string, reason: EndReason, options: { closeRoom: boolean } = { closeRoom: true }): Promise<SessionRow> {
+    const current = await this.find(sessionId);
+    if (!current) throw new Error(`no session ${sessionId}`);
+    if (current.status === 'ended') return current;
+    if (options.closeRoom) {
+      try {
+        await this.deps.livekit.rooms.deleteRoom(sessionId);
+      } catch (error) {
+        if (!isNotFound(error)) throw new RoomClosureUnconfirmed(`room ${sessionId} could not be closed: ${(error as Error).message}`);
+      }
+    }
+    return this.deps.db.transaction(async (tx) => {
+      const [ended] = await tx
+        .update(sessions)
+        .set({ status: 'ended', endReason: reason, endedAt: new Date() })
+        .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')))
+        .returning();
+      if (!ended) return (await tx.select().from(sessions).where(eq(sessions.id, sessionId)))[0]!;
+      await this.deps.billing.release(tx, ended);
+      return ended;
+    });
+  }
+
+  /** Credits ran out: tell the room, then end the session with that reason (spec §6). */
+  async endForInsufficientCredits(sessionId: string): Promise<void> {
+    const notice = JSON.stringify({ type: 'insufficient_credits', session_id: sessionId });
+    try {
+      await this.deps.livekit.rooms.sendData(sessionId, new TextEncoder().encode(notice), DataPacket_Kind.RELIABLE, { topic: NOTICE_TOPIC });
+      // Give the reliable message a moment to reach the client before the room goes.
+      await Bun.sleep(500);
+    } catch (error) {
+      console.error(`the insufficient_credits notice for ${sessionId} could not be sent:`, error);
+    }
+    await this.end(sessionId, 'insufficient_credits');
+  }
+
+  async markJoined(sessionId: string): Promise<void> {
+    await this.deps.db
+      .update(sessions)
+      .set({ joinedAt: new Date() })
+      .where(and(eq(sessions.id, sessionId), isNull(sessions.joinedAt)));
+  }
+
+  async markStreaming(sessionId: string, at: Date): Promise<void> {
+    await this.deps.db
+      .update(sessions)
+      .set({ streamingStartedAt: at })
+      .where(and(eq(sessions.id, sessionId), isNull(sessions.streamingStartedAt)));
+  }
+
+  /** React to LiveKit's webhooks (already verified by the caller). */
+  async onWebhook(event: WebhookEvent): Promise<void> {
+    const sessionId = event.room?.name;
+    if (!sessionId) return;
+    const session = await this.find(sessionId);
+    if (!session || session.status === 'ended') return;
+    const isVisitor = event.participant?.identity === session.visitorIdentity;
+    if (event.event === 'participant_joined' && isVisitor) await this.markJoined(sessionId);
+    else if (event.event === 'participant_left' && isVisitor) await this.end(sessionId, 'client_left');
+    else if (event.event === 'room_finished') await this.end(sessionId, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false });
+  }
+
+  /** End sessions past their deadlines: nobody joined in time, or the maximum duration. */
+  async sweep(now = new Date()): Promise<number> {
+    const joinCutoff = new Date(now.getTime() - this.deps.joinTimeoutSeconds * 1000);
+    const due = await this.deps.db
+      .select({ id: sessions.id, joinedAt: sessions.joinedAt })
+      .from(sessions)
+      .where(
+        and(
+          eq(sessions.status, 'running'),
+          or(
+            and(isNull(sessions.joinedAt), lt(sessions.createdAt, joinCutoff)),
+            lt(sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`, now),
+          ),
+        ),
+      );
+    let ended = 0;
+    for (const session of due) {
+      try {
+        await this.end(session.id, session.joinedAt ? 'max_duration' : 'no_join');
+        ended++;
+      } catch (error) {
+        console.error(`ending overdue session ${session.id} failed (retrying on the next sweep):`, error);
+      }
+    }
+    return ended;
+  }
+}

@@ -1,0 +1,36 @@
+// Session rows as response bodies (spec §2.5 and the reads beyond the spec).
+import type { SessionRow } from './lifecycle.ts';
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+export function endResponse(row: SessionRow) {
+  return {
+    session_id: row.id,
+    status: 'ended' as const,
+    identity_id: row.identityId,
+    pipeline_id: row.pipelineId,
+    mode: 'meeting_agent' as const,
+    metadata: row.endReason
+      ? { end_reason: row.endReason, billed_minutes: row.billedMinutes, credits_charged: row.creditsCharged, ended_at: iso(row.endedAt)! }
+      : null,
+  };
+}
+
+export function sessionResponse(row: SessionRow) {
+  return {
+    session_id: row.id,
+    status: row.status,
+    identity_id: row.identityId,
+    avatar_enabled: row.avatarEnabled,
+    language: row.language,
+    visual_awareness: row.visualAwareness,
+    form_factor: row.formFactor,
+    end_reason: row.endReason,
+    billed_minutes: row.billedMinutes,
+    credits_charged: row.creditsCharged,
+    created_at: row.createdAt.toISOString(),
+    joined_at: iso(row.joinedAt),
+    streaming_started_at: iso(row.streamingStartedAt),
+    ended_at: iso(row.endedAt),
+  };
+}

@@ -1,0 +1,50 @@
+import { boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { accounts } from '../accounts/schema.ts';
+import { identities, LANGUAGES } from '../identities/schema.ts';
+
+export const SESSION_STATUSES = ['running', 'ended'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+export const END_REASONS = [
+  'ended_by_api',
+  'client_left',
+  'no_join',
+  'max_duration',
+  'insufficient_credits',
+  'room_closed',
+] as const;
+export type EndReason = (typeof END_REASONS)[number];
+export const FORM_FACTORS = ['phone', 'desktop'] as const;
+
+/** One realtime conversation; its id is also the LiveKit room name (spec §2.4). */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    identityId: text('identity_id').references(() => identities.id, { onDelete: 'set null' }),
+    pipelineId: text('pipeline_id'),
+    avatarEnabled: boolean('avatar_enabled').notNull(),
+    language: text('language', { enum: LANGUAGES }).notNull(),
+    visualAwareness: boolean('visual_awareness').notNull(),
+    formFactor: text('form_factor', { enum: FORM_FACTORS }),
+    dispatchId: text('dispatch_id').notNull(),
+    /** The LiveKit identity minted into the client's token. */
+    visitorIdentity: text('visitor_identity').notNull(),
+    /** SHA-256 of the token the session's agent job reports with. */
+    reportTokenHash: text('report_token_hash').notNull(),
+    status: text('status', { enum: SESSION_STATUSES }).notNull().default('running'),
+    endReason: text('end_reason', { enum: END_REASONS }),
+    /** Credits set aside at start for the first minute; released once a minute is charged or the session ends. */
+    heldCredits: integer('held_credits').notNull().default(0),
+    billedMinutes: integer('billed_minutes').notNull().default(0),
+    creditsCharged: integer('credits_charged').notNull().default(0),
+    maxDurationSeconds: integer('max_duration_seconds').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    joinedAt: timestamp('joined_at', { withTimezone: true, mode: 'date' }),
+    streamingStartedAt: timestamp('streaming_started_at', { withTimezone: true, mode: 'date' }),
+    endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id), index('sessions_status_idx').on(t.status)],
+);

@@ -1,0 +1,182 @@
+// POST /v1/sessions/start (spec §4.6), checked in this order: identity → state → language
+// and voice → credits → room → dispatch → token → row. When LiveKit fails, nothing is
+// left behind: the room is deleted and the hold given back.
+import { eq } from 'drizzle-orm';
+import { accounts } from '../accounts/schema.ts';
+import { assetUrl } from '../assets/index.ts';
+import { hashApiKey } from '../auth/api-keys.ts';
+import type { SessionSettings } from '../config.ts';
+import { InsufficientCredits } from '../credits/index.ts';
+import type { Database } from '../db/index.ts';
+import { newId, randomBase62 } from '../db/ids.ts';
+import { ApiError, invalid, notFound } from '../http/errors.ts';
+import { findIdentity, type IdentityRow } from '../identities/queries.ts';
+import type { Language } from '../identities/schema.ts';
+import type { LivekitConnection } from '../livekit/connection.ts';
+import type { SessionBilling } from './billing.ts';
+import { sessions } from './schema.ts';
+
+export interface StartRequest {
+  identity_id?: string;
+  avatar_enabled?: boolean;
+  language?: Language;
+  visual_awareness?: boolean;
+  form_factor?: 'phone' | 'desktop';
+}
+
+export interface StartDeps {
+  db: Database;
+  billing: SessionBilling;
+  livekit: LivekitConnection;
+  settings: SessionSettings;
+  agentName: string;
+  assetsUrl: string;
+  /** Where agent jobs reach this control plane. */
+  internalUrl: string;
+}
+
+/** What the agent job needs, sent as the dispatch's metadata (never shown to clients). */
+export interface DispatchMetadata {
+  session_id: string;
+  report_url: string;
+  report_token: string;
+  avatar_enabled: boolean;
+  visitor_identity: string;
+  billing_interval_seconds: number;
+  identity: {
+    identity_id: string;
+    name: string;
+    prompt: string;
+    language: Language;
+    pipeline_id: string;
+    image_url: string;
+    audio_url: string | null;
+  } | null;
+  language: Language;
+  visual_awareness: boolean;
+  form_factor: 'phone' | 'desktop' | null;
+}
+
+/**
+ * A voice that can speak every language mode. Today that is a voice cloned from the
+ * identity's uploaded sample; preset voices join it with the agent issue.
+ */
+export function hasMultilingualVoice(identity: IdentityRow | undefined): boolean {
+  return Boolean(identity?.audio);
+}
+
+export async function startSession(deps: StartDeps, accountId: string, request: StartRequest) {
+  const { db, settings } = deps;
+  let identity: IdentityRow | undefined;
+  if (request.identity_id !== undefined) {
+    identity = await findIdentity(db, accountId, request.identity_id);
+    if (!identity) throw notFound('Identity');
+    if (identity.status !== 'ready') {
+      throw new ApiError(409, `Identity is ${identity.status}; a session needs a ready identity (poll its status)`);
+    }
+  }
+  const avatarEnabled = identity ? request.avatar_enabled !== false : request.avatar_enabled === true;
+  if (avatarEnabled && !identity) {
+    throw invalid(['body', 'avatar_enabled'], 'avatar_enabled needs an identity_id: the avatar is an identity’s face', 'identity_required');
+  }
+  // Rule 1: request, then the identity's stored language, then English.
+  const language: Language = request.language ?? identity?.language ?? 'en';
+  if (language !== 'en' && !hasMultilingualVoice(identity)) {
+    throw invalid(
+      ['body', 'language'],
+      identity
+        ? `Language mode "${language}" needs an identity with a multilingual voice (upload reference audio); this identity has an English-only voice`
+        : `Language mode "${language}" needs an identity with a multilingual voice; send identity_id`,
+      'multilingual_voice_required',
+    );
+  }
+  const visualAwareness = request.visual_awareness ?? Boolean(identity);
+
+  const sessionId = newId('ses');
+  const visitorIdentity = `visitor_${randomBase62(16)}`;
+  const reportToken = randomBase62(43);
+  const [account] = await db.select({ maxSessionSeconds: accounts.maxSessionSeconds }).from(accounts).where(eq(accounts.id, accountId));
+
+  let heldCredits = 0;
+  if (avatarEnabled) {
+    try {
+      heldCredits = await deps.billing.hold(db, accountId, sessionId);
+    } catch (error) {
+      if (error instanceof InsufficientCredits) {
+        throw new ApiError(402, `Insufficient credits: an avatar session needs ${deps.billing.perMinute} credits for its first minute`);
+      }
+      throw error;
+    }
+  }
+
+  const livekit = deps.livekit;
+  let roomCreated = false;
+  try {
+    await livekit.rooms.createRoom({
+      name: sessionId,
+      // LiveKit counts a room with only the agent as empty: leave the no-join decision to
+      // our sweep (it records the reason), with LiveKit's timeout as the backstop.
+      emptyTimeout: settings.joinTimeoutSeconds + 30,
+      departureTimeout: 5,
+      maxParticipants: 8,
+      metadata: JSON.stringify({ session_id: sessionId, avatar_enabled: avatarEnabled, language, form_factor: request.form_factor ?? null }),
+    });
+    roomCreated = true;
+    const metadata: DispatchMetadata = {
+      session_id: sessionId,
+      report_url: `${deps.internalUrl}/internal/sessions/${sessionId}/reports`,
+      report_token: reportToken,
+      avatar_enabled: avatarEnabled,
+      visitor_identity: visitorIdentity,
+      billing_interval_seconds: settings.billingIntervalSeconds,
+      identity: identity
+        ? {
+            identity_id: identity.id,
+            name: identity.name,
+            prompt: identity.prompt,
+            language: identity.language,
+            pipeline_id: identity.pipelineId,
+            image_url: assetUrl(deps.assetsUrl, identity.image.variants.render?.key ?? identity.image.key),
+            audio_url: identity.audio ? assetUrl(deps.assetsUrl, identity.audio.key) : null,
+          }
+        : null,
+      language,
+      visual_awareness: visualAwareness,
+      form_factor: request.form_factor ?? null,
+    };
+    const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, { metadata: JSON.stringify(metadata) });
+    const token = await livekit.mintToken({ room: sessionId, identity: visitorIdentity, ttlSeconds: settings.tokenTtlSeconds });
+    const [row] = await db
+      .insert(sessions)
+      .values({
+        id: sessionId,
+        accountId,
+        identityId: identity?.id ?? null,
+        pipelineId: identity?.pipelineId ?? null,
+        avatarEnabled,
+        language,
+        visualAwareness,
+        formFactor: request.form_factor ?? null,
+        dispatchId: dispatch.id,
+        visitorIdentity,
+        reportTokenHash: hashApiKey(reportToken),
+        heldCredits,
+        maxDurationSeconds: account?.maxSessionSeconds ?? settings.maxDurationSeconds,
+      })
+      .returning();
+    return {
+      room_name: sessionId,
+      token,
+      rtc_url: livekit.publicUrl,
+      dispatch_id: dispatch.id,
+      user: { id: accountId },
+      created_at: row!.createdAt.toISOString(),
+      visual_awareness: visualAwareness,
+    };
+  } catch (error) {
+    if (roomCreated) await livekit.rooms.deleteRoom(sessionId).catch(() => {});
+    if (heldCredits) await db.transaction((tx) => deps.billing.release(tx, { id: sessionId, accountId, heldCredits }));
+    console.error(`starting session ${sessionId} failed:`, error);
+    throw new ApiError(500, 'The session could not be started; retry shortly');
+  }
+}

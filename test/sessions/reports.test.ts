@@ -1,0 +1,61 @@
+// What agent jobs report: each session has its own report token; each minute is charged once
+// however often it is reported; an ended session takes no more reports.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+
+describe.each(ENGINES)('agent job reports on %s', (engine) => {
+  let service: TestService;
+  let account: TestAccount;
+  let identity: IdentityBody;
+  beforeAll(async () => {
+    service = await startTestService(engine, { livekit: 'local', env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10' } });
+    account = await service.account({ credits: 100 });
+    identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+  });
+  afterAll(() => service.stop());
+
+  /** A session and the report URL and token its dispatch carries, as the job would read them. */
+  const startSession = async () => {
+    const response = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ identity_id: identity.identity_id }),
+      headers: { 'content-type': 'application/json' },
+    });
+    const { room_name } = (await response.json()) as { room_name: string };
+    const [dispatch] = (await service.services.livekit.dispatches.listDispatch(room_name)).filter((d) => d.agentName);
+    const metadata = JSON.parse(dispatch!.metadata) as { report_url: string; report_token: string; session_id: string };
+    expect(metadata.session_id).toBe(room_name);
+    expect(metadata.report_url).toBe(`${service.config.internalUrl}/internal/sessions/${room_name}/reports`);
+    const report = (body: unknown, token = metadata.report_token, url = metadata.report_url) =>
+      fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { id: room_name, report, token: metadata.report_token };
+  };
+
+  test('a report with another session’s token, or none, is refused', async () => {
+    const a = await startSession();
+    const b = await startSession();
+    expect((await a.report({ type: 'minute', index: 0 }, b.token)).status).toBe(401);
+    expect((await a.report({ type: 'minute', index: 0 }, '')).status).toBe(401);
+    expect((await a.report({ type: 'minute', index: -1 })).status).toBe(422);
+    expect((await a.report({ type: 'hours', index: 0 })).status).toBe(422);
+    for (const s of [a, b]) await account.call('POST', `/v1/sessions/${s.id}/end`);
+  });
+
+  test('each minute is charged exactly once, however often it is reported', async () => {
+    const session = await startSession();
+    const before = (await service.services.ledger.balance(account.accountId))!;
+    expect((await session.report({ type: 'avatar_streaming', at: new Date().toISOString() })).status).toBe(200);
+    const reports = await Promise.all(Array.from({ length: 5 }, () => session.report({ type: 'minute', index: 0 })));
+    expect(reports.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const bodies = await Promise.all(reports.map((r) => r.json() as Promise<{ charged: boolean }>));
+    expect(bodies.filter((b) => b.charged)).toHaveLength(1);
+    expect(await session.report({ type: 'minute', index: 1 }).then((r) => r.json())).toEqual({ ok: true, charged: true });
+    // The hold (10) went back with the first minute: two minutes cost 20 net of it.
+    expect(await service.services.ledger.balance(account.accountId)).toBe(before + 10 - 20);
+    const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>;
+    expect(read).toMatchObject({ billed_minutes: 2, credits_charged: 20 });
+    expect(read.streaming_started_at).not.toBeNull();
+    await account.call('POST', `/v1/sessions/${session.id}/end`);
+    expect((await session.report({ type: 'minute', index: 2 })).status).toBe(409);
+  });
+});

@@ -1,0 +1,54 @@
+// A visitor as a real WebRTC client (@livekit/rtc-node) joining with a session's
+// rtc_url and token, recording what it sees.
+import { ParticipantKind, Room, RoomEvent, type RemoteParticipant, type RemoteTrack } from '@livekit/rtc-node';
+
+export interface StartedSession {
+  room_name: string;
+  token: string;
+  rtc_url: string;
+}
+
+export interface Visitor {
+  room: Room;
+  notices: { topic?: string; payload: unknown }[];
+  tracks: RemoteTrack[];
+  disconnected: Promise<string>;
+  agent(): RemoteParticipant | undefined;
+  leave(): Promise<void>;
+}
+
+export async function joinAsVisitor(session: StartedSession): Promise<Visitor> {
+  const room = new Room();
+  const notices: Visitor['notices'] = [];
+  const tracks: RemoteTrack[] = [];
+  room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
+    const text = new TextDecoder().decode(payload);
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    notices.push({ topic, payload: parsed });
+  });
+  room.on(RoomEvent.TrackSubscribed, (track) => tracks.push(track));
+  const disconnected = new Promise<string>((resolve) => room.once(RoomEvent.Disconnected, (reason) => resolve(String(reason))));
+  await room.connect(session.rtc_url, session.token, { autoSubscribe: true, dynacast: false });
+  return {
+    room,
+    notices,
+    tracks,
+    disconnected,
+    agent: () => [...room.remoteParticipants.values()].find((p) => p.kind === ParticipantKind.AGENT),
+    leave: () => room.disconnect(),
+  };
+}
+
+/** Poll until `check` returns a value (or true), or fail after `timeoutMs`. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
