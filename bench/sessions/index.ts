@@ -1,0 +1,75 @@
+// bench/sessions: p50/p95 of POST /v1/sessions/start (HTTP call to 200) on the local LiveKit
+// server, and of a visitor's join → first remote track (the avatar video), with the agent
+// worker in the process. The LiveKit binary is the one `npm start` or `npm test` built:
+//   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
+//     bun bench/sessions/index.ts [--starts 100] [--joins 15]
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Room, RoomEvent } from '@livekit/rtc-node';
+import { startAgentWorker } from '../../agent/worker.ts';
+import { loadConfig } from '../../src/config.ts';
+import { startService } from '../../src/server.ts';
+import { identityForm } from '../../test/support/forms.ts';
+
+const { values } = parseArgs({ options: { starts: { type: 'string', default: '100' }, joins: { type: 'string', default: '15' } } });
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+function report(label: string, samples: number[]) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  console.log(`${label.padEnd(40)} n=${String(samples.length).padEnd(4)} p50=${percentile(sorted, 50).toFixed(1)} ms  p95=${percentile(sorted, 95).toFixed(1)} ms`);
+}
+
+const dataDir = await mkdtemp(join(tmpdir(), 'likeness-bench-'));
+const probe = Bun.serve({ port: 0, fetch: () => new Response() });
+const port = probe.port!;
+probe.stop(true);
+const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), CREDITS_ONBOARDING: '0' });
+const service = await startService(config);
+const { livekit } = service.services;
+const worker = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName });
+try {
+  console.log(`engine=${service.services.database.engine} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`);
+  const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
+  const headers = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
+  const identity = (await (await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization: headers.authorization }, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+  const start = async (body: unknown) => {
+    const t0 = performance.now();
+    const response = await fetch(`${service.url}/v1/sessions/start`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
+    if (response.status !== 200) throw new Error(`start answered ${response.status}`);
+    return { ms: performance.now() - t0, session };
+  };
+  const end = (id: string) => fetch(`${service.url}/v1/sessions/${id}/end`, { method: 'POST', headers });
+
+  // Start → end without a visitor; ended at once so jobs don't pile up on 2 cores.
+  const starts: number[] = [];
+  for (let i = 0; i < Number(values.starts) + 3; i++) {
+    const { ms, session } = await start({ identity_id: identity.identity_id });
+    if (i >= 3) starts.push(ms);
+    await end(session.room_name);
+  }
+  report('POST /v1/sessions/start (avatar)', starts);
+
+  const joins: number[] = [];
+  for (let i = 0; i < Number(values.joins); i++) {
+    const { session } = await start({ identity_id: identity.identity_id });
+    const room = new Room();
+    const t0 = performance.now();
+    const firstTrack = new Promise<void>((resolve) => room.once(RoomEvent.TrackSubscribed, () => resolve()));
+    await room.connect(session.rtc_url, session.token, { autoSubscribe: true, dynacast: false });
+    await firstTrack;
+    joins.push(performance.now() - t0);
+    await room.disconnect();
+    await end(session.room_name);
+  }
+  report('visitor join → first remote track', joins);
+} finally {
+  await worker.stop();
+  await service.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
+process.exit(0);
