@@ -6,6 +6,15 @@ import { parseJobMetadata } from './metadata.ts';
 import { httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
 import { avatarFrameSize, createAvatarRenderer } from './renderers/index.ts';
 
+/** The control plane creates each session's room with metadata naming the session. */
+function isSessionRoom(roomMetadata: string | undefined, sessionId: string): boolean {
+  try {
+    return (JSON.parse(roomMetadata ?? '') as { session_id?: unknown }).session_id === sessionId;
+  } catch {
+    return false;
+  }
+}
+
 export default defineAgent({
   entry: async (ctx: JobContext) => {
     const parsed = parseJobMetadata(ctx.job.metadata);
@@ -29,7 +38,20 @@ export default defineAgent({
     ctx.addShutdownCallback(() => meter.close());
 
     // Audio only: the visitor's camera is not used yet (visual awareness comes with the voice pipeline).
-    await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
+    try {
+      await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
+    } catch (error) {
+      // The session ended before the job got going (its room is gone).
+      logger.warn(`could not join room ${ctx.job.room?.name}: ${(error as Error).message}`);
+      ctx.shutdown('room unavailable');
+      return;
+    }
+    if (!isSessionRoom(ctx.room.metadata, metadata.session_id)) {
+      // A LiveKit that auto-creates rooms made a fresh one for this late job: nobody will come.
+      logger.warn(`room ${ctx.room.name} is not session ${metadata.session_id}'s room any more; leaving`);
+      ctx.shutdown('session room gone');
+      return;
+    }
     meterRoomParticipants(ctx.room, meter);
 
     if (!metadata.avatar_enabled) return;

@@ -214,6 +214,10 @@ function configYaml(c: ServerConfig): string {
     `  ${yamlString(c.apiKey)}: ${yamlString(c.apiSecret)}`,
     'logging:',
     '  level: warn',
+    // Rooms exist only when a session creates them: a late agent job must not conjure an
+    // empty room back by joining after the session ended.
+    'room:',
+    '  auto_create: false',
   ];
   if (c.webhookUrl) {
     lines.push('webhook:', `  api_key: ${yamlString(c.apiKey)}`, '  urls:', `    - ${yamlString(c.webhookUrl)}`);

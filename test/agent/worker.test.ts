@@ -95,7 +95,8 @@ function newSession(overrides: Partial<JobMetadata> = {}): JobMetadata {
 
 function createRoom(name: string) {
   roomNames.add(name);
-  return rooms.createRoom({ name, emptyTimeout: 60, departureTimeout: 5 });
+  // Like the control plane: the room's metadata names its session, which the job checks.
+  return rooms.createRoom({ name, emptyTimeout: 60, departureTimeout: 5, metadata: JSON.stringify({ session_id: name }) });
 }
 
 async function deleteRoom(name: string) {

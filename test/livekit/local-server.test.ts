@@ -106,6 +106,8 @@ describe('local LiveKit server', () => {
     let heard = false;
     listener.on(RoomEvent.TrackSubscribed, () => (heard = true));
     try {
+      // Rooms are never created by joining (auto_create is off): create it as a session would.
+      await roomService().createRoom({ name: 'likeness-media' });
       await speaker.connect(server.url, await token('speaker'), { autoSubscribe: false, dynacast: false });
       await listener.connect(server.url, await token('listener'), { autoSubscribe: true, dynacast: false });
       const source = new AudioSource(48_000, 1);

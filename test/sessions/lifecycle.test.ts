@@ -75,6 +75,23 @@ describe('session lifecycle with the agent', () => {
     expect(((await again.json()) as any).metadata.end_reason).toBe('ended_by_api');
   }, 60_000);
 
+  test('a session ended right after its start leaves no room behind (a late agent job does not recreate it)', async () => {
+    const { account, identity } = await setup(1000);
+    const sessions = [];
+    for (let i = 0; i < 4; i++) {
+      const session = await start(account, { identity_id: identity.identity_id });
+      expect((await account.call('POST', `/v1/sessions/${session.room_name}/end`)).status).toBe(200);
+      sessions.push(session.room_name);
+    }
+    await Bun.sleep(4_000);
+    expect(await service.services.livekit.rooms.listRooms(sessions)).toEqual([]);
+    // The worker still takes new sessions: the ended ones did not leave it full.
+    const next = await start(account, { identity_id: identity.identity_id });
+    const visitor = await joinAsVisitor(next);
+    await eventually(() => visitor.agent(), 20_000, 'the agent to join');
+    await account.call('POST', `/v1/sessions/${next.room_name}/end`);
+  }, 60_000);
+
   test('a visitor who leaves ends the session within 5 s', async () => {
     const { account, identity } = await setup(1000);
     const session = await start(account, { identity_id: identity.identity_id });
