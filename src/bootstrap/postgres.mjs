@@ -6,11 +6,10 @@
 // does not reap orphans, and each daemonized postmaster would stay behind as a zombie.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { log, secondsSince } from "./log.mjs";
-import { interruption, run, runChecked, runSync } from "./processes.mjs";
+import { freeLoopbackPort, interruption, run, runChecked, runSync } from "./processes.mjs";
 
 const DEBIAN_PG_ROOT = "/usr/lib/postgresql";
 const CLUSTER_DIR_PREFIX = "likeness-pg-";
@@ -76,17 +75,6 @@ function serverIdentity() {
     uid: Number(runSync("id", ["-u", SERVER_OS_USER]).stdout),
     gid: Number(runSync("id", ["-g", SERVER_OS_USER]).stdout),
   };
-}
-
-function freeLoopbackPort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -1,6 +1,7 @@
 // Child processes of the bootstrap. Every running child is tracked so that a signal
 // sent to the bootstrap (Ctrl-C, a CI timeout's SIGTERM) reaches it too, and so the
 // bootstrap can finish its own cleanup (the throwaway Postgres) before exiting.
+import net from "node:net";
 import { spawn, spawnSync } from "node:child_process";
 import os from "node:os";
 
@@ -66,4 +67,16 @@ export async function runChecked(command, args, options) {
 export function runSync(command, args, options = {}) {
   const result = spawnSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...options });
   return { status: result.error ? null : result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "" };
+}
+
+/** A loopback port nothing listens on right now (the OS picks it). */
+export function freeLoopbackPort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -14,11 +14,10 @@
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { cacheDir } from "./paths.mjs";
 import { log, secondsSince } from "./log.mjs";
-import { interruption, runChecked, runSync } from "./processes.mjs";
+import { freeLoopbackPort, interruption, runChecked, runSync } from "./processes.mjs";
 
 export const MOTO_VERSION = "5.2.5";
 /** Pinned top-level requirements; pip resolves their dependencies for this Python. */
@@ -198,17 +197,6 @@ async function installMoto(wanted) {
   // Written last: an interrupted install is redone from scratch next time.
   fs.writeFileSync(markerPath(), `${wanted}\n`);
   log(`moto ${MOTO_VERSION} installed (${secondsSince(startedAt)})`);
-}
-
-function freeLoopbackPort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** True once something answers HTTP at the url. */

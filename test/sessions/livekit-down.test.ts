@@ -67,3 +67,36 @@ describe('LiveKit unavailable', () => {
     expect((await service.call('GET', '/readyz')).status).toBe(200);
   }, 60_000);
 });
+
+describe('an external LiveKit (LIVEKIT_URL)', () => {
+  const dirs: string[] = [];
+  let external: LocalLivekitServer;
+  let service: TestService;
+  beforeAll(async () => {
+    external = await LocalLivekitServer.start({ binary: livekitBinary(), dataDir: await tempDir(dirs, 'likeness-external-') });
+    service = await startTestService('pglite', {
+      livekit: 'local', // no override: the service reads LIVEKIT_* like a deployment would
+      env: {
+        LIVEKIT_URL: external.url,
+        LIVEKIT_API_KEY: external.apiKey,
+        LIVEKIT_API_SECRET: external.apiSecret,
+        LIVEKIT_PUBLIC_URL: 'wss://rtc.example.com',
+      },
+    });
+  });
+  afterAll(async () => {
+    await service.stop();
+    await external.stop();
+  });
+
+  test('is used instead of a local server, and clients get LIVEKIT_PUBLIC_URL as rtc_url', async () => {
+    expect(service.services.localLivekit).toBeUndefined();
+    const account = await service.account();
+    const response = await account.call('POST', '/v1/sessions/start', { body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(200);
+    const started = (await response.json()) as { room_name: string; rtc_url: string };
+    expect(started.rtc_url).toBe('wss://rtc.example.com');
+    const rooms = await connectLivekit({ url: external.url, publicUrl: external.url, apiKey: external.apiKey, apiSecret: external.apiSecret }).rooms.listRooms();
+    expect(rooms.map((r) => r.name)).toContain(started.room_name);
+  });
+});

@@ -45,7 +45,8 @@ function freePort(): number {
 export interface TestServiceOptions {
   /**
    * `none` (default): LiveKit points at a closed port, for suites that never start a session.
-   * `local`: the service starts its own LiveKit server, as `npm start` does.
+   * `local`: LiveKit as the service is configured: a local server it starts, as `npm start`
+   *   does, or the one `env.LIVEKIT_URL` names.
    */
   livekit?: 'none' | 'local';
   /** Also run the agent worker in this process (needs `livekit: 'local'`). */
