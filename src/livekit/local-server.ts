@@ -6,11 +6,10 @@
 // the server) keeps issued tokens and webhook signatures valid. The config it writes is
 // `dataDir/livekit.yaml`; both files are mode 0600.
 import type { Subprocess } from 'bun';
-import { randomBytes } from 'node:crypto';
-import { createSocket } from 'node:dgram';
-import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CONFIG_FILE, configYaml, loadCredentials, writePrivate, type ServerConfig } from './local-files.ts';
+import { freeTcpPort, freeUdpRange } from './local-ports.ts';
 
 export interface LocalLivekitServerOptions {
   /** The livekit-server binary (see `livekitBinary()`). */
@@ -38,15 +37,6 @@ export interface LocalLivekitServerOptions {
   log?: (line: string) => void;
 }
 
-interface Credentials {
-  apiKey: string;
-  apiSecret: string;
-}
-
-const CREDENTIALS_FILE = 'credentials.json';
-const CONFIG_FILE = 'livekit.yaml';
-const MIN_SECRET_LENGTH = 32; // livekit-server complains below this
-const RTC_PORT_SPAN = { min: 40_000, max: 59_999 };
 const RESTART_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000];
 const OUTPUT_TAIL_CHARS = 8_192;
 const SETTLE_MS = 200;
@@ -78,151 +68,6 @@ async function withConfigLock<T>(path: string, work: () => Promise<T>): Promise<
 
 function defaultLog(line: string) {
   process.stderr.write(`[livekit] ${line}\n`);
-}
-
-async function readCredentials(path: string): Promise<Credentials | null> {
-  let saved: unknown;
-  try {
-    saved = JSON.parse(await readFile(path, 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || error instanceof SyntaxError) return null;
-    throw error;
-  }
-  const { api_key: apiKey, api_secret: apiSecret } = (saved ?? {}) as { api_key?: unknown; api_secret?: unknown };
-  if (typeof apiKey !== 'string' || !/^[A-Za-z0-9_-]+$/.test(apiKey)) return null;
-  if (typeof apiSecret !== 'string' || apiSecret.length < MIN_SECRET_LENGTH) return null;
-  return { apiKey, apiSecret };
-}
-
-/**
- * Reuses dataDir's credentials, or makes and saves new ones (replacing an unusable file).
- * Of two processes starting on a fresh folder at once, one saves its pair and both use it.
- */
-async function loadCredentials(dataDir: string): Promise<Credentials> {
-  const path = join(dataDir, CREDENTIALS_FILE);
-  const saved = await readCredentials(path);
-  if (saved) return saved;
-  const fresh = {
-    apiKey: `API${randomBytes(6).toString('hex')}`,
-    apiSecret: randomBytes(32).toString('base64url'), // 43 characters
-  };
-  const text = `${JSON.stringify({ api_key: fresh.apiKey, api_secret: fresh.apiSecret }, null, 2)}\n`;
-  const temporary = await writeTemporary(path, text);
-  try {
-    await link(temporary, path); // fails if a file is there
-    return fresh;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    const theirs = await readCredentials(path);
-    if (theirs) return theirs;
-    await rename(temporary, path); // the file there is unusable: replace it
-    return fresh;
-  } finally {
-    await unlink(temporary).catch(() => {});
-  }
-}
-
-/** A file beside `path`, readable by its owner only. */
-async function writeTemporary(path: string, text: string): Promise<string> {
-  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(temporary, text, { mode: 0o600 });
-  await chmod(temporary, 0o600);
-  return temporary;
-}
-
-/** Writes a file readable by its owner only, replacing any older one whole. */
-async function writePrivate(path: string, text: string) {
-  await rename(await writeTemporary(path, text), path);
-}
-
-/** Ports this process handed out: Linux often gives the same free port to successive asks. */
-const handedOut = new Set<number>();
-
-async function freeTcpPort(host: string): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const port = await someFreeTcpPort(host);
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
-  }
-  throw new Error(`found no free TCP port on ${host}`);
-}
-
-function someFreeTcpPort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-function udpPortFree(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createSocket('udp4');
-    socket.once('error', () => {
-      socket.close();
-      resolve(false);
-    });
-    socket.bind(port, host, () => socket.close(() => resolve(true)));
-  });
-}
-
-/** A random run of `count` consecutive UDP ports that are free right now. */
-async function freeUdpRange(host: string, count: number): Promise<{ start: number; end: number }> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const start = RTC_PORT_SPAN.min + Math.floor(Math.random() * (RTC_PORT_SPAN.max - RTC_PORT_SPAN.min - count));
-    const ports = Array.from({ length: count }, (_, i) => start + i);
-    const free = await Promise.all(ports.map((port) => udpPortFree(host, port)));
-    if (free.every(Boolean)) return { start, end: start + count - 1 };
-  }
-  throw new Error(`found no ${count} consecutive free UDP ports on ${host}`);
-}
-
-const yamlString = (value: string) => JSON.stringify(value); // a JSON string is a YAML double-quoted scalar
-
-interface ServerConfig extends Credentials {
-  host: string;
-  port: number;
-  rtc: { start: number; end: number; tcpPort: number };
-  webhookUrl?: string;
-}
-
-function configYaml(c: ServerConfig): string {
-  const lines = [
-    '# Written by Likeness (src/livekit/local-server.ts) at every start; edits are overwritten.',
-    `port: ${c.port}`,
-    `bind_addresses: [${yamlString(c.host)}]`,
-    'rtc:',
-    // Media: one UDP port per peer connection, from this range, on loopback only. Without
-    // the interface filter and loopback candidates, pion would bind every interface.
-    `  port_range_start: ${c.rtc.start}`,
-    `  port_range_end: ${c.rtc.end}`,
-    `  tcp_port: ${c.rtc.tcpPort}`, // 0: no ICE/TCP (its listener ignores bind_addresses)
-    '  use_external_ip: false', // no STUN lookup of a public address
-    `  node_ip: ${yamlString(c.host)}`,
-    '  enable_loopback_candidate: true',
-    '  interfaces:',
-    '    includes: ["lo"]',
-    '  ips:',
-    `    includes: [${yamlString(`${c.host}/32`)}]`,
-    'keys:',
-    `  ${yamlString(c.apiKey)}: ${yamlString(c.apiSecret)}`,
-    'logging:',
-    '  level: warn',
-    // Rooms exist only when a session creates them: a late agent job must not conjure an
-    // empty room back by joining after the session ended.
-    'room:',
-    '  auto_create: false',
-  ];
-  if (c.webhookUrl) {
-    lines.push('webhook:', `  api_key: ${yamlString(c.apiKey)}`, '  urls:', `    - ${yamlString(c.webhookUrl)}`);
-  }
-  return `${lines.join('\n')}\n`;
 }
 
 /** setpriv's parent-death signal kills the server even if this process is SIGKILLed (Linux). */
