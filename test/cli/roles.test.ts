@@ -73,7 +73,7 @@ describe('serve --role', () => {
   }, 90_000);
 
   test('an agent-only process needs LIVEKIT_URL; an unknown role is a usage error', async () => {
-    const env = { ...process.env, DATA_DIR: await tempDir(dirs, 'likeness-roles-bad-') };
+    const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: await tempDir(dirs, 'likeness-roles-bad-') };
     delete env.LIVEKIT_URL;
     const noLivekit = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });
     expect(await noLivekit.exited).toBe(1);
