@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { log, secondsSince } from "./log.mjs";
-import { freeLoopbackPort, interruption, run, runChecked, runSync } from "./processes.mjs";
+import { freeLoopbackPort, interruption, processAlive, run, runChecked, runSync } from "./processes.mjs";
 
 const DEBIAN_PG_ROOT = "/usr/lib/postgresql";
 const CLUSTER_DIR_PREFIX = "likeness-pg-";
@@ -92,15 +92,6 @@ function makeClusterDir(identity) {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   throw new Error(`no temp folder writable by the ${SERVER_OS_USER} user (tried ${candidates.join(", ")})`);
-}
-
-function processAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === "EPERM";
-  }
 }
 
 function sleepSync(ms) {

@@ -80,3 +80,13 @@ export function freeLoopbackPort() {
     });
   });
 }
+
+/** True while a process with this pid exists (EPERM: it exists, as another user's). */
+export function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+}

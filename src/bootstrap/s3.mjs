@@ -17,7 +17,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { cacheDir } from "./paths.mjs";
 import { log, secondsSince } from "./log.mjs";
-import { freeLoopbackPort, interruption, runChecked, runSync } from "./processes.mjs";
+import { freeLoopbackPort, interruption, processAlive, runChecked, runSync } from "./processes.mjs";
 
 export const MOTO_VERSION = "5.2.5";
 /** Pinned top-level requirements; pip resolves their dependencies for this Python. */
@@ -110,15 +110,6 @@ async function ensurePython() {
     throw new Error(`moto ${MOTO_VERSION} needs Python ${MIN_PYTHON.join(".")}+, python3 is ${python.version.join(".")}`);
   }
   return python;
-}
-
-function processAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === "EPERM";
-  }
 }
 
 /**
