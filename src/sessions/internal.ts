@@ -42,6 +42,9 @@ export function internalSessionRoutes(deps: InternalDeps) {
           await lifecycle.markStreaming(session.id, body.at ? new Date(body.at) : new Date());
           return { ok: true };
         }
+        // A minute is only reported while the visitor is in: that is a join, even where
+        // LiveKit's webhooks are not configured to tell us.
+        await lifecycle.markJoined(session.id);
         const result = await billing.chargeMinute(session.id, body.index);
         if (result === 'insufficient') {
           // Answer the job at once; the notice and the room's closing follow.

@@ -55,6 +55,7 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>;
     expect(read).toMatchObject({ billed_minutes: 2, credits_charged: 20 });
     expect(read.streaming_started_at).not.toBeNull();
+    expect(read.joined_at).not.toBeNull(); // a billed minute means the visitor was in
     await account.call('POST', `/v1/sessions/${session.id}/end`);
     expect((await session.report({ type: 'minute', index: 2 })).status).toBe(409);
   });
