@@ -2,7 +2,6 @@
 import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import { authentication } from '../auth/index.ts';
-import type { Database } from '../db/index.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
 import { EndSessionResponse, ListSessionsQuery, SessionParams, SessionResponse, StartSessionBody, StartSessionResponse } from './contract.ts';
