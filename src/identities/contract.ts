@@ -4,8 +4,6 @@ import { t } from 'elysia';
 import { oneOf } from '../http/schemas.ts';
 import { LANGUAGES, IDENTITY_STATUSES } from './schema.ts';
 
-export { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
-
 export const NAME_MAX = 200;
 export const PROMPT_MAX = 20_000;
 

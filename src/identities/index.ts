@@ -9,15 +9,14 @@ import { invalid, notFound } from '../http/errors.ts';
 import type { PipelineRegistry } from '../pipelines/index.ts';
 import {
   CreateIdentityForm,
-  ErrorResponse,
   IdentityListItem,
   IdentityParams,
   IdentityResponse,
   IdentityStatusResponse,
   ListIdentitiesQuery,
   UpdateIdentityForm,
-  ValidationErrorResponse,
 } from './contract.ts';
+import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
 import { inspectAudio, inspectImage, type MediaLimits } from './media/index.ts';
 import { identityPrefix, onboardIdentity, type UploadedAudio } from './onboarding.ts';
 import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
