@@ -1,4 +1,11 @@
-# Likeness: the control plane on Bun. Build: docker build -t likeness .
+# Likeness in one image: the control plane, the agent worker and a local LiveKit server.
+# Build: docker build -t likeness .   Run: docker run -p 8080:8080 -v likeness:/data likeness
+# With an external LiveKit, set LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET (and LIVEKIT_PUBLIC_URL).
+
+# The LiveKit server, from its Go module at the tag the bootstrap pins (src/bootstrap/livekit.mjs).
+FROM golang:1.26-bookworm AS livekit
+RUN CGO_ENABLED=0 GOBIN=/out go install github.com/livekit/livekit-server/cmd/server@v1.13.5
+
 FROM oven/bun:1.4.4-debian
 WORKDIR /app
 COPY package.json bun.lock ./
@@ -7,7 +14,8 @@ COPY src ./src
 COPY agent ./agent
 COPY drizzle ./drizzle
 COPY tsconfig.json bunfig.toml ./
-ENV PORT=8080 DATA_DIR=/data
+COPY --from=livekit /out/server /usr/local/bin/livekit-server
+ENV PORT=8080 DATA_DIR=/data LIKENESS_LIVEKIT_BIN=/usr/local/bin/livekit-server
 VOLUME /data
 EXPOSE 8080
 # Never `bun build --compile`: agent jobs fork files that must exist on disk.
