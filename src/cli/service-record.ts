@@ -32,7 +32,8 @@ export async function removeServiceRecord(config: Config): Promise<void> {
   await rm(recordPath(config), { force: true });
 }
 
-function alive(pid: number): boolean {
+/** True while a process with this pid exists. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -47,7 +48,7 @@ export async function runningService(config: Config): Promise<ServiceRecord | un
   if (!raw) return undefined;
   try {
     const record = JSON.parse(raw) as ServiceRecord;
-    return alive(record.pid) && record.pid !== process.pid ? record : undefined;
+    return processAlive(record.pid) && record.pid !== process.pid ? record : undefined;
   } catch {
     return undefined;
   }

@@ -5,6 +5,7 @@ import { readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AudioFrame, AudioSource, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
+import { processAlive } from '../../src/cli/service-record.ts';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
 import { tempDir } from '../support/processes.ts';
 import { eventually } from '../support/visitor.ts';
@@ -33,15 +34,6 @@ async function socketsOf(pid: number): Promise<string[]> {
     }
   }
   return addresses;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('local LiveKit server', () => {
@@ -133,7 +125,7 @@ describe('local LiveKit server', () => {
     await eventually(() => server.restarts === 1, 20_000, 'the restart');
     expect(server.pid).toBeDefined();
     expect(server.pid).not.toBe(killed);
-    expect(alive(killed)).toBe(false);
+    expect(processAlive(killed)).toBe(false);
     expect(logs.some((line) => line.includes(`pid ${killed}) exited unexpectedly`))).toBe(true);
 
     const rooms = roomService();
@@ -155,7 +147,7 @@ describe('local LiveKit server', () => {
   test('stop() ends the process and restarts nothing', async () => {
     const pid = server.pid!;
     await server.stop();
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
     const pgrep = Bun.spawnSync(['pgrep', '-f', 'livekit-server'], { stdout: 'pipe' });
     expect(pgrep.stdout.toString().split(/\s+/)).not.toContain(String(pid));
     await Bun.sleep(500);
