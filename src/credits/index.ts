@@ -67,18 +67,29 @@ export class CreditLedger {
     return (q as Database).transaction(run);
   }
 
+  /**
+   * Add `amount` once for (kind, reference), in the caller's transaction. Returns false when
+   * this reference was already credited.
+   */
+  async credit(
+    q: Queryable,
+    entry: { accountId: string; amount: number; kind: Extract<LedgerKind, 'grant' | 'session_release' | 'adjustment'>; reference: string },
+  ): Promise<boolean> {
+    const inserted = await q
+      .insert(creditLedger)
+      .values({ id: newId('led'), ...entry })
+      .onConflictDoNothing({ target: [creditLedger.kind, creditLedger.reference] })
+      .returning({ id: creditLedger.id });
+    if (inserted.length === 0) return false;
+    await q.update(accounts).set({ balance: sql`${accounts.balance} + ${entry.amount}` }).where(eq(accounts.id, entry.accountId));
+    return true;
+  }
+
   /** Add credits. Idempotent per reference when one is given. */
   async grant(accountId: string, amount: number, reference: string = newId('led')): Promise<number> {
     if (!Number.isInteger(amount) || amount <= 0) throw new Error('A grant must be a positive integer');
     return this.db.transaction(async (tx) => {
-      const inserted = await tx
-        .insert(creditLedger)
-        .values({ id: newId('led'), accountId, amount, kind: 'grant', reference })
-        .onConflictDoNothing({ target: [creditLedger.kind, creditLedger.reference] })
-        .returning({ id: creditLedger.id });
-      if (inserted.length > 0) {
-        await tx.update(accounts).set({ balance: sql`${accounts.balance} + ${amount}` }).where(eq(accounts.id, accountId));
-      }
+      await this.credit(tx, { accountId, amount, kind: 'grant', reference });
       return (await this.balance(accountId, tx)) ?? 0;
     });
   }

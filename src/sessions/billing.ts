@@ -3,11 +3,8 @@
 // minute or the session's end gives the hold back. Each minute is charged once, keyed by
 // (session, minute index), so a retried or duplicated report never charges twice.
 import { eq, sql } from 'drizzle-orm';
-import { accounts } from '../accounts/schema.ts';
 import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
-import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
-import { newId } from '../db/ids.ts';
 import { sessions } from './schema.ts';
 
 export type MinuteResult = 'charged' | 'already_charged' | 'insufficient';
@@ -31,20 +28,12 @@ export class SessionBilling {
   /** Give a session's hold back (once; later calls do nothing). */
   async release(q: Queryable, session: { id: string; accountId: string; heldCredits: number }): Promise<void> {
     if (session.heldCredits === 0) return;
-    const inserted = await q
-      .insert(creditLedger)
-      .values({
-        id: newId('led'),
-        accountId: session.accountId,
-        amount: session.heldCredits,
-        kind: 'session_release',
-        reference: `session:${session.id}:hold`,
-      })
-      .onConflictDoNothing({ target: [creditLedger.kind, creditLedger.reference] })
-      .returning({ id: creditLedger.id });
-    if (inserted.length) {
-      await q.update(accounts).set({ balance: sql`${accounts.balance} + ${session.heldCredits}` }).where(eq(accounts.id, session.accountId));
-    }
+    await this.ledger.credit(q, {
+      accountId: session.accountId,
+      amount: session.heldCredits,
+      kind: 'session_release',
+      reference: `session:${session.id}:hold`,
+    });
   }
 
   /** Charge minute `index` of a running session; the first charge also releases the hold. */
