@@ -14,6 +14,13 @@ const jobIdentitySchema = z.object({
   audio_url: httpUrl.nullable(),
 });
 
+const jobVoiceSchema = z.object({
+  preset_id: z.string().nullable(),
+  multilingual: z.boolean(),
+  elevenlabs_voice_id: z.string().nullable(),
+  profile: z.object({ pitch_hz: z.number().positive(), words_per_minute: z.number().positive() }),
+});
+
 export const jobMetadataSchema = z.object({
   session_id: z.string().startsWith('ses_'),
   report_url: httpUrl,
@@ -23,13 +30,16 @@ export const jobMetadataSchema = z.object({
   visitor_identity: z.string().min(1),
   billing_interval_seconds: z.number().int().positive(),
   identity: jobIdentitySchema.nullable(),
-  language: z.string().min(1),
+  /** Null: the default English-only voice. */
+  voice: jobVoiceSchema.nullable().default(null),
+  language: z.enum(['auto', 'en', 'es', 'pl', 'uk']),
   visual_awareness: z.boolean(),
   form_factor: z.enum(['phone', 'desktop']).nullable(),
 });
 
 export type JobMetadata = z.infer<typeof jobMetadataSchema>;
 export type JobIdentity = z.infer<typeof jobIdentitySchema>;
+export type JobVoice = z.infer<typeof jobVoiceSchema>;
 
 export type ParsedJobMetadata = { ok: true; metadata: JobMetadata } | { ok: false; problem: string };
 

@@ -1,6 +1,7 @@
 // Every setting of the service, read once from the environment. The defaults are the
 // embedded mode: one process, PGlite under DATA_DIR, assets in a local folder.
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 export interface S3Settings {
   bucket: string;
@@ -36,6 +37,29 @@ export interface SessionSettings {
   tokenTtlSeconds: number;
 }
 
+/** A cloud provider's account: its key and, for self-hosted or test servers, its address. */
+export interface CloudProvider {
+  apiKey: string;
+  /** Unset: the provider's public API. */
+  baseUrl: string | undefined;
+  model: string;
+}
+
+/**
+ * Where the voice agent's speech-to-text, language model and text-to-speech come from. Each
+ * is cloud when its key is set, otherwise the offline model the bootstrap installed.
+ */
+export interface ProviderSettings {
+  /** Deepgram speech-to-text (DEEPGRAM_API_KEY). */
+  deepgram: CloudProvider | undefined;
+  /** Any OpenAI-compatible chat API (OPENAI_API_KEY, or OPENAI_BASE_URL alone for a keyless Ollama/vLLM). */
+  openai: CloudProvider | undefined;
+  /** ElevenLabs text-to-speech and instant voice cloning (ELEVENLABS_API_KEY). */
+  elevenlabs: CloudProvider | undefined;
+  /** Where the bootstrap put the offline models (Whisper, SmolLM2, Piper). */
+  modelsDir: string;
+}
+
 export interface Config {
   host: string;
   port: number;
@@ -67,6 +91,7 @@ export interface Config {
   recoveryGraceSeconds: number;
   livekit: LivekitSettings;
   sessions: SessionSettings;
+  providers: ProviderSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -83,6 +108,23 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
 
 function withoutTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
+}
+
+/** The model cache the bootstrap fills (LIKENESS_CACHE_DIR, default ~/.cache/likeness). */
+export function cacheDir(env: Env = process.env): string {
+  return resolve(env.LIKENESS_CACHE_DIR || join(env.HOME || homedir(), '.cache', 'likeness'));
+}
+
+export function loadProviders(env: Env = process.env): ProviderSettings {
+  const cloud = (key: string | undefined, baseUrl: string | undefined, model: string): CloudProvider | undefined =>
+    key ? { apiKey: key, baseUrl: baseUrl ? withoutTrailingSlash(baseUrl) : undefined, model } : undefined;
+  return {
+    deepgram: cloud(env.DEEPGRAM_API_KEY, env.DEEPGRAM_BASE_URL, env.DEEPGRAM_MODEL || 'nova-3'),
+    // A self-hosted OpenAI-compatible server often needs no key.
+    openai: cloud(env.OPENAI_API_KEY || (env.OPENAI_BASE_URL ? 'none' : undefined), env.OPENAI_BASE_URL, env.LLM_MODEL || 'gpt-4o-mini'),
+    elevenlabs: cloud(env.ELEVENLABS_API_KEY, env.ELEVENLABS_BASE_URL, env.ELEVENLABS_MODEL || 'eleven_flash_v2_5'),
+    modelsDir: resolve(env.LIKENESS_MODELS_DIR || join(cacheDir(env), 'models')),
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -129,5 +171,6 @@ export function loadConfig(env: Env = process.env): Config {
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),
       tokenTtlSeconds: integer(env, 'SESSION_TOKEN_TTL_SECONDS', 600, 30),
     },
+    providers: loadProviders(env),
   };
 }

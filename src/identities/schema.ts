@@ -20,10 +20,32 @@ export interface StoredAudio {
   contentType: string;
   durationSeconds: number;
 }
+/** How the offline text-to-speech imitates a voice: measured from a sample, or a preset's. */
+export interface VoiceProfile {
+  /** Median fundamental frequency of the speech. */
+  pitchHz: number;
+  /** Speaking rate. */
+  wordsPerMinute: number;
+}
+/**
+ * The identity's voice. Null on the row means the default English-only voice.
+ * Cloned from the uploaded audio (`presetId` null) or a preset from GET /v1/voices.
+ */
+export interface IdentityVoice {
+  presetId: string | null;
+  /** Whether it may speak every language mode (spec §4.2: all but `en` need it). */
+  multilingual: boolean;
+  /** The voice at ElevenLabs, when it was cloned there or the preset maps to one. */
+  elevenlabsVoiceId: string | null;
+  /** What the offline TTS uses. */
+  profile: VoiceProfile;
+}
 /** Uploads of a retrain that has been accepted but not yet trained (text fields apply at once). */
 export interface PendingRetrain {
   image?: { key: string; contentType: string };
   audio?: StoredAudio;
+  /** The voice the retrain's audio was cloned into (or a preset chosen with it). */
+  voice?: IdentityVoice | null;
   requestedAt: string;
 }
 
@@ -42,6 +64,7 @@ export const identities = pgTable(
     detail: text('detail'),
     image: jsonb('image').$type<StoredImage>().notNull(),
     audio: jsonb('audio').$type<StoredAudio>(),
+    voice: jsonb('voice').$type<IdentityVoice>(),
     /** What the pipeline's training produced (e.g. face analysis), for the renderer. */
     training: jsonb('training').$type<Record<string, unknown>>(),
     pendingRetrain: jsonb('pending_retrain').$type<PendingRetrain>(),

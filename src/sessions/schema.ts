@@ -1,4 +1,4 @@
-import { boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigserial, uniqueIndex, boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { identities, LANGUAGES } from '../identities/schema.ts';
 
@@ -47,4 +47,30 @@ export const sessions = pgTable(
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id), index('sessions_status_idx').on(t.status)],
+);
+
+export const TRANSCRIPT_ROLES = ['user', 'agent'] as const;
+export type TranscriptRole = (typeof TRANSCRIPT_ROLES)[number];
+
+/** One finished turn of a session's conversation, as the agent job reported it. */
+export const sessionTranscripts = pgTable(
+  'session_transcripts',
+  {
+    /** Insertion order breaks ties between turns reported with the same timestamp. */
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: TRANSCRIPT_ROLES }).notNull(),
+    text: text('text').notNull(),
+    /** The language the turn was heard or spoken in (ISO 639-1), when known. */
+    language: text('language'),
+    /** An agent turn the visitor cut off: `text` is what was said before the interruption. */
+    interrupted: boolean('interrupted').notNull().default(false),
+    /** The job's own id for the turn, so a report delivered twice is stored once. */
+    turnId: text('turn_id').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
+    endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('session_transcripts_session_idx').on(t.sessionId, t.startedAt, t.seq), uniqueIndex('session_transcripts_turn_idx').on(t.sessionId, t.turnId)],
 );

@@ -11,7 +11,7 @@ import type { Database } from '../db/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { findIdentity, type IdentityRow } from '../identities/queries.ts';
-import type { Language } from '../identities/schema.ts';
+import type { IdentityVoice, Language } from '../identities/schema.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import type { SessionBilling } from './billing.ts';
 import { sessions } from './schema.ts';
@@ -52,17 +52,35 @@ export interface DispatchMetadata {
     image_url: string;
     audio_url: string | null;
   } | null;
+  /** The voice the agent speaks with; null: the default English-only voice. */
+  voice: DispatchVoice | null;
   language: Language;
   visual_awareness: boolean;
   form_factor: 'phone' | 'desktop' | null;
 }
 
-/**
- * A voice that can speak every language mode. Today that is a voice cloned from the
- * identity's uploaded sample; preset voices join it with the agent issue.
- */
+export interface DispatchVoice {
+  preset_id: string | null;
+  multilingual: boolean;
+  /** Used when the agent's TTS is ElevenLabs. */
+  elevenlabs_voice_id: string | null;
+  /** Used by the offline TTS. */
+  profile: { pitch_hz: number; words_per_minute: number };
+}
+
+export function dispatchVoice(voice: IdentityVoice | null | undefined): DispatchVoice | null {
+  if (!voice) return null;
+  return {
+    preset_id: voice.presetId,
+    multilingual: voice.multilingual,
+    elevenlabs_voice_id: voice.elevenlabsVoiceId,
+    profile: { pitch_hz: voice.profile.pitchHz, words_per_minute: voice.profile.wordsPerMinute },
+  };
+}
+
+/** A voice that can speak every language mode: cloned from uploaded audio, or a multilingual preset. */
 export function hasMultilingualVoice(identity: IdentityRow | undefined): boolean {
-  return Boolean(identity?.audio);
+  return identity?.voice?.multilingual === true;
 }
 
 export async function startSession(deps: StartDeps, accountId: string, request: StartRequest) {
@@ -140,6 +158,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
             audio_url: identity.audio ? assetUrl(deps.assetsUrl, identity.audio.key) : null,
           }
         : null,
+      voice: dispatchVoice(identity?.voice),
       language,
       visual_awareness: visualAwareness,
       form_factor: request.form_factor ?? null,

@@ -86,6 +86,7 @@ function newSession(overrides: Partial<JobMetadata> = {}): JobMetadata {
       image_url: `http://127.0.0.1:${controlPlane.port}/assets/render.png`,
       audio_url: null,
     },
+    voice: null,
     language: 'en',
     visual_awareness: false,
     form_factor: 'phone',
