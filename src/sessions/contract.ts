@@ -3,7 +3,7 @@
 import { t } from 'elysia';
 import { LANGUAGES } from '../identities/schema.ts';
 import { oneOf } from '../http/schemas.ts';
-import { END_REASONS, FORM_FACTORS, SESSION_STATUSES } from './schema.ts';
+import { END_REASONS, FORM_FACTORS, SESSION_STATUSES, TRANSCRIPT_ROLES } from './schema.ts';
 
 const Timestamp = t.String({ format: 'date-time' });
 
@@ -74,4 +74,28 @@ export const SessionReport = t.Union([
   t.Object({ type: t.Literal('avatar_streaming'), at: t.Optional(Timestamp) }),
   t.Object({ type: t.Literal('minute'), index: t.Integer({ minimum: 0 }) }),
   t.Object({ type: t.Literal('visitor_left') }),
+  t.Object({
+    type: t.Literal('transcript'),
+    turn_id: t.String({ minLength: 1, maxLength: 200 }),
+    role: oneOf(TRANSCRIPT_ROLES, 'Who spoke.'),
+    text: t.String({ maxLength: 20_000 }),
+    language: t.Union([t.String({ maxLength: 16 }), t.Null()]),
+    interrupted: t.Boolean(),
+    started_at: Timestamp,
+    ended_at: t.Union([Timestamp, t.Null()]),
+  }),
 ]);
+
+export const TranscriptTurn = t.Object({
+  role: oneOf(TRANSCRIPT_ROLES, '`user`: the visitor; `agent`: the identity.'),
+  text: t.String(),
+  language: t.Union([t.String(), t.Null()], { description: 'ISO 639-1 code of the language heard or spoken, when known.' }),
+  interrupted: t.Boolean({ description: 'An agent turn the visitor cut off; `text` is what was said until then.' }),
+  started_at: Timestamp,
+  ended_at: t.Union([Timestamp, t.Null()]),
+});
+
+export const TranscriptResponse = t.Object(
+  { session_id: t.String(), turns: t.Array(TranscriptTurn) },
+  { description: "The session's conversation so far, oldest turn first." },
+);

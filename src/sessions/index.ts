@@ -4,11 +4,12 @@ import { Elysia, t } from 'elysia';
 import { authentication } from '../auth/index.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
-import { EndSessionResponse, ListSessionsQuery, SessionParams, SessionResponse, StartSessionBody, StartSessionResponse } from './contract.ts';
+import { EndSessionResponse, ListSessionsQuery, SessionParams, SessionResponse, StartSessionBody, StartSessionResponse, TranscriptResponse } from './contract.ts';
 import { RoomClosureUnconfirmed, type SessionLifecycle } from './lifecycle.ts';
 import { endResponse, sessionResponse } from './presenter.ts';
 import { sessions } from './schema.ts';
 import { startSession, type StartDeps } from './start.ts';
+import { transcriptOf } from './transcripts.ts';
 
 export interface SessionDeps extends StartDeps {
   lifecycle: SessionLifecycle;
@@ -60,6 +61,15 @@ export function sessionRoutes(deps: SessionDeps) {
       response: { 200: SessionResponse, 401: ErrorResponse, 404: ErrorResponse },
       detail: { summary: 'Read one session: status, end reason, billed minutes' },
     })
+    .get(
+      '/:session_id/transcript',
+      async ({ caller, params }) => transcriptOf(db, (await findOwned(caller.accountId, params.session_id)).id),
+      {
+        params: SessionParams,
+        response: { 200: TranscriptResponse, 401: ErrorResponse, 404: ErrorResponse },
+        detail: { summary: "Read a session's transcript: the visitor's and the agent's turns, with language and times" },
+      },
+    )
     .get(
       '',
       async ({ caller, query }) => {

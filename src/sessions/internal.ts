@@ -10,6 +10,7 @@ import type { SessionBilling } from './billing.ts';
 import { SessionParams, SessionReport } from './contract.ts';
 import type { SessionLifecycle } from './lifecycle.ts';
 import { sessions } from './schema.ts';
+import { recordTurn } from './transcripts.ts';
 
 export interface InternalDeps {
   db: Database;
@@ -35,6 +36,11 @@ export function internalSessionRoutes(deps: InternalDeps) {
         if (!session) throw new ApiError(401, 'Unknown session or report token');
         if (body.type === 'visitor_left') {
           await lifecycle.end(session.id, 'client_left').catch((e) => console.error(`ending ${session.id} failed:`, e));
+          return { ok: true };
+        }
+        if (body.type === 'transcript') {
+          // The last turns may arrive while the job leaves a session that just ended: keep them.
+          await recordTurn(db, session.id, body);
           return { ok: true };
         }
         if (session.status === 'ended') throw new ApiError(409, 'The session has ended');

@@ -59,4 +59,53 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     await account.call('POST', `/v1/sessions/${session.id}/end`);
     expect((await session.report({ type: 'minute', index: 2 })).status).toBe(409);
   });
+
+  const turn = (overrides: Record<string, unknown> = {}) => ({
+    type: 'transcript',
+    turn_id: 'item_1',
+    role: 'user',
+    text: 'What is the weather like in Paris?',
+    language: 'en',
+    interrupted: false,
+    started_at: '2026-11-21T10:00:01.000Z',
+    ended_at: '2026-11-21T10:00:03.000Z',
+    ...overrides,
+  });
+
+  test('transcript turns are stored once each, in order, and read back by their own account only', async () => {
+    const session = await startSession();
+    // The agent's reply is reported first but started later: the transcript orders by start.
+    const reply = turn({ turn_id: 'item_2', role: 'agent', text: 'Sunny and mild.', interrupted: true, started_at: '2026-11-21T10:00:04.000Z' });
+    expect((await session.report(reply)).status).toBe(200);
+    const deliveries = await Promise.all(Array.from({ length: 3 }, () => session.report(turn())));
+    expect(deliveries.map((r) => r.status)).toEqual([200, 200, 200]);
+    const read = await account.call('GET', `/v1/sessions/${session.id}/transcript`);
+    expect(read.status).toBe(200);
+    expect(await read.json()).toEqual({
+      session_id: session.id,
+      turns: [
+        { role: 'user', text: 'What is the weather like in Paris?', language: 'en', interrupted: false, started_at: '2026-11-21T10:00:01.000Z', ended_at: '2026-11-21T10:00:03.000Z' },
+        { role: 'agent', text: 'Sunny and mild.', language: 'en', interrupted: true, started_at: '2026-11-21T10:00:04.000Z', ended_at: '2026-11-21T10:00:03.000Z' },
+      ],
+    });
+    const stranger = await service.account();
+    expect((await stranger.call('GET', `/v1/sessions/${session.id}/transcript`)).status).toBe(404);
+    expect((await account.call('GET', '/v1/sessions/ses_doesnotexist/transcript')).status).toBe(404);
+    // The last turns can arrive as the job leaves an ended session: they are kept.
+    await account.call('POST', `/v1/sessions/${session.id}/end`);
+    expect((await session.report(turn({ turn_id: 'item_3', text: 'Bye!', started_at: '2026-11-21T10:00:09.000Z' }))).status).toBe(200);
+    const after = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as { turns: { text: string }[] };
+    expect(after.turns.map((t) => t.text)).toEqual(['What is the weather like in Paris?', 'Sunny and mild.', 'Bye!']);
+  });
+
+  test('a malformed transcript turn is refused and stores nothing', async () => {
+    const session = await startSession();
+    for (const bad of [turn({ role: 'narrator' }), turn({ started_at: 'yesterday' }), turn({ turn_id: '' }), turn({ text: 5 })]) {
+      expect((await session.report(bad)).status).toBe(422);
+    }
+    expect((await session.report(turn(), 'not-the-token')).status).toBe(401);
+    const read = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as { turns: unknown[] };
+    expect(read.turns).toEqual([]);
+    await account.call('POST', `/v1/sessions/${session.id}/end`);
+  });
 });

@@ -1,0 +1,51 @@
+// A session's transcript: turns the agent job reports as the conversation goes, read back
+// through GET /v1/sessions/{id}/transcript (beyond the spec).
+import { asc, eq } from 'drizzle-orm';
+import type { Database } from '../db/index.ts';
+import { sessionTranscripts, type TranscriptRole } from './schema.ts';
+
+export interface ReportedTurn {
+  turn_id: string;
+  role: TranscriptRole;
+  text: string;
+  language: string | null;
+  interrupted: boolean;
+  started_at: string;
+  ended_at: string | null;
+}
+
+/** Stores a turn once: the job retries deliveries, so the same turn may arrive twice. */
+export async function recordTurn(db: Database, sessionId: string, turn: ReportedTurn): Promise<void> {
+  await db
+    .insert(sessionTranscripts)
+    .values({
+      sessionId,
+      turnId: turn.turn_id,
+      role: turn.role,
+      text: turn.text,
+      language: turn.language,
+      interrupted: turn.interrupted,
+      startedAt: new Date(turn.started_at),
+      endedAt: turn.ended_at ? new Date(turn.ended_at) : null,
+    })
+    .onConflictDoNothing({ target: [sessionTranscripts.sessionId, sessionTranscripts.turnId] });
+}
+
+export async function transcriptOf(db: Database, sessionId: string) {
+  const rows = await db
+    .select()
+    .from(sessionTranscripts)
+    .where(eq(sessionTranscripts.sessionId, sessionId))
+    .orderBy(asc(sessionTranscripts.startedAt), asc(sessionTranscripts.seq));
+  return {
+    session_id: sessionId,
+    turns: rows.map((row) => ({
+      role: row.role,
+      text: row.text,
+      language: row.language,
+      interrupted: row.interrupted,
+      started_at: row.startedAt.toISOString(),
+      ended_at: row.endedAt?.toISOString() ?? null,
+    })),
+  };
+}
