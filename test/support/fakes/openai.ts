@@ -1,0 +1,311 @@
+// A wire-level fake of the OpenAI HTTP API as @livekit/agents-plugin-openai 1.9.0 uses it
+// (through the `openai` 6.x client): GET /v1/models (the LLM's prewarm), POST /v1/chat/completions
+// streamed as SSE `chat.completion.chunk`s (role first, word-sized content deltas, a
+// `finish_reason: "stop"` chunk, a usage chunk when `stream_options.include_usage`, `[DONE]`) or
+// as one `chat.completion`, POST /v1/audio/transcriptions (multipart, the STT with
+// `useRealtime: false`) and POST /v1/audio/speech (the TTS asks for `pcm`: 24 kHz s16le mono).
+// Replies come from a responder the test sets; transcripts from a script. A client that
+// disconnects mid-stream (barge-in) is recorded as `aborted` and nothing more is written.
+import { speechLikeAudio, parseWav, wavFile, type ScriptedUtterance } from './speech.ts';
+
+export interface ChatRecord {
+  at: number;
+  authorization: string | null;
+  model: string;
+  stream: boolean;
+  includeUsage: boolean;
+  body: Record<string, unknown>;
+  messages: { role: string; content: unknown }[];
+  /** Text of every system/developer message, joined by newlines. */
+  system: string;
+  /** Text of each user message, in order. */
+  userTexts: string[];
+  /** Every image_url part: which message carried it, the URL up to `base64,`, its length. */
+  images: { messageIndex: number; prefix: string; length: number }[];
+  reply?: string;
+  /** Content deltas written (streaming), out of `tokens`. */
+  chunksSent: number;
+  tokens: number;
+  firstTokenAt?: number;
+  finishedAt?: number;
+  aborted: boolean;
+  abortedAt?: number;
+}
+
+export interface TranscriptionRecord {
+  at: number;
+  authorization: string | null;
+  model: string;
+  language?: string;
+  prompt?: string;
+  responseFormat: string;
+  fileName: string;
+  fileType: string;
+  /** Duration of the uploaded WAV; undefined when the file was not a WAV. */
+  audioSeconds?: number;
+  text: string;
+}
+
+export interface SpeechRecord {
+  at: number;
+  authorization: string | null;
+  model: string;
+  voice: string;
+  input: string;
+  responseFormat: string;
+  speed?: number;
+  instructions?: string;
+  audioSeconds: number;
+}
+
+export type ChatResponder = (request: ChatRecord) => string | Promise<string>;
+
+export interface FakeOpenAIOptions {
+  /** When set, only `Bearer <apiKey>` is accepted (401 otherwise). */
+  apiKey?: string;
+  firstTokenDelayMs?: number;
+  tokenIntervalMs?: number;
+  models?: string[];
+}
+
+export interface FakeOpenAI {
+  /** The plugins' `baseURL`, ending in /v1. */
+  url: string;
+  chats: ChatRecord[];
+  transcriptions: TranscriptionRecord[];
+  speeches: SpeechRecord[];
+  /** Every request as `METHOD /path`, in arrival order. */
+  requests: string[];
+  firstTokenDelayMs: number;
+  tokenIntervalMs: number;
+  respond(responder: ChatResponder): void;
+  scriptTranscriptions(...utterances: ScriptedUtterance[]): void;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_REPLY = 'Hello! It is nice to meet you.';
+const DEFAULT_TRANSCRIPT: ScriptedUtterance = { transcript: 'Hello, how are you today?', language: 'en' };
+const SPEECH_RATE = 24_000;
+/** Whisper names languages in verbose_json. */
+const LANGUAGE_NAMES: Record<string, string> = { en: 'english', es: 'spanish', pl: 'polish', uk: 'ukrainian', de: 'german', fr: 'french' };
+
+const now = () => performance.timeOrigin + performance.now();
+
+function oaiError(status: number, message: string, code: string | null = null, param: string | null = null) {
+  return Response.json({ error: { message, type: 'invalid_request_error', param, code } }, { status });
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((p): p is { type: 'text'; text: string } => p?.type === 'text')
+    .map((p) => p.text)
+    .join('\n');
+}
+
+function chatRecord(body: Record<string, unknown>, authorization: string | null): ChatRecord {
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as ChatRecord['messages'];
+  const images: ChatRecord['images'] = [];
+  messages.forEach((m, messageIndex) => {
+    if (!Array.isArray(m.content)) return;
+    for (const part of m.content as { type?: string; image_url?: { url?: string } }[]) {
+      if (part?.type !== 'image_url') continue;
+      const url = String(part.image_url?.url ?? '');
+      const comma = url.indexOf(',');
+      images.push({ messageIndex, prefix: url.startsWith('data:') && comma > 0 ? url.slice(0, comma + 1) : url, length: url.length });
+    }
+  });
+  const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
+  return {
+    at: now(),
+    authorization,
+    model: String(body.model),
+    stream: body.stream === true,
+    includeUsage: streamOptions?.include_usage === true,
+    body,
+    messages,
+    system: messages
+      .filter((m) => m.role === 'system' || m.role === 'developer')
+      .map((m) => textOf(m.content))
+      .join('\n'),
+    userTexts: messages.filter((m) => m.role === 'user').map((m) => textOf(m.content)),
+    images,
+    chunksSent: 0,
+    tokens: 0,
+    aborted: false,
+  };
+}
+
+export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
+  let responder: ChatResponder = () => DEFAULT_REPLY;
+  const transcripts: ScriptedUtterance[] = [];
+
+  async function chat(req: Request, authorization: string | null): Promise<Response> {
+    const body = (await req.json().catch(() => null)) as Record<string, unknown> | null;
+    if (!body || typeof body.model !== 'string' || !Array.isArray(body.messages)) {
+      return oaiError(400, 'model and messages are required', null, 'messages');
+    }
+    const record = chatRecord(body, authorization);
+    fake.chats.push(record);
+    const reply = await responder(record);
+    const words = reply.split(/(?=\s)/).filter(Boolean);
+    record.reply = reply;
+    record.tokens = words.length;
+    const id = `chatcmpl-${crypto.randomUUID()}`;
+    const created = Math.floor(Date.now() / 1000);
+    const promptTokens = JSON.stringify(record.messages).split(/\s+/).length;
+    const usage = { prompt_tokens: promptTokens, completion_tokens: words.length, total_tokens: promptTokens + words.length };
+    const { firstTokenDelayMs, tokenIntervalMs } = fake;
+
+    if (!record.stream) {
+      await Bun.sleep(firstTokenDelayMs);
+      record.firstTokenAt = record.finishedAt = now();
+      const message = { role: 'assistant', content: reply, refusal: null };
+      return Response.json({ id, object: 'chat.completion', created, model: record.model, choices: [{ index: 0, message, logprobs: null, finish_reason: 'stop' }], usage });
+    }
+
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: record.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    });
+    const events: { delayMs: number; data: unknown; content?: boolean }[] = [
+      { delayMs: firstTokenDelayMs, data: chunk({ role: 'assistant', content: '', refusal: null }) },
+      ...words.map((w, i) => ({ delayMs: i === 0 ? 0 : tokenIntervalMs, data: chunk({ content: w }), content: true })),
+      { delayMs: 0, data: chunk({}, 'stop') },
+      ...(record.includeUsage ? [{ delayMs: 0, data: { id, object: 'chat.completion.chunk', created, model: record.model, choices: [], usage } }] : []),
+      { delayMs: 0, data: '[DONE]' },
+    ];
+    const abort = () => {
+      if (record.aborted || record.finishedAt !== undefined) return;
+      record.aborted = true;
+      record.abortedAt = now();
+    };
+    req.signal.addEventListener('abort', abort);
+    const encoder = new TextEncoder();
+    let next = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const event = events[next++];
+        if (event && event.delayMs > 0) await Bun.sleep(event.delayMs);
+        if (record.aborted) return controller.close();
+        if (!event) {
+          record.finishedAt = now();
+          return controller.close();
+        }
+        if (event.content) {
+          record.chunksSent++;
+          record.firstTokenAt ??= now();
+        }
+        controller.enqueue(encoder.encode(`data: ${typeof event.data === 'string' ? event.data : JSON.stringify(event.data)}\n\n`));
+      },
+      cancel: abort,
+    });
+    return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  }
+
+  async function transcribe(req: Request, authorization: string | null): Promise<Response> {
+    const form = await req.formData().catch(() => null);
+    const file = form?.get('file');
+    if (!form || !(file instanceof File)) return oaiError(400, "you must provide a 'file'", null, 'file');
+    const model = form.get('model');
+    if (typeof model !== 'string') return oaiError(400, "you must provide a 'model'", null, 'model');
+    const responseFormat = String(form.get('response_format') ?? 'json');
+    if (!['json', 'text', 'verbose_json'].includes(responseFormat)) return oaiError(400, `this fake answers json, text or verbose_json, not ${responseFormat}`, null, 'response_format');
+    const bytes = await file.bytes();
+    let audioSeconds: number | undefined;
+    try {
+      const pcm = parseWav(bytes);
+      audioSeconds = pcm.samples.length / pcm.sampleRate;
+    } catch {}
+    const said = transcripts.shift() ?? DEFAULT_TRANSCRIPT;
+    const language = form.get('language');
+    const prompt = form.get('prompt');
+    fake.transcriptions.push({
+      at: now(),
+      authorization,
+      model,
+      ...(typeof language === 'string' ? { language } : {}),
+      ...(typeof prompt === 'string' ? { prompt } : {}),
+      responseFormat,
+      fileName: file.name,
+      fileType: file.type,
+      audioSeconds,
+      text: said.transcript,
+    });
+    if (responseFormat === 'text') return new Response(said.transcript, { headers: { 'content-type': 'text/plain' } });
+    // A pinned language wins over the scripted one, as it does for Whisper.
+    const code = typeof language === 'string' && language ? language : (said.language ?? 'en');
+    if (responseFormat === 'verbose_json') {
+      const duration = audioSeconds ?? 0;
+      const segments = [{ id: 0, seek: 0, start: 0, end: duration, text: said.transcript, tokens: [], temperature: 0, avg_logprob: -0.1, compression_ratio: 1, no_speech_prob: 0.01 }];
+      return Response.json({ task: 'transcribe', language: LANGUAGE_NAMES[code] ?? code, duration, text: said.transcript, segments });
+    }
+    // The plugin reads a detected language from `languages[0].code` (the gpt-*-transcribe shape).
+    return Response.json({ text: said.transcript, languages: [{ code }], usage: { type: 'duration', seconds: Math.ceil(audioSeconds ?? 0) } });
+  }
+
+  async function speak(req: Request, authorization: string | null): Promise<Response> {
+    const body = (await req.json().catch(() => null)) as Record<string, unknown> | null;
+    if (!body || typeof body.input !== 'string' || !body.input) return oaiError(400, "'input' is required", null, 'input');
+    if (typeof body.model !== 'string' || typeof body.voice !== 'string') return oaiError(400, "'model' and 'voice' are required", null, 'voice');
+    const responseFormat = String(body.response_format ?? 'mp3');
+    if (responseFormat !== 'pcm' && responseFormat !== 'wav') return oaiError(400, `this fake produces pcm or wav, not ${responseFormat}`, null, 'response_format');
+    const speed = typeof body.speed === 'number' ? body.speed : undefined;
+    // About 15 characters a second, like unhurried speech.
+    const audioSeconds = (0.3 + body.input.length * 0.065) / (speed ?? 1);
+    fake.speeches.push({
+      at: now(),
+      authorization,
+      model: body.model,
+      voice: body.voice,
+      input: body.input,
+      responseFormat,
+      ...(speed !== undefined ? { speed } : {}),
+      ...(typeof body.instructions === 'string' ? { instructions: body.instructions } : {}),
+      audioSeconds,
+    });
+    const pcm = speechLikeAudio(audioSeconds, SPEECH_RATE);
+    const bytes = responseFormat === 'wav' ? wavFile(pcm) : new Uint8Array(pcm.samples.buffer as ArrayBuffer);
+    return new Response(bytes, { headers: { 'content-type': responseFormat === 'wav' ? 'audio/wav' : 'audio/pcm' } });
+  }
+
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: 0, // a slow stream must not be cut by the server
+    async fetch(req) {
+      const { pathname } = new URL(req.url);
+      fake.requests.push(`${req.method} ${pathname}`);
+      const authorization = req.headers.get('authorization');
+      if (options.apiKey !== undefined && authorization !== `Bearer ${options.apiKey}`) {
+        return oaiError(401, 'Incorrect API key provided.', 'invalid_api_key');
+      }
+      if (req.method === 'GET' && pathname === '/v1/models') {
+        const data = (options.models ?? ['gpt-4o-mini', 'whisper-1', 'tts-1']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' }));
+        return Response.json({ object: 'list', data });
+      }
+      if (req.method === 'POST' && pathname === '/v1/chat/completions') return chat(req, authorization);
+      if (req.method === 'POST' && pathname === '/v1/audio/transcriptions') return transcribe(req, authorization);
+      if (req.method === 'POST' && pathname === '/v1/audio/speech') return speak(req, authorization);
+      return oaiError(404, `Invalid URL (${req.method} ${pathname})`);
+    },
+  });
+
+  const fake: FakeOpenAI = {
+    url: `http://127.0.0.1:${server.port}/v1`,
+    chats: [],
+    transcriptions: [],
+    speeches: [],
+    requests: [],
+    firstTokenDelayMs: options.firstTokenDelayMs ?? 0,
+    tokenIntervalMs: options.tokenIntervalMs ?? 0,
+    respond: (r) => void (responder = r),
+    scriptTranscriptions: (...utterances) => void transcripts.push(...utterances),
+    stop: () => server.stop(true),
+  };
+  return fake;
+}
