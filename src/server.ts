@@ -25,6 +25,7 @@ import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
 import { apiDocs } from './openapi/index.ts';
 import { defaultPipelines, type PipelineRegistry } from './pipelines/index.ts';
+import { Voices, voiceRoutes } from './voices/index.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
 export interface Services {
@@ -35,6 +36,8 @@ export interface Services {
   pipelines: PipelineRegistry;
   retraining: Retraining;
   mediaLimits: MediaLimits;
+  /** Preset voices and cloning (ElevenLabs when configured). */
+  voices: Voices;
   operations: Operations;
   adminToken: string;
   billing: SessionBilling;
@@ -80,6 +83,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
   const db = database.db;
   const { connection: livekit, local: localLivekit } = overrides.livekit ? { connection: overrides.livekit } : await openLivekit(config);
   const billing = new SessionBilling(db, config.credits.perAvatarMinute);
+  const voices = new Voices(config.providers.elevenlabs);
   return {
     billing,
     lifecycle: new SessionLifecycle({ db, billing, livekit, joinTimeoutSeconds: config.sessions.joinTimeoutSeconds }),
@@ -90,8 +94,9 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     store,
     ledger: new CreditLedger(db),
     pipelines,
-    retraining: new Retraining({ db, store, pipelines, mediaLimits }),
+    retraining: new Retraining({ db, store, pipelines, mediaLimits, voices }),
     mediaLimits,
+    voices,
     operations: databaseOperations(db),
     adminToken: await adminTokenFor(config),
   };
@@ -142,8 +147,10 @@ export function buildApp(services: Services) {
         mediaLimits: services.mediaLimits,
         assetsUrl: config.assetsUrl,
         onboardingCost: config.credits.onboardingCost,
+        voices: services.voices,
       }),
     )
+    .use(voiceRoutes(database.db))
     .use(
       sessionRoutes({
         db: database.db,
@@ -174,7 +181,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const services = await openServices(config, overrides);
   // One embedded process owns its PGlite: nothing else can be mid-create, so sweep at once.
   const grace = services.database.engine === 'pglite' ? 0 : config.recoveryGraceSeconds;
-  const recovered = await recoverIdentities({ db: services.database.db, store: services.store, retraining: services.retraining }, grace);
+  const recovered = await recoverIdentities({ db: services.database.db, store: services.store, retraining: services.retraining, voices: services.voices }, grace);
   if (recovered.discarded || recovered.resumed) {
     console.log(`[likeness] recovery: removed ${recovered.discarded} unfinished identities, resumed ${recovered.resumed} retrains`);
   }

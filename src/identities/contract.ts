@@ -10,12 +10,17 @@ export const PROMPT_MAX = 20_000;
 const Language = oneOf(LANGUAGES, 'auto, en, es, pl or uk');
 const Status = oneOf(IDENTITY_STATUSES);
 const Timestamp = t.String({ format: 'date-time' });
+const VoiceId = t.String({
+  minLength: 1,
+  description: 'A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample.',
+});
 
 export const CreateIdentityForm = t.Object({
   name: t.String({ minLength: 1, maxLength: NAME_MAX, description: 'Display name.' }),
   prompt: t.String({ minLength: 1, maxLength: PROMPT_MAX, description: "The avatar's system prompt." }),
   image: t.File({ description: 'Portrait photo: image/jpeg, image/png or image/webp (judged from the bytes).' }),
-  audio: t.Optional(t.File({ description: 'Voice sample: audio/wav, audio/mpeg or audio/mp4; at most 2 minutes.' })),
+  audio: t.Optional(t.File({ description: 'Voice sample: audio/wav, audio/mpeg or audio/mp4; at most 2 minutes. Cloned into a multilingual voice.' })),
+  voice_id: t.Optional(VoiceId),
   language: t.Optional(Language),
   pipeline_id: t.Optional(t.String({ minLength: 1, description: 'Renderer pipeline; immutable. Omit for the default.' })),
 });
@@ -24,7 +29,8 @@ export const UpdateIdentityForm = t.Object({
   name: t.Optional(t.String({ minLength: 1, maxLength: NAME_MAX })),
   prompt: t.Optional(t.String({ minLength: 1, maxLength: PROMPT_MAX, description: 'Required with image or audio uploads.' })),
   image: t.Optional(t.File()),
-  audio: t.Optional(t.File()),
+  audio: t.Optional(t.File({ description: 'A new voice sample: retrains (202) and replaces the voice.' })),
+  voice_id: t.Optional(VoiceId),
   language: t.Optional(Language),
   pipeline_id: t.Optional(t.String({ description: 'Immutable: sending it answers 422.' })),
 });
@@ -43,6 +49,9 @@ export const IdentityResponse = t.Object({
   prompt: t.String(),
   image: t.String({ format: 'uri' }),
   audio: t.Nullable(t.String({ format: 'uri' })),
+  voice_id: t.Nullable(
+    t.String({ description: 'The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`.' }),
+  ),
   status: Status,
   detail: t.Nullable(t.String()),
   pipeline_id: t.String(),

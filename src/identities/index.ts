@@ -5,8 +5,9 @@ import type { AssetStore } from '../assets/index.ts';
 import { authentication } from '../auth/index.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
-import { invalid, notFound } from '../http/errors.ts';
+import { ApiError, invalid, notFound } from '../http/errors.ts';
 import type { PipelineRegistry } from '../pipelines/index.ts';
+import { presetVoice, sampleProfile, voiceChoiceProblems, type Voices } from '../voices/index.ts';
 import {
   CreateIdentityForm,
   IdentityListItem,
@@ -20,7 +21,7 @@ import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
 import { inspectAudio, inspectImage, type MediaLimits } from './media/index.ts';
 import { identityPrefix, onboardIdentity, type UploadedAudio } from './onboarding.ts';
 import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
-import { deleteIdentity, findIdentity, listIdentities } from './queries.ts';
+import { deleteIdentity, findIdentity, listIdentities, type IdentityRow } from './queries.ts';
 import type { Retraining } from './retraining.ts';
 import { identities } from './schema.ts';
 import { asApiError, textProblems, throwIfProblems, unknownPipeline } from './validation.ts';
@@ -34,19 +35,23 @@ export interface IdentityDeps {
   mediaLimits: MediaLimits;
   assetsUrl: string;
   onboardingCost: number;
+  voices: Voices;
 }
 
 const unauthorized = { 401: ErrorResponse };
 const invalidRequest = { 422: ValidationErrorResponse };
 const notFoundError = { 404: ErrorResponse };
 const uploadErrors = { 413: ErrorResponse, 415: ErrorResponse };
+const voiceProviderError = { 502: ErrorResponse };
 
 async function inspectUploads(limits: MediaLimits, image?: File, audio?: File) {
   try {
     const imageBytes = image && new Uint8Array(await image.arrayBuffer());
     const audioBytes = audio && new Uint8Array(await audio.arrayBuffer());
     const inspectedImage = imageBytes && (await inspectImage(imageBytes, limits));
-    const uploadedAudio: UploadedAudio | undefined = audioBytes && { bytes: audioBytes, inspected: await inspectAudio(audioBytes, limits) };
+    const inspectedAudio = audioBytes && (await inspectAudio(audioBytes, limits));
+    const uploadedAudio: UploadedAudio | undefined =
+      audioBytes && inspectedAudio && { bytes: audioBytes, inspected: inspectedAudio, profile: sampleProfile(inspectedAudio) };
     return { image: imageBytes && inspectedImage && { bytes: imageBytes, inspected: inspectedImage }, audio: uploadedAudio };
   } catch (error) {
     throw asApiError(error);
@@ -60,6 +65,12 @@ export function identityRoutes(deps: IdentityDeps) {
     const row = await findIdentity(db, accountId, identityId);
     if (!row) throw notFound('Identity');
     return row;
+  };
+
+  /** After a preset replaced an identity's voice: its sample file and its clone at the provider go. */
+  const dropReplacedVoice = async (previous: IdentityRow) => {
+    if (previous.audio) await deps.store.delete(previous.audio.key);
+    await deps.voices.release(previous.voice);
   };
 
   return new Elysia({ prefix: '/v1/identities', detail: { tags: ['Identities'], security: [{ bearer: [] }, { apiKey: [] }] } })
@@ -90,7 +101,11 @@ export function identityRoutes(deps: IdentityDeps) {
       async ({ caller, body }) => {
         const pipelineId = body.pipeline_id ?? deps.pipelines.defaultId;
         const pipeline = deps.pipelines.get(pipelineId);
-        throwIfProblems([...textProblems(body), ...(pipeline ? [] : [unknownPipeline(pipelineId, deps.pipelines.ids())])]);
+        throwIfProblems([
+          ...textProblems(body),
+          ...(pipeline ? [] : [unknownPipeline(pipelineId, deps.pipelines.ids())]),
+          ...voiceChoiceProblems(body),
+        ]);
         const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
         const row = await onboardIdentity(deps, {
           accountId: caller.accountId,
@@ -100,14 +115,18 @@ export function identityRoutes(deps: IdentityDeps) {
           pipeline: pipeline!,
           image: uploads.image!.inspected,
           audio: uploads.audio,
+          presetVoice: body.voice_id === undefined ? undefined : presetVoice(body.voice_id),
         });
         return present(row);
       },
       {
         body: CreateIdentityForm,
         parse: 'multipart/form-data',
-        response: { 200: IdentityResponse, 402: ErrorResponse, ...uploadErrors, ...unauthorized, ...invalidRequest },
-        detail: { summary: 'Create an identity; training runs within the call' },
+        response: { 200: IdentityResponse, 402: ErrorResponse, ...uploadErrors, ...unauthorized, ...invalidRequest, ...voiceProviderError },
+        detail: {
+          summary: 'Create an identity; training runs within the call',
+          description: 'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. 502 when the voice provider fails; nothing is kept or charged then.',
+        },
       },
     )
     .get('/:identity_id', async ({ caller, params }) => present(await findOwned(caller.accountId, params.identity_id)), {
@@ -132,13 +151,14 @@ export function identityRoutes(deps: IdentityDeps) {
           throw invalid(['body', 'pipeline_id'], 'pipeline_id cannot be changed; create a new identity instead', 'immutable_field');
         }
         const retrain = body.image !== undefined || body.audio !== undefined;
-        if (!retrain && body.name === undefined && body.prompt === undefined && body.language === undefined) {
-          throw invalid(['body'], 'Nothing to update: send name, prompt, language, image or audio', 'empty_update');
+        const voice = body.voice_id === undefined ? undefined : presetVoice(body.voice_id);
+        if (!retrain && body.voice_id === undefined && body.name === undefined && body.prompt === undefined && body.language === undefined) {
+          throw invalid(['body'], 'Nothing to update: send name, prompt, language, voice_id, image or audio', 'empty_update');
         }
         if (retrain && body.prompt === undefined) {
           throw invalid(['body', 'prompt'], 'prompt is required alongside image or audio uploads', 'missing');
         }
-        throwIfProblems(textProblems(body));
+        throwIfProblems([...textProblems(body), ...voiceChoiceProblems(body)]);
         if (retrain) {
           const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
           const row = await deps.retraining.accept({
@@ -149,7 +169,9 @@ export function identityRoutes(deps: IdentityDeps) {
             language: body.language,
             image: uploads.image,
             audio: uploads.audio,
+            voice,
           });
+          if (voice !== undefined) await dropReplacedVoice(current);
           set.status = 202;
           return present(row);
         }
@@ -159,11 +181,26 @@ export function identityRoutes(deps: IdentityDeps) {
             ...(body.name !== undefined && { name: body.name }),
             ...(body.prompt !== undefined && { prompt: body.prompt }),
             ...(body.language !== undefined && { language: body.language }),
+            // A preset replaces a cloned voice, and its sample is no longer kept.
+            ...(voice !== undefined && { voice, audio: null }),
             updatedAt: new Date(),
           })
-          .where(and(eq(identities.id, current.id), eq(identities.accountId, caller.accountId)))
+          .where(
+            and(
+              eq(identities.id, current.id),
+              eq(identities.accountId, caller.accountId),
+              // A retrain in flight would install its own voice when it finishes.
+              ...(voice !== undefined ? [eq(identities.status, 'ready')] : []),
+            ),
+          )
           .returning();
-        if (!row) throw notFound('Identity');
+        if (!row) {
+          if (voice !== undefined && (await findIdentity(db, caller.accountId, current.id))) {
+            throw new ApiError(409, 'This identity is retraining; change its voice when it is ready');
+          }
+          throw notFound('Identity');
+        }
+        if (voice !== undefined) await dropReplacedVoice(current);
         return present(row);
       },
       {
@@ -181,7 +218,8 @@ export function identityRoutes(deps: IdentityDeps) {
         },
         detail: {
           summary: 'Update an identity',
-          description: 'Text fields alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status.',
+          description:
+            'Text fields and `voice_id` alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status. `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.',
         },
       },
     )
@@ -189,8 +227,10 @@ export function identityRoutes(deps: IdentityDeps) {
       '/:identity_id',
       async ({ caller, params, set }) => {
         const current = await findOwned(caller.accountId, params.identity_id);
-        // Files first: if the row's delete then fails, a retried DELETE finishes the job.
+        // Files and cloned voices first: if the row's delete then fails, a retried DELETE finishes the job.
         await deps.store.deletePrefix(identityPrefix(current.id));
+        await deps.voices.release(current.voice);
+        await deps.voices.release(current.pendingRetrain?.voice);
         if (!(await deleteIdentity(db, caller.accountId, current.id))) throw notFound('Identity');
         set.status = 204;
       },

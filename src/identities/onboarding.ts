@@ -1,6 +1,7 @@
 // Creating an identity (spec §3, first rows): the row moves created → training → ready
 // within the call, and the onboarding charge commits in the same transaction that makes it
 // ready. Any failure removes the row and its files: nothing half-built, nothing charged.
+// Uploaded audio is cloned into the identity's voice here too (ElevenLabs when configured).
 import { eq } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
@@ -9,19 +10,23 @@ import { newId, randomBase62 } from '../db/ids.ts';
 import { ApiError } from '../http/errors.ts';
 import type { Pipeline } from '../pipelines/index.ts';
 import type { AudioKind, InspectedAudio, InspectedImage } from './media/index.ts';
+import type { Voices } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
-import { identities, type Language, type StoredAudio } from './schema.ts';
+import { identities, type IdentityVoice, type Language, type StoredAudio, type VoiceProfile } from './schema.ts';
 
 export interface OnboardingDeps {
   db: Database;
   ledger: CreditLedger;
   store: AssetStore;
   onboardingCost: number;
+  voices: Voices;
 }
 
 export interface UploadedAudio {
   bytes: Uint8Array;
   inspected: InspectedAudio;
+  /** Measured from the decoded sample, for the offline text-to-speech. */
+  profile: VoiceProfile;
 }
 
 export interface NewIdentity {
@@ -32,6 +37,8 @@ export interface NewIdentity {
   pipeline: Pipeline;
   image: InspectedImage;
   audio?: UploadedAudio;
+  /** A preset chosen instead of uploading audio; null or absent: the default voice. */
+  presetVoice?: IdentityVoice | null;
 }
 
 const AUDIO_EXTENSIONS: Record<AudioKind, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a' };
@@ -56,7 +63,7 @@ function insufficient(cost: number): ApiError {
 }
 
 export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity): Promise<IdentityRow> {
-  const { db, ledger, store, onboardingCost } = deps;
+  const { db, ledger, store, onboardingCost, voices } = deps;
   // Refuse early so nothing is stored; the charge below is what really decides.
   if (onboardingCost > 0 && !(await ledger.canAfford(input.accountId, onboardingCost))) throw insufficient(onboardingCost);
 
@@ -76,6 +83,12 @@ export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity):
     await db.update(identities).set({ status: 'training', updatedAt: new Date() }).where(eq(identities.id, id));
     const trained = await input.pipeline.train({ identityId: id, image: input.image, audio: input.audio?.inspected, store, prefix });
     const audio = input.audio ? await storeVoice(store, prefix, input.audio) : null;
+    let voice = input.presetVoice ?? null;
+    if (input.audio) {
+      // Last, since it is the one outside call; recorded at once so a cleanup (even after a crash) can delete it.
+      voice = await voices.clone({ id, name: input.name }, { bytes: input.audio.bytes, kind: input.audio.inspected.kind }, input.audio.profile);
+      await db.update(identities).set({ voice }).where(eq(identities.id, id));
+    }
     return await db.transaction(async (tx) => {
       if (onboardingCost > 0) {
         await ledger.charge(tx, { accountId: input.accountId, amount: onboardingCost, kind: 'onboarding', reference: `identity:${id}` });
@@ -83,20 +96,22 @@ export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity):
       const now = new Date();
       const [row] = await tx
         .update(identities)
-        .set({ status: 'ready', image: trained.image, audio, training: trained.training, onboardedAt: now, updatedAt: now })
+        .set({ status: 'ready', image: trained.image, audio, voice, training: trained.training, onboardedAt: now, updatedAt: now })
         .where(eq(identities.id, id))
         .returning();
       return row!;
     });
   } catch (error) {
     // If this cleanup fails too, the recovery sweep finishes it: the row is invisible meanwhile.
-    await discardUnfinished(db, store, id).catch((e) => console.error(`cleanup of ${id} failed:`, e));
+    await discardUnfinished(db, store, voices, id).catch((e) => console.error(`cleanup of ${id} failed:`, e));
     throw error instanceof InsufficientCredits ? insufficient(onboardingCost) : error;
   }
 }
 
-/** Remove an identity that never finished onboarding: files first, so a row always covers its files. */
-export async function discardUnfinished(db: Database, store: AssetStore, identityId: string): Promise<void> {
+/** Remove an identity that never finished onboarding: files and cloned voice first, so a row always covers them. */
+export async function discardUnfinished(db: Database, store: AssetStore, voices: Voices, identityId: string): Promise<void> {
+  const [row] = await db.select({ voice: identities.voice }).from(identities).where(eq(identities.id, identityId));
   await store.deletePrefix(identityPrefix(identityId));
+  await voices.release(row?.voice);
   await db.delete(identities).where(eq(identities.id, identityId));
 }

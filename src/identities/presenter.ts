@@ -1,5 +1,6 @@
 // Identity rows as the spec's response bodies (§2.1–2.3).
 import { assetUrl } from '../assets/index.ts';
+import { voiceIdOf } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
 
 export function identityResponse(row: IdentityRow, assetsUrl: string) {
@@ -10,6 +11,7 @@ export function identityResponse(row: IdentityRow, assetsUrl: string) {
     prompt: row.prompt,
     image: assetUrl(assetsUrl, row.image.key),
     audio: row.audio ? assetUrl(assetsUrl, row.audio.key) : null,
+    voice_id: voiceIdOf(row.voice),
     status: row.status,
     detail: row.detail,
     pipeline_id: row.pipelineId,

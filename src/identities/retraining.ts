@@ -1,7 +1,8 @@
 // Retraining (spec §4.4): new reference media are accepted with 202 and trained in the
 // background while the status reads `training`. The identity keeps serving its previous
 // media until the new ones are ready; a failed retrain leaves them in place and says why
-// in `detail`. One retrain per identity at a time: a second one answers 409.
+// in `detail`. One retrain per identity at a time: a second one answers 409. New audio is
+// cloned into a new voice here; the old clone is deleted at the provider once replaced.
 import { and, eq, isNotNull, lt } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
@@ -9,8 +10,9 @@ import { ApiError } from '../http/errors.ts';
 import type { PipelineRegistry } from '../pipelines/index.ts';
 import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from './media/index.ts';
 import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
+import { sampleProfile, type Voices } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
-import { identities, type Language, type PendingRetrain, type StoredImage } from './schema.ts';
+import { identities, type IdentityVoice, type Language, type PendingRetrain, type StoredImage } from './schema.ts';
 
 export interface RetrainRequest {
   accountId: string;
@@ -20,6 +22,8 @@ export interface RetrainRequest {
   language?: Language;
   image?: { bytes: Uint8Array; inspected: InspectedImage };
   audio?: UploadedAudio;
+  /** A preset chosen alongside an image upload: applies at once, like the text fields (null: the default voice). */
+  voice?: IdentityVoice | null;
 }
 
 export interface RetrainingDeps {
@@ -27,6 +31,7 @@ export interface RetrainingDeps {
   store: AssetStore;
   pipelines: PipelineRegistry;
   mediaLimits: MediaLimits;
+  voices: Voices;
 }
 
 function keysOf(image: StoredImage): string[] {
@@ -49,7 +54,11 @@ export class Retraining {
       await store.put(key, request.image.bytes, request.image.inspected.kind);
       pending.image = { key, contentType: request.image.inspected.kind };
     }
-    if (request.audio) pending.audio = await storeVoice(store, prefix, request.audio);
+    if (request.audio) {
+      pending.audio = await storeVoice(store, prefix, request.audio);
+      // The profile was measured while validating; the provider's clone is added by the retrain.
+      pending.voice = { presetId: null, multilingual: true, elevenlabsVoiceId: null, profile: request.audio.profile };
+    }
 
     // The status guard makes accepting atomic: of two concurrent retrains only one flips ready → training.
     const now = new Date();
@@ -61,6 +70,7 @@ export class Retraining {
         prompt: request.prompt,
         ...(request.name !== undefined && { name: request.name }),
         ...(request.language !== undefined && { language: request.language }),
+        ...(request.voice !== undefined && { voice: request.voice, audio: null }),
         pendingRetrain: pending,
         updatedAt: now,
       })
@@ -105,11 +115,12 @@ export class Retraining {
   }
 
   private async run(identityId: string): Promise<void> {
-    const { db, store, pipelines, mediaLimits } = this.deps;
+    const { db, store, pipelines, mediaLimits, voices } = this.deps;
     const [row] = await db.select().from(identities).where(eq(identities.id, identityId));
     const pending = row?.pendingRetrain;
     if (!row || !pending) return;
     const prefix = (pending.image?.key ?? pending.audio!.key).replace(/[^/]+$/, '');
+    let voice: IdentityVoice | undefined;
     try {
       const pipeline = pipelines.get(row.pipelineId);
       if (!pipeline) throw new Error(`pipeline ${row.pipelineId} is no longer available`);
@@ -117,6 +128,17 @@ export class Retraining {
       const audioBytes = pending.audio && (await readAll(store, pending.audio.key));
       const image = imageBytes ? await inspectImage(imageBytes, mediaLimits) : undefined;
       const audio = audioBytes ? await inspectAudio(audioBytes, mediaLimits) : undefined;
+      if (audio) {
+        // A resumed retrain reuses the clone an interrupted run already made.
+        voice = pending.voice ?? { presetId: null, multilingual: true, elevenlabsVoiceId: null, profile: sampleProfile(audio) };
+        if (voice.elevenlabsVoiceId === null && voices.elevenlabs) {
+          voice = await voices.clone({ id: identityId, name: row.name }, { bytes: audioBytes!, kind: audio.kind }, voice.profile);
+          await db
+            .update(identities)
+            .set({ pendingRetrain: { ...pending, voice } })
+            .where(and(eq(identities.id, identityId), eq(identities.status, 'training')));
+        }
+      }
       const trained = image
         ? await pipeline.train({ identityId, image, audio, store, prefix })
         : { image: row.image, training: row.training ?? {} };
@@ -127,6 +149,7 @@ export class Retraining {
           detail: null,
           image: trained.image,
           audio: pending.audio ?? row.audio,
+          voice: voice ?? row.voice,
           training: trained.training,
           pendingRetrain: null,
           updatedAt: new Date(),
@@ -134,9 +157,12 @@ export class Retraining {
         .where(and(eq(identities.id, identityId), eq(identities.status, 'training')))
         .returning({ id: identities.id });
       if (!updated) {
-        await store.deletePrefix(prefix); // deleted while training
+        // deleted while training
+        await store.deletePrefix(prefix);
+        await voices.release(voice);
         return;
       }
+      if (voice) await voices.release(row.voice);
       if (pending.image) await store.delete(pending.image.key); // the raw upload may carry EXIF location data
       const stale = [...(image ? keysOf(row.image) : []), ...(pending.audio && row.audio ? [row.audio.key] : [])];
       for (const key of stale) await store.delete(key);
@@ -147,6 +173,7 @@ export class Retraining {
         .set({ status: 'ready', detail: `Retraining failed (${reason}); the previous media are still in use`, pendingRetrain: null, updatedAt: new Date() })
         .where(eq(identities.id, identityId));
       await store.deletePrefix(prefix);
+      await voices.release(voice);
     }
   }
 }

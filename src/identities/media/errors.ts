@@ -19,7 +19,8 @@ export type MediaErrorType =
   | 'image.animated'
   | 'audio.undecodable'
   | 'audio.too_short'
-  | 'audio.too_long';
+  | 'audio.too_long'
+  | 'audio.no_speech';
 
 export class MediaError extends Error {
   constructor(
