@@ -10,6 +10,7 @@ import { ensureBun } from "./bun.mjs";
 import { ensureDependencies } from "./dependencies.mjs";
 import { ensureLivekitServer } from "./livekit.mjs";
 import { log } from "./log.mjs";
+import { allProvidersInCloud, ensureOfflineModels } from "./models.mjs";
 import { repoRoot } from "./paths.mjs";
 import { ensurePostgresInstalled, startThrowawayPostgres } from "./postgres.mjs";
 import { exitStatus, forwardSignalsToChildren, interruption, run } from "./processes.mjs";
@@ -27,6 +28,9 @@ async function start(args) {
   stopIfInterrupted();
   // Embedded default: without LIVEKIT_URL the service starts a LiveKit server of its own.
   const livekitBin = process.env.LIVEKIT_URL ? undefined : await ensureLivekitServer();
+  stopIfInterrupted();
+  // Whatever has no cloud key runs on the offline models (exports LIKENESS_MODELS_DIR).
+  if (!allProvidersInCloud()) await ensureOfflineModels();
   stopIfInterrupted();
   // --no-orphans: the server goes down with the bootstrap, even if that is SIGKILLed.
   return run(bunPath, ["--no-orphans", "src/cli/index.ts", "serve", ...args], {
@@ -59,6 +63,8 @@ async function test(args) {
     const pgBinDir = await ensurePostgresInstalled();
     stopIfInterrupted();
     const motoPython = await ensureMotoInstalled();
+    stopIfInterrupted();
+    await ensureOfflineModels(); // exports LIKENESS_MODELS_DIR to the suites
     stopIfInterrupted();
     // Both servers start at once; if one fails, the other is still stopped below.
     const [pg, s3Server] = await Promise.allSettled([startThrowawayPostgres(pgBinDir), startThrowawayS3(motoPython)]);

@@ -1,0 +1,130 @@
+// The offline models a session falls back on when a part has no cloud key: Whisper (STT),
+// SmolLM2 (LLM), Piper and espeak-ng (TTS), all installed by src/bootstrap/models.mjs into the
+// models folder. They stay loaded for the whole job: Whisper and Piper in one Python process
+// (speech_server.py), SmolLM2 in this process through node-llama-cpp.
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { llm, stt } from '@livekit/agents';
+import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaModel } from './llama.ts';
+import { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
+import { SpeechServer } from './speech-server.ts';
+import { OfflineSTT, type SpokenLanguage } from './stt.ts';
+import { OfflineTTS, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
+
+export { joinFrames, OFFLINE_LANGUAGES, OfflineSTT, type SpokenLanguage } from './stt.ts';
+export { OfflineLLM, type OfflineLLMOptions, toLlamaHistory } from './llm.ts';
+export { OFFLINE_TTS_SAMPLE_RATE, OfflineTTS, planVoice, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
+
+export interface OfflineModels {
+  /** Pinned language: recognise in it; 'auto': detect (SpeechData.language carries the ISO code). */
+  stt(language: SpokenLanguage | 'auto'): stt.STT;
+  /** Shares the one loaded SmolLM2: one session per job, so one generation at a time. */
+  llm(): llm.LLM;
+  /** Speaks `language`; `profile` null = the default English voice (Piper joe). 22 050 Hz mono. */
+  tts(options: { language: SpokenLanguage; profile: OfflineVoiceProfile | null }): OfflineTTS;
+  close(): Promise<void>;
+}
+
+/** What the bootstrap wrote into the models folder (paths relative to it). */
+interface Manifest {
+  layout: number;
+  python: string;
+  whisper: { en: string; multilingual: string };
+  llm: string;
+  nodeLlamaCpp: string;
+  piper: { model: string; config: string };
+}
+
+const MANIFEST_LAYOUT = 1;
+
+async function readManifest(modelsDir: string): Promise<Manifest> {
+  const file = join(modelsDir, 'manifest.json');
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(await readFile(file, 'utf8')) as Manifest;
+  } catch (error) {
+    throw new Error(
+      `the offline models are not installed in ${modelsDir} (${(error as Error).message}); ` +
+        '`npm start` and `npm test` install them (src/bootstrap/models.mjs), or set LIKENESS_MODELS_DIR',
+    );
+  }
+  if (manifest.layout !== MANIFEST_LAYOUT) throw new Error(`${file} has layout ${manifest.layout}, expected ${MANIFEST_LAYOUT}: run the bootstrap again`);
+  return manifest;
+}
+
+export interface LoadOfflineModelsOptions {
+  modelsDir: string;
+  /** CPU threads of Whisper and Piper (default 2: measured 0.6 s vs 0.8 s per utterance with tiny.en). */
+  speechThreads?: number;
+  /**
+   * CPU threads of SmolLM2 (default 1): it generates while Piper speaks the first sentence,
+   * and llama.cpp's spinning threads slow down sharply when the cores are oversubscribed
+   * (measured under load: 60 tokens in 1 s with one thread, 15–50 s with two).
+   */
+  llmThreads?: number;
+  llm?: Partial<OfflineLLMOptions>;
+  /** espeak-ng command (default: from PATH; the bootstrap installs it). */
+  espeakCommand?: string;
+}
+
+async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads: number) {
+  const resolve = (path: string) => (isAbsolute(path) ? path : join(modelsDir, path));
+  const llamaCpp = await importNodeLlamaCpp(pathToFileURL(resolve(manifest.nodeLlamaCpp)).href);
+  // build 'never': only the prebuilt CPU binaries the bootstrap installed, no download or compile.
+  const llama: Llama = await llamaCpp.getLlama({ gpu: false, build: 'never', logLevel: llamaCpp.LlamaLogLevel.error, progressLogs: false });
+  let model: LlamaModel | undefined;
+  let context: LlamaContext | undefined;
+  try {
+    model = await llama.loadModel({ modelPath: resolve(manifest.llm) });
+    context = await model.createContext({ contextSize: 2048, threads, sequences: 1 });
+    const chat = new llamaCpp.LlamaChat({ contextSequence: context.getSequence() });
+    return {
+      chat,
+      close: async () => {
+        await chat.dispose();
+        await context?.dispose();
+        await model?.dispose();
+        await llama.dispose();
+      },
+    };
+  } catch (error) {
+    await context?.dispose();
+    await model?.dispose();
+    await llama.dispose();
+    throw error;
+  }
+}
+
+/** Starts the helper process and loads the models; safe to call in a job process's prewarm. */
+export async function loadOfflineModels(options: LoadOfflineModelsOptions): Promise<OfflineModels> {
+  const { modelsDir } = options;
+  const manifest = await readManifest(modelsDir);
+  const resolve = (path: string) => (isAbsolute(path) ? path : join(modelsDir, path));
+  // Both load at once: Python imports and reads Whisper/Piper while llama.cpp maps the GGUF.
+  const [speech, language] = await Promise.allSettled([
+    SpeechServer.start({
+      python: resolve(manifest.python),
+      whisper: { en: resolve(manifest.whisper.en), multilingual: resolve(manifest.whisper.multilingual) },
+      piper: { model: resolve(manifest.piper.model), config: resolve(manifest.piper.config) },
+      threads: options.speechThreads ?? 2,
+    }),
+    loadLanguageModel(manifest, modelsDir, options.llmThreads ?? 1),
+  ]);
+  if (speech.status === 'rejected' || language.status === 'rejected') {
+    if (speech.status === 'fulfilled') await speech.value.close();
+    if (language.status === 'fulfilled') await language.value.close();
+    throw speech.status === 'rejected' ? speech.reason : (language as PromiseRejectedResult).reason;
+  }
+  const server = speech.value;
+  const languageModel = new OfflineLLM(language.value.chat, options.llm);
+  const espeakCommand = options.espeakCommand ?? 'espeak-ng';
+  let closing: Promise<void> | null = null;
+
+  return {
+    stt: (spoken) => new OfflineSTT(server, spoken),
+    llm: () => languageModel,
+    tts: (voice: OfflineTTSOptions) => new OfflineTTS(server, espeakCommand, voice),
+    close: () => (closing ??= Promise.all([server.close(), language.value.close()]).then(() => {})),
+  };
+}

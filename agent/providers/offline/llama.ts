@@ -1,0 +1,65 @@
+// node-llama-cpp is installed by the bootstrap into the models folder, not into node_modules
+// (src/bootstrap/models.mjs says why), so it is imported from there at run time. These are
+// the few parts of its API (3.22) used here.
+
+export type LlamaHistoryItem =
+  | { type: 'system'; text: string }
+  | { type: 'user'; text: string }
+  | { type: 'model'; response: string[] };
+
+export interface LlamaGenerateOptions {
+  onTextChunk?: (text: string) => void;
+  signal?: AbortSignal;
+  stopOnAbortSignal?: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  seed?: number;
+  repeatPenalty?: false | { penalty?: number };
+}
+
+export interface LlamaChatResponse {
+  response: string;
+  metadata: { stopReason: string };
+}
+
+export interface LlamaChat {
+  generateResponse(history: LlamaHistoryItem[], options?: LlamaGenerateOptions): Promise<LlamaChatResponse>;
+  dispose(): Promise<void> | void;
+}
+
+export interface LlamaContextSequence {
+  readonly contextTokens: readonly unknown[];
+}
+
+export interface LlamaContext {
+  getSequence(): LlamaContextSequence;
+  dispose(): Promise<void>;
+}
+
+export interface LlamaModel {
+  createContext(options: { contextSize?: number; threads?: number; sequences?: number }): Promise<LlamaContext>;
+  tokenize(text: string): readonly unknown[];
+  dispose(): Promise<void>;
+}
+
+export interface Llama {
+  loadModel(options: { modelPath: string }): Promise<LlamaModel>;
+  dispose(): Promise<void>;
+}
+
+export interface NodeLlamaCpp {
+  getLlama(options: {
+    gpu: false;
+    build: 'never';
+    logLevel?: string;
+    progressLogs?: boolean;
+  }): Promise<Llama>;
+  LlamaChat: new (options: { contextSequence: LlamaContextSequence }) => LlamaChat;
+  LlamaLogLevel: Record<'error' | 'warn' | 'info' | 'debug', string>;
+}
+
+export async function importNodeLlamaCpp(entry: string): Promise<NodeLlamaCpp> {
+  return (await import(entry)) as NodeLlamaCpp;
+}

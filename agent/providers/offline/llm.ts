@@ -1,0 +1,172 @@
+// SmolLM2-135M-Instruct (GGUF, through node-llama-cpp) as an agents LLM. One model, context
+// and sequence stay loaded for the whole job: the chat history is re-sent each turn, and
+// node-llama-cpp only evaluates what is new since the last turn (the shared prefix is cached),
+// so the first token comes quickly.
+import { APIConnectionError, type APIConnectOptions, DEFAULT_API_CONNECT_OPTIONS, llm, shortuuid } from '@livekit/agents';
+import type { LlamaChat, LlamaHistoryItem } from './llama.ts';
+
+export interface OfflineLLMOptions {
+  /** Hard cap of one reply, in tokens. */
+  maxTokens: number;
+  /** Spoken replies stay short: generation stops after this many sentences. */
+  maxSentences: number;
+  temperature: number;
+  /** Fixed seed: the same conversation gets the same reply (tests rely on it). */
+  seed: number;
+}
+
+export const DEFAULT_LLM_OPTIONS: OfflineLLMOptions = { maxTokens: 60, maxSentences: 2, temperature: 0.2, seed: 7 };
+
+/** A sentence ends at . ! or ? (closing quotes allowed) followed by whitespace. */
+const SENTENCE_END = /[.!?]+["')\]]*\s/g;
+
+/** The chat context as SmolLM2's chat history: text only (it has no vision), roles merged. */
+export function toLlamaHistory(chatCtx: llm.ChatContext): LlamaHistoryItem[] {
+  const system: string[] = [];
+  const turns: LlamaHistoryItem[] = [];
+  for (const item of chatCtx.items) {
+    if (item.type !== 'message') continue; // tool calls and handoffs: SmolLM2 has no tools
+    const text = item.content
+      .filter((part): part is string => typeof part === 'string')
+      .join('\n')
+      .trim();
+    if (!text) continue; // e.g. a user turn that was only a camera image
+    if (item.role === 'system' || item.role === 'developer') {
+      // Instructions may arrive late (a reply's own instructions): SmolLM2 reads one system message first.
+      system.push(text);
+      continue;
+    }
+    const last = turns.at(-1);
+    if (item.role === 'user') {
+      if (last?.type === 'user') last.text += `\n${text}`;
+      else turns.push({ type: 'user', text });
+    } else {
+      if (last?.type === 'model') last.response[0] += ` ${text}`;
+      else turns.push({ type: 'model', response: [text] });
+    }
+  }
+  return [...(system.length ? [{ type: 'system' as const, text: system.join('\n\n') }] : []), ...turns];
+}
+
+export class OfflineLLM extends llm.LLM {
+  readonly #chat: LlamaChat;
+  readonly #options: OfflineLLMOptions;
+  /** The generation that owns the sequence now; a new one stops it (the newest turn wins). */
+  #running: { stop: AbortController; done: Promise<unknown> } | null = null;
+
+  constructor(chat: LlamaChat, options: Partial<OfflineLLMOptions> = {}) {
+    super();
+    this.#chat = chat;
+    this.#options = { ...DEFAULT_LLM_OPTIONS, ...options };
+  }
+
+  label(): string {
+    return 'offline.LLM';
+  }
+
+  override get model(): string {
+    return 'SmolLM2-135M-Instruct';
+  }
+
+  override get provider(): string {
+    return 'likeness-offline';
+  }
+
+  chat({ chatCtx, toolCtx, connOptions = DEFAULT_API_CONNECT_OPTIONS }: {
+    chatCtx: llm.ChatContext;
+    toolCtx?: llm.ToolContextLike;
+    connOptions?: APIConnectOptions;
+  }): OfflineLLMStream {
+    return new OfflineLLMStream(this, { chatCtx, toolCtx, connOptions: { ...connOptions, maxRetry: 0 } });
+  }
+
+  /** Runs one generation on the shared sequence, after stopping the one before. */
+  async _generate(history: LlamaHistoryItem[], signal: AbortSignal, onText: (text: string) => boolean): Promise<number> {
+    const previous = this.#running;
+    if (previous) {
+      previous.stop.abort();
+      await previous.done.catch(() => {});
+    }
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) stop.abort();
+    let tokens = 0;
+    const done = this.#chat.generateResponse(history, {
+      maxTokens: this.#options.maxTokens,
+      temperature: this.#options.temperature,
+      seed: this.#options.seed,
+      topK: 40,
+      topP: 0.9,
+      // A repeat penalty also covers the prompt's tokens: SmolLM2 then avoids the very facts
+      // the instructions give it (measured: 0 of 8 replies used them, 8 of 8 without).
+      repeatPenalty: false,
+      signal: stop.signal,
+      stopOnAbortSignal: true,
+      onTextChunk: (text) => {
+        tokens++;
+        if (!stop.signal.aborted && !onText(text)) stop.abort();
+      },
+    });
+    const running = { stop, done };
+    this.#running = running;
+    try {
+      await done;
+    } catch (error) {
+      if (!stop.signal.aborted) throw error;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (this.#running === running) this.#running = null;
+    }
+    return tokens;
+  }
+
+  get options(): OfflineLLMOptions {
+    return this.#options;
+  }
+}
+
+export class OfflineLLMStream extends llm.LLMStream {
+  readonly #llm: OfflineLLM;
+
+  constructor(model: OfflineLLM, options: { chatCtx: llm.ChatContext; toolCtx?: llm.ToolContextLike; connOptions: APIConnectOptions }) {
+    super(model, options);
+    this.#llm = model;
+  }
+
+  protected async run(): Promise<void> {
+    const id = shortuuid('offline_');
+    const history = toLlamaHistory(this.chatCtx);
+    const { maxSentences } = this.#llm.options;
+    let text = '';
+    let sentences = 0;
+    let completionTokens = 0;
+    try {
+      completionTokens = await this.#llm._generate(history, this.abortController.signal, (chunk) => {
+        // Cut the chunk right after the last allowed sentence, so no word of the next one is spoken.
+        const before = text.length;
+        text += chunk;
+        SENTENCE_END.lastIndex = Math.max(0, before - 4);
+        let cut = -1;
+        for (let match = SENTENCE_END.exec(text); match; match = SENTENCE_END.exec(text)) {
+          if (match.index + match[0].length <= before) continue; // counted with an earlier chunk
+          sentences++;
+          if (sentences >= maxSentences) {
+            cut = match.index + match[0].length - 1; // keep the punctuation, drop the space
+            break;
+          }
+        }
+        const piece = cut >= 0 ? text.slice(before, Math.max(before, cut)) : chunk;
+        if (piece && !this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: piece } });
+        return cut < 0;
+      });
+    } catch (error) {
+      throw new APIConnectionError({ message: `offline LLM failed: ${(error as Error).message}`, options: { retryable: false } });
+    }
+    if (this.queue.closed) return; // closed by the session (an interruption)
+    this.queue.put({
+      id,
+      usage: { completionTokens, promptTokens: 0, promptCachedTokens: 0, totalTokens: completionTokens },
+    });
+  }
+}

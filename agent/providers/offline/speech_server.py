@@ -1,0 +1,279 @@
+"""Long-running helper of the offline voice models: Whisper (faster-whisper) and Piper.
+
+Started by agent/providers/offline/speech-server.ts with the models venv's python. Loading the
+models takes seconds, recognising or speaking one utterance a fraction of one, so one
+process keeps them loaded for a whole job.
+
+Protocol (stdin and stdout, one message = a JSON header line, then `bytes` raw bytes):
+  -> {"id", "op": "transcribe", "model": "en"|"multilingual", "language": "es"|null,
+      "allowed": ["en", ...], "sampleRate": 48000, "bytes": N} + N bytes of mono s16le
+  <- {"id", "text", "language", "probability", "seconds"}
+  -> {"id", "op": "speak", "text", "lengthScale", "pitchFactor"}
+  <- {"id", "sampleRate", "bytes": N} + N bytes of mono s16le (one per sentence), then {"id", "done": true}
+  -> {"id", "op": "cancel", "target": id}  (drops a request that has not started yet)
+  <- {"id", "error": "..."} when a request fails
+At start it prints {"ready": true, ...} once every model is loaded.
+
+Recognition and speech run on two threads (both libraries release the GIL), so a reply
+can be spoken while the next utterance is recognised. The process exits when its stdin
+closes or its parent dies, so it never outlives the job that started it.
+"""
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+
+import numpy as np
+
+SAMPLE_RATE_IN = 16000
+# Whisper hallucinates long loops on noise: bound the decode by the audio's length.
+TOKENS_PER_SECOND = 8
+MIN_NEW_TOKENS = 24
+
+out_lock = threading.Lock()
+cancelled = set()
+waiting = set()
+cancelled_lock = threading.Lock()
+
+
+def send(header, payload=b""):
+    if payload:
+        header["bytes"] = len(payload)
+    line = (json.dumps(header) + "\n").encode()
+    with out_lock:
+        sys.stdout.buffer.write(line)
+        if payload:
+            sys.stdout.buffer.write(payload)
+        sys.stdout.buffer.flush()
+
+
+def to_16k(audio, rate):
+    """Whisper hears 16 kHz. Integer ratios (48k, 32k) average blocks, a cheap low-pass."""
+    if rate == SAMPLE_RATE_IN or len(audio) == 0:
+        return audio
+    if rate % SAMPLE_RATE_IN == 0:
+        factor = rate // SAMPLE_RATE_IN
+        usable = len(audio) - len(audio) % factor
+        return audio[:usable].reshape(-1, factor).mean(axis=1)
+    count = int(len(audio) * SAMPLE_RATE_IN / rate)
+    return np.interp(np.arange(count) * (rate / SAMPLE_RATE_IN), np.arange(len(audio)), audio).astype(np.float32)
+
+
+def take_cancelled(request_id):
+    with cancelled_lock:
+        if request_id in cancelled:
+            cancelled.discard(request_id)
+            return True
+    return False
+
+
+def queued(request_id):
+    with cancelled_lock:
+        waiting.add(request_id)
+
+
+def finished(request_id):
+    with cancelled_lock:
+        waiting.discard(request_id)
+        cancelled.discard(request_id)
+
+
+def cancel(request_id):
+    # Only requests still waiting or running: a late cancel must not linger in the set.
+    with cancelled_lock:
+        if request_id in waiting:
+            cancelled.add(request_id)
+
+
+class Recogniser:
+    """Whisper without faster-whisper's 30-second segment loop: a turn is one window."""
+
+    def __init__(self, path, threads):
+        from faster_whisper import WhisperModel
+        from faster_whisper.audio import pad_or_trim
+        from faster_whisper.tokenizer import Tokenizer
+
+        self.model = WhisperModel(path, device="cpu", compute_type="int8", cpu_threads=threads)
+        self.pad_or_trim = pad_or_trim
+        self.Tokenizer = Tokenizer
+
+    def transcribe(self, audio, language, allowed):
+        model = self.model
+        window = model.feature_extractor.n_samples
+        if len(audio) > window:
+            return self.transcribe_long(audio, language, allowed)
+        features = model.feature_extractor(audio)
+        encoded = model.encode(self.pad_or_trim(features))
+        probability = 1.0
+        if not model.model.is_multilingual:
+            language = "en"
+        elif language is None:
+            # Detection restricted to the languages we can answer in: Whisper base often
+            # ranks a neighbour (uk -> ru/de/ar) first, but the right one above the others.
+            ranked = [(token[2:-2], p) for token, p in model.model.detect_language(encoded)[0]]
+            candidates = [(code, p) for code, p in ranked if not allowed or code in allowed]
+            language, probability = (candidates or ranked)[0]
+        tokenizer = self.Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
+        prompt = model.get_prompt(tokenizer, [], without_timestamps=True)
+        max_new = MIN_NEW_TOKENS + int(TOKENS_PER_SECOND * len(audio) / SAMPLE_RATE_IN)
+        result = model.model.generate(
+            encoded,
+            [prompt],
+            beam_size=1,
+            max_length=len(prompt) + max_new,
+            no_repeat_ngram_size=3,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+            return_no_speech_prob=True,
+        )[0]
+        text = tokenizer.decode(result.sequences_ids[0]).strip()
+        if result.no_speech_prob > 0.8 and len(text) < 4:
+            text = ""
+        return text, language, float(probability)
+
+    def transcribe_long(self, audio, language, allowed):
+        if language is None and self.model.model.is_multilingual:
+            _, _, ranked = self.model.detect_language(audio=audio)
+            candidates = [(code, p) for code, p in ranked if not allowed or code in allowed]
+            language, probability = (candidates or ranked)[0]
+        else:
+            language, probability = (language or "en"), 1.0
+        segments, _ = self.model.transcribe(
+            audio, language=language, beam_size=1, without_timestamps=True, condition_on_previous_text=False
+        )
+        return "".join(segment.text for segment in segments).strip(), language, float(probability)
+
+
+class Speaker:
+    def __init__(self, model_path, config_path, threads):
+        import onnxruntime
+        from piper import PiperVoice, SynthesisConfig
+
+        self.voice = PiperVoice.load(model_path, config_path=config_path)
+        # Piper's own session spins its threads while idle; on a shared 2-core machine that
+        # steals the CPU Whisper and the LLM need. Same model, a polite session.
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.voice.session = onnxruntime.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
+        self.SynthesisConfig = SynthesisConfig
+        self.sample_rate = self.voice.config.sample_rate
+
+    def speak(self, text, length_scale, pitch_factor):
+        # Pitch by resampling: synthesise slower by the pitch factor, then play it back
+        # faster by the same factor, so the duration stays what length_scale asked for.
+        config = self.SynthesisConfig(length_scale=length_scale * pitch_factor)
+        for chunk in self.voice.synthesize(text, syn_config=config):
+            samples = chunk.audio_float_array.astype(np.float32)
+            if abs(pitch_factor - 1.0) > 1e-3 and len(samples) > 1:
+                count = max(1, int(round(len(samples) / pitch_factor)))
+                samples = np.interp(np.arange(count) * pitch_factor, np.arange(len(samples)), samples)
+            yield (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+
+
+def recognition_worker(jobs, recognisers):
+    while True:
+        header, payload = jobs.get()
+        request_id = header["id"]
+        if take_cancelled(request_id):
+            finished(request_id)
+            continue
+        try:
+            started = time.perf_counter()
+            audio = np.frombuffer(payload, dtype="<i2").astype(np.float32) / 32768.0
+            audio = to_16k(audio, int(header.get("sampleRate", SAMPLE_RATE_IN)))
+            recogniser = recognisers[header.get("model", "en")]
+            text, language, probability = recogniser.transcribe(audio, header.get("language"), header.get("allowed") or [])
+            send({
+                "id": request_id,
+                "text": text,
+                "language": language,
+                "probability": probability,
+                "seconds": time.perf_counter() - started,
+            })
+        except Exception as error:  # the job goes on; this request fails
+            send({"id": request_id, "error": f"{type(error).__name__}: {error}"})
+        finally:
+            finished(request_id)
+
+
+def speech_worker(jobs, speaker):
+    while True:
+        header, _ = jobs.get()
+        request_id = header["id"]
+        if take_cancelled(request_id):
+            finished(request_id)
+            continue
+        try:
+            for pcm in speaker.speak(header["text"], float(header.get("lengthScale", 1.0)), float(header.get("pitchFactor", 1.0))):
+                if take_cancelled(request_id):
+                    break
+                send({"id": request_id, "sampleRate": speaker.sample_rate}, pcm)
+            send({"id": request_id, "done": True})
+        except Exception as error:
+            send({"id": request_id, "error": f"{type(error).__name__}: {error}"})
+        finally:
+            finished(request_id)
+
+
+def watch_parent():
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+def read_exactly(stream, count):
+    data = bytearray()
+    while len(data) < count:
+        chunk = stream.read(count - len(data))
+        if not chunk:
+            raise EOFError
+        data.extend(chunk)
+    return bytes(data)
+
+
+def main():
+    settings = json.loads(sys.argv[1])
+    threading.Thread(target=watch_parent, daemon=True).start()
+    started = time.perf_counter()
+    threads = int(settings.get("threads", 2))
+    recognisers = {name: Recogniser(path, threads) for name, path in settings["whisper"].items()}
+    speaker = Speaker(settings["piper"]["model"], settings["piper"]["config"], threads)
+    recognition_jobs = queue.Queue()
+    speech_jobs = queue.Queue()
+    threading.Thread(target=recognition_worker, args=(recognition_jobs, recognisers), daemon=True).start()
+    threading.Thread(target=speech_worker, args=(speech_jobs, speaker), daemon=True).start()
+    send({"ready": True, "seconds": time.perf_counter() - started, "sampleRate": speaker.sample_rate})
+
+    stdin = sys.stdin.buffer
+    try:
+        while True:
+            line = stdin.readline()
+            if not line:
+                break
+            header = json.loads(line)
+            payload = read_exactly(stdin, header["bytes"]) if header.get("bytes") else b""
+            op = header.get("op")
+            if op == "transcribe":
+                queued(header["id"])
+                recognition_jobs.put((header, payload))
+            elif op == "speak":
+                queued(header["id"])
+                speech_jobs.put((header, payload))
+            elif op == "cancel":
+                cancel(header["target"])
+            else:
+                send({"id": header.get("id"), "error": f"unknown op {op!r}"})
+    except EOFError:
+        pass
+    # stdin closed: the parent is done with us (or gone).
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
