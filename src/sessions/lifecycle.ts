@@ -107,7 +107,8 @@ export class SessionLifecycle {
           eq(sessions.status, 'running'),
           or(
             and(isNull(sessions.joinedAt), lt(sessions.createdAt, joinCutoff)),
-            lt(sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`, now),
+            // A raw expression has no column to encode a Date with: send the instant as text.
+            lt(sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`, sql`${now.toISOString()}::timestamptz`),
           ),
         ),
       );

@@ -1,6 +1,8 @@
 // What agent jobs report: each session has its own report token; each minute is charged once
 // however often it is reported; an ended session takes no more reports.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { sessions } from '../../src/sessions/schema.ts';
 import { identityForm, type IdentityBody } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
@@ -107,5 +109,14 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     const read = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as { turns: unknown[] };
     expect(read.turns).toEqual([]);
     await account.call('POST', `/v1/sessions/${session.id}/end`);
+  });
+
+  test('the sweep ends a session past its maximum duration (the deadline is computed in SQL on every engine)', async () => {
+    const session = await startSession();
+    await service.services.database.db.update(sessions).set({ maxDurationSeconds: 1, joinedAt: new Date() }).where(eq(sessions.id, session.id));
+    await Bun.sleep(1_100);
+    expect(await service.services.lifecycle.sweep()).toBeGreaterThanOrEqual(1);
+    const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>;
+    expect(read).toMatchObject({ status: 'ended', end_reason: 'max_duration' });
   });
 });
