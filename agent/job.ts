@@ -1,10 +1,15 @@
 // One session's agent job. The worker forks a process per job and imports this file there,
 // so nothing here shares memory with the control plane: the job learns its session from the
 // dispatch metadata and reports back over HTTP.
-import { AutoSubscribe, defineAgent, log, type JobContext } from '@livekit/agents';
+import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
+import { loadProviders } from '../src/config.ts';
+import { startAvatar } from './avatar/index.ts';
 import { parseJobMetadata } from './metadata.ts';
 import { httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
-import { avatarFrameSize, createAvatarRenderer } from './renderers/index.ts';
+import { startConversation } from './pipeline/index.ts';
+import type { TranscriptReport } from './pipeline/transcripts.ts';
+import { needsOfflineModels } from './providers/index.ts';
+import type { OfflineModels } from './providers/offline/index.ts';
 
 /** The control plane creates each session's room with metadata naming the session. */
 function isSessionRoom(roomMetadata: string | undefined, sessionId: string): boolean {
@@ -15,7 +20,23 @@ function isSessionRoom(roomMetadata: string | undefined, sessionId: string): boo
   }
 }
 
+/** What the job process loads before it is given a job (agents' prewarm). */
+interface ProcessData {
+  vad?: VAD;
+  offline?: OfflineModels;
+}
+
 export default defineAgent({
+  prewarm: async (proc: JobProcess) => {
+    // Loading the voice-activity model blocks the event loop for a moment: not in a session.
+    (proc.userData as ProcessData).vad = new inference.VAD();
+    const providers = loadProviders(process.env);
+    // Loading the offline models takes seconds: do it while the process waits for a job.
+    if (!needsOfflineModels(providers)) return;
+    // Imported only here: a deployment with every cloud key never loads the model runtimes.
+    const { loadOfflineModels } = await import('./providers/offline/index.ts');
+    (proc.userData as ProcessData).offline = await loadOfflineModels({ modelsDir: providers.modelsDir });
+  },
   entry: async (ctx: JobContext) => {
     const parsed = parseJobMetadata(ctx.job.metadata);
     if (!parsed.ok) {
@@ -37,7 +58,7 @@ export default defineAgent({
     // Shutdown callbacks run after the room is left: the meter delivers what it still holds.
     ctx.addShutdownCallback(() => meter.close());
 
-    // Audio only: the visitor's camera is not used yet (visual awareness comes with the voice pipeline).
+    // Audio only: the visitor's camera is subscribed to by the conversation, and only with visual awareness.
     try {
       await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
     } catch (error) {
@@ -54,14 +75,28 @@ export default defineAgent({
     }
     meterRoomParticipants(ctx.room, meter);
 
-    if (!metadata.avatar_enabled) return;
-    const renderer = createAvatarRenderer({
-      identity: metadata.identity,
-      size: avatarFrameSize(metadata.form_factor),
-      onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
+    // The avatar streams from the moment the job is in the room (billing starts at its first frame).
+    const avatar = metadata.avatar_enabled
+      ? await startAvatar({
+          room: ctx.room,
+          identity: metadata.identity,
+          formFactor: metadata.form_factor,
+          onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
+          logger,
+        })
+      : null;
+    if (avatar) ctx.addShutdownCallback(() => avatar.stop());
+
+    const conversation = await startConversation({
+      ctx,
+      metadata,
+      providers: loadProviders(process.env),
+      offline: (ctx.proc.userData as ProcessData).offline,
+      vad: (ctx.proc.userData as ProcessData).vad ?? new inference.VAD(),
+      avatarSpeech: avatar?.speech ?? null,
+      transcriptReporter: httpReporter<TranscriptReport>({ url: metadata.report_url, token: metadata.report_token }),
       logger,
     });
-    ctx.addShutdownCallback(() => renderer.stop());
-    await renderer.start(ctx.room);
+    ctx.addShutdownCallback(() => conversation.close());
   },
 });

@@ -58,6 +58,19 @@ export interface ProviderSettings {
   elevenlabs: CloudProvider | undefined;
   /** Where the bootstrap put the offline models (Whisper, SmolLM2, Piper). */
   modelsDir: string;
+  turns: TurnSettings;
+}
+
+/** How the agent decides that the visitor finished speaking, and lets them interrupt. */
+export interface TurnSettings {
+  /** `model`: LiveKit's end-of-turn model (v1-mini, local) on top of voice activity; `vad`: silence alone. */
+  detection: 'model' | 'vad';
+  /** Silence after speech before a turn may end (ms). */
+  minEndpointingDelayMs: number;
+  /** Longest wait when the end-of-turn model thinks the visitor is not done (ms). */
+  maxEndpointingDelayMs: number;
+  /** Speech the visitor must keep up to interrupt the agent (ms). */
+  minInterruptionMs: number;
 }
 
 export interface Config {
@@ -124,6 +137,12 @@ export function loadProviders(env: Env = process.env): ProviderSettings {
     openai: cloud(env.OPENAI_API_KEY || (env.OPENAI_BASE_URL ? 'none' : undefined), env.OPENAI_BASE_URL, env.LLM_MODEL || 'gpt-4o-mini'),
     elevenlabs: cloud(env.ELEVENLABS_API_KEY, env.ELEVENLABS_BASE_URL, env.ELEVENLABS_MODEL || 'eleven_flash_v2_5'),
     modelsDir: resolve(env.LIKENESS_MODELS_DIR || join(cacheDir(env), 'models')),
+    turns: {
+      detection: env.AGENT_TURN_DETECTION === 'vad' ? 'vad' : 'model',
+      minEndpointingDelayMs: integer(env, 'AGENT_MIN_ENDPOINTING_MS', 500),
+      maxEndpointingDelayMs: integer(env, 'AGENT_MAX_ENDPOINTING_MS', 3000),
+      minInterruptionMs: integer(env, 'AGENT_MIN_INTERRUPTION_MS', 300),
+    },
   };
 }
 

@@ -18,7 +18,7 @@ export type MeterReport =
 export type ReportOutcome = 'accepted' | 'retry' | 'credits_exhausted' | 'refused';
 
 /** One delivery attempt of one report. Never throws: failures are outcomes. */
-export type Reporter = (report: MeterReport) => Promise<ReportOutcome>;
+export type Reporter<Report = MeterReport> = (report: Report) => Promise<ReportOutcome>;
 
 export interface HttpReporterOptions {
   /** The session's report endpoint (`report_url` of the dispatch metadata). */
@@ -30,8 +30,8 @@ export interface HttpReporterOptions {
   fetch?: typeof fetch;
 }
 
-/** Posts each report as JSON to the control plane. */
-export function httpReporter({ url, token, timeoutMs = 5_000, fetch: send = fetch }: HttpReporterOptions): Reporter {
+/** Posts each report as JSON to the control plane (the session's report endpoint takes meter and transcript reports alike). */
+export function httpReporter<Report = MeterReport>({ url, token, timeoutMs = 5_000, fetch: send = fetch }: HttpReporterOptions): Reporter<Report> {
   return async (report) => {
     let response: Response;
     try {

@@ -1,9 +1,9 @@
-// What the job needs from whatever draws the avatar: publish one video track named
-// `avatar` into the room, say when its first frame went out (billing starts there), stop.
-import type { Room } from '@livekit/rtc-node';
+// What draws the avatar (Python's `VideoGenerator` role): given the slice of speech that
+// goes out with a frame, it returns that frame. Pacing, publishing and the speech itself
+// belong to agent/avatar; a renderer only draws, so a new pipeline slots in here.
+import type { VideoFrame } from '@livekit/rtc-node';
 import type { JobIdentity } from '../metadata.ts';
 
-export const AVATAR_TRACK_NAME = 'avatar';
 export const AVATAR_FPS = 25;
 
 export interface FrameSize {
@@ -16,19 +16,27 @@ export function avatarFrameSize(formFactor: 'phone' | 'desktop' | null): FrameSi
   return formFactor === 'desktop' ? { width: 960, height: 540 } : { width: 540, height: 960 };
 }
 
+export interface FrameInput {
+  /** The audio published with this frame (48 kHz mono, one frame's worth); silence when not speaking. */
+  audio: Int16Array;
+  /** How much of `audio` is speech (0 while the avatar listens). */
+  speechSamples: number;
+  /** Time since the first frame, on the frame grid. */
+  elapsedMs: number;
+}
+
+export interface AvatarRenderer {
+  readonly size: FrameSize;
+  /** Loads what the frames need (the portrait). Called once, before the first frame. */
+  prepare(): Promise<void>;
+  /** The frame for this instant. The returned frame's pixels may be reused by the next call. */
+  nextFrame(input: FrameInput): VideoFrame;
+}
+
 export interface AvatarRendererOptions {
   /** Whose face to draw; null when the session has no identity. */
   identity: JobIdentity | null;
   size: FrameSize;
-  /** Called once, right after the first frame was handed to the published track, with `performance.now()`. */
-  onFirstFrame(atMs: number): void;
   /** Where problems that do not stop the stream are told (a portrait that failed to load). */
   logger?: { warn(message: string): void };
-}
-
-export interface AvatarRenderer {
-  /** Publishes the `avatar` track (camera source) into the connected room and starts streaming frames. */
-  start(room: Room): Promise<void>;
-  /** Stops streaming and releases the track; safe to call more than once, and before `start` finished. */
-  stop(): Promise<void>;
 }

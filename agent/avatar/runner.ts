@@ -1,0 +1,140 @@
+// What paces and publishes the avatar (Python's `AvatarRunner` role): a 25 fps clock that,
+// each tick, takes one frame's worth of speech, asks the renderer for the matching frame
+// and hands both to LiveKit, so picture and voice leave together. Idle frames (silence)
+// keep flowing while the avatar listens.
+import {
+  AudioFrame,
+  AudioSource,
+  LocalAudioTrack,
+  LocalVideoTrack,
+  TrackPublishOptions,
+  TrackSource,
+  VideoSource,
+  type LocalTrackPublication,
+  type Room,
+} from '@livekit/rtc-node';
+import { AVATAR_FPS, type AvatarRenderer } from '../renderers/index.ts';
+import { AVATAR_SAMPLE_RATE, type AvatarSpeech } from './speech.ts';
+
+export const AVATAR_VIDEO_TRACK = 'avatar';
+export const AVATAR_AUDIO_TRACK = 'avatar_audio';
+
+const FRAME_MS = 1000 / AVATAR_FPS;
+const SAMPLES_PER_FRAME = (AVATAR_SAMPLE_RATE * FRAME_MS) / 1000;
+const MAX_BITRATE_BPS = 1_500_000n;
+/**
+ * Audio LiveKit may hold before sending: the runner already paces in real time, so a short
+ * queue keeps an interruption from leaving speech behind in it.
+ */
+const AUDIO_QUEUE_MS = 200;
+
+export interface AvatarRunnerOptions {
+  room: Room;
+  renderer: AvatarRenderer;
+  speech: AvatarSpeech;
+  /** Called once, right after the first frame was handed to the published track, with `performance.now()`. */
+  onFirstFrame(atMs: number): void;
+  logger: { warn(message: string): void };
+}
+
+export class AvatarRunner {
+  readonly #options: AvatarRunnerOptions;
+  #stopped = false;
+  #videoSource: VideoSource | undefined;
+  #audioSource: AudioSource | undefined;
+  #publications: LocalTrackPublication[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** performance.now() of frame 0; frame k is due at #startedAt + k·FRAME_MS. */
+  #startedAt = 0;
+  #frameIndex = 0;
+  #firstFrameSent = false;
+  /** Audio frames are handed over one after another, never concurrently. */
+  #audioChain: Promise<void> = Promise.resolve();
+
+  constructor(options: AvatarRunnerOptions) {
+    this.#options = options;
+    // An interruption: what LiveKit still holds of the old reply goes too, so the voice
+    // stops with the mouth, within a frame.
+    options.speech.onClear(() => this.#audioSource?.clearQueue());
+  }
+
+  async start(): Promise<void> {
+    const { room, renderer } = this.#options;
+    await renderer.prepare();
+    if (this.#stopped) return;
+    const { width, height } = renderer.size;
+    this.#videoSource = new VideoSource(width, height);
+    this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
+    const participant = room.localParticipant!;
+    const video = await participant.publishTrack(
+      LocalVideoTrack.createVideoTrack(AVATAR_VIDEO_TRACK, this.#videoSource),
+      new TrackPublishOptions({
+        source: TrackSource.SOURCE_CAMERA,
+        // One visitor watches each session: a single layer, no simulcast encodes to pay for.
+        simulcast: false,
+        videoEncoding: { maxBitrate: MAX_BITRATE_BPS, maxFramerate: AVATAR_FPS },
+      }),
+    );
+    this.#publications.push(video);
+    const audio = await participant.publishTrack(
+      LocalAudioTrack.createAudioTrack(AVATAR_AUDIO_TRACK, this.#audioSource),
+      new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
+    );
+    this.#publications.push(audio);
+    if (this.#stopped) return;
+    this.#startedAt = performance.now();
+    this.#frameIndex = 0;
+    this.#tick();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    const room = this.#options.room;
+    for (const publication of this.#publications) {
+      if (publication.sid && room.isConnected) await room.localParticipant!.unpublishTrack(publication.sid).catch(() => undefined);
+    }
+    await this.#videoSource?.close();
+    await this.#audioSource?.close();
+  }
+
+  #tick = (): void => {
+    if (this.#stopped) return;
+    const now = performance.now();
+    const elapsedMs = this.#frameIndex * FRAME_MS;
+    const slice = this.#options.speech.take(SAMPLES_PER_FRAME);
+    try {
+      const frame = this.#options.renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, elapsedMs });
+      // The source copies the pixels before returning, so renderers may reuse their buffer.
+      this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
+    } catch (error) {
+      if (!this.#stopped) this.#options.logger.warn(`the avatar stopped streaming: ${String(error)}`);
+      return;
+    }
+    const audioFrame = new AudioFrame(slice.samples, AVATAR_SAMPLE_RATE, 1, SAMPLES_PER_FRAME);
+    const source = this.#audioSource!;
+    this.#audioChain = this.#audioChain.then(() => source.captureFrame(audioFrame)).catch(() => undefined);
+    if (!this.#firstFrameSent) {
+      this.#firstFrameSent = true;
+      this.#options.onFirstFrame(now);
+    }
+    this.#frameIndex++;
+    this.#schedule();
+  };
+
+  /**
+   * Frames are due on a grid from the start, so timer lateness never accumulates. A stall
+   * renders the missed frames at once (their audio must go out in order, or the voice
+   * would drop words) up to half a second; beyond that they are skipped.
+   */
+  #schedule(): void {
+    const now = performance.now();
+    let due = this.#startedAt + this.#frameIndex * FRAME_MS;
+    if (now - due > 500) {
+      this.#frameIndex = Math.ceil((now - this.#startedAt) / FRAME_MS);
+      due = this.#startedAt + this.#frameIndex * FRAME_MS;
+    }
+    this.#timer = setTimeout(this.#tick, Math.max(0, due - now));
+  }
+}

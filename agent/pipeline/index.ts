@@ -1,0 +1,152 @@
+// The conversation: one AgentSession per job, listening to the visitor (voice-activity and
+// end-of-turn detection, barge-in), thinking with the identity's prompt and speaking in the
+// session's language, through the avatar when there is one. The client sends nothing but
+// its microphone (and camera, with visual awareness).
+import { inference, llm, voice, type JobContext, type VAD } from '@livekit/agents';
+import type { RemoteParticipant } from '@livekit/rtc-node';
+import type { ProviderSettings } from '../../src/config.ts';
+import type { AvatarSpeech } from '../avatar/index.ts';
+import type { Reporter } from '../metering/index.ts';
+import type { JobMetadata } from '../metadata.ts';
+import { createProviders, type SpokenLanguage } from '../providers/index.ts';
+import type { OfflineModels } from '../providers/offline/index.ts';
+import { CameraSampler } from './camera.ts';
+import { agentInstructions, followLanguageInstruction, greetingInstruction, isSpokenLanguage } from './instructions.ts';
+import { TranscriptLog, type TranscriptReport } from './transcripts.ts';
+
+export interface ConversationOptions {
+  ctx: JobContext;
+  metadata: JobMetadata;
+  providers: ProviderSettings;
+  /** Loaded in the job process's prewarm when some provider has no cloud key. */
+  offline: OfflineModels | undefined;
+  /** Voice-activity detection, loaded with the process. */
+  vad: VAD;
+  /** The avatar's speech input; null: the agent publishes its own voice track. */
+  avatarSpeech: AvatarSpeech | null;
+  /** Where transcript turns go (the session's report endpoint). */
+  transcriptReporter: Reporter<TranscriptReport>;
+  logger: { info(message: string): void; warn(message: string): void };
+}
+
+export interface Conversation {
+  session: voice.AgentSession;
+  close(): Promise<void>;
+}
+
+/** One language normalised from whatever the STT reports ('es', 'es-ES', 'Spanish'…). */
+function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
+  if (typeof reported !== 'string') return null;
+  const code = reported.toLowerCase().split(/[-_]/)[0];
+  return isSpokenLanguage(code) ? code : null;
+}
+
+class IdentityAgent extends voice.Agent {
+  constructor(
+    instructions: string,
+    private readonly turnHooks: { beforeReply(chatCtx: llm.ChatContext, message: llm.ChatMessage): Promise<void> },
+  ) {
+    super({ instructions });
+  }
+
+  override async onUserTurnCompleted(chatCtx: llm.ChatContext, newMessage: llm.ChatMessage): Promise<void> {
+    await this.turnHooks.beforeReply(chatCtx, newMessage);
+  }
+}
+
+/** Waits for the visitor, then starts the session and greets them. */
+export async function startConversation(options: ConversationOptions): Promise<Conversation> {
+  const { ctx, metadata, logger } = options;
+  const mode = metadata.language;
+  const providers = createProviders(options.providers, { language: mode, voice: metadata.voice }, options.offline);
+  logger.info(`conversation providers: stt ${providers.names.stt}, llm ${providers.names.llm}, tts ${providers.names.tts}; language ${mode}`);
+
+  const transcripts = new TranscriptLog(options.transcriptReporter, logger);
+  const camera = metadata.visual_awareness ? new CameraSampler({ room: ctx.room, visitorIdentity: metadata.visitor_identity, logger }) : null;
+  /** The language the agent speaks now: pinned, or in auto mode the visitor's last detected one. */
+  let speaking: SpokenLanguage = mode === 'auto' ? 'en' : mode;
+  let heard: SpokenLanguage | null = null;
+
+  const agent = new IdentityAgent(
+    agentInstructions({ prompt: metadata.identity?.prompt ?? null, language: mode, visualAwareness: metadata.visual_awareness }),
+    {
+      async beforeReply(chatCtx, message) {
+        if (mode === 'auto' && heard) {
+          if (heard !== speaking) {
+            speaking = heard;
+            providers.speakIn(heard);
+          }
+          chatCtx.addMessage({ role: 'system', content: followLanguageInstruction(heard) });
+        }
+        for (const image of (await camera?.takeFrames()) ?? []) {
+          message.content.push(llm.createImageContent({ image, inferenceDetail: 'low' }));
+        }
+      },
+    },
+  );
+
+  const turns = options.providers.turns;
+  const session = new voice.AgentSession({
+    stt: providers.stt,
+    llm: providers.llm,
+    tts: providers.tts,
+    vad: options.vad,
+    turnHandling: {
+      // Pinned: the local model runs in the worker's inference process, never the cloud one.
+      turnDetection: turns.detection === 'model' ? new inference.TurnDetector({ version: 'v1-mini' }) : 'vad',
+      endpointing: { minDelay: turns.minEndpointingDelayMs, maxDelay: turns.maxEndpointingDelayMs },
+      // 'vad': barge-in on the visitor's voice ('adaptive' is a LiveKit Cloud detector). A
+      // false interruption is not resumed: the avatar's output cannot pause.
+      interruption: { mode: 'vad', minDuration: turns.minInterruptionMs, resumeFalseInterruption: false },
+      // A reply prepared before the turn ends would miss the camera images and the language
+      // switch that are only added once it has ended.
+      preemptiveGeneration: { enabled: !metadata.visual_awareness && mode !== 'auto' },
+    },
+    // No echo to cancel: the visitor's client does that; interruptions work from the start.
+    aecWarmupDuration: null,
+  });
+
+  session.on(voice.AgentSessionEventTypes.UserInputTranscribed, (event) => {
+    if (!event.isFinal) return;
+    const language = spokenLanguageOf(event.language);
+    if (language) heard = language;
+  });
+  session.on(voice.AgentSessionEventTypes.UserStateChanged, (event) => camera?.setSpeaking(event.newState === 'speaking'));
+  session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (event) => {
+    const item = event.item;
+    if (item.type !== 'message' || (item.role !== 'user' && item.role !== 'assistant')) return;
+    transcripts.record({
+      turn_id: item.id,
+      role: item.role === 'user' ? 'user' : 'agent',
+      text: (item.textContent ?? '').trim(),
+      language: item.role === 'user' ? (mode === 'auto' ? heard : mode) : speaking,
+      interrupted: item.interrupted,
+      started_at: new Date(item.createdAt).toISOString(),
+      ended_at: new Date(event.createdAt).toISOString(),
+    });
+  });
+  session.on(voice.AgentSessionEventTypes.Error, (event) => logger.warn(`conversation error: ${String((event.error as Error)?.message ?? event.error)}`));
+
+  if (options.avatarSpeech) session.output.audio = options.avatarSpeech;
+
+  const visitor: RemoteParticipant = await ctx.waitForParticipant(metadata.visitor_identity);
+  camera?.start();
+  await session.start({
+    agent,
+    room: ctx.room,
+    inputOptions: { participantIdentity: visitor.identity },
+    // With an avatar its runner publishes the speech; without one the session publishes the voice.
+    outputOptions: { audioEnabled: options.avatarSpeech === null },
+    record: false,
+  });
+  session.generateReply({ instructions: greetingInstruction(mode) });
+
+  return {
+    session,
+    async close() {
+      camera?.close();
+      await session.close().catch(() => undefined);
+      await transcripts.close();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+// Where a session's ears, mind and voice come from: each of speech-to-text, the language
+// model and text-to-speech is a cloud plugin when its key is configured, otherwise the
+// offline model the bootstrap installed. The pipeline sees only the agents interfaces.
+import type { llm, stt, tts } from '@livekit/agents';
+import * as deepgram from '@livekit/agents-plugin-deepgram';
+import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
+import * as openai from '@livekit/agents-plugin-openai';
+import type { ProviderSettings } from '../../src/config.ts';
+import { DEFAULT_VOICE } from '../../src/voices/catalogue.ts';
+import type { JobVoice } from '../metadata.ts';
+import type { OfflineModels } from './offline/index.ts';
+
+export type SpokenLanguage = 'en' | 'es' | 'pl' | 'uk';
+export type LanguageMode = SpokenLanguage | 'auto';
+
+export interface SessionProviders {
+  stt: stt.STT;
+  llm: llm.LLM;
+  tts: tts.TTS;
+  /** Switches the voice to another language for the next replies (auto mode follows the visitor). */
+  speakIn(language: SpokenLanguage): void;
+  /** Which provider serves each part, for logs. */
+  names: { stt: string; llm: string; tts: string };
+}
+
+export interface ProviderChoice {
+  /** The session's effective language mode. */
+  language: LanguageMode;
+  /** Null: the default English-only voice. */
+  voice: JobVoice | null;
+}
+
+/** True when some part of a session would run on the offline models (they are loaded ahead). */
+export function needsOfflineModels(settings: ProviderSettings): boolean {
+  return !settings.deepgram || !settings.openai || !settings.elevenlabs;
+}
+
+export function createProviders(settings: ProviderSettings, choice: ProviderChoice, offline: OfflineModels | undefined): SessionProviders {
+  const needOffline = (): OfflineModels => {
+    if (!offline) throw new Error('a provider has no cloud key and the offline models are not loaded');
+    return offline;
+  };
+  // Auto mode greets in English before anyone has spoken.
+  const firstLanguage: SpokenLanguage = choice.language === 'auto' ? 'en' : choice.language;
+
+  const speechToText = settings.deepgram
+    ? new deepgram.STT({
+        apiKey: settings.deepgram.apiKey,
+        ...(settings.deepgram.baseUrl ? { baseUrl: settings.deepgram.baseUrl } : {}),
+        model: settings.deepgram.model,
+        // nova-3's `multi` transcribes code-switching speech and reports each utterance's language.
+        language: choice.language === 'auto' ? 'multi' : choice.language,
+      })
+    : needOffline().stt(choice.language);
+
+  const languageModel = settings.openai
+    ? new openai.LLM({
+        apiKey: settings.openai.apiKey,
+        ...(settings.openai.baseUrl ? { baseURL: settings.openai.baseUrl } : {}),
+        model: settings.openai.model,
+      })
+    : needOffline().llm();
+
+  let textToSpeech: tts.TTS;
+  let speakIn: (language: SpokenLanguage) => void;
+  if (settings.elevenlabs) {
+    const voice = new elevenlabs.TTS({
+      apiKey: settings.elevenlabs.apiKey,
+      ...(settings.elevenlabs.baseUrl ? { baseURL: settings.elevenlabs.baseUrl } : {}),
+      // A voice cloned while ElevenLabs was not configured has no id there: the preset of
+      // the default voice speaks instead (decisions.md).
+      voiceId: choice.voice?.elevenlabs_voice_id ?? DEFAULT_VOICE.elevenlabsVoiceId,
+      model: settings.elevenlabs.model,
+      language: firstLanguage,
+      encoding: 'pcm_22050',
+    });
+    textToSpeech = voice;
+    speakIn = (language) => voice.updateOptions({ language });
+  } else {
+    const models = needOffline();
+    const profile = choice.voice ? { pitchHz: choice.voice.profile.pitch_hz, wordsPerMinute: choice.voice.profile.words_per_minute } : null;
+    const voice = models.tts({ language: firstLanguage, profile });
+    textToSpeech = voice;
+    speakIn = (language) => voice.updateOptions({ language });
+  }
+
+  return {
+    stt: speechToText,
+    llm: languageModel,
+    tts: textToSpeech,
+    speakIn,
+    names: {
+      stt: settings.deepgram ? 'deepgram' : 'offline',
+      llm: settings.openai ? 'openai-compatible' : 'offline',
+      tts: settings.elevenlabs ? 'elevenlabs' : 'offline',
+    },
+  };
+}

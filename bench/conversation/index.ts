@@ -1,0 +1,110 @@
+// bench/conversation: voice-to-voice latency, from the end of the visitor's speech to the
+// first reply audio at the visitor's client, over a real LiveKit server and WebRTC.
+//   --providers fakes    wire fakes with fixed latencies: what remains beyond their time and
+//                        the configured endpointing delay is our own overhead
+//   --providers offline  the offline models (no keys), as `npm start` runs them
+// The LiveKit binary is the one `npm start` or `npm test` built:
+//   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
+//     bun bench/conversation/index.ts [--providers fakes|offline] [--turns 10]
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { TrackKind } from '@livekit/rtc-node';
+import { startAgentWorker } from '../../agent/worker.ts';
+import { loadConfig, loadProviders } from '../../src/config.ts';
+import { startService } from '../../src/server.ts';
+import { startProviderFakes } from '../../test/support/fakes/index.ts';
+import { identityForm } from '../../test/support/forms.ts';
+import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
+import { Listener, Microphone, speech } from '../../test/support/voice.ts';
+
+const { values } = parseArgs({ options: { providers: { type: 'string', default: 'fakes' }, turns: { type: 'string', default: '10' } } });
+const turnSettings = loadProviders(process.env).turns;
+const useFakes = values.providers === 'fakes';
+
+/** The fakes' own time per turn: Deepgram's final, the first token, the first audio. */
+const FAKE_LATENCY = { deepgramFinalMs: 100, firstTokenMs: 150, firstAudioMs: 100 };
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+function report(label: string, samples: number[]) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  console.log(`${label.padEnd(52)} n=${String(samples.length).padEnd(3)} p50=${percentile(sorted, 50).toFixed(0)} ms  p95=${percentile(sorted, 95).toFixed(0)} ms`);
+}
+
+const fakes = useFakes ? await startProviderFakes() : undefined;
+if (fakes) {
+  fakes.deepgram.finalDelayMs = FAKE_LATENCY.deepgramFinalMs;
+  fakes.openai.firstTokenDelayMs = FAKE_LATENCY.firstTokenMs;
+  fakes.openai.tokenIntervalMs = 20;
+  fakes.elevenlabs.firstAudioDelayMs = FAKE_LATENCY.firstAudioMs;
+  fakes.openai.respond(() => 'Sure. It is sunny and mild in Paris today.');
+  // Agent jobs are forked from this process: they inherit these.
+  Object.assign(process.env, fakes.env);
+} else {
+  for (const name of ['DEEPGRAM_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ELEVENLABS_API_KEY']) delete process.env[name];
+}
+
+const dataDir = await mkdtemp(join(tmpdir(), 'likeness-bench-'));
+const probe = Bun.serve({ port: 0, fetch: () => new Response() });
+const port = probe.port!;
+probe.stop(true);
+const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), CREDITS_ONBOARDING: '0' });
+const service = await startService(config);
+const { livekit } = service.services;
+const worker = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, logLevel: 'error' });
+try {
+  console.log(`providers=${values.providers} cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turns=${JSON.stringify(turnSettings)}`);
+  const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
+  const authorization = `Bearer ${account.api_key}`;
+  const identity = (await (
+    await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language: 'en', prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.' }) })
+  ).json()) as { identity_id: string };
+  const response = await fetch(`${service.url}/v1/sessions/start`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
+  });
+  const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
+  const visitor = await joinAsVisitor(session);
+  const microphone = await Microphone.publish(visitor.room);
+  const ears = new Listener(await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'));
+  // The greeting first.
+  const greeting = await eventually(() => ears.soundAfter(0), 60_000, 'the greeting');
+  await eventually(() => ears.silenceAfter(greeting, 500), 60_000, 'the end of the greeting');
+
+  const question = await speech('What is the weather like in Paris today?');
+  const voiceToVoice: number[] = [];
+  for (let turn = 0; turn < Number(values.turns); turn++) {
+    fakes?.deepgram.script({ transcript: 'What is the weather like in Paris today?', language: 'en' });
+    const spoken = await microphone.say(question);
+    // The end of speech is where the audio's voice ends, not the trailing silence espeak adds.
+    const voiceEnd = spoken.endedAt - trailingSilenceMs(question);
+    const replied = await eventually(() => ears.soundAfter(spoken.endedAt), 60_000, 'the reply');
+    voiceToVoice.push(replied - voiceEnd);
+    await eventually(() => ears.silenceAfter(replied, 600), 60_000, 'the end of the reply');
+    await Bun.sleep(500);
+  }
+  report('end of speech → first reply audio at the client', voiceToVoice);
+  if (useFakes) {
+    const fixed = turnSettings.minEndpointingDelayMs + FAKE_LATENCY.firstTokenMs + FAKE_LATENCY.firstAudioMs;
+    console.log(`fixed: endpointing ${turnSettings.minEndpointingDelayMs} + first token ${FAKE_LATENCY.firstTokenMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms (Deepgram's final, ${FAKE_LATENCY.deepgramFinalMs} ms after its endpointing, runs inside the endpointing delay)`);
+    report('our overhead (voice-to-voice − fixed)', voiceToVoice.map((ms) => ms - fixed));
+  }
+  await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
+  ears.close();
+  await microphone.stop();
+} finally {
+  await worker.stop();
+  await service.stop();
+  await fakes?.stop();
+}
+
+/** Milliseconds of near-silence at the end of a phrase. */
+function trailingSilenceMs(samples: Int16Array): number {
+  let end = samples.length;
+  while (end > 0 && Math.abs(samples[end - 1]!) < 300) end--;
+  return ((samples.length - end) / 48_000) * 1000;
+}

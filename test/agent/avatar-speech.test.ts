@@ -1,0 +1,93 @@
+// The avatar's speech input: what the agent session says comes back out 40 ms at a time,
+// in order, then silence; each reply is reported started and finished once, an interruption
+// drops the rest at once and reports it interrupted, or the session would wait forever.
+import { describe, expect, test } from 'bun:test';
+import { AudioFrame } from '@livekit/rtc-node';
+import { initializeLogger, voice } from '@livekit/agents';
+import { AVATAR_SAMPLE_RATE, AvatarSpeech } from '../../agent/avatar/index.ts';
+
+initializeLogger({ pretty: false, level: 'warn' });
+
+const SLICE = AVATAR_SAMPLE_RATE / 25; // one video frame's audio
+
+function tone(samples: number, value: number): AudioFrame {
+  return new AudioFrame(new Int16Array(samples).fill(value), AVATAR_SAMPLE_RATE, 1, samples);
+}
+
+function events(speech: AvatarSpeech) {
+  const started: number[] = [];
+  const finished: { playbackPosition: number; interrupted: boolean }[] = [];
+  speech.on(voice.AudioOutput.EVENT_PLAYBACK_STARTED, (ev: { createdAt: number }) => started.push(ev.createdAt));
+  speech.on(voice.AudioOutput.EVENT_PLAYBACK_FINISHED, (ev: { playbackPosition: number; interrupted: boolean }) => finished.push(ev));
+  return { started, finished };
+}
+
+describe('AvatarSpeech', () => {
+  test('plays a reply in order across slices, then silence; started and finished once each', async () => {
+    const speech = new AvatarSpeech();
+    const seen = events(speech);
+    await speech.captureFrame(tone(SLICE / 2, 100));
+    await speech.captureFrame(tone(SLICE, 200));
+    speech.flush();
+    expect(seen.started).toHaveLength(0); // nothing played yet
+
+    const first = speech.take(SLICE);
+    expect(first.speechSamples).toBe(SLICE);
+    expect(first.samples[0]).toBe(100);
+    expect(first.samples[SLICE / 2]).toBe(200);
+    expect(seen.started).toHaveLength(1);
+    expect(seen.finished).toHaveLength(0);
+
+    const second = speech.take(SLICE);
+    expect(second.speechSamples).toBe(SLICE / 2);
+    expect(second.samples[SLICE / 2 - 1]).toBe(200);
+    expect(second.samples[SLICE / 2]).toBe(0); // then silence
+    expect(seen.finished).toEqual([{ playbackPosition: 1.5 * (SLICE / AVATAR_SAMPLE_RATE), interrupted: false }]);
+    expect(await speech.waitForPlayout()).toMatchObject({ interrupted: false });
+
+    expect(speech.take(SLICE).speechSamples).toBe(0);
+    expect(seen.started).toHaveLength(1);
+  });
+
+  test('an interruption drops what is left at once, reports it interrupted, and the next reply counts anew', async () => {
+    const speech = new AvatarSpeech();
+    const seen = events(speech);
+    let cleared = 0;
+    speech.onClear(() => cleared++);
+    await speech.captureFrame(tone(SLICE * 10, 300));
+    speech.take(SLICE);
+    speech.take(SLICE);
+    speech.clearBuffer();
+    expect(cleared).toBe(1);
+    expect(seen.finished).toEqual([{ playbackPosition: 2 * (SLICE / AVATAR_SAMPLE_RATE), interrupted: true }]);
+    expect(speech.take(SLICE).speechSamples).toBe(0); // the mouth closes on the next frame
+    await speech.waitForPlayout();
+
+    await speech.captureFrame(tone(SLICE, 400));
+    speech.flush();
+    const playout = speech.waitForPlayout();
+    expect(speech.take(SLICE).samples[0]).toBe(400);
+    expect(await playout).toMatchObject({ interrupted: false });
+    expect(seen.finished).toHaveLength(2);
+    expect(seen.started).toHaveLength(2);
+  });
+
+  test('a slice spans two replies; a reply flushed but never played is reported interrupted when cleared', async () => {
+    const speech = new AvatarSpeech();
+    const seen = events(speech);
+    await speech.captureFrame(tone(SLICE / 4, 1));
+    speech.flush();
+    await speech.captureFrame(tone(SLICE, 2));
+    speech.flush();
+    const slice = speech.take(SLICE);
+    expect(slice.samples[0]).toBe(1);
+    expect(slice.samples[SLICE / 4]).toBe(2);
+    expect(seen.finished.map((f) => f.interrupted)).toEqual([false]);
+    await speech.captureFrame(tone(SLICE, 3));
+    speech.flush();
+    speech.clearBuffer();
+    // The second reply (partly played) and the third (never played) both end interrupted.
+    expect(seen.finished.map((f) => f.interrupted)).toEqual([false, true, true]);
+    await speech.waitForPlayout();
+  });
+});

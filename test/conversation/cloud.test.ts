@@ -1,0 +1,351 @@
+// The voice agent end to end on a real LiveKit server, with the real Deepgram, OpenAI and
+// ElevenLabs plugins talking to wire fakes: a visitor (a real WebRTC client) speaks
+// espeak-ng speech into its microphone and hears the avatar answer. What each fake received
+// shows the language rules, the identity's prompt and voice, and visual awareness at work.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { LocalVideoTrack, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, VideoBufferType, VideoFrame, VideoSource } from '@livekit/rtc-node';
+import sharp from 'sharp';
+import { espeak, wavFile } from '../support/fakes/speech.ts';
+import type { ChatRecord } from '../support/fakes/openai.ts';
+import { file, identityForm, type IdentityBody } from '../support/forms.ts';
+import { sharedProviderFakes } from '../support/preload.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { Listener, Microphone, speech } from '../support/voice.ts';
+
+const fakes = sharedProviderFakes();
+const PROMPT = 'You are Ada, a tour guide in Paris. Marker: 7f3a.';
+const QUESTION = 'What is the weather like in Paris today?';
+const SPANISH = 'Buenos días. Me gustaría saber qué tiempo hará mañana en Madrid, por favor.';
+
+let service: TestService;
+let account: TestAccount;
+
+beforeAll(async () => {
+  service = await startTestService('pglite', { livekit: 'local', agent: true, env: { ...fakes.env, CREDITS_ONBOARDING: '0' } });
+  account = await service.account({ credits: 10_000 });
+});
+afterAll(() => service.stop());
+
+beforeEach(() => {
+  fakes.openai.respond((request) => (request.userTexts.length === 0 ? 'Hello, I am Ada. How can I help you?' : 'It is sunny and mild in Paris today.'));
+});
+
+async function createIdentity(fields: Record<string, string | File>): Promise<IdentityBody> {
+  const response = await account.call('POST', '/v1/identities', { body: await identityForm({ prompt: PROMPT, ...fields }) });
+  expect(response.status).toBe(200);
+  return (await response.json()) as IdentityBody;
+}
+
+let sample: File | undefined;
+/** Ten seconds of real speech for cloning. */
+async function voiceSample(): Promise<File> {
+  sample ??= file(
+    wavFile(await espeak('Hello, my name is Ada. I love showing people around Paris, its museums, its cafés and its old streets. Shall we start the tour together?', { sampleRate: 22_050 })),
+    'ada.wav',
+    'audio/wav',
+  );
+  return sample;
+}
+
+interface Talk {
+  session: StartedSession;
+  visitor: Visitor;
+  microphone: Microphone;
+  ears: Listener;
+  joinedAt: number;
+  end(): Promise<void>;
+}
+
+async function talk(body: Record<string, unknown>): Promise<Talk> {
+  const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  expect(response.status).toBe(200);
+  const session = (await response.json()) as StartedSession;
+  const joinedAt = performance.now();
+  const visitor = await joinAsVisitor(session);
+  const microphone = await Microphone.publish(visitor.room);
+  const audio = await eventually(() => visitor.tracks.find((track) => track.kind === TrackKind.KIND_AUDIO), 20_000, "the agent's audio track");
+  const ears = new Listener(audio);
+  return {
+    session,
+    visitor,
+    microphone,
+    ears,
+    joinedAt,
+    async end() {
+      ears.close();
+      await microphone.stop();
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await visitor.leave().catch(() => undefined);
+    },
+  };
+}
+
+/** Waits for the agent to speak after `after` and fall silent again; returns when it started. */
+async function heardReply(ears: Listener, after: number, what: string): Promise<number> {
+  const started = await eventually(() => ears.soundAfter(after), 20_000, what);
+  await eventually(() => ears.silenceAfter(started, 400), 30_000, `the end of ${what}`);
+  return started;
+}
+
+const chatsOf = (marker: string) => fakes.openai.chats.filter((chat) => chat.system.includes(marker));
+const ttsContextsAfter = (since: number) => fakes.elevenlabs.received.contexts.filter((context) => context.openedAt >= since);
+const deepgramConnectionsAfter = (since: number) => fakes.deepgram.connections.filter((connection) => connection.openedAt >= since);
+const epochNow = () => performance.timeOrigin + performance.now();
+
+describe('the voice agent with cloud providers (wire fakes)', () => {
+  test('pinned English with a cloned voice: greets, hears the visitor, answers in the cloned voice, keeps a transcript', async () => {
+    const identity = await createIdentity({ language: 'en', audio: await voiceSample() });
+    const clone = fakes.elevenlabs.received.clones.at(-1)!;
+    expect(clone.files[0]!.bytes.length).toBeGreaterThan(10_000);
+    const since = epochNow();
+    const conversation = await talk({ identity_id: identity.identity_id });
+    try {
+      // Exactly the avatar's two tracks: its audio carries the voice, no raw agent voice track.
+      await eventually(() => conversation.visitor.tracks.length >= 2, 20_000, 'the avatar tracks');
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      const agentTracks = [...conversation.visitor.agent()!.trackPublications.values()];
+      expect(agentTracks.map((p) => `${p.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video'}:${p.name}`).sort()).toEqual(['audio:avatar_audio', 'video:avatar']);
+
+      fakes.deepgram.script({ transcript: QUESTION, language: 'en' });
+      const spoken = await conversation.microphone.say(await speech(QUESTION));
+      await heardReply(conversation.ears, spoken.endedAt, 'the reply');
+
+      const stt = deepgramConnectionsAfter(since);
+      expect(stt.length).toBeGreaterThan(0);
+      expect(stt.every((c) => c.params.language === 'en' && c.params.model === 'nova-3')).toBe(true);
+      expect(stt[0]!.authorization).toBe('Token fake-deepgram-key');
+
+      const chats = chatsOf('Marker: 7f3a');
+      const answer = chats.find((chat) => chat.userTexts.includes(QUESTION));
+      expect(answer).toBeDefined();
+      expect(answer!.system).toContain(PROMPT);
+      expect(answer!.system).toContain('Always answer only in English');
+      expect(answer!.images).toHaveLength(0); // the visitor published no camera
+
+      const contexts = ttsContextsAfter(since);
+      expect(contexts.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(contexts.map((c) => c.voiceId))).toEqual(new Set([clone.voiceId]));
+      expect(contexts.every((c) => c.params.language_code === 'en')).toBe(true);
+      expect(contexts.map((c) => c.spoken).join(' ')).toContain('sunny and mild');
+
+      const transcript = await eventually(async () => {
+        const body = (await (await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)).json()) as {
+          turns: { role: string; text: string; language: string | null }[];
+        };
+        return body.turns.some((t) => t.role === 'agent' && t.text.includes('sunny')) ? body : undefined;
+      }, 10_000, 'the transcript');
+      expect(transcript.turns.find((t) => t.role === 'user')).toMatchObject({ text: QUESTION, language: 'en' });
+      expect(transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text)).toEqual([
+        'Hello, I am Ada. How can I help you?',
+        'It is sunny and mild in Paris today.',
+      ]);
+    } finally {
+      await conversation.end();
+    }
+  });
+
+  test('pinned Spanish: Deepgram listens in Spanish, the model is told to answer only in Spanish, the voice speaks Spanish', async () => {
+    const identity = await createIdentity({ language: 'es', audio: await voiceSample(), prompt: `${PROMPT} es-pinned` });
+    fakes.openai.respond((request) => (request.userTexts.length === 0 ? 'Hola, soy Ada.' : 'Mañana hará sol en Madrid.'));
+    const since = epochNow();
+    const conversation = await talk({ identity_id: identity.identity_id });
+    try {
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      // The visitor switches to English: the answer stays Spanish.
+      fakes.deepgram.script({ transcript: QUESTION, language: 'es' });
+      const spoken = await conversation.microphone.say(await speech(QUESTION));
+      await heardReply(conversation.ears, spoken.endedAt, 'the reply');
+      expect(deepgramConnectionsAfter(since).every((c) => c.params.language === 'es')).toBe(true);
+      const chats = chatsOf('es-pinned');
+      expect(chats[0]!.system).toContain('Always answer only in Spanish, even if the visitor speaks another language');
+      expect(chats.some((chat) => chat.userTexts.includes(QUESTION))).toBe(true);
+      const contexts = ttsContextsAfter(since);
+      expect(contexts.length).toBeGreaterThanOrEqual(2);
+      expect(contexts.every((c) => c.params.language_code === 'es')).toBe(true);
+    } finally {
+      await conversation.end();
+    }
+  });
+
+  test('auto: an English greeting, then Spanish answers to a Spanish-speaking visitor', async () => {
+    const identity = await createIdentity({ language: 'auto', audio: await voiceSample(), prompt: `${PROMPT} auto-mode` });
+    fakes.openai.respond((request) =>
+      request.system.includes('The visitor is speaking Spanish') ? 'Mañana hará sol en Madrid.' : request.userTexts.length === 0 ? 'Hello, I am Ada.' : 'Sorry?',
+    );
+    const since = epochNow();
+    const conversation = await talk({ identity_id: identity.identity_id });
+    try {
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      const greeting = ttsContextsAfter(since);
+      expect(greeting.map((c) => c.spoken).join(' ')).toContain('Hello, I am Ada');
+      expect(greeting.every((c) => c.params.language_code === 'en')).toBe(true);
+      expect(deepgramConnectionsAfter(since).every((c) => c.params.language === 'multi')).toBe(true);
+
+      fakes.deepgram.script({ transcript: SPANISH, language: 'es' });
+      const afterGreeting = epochNow();
+      const spoken = await conversation.microphone.say(await speech(SPANISH, { voice: 'es', wordsPerMinute: 130 }));
+      await heardReply(conversation.ears, spoken.endedAt, 'the Spanish reply');
+      const answer = chatsOf('auto-mode').find((chat) => chat.userTexts.includes(SPANISH));
+      expect(answer?.system).toContain('The visitor is speaking Spanish: answer in Spanish.');
+      expect(answer?.system).toContain('always answer in the language the visitor speaks');
+      const reply = ttsContextsAfter(afterGreeting);
+      expect(reply.map((c) => c.spoken).join(' ')).toContain('Mañana hará sol en Madrid');
+      expect(reply.every((c) => c.params.language_code === 'es')).toBe(true);
+      // The per-session mode never touches the identity's stored language.
+      const stored = (await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as IdentityBody;
+      expect(stored.language).toBe('auto');
+    } finally {
+      await conversation.end();
+    }
+  });
+
+  test('barge-in: the visitor speaking over a long reply stops it within 300 ms of the interruption threshold', async () => {
+    const identity = await createIdentity({ language: 'en', prompt: `${PROMPT} barge-in` });
+    const long = 'Paris has many museums. '.repeat(12).trim();
+    fakes.openai.respond((request) => (request.userTexts.length === 0 ? 'Hello.' : long));
+    const conversation = await talk({ identity_id: identity.identity_id });
+    try {
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      fakes.deepgram.script({ transcript: QUESTION, language: 'en' }, { transcript: 'Stop, please.', language: 'en' });
+      const asked = await conversation.microphone.say(await speech(QUESTION));
+      const replyStarted = await eventually(() => conversation.ears.soundAfter(asked.endedAt), 20_000, 'the long reply');
+      await Bun.sleep(1_500);
+      expect(conversation.ears.silenceAfter(replyStarted, 400)).toBeUndefined(); // still talking
+      const interruption = await conversation.microphone.say(await speech('Stop, please. Stop.'));
+      const stoppedAt = await eventually(() => conversation.ears.silenceAfter(interruption.startedAt, 400), 10_000, 'the reply to stop');
+      const transcript = await eventually(async () => {
+        const body = (await (await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)).json()) as {
+          turns: { role: string; interrupted: boolean; text: string; ended_at: string }[];
+        };
+        return body.turns.find((t) => t.role === 'agent' && t.interrupted);
+      }, 10_000, 'the interrupted turn in the transcript');
+      // The job stamps the turn when it yields: after MIN_INTERRUPTION_MS of the visitor's speech.
+      const yieldedAt = Date.parse(transcript.ended_at) - performance.timeOrigin;
+      const sinceYield = stoppedAt - yieldedAt;
+      console.log(
+        `barge-in: the reply stopped at the client ${Math.round(stoppedAt - interruption.startedAt)} ms after the visitor started speaking, ${Math.round(sinceYield)} ms after the agent yielded`,
+      );
+      expect(sinceYield).toBeLessThanOrEqual(300);
+      expect(stoppedAt - interruption.startedAt).toBeLessThanOrEqual(1_000);
+      // What was said before the interruption, not the whole reply.
+      expect(transcript.text.length).toBeLessThan(long.length);
+      expect(long.startsWith(transcript.text.slice(0, 20))).toBe(true);
+    } finally {
+      await conversation.end();
+    }
+  });
+
+  test('without an avatar the agent publishes its own voice, and nothing else', async () => {
+    const since = epochNow();
+    const conversation = await talk({});
+    try {
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      const agentTracks = [...conversation.visitor.agent()!.trackPublications.values()];
+      expect(agentTracks).toHaveLength(1);
+      expect(agentTracks[0]!.kind).toBe(TrackKind.KIND_AUDIO);
+      expect(agentTracks[0]!.name).not.toBe('avatar_audio');
+      // The default voice when there is no identity.
+      expect(ttsContextsAfter(since).every((c) => c.voiceId === '21m00Tcm4TlvDqvHYnJl')).toBe(true);
+    } finally {
+      await conversation.end();
+    }
+  });
+});
+
+/** A camera that shows red while the visitor speaks and blue otherwise. */
+async function publishCamera(conversation: Talk) {
+  const width = 320;
+  const height = 240;
+  const source = new VideoSource(width, height);
+  const track = LocalVideoTrack.createVideoTrack('camera', source);
+  const publication = await conversation.visitor.room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA }));
+  let speaking = false;
+  const pixels = new Uint8Array(width * height * 4);
+  const timer = setInterval(() => {
+    for (let i = 0; i < pixels.length; i += 4) {
+      pixels[i] = speaking ? 230 : 20;
+      pixels[i + 1] = 20;
+      pixels[i + 2] = speaking ? 20 : 230;
+      pixels[i + 3] = 255;
+    }
+    source.captureFrame(new VideoFrame(pixels, width, height, VideoBufferType.RGBA));
+  }, 100);
+  let subscribed = false;
+  conversation.visitor.room.on(RoomEvent.LocalTrackSubscribed, (local) => {
+    if (local.sid === publication.sid) subscribed = true;
+  });
+  return {
+    setSpeaking: (value: boolean) => (speaking = value),
+    get subscribed() {
+      return subscribed;
+    },
+    stop: async () => {
+      clearInterval(timer);
+      await source.close();
+    },
+  };
+}
+
+async function imageColours(chat: ChatRecord): Promise<{ red: number; blue: number }[]> {
+  const urls: string[] = [];
+  for (const message of chat.messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const part of message.content as { type: string; image_url?: { url: string } }[]) if (part.type === 'image_url') urls.push(part.image_url!.url);
+  }
+  return Promise.all(
+    urls.map(async (url) => {
+      const stats = await sharp(Buffer.from(url.slice(url.indexOf(',') + 1), 'base64')).stats();
+      return { red: stats.channels[0]!.mean, blue: stats.channels[2]!.mean };
+    }),
+  );
+}
+
+describe('visual awareness', () => {
+  test('on: camera frames taken while the visitor spoke go with their turn, and only those', async () => {
+    const identity = await createIdentity({ language: 'en', prompt: `${PROMPT} eyes-open` });
+    const conversation = await talk({ identity_id: identity.identity_id, visual_awareness: true });
+    const camera = await publishCamera(conversation);
+    try {
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      await eventually(() => camera.subscribed, 10_000, 'the agent to subscribe to the camera');
+      fakes.deepgram.script({ transcript: QUESTION, language: 'en' });
+      camera.setSpeaking(true);
+      const spoken = await conversation.microphone.say(await speech(QUESTION));
+      camera.setSpeaking(false);
+      await heardReply(conversation.ears, spoken.endedAt, 'the reply');
+      const chats = chatsOf('eyes-open');
+      expect(chats[0]!.images).toHaveLength(0); // the greeting: nobody had spoken
+      const answer = chats.find((chat) => chat.userTexts.includes(QUESTION))!;
+      expect(answer.images.length).toBeGreaterThanOrEqual(1);
+      expect(answer.images.length).toBeLessThanOrEqual(3);
+      expect(answer.images.every((image) => image.prefix === 'data:image/jpeg;base64,')).toBe(true);
+      // Every frame was taken while the visitor spoke (red), none while they were silent (blue).
+      for (const colour of await imageColours(answer)) expect(colour.red).toBeGreaterThan(colour.blue);
+    } finally {
+      await camera.stop();
+      await conversation.end();
+    }
+  });
+
+  test('off: the agent never subscribes to the camera and sends no images', async () => {
+    const identity = await createIdentity({ language: 'en', prompt: `${PROMPT} eyes-closed` });
+    const conversation = await talk({ identity_id: identity.identity_id, visual_awareness: false });
+    const camera = await publishCamera(conversation);
+    try {
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      fakes.deepgram.script({ transcript: QUESTION, language: 'en' });
+      camera.setSpeaking(true);
+      const spoken = await conversation.microphone.say(await speech(QUESTION));
+      camera.setSpeaking(false);
+      await heardReply(conversation.ears, spoken.endedAt, 'the reply');
+      const answer = chatsOf('eyes-closed').find((chat) => chat.userTexts.includes(QUESTION))!;
+      expect(answer.images).toHaveLength(0);
+      expect(answer.system).not.toContain('camera');
+      expect(camera.subscribed).toBe(false);
+    } finally {
+      await camera.stop();
+      await conversation.end();
+    }
+  });
+});

@@ -1,0 +1,99 @@
+// With no cloud key at all, the conversation runs on the offline models the bootstrap
+// installed: an agent-only process (`likeness serve --role agent`, as an operator scales
+// out) with an environment without keys. The visitor's spoken question is really
+// recognised, a reply is really generated and really synthesised, and heard at the client.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TrackKind } from '@livekit/rtc-node';
+import type { Subprocess } from 'bun';
+import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { readUntil, tempDir } from '../support/processes.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { Listener, Microphone, speech } from '../support/voice.ts';
+
+const CLI = join(import.meta.dir, '../../src/cli/index.ts');
+const QUESTION = 'What is the weather like in Paris today?';
+const PROVIDER_KEYS = ['DEEPGRAM_API_KEY', 'DEEPGRAM_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL'];
+
+describe('the voice agent on the offline models', () => {
+  const dirs: string[] = [];
+  let service: TestService;
+  let account: TestAccount;
+  let agent: Subprocess<'ignore', 'pipe', 'pipe'>;
+
+  beforeAll(async () => {
+    service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
+    account = await service.account({ credits: 10_000 });
+    const { livekit } = service.services;
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      HOST: '127.0.0.1',
+      LIVEKIT_URL: livekit.url,
+      LIVEKIT_API_KEY: livekit.apiKey,
+      LIVEKIT_API_SECRET: livekit.apiSecret,
+      DATA_DIR: await tempDir(dirs, 'likeness-offline-agent-'),
+    };
+    for (const key of PROVIDER_KEYS) delete env[key];
+    agent = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });
+    await readUntil(agent.stdout, 'agent worker registered');
+  }, 120_000);
+
+  afterAll(async () => {
+    agent?.kill('SIGTERM');
+    await agent?.exited;
+    await service.stop();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('a spoken question is recognised, answered and spoken back, with no key set', async () => {
+    const created = await account.call('POST', '/v1/identities', {
+      body: await identityForm({ language: 'en', prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.' }),
+    });
+    const identity = (await created.json()) as IdentityBody;
+    const started = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
+      headers: { 'content-type': 'application/json' },
+    });
+    const session = (await started.json()) as StartedSession;
+    const joinedAt = performance.now();
+    const visitor = await joinAsVisitor(session);
+    const microphone = await Microphone.publish(visitor.room);
+    const ears = new Listener(await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, "the avatar's audio"));
+    try {
+      const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the offline greeting');
+      await eventually(() => ears.silenceAfter(greeting, 600), 60_000, 'the end of the greeting');
+
+      const spoken = await microphone.say(await speech(QUESTION));
+      const replied = await eventually(() => ears.soundAfter(spoken.endedAt), 60_000, 'the offline reply');
+      console.log(`offline: first reply audio ${Math.round(replied - spoken.endedAt)} ms after the question's audio ended`);
+      await eventually(() => ears.silenceAfter(replied, 600), 60_000, 'the end of the reply');
+
+      const transcript = await eventually(async () => {
+        const body = (await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as {
+          turns: { role: string; text: string; language: string | null }[];
+        };
+        const user = body.turns.find((t) => t.role === 'user');
+        return user && body.turns.filter((t) => t.role === 'agent').length >= 2 ? body : undefined;
+      }, 30_000, 'the transcript');
+      console.log(`offline transcript: ${JSON.stringify(transcript.turns)}`);
+      // Whisper really heard the question.
+      const heard = transcript.turns.find((t) => t.role === 'user')!.text.toLowerCase();
+      expect(heard).toContain('weather');
+      expect(heard).toContain('paris');
+      // SmolLM2 really answered: a greeting and a reply, neither empty, not the same text.
+      const said = transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text);
+      expect(said.every((text) => text.split(/\s+/).length >= 2)).toBe(true);
+      expect(new Set(said).size).toBe(said.length);
+      // Piper really spoke it: the reply was heard for a while, not a click.
+      const loud = ears.levels.filter((level) => level.at >= replied && level.rms > 300);
+      expect(loud.length * 10).toBeGreaterThan(500);
+    } finally {
+      ears.close();
+      await microphone.stop();
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await visitor.leave().catch(() => undefined);
+    }
+  }, 240_000);
+});

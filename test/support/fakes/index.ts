@@ -1,0 +1,37 @@
+// The three cloud providers faked at the wire, started together, with the environment that
+// points the service (cloning) and its agent jobs (STT, LLM, TTS) at them.
+import { startFakeDeepgram, type FakeDeepgram } from './deepgram.ts';
+import { startFakeElevenLabs, type FakeElevenLabs } from './elevenlabs.ts';
+import { startFakeOpenAI, type FakeOpenAI } from './openai.ts';
+
+export interface ProviderFakes {
+  deepgram: FakeDeepgram;
+  openai: FakeOpenAI;
+  elevenlabs: FakeElevenLabs;
+  /** DEEPGRAM_*, OPENAI_*, LLM_MODEL, ELEVENLABS_* for loadProviders. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export async function startProviderFakes(): Promise<ProviderFakes> {
+  const deepgram = startFakeDeepgram();
+  const openai = startFakeOpenAI();
+  const elevenlabs = await startFakeElevenLabs();
+  return {
+    deepgram,
+    openai,
+    elevenlabs,
+    env: {
+      DEEPGRAM_API_KEY: 'fake-deepgram-key',
+      DEEPGRAM_BASE_URL: deepgram.url,
+      OPENAI_API_KEY: 'fake-openai-key',
+      OPENAI_BASE_URL: openai.url,
+      LLM_MODEL: 'gpt-4o-mini',
+      ELEVENLABS_API_KEY: 'fake-elevenlabs-key',
+      ELEVENLABS_BASE_URL: elevenlabs.baseUrl,
+    },
+    async stop() {
+      await Promise.all([deepgram.stop(), openai.stop(), elevenlabs.stop()]);
+    },
+  };
+}

@@ -1,0 +1,13 @@
+// Loaded before every suite (bunfig.toml). Agent jobs are forked from this process and
+// inherit its environment, so by default every conversation a suite starts runs against
+// the wire fakes: cheap and deterministic. Suites that need the offline models run an agent
+// process of their own with an environment without keys.
+import { startProviderFakes, type ProviderFakes } from './fakes/index.ts';
+
+const fakes = await startProviderFakes();
+for (const [name, value] of Object.entries(fakes.env)) process.env[name] = value;
+
+/** The fakes this process's agent jobs talk to. */
+export function sharedProviderFakes(): ProviderFakes {
+  return fakes;
+}
