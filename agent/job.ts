@@ -3,10 +3,10 @@
 // dispatch metadata and reports back over HTTP.
 import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
 import { loadProviders } from '../src/config.ts';
-import { startAvatar } from './avatar/index.ts';
+import { startAvatar, startVoice } from './avatar/index.ts';
 import { parseJobMetadata } from './metadata.ts';
 import { httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
-import { startConversation } from './pipeline/index.ts';
+import { startConversation, type Conversation } from './pipeline/index.ts';
 import type { TranscriptReport } from './pipeline/transcripts.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels } from './providers/offline/index.ts';
@@ -18,6 +18,15 @@ function isSessionRoom(roomMetadata: string | undefined, sessionId: string): boo
   } catch {
     return false;
   }
+}
+
+/** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
+const CONVERSATION_CLOSE_MS = 5_000;
+
+async function closeWithin(conversation: Conversation | undefined, ms: number, logger: { warn(message: string): void }): Promise<void> {
+  if (!conversation) return;
+  const closed = await Promise.race([conversation.close().then(() => true), Bun.sleep(ms).then(() => false)]);
+  if (!closed) logger.warn(`the conversation did not close within ${ms} ms; leaving anyway`);
 }
 
 /** What the job process loads before it is given a job (agents' prewarm). */
@@ -86,17 +95,26 @@ export default defineAgent({
         })
       : null;
     if (avatar) ctx.addShutdownCallback(() => avatar.stop());
+    const voiceOnly = avatar ? null : await startVoice({ room: ctx.room, logger });
+    if (voiceOnly) ctx.addShutdownCallback(() => voiceOnly.stop());
 
-    const conversation = await startConversation({
+    // Registered before the conversation starts: it waits for the visitor, who may never come.
+    let conversation: Conversation | undefined;
+    let leaving = false;
+    ctx.addShutdownCallback(async () => {
+      leaving = true;
+      await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
+    });
+    conversation = await startConversation({
       ctx,
       metadata,
       providers: loadProviders(process.env),
       offline: (ctx.proc.userData as ProcessData).offline,
       vad: (ctx.proc.userData as ProcessData).vad ?? new inference.VAD(),
-      avatarSpeech: avatar?.speech ?? null,
+      speech: (avatar ?? voiceOnly)!.speech,
       transcriptReporter: httpReporter<TranscriptReport>({ url: metadata.report_url, token: metadata.report_token }),
       logger,
     });
-    ctx.addShutdownCallback(() => conversation.close());
+    if (leaving) await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
   },
 });

@@ -18,6 +18,8 @@ import { AVATAR_SAMPLE_RATE, type AvatarSpeech } from './speech.ts';
 
 export const AVATAR_VIDEO_TRACK = 'avatar';
 export const AVATAR_AUDIO_TRACK = 'avatar_audio';
+/** The agent's voice in a session without an avatar. */
+export const VOICE_TRACK = 'agent_voice';
 
 const FRAME_MS = 1000 / AVATAR_FPS;
 const SAMPLES_PER_FRAME = (AVATAR_SAMPLE_RATE * FRAME_MS) / 1000;
@@ -30,7 +32,8 @@ const AUDIO_QUEUE_MS = 200;
 
 export interface AvatarRunnerOptions {
   room: Room;
-  renderer: AvatarRenderer;
+  /** Null: a voice without a face (a session without an avatar); only the audio is published. */
+  renderer: AvatarRenderer | null;
   speech: AvatarSpeech;
   /** Called once, right after the first frame was handed to the published track, with `performance.now()`. */
   onFirstFrame(atMs: number): void;
@@ -60,24 +63,26 @@ export class AvatarRunner {
 
   async start(): Promise<void> {
     const { room, renderer } = this.#options;
-    await renderer.prepare();
+    await renderer?.prepare();
     if (this.#stopped) return;
-    const { width, height } = renderer.size;
-    this.#videoSource = new VideoSource(width, height);
     this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
     const participant = room.localParticipant!;
-    const video = await participant.publishTrack(
-      LocalVideoTrack.createVideoTrack(AVATAR_VIDEO_TRACK, this.#videoSource),
-      new TrackPublishOptions({
-        source: TrackSource.SOURCE_CAMERA,
-        // One visitor watches each session: a single layer, no simulcast encodes to pay for.
-        simulcast: false,
-        videoEncoding: { maxBitrate: MAX_BITRATE_BPS, maxFramerate: AVATAR_FPS },
-      }),
-    );
-    this.#publications.push(video);
+    if (renderer) {
+      const { width, height } = renderer.size;
+      this.#videoSource = new VideoSource(width, height);
+      const video = await participant.publishTrack(
+        LocalVideoTrack.createVideoTrack(AVATAR_VIDEO_TRACK, this.#videoSource),
+        new TrackPublishOptions({
+          source: TrackSource.SOURCE_CAMERA,
+          // One visitor watches each session: a single layer, no simulcast encodes to pay for.
+          simulcast: false,
+          videoEncoding: { maxBitrate: MAX_BITRATE_BPS, maxFramerate: AVATAR_FPS },
+        }),
+      );
+      this.#publications.push(video);
+    }
     const audio = await participant.publishTrack(
-      LocalAudioTrack.createAudioTrack(AVATAR_AUDIO_TRACK, this.#audioSource),
+      LocalAudioTrack.createAudioTrack(renderer ? AVATAR_AUDIO_TRACK : VOICE_TRACK, this.#audioSource),
       new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
     );
     this.#publications.push(audio);
@@ -105,9 +110,12 @@ export class AvatarRunner {
     const elapsedMs = this.#frameIndex * FRAME_MS;
     const slice = this.#options.speech.take(SAMPLES_PER_FRAME);
     try {
-      const frame = this.#options.renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, elapsedMs });
-      // The source copies the pixels before returning, so renderers may reuse their buffer.
-      this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
+      const renderer = this.#options.renderer;
+      if (renderer) {
+        const frame = renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, elapsedMs });
+        // The source copies the pixels before returning, so renderers may reuse their buffer.
+        this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
+      }
     } catch (error) {
       if (!this.#stopped) this.#options.logger.warn(`the avatar stopped streaming: ${String(error)}`);
       return;

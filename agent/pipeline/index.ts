@@ -22,8 +22,8 @@ export interface ConversationOptions {
   offline: OfflineModels | undefined;
   /** Voice-activity detection, loaded with the process. */
   vad: VAD;
-  /** The avatar's speech input; null: the agent publishes its own voice track. */
-  avatarSpeech: AvatarSpeech | null;
+  /** Where the agent's speech goes: the avatar, or the voice-only publisher. */
+  speech: AvatarSpeech;
   /** Where transcript turns go (the session's report endpoint). */
   transcriptReporter: Reporter<TranscriptReport>;
   logger: { info(message: string): void; warn(message: string): void };
@@ -127,7 +127,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
   });
   session.on(voice.AgentSessionEventTypes.Error, (event) => logger.warn(`conversation error: ${String((event.error as Error)?.message ?? event.error)}`));
 
-  if (options.avatarSpeech) session.output.audio = options.avatarSpeech;
+  session.output.audio = options.speech;
 
   const visitor: RemoteParticipant = await ctx.waitForParticipant(metadata.visitor_identity);
   camera?.start();
@@ -135,8 +135,8 @@ export async function startConversation(options: ConversationOptions): Promise<C
     agent,
     room: ctx.room,
     inputOptions: { participantIdentity: visitor.identity },
-    // With an avatar its runner publishes the speech; without one the session publishes the voice.
-    outputOptions: { audioEnabled: options.avatarSpeech === null },
+    // Our runner publishes the speech (with the avatar's video, or alone).
+    outputOptions: { audioEnabled: false },
     record: false,
   });
   session.generateReply({ instructions: greetingInstruction(mode) });

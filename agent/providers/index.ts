@@ -73,6 +73,9 @@ export function createProviders(settings: ProviderSettings, choice: ProviderChoi
       model: settings.elevenlabs.model,
       language: firstLanguage,
       encoding: 'pcm_22050',
+      // Sentence by sentence, each flushed: speech starts with the first sentence instead of
+      // waiting for ElevenLabs' 120-character buffer or the end of the reply.
+      autoMode: true,
     });
     textToSpeech = voice;
     speakIn = (language) => voice.updateOptions({ language });

@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
-import { readUntil, tempDir } from '../support/processes.ts';
+import { drain, readUntil, tempDir } from '../support/processes.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
@@ -42,6 +42,8 @@ describe('serve --role', () => {
     const apiDir = await tempDir(dirs, 'likeness-roles-api-');
     const api = serve('api', { ...livekitEnv, DATA_DIR: apiDir, PORT: port });
     await readUntil(api.stdout, 'listening');
+    drain(api.stdout);
+    drain(api.stderr);
     const baseUrl = `http://127.0.0.1:${port}`;
     const adminToken = (await Bun.file(join(apiDir, 'admin-token')).text()).trim();
     const created = (await (
@@ -67,6 +69,8 @@ describe('serve --role', () => {
 
     const agent = serve('agent', { ...livekitEnv, DATA_DIR: await tempDir(dirs, 'likeness-roles-agent-') });
     await readUntil(agent.stdout, 'agent worker registered');
+    drain(agent.stdout);
+    drain(agent.stderr);
     const visitor = await joinAsVisitor(await start());
     await eventually(() => visitor.agent(), 20_000, 'the agent from the agent-only process');
     await visitor.leave();

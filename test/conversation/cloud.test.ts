@@ -244,7 +244,7 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       const agentTracks = [...conversation.visitor.agent()!.trackPublications.values()];
       expect(agentTracks).toHaveLength(1);
       expect(agentTracks[0]!.kind).toBe(TrackKind.KIND_AUDIO);
-      expect(agentTracks[0]!.name).not.toBe('avatar_audio');
+      expect(agentTracks[0]!.name).toBe('agent_voice');
       // The default voice when there is no identity.
       expect(ttsContextsAfter(since).every((c) => c.voiceId === '21m00Tcm4TlvDqvHYnJl')).toBe(true);
     } finally {

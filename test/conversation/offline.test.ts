@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { TrackKind } from '@livekit/rtc-node';
 import type { Subprocess } from 'bun';
 import { identityForm, type IdentityBody } from '../support/forms.ts';
-import { readUntil, tempDir } from '../support/processes.ts';
+import { drain, readUntil, tempDir } from '../support/processes.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
@@ -38,6 +38,8 @@ describe('the voice agent on the offline models', () => {
     for (const key of PROVIDER_KEYS) delete env[key];
     agent = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });
     await readUntil(agent.stdout, 'agent worker registered');
+    drain(agent.stdout);
+    drain(agent.stderr);
   }, 120_000);
 
   afterAll(async () => {

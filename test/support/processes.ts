@@ -19,6 +19,21 @@ export async function readUntil(stream: ReadableStream<Uint8Array>, marker: stri
   }
 }
 
+/**
+ * Reads and discards the rest of a child's output. A pipe nobody reads fills up, and the
+ * child then blocks on its next log line (an agent worker logs while it shuts down).
+ */
+export function drain(stream: ReadableStream<Uint8Array>): void {
+  void (async () => {
+    const reader = stream.getReader();
+    try {
+      while (!(await reader.read()).done);
+    } catch {
+      // the child is gone
+    }
+  })();
+}
+
 /** A temporary folder, registered in `dirs` so the suite can remove it afterwards. */
 export async function tempDir(dirs: string[], prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
