@@ -29,6 +29,13 @@ const MAX_BITRATE_BPS = 1_500_000n;
  * queue keeps an interruption from leaving speech behind in it.
  */
 const AUDIO_QUEUE_MS = 200;
+/**
+ * How far the published audio may run ahead of real time. A stall (a busy event loop) makes
+ * the runner catch up frames at once, and audio queued that way would delay every later word
+ * for good: while the avatar is silent, surplus silence is skipped and a thin cushion kept.
+ */
+const AUDIO_LEAD_MIN_MS = 20;
+const AUDIO_LEAD_MAX_MS = 60;
 
 export interface AvatarRunnerOptions {
   room: Room;
@@ -120,9 +127,11 @@ export class AvatarRunner {
       if (!this.#stopped) this.#options.logger.warn(`the avatar stopped streaming: ${String(error)}`);
       return;
     }
-    const audioFrame = new AudioFrame(slice.samples, AVATAR_SAMPLE_RATE, 1, SAMPLES_PER_FRAME);
     const source = this.#audioSource!;
-    this.#audioChain = this.#audioChain.then(() => source.captureFrame(audioFrame)).catch(() => undefined);
+    const lead = source.queuedDuration;
+    const silent = slice.speechSamples === 0;
+    if (!(silent && lead > AUDIO_LEAD_MAX_MS)) this.#sendAudio(source, slice.samples);
+    if (silent && lead < AUDIO_LEAD_MIN_MS) this.#sendAudio(source, new Int16Array(SAMPLES_PER_FRAME));
     if (!this.#firstFrameSent) {
       this.#firstFrameSent = true;
       this.#options.onFirstFrame(now);
@@ -130,6 +139,11 @@ export class AvatarRunner {
     this.#frameIndex++;
     this.#schedule();
   };
+
+  #sendAudio(source: AudioSource, samples: Int16Array): void {
+    const frame = new AudioFrame(samples, AVATAR_SAMPLE_RATE, 1, SAMPLES_PER_FRAME);
+    this.#audioChain = this.#audioChain.then(() => source.captureFrame(frame)).catch(() => undefined);
+  }
 
   /**
    * Frames are due on a grid from the start, so timer lateness never accumulates. A stall

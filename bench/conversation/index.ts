@@ -23,6 +23,8 @@ const { values } = parseArgs({ options: { providers: { type: 'string', default: 
 const turnSettings = loadProviders(process.env).turns;
 const useFakes = values.providers === 'fakes';
 
+/** inference.VAD's default minSilenceDuration (agents 1.9). */
+const VAD_SILENCE_MS = 250;
 /** The fakes' own time per turn: Deepgram's final, the first token, the first audio. */
 const FAKE_LATENCY = { deepgramFinalMs: 100, firstTokenMs: 150, firstAudioMs: 100 };
 
@@ -77,6 +79,11 @@ try {
 
   const question = await speech('What is the weather like in Paris today?');
   const voiceToVoice: number[] = [];
+  const stages: Record<string, number[]> = {};
+  const stage = (name: string, ms: number | undefined) => {
+    if (ms !== undefined && Number.isFinite(ms)) (stages[name] ??= []).push(ms);
+  };
+  const epoch = (at: number) => performance.timeOrigin + at;
   for (let turn = 0; turn < Number(values.turns); turn++) {
     fakes?.deepgram.script({ transcript: 'What is the weather like in Paris today?', language: 'en' });
     const spoken = await microphone.say(question);
@@ -84,13 +91,27 @@ try {
     const voiceEnd = spoken.endedAt - trailingSilenceMs(question);
     const replied = await eventually(() => ears.soundAfter(spoken.endedAt), 60_000, 'the reply');
     voiceToVoice.push(replied - voiceEnd);
+    if (fakes) {
+      // Where the time went, from what each fake saw (epoch ms, one clock on this machine).
+      const chat = fakes.openai.chats.at(-1)!;
+      const context = fakes.elevenlabs.received.contexts.at(-1)!;
+      // With preemptive generation the LLM request leaves on the transcript, before the turn ends.
+      stage('LLM request sent before the end of speech by', epoch(voiceEnd) - chat.at);
+      stage('end of speech → reply text at the TTS', context.openedAt - epoch(voiceEnd));
+      stage('text at the TTS → first audio sent (fake)', context.firstAudioAt! - context.openedAt);
+      stage('first audio sent → heard at the client', epoch(replied) - context.firstAudioAt!);
+    }
     await eventually(() => ears.silenceAfter(replied, 600), 60_000, 'the end of the reply');
     await Bun.sleep(500);
   }
   report('end of speech → first reply audio at the client', voiceToVoice);
+  for (const [name, samples] of Object.entries(stages)) report(`  ${name}`, samples);
   if (useFakes) {
-    const fixed = turnSettings.minEndpointingDelayMs + FAKE_LATENCY.firstTokenMs + FAKE_LATENCY.firstAudioMs;
-    console.log(`fixed: endpointing ${turnSettings.minEndpointingDelayMs} + first token ${FAKE_LATENCY.firstTokenMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms (Deepgram's final, ${FAKE_LATENCY.deepgramFinalMs} ms after its endpointing, runs inside the endpointing delay)`);
+    // On the critical path: the VAD's silence before it calls the speech over, the endpointing
+    // delay after it, and the TTS's first audio. The LLM ran ahead (preemptive generation on
+    // the transcript) and Deepgram's final arrives within the endpointing delay.
+    const fixed = VAD_SILENCE_MS + turnSettings.minEndpointingDelayMs + FAKE_LATENCY.firstAudioMs;
+    console.log(`fixed: VAD silence ${VAD_SILENCE_MS} + endpointing ${turnSettings.minEndpointingDelayMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms`);
     report('our overhead (voice-to-voice − fixed)', voiceToVoice.map((ms) => ms - fixed));
   }
   await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });

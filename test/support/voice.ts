@@ -21,7 +21,7 @@ export async function speech(text: string, options: { voice?: string; wordsPerMi
 
 /** A published microphone that sends silence until told to speak. */
 export class Microphone {
-  readonly #source = new AudioSource(MIC_RATE, 1, 100);
+  readonly #source = new AudioSource(MIC_RATE, 1, 50);
   #queue: { samples: Int16Array; offset: number; done: (span: SpokenSpan) => void; startedAt?: number }[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #startedAt = 0;
