@@ -80,10 +80,12 @@ describe('the voice agent on the offline models', () => {
         return user && body.turns.filter((t) => t.role === 'agent').length >= 2 ? body : undefined;
       }, 30_000, 'the transcript');
       console.log(`offline transcript: ${JSON.stringify(transcript.turns)}`);
-      // Whisper really heard the question.
-      const heard = transcript.turns.find((t) => t.role === 'user')!.text.toLowerCase();
-      expect(heard).toContain('weather');
-      expect(heard).toContain('paris');
+      // Whisper really heard the question: most of its words, through Opus and a resampler
+      // (one run heard "whammer" for "weather"), and the place.
+      const heard = new Set(transcript.turns.find((t) => t.role === 'user')!.text.toLowerCase().match(/\p{L}+/gu) ?? []);
+      const asked = ['what', 'is', 'the', 'weather', 'like', 'in', 'paris', 'today'];
+      expect(asked.filter((word) => heard.has(word)).length).toBeGreaterThanOrEqual(6);
+      expect(heard.has('paris')).toBe(true);
       // SmolLM2 really answered: a greeting and a reply, neither empty, not the same text.
       const said = transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text);
       expect(said.every((text) => text.split(/\s+/).length >= 2)).toBe(true);
