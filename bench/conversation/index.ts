@@ -6,18 +6,14 @@
 // The LiveKit binary is the one `npm start` or `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/conversation/index.ts [--providers fakes|offline] [--turns 10]
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
-import { startAgentWorker } from '../../agent/worker.ts';
-import { loadConfig, loadProviders } from '../../src/config.ts';
-import { startService } from '../../src/server.ts';
+import { loadProviders } from '../../src/config.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../test/support/voice.ts';
+import { report as reportMs, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({ options: { providers: { type: 'string', default: 'fakes' }, turns: { type: 'string', default: '10' } } });
 const turnSettings = loadProviders(process.env).turns;
@@ -28,13 +24,7 @@ const VAD_SILENCE_MS = 250;
 /** The fakes' own time per turn: Deepgram's final, the first token, the first audio. */
 const FAKE_LATENCY = { deepgramFinalMs: 100, firstTokenMs: 150, firstAudioMs: 100 };
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-function report(label: string, samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  console.log(`${label.padEnd(52)} n=${String(samples.length).padEnd(3)} p50=${percentile(sorted, 50).toFixed(0)} ms  p95=${percentile(sorted, 95).toFixed(0)} ms`);
-}
+const report = (label: string, samples: number[]) => reportMs(label, samples, { width: 52, digits: 0 });
 
 const fakes = useFakes ? await startProviderFakes() : undefined;
 if (fakes) {
@@ -49,14 +39,8 @@ if (fakes) {
   for (const name of ['DEEPGRAM_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ELEVENLABS_API_KEY']) delete process.env[name];
 }
 
-const dataDir = await mkdtemp(join(tmpdir(), 'likeness-bench-'));
-const probe = Bun.serve({ port: 0, fetch: () => new Response() });
-const port = probe.port!;
-probe.stop(true);
-const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), CREDITS_ONBOARDING: '0' });
-const service = await startService(config);
-const { livekit } = service.services;
-const worker = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, logLevel: 'error' });
+const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
+const { service } = bench;
 try {
   console.log(`providers=${values.providers} cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turns=${JSON.stringify(turnSettings)}`);
   const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
@@ -118,8 +102,7 @@ try {
   ears.close();
   await microphone.stop();
 } finally {
-  await worker.stop();
-  await service.stop();
+  await bench.stop();
   await fakes?.stop();
 }
 

@@ -2,27 +2,17 @@
 // 10,000 identities, against an in-process service over real HTTP.
 // Run: bun bench/identities/index.ts [--creates 30] [--reads 500] [--identities 10000]
 // Uses PGlite unless DATABASE_URL is set.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../src/config.ts';
 import { newId } from '../../src/db/ids.ts';
 import { identities } from '../../src/identities/schema.ts';
-import { startService } from '../../src/server.ts';
 import { portraitJpeg, wav } from '../../test/fixtures/index.ts';
+import { report as reportMs, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({
   options: { creates: { type: 'string', default: '30' }, reads: { type: 'string', default: '500' }, identities: { type: 'string', default: '10000' } },
 });
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-function report(label: string, samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  console.log(`${label.padEnd(38)} n=${String(samples.length).padEnd(5)} p50=${percentile(sorted, 50).toFixed(1)} ms  p95=${percentile(sorted, 95).toFixed(1)} ms`);
-}
+const report = (label: string, samples: number[]) => reportMs(label, samples, { width: 38 });
 async function timed(fn: () => Promise<Response>): Promise<number> {
   const start = performance.now();
   const response = await fn();
@@ -31,9 +21,8 @@ async function timed(fn: () => Promise<Response>): Promise<number> {
   return performance.now() - start;
 }
 
-const dataDir = await mkdtemp(join(tmpdir(), 'likeness-bench-'));
-const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
-const service = await startService(config);
+const bench = await startBenchService();
+const { service } = bench;
 try {
   const engine = service.services.database.engine;
   console.log(`engine=${engine} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`);
@@ -92,6 +81,5 @@ try {
   const rss = process.memoryUsage().rss / 1024 / 1024;
   console.log(`rss=${rss.toFixed(0)} MiB`);
 } finally {
-  await service.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await bench.stop();
 }

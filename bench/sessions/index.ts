@@ -3,34 +3,16 @@
 // worker in the process. The LiveKit binary is the one `npm start` or `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/sessions/index.ts [--starts 100] [--joins 15]
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Room, RoomEvent } from '@livekit/rtc-node';
-import { startAgentWorker } from '../../agent/worker.ts';
-import { loadConfig } from '../../src/config.ts';
-import { startService } from '../../src/server.ts';
 import { identityForm } from '../../test/support/forms.ts';
+import { report, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({ options: { starts: { type: 'string', default: '100' }, joins: { type: 'string', default: '15' } } });
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-function report(label: string, samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  console.log(`${label.padEnd(40)} n=${String(samples.length).padEnd(4)} p50=${percentile(sorted, 50).toFixed(1)} ms  p95=${percentile(sorted, 95).toFixed(1)} ms`);
-}
 
-const dataDir = await mkdtemp(join(tmpdir(), 'likeness-bench-'));
-const probe = Bun.serve({ port: 0, fetch: () => new Response() });
-const port = probe.port!;
-probe.stop(true);
-const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), CREDITS_ONBOARDING: '0' });
-const service = await startService(config);
-const { livekit } = service.services;
-const worker = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, logLevel: 'error' });
+const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
+const { service } = bench;
 try {
   console.log(`engine=${service.services.database.engine} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`);
   const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
@@ -70,8 +52,6 @@ try {
   report('POST /v1/sessions/start (avatar)', starts);
 
 } finally {
-  await worker.stop();
-  await service.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await bench.stop();
 }
 process.exit(0);

@@ -1,0 +1,51 @@
+// What every bench script shares: a service (and, when asked, its agent worker) on a fresh
+// data folder that is removed afterwards, and one way to print p50/p95.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startService, type RunningService } from '../../src/server.ts';
+
+export interface BenchService {
+  service: RunningService;
+  config: Config;
+  worker: AgentWorker | undefined;
+  stop(): Promise<void>;
+}
+
+/** The service on loopback with embedded defaults (PGlite, local assets, local LiveKit), plus `env`. */
+export async function startBenchService({ agent = false, env = {} }: { agent?: boolean; env?: Record<string, string> } = {}): Promise<BenchService> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'likeness-bench-'));
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), ...env });
+  const service = await startService(config);
+  const { livekit } = service.services;
+  const worker = agent
+    ? await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, logLevel: 'error' })
+    : undefined;
+  return {
+    service,
+    config,
+    worker,
+    async stop() {
+      await worker?.stop();
+      await service.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** One line: label, count, p50 and p95 in milliseconds. */
+export function report(label: string, samples: number[], { width = 40, digits = 1 } = {}): void {
+  const sorted = [...samples].sort((a, b) => a - b);
+  console.log(
+    `${label.padEnd(width)} n=${String(samples.length).padEnd(4)} p50=${percentile(sorted, 50).toFixed(digits)} ms  p95=${percentile(sorted, 95).toFixed(digits)} ms`,
+  );
+}
