@@ -2,10 +2,9 @@
 // end-of-turn detection, barge-in), thinking with the identity's prompt and speaking in the
 // session's language, through the avatar when there is one. The client sends nothing but
 // its microphone (and camera, with visual awareness).
-import { inference, llm, voice, type JobContext, type VAD } from '@livekit/agents';
+import { inference, llm, type metrics, voice, type JobContext, type VAD } from '@livekit/agents';
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings } from '../../src/config.ts';
-import type { AvatarSpeech } from '../avatar/index.ts';
 import type { Reporter } from '../metering/index.ts';
 import type { JobMetadata } from '../metadata.ts';
 import { createProviders, type SpokenLanguage } from '../providers/index.ts';
@@ -22,8 +21,8 @@ export interface ConversationOptions {
   offline: OfflineModels | undefined;
   /** Voice-activity detection, loaded with the process. */
   vad: VAD;
-  /** Where the agent's speech goes: the avatar, or the voice-only publisher. */
-  speech: AvatarSpeech;
+  /** Where the agent's speech goes: the avatar (ours, or an avatar service's stream), or the voice-only publisher. */
+  speech: voice.AudioOutput;
   /** Where transcript turns go (the session's report endpoint). */
   transcriptReporter: Reporter<TranscriptReport>;
   logger: { info(message: string): void; warn(message: string): void };
@@ -118,12 +117,18 @@ export async function startConversation(options: ConversationOptions): Promise<C
     transcripts.record({
       turn_id: item.id,
       role: item.role === 'user' ? 'user' : 'agent',
-      text: (item.textContent ?? '').trim(),
+      // Replies are spoken piece by piece, and the pieces' joins may leave doubled spaces.
+      text: (item.textContent ?? '').replace(/\s+/g, ' ').trim(),
       language: item.role === 'user' ? (mode === 'auto' ? heard : mode) : speaking,
       interrupted: item.interrupted,
       started_at: new Date(item.createdAt).toISOString(),
       ended_at: new Date(event.createdAt).toISOString(),
     });
+  });
+  // One line per stage of each turn: where a reply's latency went, for operators and bench/conversation.
+  session.on(voice.AgentSessionEventTypes.MetricsCollected, ({ metrics }) => {
+    const line = turnMetricsLine(metrics);
+    if (line) logger.info(`turn metrics: ${line}`);
   });
   session.on(voice.AgentSessionEventTypes.Error, (event) => logger.warn(`conversation error: ${String((event.error as Error)?.message ?? event.error)}`));
 
@@ -149,4 +154,21 @@ export async function startConversation(options: ConversationOptions): Promise<C
       await transcripts.close();
     },
   };
+}
+
+/** The stages of a turn's latency worth a log line; null for the rest (VAD counters and the like). */
+export function turnMetricsLine(m: metrics.AgentMetrics): string | null {
+  const ms = (value: number) => `${Math.round(value)}ms`;
+  switch (m.type) {
+    case 'eou_metrics':
+      return `eou at=${Math.round(m.timestamp)} end_of_utterance=${ms(m.endOfUtteranceDelayMs)} transcription=${ms(m.transcriptionDelayMs)} last_speaking=${Math.round(m.lastSpeakingTimeMs)}`;
+    case 'stt_metrics':
+      return `stt at=${Math.round(m.timestamp)} duration=${ms(m.durationMs)} audio=${ms(m.audioDurationMs)}`;
+    case 'llm_metrics':
+      return `llm at=${Math.round(m.timestamp)} ttft=${ms(m.ttftMs)} duration=${ms(m.durationMs)} tokens=${m.completionTokens}${m.cancelled ? ' cancelled' : ''}`;
+    case 'tts_metrics':
+      return `tts at=${Math.round(m.timestamp)} ttfb=${ms(m.ttfbMs)} duration=${ms(m.durationMs)} audio=${ms(m.audioDurationMs)}${m.cancelled ? ' cancelled' : ''}`;
+    default:
+      return null;
+  }
 }

@@ -1,7 +1,7 @@
 // Where a session's ears, mind and voice come from: each of speech-to-text, the language
 // model and text-to-speech is a cloud plugin when its key is configured, otherwise the
 // offline model the bootstrap installed. The pipeline sees only the agents interfaces.
-import type { llm, stt, tts } from '@livekit/agents';
+import { type llm, type stt, tts } from '@livekit/agents';
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
@@ -9,6 +9,7 @@ import type { ProviderSettings } from '../../src/config.ts';
 import { DEFAULT_VOICE } from '../../src/voices/catalogue.ts';
 import type { JobVoice } from '../metadata.ts';
 import type { OfflineModels } from './offline/index.ts';
+import { ReplyChunker } from './offline/reply-chunks.ts';
 
 export type SpokenLanguage = 'en' | 'es' | 'pl' | 'uk';
 export type LanguageMode = SpokenLanguage | 'auto';
@@ -83,7 +84,8 @@ export function createProviders(settings: ProviderSettings, choice: ProviderChoi
     const models = needOffline();
     const profile = choice.voice ? { pitchHz: choice.voice.profile.pitch_hz, wordsPerMinute: choice.voice.profile.words_per_minute } : null;
     const voice = models.tts({ language: firstLanguage, profile });
-    textToSpeech = voice;
+    // Cut by clause, not agents' default sentences: the first words are heard sooner.
+    textToSpeech = new tts.StreamAdapter(voice, new ReplyChunker());
     speakIn = (language) => voice.updateOptions({ language });
   }
 

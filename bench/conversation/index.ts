@@ -54,7 +54,7 @@ try {
     body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
   });
   const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
-  const visitor = await joinAsVisitor(session);
+  const visitor = await joinAsVisitor(session, { audioOnly: true });
   const microphone = await Microphone.publish(visitor.room);
   const ears = new Listener(await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'));
   // The greeting first.
@@ -75,6 +75,8 @@ try {
     const voiceEnd = spoken.endedAt - trailingSilenceMs(question);
     const replied = await eventually(() => ears.soundAfter(spoken.endedAt), 60_000, 'the reply');
     voiceToVoice.push(replied - voiceEnd);
+    // Epoch times, to line up with the job's `turn metrics` log lines (BENCH_LOG_LEVEL=info).
+    if (process.env.BENCH_LOG_LEVEL === 'info') console.log(`turn ${turn}: voice ended at ${Math.round(epoch(voiceEnd))}, reply heard at ${Math.round(epoch(replied))}`);
     if (fakes) {
       // Where the time went, from what each fake saw (epoch ms, one clock on this machine).
       const chat = fakes.openai.chats.at(-1)!;
@@ -98,6 +100,11 @@ try {
     console.log(`fixed: VAD silence ${VAD_SILENCE_MS} + endpointing ${turnSettings.minEndpointingDelayMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms`);
     report('our overhead (voice-to-voice − fixed)', voiceToVoice.map((ms) => ms - fixed));
   }
+  // What was said, so a reader sees what the figures were measured on.
+  const transcript = (await (await fetch(`${service.url}/v1/sessions/${session.room_name}/transcript`, { headers: { authorization } })).json()) as {
+    turns?: { role: string; text: string }[];
+  };
+  for (const turn of transcript.turns ?? []) console.log(`  ${turn.role}: ${turn.text}`);
   await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
   ears.close();
   await microphone.stop();

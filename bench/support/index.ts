@@ -24,7 +24,7 @@ export async function startBenchService({ agent = false, env = {} }: { agent?: b
   const service = await startService(config);
   const { livekit } = service.services;
   const worker = agent
-    ? await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, logLevel: 'error' })
+    ? await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, logLevel: (process.env.BENCH_LOG_LEVEL as 'info' | 'warn' | 'error' | undefined) ?? 'error' })
     : undefined;
   return {
     service,

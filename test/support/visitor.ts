@@ -1,6 +1,6 @@
 // A visitor as a real WebRTC client (@livekit/rtc-node) joining with a session's
 // rtc_url and token, recording what it sees.
-import { ParticipantKind, Room, RoomEvent, type RemoteParticipant, type RemoteTrack } from '@livekit/rtc-node';
+import { ParticipantKind, Room, RoomEvent, TrackKind, type RemoteParticipant, type RemoteTrack } from '@livekit/rtc-node';
 
 export interface StartedSession {
   room_name: string;
@@ -17,7 +17,11 @@ export interface Visitor {
   leave(): Promise<void>;
 }
 
-export async function joinAsVisitor(session: StartedSession): Promise<Visitor> {
+/**
+ * `audioOnly`: subscribe to audio tracks only. A benchmark's visitor runs on the server's own
+ * machine, and decoding the avatar's video there would take CPU a real (remote) visitor does not.
+ */
+export async function joinAsVisitor(session: StartedSession, { audioOnly = false }: { audioOnly?: boolean } = {}): Promise<Visitor> {
   const room = new Room();
   const notices: Visitor['notices'] = [];
   const tracks: RemoteTrack[] = [];
@@ -31,7 +35,20 @@ export async function joinAsVisitor(session: StartedSession): Promise<Visitor> {
   });
   room.on(RoomEvent.TrackSubscribed, (track) => tracks.push(track));
   const disconnected = new Promise<string>((resolve) => room.once(RoomEvent.Disconnected, (reason) => resolve(String(reason))));
-  await room.connect(session.rtc_url, session.token, { autoSubscribe: true, dynacast: false });
+  if (audioOnly) {
+    room.on(RoomEvent.TrackPublished, (publication) => {
+      if (publication.kind === TrackKind.KIND_AUDIO) publication.setSubscribed(true);
+    });
+  }
+  await room.connect(session.rtc_url, session.token, { autoSubscribe: !audioOnly, dynacast: false });
+  if (audioOnly) {
+    // Tracks published before we joined.
+    for (const participant of room.remoteParticipants.values()) {
+      for (const publication of participant.trackPublications.values()) {
+        if (publication.kind === TrackKind.KIND_AUDIO) publication.setSubscribed(true);
+      }
+    }
+  }
   return {
     room,
     notices,
