@@ -4,7 +4,7 @@
 import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
 import { loadProviders } from '../src/config.ts';
 import { startAvatar, startVoice } from './avatar/index.ts';
-import { parseJobMetadata } from './metadata.ts';
+import { avatarShapeOf, parseJobMetadata } from './metadata.ts';
 import { httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
 import { startConversation, type Conversation } from './pipeline/index.ts';
 import type { TranscriptReport } from './pipeline/transcripts.ts';
@@ -89,7 +89,7 @@ export default defineAgent({
       ? await startAvatar({
           room: ctx.room,
           identity: metadata.identity,
-          formFactor: metadata.form_factor,
+          shape: avatarShapeOf(metadata),
           onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
           logger,
         })

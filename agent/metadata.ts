@@ -9,9 +9,17 @@ const jobIdentitySchema = z.object({
   name: z.string(),
   prompt: z.string(),
   language: z.string().min(1),
+  /** Names the renderer (agent/renderers); absent from a control plane before pipelines: the built-in one. */
+  pipeline_id: z.string().min(1).optional(),
   /** The face to render (the identity's render variant). */
   image_url: httpUrl,
   audio_url: httpUrl.nullable(),
+  /**
+   * What the identity's training stored for its renderer, by name (e.g. `portrait.image`,
+   * `portrait.rig`, `portrait.texture.mouth`, the same for `landscape`) → URL. Absent or empty
+   * for identities trained before the talking head: they get the stand-in.
+   */
+  assets: z.record(z.string(), httpUrl).optional(),
 });
 
 const jobVoiceSchema = z.object({
@@ -35,11 +43,21 @@ export const jobMetadataSchema = z.object({
   language: z.enum(['auto', 'en', 'es', 'pl', 'uk']),
   visual_awareness: z.boolean(),
   form_factor: z.enum(['phone', 'desktop']).nullable(),
+  /**
+   * The avatar video's shape, decided by the control plane (form factor and whether landscape
+   * is enabled). Absent from an older control plane: landscape for desktops.
+   */
+  avatar_shape: z.enum(['portrait', 'landscape']).optional(),
 });
 
 export type JobMetadata = z.infer<typeof jobMetadataSchema>;
 export type JobIdentity = z.infer<typeof jobIdentitySchema>;
 export type JobVoice = z.infer<typeof jobVoiceSchema>;
+
+/** The shape to render: the control plane's choice, or (older dispatches) the form factor's. */
+export function avatarShapeOf(metadata: Pick<JobMetadata, 'avatar_shape' | 'form_factor'>): 'portrait' | 'landscape' {
+  return metadata.avatar_shape ?? (metadata.form_factor === 'desktop' ? 'landscape' : 'portrait');
+}
 
 export type ParsedJobMetadata = { ok: true; metadata: JobMetadata } | { ok: false; problem: string };
 

@@ -4,8 +4,8 @@
 import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { loadAgentSettings } from '../src/config.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
 export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
@@ -15,6 +15,7 @@ export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
  * before its process is killed.
  */
 const JOB_SHUTDOWN_TIMEOUT_MS = 15_000;
+const JOB_INITIALIZE_TIMEOUT_MS = 60_000;
 
 export type AgentLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
@@ -34,7 +35,7 @@ export interface AgentWorkerOptions {
   healthHost?: string;
   /**
    * Sessions this worker runs at once; at that many it tells LiveKit it is full. Default:
-   * one per CPU core, a figure for the stand-in renderer.
+   * AGENT_MAX_JOBS (src/config.ts: 1.5 per core, as bench/renderer measured).
    */
   maxConcurrentJobs?: number;
   /**
@@ -67,7 +68,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   initializeLogger({ pretty: false, level: logLevel });
   const healthHost = options.healthHost ?? '127.0.0.1';
   const healthPort = options.healthPort ?? (await freePort(healthHost));
-  const maxConcurrentJobs = options.maxConcurrentJobs ?? availableParallelism();
+  const maxConcurrentJobs = options.maxConcurrentJobs ?? loadAgentSettings(process.env).maxJobs;
   if (!(maxConcurrentJobs >= 1)) throw new Error(`maxConcurrentJobs must be at least 1, got ${maxConcurrentJobs}`);
   const idleProcesses = options.idleProcesses ?? 1;
   if (!(idleProcesses >= 1)) throw new Error(`idleProcesses must be at least 1, got ${idleProcesses}`);
@@ -86,6 +87,10 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     loadFunc: async (server) => Math.min(1, server.activeJobs.length / maxConcurrentJobs),
     loadThreshold: 1,
     numIdleProcesses: idleProcesses,
+    // A job process loads the offline models in prewarm (4–8 s on an idle 2-core machine):
+    // under load the agents' 10 s default killed every process before it was ready, and
+    // sessions got no agent at all.
+    initializeProcessTimeout: JOB_INITIALIZE_TIMEOUT_MS,
     shutdownProcessTimeout: JOB_SHUTDOWN_TIMEOUT_MS,
     logLevel,
     // The agents' production flag only changes defaults (health port 8081, idle processes

@@ -1,6 +1,6 @@
 // Every setting of the service, read once from the environment. The defaults are the
 // embedded mode: one process, PGlite under DATA_DIR, assets in a local folder.
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export interface S3Settings {
@@ -35,6 +35,27 @@ export interface SessionSettings {
   sweepIntervalSeconds: number;
   /** Lifetime of the client's room token: long enough to join, short if it leaks. */
   tokenTtlSeconds: number;
+  /**
+   * Whether `form_factor: desktop` gets landscape avatar video (960×540 with the built-in
+   * pipeline). Off: every session is portrait (540×960), the shape also used when the client
+   * does not say.
+   */
+  landscapeVideo: boolean;
+}
+
+/** The agent worker (the jobs that render avatars and run the voice agent). */
+export interface AgentSettings {
+  /**
+   * Sessions one worker runs at once; at that many it tells LiveKit it is full. Default:
+   * AGENT_JOBS_PER_CORE per CPU core, rounded down (3 on 2 cores: what bench/renderer
+   * measured holding 25 fps).
+   */
+  maxJobs: number;
+  /**
+   * Extra avatar pipelines for the jobs: module paths, comma-separated, each default-exporting
+   * an `AvatarPipeline` (agent/renderers) or a list of them. Built-in pipelines need none.
+   */
+  pipelineModules: string[];
 }
 
 /** A cloud provider's account: its key and, for self-hosted or test servers, its address. */
@@ -105,6 +126,7 @@ export interface Config {
   livekit: LivekitSettings;
   sessions: SessionSettings;
   providers: ProviderSettings;
+  agent: AgentSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -117,6 +139,14 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
     throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
   }
   return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new Error(`${name} must be true or false, got "${env[name]}"`);
 }
 
 function withoutTrailingSlash(url: string): string {
@@ -143,6 +173,24 @@ export function loadProviders(env: Env = process.env): ProviderSettings {
       maxEndpointingDelayMs: integer(env, 'AGENT_MAX_ENDPOINTING_MS', 3000),
       minInterruptionMs: integer(env, 'AGENT_MIN_INTERRUPTION_MS', 300),
     },
+  };
+}
+
+/**
+ * Avatar sessions per core a worker takes by default. bench/renderer on a 2-core machine: 3
+ * sessions (voice agent included) hold 25 fps at every visitor, 4 drop to ~21 fps; each job
+ * takes ~40–55 % of a core (VP8 encoding ~16 %, the talking head ~5 %, the agent the rest).
+ */
+export const AGENT_JOBS_PER_CORE = 1.5;
+
+/** Read by the worker (its capacity) and by each job process (its extra pipelines). */
+export function loadAgentSettings(env: Env = process.env): AgentSettings {
+  return {
+    maxJobs: integer(env, 'AGENT_MAX_JOBS', Math.max(1, Math.floor(AGENT_JOBS_PER_CORE * availableParallelism())), 1),
+    pipelineModules: (env.AGENT_PIPELINE_MODULES ?? '')
+      .split(',')
+      .map((path) => path.trim())
+      .filter(Boolean),
   };
 }
 
@@ -189,7 +237,9 @@ export function loadConfig(env: Env = process.env): Config {
       billingIntervalSeconds: integer(env, 'BILLING_INTERVAL_SECONDS', 60, 1),
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),
       tokenTtlSeconds: integer(env, 'SESSION_TOKEN_TTL_SECONDS', 600, 30),
+      landscapeVideo: flag(env, 'AVATAR_LANDSCAPE', true),
     },
     providers: loadProviders(env),
+    agent: loadAgentSettings(env),
   };
 }

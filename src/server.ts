@@ -25,6 +25,7 @@ import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
 import { apiDocs } from './openapi/index.ts';
 import { defaultPipelines, type PipelineRegistry } from './pipelines/index.ts';
+import { pipelineRoutes } from './pipelines/routes.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
@@ -151,6 +152,7 @@ export function buildApp(services: Services) {
       }),
     )
     .use(voiceRoutes(database.db))
+    .use(pipelineRoutes({ db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo }))
     .use(
       sessionRoutes({
         db: database.db,

@@ -4,11 +4,15 @@
 // agent publishes no voice track of its own: the visitor hears the speech once. Without an
 // avatar the same runner publishes the voice alone: one output path, which never waits for a
 // listener (agents 1.9's own room output waits for the visitor to subscribe, and a session
-// whose visitor left before that could not close for a minute).
+// whose visitor left before that could not close for a minute). A pipeline served by an
+// avatar service gets the agent's speech over the avatar protocol instead (service.ts).
+import type { voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import type { JobIdentity } from '../metadata.ts';
-import { avatarFrameSize, createAvatarRenderer } from '../renderers/index.ts';
+import { avatarFrameSize, chooseAvatar, type AvatarRenderer, type AvatarShape } from '../renderers/index.ts';
+import { StandinRenderer } from '../renderers/standin/index.ts';
 import { AvatarRunner } from './runner.ts';
+import { startAvatarService } from './service.ts';
 import { AvatarSpeech } from './speech.ts';
 
 export { AVATAR_AUDIO_TRACK, AVATAR_VIDEO_TRACK, VOICE_TRACK } from './runner.ts';
@@ -17,7 +21,8 @@ export { AVATAR_SAMPLE_RATE, AvatarSpeech } from './speech.ts';
 export interface AvatarOptions {
   room: Room;
   identity: JobIdentity | null;
-  formFactor: 'phone' | 'desktop' | null;
+  /** Decided by the control plane (metadata `avatar_shape`). */
+  shape: AvatarShape;
   /** Called once with `performance.now()` when the first frame went out (billing starts there). */
   onFirstFrame(atMs: number): void;
   logger: { warn(message: string): void };
@@ -25,14 +30,30 @@ export interface AvatarOptions {
 
 export interface Avatar {
   /** The agent session's audio output. */
-  speech: AvatarSpeech;
+  speech: voice.AudioOutput;
   stop(): Promise<void>;
 }
 
-/** Publishes the avatar's tracks and starts streaming; resolves once the first frame is out. */
+/**
+ * Starts the identity's avatar. Drawn here: publishes its tracks and resolves once the first
+ * frame is out. An avatar service: resolves once the service accepted; it joins by itself.
+ */
 export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
+  const size = avatarFrameSize(options.shape);
+  const choice = await chooseAvatar({ identity: options.identity, size, logger: options.logger });
+  let renderer: AvatarRenderer;
+  if (choice.kind === 'service') {
+    try {
+      return await startAvatarService({ ...options, pipeline: choice.pipeline });
+    } catch (error) {
+      // The conversation goes on with the photo rather than without a face.
+      options.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming the stand-in: ${String(error)}`);
+      renderer = new StandinRenderer({ identity: options.identity, size, logger: options.logger });
+    }
+  } else {
+    renderer = choice.renderer;
+  }
   const speech = new AvatarSpeech();
-  const renderer = createAvatarRenderer({ identity: options.identity, size: avatarFrameSize(options.formFactor), logger: options.logger });
   const runner = new AvatarRunner({ room: options.room, renderer, speech, onFirstFrame: options.onFirstFrame, logger: options.logger });
   await runner.start();
   return { speech, stop: () => runner.stop() };

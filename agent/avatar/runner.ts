@@ -25,6 +25,12 @@ const FRAME_MS = 1000 / AVATAR_FPS;
 const SAMPLES_PER_FRAME = (AVATAR_SAMPLE_RATE * FRAME_MS) / 1000;
 const MAX_BITRATE_BPS = 1_500_000n;
 /**
+ * libwebrtc's "disabled" adaptation (rtc-ffi's MAINTAIN_FRAMERATE_AND_RESOLUTION; the enum
+ * is not exported by rtc-node). Its default keeps the resolution and sheds frames when the
+ * CPU is busy, and lips at 20 fps look off: the avatar keeps its 25 fps and its size.
+ */
+const KEEP_FRAMERATE_AND_RESOLUTION = 4;
+/**
  * Audio LiveKit may hold before sending: the runner already paces in real time, so a short
  * queue keeps an interruption from leaving speech behind in it.
  */
@@ -74,25 +80,31 @@ export class AvatarRunner {
     if (this.#stopped) return;
     this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
     const participant = room.localParticipant!;
+    // Both tracks at once: the visitor's first frame waits for the slower of the two, not their sum.
+    const publishing: Promise<LocalTrackPublication>[] = [];
     if (renderer) {
       const { width, height } = renderer.size;
       this.#videoSource = new VideoSource(width, height);
-      const video = await participant.publishTrack(
-        LocalVideoTrack.createVideoTrack(AVATAR_VIDEO_TRACK, this.#videoSource),
-        new TrackPublishOptions({
-          source: TrackSource.SOURCE_CAMERA,
-          // One visitor watches each session: a single layer, no simulcast encodes to pay for.
-          simulcast: false,
-          videoEncoding: { maxBitrate: MAX_BITRATE_BPS, maxFramerate: AVATAR_FPS },
-        }),
+      publishing.push(
+        participant.publishTrack(
+          LocalVideoTrack.createVideoTrack(AVATAR_VIDEO_TRACK, this.#videoSource),
+          new TrackPublishOptions({
+            source: TrackSource.SOURCE_CAMERA,
+            // One visitor watches each session: a single layer, no simulcast encodes to pay for.
+            simulcast: false,
+            videoEncoding: { maxBitrate: MAX_BITRATE_BPS, maxFramerate: AVATAR_FPS },
+            degradationPreference: KEEP_FRAMERATE_AND_RESOLUTION,
+          }),
+        ),
       );
-      this.#publications.push(video);
     }
-    const audio = await participant.publishTrack(
-      LocalAudioTrack.createAudioTrack(renderer ? AVATAR_AUDIO_TRACK : VOICE_TRACK, this.#audioSource),
-      new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
+    publishing.push(
+      participant.publishTrack(
+        LocalAudioTrack.createAudioTrack(renderer ? AVATAR_AUDIO_TRACK : VOICE_TRACK, this.#audioSource),
+        new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
+      ),
     );
-    this.#publications.push(audio);
+    this.#publications.push(...(await Promise.all(publishing)));
     if (this.#stopped) return;
     this.#startedAt = performance.now();
     this.#frameIndex = 0;

@@ -1,6 +1,13 @@
-// What draws the avatar (Python's `VideoGenerator` role): given the slice of speech that
-// goes out with a frame, it returns that frame. Pacing, publishing and the speech itself
-// belong to agent/avatar; a renderer only draws, so a new pipeline slots in here.
+// What serves the avatar of a pipeline, in one of two ways:
+// - an in-process renderer (Python's `VideoGenerator` role): given the slice of speech that
+//   goes out with a frame, it returns that frame; pacing, publishing and the speech itself
+//   belong to agent/avatar. The built-in CPU talking head, or a GPU neural renderer.
+// - an avatar service: a separate LiveKit participant that joins the session's room, takes
+//   the agent's speech over the agents' avatar protocol (`lk.audio_stream` byte streams,
+//   `lk.clear_buffer` and `lk.playback_finished` RPCs) and publishes audio and video on the
+//   agent's behalf (`lk.publish_on_behalf`). A third-party avatar API, typically.
+// A pipeline names one of them under its id (agent/renderers/index.ts); the session code
+// never knows which.
 import type { VideoFrame } from '@livekit/rtc-node';
 import type { JobIdentity } from '../metadata.ts';
 
@@ -11,9 +18,17 @@ export interface FrameSize {
   height: number;
 }
 
-/** Portrait for phones and when the client did not say; landscape for desktops. */
-export function avatarFrameSize(formFactor: 'phone' | 'desktop' | null): FrameSize {
-  return formFactor === 'desktop' ? { width: 960, height: 540 } : { width: 540, height: 960 };
+/** The control plane picks it per session (§4.6 form_factor) and sends it in the dispatch metadata. */
+export type AvatarShape = 'portrait' | 'landscape';
+
+/** The built-in frame sizes: portrait for phones and when the client does not say, landscape for desktops. */
+export const AVATAR_FRAME_SIZES: Readonly<Record<AvatarShape, FrameSize>> = {
+  portrait: { width: 540, height: 960 },
+  landscape: { width: 960, height: 540 },
+};
+
+export function avatarFrameSize(shape: AvatarShape): FrameSize {
+  return { ...AVATAR_FRAME_SIZES[shape] };
 }
 
 export interface FrameInput {
@@ -40,3 +55,44 @@ export interface AvatarRendererOptions {
   /** Where problems that do not stop the stream are told (a portrait that failed to load). */
   logger?: { warn(message: string): void };
 }
+
+/** A pipeline whose frames are drawn in the job process and published by the job's avatar runner. */
+export interface RendererPipeline {
+  kind: 'renderer';
+  id: string;
+  /** The renderer for this identity; null when it cannot serve it (e.g. trained before this pipeline's assets existed). */
+  createRenderer(options: AvatarRendererOptions): AvatarRenderer | null;
+}
+
+/** What an avatar service is given to join a session's room. */
+export interface AvatarServiceRequest {
+  /** The LiveKit server, as the job reached it. */
+  livekitUrl: string;
+  roomName: string;
+  /** A token for `avatarIdentity` in this room, with `lk.publish_on_behalf` set to the agent. */
+  token: string;
+  /** The participant identity the service must join as (the agent streams its speech to it). */
+  avatarIdentity: string;
+  /** The agent's participant identity, on whose behalf the service publishes. */
+  agentIdentity: string;
+  identity: JobIdentity | null;
+  shape: AvatarShape;
+  /** The agent's speech arrives at this rate (mono 16-bit PCM on `lk.audio_stream`). */
+  sampleRate: number;
+}
+
+/** A running avatar service session. */
+export interface AvatarServiceSession {
+  /** Ends the service's side (e.g. tells its API the session is over); the job removes the participant itself. */
+  close(): Promise<void>;
+}
+
+/** A pipeline whose avatar is a separate participant in the room, speaking the agents' avatar protocol. */
+export interface AvatarServicePipeline {
+  kind: 'service';
+  id: string;
+  /** Asks the service to join; resolves once it accepted (not necessarily joined yet). */
+  start(request: AvatarServiceRequest): Promise<AvatarServiceSession>;
+}
+
+export type AvatarPipeline = RendererPipeline | AvatarServicePipeline;

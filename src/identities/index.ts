@@ -6,7 +6,7 @@ import { authentication } from '../auth/index.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
-import type { PipelineRegistry } from '../pipelines/index.ts';
+import type { Pipeline, PipelineRegistry } from '../pipelines/index.ts';
 import { presetVoice, sampleProfile, voiceChoiceProblems, type Voices } from '../voices/index.ts';
 import {
   CreateIdentityForm,
@@ -18,7 +18,7 @@ import {
   UpdateIdentityForm,
 } from './contract.ts';
 import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
-import { inspectAudio, inspectImage, type MediaLimits } from './media/index.ts';
+import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from './media/index.ts';
 import { identityPrefix, onboardIdentity, type UploadedAudio } from './onboarding.ts';
 import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
 import { deleteIdentity, findIdentity, listIdentities, type IdentityRow } from './queries.ts';
@@ -53,6 +53,15 @@ async function inspectUploads(limits: MediaLimits, image?: File, audio?: File) {
     const uploadedAudio: UploadedAudio | undefined =
       audioBytes && inspectedAudio && { bytes: audioBytes, inspected: inspectedAudio, profile: sampleProfile(inspectedAudio) };
     return { image: imageBytes && inspectedImage && { bytes: imageBytes, inspected: inspectedImage }, audio: uploadedAudio };
+  } catch (error) {
+    throw asApiError(error);
+  }
+}
+
+/** The pipeline's own requirements on the photo (e.g. a face), before anything is stored or charged. */
+async function checkImageFor(pipeline: Pipeline, image: InspectedImage): Promise<void> {
+  try {
+    await pipeline.checkImage?.(image);
   } catch (error) {
     throw asApiError(error);
   }
@@ -107,6 +116,7 @@ export function identityRoutes(deps: IdentityDeps) {
           ...voiceChoiceProblems(body),
         ]);
         const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
+        // Training runs within this call and refuses a photo it cannot use itself (422, nothing kept).
         const row = await onboardIdentity(deps, {
           accountId: caller.accountId,
           name: body.name,
@@ -116,6 +126,8 @@ export function identityRoutes(deps: IdentityDeps) {
           image: uploads.image!.inspected,
           audio: uploads.audio,
           presetVoice: body.voice_id === undefined ? undefined : presetVoice(body.voice_id),
+        }).catch((error: unknown) => {
+          throw asApiError(error);
         });
         return present(row);
       },
@@ -125,7 +137,7 @@ export function identityRoutes(deps: IdentityDeps) {
         response: { 200: IdentityResponse, 402: ErrorResponse, ...uploadErrors, ...unauthorized, ...invalidRequest, ...voiceProviderError },
         detail: {
           summary: 'Create an identity; training runs within the call',
-          description: 'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. 502 when the voice provider fails; nothing is kept or charged then.',
+          description: 'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.',
         },
       },
     )
@@ -161,6 +173,9 @@ export function identityRoutes(deps: IdentityDeps) {
         throwIfProblems([...textProblems(body), ...voiceChoiceProblems(body)]);
         if (retrain) {
           const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
+          // Training runs after the 202: a photo it cannot use is refused now, while the caller waits.
+          const pipeline = deps.pipelines.get(current.pipelineId);
+          if (pipeline && uploads.image) await checkImageFor(pipeline, uploads.image.inspected);
           const row = await deps.retraining.accept({
             accountId: caller.accountId,
             identityId: current.id,
@@ -219,7 +234,7 @@ export function identityRoutes(deps: IdentityDeps) {
         detail: {
           summary: 'Update an identity',
           description:
-            'Text fields and `voice_id` alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status. `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.',
+            'Text fields and `voice_id` alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status; a new image without a usable face is refused at once (422, as on create). `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.',
         },
       },
     )

@@ -34,8 +34,10 @@ export interface RetrainingDeps {
   voices: Voices;
 }
 
-function keysOf(image: StoredImage): string[] {
-  return [image.key, ...Object.values(image.variants).map((v) => v.key)];
+/** What a new photo's training replaces: the photo, its renditions, and the files its training stored (`training.assets`). */
+function keysOf(image: StoredImage, training: Record<string, unknown> | null): string[] {
+  const assets = training?.assets && typeof training.assets === 'object' ? Object.values(training.assets) : [];
+  return [image.key, ...Object.values(image.variants).map((v) => v.key), ...assets.filter((key) => typeof key === 'string')];
 }
 
 export class Retraining {
@@ -164,7 +166,7 @@ export class Retraining {
       }
       if (voice) await voices.release(row.voice);
       if (pending.image) await store.delete(pending.image.key); // the raw upload may carry EXIF location data
-      const stale = [...(image ? keysOf(row.image) : []), ...(pending.audio && row.audio ? [row.audio.key] : [])];
+      const stale = [...(image ? keysOf(row.image, row.training) : []), ...(pending.audio && row.audio ? [row.audio.key] : [])];
       for (const key of stale) await store.delete(key);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

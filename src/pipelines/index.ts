@@ -1,5 +1,7 @@
 // A pipeline decides how an identity is trained and which renderer serves it, for the
-// identity's whole life (spec §2.1). New renderers slot in here under a new id.
+// identity's whole life (spec §2.1). New renderers slot in here under a new id, and in the
+// agent's registry (agent/renderers/index.ts) under the same id.
+import { AVATAR_FPS, AVATAR_FRAME_SIZES, type FrameSize } from '../../agent/renderers/renderer.ts';
 import type { AssetStore } from '../assets/index.ts';
 import type { StoredImage } from '../identities/schema.ts';
 import type { InspectedAudio, InspectedImage } from '../identities/media/index.ts';
@@ -21,10 +23,32 @@ export interface TrainingResult {
   training: Record<string, unknown>;
 }
 
+/** What a pipeline's sessions show, as GET /v1/pipelines tells clients. */
+export type PipelineRendering =
+  /** Frames drawn in the agent job, at these sizes per shape, published by the agent. */
+  | { kind: 'frames'; fps: number; sizes: Readonly<Record<'portrait' | 'landscape', FrameSize>> }
+  /** A separate avatar service joins the room and publishes audio and video on the agent's behalf. */
+  | { kind: 'avatar_service'; provider: string };
+
+/** The built-in CPU talking head's output (agent/renderers/builtin). */
+export const BUILTIN_RENDERING: PipelineRendering = { kind: 'frames', fps: AVATAR_FPS, sizes: AVATAR_FRAME_SIZES };
+
 export interface Pipeline {
   id: string;
   description: string;
+  /** What its sessions show; unset: frames drawn in the agent job at the built-in sizes (BUILTIN_RENDERING). */
+  renders?: PipelineRendering;
+  /**
+   * Rejects (MediaError, 422) a photo this pipeline cannot train from, before anything is
+   * stored. Used by a retrain, whose training runs after its 202; at create, `train` itself
+   * refuses such a photo within the call.
+   */
+  checkImage?(image: InspectedImage): Promise<void>;
   train(input: TrainingInput): Promise<TrainingResult>;
+}
+
+export function renderingOf(pipeline: Pipeline): PipelineRendering {
+  return pipeline.renders ?? BUILTIN_RENDERING;
 }
 
 export class PipelineRegistry {

@@ -2,6 +2,7 @@
 // and voice → credits → room → dispatch → token → row. When LiveKit fails, nothing is
 // left behind: the room is deleted and the hold given back.
 import { eq } from 'drizzle-orm';
+import type { AvatarShape } from '../../agent/renderers/renderer.ts';
 import { accounts } from '../accounts/schema.ts';
 import { assetUrl } from '../assets/index.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
@@ -51,12 +52,32 @@ export interface DispatchMetadata {
     pipeline_id: string;
     image_url: string;
     audio_url: string | null;
+    /** The training's assets for the renderer (name → URL); empty for identities trained before them. */
+    assets: Record<string, string>;
   } | null;
   /** The voice the agent speaks with; null: the default English-only voice. */
   voice: DispatchVoice | null;
   language: Language;
   visual_awareness: boolean;
   form_factor: 'phone' | 'desktop' | null;
+  avatar_shape: AvatarShape;
+}
+
+/**
+ * §4.6: portrait for phones and when the client does not say; landscape for desktops where
+ * landscape video is enabled (AVATAR_LANDSCAPE), otherwise portrait.
+ */
+export function avatarShape(formFactor: 'phone' | 'desktop' | undefined, landscapeVideo: boolean): AvatarShape {
+  return formFactor === 'desktop' && landscapeVideo ? 'landscape' : 'portrait';
+}
+
+/** The asset keys a pipeline's training listed for its renderer (`training.assets`), as URLs. */
+export function dispatchAssets(training: Record<string, unknown> | null | undefined, assetsUrl: string): Record<string, string> {
+  const assets = training?.assets;
+  if (!assets || typeof assets !== 'object' || Array.isArray(assets)) return {};
+  const urls: Record<string, string> = {};
+  for (const [name, key] of Object.entries(assets)) if (typeof key === 'string' && key) urls[name] = assetUrl(assetsUrl, key);
+  return urls;
 }
 
 export interface DispatchVoice {
@@ -156,12 +177,14 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
             pipeline_id: identity.pipelineId,
             image_url: assetUrl(deps.assetsUrl, identity.image.variants.render?.key ?? identity.image.key),
             audio_url: identity.audio ? assetUrl(deps.assetsUrl, identity.audio.key) : null,
+            assets: dispatchAssets(identity.training, deps.assetsUrl),
           }
         : null,
       voice: dispatchVoice(identity?.voice),
       language,
       visual_awareness: visualAwareness,
       form_factor: request.form_factor ?? null,
+      avatar_shape: avatarShape(request.form_factor, settings.landscapeVideo),
     };
     const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, { metadata: JSON.stringify(metadata) });
     const token = await livekit.mintToken({ room: sessionId, identity: visitorIdentity, ttlSeconds: settings.tokenTtlSeconds });

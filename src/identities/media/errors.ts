@@ -17,6 +17,8 @@ export type MediaErrorType =
   | 'image.too_small'
   | 'image.too_many_pixels'
   | 'image.animated'
+  | 'image.no_face'
+  | 'image.face_too_small'
   | 'audio.undecodable'
   | 'audio.too_short'
   | 'audio.too_long'

@@ -1,0 +1,99 @@
+// An avatar served by a separate participant (a pipeline of kind `service`): the job mints
+// it a token that publishes on the agent's behalf, asks the service to join, and streams the
+// agent's speech to it with agents' own `DataStreamAudioOutput` (`lk.audio_stream`,
+// `lk.clear_buffer`, `lk.playback_finished`). The job then publishes nothing itself: the
+// service's audio and video are the avatar.
+import { getJobContext, voice } from '@livekit/agents';
+import { RoomEvent, TrackKind, type RemoteParticipant, type RemoteTrackPublication, type Room } from '@livekit/rtc-node';
+import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
+import type { JobIdentity } from '../metadata.ts';
+import type { AvatarServicePipeline, AvatarShape } from '../renderers/index.ts';
+import { AVATAR_SAMPLE_RATE } from './speech.ts';
+
+/** LiveKit's attribute naming the agent an avatar participant publishes for (agents' ATTRIBUTE_PUBLISH_ON_BEHALF). */
+export const PUBLISH_ON_BEHALF = 'lk.publish_on_behalf';
+/** The avatar participant's token outlives any session (SESSION_MAX_DURATION_SECONDS caps those). */
+const AVATAR_TOKEN_TTL_SECONDS = 6 * 60 * 60;
+/** A service that has not accepted by then is given up on (the session falls back to the stand-in). */
+const SERVICE_START_TIMEOUT_MS = 15_000;
+
+export interface AvatarServiceOptions {
+  room: Room;
+  pipeline: AvatarServicePipeline;
+  identity: JobIdentity | null;
+  shape: AvatarShape;
+  onFirstFrame(atMs: number): void;
+  logger: { warn(message: string): void };
+}
+
+export async function startAvatarService(options: AvatarServiceOptions): Promise<{ speech: voice.AudioOutput; stop(): Promise<void> }> {
+  const { room, pipeline } = options;
+  const job = getJobContext();
+  const { url, apiKey, apiSecret } = job.info;
+  if (!apiKey || !apiSecret) throw new Error('the avatar service needs the worker’s LiveKit API key and secret');
+  const agentIdentity = room.localParticipant!.identity;
+  const avatarIdentity = `avatar-${pipeline.id}-${agentIdentity}`.slice(0, 128);
+  const roomName = room.name!;
+
+  const token = new AccessToken(apiKey, apiSecret, {
+    identity: avatarIdentity,
+    name: 'avatar',
+    ttl: AVATAR_TOKEN_TTL_SECONDS,
+    attributes: { [PUBLISH_ON_BEHALF]: agentIdentity },
+  });
+  // An agent participant: clients and the session treat it as the agent's, not as a visitor.
+  token.kind = 'agent';
+  token.addGrant({ room: roomName, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+
+  // The avatar streams from its first published video (billing starts there, as with our own frames).
+  let firstFrameSeen = false;
+  const onPublished = (publication: RemoteTrackPublication, participant: RemoteParticipant) => {
+    if (firstFrameSeen || participant.identity !== avatarIdentity || publication.kind !== TrackKind.KIND_VIDEO) return;
+    firstFrameSeen = true;
+    room.off(RoomEvent.TrackPublished, onPublished);
+    options.onFirstFrame(performance.now());
+  };
+  room.on(RoomEvent.TrackPublished, onPublished);
+
+  const starting = pipeline.start({
+    livekitUrl: url,
+    roomName,
+    token: await token.toJwt(),
+    avatarIdentity,
+    agentIdentity,
+    identity: options.identity,
+    shape: options.shape,
+    sampleRate: AVATAR_SAMPLE_RATE,
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const session = await Promise.race([
+    starting,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // Accepted too late: closed again, so it does not stream into a room that gave up on it.
+        void starting.then((late) => late.close()).catch(() => undefined);
+        reject(new Error(`the avatar service did not accept within ${SERVICE_START_TIMEOUT_MS} ms`));
+      }, SERVICE_START_TIMEOUT_MS);
+    }),
+  ])
+    .catch((error: unknown) => {
+      room.off(RoomEvent.TrackPublished, onPublished);
+      throw error;
+    })
+    .finally(() => clearTimeout(timer));
+  // Speech waits for the avatar to be in the room with its video (agents' default for avatar plugins).
+  const speech = new voice.DataStreamAudioOutput({ room, destinationIdentity: avatarIdentity, sampleRate: AVATAR_SAMPLE_RATE, waitRemoteTrack: TrackKind.KIND_VIDEO });
+
+  let stopped = false;
+  return {
+    speech,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      room.off(RoomEvent.TrackPublished, onPublished);
+      await session.close().catch((error: unknown) => options.logger.warn(`the avatar service did not close cleanly: ${String(error)}`));
+      // The participant goes with the session even if the service does not leave by itself.
+      await new RoomServiceClient(url, apiKey, apiSecret).removeParticipant(roomName, avatarIdentity).catch(() => undefined);
+    },
+  };
+}

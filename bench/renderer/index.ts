@@ -1,0 +1,280 @@
+// bench/renderer: what the built-in talking head costs and how many avatar sessions this
+// machine holds at 25 fps.
+//   1. ms per frame, rendering only and rendering + the hand-off to a VideoSource
+//      (captureFrame), per shape, over real speech, in this process;
+//   2. a visitor's join → first avatar frame, session by session (p50/p95);
+//   3. a ramp of concurrent sessions (1, 2, … --max-sessions), each a real session with the
+//      voice agent (wire fakes for the cloud providers) and a visitor that publishes a silent
+//      microphone and receives the video: frames per second at each visitor over --window
+//      seconds, and the CPU the job processes used (process CPU time / wall time).
+// The visitors decode every stream in this process, on the same 2 cores: a real client is
+// elsewhere, so the capacity found is a floor. The LiveKit binary is the one `npm test` built:
+//   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
+//     bun bench/renderer/index.ts [--frames 500] [--joins 10] [--max-sessions 8] [--window 10]
+import { parseArgs } from 'node:util';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TrackKind, VideoSource, type RemoteTrack } from '@livekit/rtc-node';
+import { initializeLogger } from '@livekit/agents';
+import { TalkingHeadRenderer } from '../../agent/renderers/builtin/index.ts';
+import { AVATAR_FPS, avatarFrameSize, type AvatarShape } from '../../agent/renderers/index.ts';
+import type { JobIdentity } from '../../agent/metadata.ts';
+import { eq } from 'drizzle-orm';
+import { identities } from '../../src/identities/schema.ts';
+import { dispatchAssets } from '../../src/sessions/start.ts';
+import { startProviderFakes } from '../../test/support/fakes/index.ts';
+import { FrameLog } from '../../test/avatar/support.ts';
+import { file, identityForm } from '../../test/support/forms.ts';
+import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../../test/support/visitor.ts';
+import { Microphone, speech } from '../../test/support/voice.ts';
+import { report, startBenchService } from '../support/index.ts';
+
+const { values } = parseArgs({
+  options: {
+    frames: { type: 'string', default: '500' },
+    joins: { type: 'string', default: '10' },
+    'max-sessions': { type: 'string', default: '8' },
+    window: { type: 'string', default: '10' },
+  },
+});
+const FRAMES = Number(values.frames);
+const JOINS = Number(values.joins);
+const MAX_SESSIONS = Number(values['max-sessions']);
+const WINDOW_MS = Number(values.window) * 1000;
+const MIN_FPS = 24;
+/** Before measuring a new level: the session's job starts, greets, and the encoder settles. */
+const SETTLE_MS = 4_000;
+const SAMPLES_PER_FRAME = 48_000 / AVATAR_FPS;
+/** Linux's clock ticks per second for /proc/<pid>/stat times (USER_HZ). */
+const TICKS_PER_SECOND = 100;
+
+const fakes = await startProviderFakes();
+// Long replies keep the lips busy; agent jobs are forked from this process and inherit these.
+fakes.openai.respond(() => 'Hello, I am Ada, your guide to Paris. The Louvre, the Orsay and the Rodin museum are all worth a visit, and the walk along the Seine between them is lovely in the evening.');
+Object.assign(process.env, fakes.env);
+// The worker takes every session of the ramp (its default capacity is what this bench decides).
+process.env.AGENT_MAX_JOBS = String(MAX_SESSIONS + 2);
+initializeLogger({ pretty: false, level: 'error' });
+
+const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
+const { service } = bench;
+try {
+  console.log(`cpus=${navigator.hardwareConcurrency} bun=${Bun.version} frames=${FRAMES} joins=${JOINS} max-sessions=${MAX_SESSIONS} window=${WINDOW_MS / 1000}s`);
+  const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
+  const authorization = `Bearer ${account.api_key}`;
+  const astronaut = file(readFileSync(join(import.meta.dir, '../../test/fixtures/astronaut.png')), 'astronaut.png', 'image/png');
+  const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ image: astronaut, language: 'en' }) });
+  if (created.status !== 200) throw new Error(`identity create answered ${created.status}: ${await created.text()}`);
+  const identity = (await created.json()) as { identity_id: string };
+
+  // 1. Per frame, in this process.
+  const [row] = await service.services.database.db.select({ training: identities.training }).from(identities).where(eq(identities.id, identity.identity_id));
+  const jobIdentity: JobIdentity = {
+    identity_id: identity.identity_id,
+    name: 'Ada',
+    prompt: '',
+    language: 'en',
+    pipeline_id: 'builtin',
+    image_url: `${bench.config.assetsUrl}/unused`,
+    audio_url: null,
+    assets: dispatchAssets(row?.training, bench.config.assetsUrl),
+  };
+  const voice = await speech('Hello, I am Ada, your guide to Paris. Shall we start with the Louvre, or would you rather walk along the Seine first?');
+  for (const shape of ['portrait', 'landscape'] as AvatarShape[]) await perFrame(jobIdentity, shape, voice);
+
+  // 2. Join → first frame, one session at a time.
+  const joins: number[] = [];
+  const starts: number[] = [];
+  for (let i = 0; i < JOINS; i++) {
+    const starting = performance.now();
+    const session = await startSession(authorization, identity.identity_id, 'phone');
+    const joining = performance.now();
+    const visitor = await joinAsVisitor(session);
+    const track = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
+    const frames = new FrameLog(track);
+    const first = await eventually(() => frames.frames[0], 30_000, 'the first frame');
+    joins.push(first.at - joining);
+    starts.push(first.at - starting);
+    frames.close();
+    await endSession(authorization, session, visitor);
+    // The worker forks a fresh idle process per session taken: let it get ready.
+    await Bun.sleep(3_000);
+  }
+  if (joins.length) {
+    report('visitor join → first avatar frame', joins, { width: 44, digits: 0 });
+    report('session start call → first avatar frame', starts, { width: 44, digits: 0 });
+  }
+
+  // 3. The ramp.
+  const running: { session: StartedSession; visitor: Visitor; microphone: Microphone; frames: FrameLog }[] = [];
+  let capacity = 0;
+  console.log('sessions  fps at the visitors (min / mean)  job CPU per session  all jobs  inference  LiveKit  this process');
+  try {
+    for (let n = 1; n <= MAX_SESSIONS; n++) {
+      const session = await startSession(authorization, identity.identity_id, 'phone');
+      const visitor = await joinAsVisitor(session);
+      const microphone = await Microphone.publish(visitor.room);
+      const track = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
+      running.push({ session, visitor, microphone, frames: new FrameLog(track as RemoteTrack) });
+      await Bun.sleep(SETTLE_MS);
+      const before = cpuSnapshot();
+      const threadsBefore = n === 1 ? jobThreadTicks() : undefined;
+      const from = performance.now();
+      await Bun.sleep(WINDOW_MS);
+      const to = performance.now();
+      const after = cpuSnapshot();
+      const threadsAfter = threadsBefore && jobThreadTicks();
+      const fps = running.map((r) => (r.frames.between(from, to).length * 1000) / (to - from));
+      const wallSeconds = (to - from) / 1000;
+      const jobsCpu = cpuSeconds(before.jobs, after.jobs) / wallSeconds;
+      const livekitCpu = cpuSeconds(before.livekit, after.livekit) / wallSeconds;
+      const inferenceCpu = cpuSeconds(before.inference, after.inference) / wallSeconds;
+      const selfCpu = (after.self - before.self) / wallSeconds;
+      const minFps = Math.min(...fps);
+      const meanFps = fps.reduce((a, b) => a + b, 0) / fps.length;
+      console.log(
+        `${String(n).padEnd(10)}${`${minFps.toFixed(1)} / ${meanFps.toFixed(1)}`.padEnd(34)}${`${((jobsCpu / n) * 100).toFixed(0)} %`.padEnd(21)}${`${(jobsCpu * 100).toFixed(0)} %`.padEnd(10)}${`${(inferenceCpu * 100).toFixed(0)} %`.padEnd(11)}${`${(livekitCpu * 100).toFixed(0)} %`.padEnd(9)}${(selfCpu * 100).toFixed(0)} %`,
+      );
+      if (threadsBefore && threadsAfter) {
+        // Where one session's job CPU goes, by thread name (libwebrtc names its threads).
+        const byName = new Map<string, number>();
+        for (const [key, ticks] of threadsAfter) {
+          const name = key.slice(key.indexOf('|') + 1);
+          byName.set(name, (byName.get(name) ?? 0) + ticks - (threadsBefore.get(key) ?? 0));
+        }
+        const top = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 8);
+        console.log(`          one session's job by thread: ${top.map(([name, ticks]) => `${name} ${((ticks / TICKS_PER_SECOND / wallSeconds) * 100).toFixed(1)} %`).join(', ')}`);
+      }
+      if (minFps >= MIN_FPS) capacity = n;
+      else if (n > capacity + 1) break; // two levels below the mark: the machine is full
+    }
+  } finally {
+    for (const r of running) {
+      r.frames.close();
+      await r.microphone.stop();
+      await endSession(authorization, r.session, r.visitor);
+    }
+  }
+  console.log(`concurrent avatar sessions holding ≥ ${MIN_FPS} fps at every visitor: ${capacity} (target ≥ 6)`);
+} finally {
+  await bench.stop();
+  await fakes.stop();
+}
+process.exit(0);
+
+async function perFrame(identity: JobIdentity, shape: AvatarShape, voice: Int16Array): Promise<void> {
+  const size = avatarFrameSize(shape);
+  const renderer = new TalkingHeadRenderer({ identity, size, logger: { warn: (message) => console.warn(message) } });
+  await renderer.prepare();
+  const source = new VideoSource(size.width, size.height);
+  const slice = (i: number) => {
+    // Speech, then as much silence: the lips move, then rest.
+    const start = (i * SAMPLES_PER_FRAME) % (voice.length * 2);
+    const audio = new Int16Array(SAMPLES_PER_FRAME);
+    if (start + SAMPLES_PER_FRAME <= voice.length) audio.set(voice.subarray(start, start + SAMPLES_PER_FRAME));
+    return { audio, speechSamples: start + SAMPLES_PER_FRAME <= voice.length ? SAMPLES_PER_FRAME : 0 };
+  };
+  // Warm-up (the JIT, the caches): steady-state figures only.
+  for (let i = 0; i < 50; i++) source.captureFrame(renderer.nextFrame({ ...slice(i), elapsedMs: (i * 1000) / AVATAR_FPS }));
+  const renderOnly: number[] = [];
+  const withHandOff: number[] = [];
+  for (let i = 0; i < FRAMES; i++) {
+    const input = { ...slice(i), elapsedMs: (i * 1000) / AVATAR_FPS };
+    const t0 = performance.now();
+    const frame = renderer.nextFrame(input);
+    const t1 = performance.now();
+    source.captureFrame(frame, BigInt(Math.round(input.elapsedMs * 1000)));
+    const t2 = performance.now();
+    renderOnly.push(t1 - t0);
+    withHandOff.push(t2 - t0);
+  }
+  await source.close();
+  report(`${shape} ${size.width}×${size.height} render only`, renderOnly, { width: 44, digits: 2 });
+  report(`${shape} ${size.width}×${size.height} render + captureFrame`, withHandOff, { width: 44, digits: 2 });
+}
+
+async function startSession(authorization: string, identityId: string, formFactor: 'phone' | 'desktop'): Promise<StartedSession> {
+  const response = await fetch(`${service.url}/v1/sessions/start`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ identity_id: identityId, form_factor: formFactor, visual_awareness: false }),
+  });
+  if (response.status !== 200) throw new Error(`session start answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as StartedSession;
+}
+
+async function endSession(authorization: string, session: StartedSession, visitor: Visitor): Promise<void> {
+  await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
+  await visitor.leave().catch(() => undefined);
+}
+
+interface CpuSnapshot {
+  /** utime + stime ticks per job process. */
+  jobs: Map<number, number>;
+  livekit: Map<number, number>;
+  /** The agents' shared inference process (the end-of-turn model). */
+  inference: Map<number, number>;
+  /** This process's CPU seconds. */
+  self: number;
+}
+
+/** CPU ticks so far of this process's children: the agent's job processes and the LiveKit server. */
+function cpuSnapshot(): CpuSnapshot {
+  const jobs = new Map<number, number>();
+  const livekit = new Map<number, number>();
+  const inference = new Map<number, number>();
+  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n').filter(Boolean);
+  for (const line of children) {
+    const pid = Number(line.split(' ')[0]);
+    const ticks = processTicks(pid);
+    if (ticks === undefined) continue;
+    if (line.includes('job_proc_lazy_main')) jobs.set(pid, ticks);
+    else if (line.includes('livekit-server')) livekit.set(pid, ticks);
+    else if (line.includes('inference')) inference.set(pid, ticks);
+  }
+  const usage = process.cpuUsage();
+  return { jobs, livekit, inference, self: (usage.user + usage.system) / 1e6 };
+}
+
+/** The job processes' threads: `pid:tid|name` → CPU ticks so far (thread names without their trailing numbers). */
+function jobThreadTicks(): Map<string, number> {
+  const threads = new Map<string, number>();
+  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n');
+  for (const line of children.filter((l) => l.includes('job_proc_lazy_main'))) {
+    const pid = Number(line.split(' ')[0]);
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[\s\d#]+$/, '');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        threads.set(`${pid}:${tid}|${name}`, Number(fields[11]) + Number(fields[12]));
+      } catch {}
+    }
+  }
+  return threads;
+}
+
+function processTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds used between two snapshots by the processes alive at the end (new ones from zero). */
+function cpuSeconds(before: Map<number, number>, after: Map<number, number>): number {
+  let ticks = 0;
+  for (const [pid, now] of after) ticks += now - (before.get(pid) ?? 0);
+  return ticks / TICKS_PER_SECOND;
+}
+

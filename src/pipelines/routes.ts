@@ -1,0 +1,63 @@
+// GET /v1/pipelines (beyond the spec): the pipelines an identity's `pipeline_id` may name,
+// which one is the default, and what each renders in a session.
+import { Elysia, t } from 'elysia';
+import { authentication } from '../auth/index.ts';
+import type { Database } from '../db/index.ts';
+import { ErrorResponse, oneOf } from '../http/schemas.ts';
+import { renderingOf, type Pipeline, type PipelineRegistry } from './index.ts';
+
+const frameSize = (description: string) => t.Object({ width: t.Integer(), height: t.Integer() }, { description });
+
+export const PipelineItem = t.Object({
+  pipeline_id: t.String({ description: 'Send as `pipeline_id` when creating an identity; it cannot be changed afterwards.' }),
+  description: t.String(),
+  default: t.Boolean({ description: 'Used when an identity is created without `pipeline_id`.' }),
+  renders: t.Object({
+    kind: oneOf(
+      ['frames', 'avatar_service'],
+      '`frames`: the agent draws and publishes the avatar video; `avatar_service`: a separate avatar participant joins the room and publishes audio and video on the agent’s behalf.',
+    ),
+    fps: t.Nullable(t.Integer({ description: 'Frames per second (`frames` only).' })),
+    portrait: t.Nullable(frameSize('Video size for `form_factor` `phone` and when none is sent (`frames` only).')),
+    landscape: t.Nullable(frameSize('Video size for `form_factor` `desktop`; null where landscape video is disabled (desktops then get portrait).')),
+    provider: t.Nullable(t.String({ description: 'The avatar service (`avatar_service` only).' })),
+  }),
+});
+
+export interface PipelineRouteDeps {
+  db: Database;
+  pipelines: PipelineRegistry;
+  /** AVATAR_LANDSCAPE: whether desktops get landscape video. */
+  landscapeVideo: boolean;
+}
+
+function pipelineItem(pipeline: Pipeline, deps: PipelineRouteDeps) {
+  const rendering = renderingOf(pipeline);
+  return {
+    pipeline_id: pipeline.id,
+    description: pipeline.description,
+    default: pipeline.id === deps.pipelines.defaultId,
+    renders:
+      rendering.kind === 'frames'
+        ? {
+            kind: rendering.kind,
+            fps: rendering.fps,
+            portrait: { ...rendering.sizes.portrait },
+            landscape: deps.landscapeVideo ? { ...rendering.sizes.landscape } : null,
+            provider: null,
+          }
+        : { kind: rendering.kind, fps: null, portrait: null, landscape: null, provider: rendering.provider },
+  };
+}
+
+export function pipelineRoutes(deps: PipelineRouteDeps) {
+  return new Elysia({ prefix: '/v1/pipelines', detail: { tags: ['Pipelines'], security: [{ bearer: [] }, { apiKey: [] }] } })
+    .use(authentication(deps.db))
+    .get('', () => deps.pipelines.list().map((pipeline) => pipelineItem(pipeline, deps)), {
+      response: { 200: t.Array(PipelineItem), 401: ErrorResponse },
+      detail: {
+        summary: 'List the pipelines',
+        description: 'A pipeline decides how an identity is trained and which renderer serves it, for the identity’s whole life.',
+      },
+    });
+}
