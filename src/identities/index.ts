@@ -44,11 +44,13 @@ const notFoundError = { 404: ErrorResponse };
 const uploadErrors = { 413: ErrorResponse, 415: ErrorResponse };
 const voiceProviderError = { 502: ErrorResponse };
 
-async function inspectUploads(limits: MediaLimits, image?: File, audio?: File) {
+/** `onImage`: called with the inspected photo before the audio is decoded, so work on it can overlap. */
+async function inspectUploads(limits: MediaLimits, image?: File, audio?: File, onImage?: (image: InspectedImage) => void) {
   try {
     const imageBytes = image && new Uint8Array(await image.arrayBuffer());
     const audioBytes = audio && new Uint8Array(await audio.arrayBuffer());
     const inspectedImage = imageBytes && (await inspectImage(imageBytes, limits));
+    if (inspectedImage) onImage?.(inspectedImage);
     const inspectedAudio = audioBytes && (await inspectAudio(audioBytes, limits));
     const uploadedAudio: UploadedAudio | undefined =
       audioBytes && inspectedAudio && { bytes: audioBytes, inspected: inspectedAudio, profile: sampleProfile(inspectedAudio) };
@@ -115,7 +117,9 @@ export function identityRoutes(deps: IdentityDeps) {
           ...(pipeline ? [] : [unknownPipeline(pipelineId, deps.pipelines.ids())]),
           ...voiceChoiceProblems(body),
         ]);
-        const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
+        // The pipeline starts on the photo (face detection) while ffmpeg decodes the voice sample;
+        // training awaits that same check and reports its error, after any upload's own.
+        const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio, (image) => void pipeline!.checkImage?.(image).catch(() => {}));
         // Training runs within this call and refuses a photo it cannot use itself (422, nothing kept).
         const row = await onboardIdentity(deps, {
           accountId: caller.accountId,

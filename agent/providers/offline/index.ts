@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { inference, type llm, stt } from '@livekit/agents';
+import type { llm, stt } from '@livekit/agents';
 import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaModel } from './llama.ts';
 import { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
 import { SpeechServer } from './speech-server.ts';
@@ -39,8 +39,6 @@ interface Manifest {
 
 const MANIFEST_LAYOUT = 1;
 
-/** Silence that ends an English stretch of speech for Whisper (the session's VAD waits 250 ms). */
-export const ENGLISH_SEGMENT_SILENCE_MS = 100;
 
 async function readManifest(modelsDir: string): Promise<Manifest> {
   const file = join(modelsDir, 'manifest.json');
@@ -125,19 +123,8 @@ export async function loadOfflineModels(options: LoadOfflineModelsOptions): Prom
   const espeakCommand = options.espeakCommand ?? 'espeak-ng';
   let closing: Promise<void> | null = null;
 
-  // English turns are cut for Whisper by their own VAD, quicker than the session's: the
-  // transcript is then ready (tiny.en takes ~0.2 s) while the session still waits out its
-  // endpointing delay, and the reply is prepared meanwhile (preemptive generation). Other
-  // languages run Whisper base (~1 s a cut, and worse on fragments): the session's VAD cuts
-  // their turns once (AgentSession wraps an STT that does not stream itself).
-  let englishSegments: inference.VAD | undefined;
   return {
-    stt: (spoken) => {
-      const whisper = new OfflineSTT(server, spoken);
-      if (spoken !== 'en') return whisper;
-      englishSegments ??= new inference.VAD({ minSilenceDuration: ENGLISH_SEGMENT_SILENCE_MS });
-      return new stt.StreamAdapter(whisper, englishSegments);
-    },
+    stt: (spoken) => new OfflineSTT(server, spoken),
     llm: () => languageModel,
     tts: (voice: OfflineTTSOptions) => new OfflineTTS(server, espeakCommand, voice),
     close: () => (closing ??= Promise.all([server.close(), language.value.close()]).then(() => {})),

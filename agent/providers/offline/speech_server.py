@@ -32,14 +32,6 @@ SAMPLE_RATE_IN = 16000
 # Whisper hallucinates long loops on noise: bound the decode by the audio's length.
 TOKENS_PER_SECOND = 8
 MIN_NEW_TOKENS = 24
-# Whisper's encoder costs the same for any audio up to its 30-second window, and a turn lasts
-# a few seconds: encode a shorter window instead (CTranslate2 accepts it, like whisper.cpp's
-# audio_ctx). The audio plus 3 s of silence, at least 10 s: shorter windows made Whisper loop
-# on one-word turns. Measured on a 2.2 s question (tiny.en, 2 threads): 584 -> 168 ms, same
-# words. English-only models only: the multilingual base model then garbles Polish and
-# Ukrainian (Latin words inside Cyrillic), so it keeps the full window.
-MIN_WINDOW_FRAMES = 1000
-PAD_FRAMES = 300
 
 out_lock = threading.Lock()
 cancelled = set()
@@ -114,10 +106,7 @@ class Recogniser:
         if len(audio) > window:
             return self.transcribe_long(audio, language, allowed)
         features = model.feature_extractor(audio)
-        frames = model.feature_extractor.nb_max_frames
-        if not model.model.is_multilingual:
-            frames = min(frames, max(MIN_WINDOW_FRAMES, features.shape[-1] + PAD_FRAMES))
-        encoded = model.encode(self.pad_or_trim(features, frames))
+        encoded = model.encode(self.pad_or_trim(features))
         probability = 1.0
         if not model.model.is_multilingual:
             language = "en"
