@@ -2,18 +2,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fx from '../fixtures/index.ts';
 import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES, startTestService, waitForStatus, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
 
-async function waitForStatus(account: TestAccount, id: string, status: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const body = (await (await account.call('GET', `/v1/identities/${id}/status`)).json()) as { status: string; detail: string | null };
-    if (body.status === status) return body;
-    if (Date.now() > deadline) throw new Error(`identity ${id} stayed ${body.status}`);
-    await Bun.sleep(50);
-  }
-}
 
 describe.each(ENGINES)('managing identities on %s', (engine) => {
   let service: TestService;

@@ -16,7 +16,7 @@ import type { BuiltinTraining } from '../../src/pipelines/builtin/index.ts';
 import * as fx from '../fixtures/index.ts';
 import { expectMediaError } from '../media/expect-media-error.ts';
 import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { startTestService, waitForStatus, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
 
 // FaceMesh points (canonical topology) and human's iris points.
@@ -209,15 +209,6 @@ describe('framing', () => {
   });
 });
 
-async function waitForStatus(account: TestAccount, id: string, status: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const body = (await (await account.call('GET', `/v1/identities/${id}/status`)).json()) as { status: string; detail: string | null };
-    if (body.status === status) return body;
-    if (Date.now() > deadline) throw new Error(`identity ${id} stayed ${body.status}`);
-    await Bun.sleep(50);
-  }
-}
 
 describe('training through the API', () => {
   let service: TestService;

@@ -122,3 +122,14 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
     },
   };
 }
+
+/** Polls an identity's status until it reads `status` (a retrain finishing, say). */
+export async function waitForStatus(account: TestAccount, id: string, status: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const body = (await (await account.call('GET', `/v1/identities/${id}/status`)).json()) as { status: string; detail: string | null };
+    if (body.status === status) return body;
+    if (Date.now() > deadline) throw new Error(`identity ${id} stayed ${body.status}`);
+    await Bun.sleep(50);
+  }
+}
