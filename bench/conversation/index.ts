@@ -5,7 +5,8 @@
 //   --providers offline  the offline models (no keys), as `npm start` runs them
 // The LiveKit binary is the one `npm start` or `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
-//     bun bench/conversation/index.ts [--providers fakes|offline] [--turns 10]
+//     bun bench/conversation/index.ts [--providers fakes|offline] [--turns 10] [--voice espeak|piper]
+// --voice: who asks the question, espeak-ng's robot (the default) or the Piper voice.
 import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
 import { loadProviders } from '../../src/config.ts';
@@ -15,7 +16,7 @@ import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../test/support/voice.ts';
 import { report as reportMs, startBenchService } from '../support/index.ts';
 
-const { values } = parseArgs({ options: { providers: { type: 'string', default: 'fakes' }, turns: { type: 'string', default: '10' } } });
+const { values } = parseArgs({ options: { providers: { type: 'string', default: 'fakes' }, turns: { type: 'string', default: '10' }, voice: { type: 'string', default: 'espeak' } } });
 const turnSettings = loadProviders(process.env).turns;
 const useFakes = values.providers === 'fakes';
 
@@ -42,7 +43,7 @@ if (fakes) {
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
 const { service } = bench;
 try {
-  console.log(`providers=${values.providers} cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turns=${JSON.stringify(turnSettings)}`);
+  console.log(`providers=${values.providers} voice=${values.voice} cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turns=${JSON.stringify(turnSettings)}`);
   const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
   const authorization = `Bearer ${account.api_key}`;
   const identity = (await (
@@ -61,7 +62,7 @@ try {
   const greeting = await eventually(() => ears.soundAfter(0), 60_000, 'the greeting');
   await eventually(() => ears.silenceAfter(greeting, 500), 60_000, 'the end of the greeting');
 
-  const question = await speech('What is the weather like in Paris today?');
+  const question = await speech('What is the weather like in Paris today?', { voice: values.voice === 'piper' ? 'piper' : undefined });
   const voiceToVoice: number[] = [];
   const stages: Record<string, number[]> = {};
   const stage = (name: string, ms: number | undefined) => {

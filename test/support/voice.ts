@@ -2,38 +2,66 @@
 // spoken into a real microphone track in real time (silence in between, as a live
 // microphone sends), and the agent's audio track listened to as a loudness timeline.
 import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, TrackPublishOptions, TrackSource, type RemoteTrack, type Room } from '@livekit/rtc-node';
-import { espeak } from './fakes/speech.ts';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { loadProviders } from '../../src/config.ts';
+import { espeak, parseWav, resample, type Pcm } from './fakes/speech.ts';
 
 export const MIC_RATE = 48_000;
 const FRAME_SAMPLES = MIC_RATE / 100; // 10 ms
 
 const spoken = new Map<string, Int16Array>();
 
-/** `text` spoken by espeak-ng, as 48 kHz mono PCM (cached per phrase). */
+/**
+ * `text` spoken as 48 kHz mono PCM (cached per phrase): by espeak-ng, or with `voice: 'piper'`
+ * by the Piper voice the bootstrap installs, a recorded human's voice. Whisper tiny.en hears
+ * espeak-ng's robot well from a file, but through Opus on a loaded machine it misheard it one
+ * turn in a few ("winner" for "weather"); a human-sounding visitor is what it is built for.
+ */
 export async function speech(text: string, options: { voice?: string; wordsPerMinute?: number } = {}): Promise<Int16Array> {
   const key = `${options.voice}|${options.wordsPerMinute}|${text}`;
   const cached = spoken.get(key);
   if (cached) return cached;
-  const { samples } = await espeak(text, { voice: options.voice ?? 'en-us', wordsPerMinute: options.wordsPerMinute ?? 150, sampleRate: MIC_RATE });
+  const { samples } =
+    options.voice === 'piper'
+      ? await piper(text, MIC_RATE)
+      : await espeak(text, { voice: options.voice ?? 'en-us', wordsPerMinute: options.wordsPerMinute ?? 150, sampleRate: MIC_RATE });
   spoken.set(key, samples);
   return samples;
+}
+
+/** `text` spoken by the offline Piper voice, with the models venv's `piper` command. */
+async function piper(text: string, sampleRate: number): Promise<Pcm> {
+  const modelsDir = loadProviders(process.env).modelsDir;
+  const manifest = JSON.parse(await readFile(join(modelsDir, 'manifest.json'), 'utf8')) as { python: string; piper: { model: string } };
+  const out = join(tmpdir(), `likeness-piper-${process.pid}-${spoken.size}.wav`);
+  const proc = Bun.spawn([join(modelsDir, dirname(manifest.python), 'piper'), '-m', join(modelsDir, manifest.piper.model), '-f', out], {
+    stdin: new TextEncoder().encode(text),
+    stdout: 'ignore',
+    stderr: 'pipe',
+  });
+  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`piper failed (${code}): ${err}`);
+  try {
+    return resample(parseWav(await readFile(out)), sampleRate);
+  } finally {
+    await rm(out, { force: true });
+  }
 }
 
 /** A published microphone that sends silence until told to speak. */
 export class Microphone {
   readonly #source = new AudioSource(MIC_RATE, 1, 50);
   #queue: { samples: Int16Array; offset: number; done: (span: SpokenSpan) => void; startedAt?: number }[] = [];
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #startedAt = 0;
-  #sent = 0;
   #stopped = false;
+  #running: Promise<void> = Promise.resolve();
 
   static async publish(room: Room): Promise<Microphone> {
     const microphone = new Microphone();
     const track = LocalAudioTrack.createAudioTrack('microphone', microphone.#source);
     await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
-    microphone.#startedAt = performance.now();
-    microphone.#tick();
+    microphone.#running = microphone.#run();
     return microphone;
   }
 
@@ -44,31 +72,37 @@ export class Microphone {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    await this.#running;
     await this.#source.close();
   }
 
-  #tick = (): void => {
-    if (this.#stopped) return;
-    // Frames go out on a 10 ms grid from the start; a late timer sends the missed ones at once.
-    while (this.#sent * 10 <= performance.now() - this.#startedAt) {
-      const frame = new Int16Array(FRAME_SAMPLES);
+  /**
+   * One frame at a time, each awaited: the source's 50 ms queue paces the loop in real time,
+   * as a sound card would, and a late timer on a loaded machine can never hand frames over
+   * in a burst whose order the native side does not promise.
+   */
+  async #run(): Promise<void> {
+    const silence = new Int16Array(FRAME_SAMPLES);
+    while (!this.#stopped) {
+      let frame = silence;
+      let finished: (() => void) | undefined;
       const current = this.#queue[0];
       if (current) {
-        current.startedAt ??= performance.now();
+        // The frame leaves after what is already queued.
+        current.startedAt ??= performance.now() + this.#source.queuedDuration;
+        frame = new Int16Array(FRAME_SAMPLES);
         const n = Math.min(FRAME_SAMPLES, current.samples.length - current.offset);
         frame.set(current.samples.subarray(current.offset, current.offset + n));
         current.offset += n;
         if (current.offset >= current.samples.length) {
           this.#queue.shift();
-          current.done({ startedAt: current.startedAt, endedAt: performance.now() });
+          finished = () => current.done({ startedAt: current.startedAt!, endedAt: performance.now() + this.#source.queuedDuration });
         }
       }
-      void this.#source.captureFrame(new AudioFrame(frame, MIC_RATE, 1, FRAME_SAMPLES)).catch(() => undefined);
-      this.#sent++;
+      await this.#source.captureFrame(new AudioFrame(frame, MIC_RATE, 1, FRAME_SAMPLES));
+      finished?.();
     }
-    this.#timer = setTimeout(this.#tick, 5);
-  };
+  }
 }
 
 export interface SpokenSpan {
