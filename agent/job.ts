@@ -3,7 +3,7 @@
 // dispatch metadata and reports back over HTTP.
 import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
 import { loadProviders } from '../src/config.ts';
-import { startAvatar, startVoice } from './avatar/index.ts';
+import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { avatarShapeOf, parseJobMetadata } from './metadata.ts';
 import { httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
 import { startConversation, type Conversation } from './pipeline/index.ts';
@@ -67,6 +67,9 @@ export default defineAgent({
     // Shutdown callbacks run after the room is left: the meter delivers what it still holds.
     ctx.addShutdownCallback(() => meter.close());
 
+    // The face loads while the job connects.
+    const preparedAvatar = metadata.avatar_enabled ? prepareAvatar({ identity: metadata.identity, shape: avatarShapeOf(metadata), logger }) : null;
+
     // Audio only: the visitor's camera is subscribed to by the conversation, and only with visual awareness.
     try {
       await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
@@ -85,14 +88,8 @@ export default defineAgent({
     meterRoomParticipants(ctx.room, meter);
 
     // The avatar streams from the moment the job is in the room (billing starts at its first frame).
-    const avatar = metadata.avatar_enabled
-      ? await startAvatar({
-          room: ctx.room,
-          identity: metadata.identity,
-          shape: avatarShapeOf(metadata),
-          onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
-          logger,
-        })
+    const avatar = preparedAvatar
+      ? await startAvatar({ room: ctx.room, prepared: preparedAvatar, onFirstFrame: (atMs) => meter.firstFramePublished(atMs) })
       : null;
     if (avatar) ctx.addShutdownCallback(() => avatar.stop());
     const voiceOnly = avatar ? null : await startVoice({ room: ctx.room, logger });

@@ -9,7 +9,7 @@
 import type { voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import type { JobIdentity } from '../metadata.ts';
-import { avatarFrameSize, chooseAvatar, type AvatarRenderer, type AvatarShape } from '../renderers/index.ts';
+import { avatarFrameSize, chooseAvatar, type AvatarChoice, type AvatarRenderer, type AvatarShape } from '../renderers/index.ts';
 import { StandinRenderer } from '../renderers/standin/index.ts';
 import { AvatarRunner } from './runner.ts';
 import { startAvatarService } from './service.ts';
@@ -18,14 +18,25 @@ import { AvatarSpeech } from './speech.ts';
 export { AVATAR_AUDIO_TRACK, AVATAR_VIDEO_TRACK, VOICE_TRACK } from './runner.ts';
 export { AVATAR_SAMPLE_RATE, AvatarSpeech } from './speech.ts';
 
-export interface AvatarOptions {
-  room: Room;
+export interface AvatarPlan {
   identity: JobIdentity | null;
   /** Decided by the control plane (metadata `avatar_shape`). */
   shape: AvatarShape;
+  logger: { warn(message: string): void };
+}
+
+/** An avatar chosen, its face loading: made before the job is in the room. */
+export interface PreparedAvatar extends AvatarPlan {
+  choice: Promise<AvatarChoice>;
+  /** The renderer's `prepare()`; settled at once for an avatar service. */
+  ready: Promise<void>;
+}
+
+export interface AvatarOptions {
+  room: Room;
+  prepared: PreparedAvatar;
   /** Called once with `performance.now()` when the first frame went out (billing starts there). */
   onFirstFrame(atMs: number): void;
-  logger: { warn(message: string): void };
 }
 
 export interface Avatar {
@@ -35,26 +46,41 @@ export interface Avatar {
 }
 
 /**
- * Starts the identity's avatar. Drawn here: publishes its tracks and resolves once the first
- * frame is out. An avatar service: resolves once the service accepted; it joins by itself.
+ * Chooses the identity's avatar and starts loading its face (fetching and decoding the
+ * trained portrait takes about 150 ms) while the job is still connecting to the room.
+ */
+export function prepareAvatar(plan: AvatarPlan): PreparedAvatar {
+  const choice = chooseAvatar({ identity: plan.identity, size: avatarFrameSize(plan.shape), logger: plan.logger });
+  const ready = choice.then((chosen) => (chosen.kind === 'renderer' ? chosen.renderer.prepare() : undefined));
+  // Awaited by startAvatar; a job that never gets there (its room is gone) must not crash on it.
+  ready.catch(() => undefined);
+  return { ...plan, choice, ready };
+}
+
+/**
+ * Starts the prepared avatar in the room. Drawn here: publishes its tracks and resolves once
+ * the first frame is out. An avatar service: resolves once the service accepted; it joins by itself.
  */
 export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
-  const size = avatarFrameSize(options.shape);
-  const choice = await chooseAvatar({ identity: options.identity, size, logger: options.logger });
+  const { prepared } = options;
+  const size = avatarFrameSize(prepared.shape);
+  const choice = await prepared.choice;
   let renderer: AvatarRenderer;
+  let ready = prepared.ready;
   if (choice.kind === 'service') {
     try {
-      return await startAvatarService({ ...options, pipeline: choice.pipeline });
+      return await startAvatarService({ room: options.room, identity: prepared.identity, shape: prepared.shape, pipeline: choice.pipeline, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
     } catch (error) {
       // The conversation goes on with the photo rather than without a face.
-      options.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming the stand-in: ${String(error)}`);
-      renderer = new StandinRenderer({ identity: options.identity, size, logger: options.logger });
+      prepared.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming the stand-in: ${String(error)}`);
+      renderer = new StandinRenderer({ identity: prepared.identity, size, logger: prepared.logger });
+      ready = renderer.prepare();
     }
   } else {
     renderer = choice.renderer;
   }
   const speech = new AvatarSpeech();
-  const runner = new AvatarRunner({ room: options.room, renderer, speech, onFirstFrame: options.onFirstFrame, logger: options.logger });
+  const runner = new AvatarRunner({ room: options.room, renderer, rendererReady: ready, speech, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
   await runner.start();
   return { speech, stop: () => runner.stop() };
 }
@@ -62,7 +88,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
 /** A session without an avatar: the agent's voice alone, paced and published the same way. */
 export async function startVoice(options: { room: Room; logger: { warn(message: string): void } }): Promise<Avatar> {
   const speech = new AvatarSpeech();
-  const runner = new AvatarRunner({ room: options.room, renderer: null, speech, onFirstFrame: () => {}, logger: options.logger });
+  const runner = new AvatarRunner({ room: options.room, renderer: null, rendererReady: Promise.resolve(), speech, onFirstFrame: () => {}, logger: options.logger });
   await runner.start();
   return { speech, stop: () => runner.stop() };
 }

@@ -47,6 +47,8 @@ export interface AvatarRunnerOptions {
   room: Room;
   /** Null: a voice without a face (a session without an avatar); only the audio is published. */
   renderer: AvatarRenderer | null;
+  /** The renderer's `prepare()`, already under way: the tracks are published meanwhile. */
+  rendererReady: Promise<void>;
   speech: AvatarSpeech;
   /** Called once, right after the first frame was handed to the published track, with `performance.now()`. */
   onFirstFrame(atMs: number): void;
@@ -76,11 +78,10 @@ export class AvatarRunner {
 
   async start(): Promise<void> {
     const { room, renderer } = this.#options;
-    await renderer?.prepare();
-    if (this.#stopped) return;
     this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
     const participant = room.localParticipant!;
-    // Both tracks at once: the visitor's first frame waits for the slower of the two, not their sum.
+    // Both tracks at once, while the face still loads: the visitor's first frame waits for the
+    // slowest of the three, not their sum.
     const publishing: Promise<LocalTrackPublication>[] = [];
     if (renderer) {
       const { width, height } = renderer.size;
@@ -104,8 +105,13 @@ export class AvatarRunner {
         new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
       ),
     );
-    this.#publications.push(...(await Promise.all(publishing)));
-    if (this.#stopped) return;
+    const [published] = await Promise.all([Promise.all(publishing), this.#options.rendererReady]);
+    if (this.#stopped) {
+      // Stopped while publishing: stop() did not see these yet.
+      for (const publication of published) await this.#unpublish(publication);
+      return;
+    }
+    this.#publications.push(...published);
     this.#startedAt = performance.now();
     this.#frameIndex = 0;
     this.#tick();
@@ -115,12 +121,14 @@ export class AvatarRunner {
     if (this.#stopped) return;
     this.#stopped = true;
     clearTimeout(this.#timer);
-    const room = this.#options.room;
-    for (const publication of this.#publications) {
-      if (publication.sid && room.isConnected) await room.localParticipant!.unpublishTrack(publication.sid).catch(() => undefined);
-    }
+    for (const publication of this.#publications) await this.#unpublish(publication);
     await this.#videoSource?.close();
     await this.#audioSource?.close();
+  }
+
+  async #unpublish(publication: LocalTrackPublication): Promise<void> {
+    const room = this.#options.room;
+    if (publication.sid && room.isConnected) await room.localParticipant!.unpublishTrack(publication.sid).catch(() => undefined);
   }
 
   #tick = (): void => {

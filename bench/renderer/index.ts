@@ -42,6 +42,8 @@ const JOINS = Number(values.joins);
 const MAX_SESSIONS = Number(values['max-sessions']);
 const WINDOW_MS = Number(values.window) * 1000;
 const MIN_FPS = 24;
+/** The second join case: long after the job's first frame (about 1 s after the start call). */
+const LIVE_AFTER_MS = 3_000;
 /** Before measuring a new level: the session's job starts, greets, and the encoder settles. */
 const SETTLE_MS = 4_000;
 const SAMPLES_PER_FRAME = 48_000 / AVATAR_FPS;
@@ -82,27 +84,45 @@ try {
   const voice = await speech('Hello, I am Ada, your guide to Paris. Shall we start with the Louvre, or would you rather walk along the Seine first?');
   for (const shape of ['portrait', 'landscape'] as AvatarShape[]) await perFrame(jobIdentity, shape, voice);
 
-  // 2. Join → first frame, one session at a time.
-  const joins: number[] = [];
-  const starts: number[] = [];
-  for (let i = 0; i < JOINS; i++) {
-    const starting = performance.now();
-    const session = await startSession(authorization, identity.identity_id, 'phone');
-    const joining = performance.now();
-    const visitor = await joinAsVisitor(session);
-    const track = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
-    const frames = new FrameLog(track);
-    const first = await eventually(() => frames.frames[0], 30_000, 'the first frame');
-    joins.push(first.at - joining);
-    starts.push(first.at - starting);
-    frames.close();
-    await endSession(authorization, session, visitor);
-    // The worker forks a fresh idle process per session taken: let it get ready.
-    await Bun.sleep(3_000);
-  }
-  if (joins.length) {
-    report('visitor join → first avatar frame', joins, { width: 44, digits: 0 });
-    report('session start call → first avatar frame', starts, { width: 44, digits: 0 });
+  // 2. Join → first frame, one session at a time: a visitor joining the moment the start call
+  // answers (the job is still starting), and one joining once the avatar streams, as a
+  // browser does after its backend handed it the token.
+  for (const delayMs of [0, LIVE_AFTER_MS]) {
+    const joins: number[] = [];
+    const connects: number[] = [];
+    const subscribes: number[] = [];
+    const starts: number[] = [];
+    for (let i = 0; i < JOINS; i++) {
+      const starting = performance.now();
+      const session = await startSession(authorization, identity.identity_id, 'phone');
+      if (delayMs) await Bun.sleep(delayMs);
+      const joining = performance.now();
+      let frames: FrameLog | undefined;
+      let subscribedAt = 0;
+      const visitor = await joinAsVisitor(session, {
+        onTrack: (track) => {
+          if (track.kind !== TrackKind.KIND_VIDEO || frames) return;
+          subscribedAt = performance.now();
+          frames = new FrameLog(track);
+        },
+      });
+      connects.push(performance.now() - joining);
+      const first = await eventually(() => frames?.frames[0], 30_000, 'the first frame');
+      joins.push(first.at - joining);
+      subscribes.push(subscribedAt - joining);
+      starts.push(first.at - starting);
+      frames?.close();
+      await endSession(authorization, session, visitor);
+      // The worker forks a fresh idle process per session taken: let it get ready.
+      await Bun.sleep(3_000);
+    }
+    if (joins.length) {
+      console.log(delayMs ? `visitor joins ${delayMs} ms after the start call (the avatar streams):` : 'visitor joins as the start call answers:');
+      report('  visitor join → first avatar frame', joins, { width: 44, digits: 0 });
+      report('    join → connected', connects, { width: 44, digits: 0 });
+      report('    join → video track subscribed', subscribes, { width: 44, digits: 0 });
+      report('  session start call → first avatar frame', starts, { width: 44, digits: 0 });
+    }
   }
 
   // 3. The ramp.

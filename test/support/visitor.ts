@@ -18,10 +18,14 @@ export interface Visitor {
 }
 
 /**
+ * `onTrack`: called as each track is subscribed.
  * `audioOnly`: subscribe to audio tracks only. A benchmark's visitor runs on the server's own
  * machine, and decoding the avatar's video there would take CPU a real (remote) visitor does not.
  */
-export async function joinAsVisitor(session: StartedSession, { audioOnly = false }: { audioOnly?: boolean } = {}): Promise<Visitor> {
+export async function joinAsVisitor(
+  session: StartedSession,
+  { audioOnly = false, onTrack }: { audioOnly?: boolean; onTrack?: (track: RemoteTrack) => void } = {},
+): Promise<Visitor> {
   const room = new Room();
   const notices: Visitor['notices'] = [];
   const tracks: RemoteTrack[] = [];
@@ -33,7 +37,11 @@ export async function joinAsVisitor(session: StartedSession, { audioOnly = false
     } catch {}
     notices.push({ topic, payload: parsed });
   });
-  room.on(RoomEvent.TrackSubscribed, (track) => tracks.push(track));
+  room.on(RoomEvent.TrackSubscribed, (track) => {
+    tracks.push(track);
+    // At once, not at the next poll: a video stream opened late misses the first frames.
+    onTrack?.(track);
+  });
   const disconnected = new Promise<string>((resolve) => room.once(RoomEvent.Disconnected, (reason) => resolve(String(reason))));
   if (audioOnly) {
     room.on(RoomEvent.TrackPublished, (publication) => {

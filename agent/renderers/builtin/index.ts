@@ -54,6 +54,9 @@ export class TalkingHeadRenderer implements AvatarRenderer {
     try {
       const { warp, rig } = await this.#loadFace();
       warp.paintBase(this.#pixels);
+      // One throwaway frame: the warp's first, unoptimised run (about 50 ms) happens here,
+      // while the job still connects, instead of holding back the visitor's first frame.
+      warp.render(this.#pose, this.#pixels);
       this.#warp = warp;
       this.#blinks = new Blinks(this.#random);
       this.#motion = new HeadMotion(rig.head.faceHeight, this.#random);
