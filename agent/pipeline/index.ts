@@ -13,6 +13,9 @@ import { CameraSampler } from './camera.ts';
 import { agentInstructions, followLanguageInstruction, greetingInstruction, isSpokenLanguage } from './instructions.ts';
 import { TranscriptLog, type TranscriptReport } from './transcripts.ts';
 
+/** The visitor's microphone as the conversation hears it. */
+export const INPUT_SAMPLE_RATE = 16_000;
+
 export interface ConversationOptions {
   ctx: JobContext;
   metadata: JobMetadata;
@@ -139,7 +142,10 @@ export async function startConversation(options: ConversationOptions): Promise<C
   await session.start({
     agent,
     room: ctx.room,
-    inputOptions: { participantIdentity: visitor.identity },
+    // 16 kHz, what the VAD, the end-of-turn model, Deepgram and Whisper all hear. At agents'
+    // default 24 kHz each of them resampled every 10 ms frame through its own FFI resampler:
+    // about a quarter of a listening job's JS thread (bench/renderer, CPU profile).
+    inputOptions: { participantIdentity: visitor.identity, audioSampleRate: INPUT_SAMPLE_RATE },
     // Our runner publishes the speech (with the avatar's video, or alone).
     outputOptions: { audioEnabled: false },
     record: false,
