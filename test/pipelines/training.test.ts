@@ -253,7 +253,7 @@ describe('training through the API', () => {
 
     for (const [shape, width, height] of [['portrait', 540, 960], ['landscape', 960, 540]] as const) {
       const framing = await sharp(await stored(training.assets[`${shape}.image`]!)).metadata();
-      expect([framing.format, framing.width, framing.height]).toEqual(['png', width, height]);
+      expect([framing.format, framing.width, framing.height]).toEqual(['jpeg', width, height]);
       const rig = JSON.parse(new TextDecoder().decode(await stored(training.assets[`${shape}.rig`]!))) as {
         width: number;
         height: number;

@@ -2,32 +2,18 @@
 // @vladmandic/human (MIT; the models ship inside the npm package), run on tfjs's wasm
 // backend (Apache-2.0; its .wasm files ship inside @tensorflow/tfjs-backend-wasm). Both
 // install offline: no native download at install time, nothing fetched at run time.
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import sharp, { type Sharp } from 'sharp';
-import type { Config, FaceResult, Human } from '@vladmandic/human';
 import { MediaError, type InspectedImage } from '../../identities/media/index.ts';
+import type { DetectReply, DetectRequest } from './face-detector.worker.ts';
+import { boundingBox, type Box, type DetectedFace, type Point } from './face-landmarks.ts';
 
-/** [x, y, width, height] in pixels. */
-export type Box = [number, number, number, number];
-export type Point = [number, number];
-
-export interface DetectedFace {
-  box: Box;
-  /** BlazeFace's confidence that this is a face, 0–1. */
-  score: number;
-  /** FaceMesh's 468 points then 10 iris points (human's order), in the pixels of the image searched. */
-  landmarks: Point[];
-}
+export { LANDMARK_COUNT, MIN_FACE_SCORE, type Box, type DetectedFace, type Point } from './face-landmarks.ts';
 
 /** The face an identity is trained from, in the photo's own (upright) pixels. */
 export interface FoundFace extends DetectedFace {
   /** How many faces the photo has; the largest was chosen. */
   faces: number;
 }
-
-export const LANDMARK_COUNT = 478;
 
 /**
  * Detection runs on a copy whose long side is at most this: BlazeFace looks at a 256 px
@@ -37,13 +23,6 @@ export const LANDMARK_COUNT = 478;
 export const DETECTION_MAX_SIDE = 640;
 
 /**
- * BlazeFace's own floor (0.2) is meant for video, where a later frame corrects a false
- * positive; a photo gets one look. The rocket in test/fixtures/no-face.jpg scores 0.34,
- * real faces in our fixtures 0.6–0.9.
- */
-export const MIN_FACE_SCORE = 0.5;
-
-/**
  * The smallest face we train from: the longer side of the box around its landmarks
  * (forehead to chin, unless the head lies sideways), in the photo's pixels. The portrait frame shows the
  * face 336 px tall (framing.ts), so 64 px is already a 5× enlargement; below it lips and
@@ -51,108 +30,45 @@ export const MIN_FACE_SCORE = 0.5;
  */
 export const MIN_FACE_SIDE = 64;
 
-/** How many faces one look reports; the largest is chosen, the rest only counted. */
-const MAX_FACES = 10;
+/** Bun's Worker: it can stop keeping the process alive. */
+type DetectorThread = Worker & { ref(): void; unref(): void };
 
-const require = createRequire(import.meta.url);
+let detector: DetectorThread | undefined;
+let nextRequest = 1;
+const waiting = new Map<number, { resolve: (faces: DetectedFace[]) => void; reject: (error: Error) => void }>();
 
-function humanConfig(): Partial<Config> {
-  // The package's `exports` map has no `./dist/…` subpaths (its keys lack the `./`), so the
-  // wasm build is found next to the node build.
-  const distDir = dirname(require.resolve('@vladmandic/human'));
-  // tfjs appends the .wasm file names to this folder (dist/, next to its entry file).
-  const wasmDir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm'));
-  return {
-    backend: 'wasm',
-    wasmPath: `${wasmDir}/`,
-    modelBasePath: pathToFileURL(join(distDir, '..', 'models')).href + '/',
-    cacheModels: false,
-    warmup: 'none',
-    debug: false,
-    async: false,
-    // One still photo per call: no frame-to-frame caching, no image filters.
-    cacheSensitivity: 0,
-    filter: { enabled: false } as Config['filter'],
-    face: {
-      enabled: true,
-      detector: { rotation: false, maxDetected: MAX_FACES, minConfidence: MIN_FACE_SCORE, skipFrames: 0, skipTime: 0, return: false },
-      mesh: { enabled: true },
-      iris: { enabled: true },
-      emotion: { enabled: false },
-      description: { enabled: false },
-      antispoof: { enabled: false },
-      liveness: { enabled: false },
-      attention: { enabled: false },
-    } as Config['face'],
-    body: { enabled: false } as Config['body'],
-    hand: { enabled: false } as Config['hand'],
-    object: { enabled: false } as Config['object'],
-    gesture: { enabled: false },
-    segmentation: { enabled: false } as Config['segmentation'],
+/** The detector's thread, started on first use; its models load there once (≈ 250 ms). */
+function detectorThread(): DetectorThread {
+  if (detector) return detector;
+  const worker = new Worker(new URL('./face-detector.worker.ts', import.meta.url).href) as DetectorThread;
+  worker.onmessage = ({ data }: MessageEvent<DetectReply>) => {
+    const request = waiting.get(data.id);
+    waiting.delete(data.id);
+    // Only a thread with work keeps the process alive.
+    if (waiting.size === 0) worker.unref();
+    if ('error' in data) request?.reject(new Error(data.error));
+    else request?.resolve(data.faces);
   };
-}
-
-let loading: Promise<Human> | undefined;
-
-/** The models load once per process, on first use (≈ 250 ms), and stay loaded. */
-function loadDetector(): Promise<Human> {
-  loading ??= (async () => {
-    const { Human: HumanClass } = require(join(dirname(require.resolve('@vladmandic/human')), 'human.node-wasm.js')) as {
-      Human: new (config: Partial<Config>) => Human;
-    };
-    const human = new HumanClass(humanConfig());
-    await human.load();
-    return human;
-  })().catch((error: unknown) => {
-    loading = undefined; // let a later call try again
-    throw error;
-  });
-  return loading;
-}
-
-// Human keeps per-call state on the instance: one detection at a time.
-let queue: Promise<unknown> = Promise.resolve();
-function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-  const run = queue.then(work, work);
-  queue = run.catch(() => undefined);
-  return run;
+  worker.onerror = (event) => {
+    // A thread that failed is replaced on the next call; its requests fail now.
+    detector = undefined;
+    for (const request of waiting.values()) request.reject(new Error(`the face detector stopped: ${event.message}`));
+    waiting.clear();
+  };
+  detector = worker;
+  return worker;
 }
 
 /** Every face in an 8-bit RGB image (width × height × 3 bytes), in its pixels. */
 export function detectFaces(rgb: Uint8Array, width: number, height: number): Promise<DetectedFace[]> {
-  return oneAtATime(async () => {
-    const human = await loadDetector();
-    const tensor = human.tf.tensor3d(rgb, [height, width, 3], 'int32');
-    try {
-      const result = await human.detect(tensor);
-      if (result.error) throw new Error(`face detection failed: ${result.error}`);
-      return result.face.filter((face) => face.mesh.length === LANDMARK_COUNT && face.boxScore >= MIN_FACE_SCORE).map(toDetectedFace);
-    } finally {
-      human.tf.dispose(tensor);
-    }
+  return new Promise((resolve, reject) => {
+    const id = nextRequest++;
+    waiting.set(id, { resolve, reject });
+    const request: DetectRequest = { id, rgb, width, height };
+    const thread = detectorThread();
+    thread.ref();
+    thread.postMessage(request);
   });
-}
-
-function toDetectedFace(face: FaceResult): DetectedFace {
-  // Human truncates mesh points to whole pixels; the centre of that pixel is the better guess.
-  const landmarks = face.mesh.map(([x, y]): Point => [x + 0.5, y + 0.5]);
-  return { box: boundingBox(landmarks), score: face.boxScore, landmarks };
-}
-
-/**
- * The face's box is the tight box around its landmarks: human's own box is the detector's
- * guess enlarged by 1.4 and squared, whose size varied by half between two looks at the
- * same face.
- */
-function boundingBox(points: Point[]): Box {
-  let [minX, minY, maxX, maxY] = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const [x, y] of points) {
-    minX = Math.min(minX, x);
-    minY = Math.min(minY, y);
-    maxX = Math.max(maxX, x);
-    maxY = Math.max(maxY, y);
-  }
-  return [minX, minY, maxX - minX, maxY - minY];
 }
 
 /** Transparent photos are seen over white, here and in the framings. */

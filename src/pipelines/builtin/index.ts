@@ -4,13 +4,13 @@
 import sharp from 'sharp';
 import { buildFaceRig } from '../../../agent/renderers/builtin/rig.ts';
 import type { AvatarShape } from '../../../agent/renderers/renderer.ts';
-import type { AssetStore } from '../../assets/index.ts';
-import { renderImageVariants } from '../../identities/media/index.ts';
+import { renderImageVariants, type ImageVariants, type InspectedImage } from '../../identities/media/index.ts';
 import type { Pipeline } from '../index.ts';
-import { findFace, type Box } from './face-detection.ts';
+import { findFace, type Box, type FoundFace } from './face-detection.ts';
 import { frameFace, opaqueRgba, type Framing } from './framing.ts';
 
 export const TRAINING_VERSION = 2;
+const FRAMING_JPEG_QUALITY = 92;
 export const SHAPES: readonly AvatarShape[] = ['portrait', 'landscape'];
 
 /** What the identity row's `training` holds for this pipeline (the renderer reads `assets`). */
@@ -20,7 +20,8 @@ export interface BuiltinTraining {
   /** The face trained from, in the uploaded photo's (upright) pixels. */
   face: { box: Box; score: number; faces: number };
   /**
-   * Asset keys by name: `<shape>.image` (the framing, PNG), `<shape>.rig` (JSON) and
+   * Asset keys by name: `<shape>.image` (the framing: JPEG, or PNG in identities trained
+   * before 2026-11-21 21:00), `<shape>.rig` (JSON) and
    * `<shape>.texture.<name>` (PNG), for shape `portrait` and `landscape`.
    */
   assets: Record<string, string>;
@@ -30,25 +31,28 @@ export const builtinPipeline: Pipeline = {
   id: 'builtin',
   description: 'Built-in CPU talking head: animates the uploaded photo itself.',
   async checkImage(image) {
+    // The rest of the training's pixel work starts now too: create checks the photo while
+    // ffmpeg decodes the voice sample, and train() then only stores what is ready.
+    prepareTraining(image).catch(() => {});
     await findFace(image);
   },
   async train({ image, store, prefix }) {
-    // Detection (wasm, this thread) overlaps the photo's encoding (sharp's threads); nothing
-    // is stored before a face is found.
-    const finding = findFace(image);
-    const [shapes, { normalized, render }] = await allSettled([
-      allSettled(SHAPES.map((shape) => finding.then((face) => frameFace(image, face, shape)).then((framing) => storeShape(store, prefix, framing)))),
-      renderImageVariants(image),
-    ]);
-    const face = await finding;
+    // Nothing is stored before a face is found and every file is encoded.
+    const { face, shapes, variants } = await prepareTraining(image);
+    const { normalized, render } = variants;
     const imageKey = `${prefix}image.${normalized.ext}`;
     const renderKey = `${prefix}render.png`;
-    await allSettled([store.put(imageKey, normalized.bytes, normalized.contentType), store.put(renderKey, render.bytes, 'image/png')]);
+    const files = [
+      { key: imageKey, bytes: normalized.bytes, type: normalized.contentType },
+      { key: renderKey, bytes: render.bytes, type: 'image/png' },
+      ...shapes.flat().map((file) => ({ key: `${prefix}${file.suffix}`, bytes: file.bytes, type: file.type })),
+    ];
+    await allSettled(files.map((file) => store.put(file.key, file.bytes, file.type)));
     const training: BuiltinTraining = {
       pipeline: 'builtin',
       version: TRAINING_VERSION,
       face: { box: face.box, score: face.score, faces: face.faces },
-      assets: Object.assign({}, ...shapes),
+      assets: Object.fromEntries(shapes.flat().map((file) => [file.name, `${prefix}${file.suffix}`])),
     };
     return {
       image: {
@@ -63,22 +67,53 @@ export const builtinPipeline: Pipeline = {
   },
 };
 
-/** One shape's framing, rig and textures, stored under the training's prefix; their keys by asset name. */
-async function storeShape(store: AssetStore, prefix: string, framing: Framing): Promise<Record<string, string>> {
+/** One file of a trained shape: its asset name, its key under the training's prefix, its bytes. */
+interface ShapeFile {
+  name: string;
+  suffix: string;
+  bytes: Uint8Array;
+  type: string;
+}
+
+interface PreparedTraining {
+  face: FoundFace;
+  shapes: ShapeFile[][];
+  variants: ImageVariants;
+}
+
+const prepared = new WeakMap<InspectedImage, Promise<PreparedTraining>>();
+
+/**
+ * Everything training computes from the photo, before the identity has a place to store it:
+ * the face, each shape's framing, rig and textures encoded, the photo's renditions. Memoised
+ * per inspected image, so the check and the training share one run.
+ */
+function prepareTraining(image: InspectedImage): Promise<PreparedTraining> {
+  let pending = prepared.get(image);
+  if (!pending) {
+    // Detection (wasm, this thread) overlaps the photo's encoding (sharp's threads).
+    const finding = findFace(image);
+    pending = allSettled([
+      finding,
+      allSettled(SHAPES.map((shape) => finding.then((face) => frameFace(image, face, shape)).then(encodeShape))),
+      renderImageVariants(image),
+    ]).then(([face, shapes, variants]) => ({ face, shapes, variants }));
+    prepared.set(image, pending);
+  }
+  return pending;
+}
+
+/** One shape's framing, rig and textures, encoded. */
+async function encodeShape(framing: Framing): Promise<ShapeFile[]> {
   const { shape, width, height } = framing;
   const { rig, textures } = buildFaceRig({ width, height, rgba: opaqueRgba(framing.rgb), landmarks: framing.landmarks });
-  const files: Array<{ name: string; key: string; bytes: Promise<Uint8Array>; type: string }> = [
-    { name: `${shape}.image`, key: `${prefix}${shape}.png`, bytes: png(framing.rgb, width, height, 3), type: 'image/png' },
-    { name: `${shape}.rig`, key: `${prefix}${shape}.rig.json`, bytes: Promise.resolve(new TextEncoder().encode(JSON.stringify(rig))), type: 'application/json' },
-    ...Object.entries(textures).map(([name, texture]) => ({
-      name: `${shape}.texture.${name}`,
-      key: `${prefix}${shape}.${name}.png`,
-      bytes: png(texture.rgba, texture.width, texture.height, 4),
-      type: 'image/png',
-    })),
-  ];
-  await allSettled(files.map(async (file) => store.put(file.key, await file.bytes, file.type)));
-  return Object.fromEntries(files.map((file) => [file.name, file.key]));
+  return Promise.all([
+    jpeg(framing.rgb, width, height).then((bytes) => ({ name: `${shape}.image`, suffix: `${shape}.jpg`, bytes, type: 'image/jpeg' })),
+    { name: `${shape}.rig`, suffix: `${shape}.rig.json`, bytes: new TextEncoder().encode(JSON.stringify(rig)), type: 'application/json' },
+    ...Object.entries(textures).map(([name, texture]) =>
+      png(texture.rgba, texture.width, texture.height, 4).then((bytes) => ({ name: `${shape}.texture.${name}`, suffix: `${shape}.${name}.png`, bytes, type: 'image/png' })),
+    ),
+  ]);
 }
 
 /**
@@ -93,9 +128,17 @@ async function allSettled<T extends readonly unknown[]>(work: readonly [...{ [K 
 }
 
 /**
- * Fast deflate: on a photo, zlib's level 1 is within 20 % of the default's size at half its
- * time (1.2 MB against 1.0 MB for a 540×960 framing, 20 ms against 45), and creating an
- * identity waits for it.
+ * The framing, an opaque photo: JPEG at high quality encodes in a third of PNG's time and is a
+ * tenth of its size for the session to download, and the renderer turns it into 4:2:0 I420,
+ * as JPEG's own chroma subsampling is, anyway.
+ */
+async function jpeg(rgb: Uint8Array, width: number, height: number): Promise<Uint8Array> {
+  return new Uint8Array(await sharp(rgb, { raw: { width, height, channels: 3 } }).jpeg({ quality: FRAMING_JPEG_QUALITY }).toBuffer());
+}
+
+/**
+ * The textures (RGBA: they need their alpha). Fast deflate: zlib's level 1 is within 20 % of
+ * the default's size at half its time, and creating an identity waits for it.
  */
 async function png(pixels: Uint8Array, width: number, height: number, channels: 3 | 4): Promise<Uint8Array> {
   return new Uint8Array(await sharp(pixels, { raw: { width, height, channels } }).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer());
