@@ -273,6 +273,11 @@ describe('training through the API', () => {
         const texture = await sharp(await stored(training.assets[name]!)).metadata();
         expect(texture.format).toBe('png');
       }
+      // Served as what they are: the session's job fetches them over HTTP.
+      for (const [name, type] of [[`${shape}.image`, 'image/jpeg'], [`${shape}.rig`, 'application/json']] as const) {
+        const served = await fetch(`${service.config.assetsUrl}/${training.assets[name]}`);
+        expect([served.status, served.headers.get('content-type')]).toEqual([200, type]);
+      }
     }
   });
 
