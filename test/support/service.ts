@@ -60,22 +60,33 @@ export interface TestServiceOptions {
 
 export async function startTestService(engine: Engine, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'likeness-test-')));
-  const port = freePort();
   const databaseUrl = engine === 'postgres' ? (options.databaseUrl ?? (await freshDatabase())) : undefined;
-  const config = loadConfig({
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    ...options.env,
-  });
-  // Fresh PGlite folders per test service keep suites independent.
-  const database = options.overrides?.database ?? (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, 'pglite') }));
   const livekit =
     (options.livekit ?? 'none') === 'none' && !options.overrides?.livekit
       ? connectLivekit({ url: 'ws://127.0.0.1:9', publicUrl: 'ws://127.0.0.1:9', apiKey: 'none', apiSecret: 'unused-unused-unused-unused-unused' })
       : options.overrides?.livekit;
-  const running = await startService(config, { ...options.overrides, ...(database ? { database } : {}), ...(livekit ? { livekit } : {}) });
+  let config: Config;
+  let running: RunningService;
+  for (let attempt = 1; ; attempt++) {
+    config = loadConfig({
+      HOST: '127.0.0.1',
+      PORT: String(freePort()),
+      DATA_DIR: dataDir,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...options.env,
+    });
+    // Fresh PGlite folders per test service keep suites independent.
+    const database =
+      options.overrides?.database ?? (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, `pglite-${attempt}`) }));
+    try {
+      running = await startService(config, { ...options.overrides, ...(database ? { database } : {}), ...(livekit ? { livekit } : {}) });
+      break;
+    } catch (error) {
+      // The free port was taken between the probe and the listen (an outgoing connection's
+      // ephemeral port, on a busy machine): try another. startService closed the database.
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt === 3 || options.overrides?.database) throw error;
+    }
+  }
   const worker = options.agent
     ? await startAgentWorker({
         wsURL: running.services.livekit.url,
