@@ -85,6 +85,7 @@ export default defineAgent({
       ctx.shutdown('session room gone');
       return;
     }
+    meter.agentJoined();
     meterRoomParticipants(ctx.room, meter);
 
     // The avatar streams from the moment the job is in the room (billing starts at its first frame).

@@ -27,6 +27,8 @@ export interface LivekitSettings {
 export interface SessionSettings {
   /** A session nobody joins ends after this long (never billed). */
   joinTimeoutSeconds: number;
+  /** A session whose agent job has not reached the room by then ends as `agent_unavailable`. */
+  agentTimeoutSeconds: number;
   /** Default maximum length of a session; accounts may have their own. */
   maxDurationSeconds: number;
   /** Length of a billed "minute" (tests shorten it). */
@@ -233,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sessions: {
       joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),
+      agentTimeoutSeconds: integer(env, 'SESSION_AGENT_TIMEOUT_SECONDS', 60, 1),
       maxDurationSeconds: integer(env, 'SESSION_MAX_DURATION_SECONDS', 30 * 60, 1),
       billingIntervalSeconds: integer(env, 'BILLING_INTERVAL_SECONDS', 60, 1),
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),

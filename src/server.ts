@@ -87,7 +87,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
   const voices = new Voices(config.providers.elevenlabs);
   return {
     billing,
-    lifecycle: new SessionLifecycle({ db, billing, livekit, joinTimeoutSeconds: config.sessions.joinTimeoutSeconds }),
+    lifecycle: new SessionLifecycle({ db, billing, livekit, joinTimeoutSeconds: config.sessions.joinTimeoutSeconds, agentTimeoutSeconds: config.sessions.agentTimeoutSeconds }),
     livekit,
     localLivekit,
     config,

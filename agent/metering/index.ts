@@ -92,6 +92,11 @@ export class StreamingMeter {
     this.#reportDueMinutes('join');
   }
 
+  /** The job joined the room: the control plane stops waiting for an agent. */
+  agentJoined(): void {
+    this.#enqueue({ type: 'agent_joined' });
+  }
+
   participantDisconnected(identity: string): void {
     if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return;
     this.#visitorConnections--;

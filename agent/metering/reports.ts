@@ -7,7 +7,9 @@ export type MeterReport =
   | { type: 'avatar_streaming'; at: string }
   /** Minute `index` (0-based, counted from the first frame) is to be charged. */
   | { type: 'minute'; index: number }
-  | { type: 'visitor_left' };
+  | { type: 'visitor_left' }
+  /** The job is in the room: the session has its agent. */
+  | { type: 'agent_joined' };
 
 /**
  * - `accepted`: done.

@@ -74,6 +74,7 @@ export const SessionReport = t.Union([
   t.Object({ type: t.Literal('avatar_streaming'), at: t.Optional(Timestamp) }),
   t.Object({ type: t.Literal('minute'), index: t.Integer({ minimum: 0 }) }),
   t.Object({ type: t.Literal('visitor_left') }),
+  t.Object({ type: t.Literal('agent_joined') }),
   t.Object({
     type: t.Literal('transcript'),
     turn_id: t.String({ minLength: 1, maxLength: 200 }),

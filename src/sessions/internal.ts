@@ -34,6 +34,9 @@ export function internalSessionRoutes(deps: InternalDeps) {
               .where(and(eq(sessions.id, params.session_id), eq(sessions.reportTokenHash, hashApiKey(token))))
           : [];
         if (!session) throw new ApiError(401, 'Unknown session or report token');
+        // Any report proves the job reached the room, whether or not LiveKit's webhooks reach us.
+        if (!session.agentJoinedAt) await lifecycle.markAgentJoined(session.id);
+        if (body.type === 'agent_joined') return { ok: true };
         if (body.type === 'visitor_left') {
           await lifecycle.end(session.id, 'client_left').catch((e) => console.error(`ending ${session.id} failed:`, e));
           return { ok: true };

@@ -1,5 +1,6 @@
 // How sessions end: by the API, when the visitor leaves (LiveKit webhook or the agent's
-// report), when nobody joins in time, at the maximum duration, or when credits run out.
+// report), when nobody joins in time, when no agent comes, at the maximum duration, or when
+// credits run out.
 // Every path goes through `end`, which records one reason and gives back any unused hold.
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { DataPacket_Kind, type WebhookEvent } from 'livekit-server-sdk';
@@ -14,12 +15,15 @@ export type SessionRow = typeof sessions.$inferSelect;
 export class RoomClosureUnconfirmed extends Error {}
 
 export const NOTICE_TOPIC = 'likeness.notice';
+/** `ParticipantInfo.Kind.AGENT` of LiveKit's protocol (livekit-server-sdk does not re-export the enum). */
+const AGENT_PARTICIPANT_KIND = 4;
 
 export interface LifecycleDeps {
   db: Database;
   billing: SessionBilling;
   livekit: LivekitConnection;
   joinTimeoutSeconds: number;
+  agentTimeoutSeconds: number;
 }
 
 export class SessionLifecycle {
@@ -59,15 +63,19 @@ export class SessionLifecycle {
 
   /** Credits ran out: tell the room, then end the session with that reason (spec §6). */
   async endForInsufficientCredits(sessionId: string): Promise<void> {
-    const notice = JSON.stringify({ type: 'insufficient_credits', session_id: sessionId });
+    await this.notify(sessionId, { type: 'insufficient_credits', session_id: sessionId });
+    await this.end(sessionId, 'insufficient_credits');
+  }
+
+  /** A reliable data message to everyone in the room, on the notice topic. */
+  private async notify(sessionId: string, notice: { type: string; session_id: string }): Promise<void> {
     try {
-      await this.deps.livekit.rooms.sendData(sessionId, new TextEncoder().encode(notice), DataPacket_Kind.RELIABLE, { topic: NOTICE_TOPIC });
+      await this.deps.livekit.rooms.sendData(sessionId, new TextEncoder().encode(JSON.stringify(notice)), DataPacket_Kind.RELIABLE, { topic: NOTICE_TOPIC });
       // Give the reliable message a moment to reach the client before the room goes.
       await Bun.sleep(500);
     } catch (error) {
-      console.error(`the insufficient_credits notice for ${sessionId} could not be sent:`, error);
+      console.error(`the ${notice.type} notice for ${sessionId} could not be sent:`, error);
     }
-    await this.end(sessionId, 'insufficient_credits');
   }
 
   async markJoined(sessionId: string): Promise<void> {
@@ -75,6 +83,22 @@ export class SessionLifecycle {
       .update(sessions)
       .set({ joinedAt: new Date() })
       .where(and(eq(sessions.id, sessionId), isNull(sessions.joinedAt)));
+  }
+
+  async markAgentJoined(sessionId: string): Promise<void> {
+    await this.deps.db
+      .update(sessions)
+      .set({ agentJoinedAt: new Date() })
+      .where(and(eq(sessions.id, sessionId), isNull(sessions.agentJoinedAt)));
+  }
+
+  /**
+   * No agent came (every worker full or down: LiveKit does not offer the dispatch again):
+   * tell the visitor, then end the session rather than leave them facing an empty room.
+   */
+  async endForMissingAgent(sessionId: string): Promise<void> {
+    await this.notify(sessionId, { type: 'agent_unavailable', session_id: sessionId });
+    await this.end(sessionId, 'agent_unavailable');
   }
 
   async markStreaming(sessionId: string, at: Date): Promise<void> {
@@ -91,31 +115,40 @@ export class SessionLifecycle {
     const session = await this.find(sessionId);
     if (!session || session.status === 'ended') return;
     const isVisitor = event.participant?.identity === session.visitorIdentity;
-    if (event.event === 'participant_joined' && isVisitor) await this.markJoined(sessionId);
+    if (event.event === 'participant_joined' && event.participant?.kind === AGENT_PARTICIPANT_KIND) await this.markAgentJoined(sessionId);
+    else if (event.event === 'participant_joined' && isVisitor) await this.markJoined(sessionId);
     else if (event.event === 'participant_left' && isVisitor) await this.end(sessionId, 'client_left');
     else if (event.event === 'room_finished') await this.end(sessionId, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false });
   }
 
-  /** End sessions past their deadlines: nobody joined in time, or the maximum duration. */
+  /** End sessions past their deadlines: nobody joined in time, no agent came, or the maximum duration. */
   async sweep(now = new Date()): Promise<number> {
     const joinCutoff = new Date(now.getTime() - this.deps.joinTimeoutSeconds * 1000);
+    const agentCutoff = new Date(now.getTime() - this.deps.agentTimeoutSeconds * 1000);
+    // A raw expression has no column to encode a Date with: send the instant as text.
+    const overtime = lt(sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`, sql`${now.toISOString()}::timestamptz`);
     const due = await this.deps.db
-      .select({ id: sessions.id, joinedAt: sessions.joinedAt })
+      .select({ id: sessions.id, createdAt: sessions.createdAt, joinedAt: sessions.joinedAt, agentJoinedAt: sessions.agentJoinedAt, overtime: sql<boolean>`${overtime}` })
       .from(sessions)
       .where(
         and(
           eq(sessions.status, 'running'),
           or(
             and(isNull(sessions.joinedAt), lt(sessions.createdAt, joinCutoff)),
-            // A raw expression has no column to encode a Date with: send the instant as text.
-            lt(sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`, sql`${now.toISOString()}::timestamptz`),
+            and(isNull(sessions.agentJoinedAt), lt(sessions.createdAt, agentCutoff)),
+            overtime,
           ),
         ),
       );
     let ended = 0;
     for (const session of due) {
       try {
-        await this.end(session.id, session.joinedAt ? 'max_duration' : 'no_join');
+        const agentLate = !session.agentJoinedAt && session.createdAt < agentCutoff;
+        if (session.overtime) await this.end(session.id, session.joinedAt ? 'max_duration' : 'no_join');
+        // The missing agent is the cause even when nobody joined either; a visitor gets told.
+        else if (agentLate && session.joinedAt) await this.endForMissingAgent(session.id);
+        else if (agentLate) await this.end(session.id, 'agent_unavailable');
+        else await this.end(session.id, 'no_join');
         ended++;
       } catch (error) {
         console.error(`ending overdue session ${session.id} failed (retrying on the next sweep):`, error);

@@ -11,6 +11,7 @@ export const END_REASONS = [
   'max_duration',
   'insufficient_credits',
   'room_closed',
+  'agent_unavailable',
 ] as const;
 export type EndReason = (typeof END_REASONS)[number];
 export const FORM_FACTORS = ['phone', 'desktop'] as const;
@@ -43,6 +44,8 @@ export const sessions = pgTable(
     maxDurationSeconds: integer('max_duration_seconds').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     joinedAt: timestamp('joined_at', { withTimezone: true, mode: 'date' }),
+    /** When the session's agent job reached the room (its report, or LiveKit's webhook). */
+    agentJoinedAt: timestamp('agent_joined_at', { withTimezone: true, mode: 'date' }),
     streamingStartedAt: timestamp('streaming_started_at', { withTimezone: true, mode: 'date' }),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
   },

@@ -254,11 +254,13 @@ describe('agent worker', () => {
       const received = reportsOf(roomName);
       expect(received.every((r) => r.authorization === `Bearer ${REPORT_TOKEN}`)).toBe(true);
       expect(received.every((r) => r.at >= joiningAt)).toBe(true);
-      expect(received[0]!.body.type).toBe('avatar_streaming');
-      expect(Number.isNaN(Date.parse(received[0]!.body.at!))).toBe(false);
+      // First the job says it is in the room (the control plane stops waiting for an agent),
+      // then billing starts with the first frame.
+      expect(received.slice(0, 2).map((r) => r.body.type)).toEqual(['agent_joined', 'avatar_streaming']);
+      expect(Number.isNaN(Date.parse(received[1]!.body.at!))).toBe(false);
       expect(minuteIndices(roomName).slice(0, 3)).toEqual([0, 1, 2]);
       // Minute n arrives at t0 + n·I, on the grid of the first frame.
-      const t0 = received[0]!.at;
+      const t0 = received[1]!.at;
       for (const report of received.filter((r) => r.body.type === 'minute')) {
         expect(Math.abs(report.at - t0 - report.body.index! * BILLING_INTERVAL_MS)).toBeLessThan(400);
       }
@@ -281,7 +283,7 @@ describe('agent worker', () => {
       const streaming = await waitFor('avatar_streaming', () => reportsOf(roomName).find((r) => r.body.type === 'avatar_streaming'));
       // Minutes 0–2 pass with nobody in the room.
       await Bun.sleep(2.5 * BILLING_INTERVAL_MS);
-      expect(reportsOf(roomName).map((r) => r.body.type)).toEqual(['avatar_streaming']);
+      expect(reportsOf(roomName).map((r) => r.body.type)).toEqual(['agent_joined', 'avatar_streaming']);
 
       const joiningAt = performance.now();
       const visitor = await joinAsVisitor(roomName, session.visitor_identity);

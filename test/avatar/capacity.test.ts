@@ -39,7 +39,8 @@ describe('a worker at capacity (AGENT_MAX_JOBS=1)', () => {
   beforeAll(async () => {
     // The worker reads it from the environment, as `likeness serve` does.
     process.env.AGENT_MAX_JOBS = '1';
-    service = await startTestService('pglite', { livekit: 'local', agent: true });
+    // A session without an agent is given up on after 15 s (60 by default).
+    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { SESSION_AGENT_TIMEOUT_SECONDS: '15' } });
     account = await service.account();
   });
   afterAll(async () => {
@@ -48,7 +49,7 @@ describe('a worker at capacity (AGENT_MAX_JOBS=1)', () => {
     else process.env.AGENT_MAX_JOBS = saved;
   });
 
-  test('takes one session and leaves the next without an agent', async () => {
+  test('takes one session; the next gets no agent, and its visitor is told and let go at SESSION_AGENT_TIMEOUT_SECONDS', async () => {
     const first = await startSession(account, {});
     const visitors: Visitor[] = [await joinAsVisitor(first)];
     try {
@@ -56,15 +57,24 @@ describe('a worker at capacity (AGENT_MAX_JOBS=1)', () => {
       // The worker reports its load every 2.5 s.
       await Bun.sleep(6_000);
       const second = await startSession(account, {});
+      const startedAt = Date.now();
       visitors.push(await joinAsVisitor(second));
       await Bun.sleep(6_000);
       expect(visitors[1]!.agent()).toBeUndefined();
-      // (LiveKit 1.13 does not offer that dispatch again once the first session ends: at
-      // capacity, a new session waits for nothing and ends as no_join.)
+      // LiveKit 1.13 does not offer that dispatch again, even once the first session ends:
+      // rather than leave the visitor facing an empty room, the session ends.
+      const reason = await Promise.race([visitors[1]!.disconnected, Bun.sleep(30_000).then(() => 'still connected')]);
+      expect(reason).not.toBe('still connected');
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(15_000);
+      expect(visitors[1]!.notices).toContainEqual({ topic: 'likeness.notice', payload: { type: 'agent_unavailable', session_id: second.room_name } });
+      const ended = (await (await account.call('GET', `/v1/sessions/${second.room_name}`)).json()) as Record<string, unknown>;
+      expect(ended).toMatchObject({ status: 'ended', end_reason: 'agent_unavailable', billed_minutes: 0, credits_charged: 0 });
+      // The first session, whose agent came, goes on.
+      const running = (await (await account.call('GET', `/v1/sessions/${first.room_name}`)).json()) as Record<string, unknown>;
+      expect(running.status).toBe('running');
       await account.call('POST', `/v1/sessions/${first.room_name}/end`);
-      await account.call('POST', `/v1/sessions/${second.room_name}/end`);
     } finally {
       for (const visitor of visitors) await visitor.leave().catch(() => undefined);
     }
-  }, 90_000);
+  }, 120_000);
 });

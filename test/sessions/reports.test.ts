@@ -1,5 +1,6 @@
 // What agent jobs report: each session has its own report token; each minute is charged once
-// however often it is reported; an ended session takes no more reports.
+// however often it is reported; an ended session takes no more reports; a session whose job
+// never reports (nor joins, by LiveKit's webhook) ends as agent_unavailable.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { sessions } from '../../src/sessions/schema.ts';
@@ -109,6 +110,26 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     const read = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as { turns: unknown[] };
     expect(read.turns).toEqual([]);
     await account.call('POST', `/v1/sessions/${session.id}/end`);
+  });
+
+  test('a session whose agent never arrives ends as agent_unavailable, its hold given back; one whose job reported agent_joined does not', async () => {
+    const before = (await service.services.ledger.balance(account.accountId))!;
+    const abandoned = await startSession(); // the visitor came, no agent did (every worker full)
+    const unattended = await startSession(); // neither came
+    const served = await startSession(); // the agent came, the visitor did not
+    expect((await served.report({ type: 'agent_joined' })).status).toBe(200);
+    await service.services.lifecycle.markJoined(abandoned.id);
+    expect(await service.services.ledger.balance(account.accountId)).toBe(before - 30); // three holds
+    // Before the deadline (SESSION_AGENT_TIMEOUT_SECONDS, 60 by default) nothing ends.
+    await service.services.lifecycle.sweep(new Date(Date.now() + 30_000));
+    const statusOf = async (id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+    for (const session of [abandoned, unattended, served]) expect((await statusOf(session.id)).status).toBe('running');
+    // Past it (and past the 60 s join deadline too).
+    await service.services.lifecycle.sweep(new Date(Date.now() + 61_000));
+    expect(await statusOf(abandoned.id)).toMatchObject({ status: 'ended', end_reason: 'agent_unavailable', billed_minutes: 0, credits_charged: 0 });
+    expect(await statusOf(unattended.id)).toMatchObject({ status: 'ended', end_reason: 'agent_unavailable', billed_minutes: 0 });
+    expect(await statusOf(served.id)).toMatchObject({ status: 'ended', end_reason: 'no_join', billed_minutes: 0 });
+    expect(await service.services.ledger.balance(account.accountId)).toBe(before);
   });
 
   test('the sweep ends a session past its maximum duration (the deadline is computed in SQL on every engine)', async () => {
