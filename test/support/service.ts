@@ -75,9 +75,9 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     });
-    // Fresh PGlite folders per test service keep suites independent.
-    const database =
-      options.overrides?.database ?? (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, `pglite-${attempt}`) }));
+    // Fresh PGlite folders per test service keep suites independent; a restart on the same
+    // DATA_DIR (recovery tests) finds the database where the service itself keeps it.
+    const database = options.overrides?.database ?? (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, 'pglite') }));
     try {
       running = await startService(config, { ...options.overrides, ...(database ? { database } : {}), ...(livekit ? { livekit } : {}) });
       break;
