@@ -5,16 +5,16 @@
 //   2. a visitor's join → first avatar frame, session by session (p50/p95);
 //   3. a ramp of concurrent sessions (1, 2, … --max-sessions), each a real session with the
 //      voice agent (wire fakes for the cloud providers) and a visitor that publishes a silent
-//      microphone and receives the video: frames per second at each visitor over --window
-//      seconds, and the CPU the job processes used (process CPU time / wall time).
-// The visitors decode every stream in this process, on the same 2 cores: a real client is
-// elsewhere, so the capacity found is a floor. The LiveKit binary is the one `npm test` built:
+//      microphone and receives the video: frames per second each visitor decoded over
+//      --window seconds, and the CPU the job processes used (process CPU time / wall time).
+// The visitors decode every stream in this process, on the same 2 cores, beside the control
+// plane and the worker: a real client is elsewhere, so the capacity found is a floor. The LiveKit binary is the one `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/renderer/index.ts [--frames 500] [--joins 10] [--max-sessions 8] [--window 10]
 import { parseArgs } from 'node:util';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TrackKind, VideoSource, type RemoteTrack } from '@livekit/rtc-node';
+import { TrackKind, VideoSource } from '@livekit/rtc-node';
 import { initializeLogger } from '@livekit/agents';
 import { TalkingHeadRenderer } from '../../agent/renderers/builtin/index.ts';
 import { AVATAR_FPS, avatarFrameSize, type AvatarShape } from '../../agent/renderers/index.ts';
@@ -126,7 +126,7 @@ try {
   }
 
   // 3. The ramp.
-  const running: { session: StartedSession; visitor: Visitor; microphone: Microphone; frames: FrameLog }[] = [];
+  const running: { session: StartedSession; visitor: Visitor; microphone: Microphone }[] = [];
   let capacity = 0;
   console.log('sessions  fps at the visitors (min / mean)  job CPU per session  all jobs  inference  LiveKit  this process');
   try {
@@ -134,17 +134,21 @@ try {
       const session = await startSession(authorization, identity.identity_id, 'phone');
       const visitor = await joinAsVisitor(session);
       const microphone = await Microphone.publish(visitor.room);
-      const track = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
-      running.push({ session, visitor, microphone, frames: new FrameLog(track as RemoteTrack) });
+      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
+      running.push({ session, visitor, microphone });
       await Bun.sleep(SETTLE_MS);
+      const decodedBefore = await Promise.all(running.map((r) => framesDecoded(r.visitor)));
       const before = cpuSnapshot();
-      const threadsBefore = n === 1 ? jobThreadTicks() : undefined;
+      const threadsBefore = n === 1 ? threadTicks(jobPids()) : undefined;
+      const selfThreadsBefore = n === 1 ? threadTicks([process.pid]) : undefined;
       const from = performance.now();
       await Bun.sleep(WINDOW_MS);
       const to = performance.now();
       const after = cpuSnapshot();
-      const threadsAfter = threadsBefore && jobThreadTicks();
-      const fps = running.map((r) => (r.frames.between(from, to).length * 1000) / (to - from));
+      const threadsAfter = threadsBefore && threadTicks(jobPids());
+      const selfThreadsAfter = selfThreadsBefore && threadTicks([process.pid]);
+      const decodedAfter = await Promise.all(running.map((r) => framesDecoded(r.visitor)));
+      const fps = running.map((_, i) => ((decodedAfter[i]! - decodedBefore[i]!) * 1000) / (to - from));
       const wallSeconds = (to - from) / 1000;
       const jobsCpu = cpuSeconds(before.jobs, after.jobs) / wallSeconds;
       const livekitCpu = cpuSeconds(before.livekit, after.livekit) / wallSeconds;
@@ -155,22 +159,13 @@ try {
       console.log(
         `${String(n).padEnd(10)}${`${minFps.toFixed(1)} / ${meanFps.toFixed(1)}`.padEnd(34)}${`${((jobsCpu / n) * 100).toFixed(0)} %`.padEnd(21)}${`${(jobsCpu * 100).toFixed(0)} %`.padEnd(10)}${`${(inferenceCpu * 100).toFixed(0)} %`.padEnd(11)}${`${(livekitCpu * 100).toFixed(0)} %`.padEnd(9)}${(selfCpu * 100).toFixed(0)} %`,
       );
-      if (threadsBefore && threadsAfter) {
-        // Where one session's job CPU goes, by thread name (libwebrtc names its threads).
-        const byName = new Map<string, number>();
-        for (const [key, ticks] of threadsAfter) {
-          const name = key.slice(key.indexOf('|') + 1);
-          byName.set(name, (byName.get(name) ?? 0) + ticks - (threadsBefore.get(key) ?? 0));
-        }
-        const top = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 8);
-        console.log(`          one session's job by thread: ${top.map(([name, ticks]) => `${name} ${((ticks / TICKS_PER_SECOND / wallSeconds) * 100).toFixed(1)} %`).join(', ')}`);
-      }
+      if (threadsBefore && threadsAfter) console.log(`          one session's job by thread: ${byThread(threadsBefore, threadsAfter, wallSeconds)}`);
+      if (selfThreadsBefore && selfThreadsAfter) console.log(`          this process (service, worker, one visitor) by thread: ${byThread(selfThreadsBefore, selfThreadsAfter, wallSeconds)}`);
       if (minFps >= MIN_FPS) capacity = n;
       else if (n > capacity + 1) break; // two levels below the mark: the machine is full
     }
   } finally {
     for (const r of running) {
-      r.frames.close();
       await r.microphone.stop();
       await endSession(authorization, r.session, r.visitor);
     }
@@ -211,6 +206,21 @@ async function perFrame(identity: JobIdentity, shape: AvatarShape, voice: Int16A
   await source.close();
   report(`${shape} ${size.width}×${size.height} render only`, renderOnly, { width: 44, digits: 2 });
   report(`${shape} ${size.width}×${size.height} render + captureFrame`, withHandOff, { width: 44, digits: 2 });
+}
+
+/**
+ * Video frames the visitor's WebRTC stack decoded so far (its inbound-rtp stats). The ramp
+ * counts these rather than reading every frame into JavaScript: a browser decodes too, but
+ * copying each picture out through the FFI would charge this box for work no client does here.
+ */
+async function framesDecoded(visitor: Visitor): Promise<number> {
+  const stats = await visitor.room.getRtcStats();
+  let decoded = 0;
+  // LiveKit 1.13 may carry both directions on one peer connection, reported as the publisher's.
+  for (const entry of [...stats.subscriberStats, ...stats.publisherStats]) {
+    if (entry.stats.case === 'inboundRtp' && entry.stats.value.stream?.kind === 'video') decoded += entry.stats.value.inbound?.framesDecoded ?? 0;
+  }
+  return decoded;
 }
 
 async function startSession(authorization: string, identityId: string, formFactor: 'phone' | 'desktop'): Promise<StartedSession> {
@@ -256,12 +266,15 @@ function cpuSnapshot(): CpuSnapshot {
   return { jobs, livekit, inference, self: (usage.user + usage.system) / 1e6 };
 }
 
-/** The job processes' threads: `pid:tid|name` → CPU ticks so far (thread names without their trailing numbers). */
-function jobThreadTicks(): Map<string, number> {
-  const threads = new Map<string, number>();
+function jobPids(): number[] {
   const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n');
-  for (const line of children.filter((l) => l.includes('job_proc_lazy_main'))) {
-    const pid = Number(line.split(' ')[0]);
+  return children.filter((l) => l.includes('job_proc_lazy_main')).map((l) => Number(l.split(' ')[0]));
+}
+
+/** The processes' threads: `pid:tid|name` → CPU ticks so far (thread names without their trailing numbers). */
+function threadTicks(pids: number[]): Map<string, number> {
+  const threads = new Map<string, number>();
+  for (const pid of pids) {
     let tids: string[] = [];
     try {
       tids = readdirSync(`/proc/${pid}/task`);
@@ -278,6 +291,17 @@ function jobThreadTicks(): Map<string, number> {
     }
   }
   return threads;
+}
+
+/** The eight busiest thread names between two samples, as shares of one core (libwebrtc names its threads). */
+function byThread(before: Map<string, number>, after: Map<string, number>, wallSeconds: number): string {
+  const byName = new Map<string, number>();
+  for (const [key, ticks] of after) {
+    const name = key.slice(key.indexOf('|') + 1);
+    byName.set(name, (byName.get(name) ?? 0) + ticks - (before.get(key) ?? 0));
+  }
+  const top = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 8);
+  return top.map(([name, ticks]) => `${name} ${((ticks / TICKS_PER_SECOND / wallSeconds) * 100).toFixed(1)} %`).join(', ');
 }
 
 function processTicks(pid: number): number | undefined {
