@@ -9,9 +9,12 @@ RUN CGO_ENABLED=0 GOBIN=/out go install github.com/livekit/livekit-server/cmd/se
 FROM oven/bun:1.4.4-debian
 WORKDIR /app
 COPY package.json bun.lock ./
+# bun install applies the dependency patches listed in package.json.
+COPY agent/patches ./agent/patches
 RUN bun install --frozen-lockfile --production
 COPY src ./src
 COPY agent ./agent
+COPY examples ./examples
 COPY drizzle ./drizzle
 COPY tsconfig.json bunfig.toml ./
 COPY --from=livekit /out/server /usr/local/bin/livekit-server

@@ -1,0 +1,134 @@
+// A minimal Likeness client: join the session room from the query string
+// (?url=<rtc_url>&token=<token>[&visual_awareness=true]), talk with the microphone, watch and
+// hear only the avatar, and read the live transcript. Your server starts the session with
+// POST /v1/sessions/start (the API key never reaches the browser) and hands these values over.
+import { ConnectionState, Room, RoomEvent, Track, type RemoteTrack } from 'livekit-client';
+import './main.css';
+
+const params = new URLSearchParams(location.search);
+const url = params.get('url');
+const token = params.get('token');
+
+const video = document.getElementById('avatar-video') as HTMLVideoElement;
+const audio = document.getElementById('avatar-audio') as HTMLAudioElement;
+const state = document.getElementById('connection-state')!;
+const notice = document.getElementById('notice')!;
+const transcript = document.getElementById('transcript')!;
+const enableAudio = document.getElementById('enable-audio') as HTMLButtonElement;
+const leave = document.getElementById('end-session') as HTMLButtonElement;
+
+const NOTICES: Record<string, string> = {
+  insufficient_credits: 'The credits ran out, so the session has ended.',
+  agent_unavailable: 'The agent could not join, so the session has ended. Please try again.',
+};
+
+const room = new Room();
+
+// Attach only the avatar: its video `avatar` and its voice `avatar_audio`. A session without
+// an avatar publishes `agent_voice` instead. Any other audio (the agent's raw voice) must
+// stay unplayed, or the visitor hears it twice.
+let playing: { track: RemoteTrack; name: string } | null = null;
+room.on(RoomEvent.TrackSubscribed, (track, publication) => {
+  const name = publication.trackName;
+  if (track.kind === Track.Kind.Video && name === 'avatar') track.attach(video);
+  if (track.kind !== Track.Kind.Audio) return;
+  if (name === 'avatar_audio' || (name === 'agent_voice' && playing?.name !== 'avatar_audio')) {
+    playing?.track.detach(audio);
+    track.attach(audio);
+    playing = { track, name };
+  }
+});
+room.on(RoomEvent.TrackUnsubscribed, (track) => {
+  track.detach();
+  if (playing?.track === track) playing = null;
+});
+
+room.on(RoomEvent.ConnectionStateChanged, showState);
+room.on(RoomEvent.Disconnected, () => {
+  showState(ConnectionState.Disconnected);
+  leave.disabled = true;
+});
+
+// Browsers may refuse to play sound before the visitor interacts with the page.
+room.on(RoomEvent.AudioPlaybackStatusChanged, () => (enableAudio.hidden = room.canPlaybackAudio));
+enableAudio.addEventListener('click', () => void room.startAudio());
+
+// Service notices arrive as reliable data on the `likeness.notice` topic.
+room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
+  if (topic !== 'likeness.notice') return;
+  const { type } = JSON.parse(new TextDecoder().decode(payload)) as { type: string };
+  notice.textContent = NOTICES[type] ?? `Notice: ${type}`;
+  notice.dataset.type = type;
+});
+
+// Transcripts: the agent streams text on `lk.transcription`. The visitor's own words carry
+// the visitor's microphone track in `lk.transcribed_track_id`; each stream holds a segment's
+// text so far, and streams with the same `lk.segment_id` update one line.
+const lines = new Map<string, HTMLLIElement>();
+room.registerTextStreamHandler('lk.transcription', async (reader, sender) => {
+  const attributes = reader.info.attributes ?? {};
+  const id = attributes['lk.segment_id'] ?? reader.info.id;
+  const fromVisitor =
+    sender.identity === room.localParticipant.identity || room.localParticipant.trackPublications.has(attributes['lk.transcribed_track_id'] ?? '');
+  let line = lines.get(id);
+  if (!line) {
+    line = document.createElement('li');
+    line.append(Object.assign(document.createElement('span'), { className: 'speaker', textContent: fromVisitor ? 'You: ' : 'Avatar: ' }), document.createElement('span'));
+    lines.set(id, line);
+    transcript.append(line);
+  }
+  line.classList.toggle('interim', fromVisitor && attributes['lk.transcription_final'] !== 'true');
+  let text = '';
+  for await (const chunk of reader) {
+    text += chunk;
+    line.lastElementChild!.textContent = text;
+  }
+});
+
+// The camera toggle exists only when the session was started with visual awareness.
+if (params.get('visual_awareness') === 'true') {
+  const camera = Object.assign(document.createElement('button'), { type: 'button', id: 'camera-toggle', textContent: 'Turn camera on' });
+  camera.setAttribute('aria-pressed', 'false');
+  camera.addEventListener('click', async () => {
+    const on = !room.localParticipant.isCameraEnabled;
+    await room.localParticipant.setCameraEnabled(on).catch((error: Error) => (notice.textContent = `Camera: ${error.message}`));
+    camera.setAttribute('aria-pressed', String(room.localParticipant.isCameraEnabled));
+    camera.textContent = room.localParticipant.isCameraEnabled ? 'Turn camera off' : 'Turn camera on';
+  });
+  leave.before(camera);
+}
+
+// Leaving the room ends the session (the service records "client_left").
+leave.addEventListener('click', () => void room.disconnect());
+
+const STATE_NAMES: Record<ConnectionState, string> = {
+  [ConnectionState.Connecting]: 'Connecting…',
+  [ConnectionState.Connected]: 'Connected',
+  [ConnectionState.Reconnecting]: 'Reconnecting…',
+  [ConnectionState.SignalReconnecting]: 'Reconnecting…',
+  [ConnectionState.Disconnected]: 'Disconnected',
+};
+
+function showState(value: ConnectionState): void {
+  state.dataset.state = value;
+  state.textContent = STATE_NAMES[value];
+}
+
+async function join(): Promise<void> {
+  if (!url || !token) {
+    notice.textContent = 'Open this page with ?url=<rtc_url>&token=<token> from a session start response.';
+    leave.disabled = true;
+    return;
+  }
+  try {
+    await room.connect(url, token);
+  } catch (error) {
+    notice.textContent = `Could not join: ${error instanceof Error ? error.message : String(error)}`;
+    return;
+  }
+  enableAudio.hidden = room.canPlaybackAudio;
+  // Without a microphone the visitor can still watch and listen.
+  await room.localParticipant.setMicrophoneEnabled(true).catch((error: Error) => (notice.textContent = `Microphone: ${error.message}`));
+}
+
+void join();

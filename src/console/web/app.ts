@@ -1,0 +1,198 @@
+// The console's shell: who is signed in, the top bar and hash routing to the pages.
+//
+// Element ids and test hooks (kept stable for the browser tests):
+//   shell:       #top-bar #console-nav #account-email #account-balance #sign-out #page #boot-error
+//   sign-in:     #sign-in-form #email #password #sign-in #sign-up #sign-in-error
+//   key once:    #api-key-once (the key text) #copy-api-key #continue, [data-testid=api-key-once-box]
+//   confirm:     #confirm-dialog #confirm-message #confirm-accept #confirm-cancel
+//   keys:        #key-form #key-name #create-key #key-form-error #new-key-slot #keys-error #keys-list #keys-table
+//                rows tr[data-key-id]; [data-testid=rename-key] [data-testid=revoke-key]
+//                [data-testid=rename-key-form] [data-testid=rename-key-input]
+//   credits:     #credits-balance #credits-error #ledger-table (rows tr[data-entry-id])
+//   identities:  #identity-gallery #identities-empty #identities-error #identities-status
+//                cards li[data-testid=identity-card][data-identity-id][data-status]
+//                  [data-testid=identity-status] [data-testid=talk-identity] [data-testid=edit-identity] [data-testid=delete-identity]
+//                #identity-form #identity-name #identity-prompt #identity-image #identity-audio #identity-voice
+//                #identity-language #create-identity #identity-form-error #identity-form-status
+//                #edit-identity-form #edit-identity-name #edit-identity-prompt #edit-identity-language #edit-identity-voice
+//                #edit-identity-image #edit-identity-audio #save-identity #cancel-edit #edit-identity-error
+//   sessions:    #sessions-table (rows tr[data-session-id]) [data-testid=view-transcript] #sessions-error #sessions-list
+//                #session-transcript #session-transcript-turns
+//   talk:        #talk-form #talk-identity #talk-language #talk-form-factor #talk-visual-awareness #start-talk #talk-error
+//                #talk-stage #connection-state[data-state] #notice[data-type] #media-error #avatar-video #avatar-audio
+//                #enable-audio #mic-toggle #camera-toggle #end-session #new-session #transcript
+import './app.css';
+import { api, ApiError, onUnauthorized, setCsrfToken } from './api.ts';
+import { h, replaceChildren } from './dom.ts';
+import { formatCredits } from './format.ts';
+import type { Account, SignedIn } from './resources.ts';
+import { creditsPage } from './pages/credits.ts';
+import { identitiesPage } from './pages/identities.ts';
+import { keysPage } from './pages/keys.ts';
+import type { Page, PageContext } from './pages/page.ts';
+import { sessionsPage } from './pages/sessions.ts';
+import { signInPage } from './pages/sign-in.ts';
+import { talkPage } from './pages/talk.ts';
+
+interface Route {
+  page: Page;
+  title: string;
+  /** Shown in the top navigation. */
+  nav: boolean;
+}
+
+const ROUTES: Record<string, Route> = {
+  '/sign-in': { page: signInPage, title: 'Sign in', nav: false },
+  '/identities': { page: identitiesPage, title: 'Identities', nav: true },
+  '/talk': { page: talkPage, title: 'Talk', nav: true },
+  '/sessions': { page: sessionsPage, title: 'Sessions', nav: true },
+  '/credits': { page: creditsPage, title: 'Credits', nav: true },
+  '/keys': { page: keysPage, title: 'API keys', nav: true },
+};
+const HOME = '#/identities';
+const SIGN_IN = '#/sign-in';
+
+let account: Account | null = null;
+/** The page asked for while signed out, opened after signing in. */
+let returnTo: string | null = null;
+let leavePage: AbortController | null = null;
+
+const main = document.getElementById('page') as HTMLElement;
+const email = h('span', { id: 'account-email', class: 'account-email' });
+const balance = h('a', { id: 'account-balance', class: 'balance', href: '#/credits' });
+const signOut = h('button', { type: 'button', id: 'sign-out', class: 'secondary small' }, 'Sign out');
+const navLinks = Object.entries(ROUTES)
+  .filter(([, route]) => route.nav)
+  .map(([path, route]) => h('li', null, h('a', { href: `#${path}`, 'data-path': path }, route.title)));
+const topBar = h(
+  'header',
+  { id: 'top-bar', class: 'top-bar', hidden: true },
+  h('a', { class: 'brand', href: HOME }, 'Likeness'),
+  h('nav', { id: 'console-nav', 'aria-label': 'Console' }, h('ul', null, ...navLinks)),
+  h('div', { class: 'account' }, email, balance, signOut),
+);
+main.before(topBar);
+// The skip link must not touch the hash: the hash is the route.
+document.querySelector('.skip-link')?.addEventListener('click', (event) => {
+  event.preventDefault();
+  main.focus();
+});
+
+function showAccount(next: Account | null): void {
+  account = next;
+  topBar.hidden = !next;
+  email.textContent = next?.email ?? '';
+  balance.textContent = next ? formatCredits(next.balance) : '';
+  balance.setAttribute('aria-label', next ? `Balance: ${formatCredits(next.balance)}` : '');
+}
+
+function signedIn(result: SignedIn): void {
+  setCsrfToken(result.csrf_token);
+  showAccount(result.account);
+}
+
+async function refreshAccount(): Promise<void> {
+  try {
+    signedIn(await api.get<SignedIn>('/console/api/me'));
+  } catch {
+    // the balance stays as it was; a 401 is handled by onUnauthorized
+  }
+}
+
+function parseHash(): { path: string; query: URLSearchParams } {
+  const [path = '', query = ''] = location.hash.replace(/^#/, '').split('?', 2);
+  return { path, query: new URLSearchParams(query) };
+}
+
+function navigate(hash: string): void {
+  if (location.hash === hash) void route();
+  else location.hash = hash;
+}
+
+async function route(moveFocus = true): Promise<void> {
+  if (location.hash && !location.hash.startsWith('#/')) {
+    // An in-page anchor, not a route; on a first load there is no page yet, so go home.
+    if (!leavePage) navigate(HOME);
+    return;
+  }
+  leavePage?.abort();
+  const { path, query } = parseHash();
+  if (!account && path !== '/sign-in') {
+    if (ROUTES[path]) returnTo = location.hash;
+    return navigate(SIGN_IN);
+  }
+  if (account && path === '/sign-in') return navigate(HOME);
+  const current = ROUTES[path];
+  if (!current) return navigate(HOME);
+
+  const controller = new AbortController();
+  leavePage = controller;
+  document.title = `${current.title} · Likeness console`;
+  topBar.querySelectorAll<HTMLAnchorElement>('nav a').forEach((link) => {
+    if (link.dataset.path === path) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  });
+  // Each visit renders into a fresh container, so a slow page that finishes after the person
+  // moved on writes into a detached element instead of over the new page.
+  const root = h('div', { class: `page page-${path.slice(1)}` });
+  replaceChildren(main, root);
+  const context: PageContext = {
+    root,
+    query,
+    signal: controller.signal,
+    account,
+    signedIn,
+    refreshAccount,
+    navigate,
+    homeHash: () => {
+      const target = returnTo ?? HOME;
+      returnTo = null;
+      return target;
+    },
+  };
+  try {
+    await current.page(context);
+  } catch (error) {
+    if (!controller.signal.aborted) root.append(h('p', { class: 'error', role: 'alert' }, error instanceof Error ? error.message : String(error)));
+  }
+  // Screen readers hear the new page's title, unless the page put the focus somewhere itself.
+  if (moveFocus && !controller.signal.aborted && !root.contains(document.activeElement)) {
+    root.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
+  }
+}
+
+onUnauthorized(() => {
+  if (!account) return;
+  setCsrfToken(null);
+  showAccount(null);
+  returnTo = location.hash;
+  navigate(SIGN_IN);
+});
+
+signOut.addEventListener('click', async () => {
+  try {
+    await api.post('/console/api/sign-out');
+  } catch {
+    // signed out already or the server is away: forget the account here either way
+  }
+  setCsrfToken(null);
+  showAccount(null);
+  returnTo = null;
+  navigate(SIGN_IN);
+});
+
+async function start(): Promise<void> {
+  try {
+    signedIn(await api.get<SignedIn>('/console/api/me', { expectUnauthorized: true }));
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 401) {
+      const retry = h('button', { type: 'button', onclick: () => location.reload() }, 'Try again');
+      replaceChildren(main, h('div', { id: 'boot-error', class: 'card narrow', role: 'alert' }, h('p', null, `The console could not load: ${error instanceof Error ? error.message : String(error)}`), retry));
+      return;
+    }
+  }
+  window.addEventListener('hashchange', () => void route());
+  await route(false);
+}
+
+void start();

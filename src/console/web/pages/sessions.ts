@@ -1,0 +1,99 @@
+// Sessions: every conversation with its length and charges; choosing one shows its transcript.
+import { api } from '../api.ts';
+import { h, replaceChildren } from '../dom.ts';
+import { formatCredits, formatDate, formatDuration } from '../format.ts';
+import { errorBox, showError } from '../forms.ts';
+import type { EndReason, IdentityListItem, Session, Transcript } from '../resources.ts';
+import { cell, dataTable } from '../table.ts';
+import { pageHeading, type Page } from './page.ts';
+
+const END_REASON_NAMES: Record<EndReason, string> = {
+  ended_by_api: 'Ended on request',
+  client_left: 'Visitor left',
+  no_join: 'Nobody joined',
+  max_duration: 'Time limit reached',
+  insufficient_credits: 'Credits ran out',
+  room_closed: 'Room closed',
+  agent_unavailable: 'Agent unavailable',
+};
+
+export const sessionsPage: Page = async (context) => {
+  const error = errorBox('sessions-error');
+  const list = h('div', { id: 'sessions-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  const transcript = h('section', { id: 'session-transcript', class: 'card', 'aria-live': 'polite', hidden: true });
+  context.root.append(pageHeading('Sessions'), error, list, transcript);
+
+  let sessions: Session[];
+  let identityNames: Map<string, string>;
+  try {
+    const [sessionList, identities] = await Promise.all([
+      api.get<Session[]>('/console/api/sessions'),
+      api.get<IdentityListItem[]>('/console/api/identities').catch(() => [] as IdentityListItem[]),
+    ]);
+    sessions = sessionList;
+    identityNames = new Map(identities.map((identity) => [identity.identity_id, identity.name]));
+  } catch (caught) {
+    list.remove();
+    showError(error, caught);
+    return;
+  }
+  const nameOf = (session: Session) => (session.identity_id ? (identityNames.get(session.identity_id) ?? 'Deleted identity') : 'No identity');
+
+  async function showTranscript(session: Session, row: HTMLTableRowElement): Promise<void> {
+    list.querySelectorAll('tr[aria-current]').forEach((selected) => selected.removeAttribute('aria-current'));
+    row.setAttribute('aria-current', 'true');
+    transcript.hidden = false;
+    const title = h('h2', { tabindex: -1 }, `Transcript — ${nameOf(session)}, ${formatDate(session.created_at)}`);
+    replaceChildren(transcript, title, h('p', { class: 'muted' }, 'Loading…'));
+    try {
+      const { turns } = await api.get<Transcript>(`/console/api/sessions/${encodeURIComponent(session.session_id)}/transcript`);
+      const identityName = nameOf(session);
+      replaceChildren(
+        transcript,
+        title,
+        turns.length
+          ? h(
+              'ol',
+              { id: 'session-transcript-turns', class: 'transcript' },
+              ...turns.map((turn) => {
+                const fromVisitor = turn.role === 'user';
+                return h(
+                  'li',
+                  { class: fromVisitor ? 'turn turn-visitor' : 'turn turn-agent' },
+                  h('span', { class: 'speaker' }, fromVisitor ? 'You' : identityName),
+                  h('span', { class: 'text' }, turn.text, turn.interrupted ? h('em', { class: 'muted' }, ' (interrupted)') : null),
+                );
+              }),
+            )
+          : h('p', { class: 'muted' }, 'Nothing was said in this session.'),
+      );
+    } catch (caught) {
+      replaceChildren(transcript, title, h('p', { class: 'error', role: 'alert' }, caught instanceof Error ? caught.message : String(caught)));
+    }
+    title.focus();
+  }
+
+  const rows = sessions.map((session) => {
+    const view = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'view-transcript' }, 'Transcript');
+    const row = h(
+      'tr',
+      { class: 'clickable', 'data-session-id': session.session_id },
+      cell('Started', formatDate(session.created_at)),
+      cell('Identity', nameOf(session)),
+      cell('Duration', session.ended_at ? formatDuration((Date.parse(session.ended_at) - Date.parse(session.created_at)) / 1000) : 'Running'),
+      cell('End reason', session.end_reason ? (END_REASON_NAMES[session.end_reason] ?? session.end_reason) : '—'),
+      cell('Charged', `${session.billed_minutes} min · ${formatCredits(session.credits_charged)}`),
+      cell('Status', h('span', { class: `badge status-${session.status}` }, session.status === 'running' ? 'Running' : 'Ended')),
+      cell('Transcript', view),
+    );
+    // The whole row answers a click; the button is the keyboard's way in.
+    row.addEventListener('click', () => void showTranscript(session, row));
+    return row;
+  });
+  replaceChildren(
+    list,
+    rows.length
+      ? dataTable('sessions-table', 'Your sessions, newest first; choose one to read its transcript', ['Started', 'Identity', 'Duration', 'End reason', 'Charged', 'Status', 'Transcript'], rows)
+      : h('p', { class: 'muted' }, 'No sessions yet. Start one from the Talk page.'),
+  );
+};
