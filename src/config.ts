@@ -127,8 +127,19 @@ export interface Config {
   recoveryGraceSeconds: number;
   livekit: LivekitSettings;
   sessions: SessionSettings;
+  console: ConsoleSettings;
   providers: ProviderSettings;
   agent: AgentSettings;
+}
+
+export interface ConsoleSettings {
+  /** Credits granted to an account created by signing up in the console. */
+  starterCredits: number;
+  /** How long a console sign-in lasts. */
+  sessionHours: number;
+  /** Failed sign-ins allowed per email, and per client address (×4), within the window. */
+  signInFailuresAllowed: number;
+  signInWindowSeconds: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -241,6 +252,12 @@ export function loadConfig(env: Env = process.env): Config {
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),
       tokenTtlSeconds: integer(env, 'SESSION_TOKEN_TTL_SECONDS', 600, 30),
       landscapeVideo: flag(env, 'AVATAR_LANDSCAPE', true),
+    },
+    console: {
+      starterCredits: integer(env, 'CONSOLE_STARTER_CREDITS', 500),
+      sessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 24 * 7, 1),
+      signInFailuresAllowed: integer(env, 'CONSOLE_SIGNIN_FAILURES', 5, 1),
+      signInWindowSeconds: integer(env, 'CONSOLE_SIGNIN_WINDOW_SECONDS', 15 * 60, 1),
     },
     providers: loadProviders(env),
     agent: loadAgentSettings(env),

@@ -7,6 +7,8 @@ import { databaseOperations, type Operations } from './admin/operations.ts';
 import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './cli/service-record.ts';
 import { createAssetStore, type AssetStore } from './assets/index.ts';
 import { assetRoutes } from './assets/routes.ts';
+import { CONSOLE_API, PUBLIC_API } from './auth/index.ts';
+import { consoleRoutes } from './console/index.ts';
 import type { Config } from './config.ts';
 import { CreditLedger } from './credits/index.ts';
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/index.ts';
@@ -119,12 +121,33 @@ function methodsByPath(app: Elysia<any>): (path: string) => string[] {
 
 export function buildApp(services: Services) {
   const { config, database } = services;
+  const identityDeps = {
+    db: database.db,
+    ledger: services.ledger,
+    store: services.store,
+    pipelines: services.pipelines,
+    retraining: services.retraining,
+    mediaLimits: services.mediaLimits,
+    assetsUrl: config.assetsUrl,
+    onboardingCost: config.credits.onboardingCost,
+    voices: services.voices,
+  };
+  const sessionDeps = {
+    db: database.db,
+    billing: services.billing,
+    lifecycle: services.lifecycle,
+    livekit: services.livekit,
+    settings: config.sessions,
+    agentName: config.livekit.agentName,
+    assetsUrl: config.assetsUrl,
+    internalUrl: config.internalUrl,
+  };
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the spec's shape, before reading them.
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
   // share its traffic silently instead of failing to start.
   const app = new Elysia({ serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false } });
-  return app
+  app
     .use(httpErrors(methodsByPath(app)))
     .onRequest(({ request }) => {
       // Refuse oversized uploads before reading them.
@@ -138,33 +161,17 @@ export function buildApp(services: Services) {
     .use(healthRoutes({ database: database.ping, livekit: async () => void (await services.livekit.rooms.listRooms()) }))
     .use(assetRoutes(services.store))
     .use(adminRoutes(services.operations, services.adminToken))
-    .use(
-      identityRoutes({
-        db: database.db,
-        ledger: services.ledger,
-        store: services.store,
-        pipelines: services.pipelines,
-        retraining: services.retraining,
-        mediaLimits: services.mediaLimits,
-        assetsUrl: config.assetsUrl,
-        onboardingCost: config.credits.onboardingCost,
-        voices: services.voices,
-      }),
-    )
-    .use(voiceRoutes(database.db))
-    .use(pipelineRoutes({ db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo }))
-    .use(
-      sessionRoutes({
-        db: database.db,
-        billing: services.billing,
-        lifecycle: services.lifecycle,
-        livekit: services.livekit,
-        settings: config.sessions,
-        agentName: config.livekit.agentName,
-        assetsUrl: config.assetsUrl,
-        internalUrl: config.internalUrl,
-      }),
-    )
+    .use(consoleRoutes({ db: database.db, ledger: services.ledger, settings: config.console }));
+  // The public API's resource routes, behind both doors: API keys at /v1, the console's
+  // sign-in cookie at /console/api. One handler and one schema per route either way.
+  for (const audience of [PUBLIC_API, CONSOLE_API]) {
+    app
+      .use(identityRoutes(identityDeps, audience))
+      .use(voiceRoutes(database.db, audience))
+      .use(pipelineRoutes({ db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo }, audience))
+      .use(sessionRoutes(sessionDeps, audience));
+  }
+  return app
     .use(internalSessionRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle, livekit: services.livekit }));
 }
 

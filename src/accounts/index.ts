@@ -1,6 +1,6 @@
 // Accounts own everything: identities, sessions, keys and the credit balance.
 import { eq } from 'drizzle-orm';
-import type { Database } from '../db/index.ts';
+import type { Database, Queryable } from '../db/index.ts';
 import { newId } from '../db/ids.ts';
 import { issueApiKey } from '../auth/api-keys.ts';
 import { CreditLedger } from '../credits/index.ts';
@@ -13,22 +13,35 @@ export interface CreatedAccount {
 
 export class AccountExists extends Error {}
 
-/** Create an account with its first API key and an optional starting grant. */
-export async function createAccount(db: Database, input: { email: string; credits?: number }): Promise<CreatedAccount> {
-  const email = input.email.trim().toLowerCase();
+/** Emails are compared lowercased and trimmed. */
+export function normalisedEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * Create an account with its first API key and an optional starting grant, all in one
+ * transaction; `alongside` adds more rows to it (the console's password), so a failure
+ * leaves no account behind.
+ */
+export async function createAccount(
+  db: Database,
+  input: { email: string; credits?: number; keyName?: string },
+  alongside?: (tx: Queryable, accountId: string) => Promise<void>,
+): Promise<CreatedAccount & { key_id: string }> {
+  const email = normalisedEmail(input.email);
   if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new Error(`Not an email address: "${input.email}"`);
-  const created = await db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     const existing = await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email));
     if (existing.length) throw new AccountExists(`An account with email ${email} already exists`);
     const id = newId('acc');
     await tx.insert(accounts).values({ id, email });
-    const key = await issueApiKey(tx, id, 'default');
-    return { account_id: id, api_key: key.api_key };
+    const key = await issueApiKey(tx, id, input.keyName ?? 'default');
+    if (input.credits && input.credits > 0) {
+      await new CreditLedger(db).credit(tx, { accountId: id, amount: input.credits, kind: 'grant', reference: `starter:${id}` });
+    }
+    await alongside?.(tx, id);
+    return { account_id: id, api_key: key.api_key, key_id: key.key_id };
   });
-  if (input.credits && input.credits > 0) {
-    await new CreditLedger(db).grant(created.account_id, input.credits, `starter:${created.account_id}`);
-  }
-  return created;
 }
 
 export async function accountExists(db: Database, accountId: string): Promise<boolean> {

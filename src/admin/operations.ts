@@ -34,7 +34,8 @@ export function databaseOperations(db: Database): Operations {
         throw new OperatorError(400, '--credits must be a whole number >= 0');
       }
       try {
-        return await createAccount(db, { email, credits });
+        const { account_id, api_key } = await createAccount(db, { email, credits });
+        return { account_id, api_key };
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         throw new OperatorError(/already exists/.test(message) ? 409 : 400, message);

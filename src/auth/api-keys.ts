@@ -34,14 +34,28 @@ export interface KeySummary {
 
 export async function listApiKeys(q: Queryable, accountId: string): Promise<KeySummary[]> {
   const rows = await q.select().from(apiKeys).where(eq(apiKeys.accountId, accountId)).orderBy(desc(apiKeys.createdAt));
-  return rows.map((r) => ({
+  return rows.map(keySummary);
+}
+
+function keySummary(r: typeof apiKeys.$inferSelect): KeySummary {
+  return {
     key_id: r.id,
     name: r.name,
     prefix: r.keyPrefix,
     created_at: r.createdAt.toISOString(),
     last_used_at: r.lastUsedAt?.toISOString() ?? null,
     revoked_at: r.revokedAt?.toISOString() ?? null,
-  }));
+  };
+}
+
+/** Rename a key of the account (revoked ones too); undefined when there is no such key. */
+export async function renameApiKey(q: Queryable, accountId: string, keyId: string, name: string): Promise<KeySummary | undefined> {
+  const [row] = await q
+    .update(apiKeys)
+    .set({ name })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId)))
+    .returning();
+  return row && keySummary(row);
 }
 
 /** Revoke a key of the account; false when there is no such live key. */

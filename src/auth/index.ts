@@ -1,14 +1,29 @@
-// Authentication of /v1 (spec §5): `Authorization: Bearer <key>` or `X-API-Key: <key>`.
-// Resolves the caller's account; every query downstream is scoped by it.
+// Who is calling. /v1 (spec §5): an API key, `Authorization: Bearer <key>` or
+// `X-API-Key: <key>`. /console/api: the console's sign-in cookie, plus the CSRF header on
+// every change. Either way the caller is an account; every query downstream is scoped by it.
 import { Elysia } from 'elysia';
+import { CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession, type BrowserSession } from '../console/browser-sessions.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { accountForKey } from './api-keys.ts';
 
 export interface Caller {
   accountId: string;
-  keyId: string;
+  /** The API key used; undefined for a console sign-in. */
+  keyId?: string;
+  /** The console sign-in used; undefined for an API key. */
+  browserSession?: BrowserSession;
 }
+
+/** Which door a group of routes is behind: the public API, or the console's own API. */
+export interface Audience {
+  kind: 'api' | 'console';
+  /** Where the routes are mounted: `/v1` or `/console/api`. */
+  prefix: string;
+}
+
+export const PUBLIC_API: Audience = { kind: 'api', prefix: '/v1' };
+export const CONSOLE_API: Audience = { kind: 'console', prefix: '/console/api' };
 
 function presentedKey(headers: Headers): string | undefined {
   const authorization = headers.get('authorization');
@@ -19,12 +34,39 @@ function presentedKey(headers: Headers): string | undefined {
   return headers.get('x-api-key')?.trim() ?? undefined;
 }
 
-export function authentication(db: Database) {
-  return new Elysia({ name: 'likeness/auth' }).derive({ as: 'scoped' }, async ({ request }): Promise<{ caller: Caller }> => {
-    const key = presentedKey(request.headers);
-    if (key === undefined) throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key> or X-API-Key');
-    const found = await accountForKey(db, key);
-    if (!found) throw new ApiError(401, 'Invalid or revoked API key');
-    return { caller: found };
-  });
+const READ_ONLY_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+async function apiKeyCaller(db: Database, request: Request): Promise<Caller> {
+  const key = presentedKey(request.headers);
+  if (key === undefined) throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key> or X-API-Key');
+  const found = await accountForKey(db, key);
+  if (!found) throw new ApiError(401, 'Invalid or revoked API key');
+  return found;
+}
+
+async function consoleCaller(db: Database, request: Request): Promise<Caller> {
+  const token = cookieToken(request);
+  const session = token ? await findBrowserSession(db, token) : undefined;
+  if (!session) throw new ApiError(401, 'Not signed in to the console');
+  if (!READ_ONLY_METHODS.has(request.method) && !csrfMatches(session, request.headers.get(CSRF_HEADER))) {
+    throw new ApiError(403, 'Missing or wrong X-CSRF-Token header');
+  }
+  return { accountId: session.accountId, browserSession: session };
+}
+
+export function authentication(db: Database, audience: Audience = PUBLIC_API) {
+  // The seed keeps Elysia from deduplicating the two doors into one.
+  return new Elysia({ name: 'likeness/auth', seed: audience.kind }).derive({ as: 'scoped' }, async ({ request }): Promise<{ caller: Caller }> => ({
+    caller: audience.kind === 'console' ? await consoleCaller(db, request) : await apiKeyCaller(db, request),
+  }));
+}
+
+/**
+ * A group of authenticated routes at `<audience prefix><path>`. The public API's appear in the
+ * OpenAPI document under `tag`; the console's twins are hidden from it.
+ */
+export function authenticatedRoutes(db: Database, audience: Audience, path: string, tag: string) {
+  const security: Record<string, string[]>[] = [{ bearer: [] }, { apiKey: [] }];
+  const detail = audience.kind === 'api' ? { tags: [tag], security } : { hide: true };
+  return new Elysia({ prefix: `${audience.prefix}${path}`, detail }).use(authentication(db, audience));
 }

@@ -4,3 +4,4 @@ export * from '../accounts/schema.ts';
 export * from '../credits/schema.ts';
 export * from '../identities/schema.ts';
 export * from '../sessions/schema.ts';
+export * from '../console/schema.ts';

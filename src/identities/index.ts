@@ -1,8 +1,8 @@
 // /v1/identities (spec §4.1–4.5, plus DELETE): create, list, read, update, retrain, delete.
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import { and, eq } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
-import { authentication } from '../auth/index.ts';
+import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
@@ -69,7 +69,8 @@ async function checkImageFor(pipeline: Pipeline, image: InspectedImage): Promise
   }
 }
 
-export function identityRoutes(deps: IdentityDeps) {
+/** The identity routes behind one door: the public API (`/v1`) or the console's (`/console/api`). */
+export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_API) {
   const { db, assetsUrl } = deps;
   const present = (row: Parameters<typeof identityResponse>[0]) => identityResponse(row, assetsUrl);
   const findOwned = async (accountId: string, identityId: string) => {
@@ -84,8 +85,7 @@ export function identityRoutes(deps: IdentityDeps) {
     await deps.voices.release(previous.voice);
   };
 
-  return new Elysia({ prefix: '/v1/identities', detail: { tags: ['Identities'], security: [{ bearer: [] }, { apiKey: [] }] } })
-    .use(authentication(db))
+  return authenticatedRoutes(db, audience, '/identities', 'Identities')
     .get(
       '',
       async ({ caller, query, set }) => {
@@ -97,7 +97,7 @@ export function identityRoutes(deps: IdentityDeps) {
         }
         const rows = await listIdentities(db, caller.accountId, { limit: query.limit, after });
         if (query.limit && rows.length === query.limit) {
-          set.headers['link'] = `</v1/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
+          set.headers['link'] = `<${audience.prefix}/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
         }
         return rows.map((row) => identityListItem(row, assetsUrl));
       },

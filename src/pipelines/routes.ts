@@ -1,7 +1,7 @@
 // GET /v1/pipelines (beyond the spec): the pipelines an identity's `pipeline_id` may name,
 // which one is the default, and what each renders in a session.
-import { Elysia, t } from 'elysia';
-import { authentication } from '../auth/index.ts';
+import { t } from 'elysia';
+import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 import { ErrorResponse, oneOf } from '../http/schemas.ts';
 import { renderingOf, type Pipeline, type PipelineRegistry } from './index.ts';
@@ -50,9 +50,8 @@ function pipelineItem(pipeline: Pipeline, deps: PipelineRouteDeps) {
   };
 }
 
-export function pipelineRoutes(deps: PipelineRouteDeps) {
-  return new Elysia({ prefix: '/v1/pipelines', detail: { tags: ['Pipelines'], security: [{ bearer: [] }, { apiKey: [] }] } })
-    .use(authentication(deps.db))
+export function pipelineRoutes(deps: PipelineRouteDeps, audience: Audience = PUBLIC_API) {
+  return authenticatedRoutes(deps.db, audience, '/pipelines', 'Pipelines')
     .get('', () => deps.pipelines.list().map((pipeline) => pipelineItem(pipeline, deps)), {
       response: { 200: t.Array(PipelineItem), 401: ErrorResponse },
       detail: {

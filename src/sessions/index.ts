@@ -1,7 +1,7 @@
 // /v1/sessions: start (spec §4.6), end (§4.7), and reading sessions back (beyond the spec).
 import { and, desc, eq, lt, or } from 'drizzle-orm';
-import { Elysia, t } from 'elysia';
-import { authentication } from '../auth/index.ts';
+import { t } from 'elysia';
+import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
 import { EndSessionResponse, ListSessionsQuery, SessionParams, SessionResponse, StartSessionBody, StartSessionResponse, TranscriptResponse } from './contract.ts';
@@ -15,7 +15,7 @@ export interface SessionDeps extends StartDeps {
   lifecycle: SessionLifecycle;
 }
 
-export function sessionRoutes(deps: SessionDeps) {
+export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API) {
   const { db, lifecycle } = deps;
   const findOwned = async (accountId: string, sessionId: string) => {
     const [row] = await db.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.accountId, accountId)));
@@ -23,8 +23,7 @@ export function sessionRoutes(deps: SessionDeps) {
     return row;
   };
 
-  return new Elysia({ prefix: '/v1/sessions', detail: { tags: ['Sessions'], security: [{ bearer: [] }, { apiKey: [] }] } })
-    .use(authentication(db))
+  return authenticatedRoutes(db, audience, '/sessions', 'Sessions')
     .post('/start', ({ caller, body }) => startSession(deps, caller.accountId, body ?? {}), {
       body: t.Optional(StartSessionBody),
       parse: 'json',

@@ -2,8 +2,8 @@
 // GET /v1/voices, and how an identity gets its voice — a preset, or a clone of its uploaded
 // sample (ElevenLabs instant cloning when configured; always an offline profile measured from
 // the sample). The identity stores the result as `IdentityVoice`; null is the default voice.
-import { Elysia, t } from 'elysia';
-import { authentication } from '../auth/index.ts';
+import { t } from 'elysia';
+import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { CloudProvider } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError, type FieldProblem } from '../http/errors.ts';
@@ -40,9 +40,8 @@ function voiceItem(voice: PresetVoice) {
   };
 }
 
-export function voiceRoutes(db: Database) {
-  return new Elysia({ prefix: '/v1/voices', detail: { tags: ['Voices'], security: [{ bearer: [] }, { apiKey: [] }] } })
-    .use(authentication(db))
+export function voiceRoutes(db: Database, audience: Audience = PUBLIC_API) {
+  return authenticatedRoutes(db, audience, '/voices', 'Voices')
     .get('', () => PRESET_VOICES.map(voiceItem), {
       response: { 200: t.Array(VoiceItem), 401: ErrorResponse },
       detail: {

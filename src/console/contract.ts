@@ -1,0 +1,56 @@
+// The console's own request and response shapes (its identity and session routes reuse the
+// public API's). One schema per request type, validated at the edge.
+import { t } from 'elysia';
+
+const Email = t.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254, error: 'email must be an email address' });
+
+export const SignUpBody = t.Object({
+  email: Email,
+  password: t.String({ minLength: 10, maxLength: 256 }),
+});
+
+export const SignInBody = t.Object({
+  email: t.String({ minLength: 1, maxLength: 254 }),
+  password: t.String({ minLength: 1, maxLength: 256 }),
+});
+
+export const ConsoleAccount = t.Object({ account_id: t.String(), email: t.String(), balance: t.Integer() });
+
+export const SignedIn = t.Object({ account: ConsoleAccount, csrf_token: t.String() });
+
+export const IssuedKeyResponse = t.Object({
+  key_id: t.String(),
+  /** Shown once: only its hash is kept. */
+  api_key: t.String(),
+  name: t.Union([t.String(), t.Null()]),
+});
+
+export const SignedUp = t.Object({ account: ConsoleAccount, csrf_token: t.String(), api_key: IssuedKeyResponse });
+
+export const KeyName = t.String({ minLength: 1, maxLength: 100 });
+export const CreateKeyBody = t.Object({ name: KeyName });
+export const RenameKeyBody = t.Object({ name: KeyName });
+export const KeyParams = t.Object({ key_id: t.String() });
+
+export const KeySummary = t.Object({
+  key_id: t.String(),
+  name: t.Union([t.String(), t.Null()]),
+  prefix: t.String(),
+  created_at: t.String(),
+  last_used_at: t.Union([t.String(), t.Null()]),
+  revoked_at: t.Union([t.String(), t.Null()]),
+});
+
+export const CreditsResponse = t.Object({
+  balance: t.Integer(),
+  entries: t.Array(
+    t.Object({
+      entry_id: t.String(),
+      kind: t.String(),
+      /** Signed: negative for what was spent. */
+      amount: t.Integer(),
+      reference: t.String(),
+      created_at: t.String(),
+    }),
+  ),
+});

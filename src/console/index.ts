@@ -1,0 +1,170 @@
+// The console (issue: "Console and browser client"): sign-up and sign-in with a password, the
+// account's keys and credits, and the pages that use them. Its identity, voice, pipeline and
+// session routes are the public API's own, mounted at /console/api behind the sign-in cookie
+// (server.ts), so the browser never holds an API key.
+import { Elysia, t } from 'elysia';
+import { eq } from 'drizzle-orm';
+import { AccountExists, createAccount, normalisedEmail } from '../accounts/index.ts';
+import { accounts } from '../accounts/schema.ts';
+import { authentication, CONSOLE_API } from '../auth/index.ts';
+import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../auth/api-keys.ts';
+import type { ConsoleSettings } from '../config.ts';
+import type { CreditLedger } from '../credits/index.ts';
+import type { Database } from '../db/index.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
+import { clearedCookie, closeBrowserSession, openBrowserSession, sessionCookie } from './browser-sessions.ts';
+import {
+  CreateKeyBody,
+  CreditsResponse,
+  IssuedKeyResponse,
+  KeyParams,
+  KeySummary,
+  RenameKeyBody,
+  SignedIn,
+  SignedUp,
+  SignInBody,
+  SignUpBody,
+} from './contract.ts';
+import { frontEndRoutes } from './pages.ts';
+import { consoleLogins } from './schema.ts';
+import { SignInThrottle } from './sign-in-throttle.ts';
+
+export interface ConsoleDeps {
+  db: Database;
+  ledger: CreditLedger;
+  settings: ConsoleSettings;
+}
+
+/** Verifying a password for an unknown email still costs a hash, so timing tells nothing. */
+const UNKNOWN_ACCOUNT_HASH = await Bun.password.hash('no account has this password', { algorithm: 'argon2id' });
+
+export function consoleRoutes(deps: ConsoleDeps) {
+  const { db, ledger, settings } = deps;
+  const throttle = new SignInThrottle({ failuresAllowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
+  const accountView = async (accountId: string) => {
+    const [row] = await db.select().from(accounts).where(eq(accounts.id, accountId));
+    if (!row) throw new ApiError(401, 'Not signed in to the console');
+    return { account_id: row.id, email: row.email, balance: row.balance };
+  };
+  const signedInAs = async (request: Request, set: { headers: Record<string, string | number> }, accountId: string) => {
+    const session = await openBrowserSession(db, accountId, settings.sessionHours);
+    set.headers['set-cookie'] = sessionCookie(request, session.token, session.expiresAt);
+    return { account: await accountView(accountId), csrf_token: session.csrfToken };
+  };
+  const noStore = (set: { headers: Record<string, string | number> }) => {
+    // Answers carrying a key or a CSRF token must not sit in any cache.
+    set.headers['cache-control'] = 'no-store';
+  };
+
+  const accountRoutes = new Elysia({ prefix: CONSOLE_API.prefix, detail: { hide: true } })
+    .post(
+      '/sign-up',
+      async ({ body, request, set }) => {
+        noStore(set);
+        const passwordHash = await Bun.password.hash(body.password, { algorithm: 'argon2id' });
+        let created;
+        try {
+          created = await createAccount(db, { email: body.email, credits: settings.starterCredits, keyName: 'console' }, async (tx, accountId) => {
+            await tx.insert(consoleLogins).values({ accountId, passwordHash });
+          });
+        } catch (error) {
+          if (error instanceof AccountExists) throw new ApiError(409, 'An account with this email already exists: sign in instead');
+          throw error;
+        }
+        set.status = 201;
+        return { ...(await signedInAs(request, set, created.account_id)), api_key: { key_id: created.key_id, api_key: created.api_key, name: 'console' } };
+      },
+      { body: SignUpBody, parse: 'json', response: { 201: SignedUp, 409: ErrorResponse, 422: ValidationErrorResponse } },
+    )
+    .post(
+      '/sign-in',
+      async ({ body, request, set, server }) => {
+        noStore(set);
+        const email = normalisedEmail(body.email);
+        const address = server?.requestIP(request)?.address ?? 'unknown';
+        const wait = throttle.retryAfterSeconds(email, address);
+        if (wait > 0) {
+          set.headers['retry-after'] = String(wait);
+          throw new ApiError(429, `Too many failed sign-ins: try again in ${wait} s`);
+        }
+        const [login] = await db
+          .select({ accountId: consoleLogins.accountId, passwordHash: consoleLogins.passwordHash })
+          .from(consoleLogins)
+          .innerJoin(accounts, eq(accounts.id, consoleLogins.accountId))
+          .where(eq(accounts.email, email));
+        const matches = await Bun.password.verify(body.password, login?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
+        if (!login || !matches) {
+          throttle.failed(email, address);
+          throw new ApiError(401, 'Wrong email or password');
+        }
+        throttle.succeeded(email);
+        return signedInAs(request, set, login.accountId);
+      },
+      { body: SignInBody, parse: 'json', response: { 200: SignedIn, 401: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },
+    );
+
+  const signedInRoutes = new Elysia({ prefix: CONSOLE_API.prefix, detail: { hide: true } })
+    .use(authentication(db, CONSOLE_API))
+    .post(
+      '/sign-out',
+      async ({ caller, request, set }) => {
+        await closeBrowserSession(db, caller.browserSession!.sessionId);
+        set.headers['set-cookie'] = clearedCookie(request);
+        set.status = 204;
+      },
+      { response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse } },
+    )
+    .get(
+      '/me',
+      async ({ caller, set }) => {
+        noStore(set);
+        return { account: await accountView(caller.accountId), csrf_token: caller.browserSession!.csrfToken };
+      },
+      { response: { 200: SignedIn, 401: ErrorResponse } },
+    )
+    .get('/keys', ({ caller }) => listApiKeys(db, caller.accountId), { response: { 200: t.Array(KeySummary), 401: ErrorResponse } })
+    .post(
+      '/keys',
+      async ({ caller, body, set }) => {
+        noStore(set);
+        const issued = await issueApiKey(db, caller.accountId, body.name);
+        set.status = 201;
+        return { ...issued, name: body.name };
+      },
+      { body: CreateKeyBody, parse: 'json', response: { 201: IssuedKeyResponse, 401: ErrorResponse, 403: ErrorResponse, 422: ValidationErrorResponse } },
+    )
+    .patch(
+      '/keys/:key_id',
+      async ({ caller, params, body }) => {
+        const renamed = await renameApiKey(db, caller.accountId, params.key_id, body.name);
+        if (!renamed) throw notFound('Key');
+        return renamed;
+      },
+      { params: KeyParams, body: RenameKeyBody, parse: 'json', response: { 200: KeySummary, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ValidationErrorResponse } },
+    )
+    .delete(
+      '/keys/:key_id',
+      async ({ caller, params, set }) => {
+        if (!(await revokeApiKey(db, caller.accountId, params.key_id))) throw notFound('Live key');
+        set.status = 204;
+      },
+      { params: KeyParams, response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse } },
+    )
+    .get(
+      '/credits',
+      async ({ caller }) => ({
+        balance: (await ledger.balance(caller.accountId)) ?? 0,
+        entries: (await ledger.entries(caller.accountId, 200)).map((entry) => ({
+          entry_id: entry.id,
+          kind: entry.kind,
+          amount: entry.amount,
+          reference: entry.reference,
+          created_at: entry.createdAt.toISOString(),
+        })),
+      }),
+      { response: { 200: CreditsResponse, 401: ErrorResponse } },
+    );
+
+  return new Elysia({ name: 'likeness/console' }).use(accountRoutes).use(signedInRoutes).use(frontEndRoutes());
+}
