@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Entry of `npm start` and `npm test` (plain Node, no dependencies): it installs what
-// the project needs on this machine (Bun, node_modules, the LiveKit server, Postgres and
-// moto for the tests) idempotently, then hands over to Bun.
+// the project needs on this machine (Bun, node_modules, the LiveKit server, Postgres,
+// moto and Chromium for the tests) idempotently, then hands over to Bun.
 //
 //   node src/bootstrap/index.mjs start [args…]   bun src/cli/index.ts serve [args…]
 //   node src/bootstrap/index.mjs test [args…]    bun test [args…] against a throwaway Postgres and S3
 //   node src/bootstrap/index.mjs likeness [args…] bun src/cli/index.ts [args…] (operator CLI)
 import { ensureBun } from "./bun.mjs";
+import { ensureChromium } from "./chromium.mjs";
 import { ensureDependencies } from "./dependencies.mjs";
 import { ensureLivekitServer } from "./livekit.mjs";
 import { log } from "./log.mjs";
@@ -64,6 +65,8 @@ async function test(args) {
     stopIfInterrupted();
     const motoPython = await ensureMotoInstalled();
     stopIfInterrupted();
+    const chromiumPath = await ensureChromium();
+    stopIfInterrupted();
     await ensureOfflineModels(); // exports LIKENESS_MODELS_DIR to the suites
     stopIfInterrupted();
     // Both servers start at once; if one fails, the other is still stopped below.
@@ -76,6 +79,7 @@ async function test(args) {
     const result = await runBunTest(bunPath, args, {
       ...process.env,
       LIKENESS_LIVEKIT_BIN: livekitBin,
+      LIKENESS_CHROMIUM: chromiumPath,
       TEST_DATABASE_URL: cluster.url,
       TEST_S3_ENDPOINT: s3.endpoint,
     });

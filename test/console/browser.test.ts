@@ -1,0 +1,312 @@
+// The console and the example client in real headless Chromium, against a real LiveKit server
+// and agent (wire fakes for the cloud providers): Chromium's fake microphone speaks a phrase,
+// its fake camera shows a test pattern. Screenshots of each page go to docs/console/.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../support/browser.ts';
+import { identityForm } from '../support/forms.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
+
+const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
+const SCREENSHOTS = join(import.meta.dir, '../../docs/console');
+const API_KEY = /lk_[0-9A-Za-z]{43}/;
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 800 };
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** The avatar video plays: a size, time moving on, and pictures that change. */
+async function videoPlays(page: Page): Promise<{ width: number; height: number }> {
+  await page.waitForFunction(() => {
+    const video = document.querySelector<HTMLVideoElement>('#avatar-video');
+    return !!video && video.videoWidth > 0 && video.currentTime > 0.5;
+  }, undefined, { timeout: 30_000 });
+  const sample = () =>
+    page.evaluate(() => {
+      const video = document.querySelector<HTMLVideoElement>('#avatar-video')!;
+      const canvas = document.createElement('canvas');
+      canvas.width = video.videoWidth;
+      canvas.height = video.videoHeight;
+      const context = canvas.getContext('2d')!;
+      context.drawImage(video, 0, 0);
+      const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
+      let sum = 0;
+      for (let i = 0; i < pixels.length; i += 4) sum += pixels[i]! * ((i % 997) + 1);
+      return { time: video.currentTime, sum, width: video.videoWidth, height: video.videoHeight, paused: video.paused };
+    });
+  const first = await sample();
+  let later = first;
+  // The avatar breathes and blinks: within a few seconds the picture differs.
+  for (let i = 0; i < 20 && later.sum === first.sum; i++) {
+    await Bun.sleep(250);
+    later = await sample();
+  }
+  expect(first.paused).toBe(false);
+  expect(later.time).toBeGreaterThan(first.time);
+  expect(later.sum).not.toBe(first.sum);
+  return { width: first.width, height: first.height };
+}
+
+/** Every <audio> element on the page, with what it plays. */
+function audioElements(page: Page) {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll('audio')).map((audio) => {
+      const stream = audio.srcObject as MediaStream | null;
+      return { id: audio.id, paused: audio.paused, tracks: stream ? stream.getAudioTracks().map((t) => t.readyState) : [] };
+    }),
+  );
+}
+
+describe('console in Chromium', () => {
+  let service: TestService;
+  let browser: TestBrowser;
+  let visitor: TestPage;
+  let apiKey = '';
+
+  beforeAll(async () => {
+    // Minutes of 3 s: the insufficient-credits case runs out within seconds.
+    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { CONSOLE_STARTER_CREDITS: '1000', BILLING_INTERVAL_SECONDS: '3' } });
+    // The Deepgram fake transcribes whatever speech it hears as its scripted utterance.
+    browser = await launchBrowser({ audioFile: await speechWav('Hello, how are you today?', { pauseSeconds: 1.5 }) });
+    visitor = await browser.newPage({ viewport: PHONE, baseURL: service.url });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+  });
+
+  test('sign up: the API key is shown once, then gone from the page', async () => {
+    const { page } = visitor;
+    await page.goto('/');
+    await page.waitForSelector('#sign-in-form');
+    await screenshot(page, 'sign-in');
+    await page.fill('#email', 'ada@example.com');
+    await page.fill('#password', 'a long enough password');
+    await page.click('#sign-up');
+    const shown = await page.waitForSelector('#api-key-once');
+    apiKey = (await shown.textContent())!.trim();
+    expect(apiKey).toMatch(new RegExp(`^${API_KEY.source}$`));
+    await screenshot(page, 'api-key-once');
+    // The key is real: it opens the public API.
+    expect((await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+    await page.click('#continue');
+    await page.waitForSelector('#api-key-once', { state: 'detached' });
+    expect(await page.content()).not.toContain(apiKey);
+    expect(await page.textContent('#account-email')).toContain('ada@example.com');
+  });
+
+  test('create an identity from a photo; it shows as ready', async () => {
+    const { page } = visitor;
+    await page.goto('/console#/identities');
+    await page.fill('#identity-name', 'Ada');
+    await page.fill('#identity-prompt', 'You are Ada, a friendly guide to Paris.');
+    await page.selectOption('#identity-language', 'en');
+    await page.setInputFiles('#identity-image', ASTRONAUT);
+    await page.click('#create-identity');
+    await page.waitForSelector('li[data-testid=identity-card][data-status=ready]', { timeout: 30_000 });
+    expect(await page.locator('li[data-testid=identity-card]').count()).toBe(1);
+    await screenshot(page, 'identities');
+  });
+
+  test('Talk: the avatar plays, one audio element plays its voice, the camera toggle is offered, the agent hears the microphone, End disconnects', async () => {
+    const { page } = visitor;
+    await page.goto('/console#/talk');
+    await page.waitForSelector('#talk-form');
+    await page.selectOption('#talk-form-factor', 'phone');
+    await page.check('#talk-visual-awareness');
+    await page.click('#start-talk');
+    await page.waitForSelector('#connection-state[data-state=connected]', { timeout: 30_000 });
+    const size = await videoPlays(page);
+    expect(size).toEqual({ width: 540, height: 960 });
+    // Exactly one audio element, playing one live track: the avatar's voice.
+    await eventually(async () => {
+      const audio = await audioElements(page);
+      return audio.length === 1 && audio[0]!.id === 'avatar-audio' && !audio[0]!.paused && audio[0]!.tracks.join() === 'live';
+    }, 15_000, 'the avatar audio playing');
+    // The room has no raw agent voice track to play: only the avatar's two tracks besides the visitor's.
+    const [session] = (await (await fetch(`${service.url}/v1/sessions`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { session_id: string }[];
+    const participants = await service.services.livekit.rooms.listParticipants(session!.session_id);
+    const visitorIdentity = (p: { identity: string }) => p.identity.startsWith('visitor_');
+    const published = participants.filter((p) => !visitorIdentity(p)).flatMap((p) => p.tracks.map((t) => t.name)).sort();
+    expect(published).toEqual(['avatar', 'avatar_audio']);
+    // Visual awareness is on: the camera toggle is there and publishes the fake camera.
+    await page.click('#camera-toggle');
+    await eventually(async () => {
+      const now = await service.services.livekit.rooms.listParticipants(session!.session_id);
+      return now.some((p) => visitorIdentity(p) && p.tracks.some((t) => t.source === 1 /* CAMERA */));
+    }, 15_000, 'the visitor camera track');
+    // The agent hears the fake microphone: the visitor's words come back as a transcript line.
+    await page.waitForSelector('#transcript li.turn-visitor', { timeout: 30_000 });
+    expect(await page.textContent('#transcript')).toContain('Hello, how are you today?');
+    await screenshot(page, 'talk');
+    await page.click('#end-session');
+    await page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
+    await eventually(async () => {
+      const ended = (await (await fetch(`${service.url}/v1/sessions/${session!.session_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { status: string };
+      return ended.status === 'ended';
+    }, 15_000, 'the session ended');
+  }, 120_000);
+
+  test('Talk again, without visual awareness: no camera toggle', async () => {
+    const { page } = visitor;
+    await page.click('#new-session');
+    await page.waitForSelector('#talk-form', { state: 'visible' });
+    await page.uncheck('#talk-visual-awareness');
+    await page.click('#start-talk');
+    await page.waitForSelector('#connection-state[data-state=connected]', { timeout: 30_000 });
+    await videoPlays(page);
+    expect(await page.locator('#camera-toggle').count()).toBe(0);
+    await page.click('#end-session');
+    await page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
+  }, 90_000);
+
+  test('sessions, credits and keys pages show what happened', async () => {
+    const { page } = visitor;
+    await page.goto('/console#/sessions');
+    await page.waitForSelector('#sessions-table tr[data-session-id]');
+    expect(await page.locator('#sessions-table tr[data-session-id]').count()).toBe(2);
+    await page.locator('[data-testid=view-transcript]').last().click();
+    await page.waitForSelector('#session-transcript-turns li');
+    expect(await page.textContent('#session-transcript')).toContain('Hello, how are you today?');
+    await screenshot(page, 'sessions');
+    await page.goto('/console#/credits');
+    await page.waitForSelector('#ledger-table tr[data-entry-id]');
+    const ledger = await page.textContent('#ledger-table');
+    expect(ledger).toContain('Starter grant');
+    expect(ledger).toContain('Identity onboarding');
+    await screenshot(page, 'credits');
+    await page.goto('/console#/keys');
+    await page.fill('#key-name', 'backend');
+    await page.click('#create-key');
+    const second = (await (await page.waitForSelector('#api-key-once')).textContent())!.trim();
+    expect(second).toMatch(API_KEY);
+    expect(second).not.toBe(apiKey);
+    await page.click('#continue');
+    await page.waitForSelector('#keys-table tr[data-key-id]');
+    expect(await page.locator('#keys-table tr[data-key-id]').count()).toBe(2);
+    await screenshot(page, 'keys');
+    expect(await page.content()).not.toContain(second);
+  }, 60_000);
+
+  test('no API key in any page source, script bundle, or browser storage', async () => {
+    const { page, context } = visitor;
+    const sources = [
+      await (await fetch(`${service.url}/console`)).text(),
+      await (await fetch(`${service.url}/console/assets/app.js`)).text(),
+      await (await fetch(`${service.url}/console/assets/app.css`)).text(),
+      await (await fetch(`${service.url}/examples/web-client/`)).text(),
+      await (await fetch(`${service.url}/examples/web-client/main.js`)).text(),
+      await page.content(),
+    ];
+    for (const source of sources) expect(source).not.toMatch(API_KEY);
+    const storage = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
+    expect(storage).not.toMatch(API_KEY);
+    const cookies = await context.cookies();
+    expect(cookies.map((c) => c.name)).toEqual(['likeness_console']);
+    expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(cookies[0]!.value).not.toMatch(API_KEY);
+    // The page's script cannot read the sign-in cookie.
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+  });
+
+  test('on a desktop viewport the Talk page streams landscape; no console errors anywhere', async () => {
+    const desktop = await browser.newPage({ viewport: DESKTOP, baseURL: service.url });
+    await desktop.page.goto('/console');
+    await desktop.page.fill('#email', 'ada@example.com');
+    await desktop.page.fill('#password', 'a long enough password');
+    await desktop.page.click('#sign-in');
+    await desktop.page.waitForSelector('#account-email');
+    await desktop.page.goto('/console#/talk');
+    await desktop.page.selectOption('#talk-form-factor', 'desktop');
+    await desktop.page.click('#start-talk');
+    expect(await videoPlays(desktop.page)).toEqual({ width: 960, height: 540 });
+    await screenshot(desktop.page, 'talk-desktop');
+    await desktop.page.click('#end-session');
+    await desktop.page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
+    // Signed out, the page's first /me answers 401, which Chromium logs; nothing else may be logged.
+    const unexpected = (errors: string[]) => errors.filter((e) => !/status of 401 \(Unauthorized\)/.test(e));
+    expect(unexpected(desktop.errors)).toEqual([]);
+    expect(unexpected(visitor.errors)).toEqual([]);
+    await desktop.close();
+  }, 90_000);
+
+  test('Talk shows the insufficient_credits notice when the credits run out, and the session ends', async () => {
+    const low = await browser.newPage({ viewport: PHONE, baseURL: service.url });
+    const { page } = low;
+    await page.goto('/console');
+    await page.fill('#email', 'low@example.com');
+    await page.fill('#password', 'a long enough password');
+    await page.click('#sign-up');
+    const key = (await (await page.waitForSelector('#api-key-once')).textContent())!.trim();
+    await page.click('#continue');
+    const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: await identityForm({ language: 'en' }) });
+    expect(created.status).toBe(200);
+    // Leave credits for two minutes of avatar time.
+    const { account } = (await page.evaluate(async () => (await fetch('/console/api/me')).json())) as { account: { account_id: string; balance: number } };
+    await service.services.ledger.charge(service.services.database.db, { accountId: account.account_id, amount: account.balance - 20, kind: 'adjustment', reference: 'test:drain' });
+    await page.goto('/console#/talk');
+    await page.waitForSelector('#talk-form');
+    await page.click('#start-talk');
+    await page.waitForSelector('#connection-state[data-state=connected]', { timeout: 30_000 });
+    await page.waitForSelector('#notice[data-type=insufficient_credits]', { timeout: 30_000 });
+    expect(await page.textContent('#notice')).toContain('credits ran out');
+    await page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
+    await screenshot(page, 'talk-insufficient-credits');
+    await low.close();
+  }, 90_000);
+
+  test('the example web client joins from the query string: the avatar plays with one audio element', async () => {
+    const identity = (await (await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+    const started = (await (
+      await fetch(`${service.url}/v1/sessions/start`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false, form_factor: 'phone' }),
+      })
+    ).json()) as { room_name: string; token: string; rtc_url: string };
+    const example = await browser.newPage({ viewport: PHONE, baseURL: service.url });
+    const query = new URLSearchParams({ url: started.rtc_url, token: started.token });
+    await example.page.goto(`/examples/web-client/?${query}`);
+    await example.page.waitForSelector('#connection-state[data-state=connected]', { timeout: 30_000 });
+    await videoPlays(example.page);
+    await eventually(async () => {
+      const audio = await audioElements(example.page);
+      return audio.length === 1 && !audio[0]!.paused && audio[0]!.tracks.join() === 'live';
+    }, 15_000, 'the avatar audio playing');
+    expect(await example.page.locator('#camera-toggle').count()).toBe(0);
+    await screenshot(example.page, 'example-web-client');
+    await example.page.click('#end-session');
+    await example.page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
+    expect(example.errors).toEqual([]);
+    await example.close();
+  }, 90_000);
+
+  test('edit an identity (a new name and a voice sample: a retrain), then delete it', async () => {
+    const { page } = visitor;
+    const sample = await speechWav('Hello, I am Ada. I like to walk along the river in the evening, and I can tell you about every museum in the city.', { pauseSeconds: 0.3 });
+    await page.goto('/console#/sessions');
+    await page.goto('/console#/identities');
+    const card = page.locator('li[data-testid=identity-card]', { hasText: 'Ada' }).first();
+    const identityId = (await card.getAttribute('data-identity-id'))!;
+    await card.locator('[data-testid=edit-identity]').click();
+    await page.fill('#edit-identity-name', 'Ada Lovelace');
+    await page.setInputFiles('#edit-identity-audio', sample);
+    await page.click('#save-identity');
+    await page.waitForSelector(`li[data-identity-id="${identityId}"][data-status=ready]`, { timeout: 60_000 });
+    await eventually(async () => {
+      const identity = (await (await fetch(`${service.url}/v1/identities/${identityId}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { name: string; audio: string | null; status: string };
+      return identity.name === 'Ada Lovelace' && identity.audio !== null && identity.status === 'ready';
+    }, 30_000, 'the retrained identity');
+    expect(await page.textContent(`li[data-identity-id="${identityId}"]`)).toContain('Ada Lovelace');
+    await page.locator(`li[data-identity-id="${identityId}"] [data-testid=delete-identity]`).click();
+    await page.click('#confirm-accept');
+    await page.waitForSelector(`li[data-identity-id="${identityId}"]`, { state: 'detached' });
+    expect((await fetch(`${service.url}/v1/identities/${identityId}`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(404);
+  }, 90_000);
+});
