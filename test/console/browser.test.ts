@@ -53,6 +53,20 @@ async function videoPlays(page: Page): Promise<{ width: number; height: number }
   return { width: first.width, height: first.height };
 }
 
+/**
+ * What a phone user or a keyboard user would trip on: form controls without a label, and a
+ * page wider than the viewport.
+ */
+async function usability(page: Page): Promise<{ unlabelled: string[]; overflow: number }> {
+  return page.evaluate(() => {
+    const controls = Array.from(document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea'));
+    const unlabelled = controls
+      .filter((c) => c.type !== 'hidden' && !c.hidden && (c.labels?.length ?? 0) === 0 && !c.getAttribute('aria-label'))
+      .map((c) => c.id || c.name || c.outerHTML.slice(0, 60));
+    return { unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth };
+  });
+}
+
 /** Every <audio> element on the page, with what it plays. */
 function audioElements(page: Page) {
   return page.evaluate(() =>
@@ -68,6 +82,8 @@ describe('console in Chromium', () => {
   let browser: TestBrowser;
   let visitor: TestPage;
   let apiKey = '';
+  /** Every URL the phone page asked for. */
+  const requested: string[] = [];
 
   beforeAll(async () => {
     // Minutes of 3 s: the insufficient-credits case runs out within seconds.
@@ -75,6 +91,7 @@ describe('console in Chromium', () => {
     // The Deepgram fake transcribes whatever speech it hears as its scripted utterance.
     browser = await launchBrowser({ audioFile: await speechWav('Hello, how are you today?', { pauseSeconds: 1.5 }) });
     visitor = await browser.newPage({ viewport: PHONE, baseURL: service.url });
+    visitor.page.on('request', (request) => requested.push(request.url()));
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -191,6 +208,11 @@ describe('console in Chromium', () => {
     await page.waitForSelector('#keys-table tr[data-key-id]');
     expect(await page.locator('#keys-table tr[data-key-id]').count()).toBe(2);
     await screenshot(page, 'keys');
+    for (const hash of ['#/identities', '#/talk', '#/sessions', '#/credits', '#/keys']) {
+      await page.goto(`/console${hash}`);
+      await page.waitForSelector('#page h1');
+      expect({ hash, ...(await usability(page)) }).toEqual({ hash, unlabelled: [], overflow: 0 });
+    }
     expect(await page.content()).not.toContain(second);
   }, 60_000);
 
@@ -213,15 +235,27 @@ describe('console in Chromium', () => {
     expect(cookies[0]!.value).not.toMatch(API_KEY);
     // The page's script cannot read the sign-in cookie.
     expect(await page.evaluate(() => document.cookie)).toBe('');
+    // Nothing came from a CDN: every request went to this service, its asset URL, or the session's LiveKit server.
+    const livekit = new URL(service.services.livekit.url.replace(/^ws/, 'http')).host;
+    const ours = (url: string) => url.startsWith(service.url) || url.startsWith(service.config.assetsUrl) || new URL(url).host === livekit;
+    const foreign = requested.filter((url) => /^(https?|wss?):/.test(url) && !ours(url));
+    expect(requested.length).toBeGreaterThan(5);
+    expect(foreign).toEqual([]);
   });
 
   test('on a desktop viewport the Talk page streams landscape; no console errors anywhere', async () => {
     const desktop = await browser.newPage({ viewport: DESKTOP, baseURL: service.url });
     await desktop.page.goto('/console');
-    await desktop.page.fill('#email', 'ada@example.com');
-    await desktop.page.fill('#password', 'a long enough password');
-    await desktop.page.click('#sign-in');
+    // Keyboard only: the email field has focus, Tab reaches the password, Enter signs in.
+    await desktop.page.waitForSelector('#sign-in-form');
+    expect(await desktop.page.evaluate(() => document.activeElement?.id)).toBe('email');
+    await desktop.page.keyboard.type('ada@example.com');
+    await desktop.page.keyboard.press('Tab');
+    expect(await desktop.page.evaluate(() => document.activeElement?.id)).toBe('password');
+    await desktop.page.keyboard.type('a long enough password');
+    await desktop.page.keyboard.press('Enter');
     await desktop.page.waitForSelector('#account-email');
+    expect(await usability(desktop.page)).toEqual({ unlabelled: [], overflow: 0 });
     await desktop.page.goto('/console#/talk');
     await desktop.page.selectOption('#talk-form-factor', 'desktop');
     await desktop.page.click('#start-talk');
