@@ -86,10 +86,17 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
   const db = database.db;
   const { connection: livekit, local: localLivekit } = overrides.livekit ? { connection: overrides.livekit } : await openLivekit(config);
   const billing = new SessionBilling(db, config.credits.perAvatarMinute);
-  const voices = new Voices(config.providers.elevenlabs);
+  const voices = new Voices(config.providers.elevenlabs, db);
   return {
     billing,
-    lifecycle: new SessionLifecycle({ db, billing, livekit, joinTimeoutSeconds: config.sessions.joinTimeoutSeconds, agentTimeoutSeconds: config.sessions.agentTimeoutSeconds }),
+    lifecycle: new SessionLifecycle({
+      db,
+      billing,
+      livekit,
+      joinTimeoutSeconds: config.sessions.joinTimeoutSeconds,
+      agentTimeoutSeconds: config.sessions.agentTimeoutSeconds,
+      afterEnd: () => voices.releaseUnused(),
+    }),
     livekit,
     localLivekit,
     config,
@@ -205,7 +212,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${app.server!.port}`;
   await writeServiceRecord(config, { pid: process.pid, url });
   const sweeper = setInterval(
-    () => void services.lifecycle.sweep().catch((e) => console.error('session sweep failed:', e)),
+    () =>
+      void services.lifecycle
+        .sweep()
+        .then(() => services.voices.releaseUnused())
+        .catch((e) => console.error('session sweep failed:', e)),
     config.sessions.sweepIntervalSeconds * 1000,
   );
   return {

@@ -5,3 +5,4 @@ export * from '../credits/schema.ts';
 export * from '../identities/schema.ts';
 export * from '../sessions/schema.ts';
 export * from '../console/schema.ts';
+export * from '../voices/schema.ts';

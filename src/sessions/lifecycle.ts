@@ -24,6 +24,8 @@ export interface LifecycleDeps {
   livekit: LivekitConnection;
   joinTimeoutSeconds: number;
   agentTimeoutSeconds: number;
+  /** After a session ended (e.g. cloned voices it kept alive can go); failures are logged. */
+  afterEnd?: () => Promise<unknown>;
 }
 
 export class SessionLifecycle {
@@ -49,7 +51,7 @@ export class SessionLifecycle {
         if (!isNotFound(error)) throw new RoomClosureUnconfirmed(`room ${sessionId} could not be closed: ${(error as Error).message}`);
       }
     }
-    return this.deps.db.transaction(async (tx) => {
+    const row = await this.deps.db.transaction(async (tx) => {
       const [ended] = await tx
         .update(sessions)
         .set({ status: 'ended', endReason: reason, endedAt: new Date() })
@@ -59,6 +61,9 @@ export class SessionLifecycle {
       await this.deps.billing.release(tx, ended);
       return ended;
     });
+    // After the commit, and not awaited: an ending never waits on a voice provider.
+    void this.deps.afterEnd?.().catch((error) => console.error('after a session ended:', error));
+    return row;
   }
 
   /** Credits ran out: tell the room, then end the session with that reason (spec §6). */

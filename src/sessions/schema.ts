@@ -26,6 +26,8 @@ export const sessions = pgTable(
       .references(() => accounts.id, { onDelete: 'cascade' }),
     identityId: text('identity_id').references(() => identities.id, { onDelete: 'set null' }),
     pipelineId: text('pipeline_id'),
+    /** The cloned ElevenLabs voice the agent speaks with: kept at the provider until the session ends. */
+    elevenlabsVoiceId: text('elevenlabs_voice_id'),
     avatarEnabled: boolean('avatar_enabled').notNull(),
     language: text('language', { enum: LANGUAGES }).notNull(),
     visualAwareness: boolean('visual_awareness').notNull(),
@@ -49,7 +51,11 @@ export const sessions = pgTable(
     streamingStartedAt: timestamp('streaming_started_at', { withTimezone: true, mode: 'date' }),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id), index('sessions_status_idx').on(t.status)],
+  (t) => [
+    index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id),
+    index('sessions_status_idx').on(t.status),
+    index('sessions_voice_idx').on(t.elevenlabsVoiceId),
+  ],
 );
 
 export const TRANSCRIPT_ROLES = ['user', 'agent'] as const;

@@ -195,6 +195,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
         accountId,
         identityId: identity?.id ?? null,
         pipelineId: identity?.pipelineId ?? null,
+        elevenlabsVoiceId: identity?.voice?.presetId === null ? identity.voice.elevenlabsVoiceId : null,
         avatarEnabled,
         language,
         visualAwareness,

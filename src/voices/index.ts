@@ -2,6 +2,7 @@
 // GET /v1/voices, and how an identity gets its voice — a preset, or a clone of its uploaded
 // sample (ElevenLabs instant cloning when configured; always an offline profile measured from
 // the sample). The identity stores the result as `IdentityVoice`; null is the default voice.
+import { and, eq, notExists } from 'drizzle-orm';
 import { t } from 'elysia';
 import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { CloudProvider } from '../config.ts';
@@ -13,6 +14,8 @@ import type { IdentityVoice, VoiceProfile } from '../identities/schema.ts';
 import { DEFAULT_VOICE, PRESET_VOICES, findPreset, type PresetVoice } from './catalogue.ts';
 import { ElevenLabsVoices, VoiceProviderError } from './elevenlabs.ts';
 import { SilentSample, measureVoiceProfile } from './profile.ts';
+import { sessions } from '../sessions/schema.ts';
+import { voiceReleases } from './schema.ts';
 
 export { DEFAULT_VOICE, PRESET_VOICES, findPreset, type PresetVoice } from './catalogue.ts';
 export { ElevenLabsVoices, VoiceProviderError } from './elevenlabs.ts';
@@ -102,7 +105,11 @@ export function sampleProfile(audio: InspectedAudio): VoiceProfile {
 export class Voices {
   readonly elevenlabs: ElevenLabsVoices | undefined;
 
-  constructor(settings: CloudProvider | undefined) {
+  constructor(
+    settings: CloudProvider | undefined,
+    /** Where running sessions are found; without it a release deletes at once (tools, tests). */
+    private readonly db?: Database,
+  ) {
     this.elevenlabs = settings && new ElevenLabsVoices(settings);
   }
 
@@ -132,8 +139,47 @@ export class Voices {
    */
   async release(voice: IdentityVoice | null | undefined): Promise<void> {
     if (!voice || voice.presetId !== null || !voice.elevenlabsVoiceId || !this.elevenlabs) return;
-    await this.elevenlabs.remove(voice.elevenlabsVoiceId).catch((error) => {
-      console.error(`deleting ElevenLabs voice ${voice.elevenlabsVoiceId} failed:`, error instanceof Error ? error.message : error);
+    const voiceId = voice.elevenlabsVoiceId;
+    if (this.db) {
+      // A running session still speaks with it: deleted once the last such session ends.
+      const [speaking] = await this.db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(and(eq(sessions.elevenlabsVoiceId, voiceId), eq(sessions.status, 'running')))
+        .limit(1);
+      if (speaking) {
+        await this.db.insert(voiceReleases).values({ elevenlabsVoiceId: voiceId }).onConflictDoNothing();
+        return;
+      }
+    }
+    await this.#remove(voiceId);
+  }
+
+  /** Deletes the voices waiting for their sessions to end, once none runs. Called after sessions end. */
+  async releaseUnused(): Promise<number> {
+    if (!this.db || !this.elevenlabs) return 0;
+    const idle = await this.db
+      .select({ voiceId: voiceReleases.elevenlabsVoiceId })
+      .from(voiceReleases)
+      .where(
+        notExists(
+          this.db
+            .select({ id: sessions.id })
+            .from(sessions)
+            .where(and(eq(sessions.elevenlabsVoiceId, voiceReleases.elevenlabsVoiceId), eq(sessions.status, 'running'))),
+        ),
+      );
+    for (const { voiceId } of idle) {
+      // The row goes first: two control planes sweeping at once delete at the provider once.
+      const [claimed] = await this.db.delete(voiceReleases).where(eq(voiceReleases.elevenlabsVoiceId, voiceId)).returning();
+      if (claimed) await this.#remove(voiceId);
+    }
+    return idle.length;
+  }
+
+  async #remove(voiceId: string): Promise<void> {
+    await this.elevenlabs?.remove(voiceId).catch((error) => {
+      console.error(`deleting ElevenLabs voice ${voiceId} failed:`, error instanceof Error ? error.message : error);
     });
   }
 }
