@@ -1,4 +1,4 @@
-// Bundles the console and the example web client in memory at start-up, so the service
+// Bundles the console and the example web client in memory (once per process), so the service
 // serves them without a build step or anything fetched from elsewhere at run time.
 import { join } from 'node:path';
 
