@@ -79,9 +79,13 @@ room.registerTextStreamHandler('lk.transcription', async (reader, sender) => {
   }
   line.classList.toggle('interim', fromVisitor && attributes['lk.transcription_final'] !== 'true');
   let text = '';
-  for await (const chunk of reader) {
-    text += chunk;
-    line.lastElementChild!.textContent = text;
+  try {
+    for await (const chunk of reader) {
+      text += chunk;
+      line.lastElementChild!.textContent = text;
+    }
+  } catch {
+    // Leaving the room cuts a stream mid-line: the line keeps what arrived.
   }
 });
 
