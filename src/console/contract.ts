@@ -1,6 +1,7 @@
 // The console's own request and response shapes (its identity and session routes reuse the
 // public API's). One schema per request type, validated at the edge.
 import { t } from 'elysia';
+import { LEDGER_KINDS } from '../credits/schema.ts';
 
 const Email = t.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254, error: 'email must be an email address' });
 
@@ -46,7 +47,7 @@ export const CreditsResponse = t.Object({
   entries: t.Array(
     t.Object({
       entry_id: t.String(),
-      kind: t.String(),
+      kind: t.UnionEnum(LEDGER_KINDS),
       /** Signed: negative for what was spent. */
       amount: t.Integer(),
       reference: t.String(),

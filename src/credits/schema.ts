@@ -1,6 +1,8 @@
 import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 
+export const LEDGER_KINDS = ['grant', 'onboarding', 'session_minute', 'session_hold', 'session_release', 'adjustment'] as const;
+
 /** Append-only: every change of a balance is one row; `reference` makes each charge idempotent. */
 export const creditLedger = pgTable(
   'credit_ledger',
@@ -11,7 +13,7 @@ export const creditLedger = pgTable(
       .references(() => accounts.id, { onDelete: 'cascade' }),
     /** Positive for grants, negative for charges. */
     amount: integer('amount').notNull(),
-    kind: text('kind', { enum: ['grant', 'onboarding', 'session_minute', 'session_hold', 'session_release', 'adjustment'] }).notNull(),
+    kind: text('kind', { enum: LEDGER_KINDS }).notNull(),
     /** What the entry is for, e.g. `identity:idn_…` or `session:room:minute:3`; unique per kind. */
     reference: text('reference').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

@@ -1,34 +1,20 @@
-// The JSON the console API answers with (src/console/contract.ts, and the /v1 twins in
-// src/*/contract.ts). Server types are imported as types only: erased from the bundle, they
-// keep the page in step with the server without pulling server code into the browser.
-import type { KeySummary } from '../../auth/api-keys.ts';
+// The JSON the console API answers with: the server's own response schemas (src/console/
+// contract.ts, and the /v1 twins in src/*/contract.ts), imported as types only. Erased from
+// the bundle, they keep the page in step with the server without pulling server code in.
+import type { Static } from '@sinclair/typebox';
 import type { LedgerKind } from '../../credits/index.ts';
+import type * as consoleContract from '../contract.ts';
+import type * as identityContract from '../../identities/contract.ts';
+import type * as sessionContract from '../../sessions/contract.ts';
+import type { VoiceItem } from '../../voices/index.ts';
 
-export interface Account {
-  account_id: string;
-  email: string;
-  balance: number;
-}
-
-export interface SignedIn {
-  account: Account;
-  csrf_token: string;
-}
-
-export interface NewApiKey {
-  key_id: string;
-  api_key: string;
-  name: string | null;
-}
-
+export type Account = Static<typeof consoleContract.ConsoleAccount>;
+export type SignedIn = Static<typeof consoleContract.SignedIn>;
+export type NewApiKey = Static<typeof consoleContract.IssuedKeyResponse>;
 /** `name` is null for keys made without one. */
-export type ApiKeySummary = KeySummary;
+export type ApiKeySummary = Static<typeof consoleContract.KeySummary>;
 export type { LedgerKind };
-
-export interface Credits {
-  balance: number;
-  entries: { entry_id: string; kind: LedgerKind; amount: number; reference: string; created_at: string }[];
-}
+export type Credits = Static<typeof consoleContract.CreditsResponse>;
 
 export const LANGUAGES = ['auto', 'en', 'es', 'pl', 'uk'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -43,76 +29,11 @@ export const LANGUAGE_NAMES: Record<Language, string> = {
 /** `failed` is not in the spec; tolerated so a future status does not break the gallery. */
 export type IdentityStatus = 'created' | 'training' | 'ready' | 'failed';
 
-export interface IdentityListItem {
-  identity_id: string;
-  name: string;
-  language: Language;
-  status: IdentityStatus;
-  image: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Identity extends IdentityListItem {
-  prompt: string;
-  audio: string | null;
-  /** A preset's id, `default`, or null when the voice was cloned from `audio`. */
-  voice_id: string | null;
-  detail: string | null;
-  pipeline_id: string;
-}
-
-export interface IdentityStatusResponse {
-  identity_id: string;
-  status: IdentityStatus;
-  updated_at: string;
-  detail: string | null;
-}
-
-export interface Voice {
-  voice_id: string;
-  name: string;
-  description: string;
-  gender: string;
-  multilingual: boolean;
-  languages: string[];
-}
-
-export type EndReason =
-  | 'ended_by_api'
-  | 'client_left'
-  | 'no_join'
-  | 'max_duration'
-  | 'insufficient_credits'
-  | 'room_closed'
-  | 'agent_unavailable';
-
-export interface Session {
-  session_id: string;
-  status: 'running' | 'ended';
-  identity_id: string | null;
-  avatar_enabled: boolean;
-  language: Language;
-  visual_awareness: boolean;
-  form_factor: 'phone' | 'desktop' | null;
-  end_reason: EndReason | null;
-  billed_minutes: number;
-  credits_charged: number;
-  created_at: string;
-  joined_at: string | null;
-  streaming_started_at: string | null;
-  ended_at: string | null;
-}
-
-export interface Transcript {
-  session_id: string;
-  /** The spec says `agent`; the console contract note says `assistant`: both mean the identity. */
-  turns: { role: 'user' | 'agent' | 'assistant'; text: string; language: string | null; interrupted?: boolean; started_at: string; ended_at: string | null }[];
-}
-
-export interface SessionStart {
-  room_name: string;
-  token: string;
-  rtc_url: string;
-  visual_awareness: boolean;
-}
+export type IdentityListItem = Static<typeof identityContract.IdentityListItem>;
+export type Identity = Static<typeof identityContract.IdentityResponse>;
+export type IdentityStatusResponse = Static<typeof identityContract.IdentityStatusResponse>;
+export type Voice = Static<typeof VoiceItem>;
+export type Session = Static<typeof sessionContract.SessionResponse>;
+export type EndReason = NonNullable<Session['end_reason']>;
+export type Transcript = Static<typeof sessionContract.TranscriptResponse>;
+export type SessionStart = Static<typeof sessionContract.StartSessionResponse>;
