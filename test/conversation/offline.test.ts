@@ -14,7 +14,8 @@ import { eventually, joinAsVisitor, type StartedSession } from '../support/visit
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
-const QUESTION = 'What is the weather like in Paris today?';
+// No proper noun: through Opus on a loaded machine tiny.en hears "Paris" as "pairs" or "pair us".
+const QUESTION = 'What time does the museum open today?';
 const PROVIDER_KEYS = ['DEEPGRAM_API_KEY', 'DEEPGRAM_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL'];
 
 describe('the voice agent on the offline models', () => {
@@ -83,11 +84,11 @@ describe('the voice agent on the offline models', () => {
       }, 30_000, 'the transcript');
       console.log(`offline transcript: ${JSON.stringify(transcript.turns)}`);
       // Whisper really heard the question: most of its words, through Opus and a resampler,
-      // and the place.
+      // and what it is about.
       const heard = new Set(transcript.turns.find((t) => t.role === 'user')!.text.toLowerCase().match(/\p{L}+/gu) ?? []);
-      const asked = ['what', 'is', 'the', 'weather', 'like', 'in', 'paris', 'today'];
-      expect(asked.filter((word) => heard.has(word)).length).toBeGreaterThanOrEqual(6);
-      expect(heard.has('paris')).toBe(true);
+      const asked = ['what', 'time', 'does', 'the', 'museum', 'open', 'today'];
+      expect(asked.filter((word) => heard.has(word)).length).toBeGreaterThanOrEqual(5);
+      expect(heard.has('museum')).toBe(true);
       // SmolLM2 really answered: a greeting and a reply, neither empty, not the same text.
       const said = transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text);
       expect(said.every((text) => text.split(/\s+/).length >= 2)).toBe(true);
