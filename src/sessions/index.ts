@@ -45,7 +45,10 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
         try {
           return endResponse(await lifecycle.end(session.id, 'ended_by_api'));
         } catch (error) {
-          if (error instanceof RoomClosureUnconfirmed) throw new ApiError(502, 'Room closure could not be confirmed; retry shortly');
+          if (error instanceof RoomClosureUnconfirmed) {
+            console.warn(`[likeness] ending session ${session.id}: ${error.message}`);
+            throw new ApiError(502, 'Room closure could not be confirmed; retry shortly');
+          }
           throw error;
         }
       },

@@ -48,7 +48,9 @@ export class SessionLifecycle {
       try {
         await this.deps.livekit.rooms.deleteRoom(sessionId);
       } catch (error) {
-        if (!isNotFound(error)) throw new RoomClosureUnconfirmed(`room ${sessionId} could not be closed: ${(error as Error).message}`);
+        if (!isNotFound(error) && !(await this.#closedMeanwhile(sessionId))) {
+          throw new RoomClosureUnconfirmed(`room ${sessionId} could not be closed: ${(error as Error).message}`);
+        }
       }
     }
     const row = await this.deps.db.transaction(async (tx) => {
@@ -64,6 +66,19 @@ export class SessionLifecycle {
     // After the commit, and not awaited: an ending never waits on a voice provider.
     void this.deps.afterEnd?.().catch((error) => console.error('after a session ended:', error));
     return row;
+  }
+
+  /**
+   * After a refused room deletion: true when the room is gone anyway, as when the visitor's
+   * leaving closed it (and ended the session) while this ending was under way.
+   */
+  async #closedMeanwhile(sessionId: string): Promise<boolean> {
+    if ((await this.find(sessionId))?.status === 'ended') return true;
+    try {
+      return (await this.deps.livekit.rooms.listRooms([sessionId])).length === 0;
+    } catch {
+      return false;
+    }
   }
 
   /** Credits ran out: tell the room, then end the session with that reason (spec §6). */

@@ -50,6 +50,20 @@ describe('session lifecycle with the agent', () => {
   const read = async (account: TestAccount, id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
   const roomExists = async (name: string) => (await service.services.livekit.rooms.listRooms([name])).length > 0;
 
+  test('ending a session the moment its visitor leaves answers 200, whichever closes the room first', async () => {
+    const { account, identity } = await setup(1000);
+    for (let i = 0; i < 3; i++) {
+      const session = await start(account, { identity_id: identity.identity_id });
+      const visitor = await joinAsVisitor(session);
+      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 20_000, 'the avatar video');
+      // As the console's End button does: leave, then end.
+      await visitor.leave();
+      const ended = await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      expect({ attempt: i, status: ended.status, body: await ended.text() }).toMatchObject({ attempt: i, status: 200 });
+      expect(['ended_by_api', 'client_left']).toContain((await read(account, session.room_name)).end_reason!);
+    }
+  }, 120_000);
+
   test('a visitor joins and sees the agent; end disconnects everyone and closes the room; ending again is 200', async () => {
     const { account, identity } = await setup(1000);
     const session = await start(account, { identity_id: identity.identity_id });
