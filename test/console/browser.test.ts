@@ -1,8 +1,10 @@
 // The console and the example client in real headless Chromium, against a real LiveKit server
 // and agent (wire fakes for the cloud providers): Chromium's fake microphone speaks a phrase,
-// its fake camera shows a test pattern. Screenshots of each page go to docs/console/.
+// its fake camera shows a test pattern. Screenshots of each page: `UPDATE_SCREENSHOTS=1 npm test
+// -- test/console/browser.test.ts` writes them to docs/console/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../support/browser.ts';
@@ -11,7 +13,11 @@ import { startTestService, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
-const SCREENSHOTS = join(import.meta.dir, '../../docs/console');
+/**
+ * docs/console when UPDATE_SCREENSHOTS=1 (then commit them); otherwise a temporary folder, so a
+ * test run leaves the checkout clean but still takes every screenshot.
+ */
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(import.meta.dir, '../../docs/console') : join(tmpdir(), `likeness-screenshots-${process.pid}`);
 const API_KEY = /lk_[0-9A-Za-z]{43}/;
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
@@ -96,6 +102,7 @@ describe('console in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await service?.stop();
+    if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(SCREENSHOTS, { recursive: true, force: true });
   });
 
   test('sign up: the API key is shown once, then gone from the page', async () => {
