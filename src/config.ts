@@ -140,6 +140,8 @@ export interface ConsoleSettings {
   /** Failed sign-ins allowed per email, and per client address (×4), within the window. */
   signInFailuresAllowed: number;
   signInWindowSeconds: number;
+  /** New console accounts per client address per hour (each gets the starter credits). */
+  signUpsPerHour: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -258,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
       sessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 24 * 7, 1),
       signInFailuresAllowed: integer(env, 'CONSOLE_SIGNIN_FAILURES', 5, 1),
       signInWindowSeconds: integer(env, 'CONSOLE_SIGNIN_WINDOW_SECONDS', 15 * 60, 1),
+      signUpsPerHour: integer(env, 'CONSOLE_SIGNUPS_PER_HOUR', 5, 1),
     },
     providers: loadProviders(env),
     agent: loadAgentSettings(env),

@@ -28,7 +28,7 @@ import {
 } from './contract.ts';
 import { frontEndRoutes } from './pages.ts';
 import { consoleLogins } from './schema.ts';
-import { SignInThrottle } from './sign-in-throttle.ts';
+import { AttemptLimiter } from './attempt-limiter.ts';
 
 export interface ConsoleDeps {
   db: Database;
@@ -41,7 +41,15 @@ const UNKNOWN_ACCOUNT_HASH = await Bun.password.hash('no account has this passwo
 
 export function consoleRoutes(deps: ConsoleDeps) {
   const { db, ledger, settings } = deps;
-  const throttle = new SignInThrottle({ failuresAllowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
+  // Failed sign-ins per email, and per address four times as many (one office, several people).
+  const failedSignIns = new AttemptLimiter({ allowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
+  const failedSignInsByAddress = new AttemptLimiter({ allowed: settings.signInFailuresAllowed * 4, windowSeconds: settings.signInWindowSeconds });
+  // Every account starts with credits: new accounts per address are limited too.
+  const signUps = new AttemptLimiter({ allowed: settings.signUpsPerHour, windowSeconds: 3600 });
+  const tooMany = (set: { headers: Record<string, string | number> }, wait: number, what: string) => {
+    set.headers['retry-after'] = String(wait);
+    return new ApiError(429, `${what}: try again in ${wait} s`);
+  };
   const accountView = async (accountId: string) => {
     const [row] = await db.select().from(accounts).where(eq(accounts.id, accountId));
     if (!row) throw new ApiError(401, 'Not signed in to the console');
@@ -60,8 +68,11 @@ export function consoleRoutes(deps: ConsoleDeps) {
   const accountRoutes = new Elysia({ prefix: CONSOLE_API.prefix, detail: { hide: true } })
     .post(
       '/sign-up',
-      async ({ body, request, set }) => {
+      async ({ body, request, set, server }) => {
         noStore(set);
+        const address = server?.requestIP(request)?.address ?? 'unknown';
+        const wait = signUps.retryAfterSeconds(address);
+        if (wait > 0) throw tooMany(set, wait, 'Too many new accounts from this address');
         const passwordHash = await Bun.password.hash(body.password, { algorithm: 'argon2id' });
         let created;
         try {
@@ -72,10 +83,11 @@ export function consoleRoutes(deps: ConsoleDeps) {
           if (error instanceof AccountExists) throw new ApiError(409, 'An account with this email already exists: sign in instead');
           throw error;
         }
+        signUps.record(address);
         set.status = 201;
         return { ...(await signedInAs(request, set, created.account_id)), api_key: { key_id: created.key_id, api_key: created.api_key, name: 'console' } };
       },
-      { body: SignUpBody, parse: 'json', response: { 201: SignedUp, 409: ErrorResponse, 422: ValidationErrorResponse } },
+      { body: SignUpBody, parse: 'json', response: { 201: SignedUp, 409: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },
     )
     .post(
       '/sign-in',
@@ -83,11 +95,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
         noStore(set);
         const email = normalisedEmail(body.email);
         const address = server?.requestIP(request)?.address ?? 'unknown';
-        const wait = throttle.retryAfterSeconds(email, address);
-        if (wait > 0) {
-          set.headers['retry-after'] = String(wait);
-          throw new ApiError(429, `Too many failed sign-ins: try again in ${wait} s`);
-        }
+        const wait = Math.max(failedSignIns.retryAfterSeconds(email), failedSignInsByAddress.retryAfterSeconds(address));
+        if (wait > 0) throw tooMany(set, wait, 'Too many failed sign-ins');
         const [login] = await db
           .select({ accountId: consoleLogins.accountId, passwordHash: consoleLogins.passwordHash })
           .from(consoleLogins)
@@ -95,10 +104,12 @@ export function consoleRoutes(deps: ConsoleDeps) {
           .where(eq(accounts.email, email));
         const matches = await Bun.password.verify(body.password, login?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
         if (!login || !matches) {
-          throttle.failed(email, address);
+          failedSignIns.record(email);
+          failedSignInsByAddress.record(address);
           throw new ApiError(401, 'Wrong email or password');
         }
-        throttle.succeeded(email);
+        // A correct password clears the email's failures (not the address's).
+        failedSignIns.clear(email);
         return signedInAs(request, set, login.accountId);
       },
       { body: SignInBody, parse: 'json', response: { 200: SignedIn, 401: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },

@@ -2,6 +2,7 @@
 // the sign-in throttle, keys and credits, and the public API's routes behind the cookie.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
+import { AttemptLimiter } from '../../src/console/attempt-limiter.ts';
 import { consoleLogins, consoleSessions } from '../../src/console/schema.ts';
 import { identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestService } from '../support/service.ts';
@@ -14,7 +15,7 @@ describe.each(ENGINES)('console API on %s', (engine) => {
   let service: TestService;
   beforeAll(async () => {
     service = await startTestService(engine, {
-      env: { CONSOLE_STARTER_CREDITS: String(STARTER_CREDITS), CONSOLE_SIGNIN_FAILURES: String(FAILURES_ALLOWED), CREDITS_ONBOARDING: '50' },
+      env: { CONSOLE_STARTER_CREDITS: String(STARTER_CREDITS), CONSOLE_SIGNIN_FAILURES: String(FAILURES_ALLOWED), CONSOLE_SIGNUPS_PER_HOUR: '1000', CREDITS_ONBOARDING: '50' },
     });
   });
   afterAll(() => service.stop());
@@ -222,5 +223,42 @@ describe.each(ENGINES)('console API on %s', (engine) => {
     const document = (await (await service.call('GET', '/openapi.json')).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(document.paths).some((path) => path.startsWith('/console'))).toBe(false);
     expect(Object.keys(document.paths)).toContain('/v1/identities');
+  });
+});
+
+describe('sign-up limit per address', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('pglite', { env: { CONSOLE_SIGNUPS_PER_HOUR: '2' } });
+  });
+  afterAll(() => service.stop());
+
+  test('past the hourly limit a new account answers 429 with Retry-After and nothing is created', async () => {
+    await new ConsoleClient(service).signUp(uniqueEmail());
+    await new ConsoleClient(service).signUp(uniqueEmail());
+    const before = { accounts: await service.count('accounts'), ledger: await service.count('credit_ledger') };
+    const third = await new ConsoleClient(service).call('POST', '/console/api/sign-up', { json: { email: uniqueEmail(), password: 'long enough password' } });
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(3000);
+    expect(await third.json()).toEqual({ detail: expect.stringContaining('Too many new accounts') });
+    expect({ accounts: await service.count('accounts'), ledger: await service.count('credit_ledger') }).toEqual(before);
+  });
+});
+
+describe('AttemptLimiter', () => {
+  test('counts attempts over a sliding window; a cleared key starts again', () => {
+    let now = 1_000_000;
+    const limiter = new AttemptLimiter({ allowed: 2, windowSeconds: 60, now: () => now });
+    limiter.record('a');
+    now += 10_000;
+    limiter.record('a');
+    expect(limiter.retryAfterSeconds('a')).toBe(50); // the first attempt leaves the window in 50 s
+    expect(limiter.retryAfterSeconds('b')).toBe(0);
+    now += 50_001;
+    expect(limiter.retryAfterSeconds('a')).toBe(0);
+    limiter.record('a');
+    expect(limiter.retryAfterSeconds('a')).toBeGreaterThan(0);
+    limiter.clear('a');
+    expect(limiter.retryAfterSeconds('a')).toBe(0);
   });
 });
