@@ -131,10 +131,15 @@ describe('console in Chromium', () => {
     await page.fill('#identity-name', 'Ada');
     await page.fill('#identity-prompt', 'You are Ada, a friendly guide to Paris.');
     await page.selectOption('#identity-language', 'en');
+    // The preset voices come from the service's catalogue.
+    await page.selectOption('#identity-voice', 'adam');
     await page.setInputFiles('#identity-image', ASTRONAUT);
     await page.click('#create-identity');
     await page.waitForSelector('li[data-testid=identity-card][data-status=ready]', { timeout: 30_000 });
     expect(await page.locator('li[data-testid=identity-card]').count()).toBe(1);
+    const [created] = (await (await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { identity_id: string }[];
+    const identity = (await (await fetch(`${service.url}/v1/identities/${created!.identity_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as Record<string, unknown>;
+    expect(identity).toMatchObject({ name: 'Ada', language: 'en', voice_id: 'adam', prompt: 'You are Ada, a friendly guide to Paris.' });
     await screenshot(page, 'identities');
   });
 
