@@ -36,8 +36,12 @@ export interface ConsoleDeps {
   settings: ConsoleSettings;
 }
 
-/** Verifying a password for an unknown email still costs a hash, so timing tells nothing. */
-const UNKNOWN_ACCOUNT_HASH = await Bun.password.hash('no account has this password', { algorithm: 'argon2id' });
+/**
+ * Verifying a password for an unknown email still costs a hash, so timing tells nothing.
+ * Made on the first sign-in, not when the module loads (every process start would pay it).
+ */
+let unknownAccountHash: Promise<string> | undefined;
+const hashForUnknownAccount = () => (unknownAccountHash ??= Bun.password.hash('no account has this password', { algorithm: 'argon2id' }));
 
 export function consoleRoutes(deps: ConsoleDeps) {
   const { db, ledger, settings } = deps;
@@ -102,7 +106,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
           .from(consoleLogins)
           .innerJoin(accounts, eq(accounts.id, consoleLogins.accountId))
           .where(eq(accounts.email, email));
-        const matches = await Bun.password.verify(body.password, login?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
+        const matches = await Bun.password.verify(body.password, login?.passwordHash ?? (await hashForUnknownAccount()));
         if (!login || !matches) {
           failedSignIns.record(email);
           failedSignInsByAddress.record(address);
