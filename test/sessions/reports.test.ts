@@ -12,7 +12,12 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
   let account: TestAccount;
   let identity: IdentityBody;
   beforeAll(async () => {
-    service = await startTestService(engine, { livekit: 'local', env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10' } });
+    // The background sweeper is slowed down so that only the test's own sweep() calls end sessions: a
+    // background sweep landing inside a test would end its session first and make that call count 0.
+    service = await startTestService(engine, {
+      livekit: 'local',
+      env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
+    });
     account = await service.account({ credits: 100 });
     identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
   });
