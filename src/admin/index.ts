@@ -40,5 +40,8 @@ export function adminRoutes(operations: Operations, adminToken: string) {
     .post('/credits/grant', ({ body }) => run(() => operations.grantCredits(body)), {
       body: t.Object({ account_id: t.String(), amount: t.Integer() }),
     })
-    .get('/credits/balance', ({ query }) => run(() => operations.balance(query)), { query: AccountRef });
+    .get('/credits/balance', ({ query }) => run(() => operations.balance(query)), { query: AccountRef })
+    .post('/console-password', ({ body }) => run(() => operations.setConsolePassword(body)), {
+      body: t.Object({ account_id: t.String(), password: t.String() }),
+    });
 }

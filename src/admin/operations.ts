@@ -4,6 +4,7 @@ import { accountExists, createAccount } from '../accounts/index.ts';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.ts';
 import { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, setConsolePassword } from '../console/passwords.ts';
 
 export class OperatorError extends Error {
   constructor(
@@ -21,6 +22,7 @@ export interface Operations {
   revokeKey(input: { account_id: string; key_id: string }): Promise<{ key_id: string; revoked: true }>;
   grantCredits(input: { account_id: string; amount: number }): Promise<{ account_id: string; balance: number }>;
   balance(input: { account_id: string }): Promise<{ account_id: string; balance: number }>;
+  setConsolePassword(input: { account_id: string; password: string }): Promise<{ account_id: string; console_sessions_ended: number }>;
 }
 
 export function databaseOperations(db: Database): Operations {
@@ -61,6 +63,13 @@ export function databaseOperations(db: Database): Operations {
     async balance({ account_id }) {
       await mustExist(account_id);
       return { account_id, balance: (await ledger.balance(account_id)) ?? 0 };
+    },
+    async setConsolePassword({ account_id, password }) {
+      if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+        throw new OperatorError(400, `the password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters long`);
+      }
+      await mustExist(account_id);
+      return { account_id, console_sessions_ended: await setConsolePassword(db, account_id, password) };
     },
   };
 }

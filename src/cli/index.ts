@@ -11,6 +11,7 @@ import { adminTokenFor, runningService } from './service-record.ts';
 const USAGE = `usage:
   likeness serve [--role api|agent|all]
   likeness accounts create --email E [--credits N]
+  likeness accounts set-password --account A   (the console password, read from standard input)
   likeness keys create --account A [--name N]
   likeness keys list --account A
   likeness keys revoke --account A --key K
@@ -42,6 +43,7 @@ function httpOperations(url: string, token: string): Operations {
     revokeKey: (input) => call('POST', '/keys/revoke', input),
     grantCredits: (input) => call('POST', '/credits/grant', input),
     balance: (input) => call('GET', `/credits/balance${q(input)}`),
+    setConsolePassword: (input) => call('POST', '/console-password', input),
   };
 }
 
@@ -62,6 +64,12 @@ function required(values: Record<string, unknown>, name: string): string {
   const value = values[name];
   if (typeof value !== 'string' || !value) throw new UsageError(`--${name} is required`);
   return value;
+}
+
+/** A password comes on standard input, never in argv (shell history, `ps`). One line; its newline is not part of it. */
+async function passwordFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new UsageError('pipe the password on standard input, e.g. `read -rs P; printf %s "$P" | likeness …`');
+  return (await Bun.stdin.text()).replace(/\r?\n$/, '');
 }
 
 function whole(value: string, name: string): number {
@@ -131,6 +139,8 @@ export async function main(argv: string[]): Promise<number> {
     return -1; // keep running
   }
   const command = `${group} ${verb ?? ''}`.trim();
+  // Read before the database opens: a usage error should not wait for it.
+  const password = command === 'accounts set-password' ? await passwordFromStdin() : '';
   const result = await withOperations<unknown>(config, (ops) => {
     switch (command) {
       case 'accounts create':
@@ -138,6 +148,8 @@ export async function main(argv: string[]): Promise<number> {
           email: required(values, 'email'),
           credits: values.credits === undefined ? undefined : whole(values.credits, 'credits'),
         });
+      case 'accounts set-password':
+        return ops.setConsolePassword({ account_id: required(values, 'account'), password });
       case 'keys create':
         return ops.createKey({ account_id: required(values, 'account'), name: values.name });
       case 'keys list':

@@ -2,17 +2,18 @@
 // public API's). One schema per request type, validated at the edge.
 import { t } from 'elysia';
 import { LEDGER_KINDS } from '../credits/schema.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts';
 
 const Email = t.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254, error: 'email must be an email address' });
 
 export const SignUpBody = t.Object({
   email: Email,
-  password: t.String({ minLength: 10, maxLength: 256 }),
+  password: t.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH }),
 });
 
 export const SignInBody = t.Object({
   email: t.String({ minLength: 1, maxLength: 254 }),
-  password: t.String({ minLength: 1, maxLength: 256 }),
+  password: t.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
 });
 
 export const ConsoleAccount = t.Object({ account_id: t.String(), email: t.String(), balance: t.Integer() });

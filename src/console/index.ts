@@ -27,6 +27,7 @@ import {
   SignUpBody,
 } from './contract.ts';
 import { frontEndRoutes } from './pages.ts';
+import { hashPassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
 import { AttemptLimiter } from './attempt-limiter.ts';
 
@@ -41,7 +42,7 @@ export interface ConsoleDeps {
  * Made on the first sign-in, not when the module loads (every process start would pay it).
  */
 let unknownAccountHash: Promise<string> | undefined;
-const hashForUnknownAccount = () => (unknownAccountHash ??= Bun.password.hash('no account has this password', { algorithm: 'argon2id' }));
+const hashForUnknownAccount = () => (unknownAccountHash ??= hashPassword('no account has this password'));
 
 export function consoleRoutes(deps: ConsoleDeps) {
   const { db, ledger, settings } = deps;
@@ -77,7 +78,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         const address = server?.requestIP(request)?.address ?? 'unknown';
         const wait = signUps.retryAfterSeconds(address);
         if (wait > 0) throw tooMany(set, wait, 'Too many new accounts from this address');
-        const passwordHash = await Bun.password.hash(body.password, { algorithm: 'argon2id' });
+        const passwordHash = await hashPassword(body.password);
         let created;
         try {
           created = await createAccount(db, { email: body.email, credits: settings.starterCredits, keyName: 'console' }, async (tx, accountId) => {

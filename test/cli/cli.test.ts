@@ -10,16 +10,22 @@ import { readUntil, tempDir } from '../support/processes.ts';
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 
 async function likeness(env: Record<string, string>, ...args: string[]) {
-  const child = Bun.spawn(['bun', CLI, ...args], { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
+  return likenessWithInput(env, undefined, ...args);
+}
+
+async function likenessWithInput(env: Record<string, string>, input: string | undefined, ...args: string[]) {
+  const stdin = input === undefined ? 'ignore' : new Blob([input]);
+  const child = Bun.spawn(['bun', CLI, ...args], { env: { ...process.env, ...env }, stdin, stdout: 'pipe', stderr: 'pipe' });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   return { code, stdout, stderr, json: () => JSON.parse(stdout.trim()) };
 }
 
 async function exercise(env: Record<string, string>, baseUrl?: string) {
-  const created = await likeness(env, 'accounts', 'create', '--email', `ops-${Date.now()}@example.com`, '--credits', '75');
+  const email = `ops-${Date.now()}@example.com`;
+  const created = await likeness(env, 'accounts', 'create', '--email', email, '--credits', '75');
   expect(created.code).toBe(0);
   expect(created.stdout.trim().split('\n')).toHaveLength(1);
-  const account = created.json() as { account_id: string; api_key: string };
+  const account = { ...(created.json() as { account_id: string; api_key: string }), email };
   expect(account.account_id).toMatch(/^acc_/);
   expect(account.api_key).toMatch(/^lk_[0-9A-Za-z]{43}$/);
 
@@ -51,10 +57,34 @@ async function exercise(env: Record<string, string>, baseUrl?: string) {
   const usage = await likeness(env, 'credits', 'grant', '--account', account.account_id);
   expect(usage.code).toBe(2);
   expect(usage.stderr).toContain('--amount');
+  await consolePassword(env, account, baseUrl);
   const duplicate = await likeness(env, 'accounts', 'create', '--email', 'dup@example.com');
   const duplicateAgain = await likeness(env, 'accounts', 'create', '--email', 'dup@example.com');
   expect(duplicate.code).toBe(0);
   expect(duplicateAgain.code).toBe(1);
+}
+
+/** An account made here gets a console password from standard input; a new one signs every browser out. */
+async function consolePassword(env: Record<string, string>, account: { account_id: string; email: string }, baseUrl?: string) {
+  const set = (password: string | undefined, id = account.account_id) => likenessWithInput(env, password, 'accounts', 'set-password', '--account', id);
+  const short = await set('too short\n');
+  expect(short.code).toBe(1);
+  expect(short.stderr).toContain('10 to 256 characters');
+  expect((await set('a long enough password', 'acc_nobody')).stderr).toContain('acc_nobody');
+  expect((await set('a long enough password\n')).json()).toEqual({ account_id: account.account_id, console_sessions_ended: 0 });
+  if (!baseUrl) return;
+  const signIn = (password: string) =>
+    fetch(`${baseUrl}/console/api/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: account.email, password }) });
+  // The trailing newline from the pipe is not part of the password.
+  const signedIn = await signIn('a long enough password');
+  expect(signedIn.status).toBe(200);
+  const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+  expect((await fetch(`${baseUrl}/console/api/me`, { headers: { cookie } })).status).toBe(200);
+  // A reset: the old password stops working and the open browser session ends.
+  expect((await set('another long password')).json()).toEqual({ account_id: account.account_id, console_sessions_ended: 1 });
+  expect((await fetch(`${baseUrl}/console/api/me`, { headers: { cookie } })).status).toBe(401);
+  expect((await signIn('a long enough password')).status).toBe(401);
+  expect((await signIn('another long password')).status).toBe(200);
 }
 
 describe('likeness CLI', () => {
