@@ -245,6 +245,35 @@ describe('sign-up limit per address', () => {
   });
 });
 
+describe('console pages', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('pglite');
+  });
+  afterAll(() => service.stop());
+
+  test('scripts and styles go gzipped to browsers that accept it, as they are to those that do not', async () => {
+    const get = (path: string, encoding: string) =>
+      fetch(`${service.url}${path}`, { headers: { 'accept-encoding': encoding }, decompress: false } as RequestInit);
+    for (const path of ['/console/assets/app.js', '/console/assets/app.css', '/examples/web-client/main.js']) {
+      const plain = await get(path, 'identity');
+      const zipped = await get(path, 'gzip, deflate, br');
+      const refused = await get(path, 'gzip;q=0, br');
+      expect([plain.status, zipped.status, refused.status]).toEqual([200, 200, 200]);
+      expect(plain.headers.get('content-encoding')).toBeNull();
+      expect(refused.headers.get('content-encoding')).toBeNull();
+      expect(zipped.headers.get('content-encoding')).toBe('gzip');
+      expect(zipped.headers.get('vary')).toBe('accept-encoding');
+      const original = new Uint8Array(await plain.arrayBuffer());
+      const compressed = new Uint8Array(await zipped.arrayBuffer());
+      expect(Bun.gunzipSync(compressed)).toEqual(original);
+      expect(compressed.byteLength).toBeLessThan(original.byteLength / 2);
+    }
+    // The page itself is small and revalidated: sent as it is.
+    expect((await get('/console', 'gzip')).headers.get('content-encoding')).toBeNull();
+  });
+});
+
 describe('AttemptLimiter', () => {
   test('counts attempts over a sliding window; a cleared key starts again', () => {
     let now = 1_000_000;

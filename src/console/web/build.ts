@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 
 export interface FrontEndAsset {
-  body: Uint8Array | string;
+  body: string;
   type: string;
 }
 
