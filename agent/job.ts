@@ -35,16 +35,33 @@ interface ProcessData {
   offline?: OfflineModels;
 }
 
+/**
+ * agents 1.9 listens for the worker's shutdown request only once prewarm is over: one sent
+ * while this process was still loading was lost, and the worker waited its whole shutdown
+ * timeout (15 s) before killing it; every stop of the service paid that. With no job yet there
+ * is nothing to finish: exit at once. Listening from import on, a request that comes right
+ * behind the initialize request is caught too.
+ */
+const exitOnEarlyShutdown = (message: unknown) => {
+  if ((message as { case?: unknown } | null)?.case === 'shutdownRequest') process.exit(0);
+};
+if (process.send) process.on('message', exitOnEarlyShutdown);
+
 export default defineAgent({
   prewarm: async (proc: JobProcess) => {
-    // Loading the voice-activity model blocks the event loop for a moment: not in a session.
-    (proc.userData as ProcessData).vad = new inference.VAD();
-    const providers = loadProviders(process.env);
-    // Loading the offline models takes seconds: do it while the process waits for a job.
-    if (!needsOfflineModels(providers)) return;
-    // Imported only here: a deployment with every cloud key never loads the model runtimes.
-    const { loadOfflineModels } = await import('./providers/offline/index.ts');
-    (proc.userData as ProcessData).offline = await loadOfflineModels({ modelsDir: providers.modelsDir });
+    try {
+      // Loading the voice-activity model blocks the event loop for a moment: not in a session.
+      (proc.userData as ProcessData).vad = new inference.VAD();
+      const providers = loadProviders(process.env);
+      // Loading the offline models takes seconds: do it while the process waits for a job.
+      if (!needsOfflineModels(providers)) return;
+      // Imported only here: a deployment with every cloud key never loads the model runtimes.
+      const { loadOfflineModels } = await import('./providers/offline/index.ts');
+      (proc.userData as ProcessData).offline = await loadOfflineModels({ modelsDir: providers.modelsDir });
+    } finally {
+      // From here agents' own handler takes the shutdown request (it is added right after prewarm).
+      process.off('message', exitOnEarlyShutdown);
+    }
   },
   entry: async (ctx: JobContext) => {
     const parsed = parseJobMetadata(ctx.job.metadata);
