@@ -126,10 +126,22 @@ export interface Config {
    */
   recoveryGraceSeconds: number;
   livekit: LivekitSettings;
+  pipelines: PipelineSettings;
   sessions: SessionSettings;
   console: ConsoleSettings;
   providers: ProviderSettings;
   agent: AgentSettings;
+}
+
+/** The control plane's half of the avatar pipelines (training); the agent's half is AgentSettings.pipelineModules. */
+export interface PipelineSettings {
+  /**
+   * Extra pipelines: module paths, comma-separated, each default-exporting a `Pipeline`
+   * (src/pipelines) or a list of them. A module that cannot be loaded stops the start.
+   */
+  modules: string[];
+  /** The pipeline an identity created without `pipeline_id` gets. */
+  defaultId: string;
 }
 
 export interface ConsoleSettings {
@@ -154,6 +166,14 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
     throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
   }
   return value;
+}
+
+/** A comma-separated list; blanks dropped. */
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {
@@ -202,10 +222,7 @@ export const AGENT_JOBS_PER_CORE = 1.5;
 export function loadAgentSettings(env: Env = process.env): AgentSettings {
   return {
     maxJobs: integer(env, 'AGENT_MAX_JOBS', Math.max(1, Math.floor(AGENT_JOBS_PER_CORE * availableParallelism())), 1),
-    pipelineModules: (env.AGENT_PIPELINE_MODULES ?? '')
-      .split(',')
-      .map((path) => path.trim())
-      .filter(Boolean),
+    pipelineModules: list(env.AGENT_PIPELINE_MODULES),
   };
 }
 
@@ -245,6 +262,10 @@ export function loadConfig(env: Env = process.env): Config {
       apiSecret: env.LIVEKIT_API_SECRET || undefined,
       publicUrl: env.LIVEKIT_PUBLIC_URL || undefined,
       agentName: env.AGENT_NAME || 'likeness-agent',
+    },
+    pipelines: {
+      modules: list(env.PIPELINE_MODULES),
+      defaultId: env.PIPELINE_DEFAULT || 'builtin',
     },
     sessions: {
       joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),

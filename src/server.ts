@@ -26,7 +26,7 @@ import { defaultMediaLimits, type MediaLimits } from './identities/media/index.t
 import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
 import { apiDocs } from './openapi/index.ts';
-import { defaultPipelines, type PipelineRegistry } from './pipelines/index.ts';
+import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
 import { pipelineRoutes } from './pipelines/routes.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
 import packageJson from '../package.json' with { type: 'json' };
@@ -78,10 +78,15 @@ async function openLivekit(config: Config): Promise<{ connection: LivekitConnect
 }
 
 export async function openServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  // First: a pipeline module that does not load stops the start before anything is opened
+  // (a database handed in belongs to the service from here, so it is closed).
+  const pipelines = overrides.pipelines ?? (await loadPipelines(config.pipelines).catch(async (error: unknown) => {
+    await overrides.database?.close();
+    throw error;
+  }));
   const database =
     overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDirFor(config.dataDir) }));
   const store = overrides.store ?? createAssetStore(config);
-  const pipelines = overrides.pipelines ?? defaultPipelines();
   const mediaLimits = overrides.mediaLimits ?? defaultMediaLimits;
   const db = database.db;
   const { connection: livekit, local: localLivekit } = overrides.livekit ? { connection: overrides.livekit } : await openLivekit(config);

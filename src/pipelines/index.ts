@@ -1,8 +1,10 @@
 // A pipeline decides how an identity is trained and which renderer serves it, for the
 // identity's whole life (spec §2.1). New renderers slot in here under a new id, and in the
 // agent's registry (agent/renderers/index.ts) under the same id.
+import { resolve } from 'node:path';
 import { AVATAR_FPS, AVATAR_FRAME_SIZES, type FrameSize } from '../../agent/renderers/renderer.ts';
 import type { AssetStore } from '../assets/index.ts';
+import type { PipelineSettings } from '../config.ts';
 import type { StoredImage } from '../identities/schema.ts';
 import type { InspectedAudio, InspectedImage } from '../identities/media/index.ts';
 import { builtinPipeline } from './builtin/index.ts';
@@ -71,6 +73,40 @@ export class PipelineRegistry {
   }
 }
 
-export function defaultPipelines(): PipelineRegistry {
-  return new PipelineRegistry([builtinPipeline], builtinPipeline.id);
+/** Pipeline ids are stored on identities and named in URLs' JSON: short, plain. */
+const PIPELINE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/**
+ * The built-in pipeline and those of PIPELINE_MODULES, with PIPELINE_DEFAULT as the default.
+ * Unlike the agent's modules (a failure there costs one pipeline's sessions their avatar), a
+ * module that does not load here stops the start: identities could be neither created nor
+ * retrained on its pipeline, and the operator should hear of it at once.
+ */
+export async function loadPipelines(settings: PipelineSettings): Promise<PipelineRegistry> {
+  const pipelines: Pipeline[] = [builtinPipeline];
+  for (const path of settings.modules) {
+    let loaded: unknown;
+    try {
+      // Relative paths are the operator's, from the working directory; others are files or packages.
+      loaded = ((await import(path.startsWith('.') ? resolve(path) : path)) as { default?: unknown }).default;
+    } catch (error) {
+      throw new Error(`PIPELINE_MODULES: ${path} could not be loaded: ${String(error)}`);
+    }
+    const exported = Array.isArray(loaded) ? loaded : loaded === undefined ? [] : [loaded];
+    if (exported.length === 0) throw new Error(`PIPELINE_MODULES: ${path} has no default export of pipelines`);
+    for (const candidate of exported) {
+      const pipeline = candidate as Partial<Pipeline> | null;
+      if (!pipeline || typeof pipeline.id !== 'string' || !PIPELINE_ID.test(pipeline.id) || typeof pipeline.description !== 'string' || typeof pipeline.train !== 'function') {
+        throw new Error(`PIPELINE_MODULES: ${path} exports something that is not a pipeline (an id of a-z, 0-9, _ and -, a description and train() are needed)`);
+      }
+      // A module may replace the built-in pipeline's training under its id.
+      const at = pipelines.findIndex((p) => p.id === pipeline.id);
+      if (at >= 0) pipelines[at] = pipeline as Pipeline;
+      else pipelines.push(pipeline as Pipeline);
+    }
+  }
+  if (!pipelines.some((p) => p.id === settings.defaultId)) {
+    throw new Error(`PIPELINE_DEFAULT: no pipeline "${settings.defaultId}" (there are: ${pipelines.map((p) => p.id).join(', ')})`);
+  }
+  return new PipelineRegistry(pipelines, settings.defaultId);
 }

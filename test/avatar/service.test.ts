@@ -1,15 +1,13 @@
 // The second kind of pipeline: an avatar service that joins the room as its own participant.
-// A test-only pipeline (`test-avatar-service`) is registered on both sides — the control
-// plane's registry, and the agent's through AGENT_PIPELINE_MODULES — and its "service" is a
+// A test-only pipeline (`test-avatar-service`) is registered on both sides as an operator
+// would: the control plane's half through PIPELINE_MODULES (avatar-service-training.ts), the
+// agent's through AGENT_PIPELINE_MODULES (avatar-service-pipeline.ts); and its "service" is a
 // real rtc-node participant in this process (avatar-service.ts). Nothing in the session code
 // knows about it: the session's agent must stream its speech there over the agents' avatar
 // protocol and publish no voice of its own, while the service publishes on its behalf.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ParticipantKind, TrackKind, type RemoteParticipant } from '@livekit/rtc-node';
 import { join } from 'node:path';
-import { renderImageVariants } from '../../src/identities/media/index.ts';
-import { builtinPipeline } from '../../src/pipelines/builtin/index.ts';
-import { PipelineRegistry, type Pipeline } from '../../src/pipelines/index.ts';
 import { file, identityForm, type IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -21,28 +19,6 @@ import { startFakeAvatarService, type FakeAvatarService, type ReceivedSegment } 
 const fakes = sharedProviderFakes();
 const QUESTION = 'What is the weather like in Paris today?';
 const LONG_REPLY = 'Paris has many museums and parks. '.repeat(10).trim();
-
-/** The control plane's half of a test pipeline: it stores the photo, as a hosted avatar needs nothing else. */
-const servicePipeline = (id: string): Pipeline => ({
-  id,
-  description: 'Test avatar service joining the room as its own participant.',
-  renders: { kind: 'avatar_service', provider: 'test' },
-  async train({ image, store, prefix }) {
-    const { normalized, render } = await renderImageVariants(image);
-    await store.put(`${prefix}image.${normalized.ext}`, normalized.bytes, normalized.contentType);
-    await store.put(`${prefix}render.png`, render.bytes, 'image/png');
-    return {
-      image: {
-        key: `${prefix}image.${normalized.ext}`,
-        contentType: normalized.contentType,
-        width: normalized.width,
-        height: normalized.height,
-        variants: { render: { key: `${prefix}render.png`, width: render.width, height: render.height } },
-      },
-      training: { pipeline: id },
-    };
-  },
-});
 
 let avatarService: FakeAvatarService;
 let service: TestService;
@@ -57,10 +33,8 @@ beforeAll(async () => {
   service = await startTestService('pglite', {
     livekit: 'local',
     agent: true,
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
-    overrides: {
-      pipelines: new PipelineRegistry([builtinPipeline, servicePipeline(TEST_AVATAR_SERVICE_PIPELINE), servicePipeline(TEST_AVATAR_SERVICE_DOWN_PIPELINE)], 'builtin'),
-    },
+    // The control plane's half, as an operator adds one.
+    env: { ...fakes.env, CREDITS_ONBOARDING: '0', PIPELINE_MODULES: join(import.meta.dir, 'avatar-service-training.ts') },
   });
   account = await service.account({ credits: 10_000 });
 });

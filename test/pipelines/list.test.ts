@@ -3,8 +3,8 @@
 // landscape setting allows, or an avatar service). An unknown pipeline_id at create is 422
 // naming the known ones, with nothing stored or charged.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { builtinPipeline } from '../../src/pipelines/builtin/index.ts';
-import { PipelineRegistry, type Pipeline } from '../../src/pipelines/index.ts';
+import { join } from 'node:path';
+import { loadPipelines } from '../../src/pipelines/index.ts';
 import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
@@ -21,13 +21,8 @@ interface PipelineBody {
   };
 }
 
-/** A second pipeline, rendered by an avatar service; it never trains in these tests. */
-const servicePipeline: Pipeline = {
-  id: 'acme-avatars',
-  description: 'Acme’s hosted avatars, joining the room as their own participant.',
-  renders: { kind: 'avatar_service', provider: 'acme' },
-  train: () => Promise.reject(new Error('not trained in this test')),
-};
+/** A second pipeline, rendered by an avatar service, loaded as an operator would: PIPELINE_MODULES. */
+const ACME_MODULE = join(import.meta.dir, 'modules/acme.ts');
 
 describe('GET /v1/pipelines', () => {
   let service: TestService;
@@ -35,8 +30,7 @@ describe('GET /v1/pipelines', () => {
 
   beforeAll(async () => {
     service = await startTestService('pglite', {
-      env: { CREDITS_ONBOARDING: '50' },
-      overrides: { pipelines: new PipelineRegistry([builtinPipeline, servicePipeline], 'builtin') },
+      env: { CREDITS_ONBOARDING: '50', PIPELINE_MODULES: ACME_MODULE },
     });
     account = await service.account({ credits: 1000 });
   });
@@ -106,5 +100,39 @@ describe('GET /v1/pipelines with landscape video disabled', () => {
     const pipelines = (await (await account.call('GET', '/v1/pipelines')).json()) as PipelineBody[];
     expect(pipelines).toHaveLength(1);
     expect(pipelines[0]!.renders).toEqual({ kind: 'frames', fps: 25, portrait: { width: 540, height: 960 }, landscape: null, provider: null });
+  });
+});
+
+describe('PIPELINE_MODULES and PIPELINE_DEFAULT', () => {
+  const settings = (modules: string[], defaultId = 'builtin') => ({ modules, defaultId });
+
+  test('a module adds its pipelines after the built-in one; PIPELINE_DEFAULT picks the default', async () => {
+    const registry = await loadPipelines(settings([ACME_MODULE], 'acme-avatars'));
+    expect(registry.ids()).toEqual(['builtin', 'acme-avatars']);
+    expect(registry.defaultId).toBe('acme-avatars');
+    expect((await loadPipelines(settings([]))).ids()).toEqual(['builtin']);
+  });
+
+  test('a module that cannot be loaded, or exports no pipeline, stops the start naming it', async () => {
+    const missing = join(import.meta.dir, 'modules/no-such-module.ts');
+    await expect(loadPipelines(settings([missing]))).rejects.toThrow(`PIPELINE_MODULES: ${missing} could not be loaded`);
+    const wrong = join(import.meta.dir, 'modules/not-a-pipeline.ts');
+    await expect(loadPipelines(settings([wrong]))).rejects.toThrow(`PIPELINE_MODULES: ${wrong} exports something that is not a pipeline`);
+    await expect(loadPipelines(settings([ACME_MODULE], 'gpu-neural'))).rejects.toThrow('PIPELINE_DEFAULT: no pipeline "gpu-neural" (there are: builtin, acme-avatars)');
+  });
+
+  test('the service does not start on a module that does not load', async () => {
+    const missing = join(import.meta.dir, 'modules/no-such-module.ts');
+    await expect(startTestService('pglite', { env: { PIPELINE_MODULES: missing } })).rejects.toThrow('PIPELINE_MODULES');
+  });
+
+  test('GET /v1/pipelines marks PIPELINE_DEFAULT as the default', async () => {
+    const service = await startTestService('pglite', { env: { PIPELINE_MODULES: ACME_MODULE, PIPELINE_DEFAULT: 'acme-avatars' } });
+    try {
+      const pipelines = (await (await (await service.account()).call('GET', '/v1/pipelines')).json()) as PipelineBody[];
+      expect(pipelines.filter((p) => p.default).map((p) => p.pipeline_id)).toEqual(['acme-avatars']);
+    } finally {
+      await service.stop();
+    }
   });
 });

@@ -84,7 +84,10 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
     } catch (error) {
       // The free port was taken between the probe and the listen (an outgoing connection's
       // ephemeral port, on a busy machine): try another. startService closed the database.
-      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt === 3 || options.overrides?.database) throw error;
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt === 3 || options.overrides?.database) {
+        if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+        throw error;
+      }
     }
   }
   const worker = options.agent

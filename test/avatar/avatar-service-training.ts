@@ -1,0 +1,29 @@
+// The control plane's half of the test-only pipelines `test-avatar-service` and its broken
+// twin, loaded through PIPELINE_MODULES: a hosted avatar needs only the photo stored.
+import { renderImageVariants } from '../../src/identities/media/index.ts';
+import type { Pipeline } from '../../src/pipelines/index.ts';
+import { TEST_AVATAR_SERVICE_DOWN_PIPELINE, TEST_AVATAR_SERVICE_PIPELINE } from './avatar-service-pipeline.ts';
+
+/** It stores the photo, as a hosted avatar needs nothing else. */
+const servicePipeline = (id: string): Pipeline => ({
+  id,
+  description: 'Test avatar service joining the room as its own participant.',
+  renders: { kind: 'avatar_service', provider: 'test' },
+  async train({ image, store, prefix }) {
+    const { normalized, render } = await renderImageVariants(image);
+    await store.put(`${prefix}image.${normalized.ext}`, normalized.bytes, normalized.contentType);
+    await store.put(`${prefix}render.png`, render.bytes, 'image/png');
+    return {
+      image: {
+        key: `${prefix}image.${normalized.ext}`,
+        contentType: normalized.contentType,
+        width: normalized.width,
+        height: normalized.height,
+        variants: { render: { key: `${prefix}render.png`, width: render.width, height: render.height } },
+      },
+      training: { pipeline: id },
+    };
+  },
+});
+
+export default [servicePipeline(TEST_AVATAR_SERVICE_PIPELINE), servicePipeline(TEST_AVATAR_SERVICE_DOWN_PIPELINE)];
