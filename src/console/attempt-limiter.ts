@@ -1,49 +1,57 @@
 // Attempts counted per key (an email, a client address) over a sliding window; past the
 // limit, the caller answers 429 until the oldest counted attempt leaves the window. Used for
-// failed sign-ins and for sign-ups. Kept in this process's memory: a rate per replica, which
-// is what the limits are for (docs/decisions.md).
+// failed sign-ins and for sign-ups. Counted in the database (console_attempts), so replicas
+// of the control plane on one Postgres share the count and a restart does not reset it.
+import { and, desc, eq, gt, lt } from 'drizzle-orm';
+import type { Database } from '../db/index.ts';
+import { consoleAttempts } from './schema.ts';
+
 export interface AttemptLimiterOptions {
+  /** What is counted ("sign-in-email", "sign-up-address", …): one table holds every limiter. */
+  scope: string;
   allowed: number;
   windowSeconds: number;
   /** Tests move time forward. */
   now?: () => number;
 }
 
+const hashKey = (key: string) => new Bun.CryptoHasher('sha256').update(key).digest('hex');
+
 export class AttemptLimiter {
-  readonly #attempts = new Map<string, number[]>();
+  readonly #db: Database;
   readonly #options: AttemptLimiterOptions;
 
-  constructor(options: AttemptLimiterOptions) {
+  constructor(db: Database, options: AttemptLimiterOptions) {
+    this.#db = db;
     this.#options = options;
   }
 
   /** Seconds to wait before another attempt for this key; 0: go ahead. */
-  retryAfterSeconds(key: string): number {
+  async retryAfterSeconds(key: string): Promise<number> {
+    const { scope, allowed, windowSeconds } = this.#options;
     const now = this.#now();
-    const recent = this.#recent(key, now);
-    const { allowed, windowSeconds } = this.#options;
+    // The newest `allowed` attempts in the window: with that many, the oldest of them decides.
+    const recent = await this.#db
+      .select({ at: consoleAttempts.at })
+      .from(consoleAttempts)
+      .where(and(eq(consoleAttempts.scope, scope), eq(consoleAttempts.keyHash, hashKey(key)), gt(consoleAttempts.at, new Date(now - windowSeconds * 1000))))
+      .orderBy(desc(consoleAttempts.at))
+      .limit(allowed);
     if (recent.length < allowed) return 0;
-    const oldestCounted = recent[recent.length - allowed]!;
+    const oldestCounted = recent[recent.length - 1]!.at.getTime();
     return Math.max(1, Math.ceil((oldestCounted + windowSeconds * 1000 - now) / 1000));
   }
 
-  record(key: string): void {
+  async record(key: string): Promise<void> {
+    const { scope, windowSeconds } = this.#options;
     const now = this.#now();
-    // Keys are dropped as they are read back empty; one never read again goes in a sweep.
-    if (this.#attempts.size > 10_000) for (const stale of [...this.#attempts.keys()]) this.#recent(stale, now);
-    this.#attempts.set(key, [...this.#recent(key, now), now]);
+    await this.#db.insert(consoleAttempts).values({ scope, keyHash: hashKey(key), at: new Date(now) });
+    // What has left the window counts for nothing: the table keeps only live attempts.
+    await this.#db.delete(consoleAttempts).where(and(eq(consoleAttempts.scope, scope), lt(consoleAttempts.at, new Date(now - windowSeconds * 1000))));
   }
 
-  clear(key: string): void {
-    this.#attempts.delete(key);
-  }
-
-  #recent(key: string, now: number): number[] {
-    const windowStart = now - this.#options.windowSeconds * 1000;
-    const recent = (this.#attempts.get(key) ?? []).filter((at) => at > windowStart);
-    if (recent.length) this.#attempts.set(key, recent);
-    else this.#attempts.delete(key);
-    return recent;
+  async clear(key: string): Promise<void> {
+    await this.#db.delete(consoleAttempts).where(and(eq(consoleAttempts.scope, this.#options.scope), eq(consoleAttempts.keyHash, hashKey(key))));
   }
 
   #now(): number {

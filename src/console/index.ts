@@ -47,10 +47,14 @@ const hashForUnknownAccount = () => (unknownAccountHash ??= hashPassword('no acc
 export function consoleRoutes(deps: ConsoleDeps) {
   const { db, ledger, settings } = deps;
   // Failed sign-ins per email, and per address four times as many (one office, several people).
-  const failedSignIns = new AttemptLimiter({ allowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
-  const failedSignInsByAddress = new AttemptLimiter({ allowed: settings.signInFailuresAllowed * 4, windowSeconds: settings.signInWindowSeconds });
+  const failedSignIns = new AttemptLimiter(db, { scope: 'sign-in-email', allowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
+  const failedSignInsByAddress = new AttemptLimiter(db, {
+    scope: 'sign-in-address',
+    allowed: settings.signInFailuresAllowed * 4,
+    windowSeconds: settings.signInWindowSeconds,
+  });
   // Every account starts with credits: new accounts per address are limited too.
-  const signUps = new AttemptLimiter({ allowed: settings.signUpsPerHour, windowSeconds: 3600 });
+  const signUps = new AttemptLimiter(db, { scope: 'sign-up-address', allowed: settings.signUpsPerHour, windowSeconds: 3600 });
   const tooMany = (set: { headers: Record<string, string | number> }, wait: number, what: string) => {
     set.headers['retry-after'] = String(wait);
     return new ApiError(429, `${what}: try again in ${wait} s`);
@@ -76,7 +80,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       async ({ body, request, set, server }) => {
         noStore(set);
         const address = server?.requestIP(request)?.address ?? 'unknown';
-        const wait = signUps.retryAfterSeconds(address);
+        const wait = await signUps.retryAfterSeconds(address);
         if (wait > 0) throw tooMany(set, wait, 'Too many new accounts from this address');
         const passwordHash = await hashPassword(body.password);
         let created;
@@ -88,7 +92,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
           if (error instanceof AccountExists) throw new ApiError(409, 'An account with this email already exists: sign in instead');
           throw error;
         }
-        signUps.record(address);
+        await signUps.record(address);
         set.status = 201;
         return { ...(await signedInAs(request, set, created.account_id)), api_key: { key_id: created.key_id, api_key: created.api_key, name: 'console' } };
       },
@@ -100,7 +104,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         noStore(set);
         const email = normalisedEmail(body.email);
         const address = server?.requestIP(request)?.address ?? 'unknown';
-        const wait = Math.max(failedSignIns.retryAfterSeconds(email), failedSignInsByAddress.retryAfterSeconds(address));
+        const wait = Math.max(await failedSignIns.retryAfterSeconds(email), await failedSignInsByAddress.retryAfterSeconds(address));
         if (wait > 0) throw tooMany(set, wait, 'Too many failed sign-ins');
         const [login] = await db
           .select({ accountId: consoleLogins.accountId, passwordHash: consoleLogins.passwordHash })
@@ -109,12 +113,12 @@ export function consoleRoutes(deps: ConsoleDeps) {
           .where(eq(accounts.email, email));
         const matches = await Bun.password.verify(body.password, login?.passwordHash ?? (await hashForUnknownAccount()));
         if (!login || !matches) {
-          failedSignIns.record(email);
-          failedSignInsByAddress.record(address);
+          await failedSignIns.record(email);
+          await failedSignInsByAddress.record(address);
           throw new ApiError(401, 'Wrong email or password');
         }
         // A correct password clears the email's failures (not the address's).
-        failedSignIns.clear(email);
+        await failedSignIns.clear(email);
         return signedInAs(request, set, login.accountId);
       },
       { body: SignInBody, parse: 'json', response: { 200: SignedIn, 401: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },

@@ -1,6 +1,7 @@
 // A pipeline decides how an identity is trained and which renderer serves it, for the
 // identity's whole life (spec §2.1). New renderers slot in here under a new id, and in the
-// agent's registry (agent/renderers/index.ts) under the same id.
+// agent's registry (agent/renderers/index.ts) under the same id; an operator's own come
+// from PIPELINE_MODULES and AGENT_PIPELINE_MODULES (loadPipelines, below).
 import { resolve } from 'node:path';
 import { AVATAR_FPS, AVATAR_FRAME_SIZES, type FrameSize } from '../../agent/renderers/renderer.ts';
 import type { AssetStore } from '../assets/index.ts';

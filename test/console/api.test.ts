@@ -3,8 +3,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { AttemptLimiter } from '../../src/console/attempt-limiter.ts';
-import { consoleLogins, consoleSessions } from '../../src/console/schema.ts';
+import { consoleAttempts, consoleLogins, consoleSessions } from '../../src/console/schema.ts';
 import { identityForm } from '../support/forms.ts';
+import { freshDatabase } from '../support/postgres.ts';
 import { ENGINES, startTestService, type TestService } from '../support/service.ts';
 import { ConsoleClient, uniqueEmail } from './support.ts';
 
@@ -275,19 +276,60 @@ describe('console pages', () => {
 });
 
 describe('AttemptLimiter', () => {
-  test('counts attempts over a sliding window; a cleared key starts again', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('pglite');
+  });
+  afterAll(() => service.stop());
+
+  test('counts attempts over a sliding window; a cleared key starts again; scopes are apart', async () => {
     let now = 1_000_000;
-    const limiter = new AttemptLimiter({ allowed: 2, windowSeconds: 60, now: () => now });
-    limiter.record('a');
+    const limiter = new AttemptLimiter(service.services.database.db, { scope: 'test', allowed: 2, windowSeconds: 60, now: () => now });
+    const other = new AttemptLimiter(service.services.database.db, { scope: 'other test', allowed: 1, windowSeconds: 60, now: () => now });
+    await limiter.record('a');
     now += 10_000;
-    limiter.record('a');
-    expect(limiter.retryAfterSeconds('a')).toBe(50); // the first attempt leaves the window in 50 s
-    expect(limiter.retryAfterSeconds('b')).toBe(0);
+    await limiter.record('a');
+    expect(await limiter.retryAfterSeconds('a')).toBe(50); // the first attempt leaves the window in 50 s
+    expect(await limiter.retryAfterSeconds('b')).toBe(0);
+    expect(await other.retryAfterSeconds('a')).toBe(0);
     now += 50_001;
-    expect(limiter.retryAfterSeconds('a')).toBe(0);
-    limiter.record('a');
-    expect(limiter.retryAfterSeconds('a')).toBeGreaterThan(0);
-    limiter.clear('a');
-    expect(limiter.retryAfterSeconds('a')).toBe(0);
+    expect(await limiter.retryAfterSeconds('a')).toBe(0);
+    await limiter.record('a');
+    expect(await limiter.retryAfterSeconds('a')).toBeGreaterThan(0);
+    await limiter.clear('a');
+    expect(await limiter.retryAfterSeconds('a')).toBe(0);
+  });
+});
+
+describe('two control-plane replicas on one Postgres', () => {
+  let databaseUrl: string;
+  const replicas: TestService[] = [];
+  beforeAll(async () => {
+    databaseUrl = await freshDatabase();
+    for (let i = 0; i < 2; i++) {
+      replicas.push(await startTestService('postgres', { databaseUrl, env: { CONSOLE_SIGNIN_FAILURES: String(FAILURES_ALLOWED), CONSOLE_SIGNUPS_PER_HOUR: '2' } }));
+    }
+  });
+  afterAll(async () => {
+    for (const replica of replicas) await replica.stop();
+  });
+
+  test('count the same failed sign-ins and sign-ups; the table holds no email or address', async () => {
+    const [a, b] = replicas as [TestService, TestService];
+    const email = uniqueEmail();
+    await new ConsoleClient(a).signUp(email, 'the right password');
+    for (let i = 0; i < FAILURES_ALLOWED - 1; i++) expect((await new ConsoleClient(a).signIn(email, `guess ${i}`)).status).toBe(401);
+    expect((await new ConsoleClient(b).signIn(email, 'one more guess')).status).toBe(401);
+    // Failures on both replicas add up: the next try is refused on either.
+    expect((await new ConsoleClient(a).signIn(email, 'the right password')).status).toBe(429);
+    expect((await new ConsoleClient(b).signIn(email, 'the right password')).status).toBe(429);
+    // Sign-ups per address too: one here, one there, and the third is one too many.
+    await new ConsoleClient(b).signUp(uniqueEmail(), 'the right password');
+    const third = await new ConsoleClient(a).call('POST', '/console/api/sign-up', { json: { email: uniqueEmail(), password: 'the right password' } });
+    expect(third.status).toBe(429);
+    const rows = await a.services.database.db.select().from(consoleAttempts);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(JSON.stringify(rows)).not.toContain(email);
+    expect(JSON.stringify(rows)).not.toContain('127.0.0.1');
   });
 });
