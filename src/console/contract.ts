@@ -16,6 +16,11 @@ export const SignInBody = t.Object({
   password: t.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
 });
 
+export const ChangePasswordBody = t.Object({
+  current_password: t.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
+  new_password: t.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH }),
+});
+
 export const ConsoleAccount = t.Object({ account_id: t.String(), email: t.String(), balance: t.Integer() });
 
 export const SignedIn = t.Object({ account: ConsoleAccount, csrf_token: t.String() });

@@ -11,10 +11,11 @@ import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../auth/ap
 import type { ConsoleSettings } from '../config.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
 import { clearedCookie, closeBrowserSession, openBrowserSession, sessionCookie } from './browser-sessions.ts';
 import {
+  ChangePasswordBody,
   CreateKeyBody,
   CreditsResponse,
   IssuedKeyResponse,
@@ -27,7 +28,7 @@ import {
   SignUpBody,
 } from './contract.ts';
 import { frontEndRoutes } from './pages.ts';
-import { hashPassword } from './passwords.ts';
+import { hashPassword, setConsolePassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
 import { AttemptLimiter } from './attempt-limiter.ts';
 
@@ -142,6 +143,29 @@ export function consoleRoutes(deps: ConsoleDeps) {
         return { account: await accountView(caller.accountId), csrf_token: caller.browserSession!.csrfToken };
       },
       { response: { 200: SignedIn, 401: ErrorResponse } },
+    )
+    .post(
+      '/password',
+      async ({ caller, body, request, set, server }) => {
+        noStore(set);
+        // Throttled like sign-in: a stolen cookie must not become a way to guess the password.
+        const { email } = await accountView(caller.accountId);
+        const address = server?.requestIP(request)?.address ?? 'unknown';
+        const wait = Math.max(await failedSignIns.retryAfterSeconds(email), await failedSignInsByAddress.retryAfterSeconds(address));
+        if (wait > 0) throw tooMany(set, wait, 'Too many failed sign-ins');
+        const [login] = await db.select({ passwordHash: consoleLogins.passwordHash }).from(consoleLogins).where(eq(consoleLogins.accountId, caller.accountId));
+        if (!login || !(await Bun.password.verify(body.current_password, login.passwordHash))) {
+          await failedSignIns.record(email);
+          await failedSignInsByAddress.record(address);
+          // 422 on the field, not 401: the browser is still signed in.
+          throw invalid(['body', 'current_password'], 'The current password is wrong', 'wrong_password');
+        }
+        // Every browser of the account is signed out (someone else may know the old password);
+        // this one gets a new session at once.
+        await setConsolePassword(db, caller.accountId, body.new_password);
+        return signedInAs(request, set, caller.accountId);
+      },
+      { body: ChangePasswordBody, parse: 'json', response: { 200: SignedIn, 401: ErrorResponse, 403: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },
     )
     .get('/keys', ({ caller }) => listApiKeys(db, caller.accountId), { response: { 200: t.Array(KeySummary), 401: ErrorResponse } })
     .post(

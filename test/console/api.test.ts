@@ -109,6 +109,39 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       expect((await new ConsoleClient(service).signIn(other, 'other password!')).status).toBe(200);
     });
 
+    test('changing the password needs the current one; it signs out every other browser and keeps this one', async () => {
+      const email = uniqueEmail();
+      const browser = new ConsoleClient(service);
+      await browser.signUp(email, 'the first password');
+      const elsewhere = new ConsoleClient(service);
+      expect((await elsewhere.signIn(email, 'the first password')).status).toBe(200);
+      const change = (json: unknown) => browser.call('POST', '/console/api/password', { json });
+
+      const wrong = await change({ current_password: 'not the password', new_password: 'the second password' });
+      expect(wrong.status).toBe(422);
+      expect(await wrong.json()).toEqual({ detail: [{ loc: ['body', 'current_password'], msg: 'The current password is wrong', type: 'wrong_password' }] });
+      const short = await change({ current_password: 'the first password', new_password: 'short' });
+      expect(short.status).toBe(422);
+      expect(((await short.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toEqual(['body', 'new_password']);
+      // Without the CSRF header nothing changes.
+      expect((await browser.call('POST', '/console/api/password', { json: { current_password: 'the first password', new_password: 'the second password' }, csrf: null })).status).toBe(403);
+      expect((await elsewhere.call('GET', '/console/api/me')).status).toBe(200);
+
+      const oldCookie = browser.cookie;
+      const changed = await change({ current_password: 'the first password', new_password: 'the second password' });
+      expect(changed.status).toBe(200);
+      const body = (await changed.json()) as { account: { email: string }; csrf_token: string };
+      expect(body.account.email).toBe(email);
+      expect(browser.cookie).not.toBe(oldCookie);
+      browser.csrf = body.csrf_token;
+      // This browser goes on with its new session; the other one and the old cookie are out.
+      expect((await browser.call('GET', '/console/api/me')).status).toBe(200);
+      expect((await elsewhere.call('GET', '/console/api/me')).status).toBe(401);
+      expect((await fetch(`${service.url}/console/api/me`, { headers: { cookie: oldCookie! } })).status).toBe(401);
+      expect((await new ConsoleClient(service).signIn(email, 'the first password')).status).toBe(401);
+      expect((await new ConsoleClient(service).signIn(email, 'the second password')).status).toBe(200);
+    });
+
     test('sign-out ends the session: the old cookie no longer works and the cookie is cleared', async () => {
       const browser = new ConsoleClient(service);
       await browser.signUp(uniqueEmail());

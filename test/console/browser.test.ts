@@ -366,4 +366,33 @@ describe('console in Chromium', () => {
     await page.waitForSelector(`li[data-identity-id="${identityId}"]`, { state: 'detached' });
     expect((await fetch(`${service.url}/v1/identities/${identityId}`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(404);
   }, 90_000);
+
+  // Last: it changes Ada's password.
+  test('the account page changes the password: a wrong current one is shown at its field; this browser stays signed in', async () => {
+    const { page } = visitor;
+    await page.goto('/console#/keys');
+    await page.click('#account-email');
+    await page.waitForSelector('#password-form');
+    expect(await page.textContent('#account-page-email')).toBe('ada@example.com');
+    expect(await usability(page)).toEqual({ unlabelled: [], overflow: 0 });
+    await page.fill('#current-password', 'not my password');
+    await page.fill('#new-password', 'a brand new password');
+    await page.click('#change-password');
+    await page.waitForSelector('#current-password-error');
+    expect(await page.textContent('#current-password-error')).toContain('The current password is wrong');
+    await page.fill('#current-password', 'a long enough password');
+    await page.click('#change-password');
+    await page.waitForFunction(() => document.querySelector('#password-changed')?.textContent?.includes('Password changed'));
+    await screenshot(page, 'account');
+    // Still signed in, with the new session's CSRF token: a change goes through.
+    await page.goto('/console#/keys');
+    await page.fill('#key-name', 'after the new password');
+    await page.click('#create-key');
+    await page.waitForSelector('#api-key-once');
+    await page.click('#continue');
+    // The new password is the one that signs in.
+    const signIn = (password: string) =>
+      fetch(`${service.url}/console/api/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ada@example.com', password }) });
+    expect((await signIn('a brand new password')).status).toBe(200);
+  }, 60_000);
 });

@@ -1,7 +1,9 @@
 // The console's shell: who is signed in, the top bar and hash routing to the pages.
 //
 // Element ids and test hooks (kept stable for the browser tests):
-//   shell:       #top-bar #console-nav #account-email #account-balance #sign-out #page #boot-error
+//   shell:       #top-bar #console-nav #account-email (a link to #/account) #account-balance #sign-out #page #boot-error
+//   account:     #account-page-email #password-form #current-password #new-password #change-password
+//                #password-form-error #password-changed
 //   sign-in:     #sign-in-form #email #password #sign-in #sign-up #sign-in-error
 //   key once:    #api-key-once (the key text) #copy-api-key #continue, [data-testid=api-key-once-box]
 //   confirm:     #confirm-dialog #confirm-message #confirm-accept #confirm-cancel
@@ -26,6 +28,7 @@ import { api, ApiError, onUnauthorized, setCsrfToken } from './api.ts';
 import { h, replaceChildren } from './dom.ts';
 import { formatCredits } from './format.ts';
 import type { Account, SignedIn } from './resources.ts';
+import { accountPage } from './pages/account.ts';
 import { creditsPage } from './pages/credits.ts';
 import { identitiesPage } from './pages/identities.ts';
 import { keysPage } from './pages/keys.ts';
@@ -48,6 +51,8 @@ const ROUTES: Record<string, Route> = {
   '/sessions': { page: sessionsPage, title: 'Sessions', nav: true },
   '/credits': { page: creditsPage, title: 'Credits', nav: true },
   '/keys': { page: keysPage, title: 'API keys', nav: true },
+  // Reached from the account's email in the top bar.
+  '/account': { page: accountPage, title: 'Account', nav: false },
 };
 const HOME = '#/identities';
 const SIGN_IN = '#/sign-in';
@@ -58,7 +63,7 @@ let returnTo: string | null = null;
 let leavePage: AbortController | null = null;
 
 const main = document.getElementById('page') as HTMLElement;
-const email = h('span', { id: 'account-email', class: 'account-email' });
+const email = h('a', { id: 'account-email', class: 'account-email', href: '#/account', title: 'Your account and password' });
 const balance = h('a', { id: 'account-balance', class: 'balance', href: '#/credits' });
 const signOut = h('button', { type: 'button', id: 'sign-out', class: 'secondary small' }, 'Sign out');
 const navLinks = Object.entries(ROUTES)
