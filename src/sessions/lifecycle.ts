@@ -37,18 +37,27 @@ export class SessionLifecycle {
   }
 
   /**
-   * End a session: close its room (unless LiveKit already did), then record the reason.
-   * Ending an ended session changes nothing. Throws RoomClosureUnconfirmed.
+   * End a session: close its room (unless LiveKit already did), then record the reason: the
+   * one an ending already closing the room wrote down, else this one. Ending an ended session
+   * changes nothing. Throws RoomClosureUnconfirmed.
    */
   async end(sessionId: string, reason: EndReason, options: { closeRoom: boolean } = { closeRoom: true }): Promise<SessionRow> {
     const current = await this.find(sessionId);
     if (!current) throw new Error(`no session ${sessionId}`);
     if (current.status === 'ended') return current;
     if (options.closeRoom) {
+      // The first ending to close the room names the cause; the webhooks it sets off agree.
+      const [claimed] = await this.deps.db
+        .update(sessions)
+        .set({ closingReason: reason })
+        .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running'), isNull(sessions.closingReason)))
+        .returning({ id: sessions.id });
       try {
         await this.deps.livekit.rooms.deleteRoom(sessionId);
       } catch (error) {
         if (!isNotFound(error) && !(await this.#closedMeanwhile(sessionId))) {
+          // The room stays open and the session running: this cause is not settled.
+          if (claimed) await this.deps.db.update(sessions).set({ closingReason: null }).where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')));
           throw new RoomClosureUnconfirmed(`room ${sessionId} could not be closed: ${(error as Error).message}`);
         }
       }
@@ -56,7 +65,7 @@ export class SessionLifecycle {
     const row = await this.deps.db.transaction(async (tx) => {
       const [ended] = await tx
         .update(sessions)
-        .set({ status: 'ended', endReason: reason, endedAt: new Date() })
+        .set({ status: 'ended', endReason: sql`coalesce(${sessions.closingReason}, ${reason})`, endedAt: new Date() })
         .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')))
         .returning();
       if (!ended) return (await tx.select().from(sessions).where(eq(sessions.id, sessionId)))[0]!;

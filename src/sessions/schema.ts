@@ -39,6 +39,12 @@ export const sessions = pgTable(
     reportTokenHash: text('report_token_hash').notNull(),
     status: text('status', { enum: SESSION_STATUSES }).notNull().default('running'),
     endReason: text('end_reason', { enum: END_REASONS }),
+    /**
+     * Why an ending under way is closing the room, written before the room is deleted: the
+     * room_finished (or participant_left) webhook that the deletion itself causes may arrive
+     * before the ending is recorded, and must record this reason, not `room_closed`.
+     */
+    closingReason: text('closing_reason', { enum: END_REASONS }),
     /** Credits set aside at start for the first minute; released once a minute is charged or the session ends. */
     heldCredits: integer('held_credits').notNull().default(0),
     billedMinutes: integer('billed_minutes').notNull().default(0),

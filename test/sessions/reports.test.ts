@@ -3,6 +3,8 @@
 // never reports (nor joins, by LiveKit's webhook) ends as agent_unavailable.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
+import type { WebhookEvent } from 'livekit-server-sdk';
+import { SessionLifecycle } from '../../src/sessions/lifecycle.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { identityForm, type IdentityBody } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -135,6 +137,30 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     expect(await statusOf(unattended.id)).toMatchObject({ status: 'ended', end_reason: 'agent_unavailable', billed_minutes: 0 });
     expect(await statusOf(served.id)).toMatchObject({ status: 'ended', end_reason: 'no_join', billed_minutes: 0 });
     expect(await service.services.ledger.balance(account.accountId)).toBe(before);
+  });
+
+  test("an ending's reason holds when the webhooks its room closure sets off arrive before it is recorded", async () => {
+    // LiveKit may deliver room_finished (and the visitor's participant_left) while the ending
+    // that deleted the room is still on its way to the database: here they are delivered
+    // inside deleteRoom, before it returns. They must not turn the cause into room_closed.
+    const { services } = service;
+    const real = services.livekit;
+    for (const webhook of ['room_finished', 'participant_left'] as const) {
+      const session = await startSession();
+      await services.lifecycle.markJoined(session.id);
+      const { visitorIdentity } = (await services.lifecycle.find(session.id))!;
+      const rooms = Object.assign(Object.create(real.rooms), {
+        deleteRoom: async (name: string) => {
+          await real.rooms.deleteRoom(name);
+          const event = { event: webhook, room: { name }, participant: { identity: visitorIdentity, kind: 0 } } as unknown as WebhookEvent;
+          await services.lifecycle.onWebhook(event);
+        },
+      });
+      const racing = new SessionLifecycle({ db: services.database.db, billing: services.billing, livekit: { ...real, rooms }, joinTimeoutSeconds: 60, agentTimeoutSeconds: 60 });
+      await racing.endForMissingAgent(session.id);
+      const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>;
+      expect({ webhook, ...read }).toMatchObject({ webhook, status: 'ended', end_reason: 'agent_unavailable' });
+    }
   });
 
   test('the sweep ends a session past its maximum duration (the deadline is computed in SQL on every engine)', async () => {
