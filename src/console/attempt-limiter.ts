@@ -58,3 +58,33 @@ export class AttemptLimiter {
     return this.#options.now?.() ?? Date.now();
   }
 }
+
+/**
+ * Failed password checks (sign-in, and the current password at a change), per email and,
+ * four times as many, per client address (one office, several people).
+ */
+export class SignInThrottle {
+  readonly #byEmail: AttemptLimiter;
+  readonly #byAddress: AttemptLimiter;
+
+  constructor(db: Database, options: { failuresAllowed: number; windowSeconds: number }) {
+    const { failuresAllowed, windowSeconds } = options;
+    this.#byEmail = new AttemptLimiter(db, { scope: 'sign-in-email', allowed: failuresAllowed, windowSeconds });
+    this.#byAddress = new AttemptLimiter(db, { scope: 'sign-in-address', allowed: failuresAllowed * 4, windowSeconds });
+  }
+
+  /** Seconds to wait before checking a password for this email from this address; 0: go ahead. */
+  async retryAfterSeconds(email: string, address: string): Promise<number> {
+    return Math.max(await this.#byEmail.retryAfterSeconds(email), await this.#byAddress.retryAfterSeconds(address));
+  }
+
+  async recordFailure(email: string, address: string): Promise<void> {
+    await this.#byEmail.record(email);
+    await this.#byAddress.record(address);
+  }
+
+  /** A correct password clears the email's failures (not the address's). */
+  async clear(email: string): Promise<void> {
+    await this.#byEmail.clear(email);
+  }
+}

@@ -30,7 +30,7 @@ import {
 import { frontEndRoutes } from './pages.ts';
 import { hashPassword, setConsolePassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
-import { AttemptLimiter } from './attempt-limiter.ts';
+import { AttemptLimiter, SignInThrottle } from './attempt-limiter.ts';
 
 export interface ConsoleDeps {
   db: Database;
@@ -47,13 +47,7 @@ const hashForUnknownAccount = () => (unknownAccountHash ??= hashPassword('no acc
 
 export function consoleRoutes(deps: ConsoleDeps) {
   const { db, ledger, settings } = deps;
-  // Failed sign-ins per email, and per address four times as many (one office, several people).
-  const failedSignIns = new AttemptLimiter(db, { scope: 'sign-in-email', allowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
-  const failedSignInsByAddress = new AttemptLimiter(db, {
-    scope: 'sign-in-address',
-    allowed: settings.signInFailuresAllowed * 4,
-    windowSeconds: settings.signInWindowSeconds,
-  });
+  const failedSignIns = new SignInThrottle(db, { failuresAllowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
   // Every account starts with credits: new accounts per address are limited too.
   const signUps = new AttemptLimiter(db, { scope: 'sign-up-address', allowed: settings.signUpsPerHour, windowSeconds: 3600 });
   const tooMany = (set: { headers: Record<string, string | number> }, wait: number, what: string) => {
@@ -105,7 +99,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         noStore(set);
         const email = normalisedEmail(body.email);
         const address = server?.requestIP(request)?.address ?? 'unknown';
-        const wait = Math.max(await failedSignIns.retryAfterSeconds(email), await failedSignInsByAddress.retryAfterSeconds(address));
+        const wait = await failedSignIns.retryAfterSeconds(email, address);
         if (wait > 0) throw tooMany(set, wait, 'Too many failed sign-ins');
         const [login] = await db
           .select({ accountId: consoleLogins.accountId, passwordHash: consoleLogins.passwordHash })
@@ -114,11 +108,9 @@ export function consoleRoutes(deps: ConsoleDeps) {
           .where(eq(accounts.email, email));
         const matches = await Bun.password.verify(body.password, login?.passwordHash ?? (await hashForUnknownAccount()));
         if (!login || !matches) {
-          await failedSignIns.record(email);
-          await failedSignInsByAddress.record(address);
+          await failedSignIns.recordFailure(email, address);
           throw new ApiError(401, 'Wrong email or password');
         }
-        // A correct password clears the email's failures (not the address's).
         await failedSignIns.clear(email);
         return signedInAs(request, set, login.accountId);
       },
@@ -151,12 +143,11 @@ export function consoleRoutes(deps: ConsoleDeps) {
         // Throttled like sign-in: a stolen cookie must not become a way to guess the password.
         const { email } = await accountView(caller.accountId);
         const address = server?.requestIP(request)?.address ?? 'unknown';
-        const wait = Math.max(await failedSignIns.retryAfterSeconds(email), await failedSignInsByAddress.retryAfterSeconds(address));
+        const wait = await failedSignIns.retryAfterSeconds(email, address);
         if (wait > 0) throw tooMany(set, wait, 'Too many failed sign-ins');
         const [login] = await db.select({ passwordHash: consoleLogins.passwordHash }).from(consoleLogins).where(eq(consoleLogins.accountId, caller.accountId));
         if (!login || !(await Bun.password.verify(body.current_password, login.passwordHash))) {
-          await failedSignIns.record(email);
-          await failedSignInsByAddress.record(address);
+          await failedSignIns.recordFailure(email, address);
           // 422 on the field, not 401: the browser is still signed in.
           throw invalid(['body', 'current_password'], 'The current password is wrong', 'wrong_password');
         }
