@@ -16,7 +16,9 @@ import { Listener, Microphone, speech } from '../support/voice.ts';
 const fakes = sharedProviderFakes();
 const PROMPT = 'You are Ada, a tour guide in Paris. Marker: 7f3a.';
 const QUESTION = 'What is the weather like in Paris today?';
-const SPANISH = 'Buenos días. Me gustaría saber qué tiempo hará mañana en Madrid, por favor.';
+// One sentence: espeak-ng pauses ~490 ms after a full stop, a hair under the agent's 500 ms
+// end-of-turn delay, and on a loaded machine the turn ended there (a reply mid-question).
+const SPANISH = 'Me gustaría saber qué tiempo hará mañana en Madrid, por favor.';
 
 let service: TestService;
 let account: TestAccount;
