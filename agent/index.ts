@@ -1,7 +1,14 @@
 // The LiveKit Agents side of Likeness: a worker registered for explicit dispatch under
 // AGENT_NAME, whose jobs (agent/job.ts, one process each) render the avatar into the
-// session's room and report streaming minutes to the control plane.
-export const AGENT_NAME = 'likeness-agent';
-
+// session's room, hold the conversation and report streaming minutes and transcript turns to
+// the control plane. What a job is given and reports is src/contract (dispatch.ts,
+// job-reports.ts); the agent imports only that contract and src/config.ts.
+//
+//   worker.ts       registers with LiveKit, forks a process per job
+//   job.ts          one session: joins the room, starts the avatar and the conversation
+//   avatar/         the avatar in the room: speech in, frames paced and published (or an avatar service)
+//   pipelines/      which avatar an identity's pipeline renders (the built-in talking head, the stand-in)
+//   conversation/   the AgentSession: listening, turns, instructions, camera, transcripts
+//   providers/      speech-to-text, language model and text-to-speech: cloud plugins or offline models
+//   metering/       billed minutes from the first frame, delivered to the control plane
 export { JOB_ENTRY, startAgentWorker, type AgentLogLevel, type AgentWorker, type AgentWorkerOptions } from './worker.ts';
-export { jobMetadataSchema, parseJobMetadata, type JobIdentity, type JobMetadata } from './metadata.ts';

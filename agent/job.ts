@@ -3,22 +3,12 @@
 // dispatch metadata and reports back over HTTP.
 import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
 import { loadProviders } from '../src/config.ts';
+import { avatarShapeFor, isSessionRoom, parseDispatchMetadata, type TranscriptReport } from '../src/contract/index.ts';
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
-import { avatarShapeOf, parseJobMetadata } from './metadata.ts';
+import { startConversation, type Conversation } from './conversation/index.ts';
 import { httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
-import { startConversation, type Conversation } from './pipeline/index.ts';
-import type { TranscriptReport } from './pipeline/transcripts.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels } from './providers/offline/index.ts';
-
-/** The control plane creates each session's room with metadata naming the session. */
-function isSessionRoom(roomMetadata: string | undefined, sessionId: string): boolean {
-  try {
-    return (JSON.parse(roomMetadata ?? '') as { session_id?: unknown }).session_id === sessionId;
-  } catch {
-    return false;
-  }
-}
 
 /** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
 const CONVERSATION_CLOSE_MS = 5_000;
@@ -64,7 +54,7 @@ export default defineAgent({
     }
   },
   entry: async (ctx: JobContext) => {
-    const parsed = parseJobMetadata(ctx.job.metadata);
+    const parsed = parseDispatchMetadata(ctx.job.metadata);
     if (!parsed.ok) {
       // Without a valid session the job can neither render nor bill: it never joins, and the
       // control plane sees its agent does not arrive.
@@ -85,7 +75,7 @@ export default defineAgent({
     ctx.addShutdownCallback(() => meter.close());
 
     // The face loads while the job connects.
-    const preparedAvatar = metadata.avatar_enabled ? prepareAvatar({ identity: metadata.identity, shape: avatarShapeOf(metadata), logger }) : null;
+    const preparedAvatar = metadata.avatar_enabled ? prepareAvatar({ identity: metadata.identity, shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true), logger }) : null;
 
     // Audio only: the visitor's camera is subscribed to by the conversation, and only with visual awareness.
     try {

@@ -2,6 +2,7 @@
 // embedded mode: one process, PGlite under DATA_DIR, assets in a local folder.
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { BUILTIN_PIPELINE_ID } from './contract/pipelines.ts';
 
 export interface S3Settings {
   bucket: string;
@@ -55,7 +56,7 @@ export interface AgentSettings {
   maxJobs: number;
   /**
    * Extra avatar pipelines for the jobs: module paths, comma-separated, each default-exporting
-   * an `AvatarPipeline` (agent/renderers) or a list of them. Built-in pipelines need none.
+   * an `AvatarPipeline` (agent/pipelines) or a list of them. Built-in pipelines need none.
    */
   pipelineModules: string[];
 }
@@ -99,11 +100,11 @@ export interface TurnSettings {
 export interface Config {
   host: string;
   port: number;
-  /** The spec's {base_url}: where clients reach this service. */
+  /** `{base_url}` of docs/api.md: where clients reach this service. */
   publicUrl: string;
   /** Where agent jobs reach this control plane (they run in other processes, maybe other hosts). */
   internalUrl: string;
-  /** The spec's {assets_url}: where stored images and audio are served from. */
+  /** `{assets_url}` of docs/api.md#assets: where stored images and audio are served from. */
   assetsUrl: string;
   dataDir: string;
   /** Unset: embedded PGlite under dataDir. */
@@ -218,6 +219,9 @@ export function loadProviders(env: Env = process.env): ProviderSettings {
  */
 export const AGENT_JOBS_PER_CORE = 1.5;
 
+/** The name the agent worker registers under and sessions dispatch to (AGENT_NAME). */
+export const DEFAULT_AGENT_NAME = 'likeness-agent';
+
 /** Read by the worker (its capacity) and by each job process (its extra pipelines). */
 export function loadAgentSettings(env: Env = process.env): AgentSettings {
   return {
@@ -261,11 +265,11 @@ export function loadConfig(env: Env = process.env): Config {
       apiKey: env.LIVEKIT_API_KEY || undefined,
       apiSecret: env.LIVEKIT_API_SECRET || undefined,
       publicUrl: env.LIVEKIT_PUBLIC_URL || undefined,
-      agentName: env.AGENT_NAME || 'likeness-agent',
+      agentName: env.AGENT_NAME || DEFAULT_AGENT_NAME,
     },
     pipelines: {
       modules: list(env.PIPELINE_MODULES),
-      defaultId: env.PIPELINE_DEFAULT || 'builtin',
+      defaultId: env.PIPELINE_DEFAULT || BUILTIN_PIPELINE_ID,
     },
     sessions: {
       joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),

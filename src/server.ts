@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Elysia } from 'elysia';
 import { adminRoutes } from './admin/index.ts';
 import { databaseOperations, type Operations } from './admin/operations.ts';
-import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './cli/service-record.ts';
+import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './admin/service-record.ts';
 import { createAssetStore, type AssetStore } from './assets/index.ts';
 import { assetRoutes } from './assets/routes.ts';
 import { CONSOLE_API, PUBLIC_API } from './auth/index.ts';
@@ -20,9 +20,10 @@ import { connectLivekit, type LivekitConnection } from './livekit/connection.ts'
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { sessionRoutes } from './sessions/index.ts';
-import { internalSessionRoutes } from './sessions/internal.ts';
+import { jobReportRoutes } from './sessions/job-reports.ts';
+import { livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
-import { defaultMediaLimits, type MediaLimits } from './identities/media/index.ts';
+import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
 import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
 import { apiDocs } from './openapi/index.ts';
@@ -155,7 +156,7 @@ export function buildApp(services: Services) {
     internalUrl: config.internalUrl,
   };
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
-  // below answers those with a length, in the spec's shape, before reading them.
+  // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
   // share its traffic silently instead of failing to start.
   const app = new Elysia({ serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false } });
@@ -184,7 +185,8 @@ export function buildApp(services: Services) {
       .use(sessionRoutes(sessionDeps, audience));
   }
   return app
-    .use(internalSessionRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle, livekit: services.livekit }));
+    .use(jobReportRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle }))
+    .use(livekitWebhookRoutes({ lifecycle: services.lifecycle, livekit: services.livekit }));
 }
 
 export interface RunningService {

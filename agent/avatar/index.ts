@@ -1,5 +1,5 @@
 // The avatar in the room, split as LiveKit's Python `voice/avatar` is: `AvatarSpeech`
-// receives the agent's speech, a renderer (agent/renderers) draws the frames, and
+// receives the agent's speech, a renderer (agent/pipelines) draws the frames, and
 // `AvatarRunner` paces them and publishes audio and video together. With an avatar the
 // agent publishes no voice track of its own: the visitor hears the speech once. Without an
 // avatar the same runner publishes the voice alone: one output path, which never waits for a
@@ -8,18 +8,17 @@
 // avatar service gets the agent's speech over the avatar protocol instead (service.ts).
 import type { voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
-import type { JobIdentity } from '../metadata.ts';
-import { avatarFrameSize, chooseAvatar, type AvatarChoice, type AvatarRenderer, type AvatarShape } from '../renderers/index.ts';
-import { StandinRenderer } from '../renderers/standin/index.ts';
+import { avatarFrameSize, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
+import { chooseAvatar, type AvatarChoice, type AvatarRenderer } from '../pipelines/index.ts';
+import { StandinRenderer } from '../pipelines/standin/index.ts';
 import { AvatarRunner } from './runner.ts';
 import { startAvatarService } from './service.ts';
 import { AvatarSpeech } from './speech.ts';
 
-export { AVATAR_AUDIO_TRACK, AVATAR_VIDEO_TRACK, VOICE_TRACK } from './runner.ts';
-export { AVATAR_SAMPLE_RATE, AvatarSpeech } from './speech.ts';
+export { AvatarSpeech } from './speech.ts';
 
 export interface AvatarPlan {
-  identity: JobIdentity | null;
+  identity: DispatchIdentity | null;
   /** Decided by the control plane (metadata `avatar_shape`). */
   shape: AvatarShape;
   logger: { warn(message: string): void };

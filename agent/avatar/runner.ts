@@ -13,13 +13,9 @@ import {
   type LocalTrackPublication,
   type Room,
 } from '@livekit/rtc-node';
-import { AVATAR_FPS, type AvatarRenderer } from '../renderers/index.ts';
-import { AVATAR_SAMPLE_RATE, type AvatarSpeech } from './speech.ts';
-
-export const AVATAR_VIDEO_TRACK = 'avatar';
-export const AVATAR_AUDIO_TRACK = 'avatar_audio';
-/** The agent's voice in a session without an avatar. */
-export const VOICE_TRACK = 'agent_voice';
+import { AVATAR_AUDIO_TRACK, AVATAR_FPS, AVATAR_SAMPLE_RATE, AVATAR_VIDEO_TRACK, VOICE_TRACK } from '../../src/contract/index.ts';
+import type { AvatarRenderer } from '../pipelines/index.ts';
+import type { AvatarSpeech } from './speech.ts';
 
 const FRAME_MS = 1000 / AVATAR_FPS;
 const SAMPLES_PER_FRAME = (AVATAR_SAMPLE_RATE * FRAME_MS) / 1000;

@@ -6,12 +6,8 @@
 import { getJobContext, voice } from '@livekit/agents';
 import { RoomEvent, TrackKind, type RemoteParticipant, type RemoteTrackPublication, type Room } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
-import type { JobIdentity } from '../metadata.ts';
-import type { AvatarServicePipeline, AvatarShape } from '../renderers/index.ts';
-import { AVATAR_SAMPLE_RATE } from './speech.ts';
-
-/** LiveKit's attribute naming the agent an avatar participant publishes for (agents' ATTRIBUTE_PUBLISH_ON_BEHALF). */
-export const PUBLISH_ON_BEHALF = 'lk.publish_on_behalf';
+import { AVATAR_SAMPLE_RATE, PUBLISH_ON_BEHALF, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
+import type { AvatarServicePipeline } from '../pipelines/index.ts';
 /** The avatar participant's token outlives any session (SESSION_MAX_DURATION_SECONDS caps those). */
 const AVATAR_TOKEN_TTL_SECONDS = 6 * 60 * 60;
 /** A service that has not accepted by then is given up on (the session falls back to the stand-in). */
@@ -20,7 +16,7 @@ const SERVICE_START_TIMEOUT_MS = 15_000;
 export interface AvatarServiceOptions {
   room: Room;
   pipeline: AvatarServicePipeline;
-  identity: JobIdentity | null;
+  identity: DispatchIdentity | null;
   shape: AvatarShape;
   onFirstFrame(atMs: number): void;
   logger: { warn(message: string): void };

@@ -5,9 +5,7 @@
 // (or interrupted) once per segment, or `waitForPlayout` never returns.
 import type { AudioFrame } from '@livekit/rtc-node';
 import { voice } from '@livekit/agents';
-
-/** The rate the avatar publishes at (LiveKit's native); the session resamples TTS output to it. */
-export const AVATAR_SAMPLE_RATE = 48_000;
+import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
 
 interface Segment {
   chunks: Int16Array[];

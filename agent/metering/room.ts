@@ -1,6 +1,6 @@
 // Feeds a LiveKit room's participant events to a meter.
 import { RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
-import type { StreamingMeter } from './index.ts';
+import type { StreamingMeter } from './meter.ts';
 
 /**
  * Tells `meter` about everyone already in the connected `room` and everyone who joins or

@@ -1,18 +1,14 @@
 // Where a session's ears, mind and voice come from: each of speech-to-text, the language
 // model and text-to-speech is a cloud plugin when its key is configured, otherwise the
-// offline model the bootstrap installed. The pipeline sees only the agents interfaces.
+// offline model the bootstrap installed. The conversation sees only the agents interfaces.
 import { type llm, type stt, tts } from '@livekit/agents';
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
 import type { ProviderSettings } from '../../src/config.ts';
-import { DEFAULT_VOICE } from '../../src/voices/catalogue.ts';
-import type { JobVoice } from '../metadata.ts';
+import { DEFAULT_ELEVENLABS_VOICE_ID, type DispatchVoice, type Language, type SpokenLanguage } from '../../src/contract/index.ts';
 import type { OfflineModels } from './offline/index.ts';
 import { ReplyChunker } from './offline/reply-chunks.ts';
-
-export type SpokenLanguage = 'en' | 'es' | 'pl' | 'uk';
-export type LanguageMode = SpokenLanguage | 'auto';
 
 export interface SessionProviders {
   stt: stt.STT;
@@ -26,9 +22,9 @@ export interface SessionProviders {
 
 export interface ProviderChoice {
   /** The session's effective language mode. */
-  language: LanguageMode;
+  language: Language;
   /** Null: the default English-only voice. */
-  voice: JobVoice | null;
+  voice: DispatchVoice | null;
 }
 
 /** True when some part of a session would run on the offline models (they are loaded ahead). */
@@ -70,7 +66,7 @@ export function createProviders(settings: ProviderSettings, choice: ProviderChoi
       ...(settings.elevenlabs.baseUrl ? { baseURL: settings.elevenlabs.baseUrl } : {}),
       // A voice cloned while ElevenLabs was not configured has no id there: the preset of
       // the default voice speaks instead (decisions.md).
-      voiceId: choice.voice?.elevenlabs_voice_id ?? DEFAULT_VOICE.elevenlabsVoiceId,
+      voiceId: choice.voice?.elevenlabs_voice_id ?? DEFAULT_ELEVENLABS_VOICE_ID,
       model: settings.elevenlabs.model,
       language: firstLanguage,
       encoding: 'pcm_22050',

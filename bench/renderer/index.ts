@@ -16,12 +16,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TrackKind, VideoSource } from '@livekit/rtc-node';
 import { initializeLogger } from '@livekit/agents';
-import { TalkingHeadRenderer } from '../../agent/renderers/builtin/index.ts';
-import { AVATAR_FPS, avatarFrameSize, type AvatarShape } from '../../agent/renderers/index.ts';
-import type { JobIdentity } from '../../agent/metadata.ts';
+import { TalkingHeadRenderer } from '../../agent/pipelines/builtin/index.ts';
+import { AVATAR_FPS, avatarFrameSize, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
 import { eq } from 'drizzle-orm';
 import { identities } from '../../src/identities/schema.ts';
-import { dispatchAssets } from '../../src/sessions/start.ts';
+import { dispatchAssets } from '../../src/sessions/dispatch.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
 import { file, identityForm } from '../../test/support/forms.ts';
@@ -71,7 +70,7 @@ try {
 
   // 1. Per frame, in this process.
   const [row] = await service.services.database.db.select({ training: identities.training }).from(identities).where(eq(identities.id, identity.identity_id));
-  const jobIdentity: JobIdentity = {
+  const jobIdentity: DispatchIdentity = {
     identity_id: identity.identity_id,
     name: 'Ada',
     prompt: '',
@@ -177,7 +176,7 @@ try {
 }
 process.exit(0);
 
-async function perFrame(identity: JobIdentity, shape: AvatarShape, voice: Int16Array): Promise<void> {
+async function perFrame(identity: DispatchIdentity, shape: AvatarShape, voice: Int16Array): Promise<void> {
   const size = avatarFrameSize(shape);
   const renderer = new TalkingHeadRenderer({ identity, size, logger: { warn: (message) => console.warn(message) } });
   await renderer.prepare();

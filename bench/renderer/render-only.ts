@@ -6,7 +6,7 @@
 // apart. On a machine shared with other work the wall times wander, the CPU time less.
 import { parseArgs } from 'node:util';
 import { espeak } from '../../test/support/fakes/speech.ts';
-import { serveFace, talkingHead } from '../../test/renderers/served-face.ts';
+import { serveFace, talkingHead } from '../../test/pipelines/builtin/served-face.ts';
 import { report } from '../support/index.ts';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' } } });

@@ -3,6 +3,8 @@
 // hear only the avatar, and read the live transcript. Your server starts the session with
 // POST /v1/sessions/start (the API key never reaches the browser) and hands these values over.
 import { ConnectionState, Room, RoomEvent, Track, type RemoteTrack } from 'livekit-client';
+// The names a session's room carries (track names, data topics): Likeness's own, bundled in.
+import * as wire from '../../src/contract/wire-names.ts';
 import './main.css';
 
 const params = new URLSearchParams(location.search);
@@ -30,9 +32,9 @@ const room = new Room();
 let playing: { track: RemoteTrack; name: string } | null = null;
 room.on(RoomEvent.TrackSubscribed, (track, publication) => {
   const name = publication.trackName;
-  if (track.kind === Track.Kind.Video && name === 'avatar') track.attach(video);
+  if (track.kind === Track.Kind.Video && name === wire.AVATAR_VIDEO_TRACK) track.attach(video);
   if (track.kind !== Track.Kind.Audio) return;
-  if (name === 'avatar_audio' || (name === 'agent_voice' && playing?.name !== 'avatar_audio')) {
+  if (name === wire.AVATAR_AUDIO_TRACK || (name === wire.VOICE_TRACK && playing?.name !== wire.AVATAR_AUDIO_TRACK)) {
     playing?.track.detach(audio);
     track.attach(audio);
     playing = { track, name };
@@ -55,7 +57,7 @@ enableAudio.addEventListener('click', () => void room.startAudio());
 
 // Service notices arrive as reliable data on the `likeness.notice` topic.
 room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
-  if (topic !== 'likeness.notice') return;
+  if (topic !== wire.NOTICE_TOPIC) return;
   const { type } = JSON.parse(new TextDecoder().decode(payload)) as { type: string };
   notice.textContent = NOTICES[type] ?? `Notice: ${type}`;
   notice.dataset.type = type;
@@ -65,11 +67,11 @@ room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
 // the visitor's microphone track in `lk.transcribed_track_id`; each stream holds a segment's
 // text so far, and streams with the same `lk.segment_id` update one line.
 const lines = new Map<string, HTMLLIElement>();
-room.registerTextStreamHandler('lk.transcription', async (reader, sender) => {
+room.registerTextStreamHandler(wire.TRANSCRIPTION_TOPIC, async (reader, sender) => {
   const attributes = reader.info.attributes ?? {};
-  const id = attributes['lk.segment_id'] ?? reader.info.id;
+  const id = attributes[wire.TRANSCRIPTION_SEGMENT_ID] ?? reader.info.id;
   const fromVisitor =
-    sender.identity === room.localParticipant.identity || room.localParticipant.trackPublications.has(attributes['lk.transcribed_track_id'] ?? '');
+    sender.identity === room.localParticipant.identity || room.localParticipant.trackPublications.has(attributes[wire.TRANSCRIBED_TRACK_ID] ?? '');
   let line = lines.get(id);
   if (!line) {
     line = document.createElement('li');
@@ -77,7 +79,7 @@ room.registerTextStreamHandler('lk.transcription', async (reader, sender) => {
     lines.set(id, line);
     transcript.append(line);
   }
-  line.classList.toggle('interim', fromVisitor && attributes['lk.transcription_final'] !== 'true');
+  line.classList.toggle('interim', fromVisitor && attributes[wire.TRANSCRIPTION_FINAL] !== 'true');
   let text = '';
   try {
     for await (const chunk of reader) {

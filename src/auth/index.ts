@@ -1,8 +1,8 @@
-// Who is calling. /v1 (spec §5): an API key, `Authorization: Bearer <key>` or
+// Who is calling (docs/api.md#authentication). /v1: an API key, `Authorization: Bearer <key>` or
 // `X-API-Key: <key>`. /console/api: the console's sign-in cookie, plus the CSRF header on
 // every change. Either way the caller is an account; every query downstream is scoped by it.
 import { Elysia } from 'elysia';
-import { CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession, type BrowserSession } from '../console/browser-sessions.ts';
+import { CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession, type BrowserSession } from './browser-sessions.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { accountForKey } from './api-keys.ts';

@@ -6,7 +6,7 @@ import { OperatorError, databaseOperations, type Operations } from '../admin/ope
 import { loadConfig, type Config } from '../config.ts';
 import { openDatabase, pgliteDirFor } from '../db/index.ts';
 import type { AgentWorker } from '../../agent/worker.ts';
-import { adminTokenFor, runningService } from './service-record.ts';
+import { adminTokenFor, runningService } from '../admin/service-record.ts';
 
 const USAGE = `usage:
   likeness serve [--role api|agent|all]

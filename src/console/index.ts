@@ -11,9 +11,8 @@ import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../auth/ap
 import type { ConsoleSettings } from '../config.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
-import { ApiError, invalid, notFound } from '../http/errors.ts';
-import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
-import { clearedCookie, closeBrowserSession, openBrowserSession, sessionCookie } from './browser-sessions.ts';
+import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { clearedCookie, closeBrowserSession, openBrowserSession, sessionCookie } from '../auth/browser-sessions.ts';
 import {
   ChangePasswordBody,
   CreateKeyBody,
@@ -27,7 +26,7 @@ import {
   SignInBody,
   SignUpBody,
 } from './contract.ts';
-import { frontEndRoutes } from './pages.ts';
+import { frontEndRoutes } from './front-end.ts';
 import { hashPassword, setConsolePassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
 import { AttemptLimiter, SignInThrottle } from './attempt-limiter.ts';

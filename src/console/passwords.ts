@@ -2,7 +2,8 @@
 // CLI (`likeness accounts create`) have none until then; a forgotten one is reset the same way.
 import { eq } from 'drizzle-orm';
 import type { Database } from '../db/index.ts';
-import { consoleLogins, consoleSessions } from './schema.ts';
+import { consoleSessions } from '../auth/schema.ts';
+import { consoleLogins } from './schema.ts';
 
 /** Sign-up and the operator's set-password share this rule. */
 export const MIN_PASSWORD_LENGTH = 10;

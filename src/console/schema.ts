@@ -1,5 +1,6 @@
-// The console's sign-in: a password per account (argon2id) and the browser sessions that a
-// sign-in opens. Only hashes are stored: a leaked table opens no account.
+// The console's sign-in: a password per account (argon2id), and the attempts its limits
+// count. The browser sessions a sign-in opens are src/auth/schema.ts. Only hashes are
+// stored: a leaked table opens no account.
 import { bigserial, index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 
@@ -11,23 +12,6 @@ export const consoleLogins = pgTable('console_logins', {
   passwordHash: text('password_hash').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
-
-export const consoleSessions = pgTable(
-  'console_sessions',
-  {
-    id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
-    /** SHA-256 of the cookie's token; the token itself lives only in the browser's httpOnly cookie. */
-    tokenHash: text('token_hash').notNull().unique(),
-    /** Sent back by the page in X-CSRF-Token on every change: another site cannot read it. */
-    csrfToken: text('csrf_token').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
-  },
-  (t) => [index('console_sessions_account_idx').on(t.accountId)],
-);
 
 /**
  * Attempts the console limits (failed sign-ins, sign-ups), per scope and key, so that every

@@ -1,6 +1,7 @@
 // Every table, gathered for drizzle (typed queries) and drizzle-kit (migrations).
 // Each table is defined beside the feature that owns it.
 export * from '../accounts/schema.ts';
+export * from '../auth/schema.ts';
 export * from '../credits/schema.ts';
 export * from '../identities/schema.ts';
 export * from '../sessions/schema.ts';

@@ -1,8 +1,24 @@
-// The spec's error shape (§7): every error is JSON `{detail}`; `detail` is a string,
+// The error shape (docs/api.md#errors): every error is JSON `{detail}`; `detail` is a string,
 // except 422, where it is a FastAPI-style list of `{loc, msg, type}` field problems.
 import { ValueErrorType } from '@sinclair/typebox/errors';
-import { Elysia, ValidationError } from 'elysia';
+import { Elysia, t, ValidationError } from 'elysia';
 import { newId } from '../db/ids.ts';
+
+/** The error bodies, for the routes' response schemas (and so the OpenAPI document). */
+export const ErrorResponse = t.Object({ detail: t.String() }, { description: 'An error with a message.' });
+
+export const ValidationErrorResponse = t.Object(
+  {
+    detail: t.Array(
+      t.Object({
+        loc: t.Array(t.Union([t.String(), t.Integer()])),
+        msg: t.String(),
+        type: t.String(),
+      }),
+    ),
+  },
+  { description: 'Field-level validation problems.' },
+);
 
 export interface FieldProblem {
   loc: (string | number)[];
@@ -57,7 +73,7 @@ function typeName(errorType: number): string {
   return TYPE_NAMES[raw] ?? raw.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-/** Turn Elysia's validation error into the spec's list, one problem per field. */
+/** Turn Elysia's validation error into the 422 list, one problem per field. */
 export function fieldProblems(error: ValidationError): FieldProblem[] {
   const where = error.type === 'body' ? 'body' : error.type;
   const seen = new Set<string>();

@@ -1,8 +1,9 @@
 // The HTTP contract of /v1/identities: one schema per request and response type. The
 // same schemas validate requests at the edge and feed the OpenAPI document.
 import { t } from 'elysia';
-import { oneOf } from '../http/schemas.ts';
-import { LANGUAGES, IDENTITY_STATUSES } from './schema.ts';
+import { oneOf } from '../http/enum-schema.ts';
+import { LANGUAGES } from '../contract/languages.ts';
+import { IDENTITY_STATUSES } from './schema.ts';
 
 export const NAME_MAX = 200;
 export const PROMPT_MAX = 20_000;

@@ -1,11 +1,11 @@
-// /v1/identities (spec §4.1–4.5, plus DELETE): create, list, read, update, retrain, delete.
+// /v1/identities (docs/api.md#identities): create, list, read, update, retrain, delete.
 import { t } from 'elysia';
 import { and, eq } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
-import { ApiError, invalid, notFound } from '../http/errors.ts';
+import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
 import type { Pipeline, PipelineRegistry } from '../pipelines/index.ts';
 import { presetVoice, sampleProfile, voiceChoiceProblems, type Voices } from '../voices/index.ts';
 import {
@@ -17,8 +17,7 @@ import {
   ListIdentitiesQuery,
   UpdateIdentityForm,
 } from './contract.ts';
-import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
-import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from './media/index.ts';
+import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from '../media/index.ts';
 import { identityPrefix, onboardIdentity, type UploadedAudio } from './onboarding.ts';
 import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
 import { deleteIdentity, findIdentity, listIdentities, type IdentityRow } from './queries.ts';

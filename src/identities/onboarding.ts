@@ -1,4 +1,4 @@
-// Creating an identity (spec §3, first rows): the row moves created → training → ready
+// Creating an identity (docs/api.md#identities-create, #identity-states): the row moves created → training → ready
 // within the call, and the onboarding charge commits in the same transaction that makes it
 // ready. Any failure removes the row and its files: nothing half-built, nothing charged.
 // Uploaded audio is cloned into the identity's voice here too (ElevenLabs when configured).
@@ -9,10 +9,13 @@ import type { Database } from '../db/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import { ApiError } from '../http/errors.ts';
 import type { Pipeline } from '../pipelines/index.ts';
-import type { AudioKind, InspectedAudio, InspectedImage } from './media/index.ts';
+import type { AudioKind, InspectedAudio, InspectedImage } from '../media/index.ts';
 import type { Voices } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
-import { identities, type IdentityVoice, type Language, type StoredAudio, type VoiceProfile } from './schema.ts';
+import type { Language } from '../contract/languages.ts';
+import type { StoredAudio } from '../media/stored.ts';
+import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
+import { identities } from './schema.ts';
 
 export interface OnboardingDeps {
   db: Database;

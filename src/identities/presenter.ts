@@ -1,4 +1,4 @@
-// Identity rows as the spec's response bodies (§2.1–2.3).
+// Identity rows as response bodies (docs/api.md#identity-object, #identities-list, #identities-status).
 import { assetUrl } from '../assets/index.ts';
 import { voiceIdOf } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';

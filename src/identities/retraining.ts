@@ -1,4 +1,4 @@
-// Retraining (spec §4.4): new reference media are accepted with 202 and trained in the
+// Retraining (docs/api.md#identities-update): new reference media are accepted with 202 and trained in the
 // background while the status reads `training`. The identity keeps serving its previous
 // media until the new ones are ready; a failed retrain leaves them in place and says why
 // in `detail`. One retrain per identity at a time: a second one answers 409. New audio is
@@ -8,11 +8,14 @@ import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import type { PipelineRegistry } from '../pipelines/index.ts';
-import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from './media/index.ts';
+import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from '../media/index.ts';
 import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
 import { sampleProfile, type Voices } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
-import { identities, type IdentityVoice, type Language, type PendingRetrain, type StoredImage } from './schema.ts';
+import type { Language } from '../contract/languages.ts';
+import type { StoredImage } from '../media/stored.ts';
+import type { IdentityVoice } from '../voices/voice.ts';
+import { identities, type PendingRetrain } from './schema.ts';
 
 export interface RetrainRequest {
   accountId: string;

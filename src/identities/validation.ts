@@ -1,7 +1,7 @@
 // Checks of identity forms beyond their schema's shape: blank or garbled text, unknown
-// pipelines, and media problems turned into the spec's error bodies.
+// pipelines, and media problems turned into error bodies (docs/api.md#errors).
 import { ApiError, type FieldProblem } from '../http/errors.ts';
-import { MediaError } from './media/index.ts';
+import { MediaError } from '../media/index.ts';
 
 // U+FFFD is what a decoder leaves for bytes that were not UTF-8.
 const CONTROL_OR_REPLACEMENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/;

@@ -1,58 +1,14 @@
-// A pipeline decides how an identity is trained and which renderer serves it, for the
-// identity's whole life (spec §2.1). New renderers slot in here under a new id, and in the
-// agent's registry (agent/renderers/index.ts) under the same id; an operator's own come
-// from PIPELINE_MODULES and AGENT_PIPELINE_MODULES (loadPipelines, below).
+// The control plane's half of the avatar pipelines: a pipeline decides how an identity is
+// trained and which renderer serves it, for the identity's whole life
+// (docs/api.md#pipelines). New ones slot in here under a new id, and in the agent's half
+// (agent/pipelines/index.ts, the rendering) under the same id; an operator's own come from
+// PIPELINE_MODULES and AGENT_PIPELINE_MODULES (loadPipelines, below).
 import { resolve } from 'node:path';
-import { AVATAR_FPS, AVATAR_FRAME_SIZES, type FrameSize } from '../../agent/renderers/renderer.ts';
-import type { AssetStore } from '../assets/index.ts';
 import type { PipelineSettings } from '../config.ts';
-import type { StoredImage } from '../identities/schema.ts';
-import type { InspectedAudio, InspectedImage } from '../identities/media/index.ts';
-import { builtinPipeline } from './builtin/index.ts';
+import { builtinTraining } from './builtin/index.ts';
+import type { Pipeline } from './types.ts';
 
-export interface TrainingInput {
-  identityId: string;
-  image: InspectedImage;
-  audio?: InspectedAudio;
-  store: AssetStore;
-  /** Folder for this training's files, e.g. `identities/idn_…/<token>/`. */
-  prefix: string;
-}
-
-export interface TrainingResult {
-  /** The identity's image as stored, with the renditions its renderer needs. */
-  image: StoredImage;
-  /** Whatever else the renderer needs at session start, precomputed. */
-  training: Record<string, unknown>;
-}
-
-/** What a pipeline's sessions show, as GET /v1/pipelines tells clients. */
-export type PipelineRendering =
-  /** Frames drawn in the agent job, at these sizes per shape, published by the agent. */
-  | { kind: 'frames'; fps: number; sizes: Readonly<Record<'portrait' | 'landscape', FrameSize>> }
-  /** A separate avatar service joins the room and publishes audio and video on the agent's behalf. */
-  | { kind: 'avatar_service'; provider: string };
-
-/** The built-in CPU talking head's output (agent/renderers/builtin). */
-export const BUILTIN_RENDERING: PipelineRendering = { kind: 'frames', fps: AVATAR_FPS, sizes: AVATAR_FRAME_SIZES };
-
-export interface Pipeline {
-  id: string;
-  description: string;
-  /** What its sessions show; unset: frames drawn in the agent job at the built-in sizes (BUILTIN_RENDERING). */
-  renders?: PipelineRendering;
-  /**
-   * Rejects (MediaError, 422) a photo this pipeline cannot train from, before anything is
-   * stored. Used by a retrain, whose training runs after its 202; at create, `train` itself
-   * refuses such a photo within the call.
-   */
-  checkImage?(image: InspectedImage): Promise<void>;
-  train(input: TrainingInput): Promise<TrainingResult>;
-}
-
-export function renderingOf(pipeline: Pipeline): PipelineRendering {
-  return pipeline.renders ?? BUILTIN_RENDERING;
-}
+export * from './types.ts';
 
 export class PipelineRegistry {
   private readonly byId = new Map<string, Pipeline>();
@@ -84,7 +40,7 @@ const PIPELINE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
  * retrained on its pipeline, and the operator should hear of it at once.
  */
 export async function loadPipelines(settings: PipelineSettings): Promise<PipelineRegistry> {
-  const pipelines: Pipeline[] = [builtinPipeline];
+  const pipelines: Pipeline[] = [builtinTraining];
   for (const path of settings.modules) {
     let loaded: unknown;
     try {

@@ -1,9 +1,10 @@
-// GET /v1/pipelines (beyond the spec): the pipelines an identity's `pipeline_id` may name,
+// GET /v1/pipelines (docs/api.md#pipelines): the pipelines an identity's `pipeline_id` may name,
 // which one is the default, and what each renders in a session.
 import { t } from 'elysia';
 import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
-import { ErrorResponse, oneOf } from '../http/schemas.ts';
+import { oneOf } from '../http/enum-schema.ts';
+import { ErrorResponse } from '../http/errors.ts';
 import { renderingOf, type Pipeline, type PipelineRegistry } from './index.ts';
 
 const frameSize = (description: string) => t.Object({ width: t.Integer(), height: t.Integer() }, { description });

@@ -1,4 +1,4 @@
-// Per-minute billing of avatar sessions (spec §1, §3, §6). A start sets one minute's
+// Per-minute billing of avatar sessions (docs/api.md#credits). A start sets one minute's
 // credits aside (so 50 concurrent starts on a balance for 5 start 5); the first charged
 // minute or the session's end gives the hold back. Each minute is charged once, keyed by
 // (session, minute index), so a retried or duplicated report never charges twice.

@@ -1,9 +1,9 @@
-// The HTTP contract of /v1/sessions (spec §2.4, §2.5, §4.6, §4.7) plus the reads beyond
-// the spec. The same schemas validate requests and feed the OpenAPI document.
+// The HTTP contract of /v1/sessions (docs/api.md#sessions-start, #sessions-end, #sessions-read,
+// #sessions-transcript). The same schemas validate requests and feed the OpenAPI document.
 import { t } from 'elysia';
-import { LANGUAGES } from '../identities/schema.ts';
-import { oneOf } from '../http/schemas.ts';
-import { END_REASONS, FORM_FACTORS, SESSION_STATUSES, TRANSCRIPT_ROLES } from './schema.ts';
+import { FORM_FACTORS, LANGUAGES, TRANSCRIPT_ROLES } from '../contract/index.ts';
+import { oneOf } from '../http/enum-schema.ts';
+import { END_REASONS, SESSION_STATUSES } from './schema.ts';
 
 const Timestamp = t.String({ format: 'date-time' });
 
@@ -68,24 +68,6 @@ export const ListSessionsQuery = t.Object({
   after: t.Optional(t.String({ description: 'session_id of the last item of the previous page.' })),
   status: t.Optional(oneOf(SESSION_STATUSES)),
 });
-
-/** What an agent job reports about its session (internal). */
-export const SessionReport = t.Union([
-  t.Object({ type: t.Literal('avatar_streaming'), at: t.Optional(Timestamp) }),
-  t.Object({ type: t.Literal('minute'), index: t.Integer({ minimum: 0 }) }),
-  t.Object({ type: t.Literal('visitor_left') }),
-  t.Object({ type: t.Literal('agent_joined') }),
-  t.Object({
-    type: t.Literal('transcript'),
-    turn_id: t.String({ minLength: 1, maxLength: 200 }),
-    role: oneOf(TRANSCRIPT_ROLES, 'Who spoke.'),
-    text: t.String({ maxLength: 20_000 }),
-    language: t.Union([t.String({ maxLength: 16 }), t.Null()]),
-    interrupted: t.Boolean(),
-    started_at: Timestamp,
-    ended_at: t.Union([Timestamp, t.Null()]),
-  }),
-]);
 
 export const TranscriptTurn = t.Object({
   role: oneOf(TRANSCRIPT_ROLES, '`user`: the visitor; `agent`: the identity.'),

@@ -1,9 +1,9 @@
-// /v1/sessions: start (spec §4.6), end (§4.7), and reading sessions back (beyond the spec).
+// /v1/sessions: start (docs/api.md#sessions-start), end (#sessions-end), and reading sessions
+// back (#sessions-read, #sessions-transcript).
 import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { t } from 'elysia';
 import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
-import { ApiError, invalid, notFound } from '../http/errors.ts';
-import { ErrorResponse, ValidationErrorResponse } from '../http/schemas.ts';
+import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
 import { EndSessionResponse, ListSessionsQuery, SessionParams, SessionResponse, StartSessionBody, StartSessionResponse, TranscriptResponse } from './contract.ts';
 import { RoomClosureUnconfirmed, type SessionLifecycle } from './lifecycle.ts';
 import { endResponse, sessionResponse } from './presenter.ts';

@@ -4,6 +4,7 @@
 // Every path goes through `end`, which records one reason and gives back any unused hold.
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { DataPacket_Kind, type WebhookEvent } from 'livekit-server-sdk';
+import { NOTICE_TOPIC, type Notice } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
 import { isNotFound, type LivekitConnection } from '../livekit/connection.ts';
 import type { SessionBilling } from './billing.ts';
@@ -14,7 +15,6 @@ export type SessionRow = typeof sessions.$inferSelect;
 /** LiveKit did not confirm the room is gone: the session stays running so a retry can finish. */
 export class RoomClosureUnconfirmed extends Error {}
 
-export const NOTICE_TOPIC = 'likeness.notice';
 /** `ParticipantInfo.Kind.AGENT` of LiveKit's protocol (livekit-server-sdk does not re-export the enum). */
 const AGENT_PARTICIPANT_KIND = 4;
 
@@ -90,14 +90,14 @@ export class SessionLifecycle {
     }
   }
 
-  /** Credits ran out: tell the room, then end the session with that reason (spec §6). */
+  /** Credits ran out: tell the room, then end the session with that reason (docs/api.md#notices). */
   async endForInsufficientCredits(sessionId: string): Promise<void> {
     await this.notify(sessionId, { type: 'insufficient_credits', session_id: sessionId });
     await this.end(sessionId, 'insufficient_credits');
   }
 
   /** A reliable data message to everyone in the room, on the notice topic. */
-  private async notify(sessionId: string, notice: { type: string; session_id: string }): Promise<void> {
+  private async notify(sessionId: string, notice: Notice): Promise<void> {
     try {
       await this.deps.livekit.rooms.sendData(sessionId, new TextEncoder().encode(JSON.stringify(notice)), DataPacket_Kind.RELIABLE, { topic: NOTICE_TOPIC });
       // Give the reliable message a moment to reach the client before the room goes.

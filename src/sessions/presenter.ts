@@ -1,4 +1,4 @@
-// Session rows as response bodies (spec §2.5 and the reads beyond the spec).
+// Session rows as response bodies (docs/api.md#sessions-end, #sessions-read).
 import type { SessionRow } from './lifecycle.ts';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;

@@ -1,6 +1,9 @@
 import { bigserial, uniqueIndex, boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
-import { identities, LANGUAGES } from '../identities/schema.ts';
+import { FORM_FACTORS } from '../contract/avatar-video.ts';
+import { TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
+import { LANGUAGES } from '../contract/languages.ts';
+import { identities } from '../identities/schema.ts';
 
 export const SESSION_STATUSES = ['running', 'ended'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -14,9 +17,8 @@ export const END_REASONS = [
   'agent_unavailable',
 ] as const;
 export type EndReason = (typeof END_REASONS)[number];
-export const FORM_FACTORS = ['phone', 'desktop'] as const;
 
-/** One realtime conversation; its id is also the LiveKit room name (spec §2.4). */
+/** One realtime conversation; its id is also the LiveKit room name (docs/api.md#sessions-start). */
 export const sessions = pgTable(
   'sessions',
   {
@@ -63,9 +65,6 @@ export const sessions = pgTable(
     index('sessions_voice_idx').on(t.elevenlabsVoiceId),
   ],
 );
-
-export const TRANSCRIPT_ROLES = ['user', 'agent'] as const;
-export type TranscriptRole = (typeof TRANSCRIPT_ROLES)[number];
 
 /** One finished turn of a session's conversation, as the agent job reported it. */
 export const sessionTranscripts = pgTable(

@@ -1,20 +1,19 @@
-// POST /v1/sessions/start (spec §4.6), checked in this order: identity → state → language
-// and voice → credits → room → dispatch → token → row. When LiveKit fails, nothing is
-// left behind: the room is deleted and the hold given back.
+// POST /v1/sessions/start (docs/api.md#sessions-start), checked in this order: identity →
+// state → language and voice → credits → room → dispatch → token → row. When LiveKit fails,
+// nothing is left behind: the room is deleted and the hold given back.
 import { eq } from 'drizzle-orm';
-import type { AvatarShape } from '../../agent/renderers/renderer.ts';
 import { accounts } from '../accounts/schema.ts';
-import { assetUrl } from '../assets/index.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
+import type { FormFactor, Language, SessionRoomMetadata } from '../contract/index.ts';
 import { InsufficientCredits } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { findIdentity, type IdentityRow } from '../identities/queries.ts';
-import type { IdentityVoice, Language } from '../identities/schema.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import type { SessionBilling } from './billing.ts';
+import { dispatchMetadata } from './dispatch.ts';
 import { sessions } from './schema.ts';
 
 export interface StartRequest {
@@ -22,7 +21,7 @@ export interface StartRequest {
   avatar_enabled?: boolean;
   language?: Language;
   visual_awareness?: boolean;
-  form_factor?: 'phone' | 'desktop';
+  form_factor?: FormFactor;
 }
 
 export interface StartDeps {
@@ -34,69 +33,6 @@ export interface StartDeps {
   assetsUrl: string;
   /** Where agent jobs reach this control plane. */
   internalUrl: string;
-}
-
-/** What the agent job needs, sent as the dispatch's metadata (never shown to clients). */
-export interface DispatchMetadata {
-  session_id: string;
-  report_url: string;
-  report_token: string;
-  avatar_enabled: boolean;
-  visitor_identity: string;
-  billing_interval_seconds: number;
-  identity: {
-    identity_id: string;
-    name: string;
-    prompt: string;
-    language: Language;
-    pipeline_id: string;
-    image_url: string;
-    audio_url: string | null;
-    /** The training's assets for the renderer (name → URL); empty for identities trained before them. */
-    assets: Record<string, string>;
-  } | null;
-  /** The voice the agent speaks with; null: the default English-only voice. */
-  voice: DispatchVoice | null;
-  language: Language;
-  visual_awareness: boolean;
-  form_factor: 'phone' | 'desktop' | null;
-  avatar_shape: AvatarShape;
-}
-
-/**
- * §4.6: portrait for phones and when the client does not say; landscape for desktops where
- * landscape video is enabled (AVATAR_LANDSCAPE), otherwise portrait.
- */
-export function avatarShape(formFactor: 'phone' | 'desktop' | undefined, landscapeVideo: boolean): AvatarShape {
-  return formFactor === 'desktop' && landscapeVideo ? 'landscape' : 'portrait';
-}
-
-/** The asset keys a pipeline's training listed for its renderer (`training.assets`), as URLs. */
-export function dispatchAssets(training: Record<string, unknown> | null | undefined, assetsUrl: string): Record<string, string> {
-  const assets = training?.assets;
-  if (!assets || typeof assets !== 'object' || Array.isArray(assets)) return {};
-  const urls: Record<string, string> = {};
-  for (const [name, key] of Object.entries(assets)) if (typeof key === 'string' && key) urls[name] = assetUrl(assetsUrl, key);
-  return urls;
-}
-
-export interface DispatchVoice {
-  preset_id: string | null;
-  multilingual: boolean;
-  /** Used when the agent's TTS is ElevenLabs. */
-  elevenlabs_voice_id: string | null;
-  /** Used by the offline TTS. */
-  profile: { pitch_hz: number; words_per_minute: number };
-}
-
-export function dispatchVoice(voice: IdentityVoice | null | undefined): DispatchVoice | null {
-  if (!voice) return null;
-  return {
-    preset_id: voice.presetId,
-    multilingual: voice.multilingual,
-    elevenlabs_voice_id: voice.elevenlabsVoiceId,
-    profile: { pitch_hz: voice.profile.pitchHz, words_per_minute: voice.profile.wordsPerMinute },
-  };
 }
 
 /** A voice that can speak every language mode: cloned from uploaded audio, or a multilingual preset. */
@@ -158,34 +94,22 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       emptyTimeout: settings.joinTimeoutSeconds + 30,
       departureTimeout: 5,
       maxParticipants: 8,
-      metadata: JSON.stringify({ session_id: sessionId, avatar_enabled: avatarEnabled, language, form_factor: request.form_factor ?? null }),
+      metadata: JSON.stringify({ session_id: sessionId, avatar_enabled: avatarEnabled, language, form_factor: request.form_factor ?? null } satisfies SessionRoomMetadata),
     });
     roomCreated = true;
-    const metadata: DispatchMetadata = {
-      session_id: sessionId,
-      report_url: `${deps.internalUrl}/internal/sessions/${sessionId}/reports`,
-      report_token: reportToken,
-      avatar_enabled: avatarEnabled,
-      visitor_identity: visitorIdentity,
-      billing_interval_seconds: settings.billingIntervalSeconds,
-      identity: identity
-        ? {
-            identity_id: identity.id,
-            name: identity.name,
-            prompt: identity.prompt,
-            language: identity.language,
-            pipeline_id: identity.pipelineId,
-            image_url: assetUrl(deps.assetsUrl, identity.image.variants.render?.key ?? identity.image.key),
-            audio_url: identity.audio ? assetUrl(deps.assetsUrl, identity.audio.key) : null,
-            assets: dispatchAssets(identity.training, deps.assetsUrl),
-          }
-        : null,
-      voice: dispatchVoice(identity?.voice),
+    const metadata = dispatchMetadata({
+      sessionId,
+      reportUrl: `${deps.internalUrl}/internal/sessions/${sessionId}/reports`,
+      reportToken,
+      avatarEnabled,
+      visitorIdentity,
+      identity,
       language,
-      visual_awareness: visualAwareness,
-      form_factor: request.form_factor ?? null,
-      avatar_shape: avatarShape(request.form_factor, settings.landscapeVideo),
-    };
+      visualAwareness,
+      formFactor: request.form_factor ?? null,
+      settings,
+      assetsUrl: deps.assetsUrl,
+    });
     const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, { metadata: JSON.stringify(metadata) });
     const token = await livekit.mintToken({ room: sessionId, identity: visitorIdentity, ttlSeconds: settings.tokenTtlSeconds });
     const [row] = await db

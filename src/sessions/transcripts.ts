@@ -1,18 +1,11 @@
 // A session's transcript: turns the agent job reports as the conversation goes, read back
-// through GET /v1/sessions/{id}/transcript (beyond the spec).
+// through GET /v1/sessions/{id}/transcript (docs/api.md#sessions-transcript).
 import { asc, eq } from 'drizzle-orm';
+import type { TranscriptReport } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
-import { sessionTranscripts, type TranscriptRole } from './schema.ts';
+import { sessionTranscripts } from './schema.ts';
 
-export interface ReportedTurn {
-  turn_id: string;
-  role: TranscriptRole;
-  text: string;
-  language: string | null;
-  interrupted: boolean;
-  started_at: string;
-  ended_at: string | null;
-}
+type ReportedTurn = Omit<TranscriptReport, 'type'>;
 
 /** Stores a turn once: the job retries deliveries, so the same turn may arrive twice. */
 export async function recordTurn(db: Database, sessionId: string, turn: ReportedTurn): Promise<void> {

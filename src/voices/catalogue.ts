@@ -2,9 +2,9 @@
 // ElevenLabs is configured) and to an offline profile for espeak-ng. Whether a voice is
 // multilingual is a property of the voice, not of the deployment: an identity's allowed
 // language modes do not change when an operator adds or removes a provider key.
-import type { Language, VoiceProfile } from '../identities/schema.ts';
-
-export type SpokenLanguage = Exclude<Language, 'auto'>;
+import { DEFAULT_ELEVENLABS_VOICE_ID } from '../contract/dispatch.ts';
+import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../contract/languages.ts';
+import type { IdentityVoice, VoiceProfile } from './voice.ts';
 
 export interface PresetVoice {
   id: string;
@@ -19,7 +19,7 @@ export interface PresetVoice {
   profile: VoiceProfile;
 }
 
-const ALL_LANGUAGES: SpokenLanguage[] = ['en', 'es', 'pl', 'uk'];
+const ALL_LANGUAGES: SpokenLanguage[] = [...SPOKEN_LANGUAGES];
 
 /** The voice of an identity with neither uploaded audio nor a chosen preset (stored as a null voice). */
 export const DEFAULT_VOICE: PresetVoice = {
@@ -30,7 +30,7 @@ export const DEFAULT_VOICE: PresetVoice = {
   gender: 'female',
   multilingual: false,
   languages: ['en'],
-  elevenlabsVoiceId: '21m00Tcm4TlvDqvHYnJl', // Rachel
+  elevenlabsVoiceId: DEFAULT_ELEVENLABS_VOICE_ID, // Rachel
   profile: { pitchHz: 190, wordsPerMinute: 165 },
 };
 
@@ -70,4 +70,12 @@ export const PRESET_VOICES: readonly PresetVoice[] = [
 
 export function findPreset(id: string): PresetVoice | undefined {
   return PRESET_VOICES.find((voice) => voice.id === id);
+}
+
+/** The stored voice for a preset id: null for the default voice; undefined when unknown. */
+export function presetVoice(id: string): IdentityVoice | null | undefined {
+  const preset = findPreset(id);
+  if (!preset) return undefined;
+  if (preset.id === DEFAULT_VOICE.id) return null;
+  return { presetId: preset.id, multilingual: preset.multilingual, elevenlabsVoiceId: preset.elevenlabsVoiceId, profile: { ...preset.profile } };
 }

@@ -2,7 +2,7 @@
 // from the decoded sample (16 kHz mono). Median pitch by normalised autocorrelation over voiced
 // frames; speaking rate from syllable nuclei (peaks of the loudness envelope) over the time spent
 // talking. Both are rough, and that is enough: espeak-ng takes a pitch and a words-per-minute rate.
-import type { VoiceProfile } from '../identities/schema.ts';
+import type { VoiceProfile } from './voice.ts';
 
 const RATE = 8_000; // analysed after halving 16 kHz: F0 tops out near 500 Hz
 const FRAME = 320; // 40 ms: at least two periods of a 60 Hz voice

@@ -4,7 +4,8 @@
 import { describe, expect, test } from 'bun:test';
 import { AudioFrame } from '@livekit/rtc-node';
 import { initializeLogger, voice } from '@livekit/agents';
-import { AVATAR_SAMPLE_RATE, AvatarSpeech } from '../../agent/avatar/index.ts';
+import { AvatarSpeech } from '../../agent/avatar/index.ts';
+import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
 
 initializeLogger({ pretty: false, level: 'warn' });
 

@@ -2,7 +2,7 @@
 // through AGENT_PIPELINE_MODULES: it asks the fake avatar service (avatar-service.ts, at
 // TEST_AVATAR_SERVICE_URL) to join the session, as a real third-party integration calls its
 // provider's API.
-import type { AvatarServicePipeline } from '../../agent/renderers/index.ts';
+import type { AvatarServicePipeline } from '../../agent/pipelines/index.ts';
 
 export const TEST_AVATAR_SERVICE_PIPELINE = 'test-avatar-service';
 /** A pipeline whose service is down: every start fails. */

@@ -1,6 +1,6 @@
 // The control plane's half of the test-only pipelines `test-avatar-service` and its broken
 // twin, loaded through PIPELINE_MODULES: a hosted avatar needs only the photo stored.
-import { renderImageVariants } from '../../src/identities/media/index.ts';
+import { renderImageVariants } from '../../src/media/index.ts';
 import type { Pipeline } from '../../src/pipelines/index.ts';
 import { TEST_AVATAR_SERVICE_DOWN_PIPELINE, TEST_AVATAR_SERVICE_PIPELINE } from './avatar-service-pipeline.ts';
 

@@ -17,7 +17,7 @@ import {
   VideoSource,
   type ByteStreamReader,
 } from '@livekit/rtc-node';
-import type { AvatarServiceRequest } from '../../agent/renderers/index.ts';
+import type { AvatarServiceRequest } from '../../agent/pipelines/index.ts';
 
 const RATE = 48_000;
 const TICK_SAMPLES = RATE / 100; // 10 ms

@@ -5,7 +5,7 @@ import { expect } from 'bun:test';
 import { VideoBufferType, VideoStream, type RemoteTrack } from '@livekit/rtc-node';
 import { eq } from 'drizzle-orm';
 import { join } from 'node:path';
-import { toImage, type FaceRig } from '../../agent/renderers/builtin/rig.ts';
+import { toImage, type FaceRig } from '../../src/contract/face-rig.ts';
 import { identities } from '../../src/identities/schema.ts';
 import { file, identityForm, type IdentityBody } from '../support/forms.ts';
 import type { TestAccount, TestService } from '../support/service.ts';

@@ -5,7 +5,7 @@ import { readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AudioFrame, AudioSource, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
-import { processAlive } from '../../src/cli/service-record.ts';
+import { processAlive } from '../../src/admin/service-record.ts';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
 import { tempDir } from '../support/processes.ts';
 import { eventually } from '../support/visitor.ts';

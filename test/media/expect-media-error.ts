@@ -1,5 +1,5 @@
 import { expect } from 'bun:test';
-import { MediaError, type MediaErrorStatus, type MediaErrorType, type MediaField } from '../../src/identities/media/index.ts';
+import { MediaError, type MediaErrorStatus, type MediaErrorType, type MediaField } from '../../src/media/index.ts';
 
 /** Awaits `promise`, asserts it rejected with a MediaError of this status/type/field, and returns the error. */
 export async function expectMediaError(

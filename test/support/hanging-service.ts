@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
-import { builtinPipeline } from '../../src/pipelines/builtin/index.ts';
+import { builtinTraining } from '../../src/pipelines/builtin/index.ts';
 import { PipelineRegistry } from '../../src/pipelines/index.ts';
 import { startService } from '../../src/server.ts';
 
@@ -14,9 +14,9 @@ const service = await startService(config, {
   pipelines: new PipelineRegistry(
     [
       {
-        ...builtinPipeline,
+        ...builtinTraining,
         async train(input) {
-          const result = await builtinPipeline.train(input);
+          const result = await builtinTraining.train(input);
           if (++trainings === hangOn) {
             writeFileSync(join(config.dataDir, 'training-hung'), input.identityId);
             await new Promise(() => {});

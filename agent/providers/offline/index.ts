@@ -9,10 +9,11 @@ import type { llm, stt } from '@livekit/agents';
 import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaModel } from './llama.ts';
 import { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
 import { SpeechServer } from './speech-server.ts';
-import { OfflineSTT, type SpokenLanguage } from './stt.ts';
+import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import { OfflineSTT } from './stt.ts';
 import { OfflineTTS, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
 
-export { joinFrames, OFFLINE_LANGUAGES, OfflineSTT, type SpokenLanguage } from './stt.ts';
+export { joinFrames, OfflineSTT } from './stt.ts';
 export { OfflineLLM, type OfflineLLMOptions, toLlamaHistory } from './llm.ts';
 export { ReplyChunker, splitClauses } from './reply-chunks.ts';
 export { OFFLINE_TTS_SAMPLE_RATE, OfflineTTS, planVoice, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';

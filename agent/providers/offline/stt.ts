@@ -2,10 +2,8 @@
 // it in stt.StreamAdapter with the session's VAD, which cuts the visitor's turns.
 import { type AudioBuffer, type APIConnectOptions, asLanguageCode, stt } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
+import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
 import type { SpeechServer } from './speech-server.ts';
-
-export const OFFLINE_LANGUAGES = ['en', 'es', 'pl', 'uk'] as const;
-export type SpokenLanguage = (typeof OFFLINE_LANGUAGES)[number];
 
 /**
  * One frame from the VAD's list of 10–20 ms frames. Not agents' mergeFrames: it re-spreads the
@@ -69,7 +67,7 @@ export class OfflineSTT extends stt.STT {
       {
         model: this.#language === 'en' ? 'en' : 'multilingual',
         language: this.#language,
-        allowed: OFFLINE_LANGUAGES,
+        allowed: SPOKEN_LANGUAGES,
       },
       abortSignal,
     );

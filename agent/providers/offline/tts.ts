@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { type APIConnectOptions, AudioByteStream, DEFAULT_API_CONNECT_OPTIONS, shortuuid, tts } from '@livekit/agents';
 import type { SpeechServer } from './speech-server.ts';
-import type { SpokenLanguage } from './stt.ts';
+import type { SpokenLanguage } from '../../../src/contract/index.ts';
 
 export const OFFLINE_TTS_SAMPLE_RATE = 22_050;
 

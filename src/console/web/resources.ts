@@ -2,11 +2,12 @@
 // contract.ts, and the /v1 twins in src/*/contract.ts), imported as types only. Erased from
 // the bundle, they keep the page in step with the server without pulling server code in.
 import type { Static } from '@sinclair/typebox';
+import { LANGUAGE_NAMES as SPOKEN_LANGUAGE_NAMES, type Language } from '../../contract/languages.ts';
 import type { LedgerKind } from '../../credits/index.ts';
 import type * as consoleContract from '../contract.ts';
 import type * as identityContract from '../../identities/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
-import type { VoiceItem } from '../../voices/index.ts';
+import type { VoiceItem } from '../../voices/contract.ts';
 
 export type Account = Static<typeof consoleContract.ConsoleAccount>;
 export type SignedIn = Static<typeof consoleContract.SignedIn>;
@@ -16,17 +17,11 @@ export type ApiKeySummary = Static<typeof consoleContract.KeySummary>;
 export type { LedgerKind };
 export type Credits = Static<typeof consoleContract.CreditsResponse>;
 
-export const LANGUAGES = ['auto', 'en', 'es', 'pl', 'uk'] as const;
-export type Language = (typeof LANGUAGES)[number];
-export const LANGUAGE_NAMES: Record<Language, string> = {
-  auto: 'Auto (follows the visitor)',
-  en: 'English',
-  es: 'Spanish',
-  pl: 'Polish',
-  uk: 'Ukrainian',
-};
+export { LANGUAGES, type Language } from '../../contract/languages.ts';
+/** The language modes as the console labels them. */
+export const LANGUAGE_NAMES: Record<Language, string> = { auto: 'Auto (follows the visitor)', ...SPOKEN_LANGUAGE_NAMES };
 
-/** `failed` is not in the spec; tolerated so a future status does not break the gallery. */
+/** `failed` is not an identity status (docs/api.md#identity-states); tolerated so a future status does not break the gallery. */
 export type IdentityStatus = 'created' | 'training' | 'ready' | 'failed';
 
 export type IdentityListItem = Static<typeof identityContract.IdentityListItem>;

@@ -6,13 +6,7 @@ import { ConnectionState, DisconnectReason, Room, RoomEvent, Track, type RemoteT
 // The Talk page needs these values but should not know livekit-client beyond this module.
 export { ConnectionState, DisconnectReason };
 
-/** Track names the agent publishes (agent/avatar/runner.ts). */
-const AVATAR_VIDEO_TRACK = 'avatar';
-const AVATAR_AUDIO_TRACK = 'avatar_audio';
-/** The voice of a session without an avatar; never played alongside `avatar_audio`. */
-const VOICE_TRACK = 'agent_voice';
-const TRANSCRIPTION_TOPIC = 'lk.transcription';
-const NOTICE_TOPIC = 'likeness.notice';
+import * as wire from '../../contract/wire-names.ts';
 
 export interface TranscriptSegment {
   /** `lk.segment_id`: later streams with the same id replace the text. */
@@ -57,14 +51,14 @@ export class TalkRoom {
         events.disconnected(reason);
       })
       .on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
-        if (topic !== NOTICE_TOPIC) return;
+        if (topic !== wire.NOTICE_TOPIC) return;
         try {
           events.notice(JSON.parse(new TextDecoder().decode(payload)) as SessionNotice);
         } catch {
           // not a notice we understand
         }
       });
-    room.registerTextStreamHandler(TRANSCRIPTION_TOPIC, (reader, participant) => void this.#readTranscript(reader, participant.identity));
+    room.registerTextStreamHandler(wire.TRANSCRIPTION_TOPIC, (reader, participant) => void this.#readTranscript(reader, participant.identity));
   }
 
   /**
@@ -112,14 +106,14 @@ export class TalkRoom {
 
   #attach(track: RemoteTrack, publication: RemoteTrackPublication): void {
     const name = publication.trackName;
-    if (track.kind === Track.Kind.Video && name === AVATAR_VIDEO_TRACK) {
+    if (track.kind === Track.Kind.Video && name === wire.AVATAR_VIDEO_TRACK) {
       track.attach(this.video);
       this.events.avatarVideo(true);
       return;
     }
     if (track.kind !== Track.Kind.Audio) return;
     // One voice only: the avatar's when there is one, else the plain agent voice.
-    const wanted = name === AVATAR_AUDIO_TRACK || (name === VOICE_TRACK && this.#playingAudio?.name !== AVATAR_AUDIO_TRACK);
+    const wanted = name === wire.AVATAR_AUDIO_TRACK || (name === wire.VOICE_TRACK && this.#playingAudio?.name !== wire.AVATAR_AUDIO_TRACK);
     if (!wanted) return;
     this.#playingAudio?.track.detach(this.audio);
     track.attach(this.audio);
@@ -129,7 +123,7 @@ export class TalkRoom {
   #detach(track: RemoteTrack, publication: RemoteTrackPublication): void {
     track.detach();
     if (this.#playingAudio?.track === track) this.#playingAudio = null;
-    if (track.kind === Track.Kind.Video && publication.trackName === AVATAR_VIDEO_TRACK) this.events.avatarVideo(false);
+    if (track.kind === Track.Kind.Video && publication.trackName === wire.AVATAR_VIDEO_TRACK) this.events.avatarVideo(false);
   }
 
   #detachAll(): void {
@@ -149,8 +143,8 @@ export class TalkRoom {
   async #readTranscript(reader: TextStreamReader, senderIdentity: string): Promise<void> {
     const attributes = reader.info.attributes ?? {};
     const local = this.#room.localParticipant;
-    const fromVisitor = senderIdentity === local.identity || local.trackPublications.has(attributes['lk.transcribed_track_id'] ?? '');
-    const segment: TranscriptSegment = { id: attributes['lk.segment_id'] ?? reader.info.id, fromVisitor, text: '', final: attributes['lk.transcription_final'] === 'true' };
+    const fromVisitor = senderIdentity === local.identity || local.trackPublications.has(attributes[wire.TRANSCRIBED_TRACK_ID] ?? '');
+    const segment: TranscriptSegment = { id: attributes[wire.TRANSCRIPTION_SEGMENT_ID] ?? reader.info.id, fromVisitor, text: '', final: attributes[wire.TRANSCRIPTION_FINAL] === 'true' };
     try {
       for await (const chunk of reader) {
         segment.text += chunk;

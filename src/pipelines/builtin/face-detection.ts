@@ -3,7 +3,7 @@
 // backend (Apache-2.0; its .wasm files ship inside @tensorflow/tfjs-backend-wasm). Both
 // install offline: no native download at install time, nothing fetched at run time.
 import sharp, { type Sharp } from 'sharp';
-import { MediaError, type InspectedImage } from '../../identities/media/index.ts';
+import { MediaError, type InspectedImage } from '../../media/index.ts';
 import type { DetectReply, DetectRequest } from './face-detector.worker.ts';
 import { boundingBox, type Box, type DetectedFace, type Point } from './face-landmarks.ts';
 

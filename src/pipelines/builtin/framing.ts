@@ -2,8 +2,8 @@
 // face placed the same way whatever the photo (eyes level, at 40 % of the height, forehead
 // to chin 35 % of it, centred), and where the photo does not reach the frame's edge it is
 // continued by its own blurred edge rather than black bars.
-import { AVATAR_FRAME_SIZES, type AvatarShape } from '../../../agent/renderers/renderer.ts';
-import type { InspectedImage } from '../../identities/media/index.ts';
+import { AVATAR_FRAME_SIZES, type AvatarShape } from '../../contract/index.ts';
+import type { InspectedImage } from '../../media/index.ts';
 import { photoPixels, type FoundFace, type Point } from './face-detection.ts';
 
 export interface Framing {

@@ -1,21 +1,21 @@
-// The built-in CPU pipeline. Training finds the face (face-detection.ts), frames the photo
-// for each avatar shape (framing.ts) and builds the renderer's face rig on each framing, so
-// that a session only downloads and warps: no face analysis at session start.
+// The built-in CPU pipeline's training (its rendering half is agent/pipelines/builtin).
+// Training finds the face (face-detection.ts), frames the photo for each avatar shape
+// (framing.ts) and builds the renderer's face rig on each framing (face-rig.ts), so that a
+// session only downloads and warps: no face analysis at session start.
 import sharp from 'sharp';
-import { buildFaceRig } from '../../../agent/renderers/builtin/rig.ts';
-import type { AvatarShape } from '../../../agent/renderers/renderer.ts';
-import { renderImageVariants, type ImageVariants, type InspectedImage } from '../../identities/media/index.ts';
-import type { Pipeline } from '../index.ts';
+import { AVATAR_SHAPES, BUILTIN_PIPELINE_ID, builtinAssetNames, builtinTextureName } from '../../contract/index.ts';
+import { renderImageVariants, type ImageVariants, type InspectedImage } from '../../media/index.ts';
+import type { Pipeline } from '../types.ts';
 import { findFace, type Box, type FoundFace } from './face-detection.ts';
+import { buildFaceRig } from './face-rig.ts';
 import { frameFace, opaqueRgba, type Framing } from './framing.ts';
 
 export const TRAINING_VERSION = 2;
 const FRAMING_JPEG_QUALITY = 92;
-export const SHAPES: readonly AvatarShape[] = ['portrait', 'landscape'];
 
 /** What the identity row's `training` holds for this pipeline (the renderer reads `assets`). */
 export interface BuiltinTraining {
-  pipeline: 'builtin';
+  pipeline: typeof BUILTIN_PIPELINE_ID;
   version: typeof TRAINING_VERSION;
   /** The face trained from, in the uploaded photo's (upright) pixels. */
   face: { box: Box; score: number; faces: number };
@@ -27,8 +27,8 @@ export interface BuiltinTraining {
   assets: Record<string, string>;
 }
 
-export const builtinPipeline: Pipeline = {
-  id: 'builtin',
+export const builtinTraining: Pipeline = {
+  id: BUILTIN_PIPELINE_ID,
   description: 'Built-in CPU talking head: animates the uploaded photo itself.',
   async checkImage(image) {
     // The rest of the training's pixel work starts now too: create checks the photo while
@@ -49,7 +49,7 @@ export const builtinPipeline: Pipeline = {
     ];
     await allSettled(files.map((file) => store.put(file.key, file.bytes, file.type)));
     const training: BuiltinTraining = {
-      pipeline: 'builtin',
+      pipeline: BUILTIN_PIPELINE_ID,
       version: TRAINING_VERSION,
       face: { box: face.box, score: face.score, faces: face.faces },
       assets: Object.fromEntries(shapes.flat().map((file) => [file.name, `${prefix}${file.suffix}`])),
@@ -95,7 +95,7 @@ function prepareTraining(image: InspectedImage): Promise<PreparedTraining> {
     const finding = findFace(image);
     pending = allSettled([
       finding,
-      allSettled(SHAPES.map((shape) => finding.then((face) => frameFace(image, face, shape)).then(encodeShape))),
+      allSettled(AVATAR_SHAPES.map((shape) => finding.then((face) => frameFace(image, face, shape)).then(encodeShape))),
       renderImageVariants(image),
     ]).then(([face, shapes, variants]) => ({ face, shapes, variants }));
     prepared.set(image, pending);
@@ -107,11 +107,12 @@ function prepareTraining(image: InspectedImage): Promise<PreparedTraining> {
 async function encodeShape(framing: Framing): Promise<ShapeFile[]> {
   const { shape, width, height } = framing;
   const { rig, textures } = buildFaceRig({ width, height, rgba: opaqueRgba(framing.rgb), landmarks: framing.landmarks });
+  const names = builtinAssetNames(shape);
   return Promise.all([
-    jpeg(framing.rgb, width, height).then((bytes) => ({ name: `${shape}.image`, suffix: `${shape}.jpg`, bytes, type: 'image/jpeg' })),
-    { name: `${shape}.rig`, suffix: `${shape}.rig.json`, bytes: new TextEncoder().encode(JSON.stringify(rig)), type: 'application/json' },
+    jpeg(framing.rgb, width, height).then((bytes) => ({ name: names.image, suffix: `${shape}.jpg`, bytes, type: 'image/jpeg' })),
+    { name: names.rig, suffix: `${shape}.rig.json`, bytes: new TextEncoder().encode(JSON.stringify(rig)), type: 'application/json' },
     ...Object.entries(textures).map(([name, texture]) =>
-      png(texture.rgba, texture.width, texture.height, 4).then((bytes) => ({ name: `${shape}.texture.${name}`, suffix: `${shape}.${name}.png`, bytes, type: 'image/png' })),
+      png(texture.rgba, texture.width, texture.height, 4).then((bytes) => ({ name: builtinTextureName(shape, name), suffix: `${shape}.${name}.png`, bytes, type: 'image/png' })),
     ),
   ]);
 }

@@ -267,7 +267,7 @@ function editForm(identity: Identity, voices: Voice[], done: { saved: (identity:
     if (audioFile && voiceChanged) return showError(error, VOICE_CONFLICT);
     const body = new FormData();
     if (name.value.trim() !== identity.name) body.set('name', name.value.trim());
-    // Uploads require the prompt alongside (spec §4.4).
+    // Uploads require the prompt alongside (docs/api.md#identities-update).
     if (prompt.value !== identity.prompt || imageFile || audioFile) body.set('prompt', prompt.value);
     if (language.value !== identity.language) body.set('language', language.value);
     if (voiceChanged) body.set('voice_id', voice.value);

@@ -1,0 +1,180 @@
+// The conversation: one AgentSession per job, listening to the visitor (voice-activity and
+// end-of-turn detection, barge-in), thinking with the identity's prompt and speaking in the
+// session's language, through the avatar when there is one. The client sends nothing but
+// its microphone (and camera, with visual awareness).
+import { inference, llm, type metrics, voice, type JobContext, type VAD } from '@livekit/agents';
+import type { RemoteParticipant } from '@livekit/rtc-node';
+import type { ProviderSettings } from '../../src/config.ts';
+import type { ParsedDispatch, SpokenLanguage, TranscriptReport } from '../../src/contract/index.ts';
+import type { Reporter } from '../metering/index.ts';
+import { createProviders } from '../providers/index.ts';
+import type { OfflineModels } from '../providers/offline/index.ts';
+import { CameraSampler } from './camera.ts';
+import { agentInstructions, followLanguageInstruction, greetingInstruction, isSpokenLanguage } from './instructions.ts';
+import { TranscriptLog } from './transcripts.ts';
+
+/** The visitor's microphone as the conversation hears it. */
+export const INPUT_SAMPLE_RATE = 16_000;
+
+export interface ConversationOptions {
+  ctx: JobContext;
+  metadata: ParsedDispatch;
+  providers: ProviderSettings;
+  /** Loaded in the job process's prewarm when some provider has no cloud key. */
+  offline: OfflineModels | undefined;
+  /** Voice-activity detection, loaded with the process. */
+  vad: VAD;
+  /** Where the agent's speech goes: the avatar (ours, or an avatar service's stream), or the voice-only publisher. */
+  speech: voice.AudioOutput;
+  /** Where transcript turns go (the session's report endpoint). */
+  transcriptReporter: Reporter<TranscriptReport>;
+  logger: { info(message: string): void; warn(message: string): void };
+}
+
+export interface Conversation {
+  session: voice.AgentSession;
+  close(): Promise<void>;
+}
+
+/** One language normalised from whatever the STT reports ('es', 'es-ES', 'Spanish'…). */
+function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
+  if (typeof reported !== 'string') return null;
+  const code = reported.toLowerCase().split(/[-_]/)[0];
+  return isSpokenLanguage(code) ? code : null;
+}
+
+class IdentityAgent extends voice.Agent {
+  constructor(
+    instructions: string,
+    private readonly turnHooks: { beforeReply(chatCtx: llm.ChatContext, message: llm.ChatMessage): Promise<void> },
+  ) {
+    super({ instructions });
+  }
+
+  override async onUserTurnCompleted(chatCtx: llm.ChatContext, newMessage: llm.ChatMessage): Promise<void> {
+    await this.turnHooks.beforeReply(chatCtx, newMessage);
+  }
+}
+
+/** Waits for the visitor, then starts the session and greets them. */
+export async function startConversation(options: ConversationOptions): Promise<Conversation> {
+  const { ctx, metadata, logger } = options;
+  const mode = metadata.language;
+  const providers = createProviders(options.providers, { language: mode, voice: metadata.voice }, options.offline);
+  logger.info(`conversation providers: stt ${providers.names.stt}, llm ${providers.names.llm}, tts ${providers.names.tts}; language ${mode}`);
+
+  const transcripts = new TranscriptLog(options.transcriptReporter, logger);
+  const camera = metadata.visual_awareness ? new CameraSampler({ room: ctx.room, visitorIdentity: metadata.visitor_identity, logger }) : null;
+  /** The language the agent speaks now: pinned, or in auto mode the visitor's last detected one. */
+  let speaking: SpokenLanguage = mode === 'auto' ? 'en' : mode;
+  let heard: SpokenLanguage | null = null;
+
+  const agent = new IdentityAgent(
+    agentInstructions({ prompt: metadata.identity?.prompt ?? null, language: mode, visualAwareness: metadata.visual_awareness }),
+    {
+      async beforeReply(chatCtx, message) {
+        if (mode === 'auto' && heard) {
+          if (heard !== speaking) {
+            speaking = heard;
+            providers.speakIn(heard);
+          }
+          chatCtx.addMessage({ role: 'system', content: followLanguageInstruction(heard) });
+        }
+        for (const image of (await camera?.takeFrames()) ?? []) {
+          message.content.push(llm.createImageContent({ image, inferenceDetail: 'low' }));
+        }
+      },
+    },
+  );
+
+  const turns = options.providers.turns;
+  const session = new voice.AgentSession({
+    stt: providers.stt,
+    llm: providers.llm,
+    tts: providers.tts,
+    vad: options.vad,
+    turnHandling: {
+      // Pinned: the local model runs in the worker's inference process, never the cloud one.
+      turnDetection: turns.detection === 'model' ? new inference.TurnDetector({ version: 'v1-mini' }) : 'vad',
+      endpointing: { minDelay: turns.minEndpointingDelayMs, maxDelay: turns.maxEndpointingDelayMs },
+      // 'vad': barge-in on the visitor's voice ('adaptive' is a LiveKit Cloud detector). A
+      // false interruption is not resumed: the avatar's output cannot pause.
+      interruption: { mode: 'vad', minDuration: turns.minInterruptionMs, resumeFalseInterruption: false },
+      // A reply prepared before the turn ends would miss the camera images and the language
+      // switch that are only added once it has ended.
+      preemptiveGeneration: { enabled: !metadata.visual_awareness && mode !== 'auto' },
+    },
+    // No echo to cancel: the visitor's client does that; interruptions work from the start.
+    aecWarmupDuration: null,
+  });
+
+  session.on(voice.AgentSessionEventTypes.UserInputTranscribed, (event) => {
+    if (!event.isFinal) return;
+    const language = spokenLanguageOf(event.language);
+    if (language) heard = language;
+  });
+  session.on(voice.AgentSessionEventTypes.UserStateChanged, (event) => camera?.setSpeaking(event.newState === 'speaking'));
+  session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (event) => {
+    const item = event.item;
+    if (item.type !== 'message' || (item.role !== 'user' && item.role !== 'assistant')) return;
+    transcripts.record({
+      turn_id: item.id,
+      role: item.role === 'user' ? 'user' : 'agent',
+      // Replies are spoken piece by piece, and the pieces' joins may leave doubled spaces.
+      text: (item.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      language: item.role === 'user' ? (mode === 'auto' ? heard : mode) : speaking,
+      interrupted: item.interrupted,
+      started_at: new Date(item.createdAt).toISOString(),
+      ended_at: new Date(event.createdAt).toISOString(),
+    });
+  });
+  // One line per stage of each turn: where a reply's latency went, for operators and bench/conversation.
+  session.on(voice.AgentSessionEventTypes.MetricsCollected, ({ metrics }) => {
+    const line = turnMetricsLine(metrics);
+    if (line) logger.info(`turn metrics: ${line}`);
+  });
+  session.on(voice.AgentSessionEventTypes.Error, (event) => logger.warn(`conversation error: ${String((event.error as Error)?.message ?? event.error)}`));
+
+  session.output.audio = options.speech;
+
+  const visitor: RemoteParticipant = await ctx.waitForParticipant(metadata.visitor_identity);
+  camera?.start();
+  await session.start({
+    agent,
+    room: ctx.room,
+    // 16 kHz, what the VAD, the end-of-turn model, Deepgram and Whisper all hear. At agents'
+    // default 24 kHz each of them resampled every 10 ms frame through its own FFI resampler:
+    // about a quarter of a listening job's JS thread (bench/renderer, CPU profile).
+    inputOptions: { participantIdentity: visitor.identity, audioSampleRate: INPUT_SAMPLE_RATE },
+    // Our runner publishes the speech (with the avatar's video, or alone).
+    outputOptions: { audioEnabled: false },
+    record: false,
+  });
+  session.generateReply({ instructions: greetingInstruction(mode) });
+
+  return {
+    session,
+    async close() {
+      camera?.close();
+      await session.close().catch(() => undefined);
+      await transcripts.close();
+    },
+  };
+}
+
+/** The stages of a turn's latency worth a log line; null for the rest (VAD counters and the like). */
+export function turnMetricsLine(m: metrics.AgentMetrics): string | null {
+  const ms = (value: number) => `${Math.round(value)}ms`;
+  switch (m.type) {
+    case 'eou_metrics':
+      return `eou at=${Math.round(m.timestamp)} end_of_utterance=${ms(m.endOfUtteranceDelayMs)} transcription=${ms(m.transcriptionDelayMs)} last_speaking=${Math.round(m.lastSpeakingTimeMs)}`;
+    case 'stt_metrics':
+      return `stt at=${Math.round(m.timestamp)} duration=${ms(m.durationMs)} audio=${ms(m.audioDurationMs)}`;
+    case 'llm_metrics':
+      return `llm at=${Math.round(m.timestamp)} ttft=${ms(m.ttftMs)} duration=${ms(m.durationMs)} tokens=${m.completionTokens}${m.cancelled ? ' cancelled' : ''}`;
+    case 'tts_metrics':
+      return `tts at=${Math.round(m.timestamp)} ttfb=${ms(m.ttfbMs)} duration=${ms(m.durationMs)} audio=${ms(m.audioDurationMs)}${m.cancelled ? ' cancelled' : ''}`;
+    default:
+      return null;
+  }
+}

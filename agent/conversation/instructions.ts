@@ -1,0 +1,46 @@
+// What the language model is told: the identity's prompt, how to talk in a live voice
+// call, and the session's language rule (docs/api.md#languages).
+import { LANGUAGE_NAMES, SPOKEN_LANGUAGES, type Language, type SpokenLanguage } from '../../src/contract/index.ts';
+
+const DEFAULT_PROMPT = 'You are a friendly, helpful assistant.';
+
+export function isSpokenLanguage(code: string | null | undefined): code is SpokenLanguage {
+  return (SPOKEN_LANGUAGES as readonly (string | null | undefined)[]).includes(code);
+}
+
+export interface InstructionsInput {
+  prompt: string | null;
+  language: Language;
+  visualAwareness: boolean;
+}
+
+export function agentInstructions({ prompt, language, visualAwareness }: InstructionsInput): string {
+  const parts = [
+    (prompt ?? '').trim() || DEFAULT_PROMPT,
+    'You are talking with a visitor in a live voice conversation. Your words are spoken aloud: answer in one to three short sentences, without lists, markdown, emoji or stage directions.',
+  ];
+  if (language === 'auto') {
+    parts.push('Greet the visitor in English. After that, always answer in the language the visitor speaks.');
+  } else {
+    const name = LANGUAGE_NAMES[language];
+    // A pinned language is a hard constraint (docs/api.md#languages).
+    parts.push(`Always answer only in ${name}, even if the visitor speaks another language or asks you to switch.`);
+  }
+  if (visualAwareness) {
+    parts.push(
+      "When the visitor's camera is on, images from it taken while they spoke are attached to their message: use them when they help, and do not describe them unprompted.",
+    );
+  }
+  return parts.join('\n\n');
+}
+
+/** Added to a turn in auto mode once the visitor's language is known. */
+export function followLanguageInstruction(language: SpokenLanguage): string {
+  return `The visitor is speaking ${LANGUAGE_NAMES[language]}: answer in ${LANGUAGE_NAMES[language]}.`;
+}
+
+/** The greeting request: the first words of the session. */
+export function greetingInstruction(language: Language): string {
+  const name = LANGUAGE_NAMES[language === 'auto' ? 'en' : language];
+  return `Greet the visitor warmly in ${name} in one short sentence and offer your help.`;
+}

@@ -1,0 +1,193 @@
+// Billing for one session, as seen from its agent job. Time is counted from the avatar's
+// first published video frame (t0); minute n covers [t0 + n·I, t0 + (n+1)·I). Minute n is
+// reported at its start while the visitor is in the room, or when the visitor joins during
+// it, so a session nobody joins is never billed. The meter knows nothing about renderers or
+// LiveKit: it is told when the first frame went out and who joined or left.
+import type { MeterReport } from '../../src/contract/index.ts';
+import { systemClock, type MeterClock } from './clock.ts';
+import type { Reporter } from './report-delivery.ts';
+
+export interface MeterLogger {
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface StreamingMeterOptions {
+  /** I, the length of one billed minute (`billing_interval_seconds`). */
+  intervalSeconds: number;
+  /** The LiveKit identity of the session's visitor; other participants do not count. */
+  visitorIdentity: string;
+  reporter: Reporter;
+  clock?: MeterClock;
+  /**
+   * Waits before each retry of a report that failed with a network error or a 5xx; its
+   * length is the number of retries. Delivery is in order, so a retrying report holds back
+   * the ones after it (the control plane sees avatar_streaming before minute 0).
+   */
+  retryDelaysMs?: readonly number[];
+  logger?: MeterLogger;
+}
+
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [500, 1_000, 2_000, 4_000];
+
+type MeterState = 'metering' | 'credits_exhausted' | 'closed';
+
+export class StreamingMeter {
+  readonly #intervalMs: number;
+  readonly #visitorIdentity: string;
+  readonly #reporter: Reporter;
+  readonly #clock: MeterClock;
+  readonly #retryDelaysMs: readonly number[];
+  readonly #logger: MeterLogger;
+
+  #state: MeterState = 'metering';
+  /** Monotonic time of the first published frame. */
+  #t0: number | undefined;
+  #lastReportedMinute = -1;
+  /** Participants currently connected under the visitor's identity (LiveKit keeps it at 0 or 1). */
+  #visitorConnections = 0;
+  #cancelBoundaryTimer: (() => void) | undefined;
+
+  readonly #queue: MeterReport[] = [];
+  #delivery: Promise<void> | undefined;
+
+  constructor(options: StreamingMeterOptions) {
+    if (!(options.intervalSeconds > 0)) throw new Error(`intervalSeconds must be positive, got ${options.intervalSeconds}`);
+    this.#intervalMs = options.intervalSeconds * 1000;
+    this.#visitorIdentity = options.visitorIdentity;
+    this.#reporter = options.reporter;
+    this.#clock = options.clock ?? systemClock;
+    this.#retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    this.#logger = options.logger ?? console;
+  }
+
+  /** True once the control plane answered 402: nothing more is reported. */
+  get creditsExhausted(): boolean {
+    return this.#state === 'credits_exhausted';
+  }
+
+  get visitorPresent(): boolean {
+    return this.#visitorConnections > 0;
+  }
+
+  /**
+   * The renderer published its first video frame at monotonic time `atMs` (the clock's
+   * `now()` scale; defaults to now). Later calls are ignored: t0 is set once.
+   */
+  firstFramePublished(atMs: number = this.#clock.now()): void {
+    if (this.#state !== 'metering' || this.#t0 !== undefined) return;
+    this.#t0 = atMs;
+    const at = new Date(this.#clock.date().getTime() - (this.#clock.now() - atMs));
+    this.#enqueue({ type: 'avatar_streaming', at: at.toISOString() });
+    this.#reportDueMinutes('join');
+    this.#scheduleNextBoundary();
+  }
+
+  participantConnected(identity: string): void {
+    if (identity !== this.#visitorIdentity || this.#state !== 'metering') return;
+    this.#visitorConnections++;
+    this.#reportDueMinutes('join');
+  }
+
+  /** The job joined the room: the control plane stops waiting for an agent. */
+  agentJoined(): void {
+    this.#enqueue({ type: 'agent_joined' });
+  }
+
+  participantDisconnected(identity: string): void {
+    if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return;
+    this.#visitorConnections--;
+    if (this.#visitorConnections === 0) this.#enqueue({ type: 'visitor_left' });
+  }
+
+  /**
+   * Stops metering (no further minutes) and resolves once the reports already queued have
+   * been delivered or given up on.
+   */
+  async close(): Promise<void> {
+    if (this.#state === 'metering') this.#state = 'closed';
+    this.#cancelBoundaryTimer?.();
+    this.#cancelBoundaryTimer = undefined;
+    await this.#delivery;
+  }
+
+  #minuteAt(now: number): number {
+    return Math.floor((now - this.#t0!) / this.#intervalMs);
+  }
+
+  /**
+   * On a join only the current minute is due: the minutes before it had nobody to bill.
+   * On a boundary every minute since the last report is due, in case this timer ran late
+   * while the visitor stayed (a leave and re-join in between reports through 'join').
+   */
+  #reportDueMinutes(cause: 'join' | 'boundary'): void {
+    if (this.#state !== 'metering' || this.#t0 === undefined || !this.visitorPresent) return;
+    const current = this.#minuteAt(this.#clock.now());
+    const first = cause === 'join' ? current : this.#lastReportedMinute + 1;
+    for (let index = Math.max(first, this.#lastReportedMinute + 1); index <= current; index++) {
+      this.#enqueue({ type: 'minute', index });
+    }
+    this.#lastReportedMinute = Math.max(this.#lastReportedMinute, current);
+  }
+
+  /** Timers are set from t0 each time, never chained from the last firing, so they cannot drift. */
+  #scheduleNextBoundary(): void {
+    if (this.#state !== 'metering' || this.#t0 === undefined) return;
+    const now = this.#clock.now();
+    const nextBoundary = this.#t0 + (this.#minuteAt(now) + 1) * this.#intervalMs;
+    this.#cancelBoundaryTimer = this.#clock.setTimer(nextBoundary - now, () => {
+      this.#reportDueMinutes('boundary');
+      this.#scheduleNextBoundary();
+    });
+  }
+
+  #enqueue(report: MeterReport): void {
+    if (this.#state === 'credits_exhausted') return;
+    this.#queue.push(report);
+    this.#delivery ??= this.#deliverQueue().finally(() => {
+      this.#delivery = undefined;
+    });
+  }
+
+  async #deliverQueue(): Promise<void> {
+    for (let report = this.#queue.shift(); report; report = this.#queue.shift()) {
+      await this.#deliver(report);
+      if (this.#state === 'credits_exhausted') {
+        this.#queue.length = 0;
+        return;
+      }
+    }
+  }
+
+  async #deliver(report: MeterReport): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.#reporter(report).catch(() => 'retry' as const);
+      switch (outcome) {
+        case 'accepted':
+          return;
+        case 'credits_exhausted':
+          // The control plane sends the notice and closes the room; the job only stops reporting.
+          this.#logger.warn(`credits exhausted at ${describe(report)}: billing reports stop`);
+          this.#state = 'credits_exhausted';
+          this.#cancelBoundaryTimer?.();
+          this.#cancelBoundaryTimer = undefined;
+          return;
+        case 'refused':
+          this.#logger.warn(`the control plane refused ${describe(report)}; not retrying`);
+          return;
+        case 'retry': {
+          const delay = this.#retryDelaysMs[attempt];
+          if (delay === undefined) {
+            this.#logger.error(`${describe(report)} could not be delivered after ${attempt + 1} attempts; giving up`);
+            return;
+          }
+          await new Promise<void>((resolve) => this.#clock.setTimer(delay, resolve));
+        }
+      }
+    }
+  }
+}
+
+function describe(report: MeterReport): string {
+  return report.type === 'minute' ? `minute ${report.index}` : report.type;
+}

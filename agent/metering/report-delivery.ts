@@ -1,0 +1,53 @@
+// Delivering a job's reports (src/contract/job-reports.ts) to the control plane, and how one
+// delivery attempt went. The control plane de-duplicates minutes by (session, index) and
+// turns by turn id, so delivering a report twice is harmless: that is what makes retrying safe.
+import type { MeterReport } from '../../src/contract/index.ts';
+
+/**
+ * - `accepted`: done.
+ * - `retry`: a network error, timeout or server-side failure; the same report may succeed later.
+ * - `credits_exhausted`: the control plane answered 402; it ends the session itself.
+ * - `refused`: any other answer (bad token, session already ended…); sending it again cannot help.
+ */
+export type ReportOutcome = 'accepted' | 'retry' | 'credits_exhausted' | 'refused';
+
+/** One delivery attempt of one report. Never throws: failures are outcomes. */
+export type Reporter<Report = MeterReport> = (report: Report) => Promise<ReportOutcome>;
+
+export interface HttpReporterOptions {
+  /** The session's report endpoint (`report_url` of the dispatch metadata). */
+  url: string;
+  /** Sent as `Authorization: Bearer <token>`; it is valid for this one session only. */
+  token: string;
+  /** Per attempt; a hung control plane counts as a failed attempt. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** Posts each report as JSON to the control plane (the session's report endpoint takes meter and transcript reports alike). */
+export function httpReporter<Report = MeterReport>({ url, token, timeoutMs = 5_000, fetch: send = fetch }: HttpReporterOptions): Reporter<Report> {
+  return async (report) => {
+    let response: Response;
+    try {
+      response = await send(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(report),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch {
+      return 'retry';
+    }
+    // Drain the body so the connection can be reused.
+    await response.arrayBuffer().catch(() => undefined);
+    return outcomeOf(response.status);
+  };
+}
+
+export function outcomeOf(status: number): ReportOutcome {
+  if (status >= 200 && status < 300) return 'accepted';
+  if (status === 402) return 'credits_exhausted';
+  // 408 and 429 are the client-side statuses that mean "later", not "never".
+  if (status >= 500 || status === 408 || status === 429) return 'retry';
+  return 'refused';
+}

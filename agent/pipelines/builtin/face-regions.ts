@@ -1,0 +1,304 @@
+// The mouth and the eyes: tables built once per session from the rig (per column of each
+// region's own frame), and the per-frame maps that move a run's pixels by the lips, the jaw
+// and the eyelids, saying where the mouth texture or the eye shows through.
+import { interpolate, smoothstep, UPPER_LIFT, type FaceRig, type LocalFrame } from '../../../src/contract/face-rig.ts';
+
+/** How far toward the face's sides (share of the way) the jaw's drop reaches. */
+const JAW_REACH = 0.7;
+/** The lid's margin (lashes), as a share of the lid skin above it: carried down, not stretched. */
+const LASH_SHARE = 0.25;
+
+export interface ColumnFrame {
+  ox: number;
+  oy: number;
+  ax: number;
+  ay: number;
+  /** u of column 0 of the tables. */
+  u0: number;
+  columns: number;
+  /** The local box (v range), and its bounding box in the image. */
+  vMin: number;
+  vMax: number;
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+export interface MouthTables extends ColumnFrame {
+  split: Float32Array;
+  /** How far the lip edge at this column drops, per unit of the centre's drop (the lens shape). */
+  lens: Float32Array;
+  /** How far the jaw below this column drops (1 under the mouth, 0 at the face's sides). */
+  lateral: Float32Array;
+  /** Where the jaw's motion fades out below the chin. */
+  fadeStart: Float32Array;
+  fadeEnd: Float32Array;
+  /** How much rounding moves this column, and this row (from vMin, 1 px apart). */
+  roundAcross: Float32Array;
+  roundAlong: Float32Array;
+  nose: number;
+  /** Depth below the lip over which the lip's lens shape gives way to the jaw's. */
+  blend: number;
+  halfWidth: number;
+  maxOpen: number;
+  textureU: number;
+  /** Rows of teeth at the texture's top (anchored under the upper lip); the rest spans the gap below them. */
+  teeth: number;
+  // Per frame: the gap's edges per column.
+  top: Float32Array;
+  bottom: Float32Array;
+}
+
+export interface EyeTables extends ColumnFrame {
+  upper: Float32Array;
+  lower: Float32Array;
+  crease: Float32Array;
+}
+
+/**
+ * The mouth: the lower lip and jaw drop (most at the middle of the lips, the lens shape of
+ * an open mouth; the whole chin below), the upper lip rises a little, the lips draw together
+ * or spread; the gap between them shows the texture. True when some pixel shows it.
+ */
+export function mapMouth(
+  m: MouthTables,
+  open: number,
+  round: number,
+  textureRows: number,
+  n: number,
+  sx: Float32Array,
+  sy: Float32Array,
+  alpha: Float32Array,
+  tu: Float32Array,
+  tv: Float32Array,
+): boolean {
+  const { ox, oy, ax, ay, u0, columns, vMin, vMax, nose, blend, textureU, teeth } = m;
+  const throatRows = textureRows - 1 - teeth;
+  const { split: splitAt, lens: lensAt, lateral: lateralAt, fadeStart: fadeStartAt, fadeEnd: fadeEndAt, top: topAt, bottom: bottomAt, roundAcross, roundAlong } = m;
+  const lift = open * UPPER_LIFT;
+  const blendScale = 1 / blend;
+  let textured = false;
+  for (let i = 0; i < n; i++) {
+    alpha[i] = 0;
+    const dx = sx[i]! - ox;
+    const dy = sy[i]! - oy;
+    let u = dx * ax + dy * ay;
+    const v = -dx * ay + dy * ax;
+    if (v < vMin || v >= vMax) continue;
+    let k = u - u0;
+    if (k < 0 || k >= columns - 1) continue;
+    if (round !== 0) {
+      u *= 1 + round * roundAcross[k | 0]! * roundAlong[(v - vMin) | 0]!;
+      k = u - u0;
+      if (k < 0 || k >= columns - 1) continue;
+    }
+    const k0 = k | 0;
+    const f = k - k0;
+    const top = topAt[k0]! + (topAt[k0 + 1]! - topAt[k0]!) * f;
+    const bottom = bottomAt[k0]! + (bottomAt[k0 + 1]! - bottomAt[k0]!) * f;
+    let sv: number;
+    if (v < top) {
+      // Upper lip: lifted at its edge, not at all at the nose.
+      const split = splitAt[k0]!;
+      const up = lift * lensAt[k0]!;
+      if (up === 0 || v <= nose) sv = v;
+      else {
+        let t = (v + up - nose) / (split - nose);
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        sv = v + up * t * t * (3 - 2 * t);
+      }
+    } else if (v < bottom) {
+      // In the gap; whichever lip edge is nearer shows through the part of the pixel outside it.
+      const split = splitAt[k0]! + (splitAt[k0 + 1]! - splitAt[k0]!) * f;
+      sv = v - top < bottom - v ? split - 0.5 : split + 0.5;
+    } else {
+      // Lower lip, chin, jaw: the lens shape at the lip gives way to the jaw's below it.
+      const lens = lensAt[k0]!;
+      let t = (v - bottom) * blendScale;
+      t = t > 1 ? 1 : t;
+      const amount = open * (lens + (lateralAt[k0]! - lens) * t * t * (3 - 2 * t));
+      sv = v - amount;
+      const fadeStart = fadeStartAt[k0]!;
+      if (sv > fadeStart) {
+        // Under the chin the motion fades (the neck stays): solve v = s + amount·(1 − fade(s)) for s.
+        const fadeScale = 1 / (fadeEndAt[k0]! - fadeStart);
+        for (let step = 0; step < 2; step++) {
+          let s = (sv - fadeStart) * fadeScale;
+          s = s < 0 ? 0 : s > 1 ? 1 : s;
+          sv = v - amount * (1 - s * s * (3 - 2 * s));
+        }
+      }
+    }
+    sx[i] = ox + u * ax - sv * ay;
+    sy[i] = oy + u * ay + sv * ax;
+    // The share of this pixel (one pixel tall) inside the gap: its edges are smooth.
+    const covered = (v + 0.5 < bottom ? v + 0.5 : bottom) - (v - 0.5 > top ? v - 0.5 : top);
+    if (covered > 0) {
+      alpha[i] = covered > 1 ? 1 : covered;
+      tu[i] = u - textureU;
+      const depth = v - top;
+      tv[i] = depth <= teeth ? depth : teeth + ((depth - teeth) * throatRows) / Math.max(1, bottom - top - teeth);
+      textured = true;
+    }
+  }
+  return textured;
+}
+
+/**
+ * An eyelid: the skin between the crease and the lid's margin stretches down over the eye;
+ * the margin itself (lashes) moves down unstretched, so it stays a crisp line. The pixel the
+ * lid's edge crosses shows both, in proportion (tu, tv: where the eye is; alpha: its share).
+ * True when some pixel is shared.
+ */
+export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Array, sy: Float32Array, alpha: Float32Array, tu: Float32Array, tv: Float32Array): boolean {
+  const { ox, oy, ax, ay, u0, columns, vMin, vMax } = eye;
+  const upperAt = eye.upper;
+  const lowerAt = eye.lower;
+  const creaseAt = eye.crease;
+  let shared = false;
+  for (let i = 0; i < n; i++) {
+    alpha[i] = 0;
+    const dx = sx[i]! - ox;
+    const dy = sy[i]! - oy;
+    const u = dx * ax + dy * ay;
+    const v = -dx * ay + dy * ax;
+    const k = u - u0;
+    if (k < 0 || k >= columns - 1 || v < vMin || v >= vMax) continue;
+    const k0 = k | 0;
+    const f = k - k0;
+    const upper = upperAt[k0]! + (upperAt[k0 + 1]! - upperAt[k0]!) * f;
+    const lower = lowerAt[k0]! + (lowerAt[k0 + 1]! - lowerAt[k0]!) * f;
+    const crease = creaseAt[k0]! + (creaseAt[k0 + 1]! - creaseAt[k0]!) * f;
+    const gap = lower - upper;
+    if (gap <= 0) continue;
+    // Closed, the lid edge passes the lower lid's edge by half a pixel (less toward the
+    // corners, where the gap closes): no eye shows.
+    const edge = upper + blink * (gap + (gap < 2 ? 0.25 * gap : 0.5));
+    // The part of this pixel (one pixel tall) the lid covers.
+    let lid = edge - (v - 0.5);
+    if (v < crease || lid <= 0) continue;
+    lid = lid > 1 ? 1 : lid;
+    const margin = LASH_SHARE * (upper - crease);
+    const at = v < edge ? v : edge;
+    const sv =
+      at < edge - margin
+        ? crease + ((at - crease) * (upper - margin - crease)) / (edge - margin - crease)
+        : at - (edge - upper);
+    if (lid < 1) {
+      tu[i] = sx[i]!;
+      tv[i] = sy[i]!;
+      alpha[i] = 1 - lid;
+      shared = true;
+    }
+    sx[i] = ox + u * ax - sv * ay;
+    sy[i] = oy + u * ay + sv * ax;
+  }
+  return shared;
+}
+
+export function mouthTables(rig: FaceRig): MouthTables {
+  const mouth = rig.mouth;
+  const [left, right] = mouth.corners;
+  // The jaw moves less toward the face's sides and not at all from 70 % of the way there.
+  const jawLeft = JAW_REACH * Math.min(mouth.jaw[0]![0], left * 1.5);
+  const jawRight = JAW_REACH * Math.max(mouth.jaw[mouth.jaw.length - 1]![0], right * 1.5);
+  const chin = interpolate(mouth.jaw, 0);
+  // Long enough that the chin never folds over the neck: the fade's slope × the drop stays below 1.
+  const span = Math.max(0.3 * chin, 1.6 * mouth.maxOpen);
+  const halfWidth = (right - left) / 2;
+  const u0 = Math.floor(jawLeft) - 2;
+  const columns = Math.ceil(jawRight) + 3 - u0;
+  const split = new Float32Array(columns);
+  const lens = new Float32Array(columns);
+  const lateral = new Float32Array(columns);
+  const fadeStart = new Float32Array(columns);
+  const fadeEnd = new Float32Array(columns);
+  const roundAcross = new Float32Array(columns);
+  let deepest = 0;
+  for (let k = 0; k < columns; k++) {
+    const u = u0 + k;
+    split[k] = interpolate(mouth.split, u);
+    const corner = u < 0 ? left : right;
+    const across = u / corner;
+    lens[k] = across >= 1 ? 0 : 1 - across * across;
+    const side = u < 0 ? jawLeft : jawRight;
+    lateral[k] = 1 - smoothstep(0.9 * Math.abs(corner), Math.abs(side), Math.abs(u));
+    const jaw = interpolate(mouth.jaw, u);
+    fadeStart[k] = jaw - 0.1 * chin;
+    fadeEnd[k] = jaw + span;
+    deepest = Math.max(deepest, jaw + span);
+    roundAcross[k] = 1 - smoothstep(0.7 * halfWidth, 1.7 * halfWidth, Math.abs(u));
+  }
+  const vMin = Math.floor(mouth.nose) - 1;
+  const vMax = Math.ceil(deepest) + 2;
+  const roundAlong = new Float32Array(vMax - vMin + 1);
+  for (let j = 0; j < roundAlong.length; j++) roundAlong[j] = 1 - smoothstep(0, 0.8 * chin, Math.abs(vMin + j));
+  const box = boundingBox(mouth, u0, u0 + columns - 1, vMin, vMax, rig.width, rig.height);
+  return {
+    ox: mouth.origin[0],
+    oy: mouth.origin[1],
+    ax: mouth.axis[0],
+    ay: mouth.axis[1],
+    u0,
+    columns,
+    vMin,
+    vMax,
+    ...box,
+    split,
+    lens,
+    lateral,
+    fadeStart,
+    fadeEnd,
+    roundAcross,
+    roundAlong,
+    nose: mouth.nose,
+    blend: 0.6 * chin,
+    halfWidth,
+    maxOpen: mouth.maxOpen,
+    textureU: mouth.textureU,
+    teeth: mouth.teeth,
+    top: new Float32Array(columns),
+    bottom: new Float32Array(columns),
+  };
+}
+
+export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: number): EyeTables {
+  const u0 = Math.floor(eye.corners[0]) - 2;
+  const columns = Math.ceil(eye.corners[1]) + 3 - u0;
+  const upper = new Float32Array(columns);
+  const lower = new Float32Array(columns);
+  const crease = new Float32Array(columns);
+  let vMin = Infinity;
+  let vMax = -Infinity;
+  for (let k = 0; k < columns; k++) {
+    const u = u0 + k;
+    const inside = u > eye.corners[0] && u < eye.corners[1];
+    upper[k] = interpolate(eye.upper, u);
+    // Beyond the corners the lids meet: nothing to close.
+    lower[k] = inside ? Math.max(upper[k]!, interpolate(eye.lower, u)) : upper[k]!;
+    crease[k] = interpolate(eye.crease, u);
+    vMin = Math.min(vMin, crease[k]!);
+    vMax = Math.max(vMax, lower[k]! + 1);
+  }
+  vMin -= 1;
+  return { ox: eye.origin[0], oy: eye.origin[1], ax: eye.axis[0], ay: eye.axis[1], u0, columns, vMin, vMax, ...boundingBox(eye, u0, u0 + columns - 1, vMin, vMax, width, height), upper, lower, crease };
+}
+
+/** The image-space box (clamped to the frame) around a local box. */
+export function boundingBox(frame: LocalFrame, uMin: number, uMax: number, vMin: number, vMax: number, width: number, height: number) {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (const u of [uMin, uMax]) {
+    for (const v of [vMin, vMax]) {
+      xs.push(frame.origin[0] + u * frame.axis[0] - v * frame.axis[1]);
+      ys.push(frame.origin[1] + u * frame.axis[1] + v * frame.axis[0]);
+    }
+  }
+  return {
+    x0: Math.max(0, Math.floor(Math.min(...xs))),
+    y0: Math.max(0, Math.floor(Math.min(...ys))),
+    x1: Math.min(width, Math.ceil(Math.max(...xs)) + 1),
+    y1: Math.min(height, Math.ceil(Math.max(...ys)) + 1),
+  };
+}

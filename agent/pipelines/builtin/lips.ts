@@ -1,0 +1,70 @@
+// Lips from the voice: each 40 ms slice of speech gives the mouth's openness (its loudness
+// against the voice's recent peaks) and shape (hiss draws the lips apart and nearly closed,
+// as in "s"; dark, low-pitched sound rounds them, as in "oo"). Openness follows the voice
+// quickly and lets go a little slower, as lips do; silence closes the mouth at once, so an
+// interruption shuts it in the very frame the speech stops.
+import { smoothstep } from '../../../src/contract/face-rig.ts';
+
+export interface MouthShape {
+  /** 0 closed … 1 wide open. */
+  open: number;
+  /** Positive: rounded; negative: spread. */
+  round: number;
+}
+
+/** Share of the way to a louder target covered per frame. */
+const ATTACK = 0.7;
+/** Share of the way to a quieter target covered per frame. */
+const RELEASE = 0.5;
+/** Below this RMS (full scale 1) a slice counts as a pause between words: lips closed. */
+const GATE_RMS = 0.003; // about −50 dBFS
+/** The running peak forgets slowly (per frame), so a quieter voice still opens the mouth fully. */
+const PEAK_DECAY = 0.997;
+/** The peak never falls below this: near-silence is not stretched to a wide-open mouth. */
+const PEAK_FLOOR = 0.02;
+/** One-pole low-pass at about 1 kHz (48 kHz): the share of energy below it tells vowels' roundness. */
+const LOW_PASS = Math.exp((-2 * Math.PI * 1000) / 48_000);
+
+export class LipSync {
+  #open = 0;
+  #round = 0;
+  #peak = 0.1;
+
+  /** The mouth for this frame's audio; `speechSamples` 0 (silence, an interruption) closes it now. */
+  next(audio: Int16Array, speechSamples: number): MouthShape {
+    const n = Math.min(audio.length, speechSamples);
+    if (n <= 0) {
+      this.#open = 0;
+      this.#round = 0;
+      return { open: 0, round: 0 };
+    }
+    let energy = 0;
+    let edges = 0;
+    let low = 0;
+    let previous = audio[0]!;
+    let filtered = 0;
+    for (let i = 0; i < n; i++) {
+      const x = audio[i]!;
+      energy += x * x;
+      const d = x - previous;
+      edges += d * d;
+      previous = x;
+      filtered = x + LOW_PASS * (filtered - x);
+      low += filtered * filtered;
+    }
+    const rms = Math.sqrt(energy / n) / 32768;
+    this.#peak = Math.max(rms, PEAK_FLOOR, this.#peak * PEAK_DECAY);
+    let target = 0;
+    let round = 0;
+    if (rms > GATE_RMS) {
+      // Hiss: the sample-to-sample differences carry much of the energy.
+      const hiss = smoothstep(0.12, 0.5, edges / Math.max(1, energy));
+      const lowShare = low / Math.max(1, energy);
+      target = Math.min(1, 1.1 * Math.pow(rms / this.#peak, 0.75)) * (1 - 0.55 * hiss);
+      round = 0.12 * smoothstep(0.55, 0.9, lowShare) - 0.08 * hiss;
+    }
+    this.#open += (target - this.#open) * (target > this.#open ? ATTACK : RELEASE);
+    this.#round += (round - this.#round) * 0.5;
+    return { open: this.#open, round: this.#round };
+  }
+}

@@ -1,0 +1,356 @@
+// The per-frame warp: the photo itself, resampled. Each output pixel of the head region is
+// mapped back to where it came from in the photo (backward mapping, one bilinear sample, so
+// nothing is blurred twice): first through the head's rigid motion (fading out toward the
+// neck and background), then through the mouth's or an eye's local deformation. Between
+// parted lips the mouth texture shows through, blended at the edges. Everything outside the
+// head region was copied once and never changes.
+//
+// Speed: the frame stays in I420 (the encoder's format) and only the head region is
+// touched, only when something moved by a visible step. Built once per session: the head
+// motion's weight per pixel, and the region cut into runs (row pieces) by what moves them:
+// the head rigidly (an affine map, stepped in fixed point), the head fading out (weighted),
+// the mouth or an eye (mapped, then sampled). Bilinear sampling is 8-bit fixed point; per
+// frame there is no allocation, only typed-array arithmetic.
+//
+// This file cuts the region into runs and draws each frame; the maps are in head-motion.ts
+// and face-regions.ts (mouth and eyes), the photo is read in sampling.ts.
+import { boundingBox, eyeTables, mapEye, mapMouth, mouthTables, type ColumnFrame, type EyeTables, type MouthTables } from './face-regions.ts';
+import { mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma, type HeadMotion } from './head-motion.ts';
+import { smoothstep, UPPER_LIFT, type FaceRig, type RgbaImage } from '../../../src/contract/face-rig.ts';
+import { blendChroma, blendLuma, blendTexture, sampleChroma, sampleLuma, texturePlanes, type Texture } from './sampling.ts';
+
+/** Where the face is this instant. */
+export interface FacePose {
+  /** 0 closed … 1 wide open. */
+  open: number;
+  /** Lips drawn together (positive, an "oo") or spread (negative, an "ee"); about ±0.1. */
+  round: number;
+  /** 0 open … 1 closed eyelids. */
+  blink: number;
+  /** Head translation, px (kept within MAX_SHIFT of the face's height). */
+  dx: number;
+  dy: number;
+  /** Head roll about the neck, radians (positive: clockwise on screen; kept within MAX_ROLL). */
+  roll: number;
+}
+
+export const NEUTRAL_POSE: Readonly<FacePose> = { open: 0, round: 0, blink: 0, dx: 0, dy: 0, roll: 0 };
+
+/** Bounds of the head's motion: the local regions are widened by what they allow. */
+const MAX_SHIFT = 0.03;
+const MAX_ROLL = 0.04;
+/**
+ * The head is redrawn once its motion since the last drawing adds up to this (px): idle sways
+ * then cost a frame in three or so, in steps a video encoder's own noise hides.
+ */
+const HEAD_STEP_PX = 0.5;
+/** The same for the lips (the lower lip's drop, the corners' travel). */
+const LIP_STEP_PX = 0.5;
+
+// What moves a run's pixels: the head rigidly, the head fading out, the mouth, an eye (EYE + n for eye n).
+const RIGID = 0;
+const FADING = 1;
+const MOUTH = 2;
+const EYE = 3;
+
+export function i420Length(width: number, height: number): number {
+  return width * height + 2 * ((width + 1) >> 1) * ((height + 1) >> 1);
+}
+
+/** Row pieces of one plane: [row, start, end, kind] each, in that plane's pixels. */
+interface Runs {
+  list: Int32Array;
+  count: number;
+}
+
+export class FaceWarp {
+  readonly width: number;
+  readonly height: number;
+  readonly #base: Uint8Array;
+  readonly #chromaWidth: number;
+  readonly #chromaHeight: number;
+  readonly #uOffset: number;
+  readonly #vOffset: number;
+  // The head region (a box with even origin and size, so chroma lines up), and the weight of the head's motion in it.
+  readonly #rx0: number;
+  readonly #ry0: number;
+  readonly #rw: number;
+  readonly #rh: number;
+  readonly #weight: Float32Array;
+  readonly #lumaRuns: Runs;
+  readonly #chromaRuns: Runs;
+  readonly #pivotX: number;
+  readonly #pivotY: number;
+  readonly #maxShift: number;
+  readonly #mouth: MouthTables;
+  readonly #eyes: EyeTables[];
+  /** The mouth, then the eyes. */
+  readonly #locals: ColumnFrame[];
+  /** The head's motion as drawn (updated in place, no allocation per frame). */
+  readonly #head: HeadMotion;
+  readonly #texture: Texture | undefined;
+  // Per run: where each pixel samples the photo, and the texture's share and position.
+  readonly #sx: Float32Array;
+  readonly #sy: Float32Array;
+  readonly #alpha: Float32Array;
+  readonly #tu: Float32Array;
+  readonly #tv: Float32Array;
+  /** The most a roll moves a pixel of the head region, per radian: its weighted distance from the pivot. */
+  readonly #reach: number;
+  /** Per local region (mouth, then eyes): its farthest point from the pivot. */
+  readonly #localReach: Float64Array;
+  /** Per local region, this frame: the box (luma pixels) its pixels can be in, given the head's pose. */
+  readonly #localBox: Int32Array;
+  /** What `out` shows (the last render's pose; the head's part only changes by HEAD_STEP_PX). */
+  readonly #drawn = { valid: false, tx: 0, ty: 0, roll: 0, open: 0, round: 0, blink: 0 };
+
+  constructor(rig: FaceRig, base: Uint8Array, mouthTexture: RgbaImage | undefined) {
+    const { width, height, head } = rig;
+    this.width = width;
+    this.height = height;
+    if (base.length !== i420Length(width, height)) throw new Error(`the base picture is not ${width}×${height} I420`);
+    this.#base = base;
+    this.#chromaWidth = (width + 1) >> 1;
+    this.#chromaHeight = (height + 1) >> 1;
+    this.#uOffset = width * height;
+    this.#vOffset = this.#uOffset + this.#chromaWidth * this.#chromaHeight;
+    this.#pivotX = head.pivot[0];
+    this.#pivotY = head.pivot[1];
+    this.#head = { sin: 0, c1: 0, tx: 0, ty: 0, px: head.pivot[0], py: head.pivot[1] };
+    this.#maxShift = MAX_SHIFT * head.faceHeight;
+
+    const outer = [head.radii[0] * head.fade, head.radii[1] * head.fade] as const;
+    const box = boundingBox(head, -outer[0], outer[0], -outer[1], outer[1], width, height);
+    this.#rx0 = box.x0 & ~1;
+    this.#ry0 = box.y0 & ~1;
+    this.#rw = Math.min(width & ~1, (box.x1 + 1) & ~1) - this.#rx0;
+    this.#rh = Math.min(height & ~1, (box.y1 + 1) & ~1) - this.#ry0;
+    this.#weight = new Float32Array(this.#rw * this.#rh);
+    let reach = 0;
+    for (let row = 0; row < this.#rh; row++) {
+      for (let col = 0; col < this.#rw; col++) {
+        const x = this.#rx0 + col;
+        const y = this.#ry0 + row;
+        const dx = x - head.origin[0];
+        const dy = y - head.origin[1];
+        const u = (dx * head.axis[0] + dy * head.axis[1]) / head.radii[0];
+        const v = (-dx * head.axis[1] + dy * head.axis[0]) / head.radii[1];
+        const weight = 1 - smoothstep(1, head.fade, Math.sqrt(u * u + v * v));
+        this.#weight[row * this.#rw + col] = weight;
+        reach = Math.max(reach, weight * Math.hypot(x - this.#pivotX, y - this.#pivotY));
+      }
+    }
+    this.#reach = reach;
+
+    this.#mouth = mouthTables(rig);
+    this.#eyes = rig.eyes.map((eye) => eyeTables(eye, width, height));
+    this.#texture = mouthTexture && texturePlanes(mouthTexture);
+    this.#locals = [this.#mouth, ...this.#eyes];
+
+    // Where the head's motion may bring a local region's pixels from: its box, widened.
+    const reaches = [this.#mouth, ...this.#eyes].map((local) =>
+      Math.max(...[local.x0, local.x1].flatMap((x) => [local.y0, local.y1].map((y) => Math.hypot(x - this.#pivotX, y - this.#pivotY)))),
+    );
+    this.#localReach = Float64Array.from(reaches);
+    this.#localBox = new Int32Array(4 * reaches.length);
+    const margin = Math.ceil(this.#maxShift * Math.SQRT2 + MAX_ROLL * Math.max(...reaches)) + 2;
+    const locals = [this.#mouth, ...this.#eyes].map((local) => ({ x0: local.x0 - margin, y0: local.y0 - margin, x1: local.x1 + margin, y1: local.y1 + margin }));
+    const kindAt = (x: number, y: number, weight: number): number => {
+      const index = locals.findIndex((b) => x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1);
+      return index < 0 ? (weight >= 1 ? RIGID : FADING) : index === 0 ? MOUTH : EYE + index - 1;
+    };
+    this.#lumaRuns = this.#cutRuns(1, kindAt);
+    this.#chromaRuns = this.#cutRuns(2, kindAt);
+    const longest = this.#rw;
+    this.#sx = new Float32Array(longest);
+    this.#sy = new Float32Array(longest);
+    this.#alpha = new Float32Array(longest);
+    this.#tu = new Float32Array(longest);
+    this.#tv = new Float32Array(longest);
+  }
+
+  /** The box the warp may touch (everything else is the photo as it is). */
+  get region(): { x: number; y: number; width: number; height: number } {
+    return { x: this.#rx0, y: this.#ry0, width: this.#rw, height: this.#rh };
+  }
+
+  /** Writes the photo, untouched, into `out` (an I420 frame): the frames only rewrite the head region over it. */
+  paintBase(out: Uint8Array): void {
+    out.set(this.#base);
+    this.#drawn.valid = false;
+  }
+
+  /**
+   * Brings `out` (the frame this warp drew last, or the base) to this pose. Only what moved
+   * is redrawn: the head once its motion adds up to HEAD_STEP_PX, otherwise the mouth or the
+   * eyes when they changed.
+   */
+  render(pose: FacePose, out: Uint8Array): void {
+    const mouth = this.#mouth;
+    const open = clamp(pose.open, 0, 1) * mouth.maxOpen;
+    // Opening draws the corners in a little too.
+    const round = clamp(pose.round, -0.2, 0.2) + 0.06 * clamp(pose.open, 0, 1);
+    const blink = clamp(pose.blink, 0, 1);
+    const roll = clamp(pose.roll, -MAX_ROLL, MAX_ROLL);
+    const tx = clamp(pose.dx, -this.#maxShift, this.#maxShift);
+    const ty = clamp(pose.dy, -this.#maxShift, this.#maxShift);
+    const drawn = this.#drawn;
+    const headMoved = !drawn.valid || Math.hypot(tx - drawn.tx, ty - drawn.ty) + Math.abs(roll - drawn.roll) * this.#reach >= HEAD_STEP_PX;
+    // Lips too are redrawn once they moved by a step too small to see, and always when they close.
+    const mouthChanged =
+      (open === 0) !== (drawn.open === 0) || Math.abs(open - drawn.open) >= LIP_STEP_PX || Math.abs(round - drawn.round) * mouth.halfWidth >= LIP_STEP_PX;
+    const eyesChanged = blink !== drawn.blink;
+    if (!headMoved && !mouthChanged && !eyesChanged) return;
+    if (headMoved) {
+      drawn.tx = tx;
+      drawn.ty = ty;
+      drawn.roll = roll;
+    }
+    if (mouthChanged) {
+      drawn.open = open;
+      drawn.round = round;
+    }
+    drawn.valid = true;
+    drawn.blink = blink;
+    const head = this.#head;
+    head.sin = Math.sin(drawn.roll);
+    head.c1 = Math.cos(drawn.roll) - 1;
+    head.tx = drawn.tx;
+    head.ty = drawn.ty;
+    const mouthOn = drawn.open > 0.05 || drawn.round !== 0;
+    if (mouthOn) {
+      const { split, lens, top, bottom } = mouth;
+      const lift = drawn.open * UPPER_LIFT;
+      for (let k = 0; k < mouth.columns; k++) {
+        top[k] = split[k]! - lift * lens[k]!;
+        bottom[k] = split[k]! + drawn.open * lens[k]!;
+      }
+    }
+    const eyesOn = blink > 0.01;
+
+    // Where each local region's pixels are this frame (luma pixels): its box, moved by the
+    // head's pose. Outside it a local run's pixels move with the head alone.
+    const localBox = this.#localBox;
+    const shift = Math.hypot(drawn.tx, drawn.ty);
+    for (let l = 0; l < this.#locals.length; l++) {
+      const local = this.#locals[l]!;
+      const d = Math.ceil(shift + Math.abs(drawn.roll) * this.#localReach[l]!) + 2;
+      localBox[4 * l] = local.x0 - d;
+      localBox[4 * l + 1] = local.y0 - d;
+      localBox[4 * l + 2] = local.x1 + d;
+      localBox[4 * l + 3] = local.y1 + d;
+    }
+
+    for (let plane = 0; plane < 2; plane++) {
+      const chroma = plane === 1;
+      const { list, count } = chroma ? this.#chromaRuns : this.#lumaRuns;
+      for (let r = 0; r < count; r++) {
+        const kind = list[4 * r + 3]!;
+        const row = list[4 * r]!;
+        const start = list[4 * r + 1]!;
+        const end = list[4 * r + 2]!;
+        if (kind === RIGID) {
+          if (headMoved) {
+            if (chroma) rigidChroma(head, row, start, end - start, this.#base, this.#chromaWidth, this.#chromaHeight, this.#uOffset, this.#vOffset, out);
+            else rigidLuma(head, row, start, end - start, this.#base, this.width, this.height, out);
+          }
+          continue;
+        }
+        if (kind === FADING) {
+          if (headMoved) this.#fading(chroma, row, start, end, out);
+          continue;
+        }
+        // A local region's run: its box's part through the local map, the rest with the head.
+        const l = 4 * (kind - MOUTH);
+        const lumaRow = chroma ? 2 * row : row;
+        let a = end;
+        let b = end;
+        if (lumaRow >= localBox[l + 1]! && lumaRow < localBox[l + 3]!) {
+          a = Math.max(start, chroma ? localBox[l]! >> 1 : localBox[l]!);
+          b = Math.max(a, Math.min(end, chroma ? (localBox[l + 2]! + 1) >> 1 : localBox[l + 2]!));
+        }
+        if (headMoved) {
+          if (a > start) this.#fading(chroma, row, start, a, out);
+          if (end > b) this.#fading(chroma, row, b, end, out);
+        }
+        if (b === a || !(headMoved || (kind === MOUTH ? mouthChanged : eyesChanged))) continue;
+        if (!(kind === MOUTH ? mouthOn : eyesOn)) {
+          this.#fading(chroma, row, a, b, out);
+          continue;
+        }
+        this.#local(kind, chroma, row, a, b, drawn.open, drawn.round, blink, out);
+      }
+    }
+  }
+
+  /** Pixels [start, end) of a row (in the plane's pixels) moved by the head alone. */
+  #fading(chroma: boolean, row: number, start: number, end: number, out: Uint8Array): void {
+    const weightRow = ((chroma ? 2 * row : row) - this.#ry0) * this.#rw - this.#rx0;
+    if (chroma) warpChroma(this.#head, this.#weight, weightRow, row, start, end - start, this.#base, this.#chromaWidth, this.#chromaHeight, this.#uOffset, this.#vOffset, out);
+    else warpLuma(this.#head, this.#weight, weightRow, row, start, end - start, this.#base, this.width, this.height, out);
+  }
+
+  /** Pixels [start, end) of a row moved by the head, then by the mouth or an eye. */
+  #local(kind: number, chroma: boolean, row: number, start: number, end: number, open: number, round: number, blink: number, out: Uint8Array): void {
+    const n = end - start;
+    const { width, height } = this;
+    const cw = this.#chromaWidth;
+    const texture = this.#texture;
+    const sx = this.#sx;
+    const sy = this.#sy;
+    const alpha = this.#alpha;
+    const tu = this.#tu;
+    const tv = this.#tv;
+    // Pixel centres in luma pixels (a chroma sample's centre sits between four luma pixels).
+    const y = chroma ? 2 * row + 0.5 : row;
+    const weightRow = ((chroma ? 2 * row : row) - this.#ry0) * this.#rw - this.#rx0;
+    mapHead(this.#head, this.#weight, weightRow, y, start, n, chroma, sx, sy);
+    if (kind === MOUTH) {
+      const textured = mapMouth(this.#mouth, open, round, texture ? texture.height : 1, n, sx, sy, alpha, tu, tv) && texture;
+      if (chroma) {
+        const at = row * cw + start;
+        sampleChroma(this.#base, cw, this.#chromaHeight, this.#uOffset, this.#vOffset, sx, sy, n, out, at);
+        if (textured) {
+          blendTexture(texture.u, texture, alpha, tu, tv, n, out, this.#uOffset + at);
+          blendTexture(texture.v, texture, alpha, tu, tv, n, out, this.#vOffset + at);
+        }
+      } else {
+        const at = row * width + start;
+        sampleLuma(this.#base, width, height, sx, sy, n, out, at);
+        if (textured) blendTexture(texture.y, texture, alpha, tu, tv, n, out, at);
+      }
+      return;
+    }
+    const shared = mapEye(this.#eyes[kind - EYE]!, blink, n, sx, sy, alpha, tu, tv);
+    if (chroma) {
+      const at = row * cw + start;
+      sampleChroma(this.#base, cw, this.#chromaHeight, this.#uOffset, this.#vOffset, sx, sy, n, out, at);
+      if (shared) blendChroma(this.#base, cw, this.#chromaHeight, this.#uOffset, this.#vOffset, alpha, tu, tv, n, out, at);
+    } else {
+      const at = row * width + start;
+      sampleLuma(this.#base, width, height, sx, sy, n, out, at);
+      if (shared) blendLuma(this.#base, width, height, alpha, tu, tv, n, out, at);
+    }
+  }
+
+  /** Row pieces of the head region where the weight is not 0, cut by kind; `step` 2 for chroma. */
+  #cutRuns(step: number, kindAt: (x: number, y: number, weight: number) => number): Runs {
+    const runs: number[] = [];
+    for (let row = 0; row < this.#rh; row += step) {
+      let open = -1;
+      let openKind = -1;
+      for (let col = 0; col <= this.#rw; col += step) {
+        const weight = col < this.#rw ? this.#weight[row * this.#rw + col]! : 0;
+        const kind = weight > 0 ? kindAt(this.#rx0 + col, this.#ry0 + row, weight) : -1;
+        if (kind === openKind) continue;
+        if (openKind >= 0) runs.push((this.#ry0 + row) / step, (this.#rx0 + open) / step, (this.#rx0 + col) / step, openKind);
+        open = col;
+        openKind = kind;
+      }
+    }
+    return { list: Int32Array.from(runs), count: runs.length / 4 };
+  }
+}
+
+
+const clamp = (value: number, min: number, max: number) => (value < min ? min : value > max ? max : value);

@@ -1,0 +1,104 @@
+// The dispatch metadata (docs/api.md#internal): what the control plane gives each agent job,
+// as a JSON string on LiveKit's agent dispatch — which session it serves, where to report,
+// and what to render and say. The control plane builds it with this type
+// (src/sessions/start.ts); the job validates it with this schema (agent/job.ts).
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { AVATAR_SHAPES, FORM_FACTORS } from './avatar-video.ts';
+import { LANGUAGES } from './languages.ts';
+import { HttpUrl, literalUnion } from './schema-parts.ts';
+
+export const DispatchIdentity = Type.Object({
+  identity_id: Type.String({ minLength: 1 }),
+  name: Type.String(),
+  prompt: Type.String(),
+  language: Type.String({ minLength: 1 }),
+  /** Names the avatar pipeline; absent from a control plane before pipelines: the built-in one. */
+  pipeline_id: Type.Optional(Type.String({ minLength: 1 })),
+  /** The face to render (the identity's render variant). */
+  image_url: HttpUrl,
+  audio_url: Type.Union([HttpUrl, Type.Null()]),
+  /**
+   * What the identity's training stored for its renderer, by name (e.g. `portrait.image`,
+   * `portrait.rig`, `portrait.texture.mouth`, the same for `landscape`) → URL. Absent or empty
+   * for identities trained before the talking head: they get the stand-in.
+   */
+  assets: Type.Optional(Type.Record(Type.String(), HttpUrl)),
+});
+
+export const DispatchVoice = Type.Object({
+  preset_id: Type.Union([Type.String(), Type.Null()]),
+  multilingual: Type.Boolean(),
+  /** Used when the agent's TTS is ElevenLabs; null: DEFAULT_ELEVENLABS_VOICE_ID speaks. */
+  elevenlabs_voice_id: Type.Union([Type.String(), Type.Null()]),
+  /** Used by the offline TTS. */
+  profile: Type.Object({ pitch_hz: Type.Number({ exclusiveMinimum: 0 }), words_per_minute: Type.Number({ exclusiveMinimum: 0 }) }),
+});
+
+export const DispatchMetadataSchema = Type.Object({
+  session_id: Type.String({ pattern: '^ses_' }),
+  report_url: HttpUrl,
+  report_token: Type.String({ minLength: 1 }),
+  avatar_enabled: Type.Boolean(),
+  /** The LiveKit identity minted into the visitor's token: only this participant makes minutes billable. */
+  visitor_identity: Type.String({ minLength: 1 }),
+  billing_interval_seconds: Type.Integer({ exclusiveMinimum: 0 }),
+  identity: Type.Union([DispatchIdentity, Type.Null()]),
+  /** The voice the agent speaks with. Null (or absent, from an older control plane): the default English-only voice. */
+  voice: Type.Optional(Type.Union([DispatchVoice, Type.Null()])),
+  language: literalUnion(LANGUAGES),
+  visual_awareness: Type.Boolean(),
+  form_factor: Type.Union([literalUnion(FORM_FACTORS), Type.Null()]),
+  /**
+   * The avatar video's shape, decided by the control plane (avatarShapeFor). Absent from an
+   * older control plane: landscape for desktops.
+   */
+  avatar_shape: Type.Optional(literalUnion(AVATAR_SHAPES)),
+});
+
+export type DispatchIdentity = Static<typeof DispatchIdentity>;
+export type DispatchVoice = Static<typeof DispatchVoice>;
+export type DispatchMetadata = Static<typeof DispatchMetadataSchema>;
+/** As the job holds it once parsed: the voice is always there (null for the default). */
+export type ParsedDispatch = DispatchMetadata & { voice: DispatchVoice | null };
+
+/**
+ * The ElevenLabs voice that speaks when the dispatch names none: the default preset's (a
+ * premade voice every ElevenLabs account has), also for a voice cloned while ElevenLabs was
+ * not configured.
+ */
+export const DEFAULT_ELEVENLABS_VOICE_ID = '21m00Tcm4TlvDqvHYnJl'; // Rachel
+
+export type DispatchParse = { ok: true; metadata: ParsedDispatch } | { ok: false; problem: string };
+
+/** Unknown fields are dropped, so a newer control plane may add some before the agent knows them. */
+export function parseDispatchMetadata(raw: string): DispatchParse {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { ok: false, problem: 'the job metadata is not JSON' };
+  }
+  const cleaned = Value.Clean(DispatchMetadataSchema, Value.Clone(json));
+  if (!Value.Check(DispatchMetadataSchema, cleaned)) {
+    const problems = [...Value.Errors(DispatchMetadataSchema, cleaned)].slice(0, 5).map((error) => `${error.path || '/'}: ${error.message}`);
+    return { ok: false, problem: problems.join('; ') };
+  }
+  return { ok: true, metadata: { ...cleaned, voice: cleaned.voice ?? null } };
+}
+
+/** The room metadata the control plane writes on each session's room: a late job checks it is still its session's. */
+export interface SessionRoomMetadata {
+  session_id: string;
+  avatar_enabled: boolean;
+  language: string;
+  form_factor: string | null;
+}
+
+export function isSessionRoom(roomMetadata: string | undefined, sessionId: string): boolean {
+  try {
+    return (JSON.parse(roomMetadata ?? '') as Partial<SessionRoomMetadata>).session_id === sessionId;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,22 @@
+// The contract between the control plane (src/) and the agent (agent/): everything the two
+// processes, and the clients in a session's room, must agree on, defined once. Both sides
+// import it; it imports nothing of either (test/architecture/import-rules.test.ts keeps it so).
+//
+//   languages.ts     the language modes, and the ones the agent speaks
+//   avatar-video.ts  form factors, avatar shapes and the rule between them, fps, frame sizes, sample rate
+//   pipelines.ts     the built-in pipeline's id
+//   face-rig.ts      the built-in pipeline's rig file format, its version and asset names
+//   wire-names.ts    track names, data topics and LiveKit attributes in the room
+//   notices.ts       the in-room notices the service sends before a session ends
+//   dispatch.ts      the metadata each agent job is dispatched with, and the session room's metadata
+//   job-reports.ts   what a job reports back: streaming, minutes, the visitor leaving, transcript turns
+//
+// Browsers import some of these files directly (wire-names, languages): those stay constants only.
+export * from './avatar-video.ts';
+export * from './dispatch.ts';
+export * from './face-rig.ts';
+export * from './job-reports.ts';
+export * from './languages.ts';
+export * from './notices.ts';
+export * from './pipelines.ts';
+export * from './wire-names.ts';

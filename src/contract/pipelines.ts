@@ -1,0 +1,6 @@
+// Avatar pipelines are named by id on identities (docs/api.md#pipelines). Each id has two
+// halves: training in the control plane (src/pipelines/<id>) and rendering in the agent
+// (agent/pipelines/<id>).
+
+/** The built-in CPU talking head: the default pipeline, and what older dispatches without an id mean. */
+export const BUILTIN_PIPELINE_ID = 'builtin';

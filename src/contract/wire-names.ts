@@ -1,0 +1,24 @@
+// Every name a session's room carries that two parties must spell alike: the tracks the
+// agent publishes and clients attach, the data topics, and the LiveKit attributes we read or
+// set. Browsers import this file too (the console, examples/web-client): constants only.
+
+/** The avatar's video track. */
+export const AVATAR_VIDEO_TRACK = 'avatar';
+/** The avatar's voice: speech leaves with the frame it belongs to. */
+export const AVATAR_AUDIO_TRACK = 'avatar_audio';
+/** The agent's voice in a session without an avatar; never played beside `avatar_audio`. */
+export const VOICE_TRACK = 'agent_voice';
+
+/** Reliable data messages from the service to the room (notices.ts says what they carry). */
+export const NOTICE_TOPIC = 'likeness.notice';
+
+/** LiveKit Agents' text stream of transcriptions, the visitor's and the agent's. */
+export const TRANSCRIPTION_TOPIC = 'lk.transcription';
+/** Attributes of a transcription stream (agents' own names). */
+export const TRANSCRIPTION_SEGMENT_ID = 'lk.segment_id';
+export const TRANSCRIPTION_FINAL = 'lk.transcription_final';
+/** The track a transcription was heard on: the visitor's microphone for their own words. */
+export const TRANSCRIBED_TRACK_ID = 'lk.transcribed_track_id';
+
+/** LiveKit's attribute naming the agent an avatar participant publishes for (agents' ATTRIBUTE_PUBLISH_ON_BEHALF). */
+export const PUBLISH_ON_BEHALF = 'lk.publish_on_behalf';

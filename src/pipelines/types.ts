@@ -1,0 +1,51 @@
+// What a pipeline is to the control plane (src/pipelines/index.ts loads them): its id,
+// description, what its sessions show, and its training. The agent's half of the same
+// pipeline, the rendering, is agent/pipelines/types.ts.
+import { AVATAR_FPS, AVATAR_FRAME_SIZES, type AvatarShape, type FrameSize } from '../contract/index.ts';
+import type { AssetStore } from '../assets/index.ts';
+import type { InspectedAudio, InspectedImage } from '../media/index.ts';
+import type { StoredImage } from '../media/stored.ts';
+
+export interface TrainingInput {
+  identityId: string;
+  image: InspectedImage;
+  audio?: InspectedAudio;
+  store: AssetStore;
+  /** Folder for this training's files, e.g. `identities/idn_…/<token>/`. */
+  prefix: string;
+}
+
+export interface TrainingResult {
+  /** The identity's image as stored, with the renditions its renderer needs. */
+  image: StoredImage;
+  /** Whatever else the renderer needs at session start, precomputed. */
+  training: Record<string, unknown>;
+}
+
+/** What a pipeline's sessions show, as GET /v1/pipelines tells clients. */
+export type PipelineRendering =
+  /** Frames drawn in the agent job, at these sizes per shape, published by the agent. */
+  | { kind: 'frames'; fps: number; sizes: Readonly<Record<AvatarShape, FrameSize>> }
+  /** A separate avatar service joins the room and publishes audio and video on the agent's behalf. */
+  | { kind: 'avatar_service'; provider: string };
+
+/** The built-in CPU talking head's output (agent/pipelines/builtin). */
+export const BUILTIN_RENDERING: PipelineRendering = { kind: 'frames', fps: AVATAR_FPS, sizes: AVATAR_FRAME_SIZES };
+
+export interface Pipeline {
+  id: string;
+  description: string;
+  /** What its sessions show; unset: frames drawn in the agent job at the built-in sizes (BUILTIN_RENDERING). */
+  renders?: PipelineRendering;
+  /**
+   * Rejects (MediaError, 422) a photo this pipeline cannot train from, before anything is
+   * stored. Used by a retrain, whose training runs after its 202; at create, `train` itself
+   * refuses such a photo within the call.
+   */
+  checkImage?(image: InspectedImage): Promise<void>;
+  train(input: TrainingInput): Promise<TrainingResult>;
+}
+
+export function renderingOf(pipeline: Pipeline): PipelineRendering {
+  return pipeline.renders ?? BUILTIN_RENDERING;
+}

@@ -1,0 +1,70 @@
+// The dispatch metadata of a session's agent job (src/contract/dispatch.ts), built from the
+// started session and its identity: what the job renders, says and reports to.
+import { assetUrl } from '../assets/index.ts';
+import type { SessionSettings } from '../config.ts';
+import { avatarShapeFor, type DispatchMetadata, type DispatchVoice, type FormFactor, type Language } from '../contract/index.ts';
+import type { IdentityRow } from '../identities/queries.ts';
+import type { IdentityVoice } from '../voices/voice.ts';
+
+export interface DispatchInput {
+  sessionId: string;
+  reportUrl: string;
+  reportToken: string;
+  avatarEnabled: boolean;
+  visitorIdentity: string;
+  identity: IdentityRow | undefined;
+  language: Language;
+  visualAwareness: boolean;
+  formFactor: FormFactor | null;
+  settings: Pick<SessionSettings, 'billingIntervalSeconds' | 'landscapeVideo'>;
+  assetsUrl: string;
+}
+
+export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
+  const { identity, assetsUrl } = input;
+  return {
+    session_id: input.sessionId,
+    report_url: input.reportUrl,
+    report_token: input.reportToken,
+    avatar_enabled: input.avatarEnabled,
+    visitor_identity: input.visitorIdentity,
+    billing_interval_seconds: input.settings.billingIntervalSeconds,
+    identity: identity
+      ? {
+          identity_id: identity.id,
+          name: identity.name,
+          prompt: identity.prompt,
+          language: identity.language,
+          pipeline_id: identity.pipelineId,
+          image_url: assetUrl(assetsUrl, identity.image.variants.render?.key ?? identity.image.key),
+          audio_url: identity.audio ? assetUrl(assetsUrl, identity.audio.key) : null,
+          assets: dispatchAssets(identity.training, assetsUrl),
+        }
+      : null,
+    voice: dispatchVoice(identity?.voice),
+    language: input.language,
+    visual_awareness: input.visualAwareness,
+    form_factor: input.formFactor,
+    avatar_shape: avatarShapeFor(input.formFactor, input.settings.landscapeVideo),
+  };
+}
+
+/** The asset keys a pipeline's training listed for its renderer (`training.assets`), as URLs; empty for identities trained before them. */
+export function dispatchAssets(training: Record<string, unknown> | null | undefined, assetsUrl: string): Record<string, string> {
+  const assets = training?.assets;
+  if (!assets || typeof assets !== 'object' || Array.isArray(assets)) return {};
+  const urls: Record<string, string> = {};
+  for (const [name, key] of Object.entries(assets)) if (typeof key === 'string' && key) urls[name] = assetUrl(assetsUrl, key);
+  return urls;
+}
+
+/** The voice the agent speaks with; null: the default English-only voice. */
+export function dispatchVoice(voice: IdentityVoice | null | undefined): DispatchVoice | null {
+  if (!voice) return null;
+  return {
+    preset_id: voice.presetId,
+    multilingual: voice.multilingual,
+    elevenlabs_voice_id: voice.elevenlabsVoiceId,
+    profile: { pitch_hz: voice.profile.pitchHz, words_per_minute: voice.profile.wordsPerMinute },
+  };
+}

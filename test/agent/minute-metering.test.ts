@@ -1,0 +1,360 @@
+// The streaming meter on a fake clock: which minutes are reported, when, and what happens
+// when the control plane fails or says the credits ran out.
+import { afterEach, describe, expect, test } from 'bun:test';
+import {
+  httpReporter,
+  outcomeOf,
+  StreamingMeter,
+  type MeterClock,
+  type ReportOutcome,
+  type StreamingMeterOptions,
+} from '../../agent/metering/index.ts';
+import type { MeterReport } from '../../src/contract/index.ts';
+
+const MINUTE = 60_000;
+const VISITOR = 'visitor_abc';
+const START_DATE = Date.UTC(2025, 0, 1, 12, 0, 0);
+
+/** Monotonic time that moves only when told to, firing due timers in order on the way. */
+class FakeClock implements MeterClock {
+  #now = 0;
+  #timers: { at: number; seq: number; callback: () => void }[] = [];
+  #seq = 0;
+
+  now(): number {
+    return this.#now;
+  }
+
+  date(): Date {
+    return new Date(START_DATE + this.#now);
+  }
+
+  setTimer(delayMs: number, callback: () => void): () => void {
+    const timer = { at: this.#now + Math.max(0, delayMs), seq: this.#seq++, callback };
+    this.#timers.push(timer);
+    return () => {
+      this.#timers = this.#timers.filter((t) => t !== timer);
+    };
+  }
+
+  /** Moves time forward by `ms`, firing every timer due on the way at its due time. */
+  async advance(ms: number): Promise<void> {
+    const target = this.#now + ms;
+    await settle();
+    for (;;) {
+      const next = this.#timers.filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!next) break;
+      this.#timers = this.#timers.filter((t) => t !== next);
+      this.#now = next.at;
+      next.callback();
+      await settle();
+    }
+    this.#now = target;
+    await settle();
+  }
+
+  /** Moves time forward without firing anything, as a blocked event loop would. */
+  stall(ms: number): void {
+    this.#now += ms;
+  }
+}
+
+/** Lets every pending promise chain (deliveries) run. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+interface Sent {
+  report: MeterReport;
+  at: number;
+}
+
+/** Records every delivery attempt; `answer` decides each outcome (default: accepted). */
+function fakeReporter(clock: FakeClock, answer: (report: MeterReport, attempt: number) => ReportOutcome | Error = () => 'accepted') {
+  const attempts: Sent[] = [];
+  const attemptsOf = new Map<string, number>();
+  const reporter = async (report: MeterReport): Promise<ReportOutcome> => {
+    attempts.push({ report, at: clock.now() });
+    const key = JSON.stringify(report);
+    const attempt = attemptsOf.get(key) ?? 0;
+    attemptsOf.set(key, attempt + 1);
+    const outcome = answer(report, attempt);
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
+  };
+  return { reporter, attempts };
+}
+
+const warnings: string[] = [];
+const quietLogger = { warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+afterEach(() => {
+  warnings.length = 0;
+});
+
+function meterWith(clock: FakeClock, reporter: StreamingMeterOptions['reporter'], options: Partial<StreamingMeterOptions> = {}) {
+  return new StreamingMeter({ intervalSeconds: 60, visitorIdentity: VISITOR, reporter, clock, logger: quietLogger, ...options });
+}
+
+const minutes = (sent: Sent[]) => sent.filter((s) => s.report.type === 'minute').map((s) => [(s.report as { index: number }).index, s.at]);
+const types = (sent: Sent[]) => sent.map((s) => (s.report.type === 'minute' ? `minute ${s.report.index}` : s.report.type));
+
+describe('minute boundaries', () => {
+  test('minutes are counted from the first published frame and reported at the start of each', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    await clock.advance(7_000); // the avatar takes a while to start: nothing is billed before it streams
+    expect(attempts).toEqual([]);
+
+    meter.firstFramePublished();
+    await clock.advance(MINUTE - 1);
+    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0']);
+    expect(attempts[0]!.report).toEqual({ type: 'avatar_streaming', at: new Date(START_DATE + 7_000).toISOString() });
+
+    await clock.advance(1 + 2 * MINUTE);
+    expect(minutes(attempts)).toEqual([
+      [0, 7_000],
+      [1, 7_000 + MINUTE],
+      [2, 7_000 + 2 * MINUTE],
+      [3, 7_000 + 3 * MINUTE],
+    ]);
+    await meter.close();
+  });
+
+  test('t0 is the time the frame went out, even when the meter hears of it later', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    await clock.advance(1_000);
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished(400);
+    meter.firstFramePublished(900); // t0 is set once
+    await clock.advance(MINUTE);
+    expect(attempts[0]!.report).toEqual({ type: 'avatar_streaming', at: new Date(START_DATE + 400).toISOString() });
+    expect(minutes(attempts)).toEqual([
+      [0, 1_000],
+      [1, 400 + MINUTE],
+    ]);
+    await meter.close();
+  });
+
+  test('a timer that runs late still reports every minute the visitor stayed through', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(10);
+    clock.stall(2.5 * MINUTE);
+    await clock.advance(0);
+    expect(minutes(attempts).map(([index]) => index)).toEqual([0, 1, 2]);
+    await clock.advance(MINUTE);
+    expect(minutes(attempts).map(([index]) => index)).toEqual([0, 1, 2, 3]);
+    await meter.close();
+  });
+});
+
+describe('the visitor', () => {
+  test('no minute is reported while no visitor is in the room', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.firstFramePublished();
+    meter.participantConnected('someone_else');
+    await clock.advance(5 * MINUTE);
+    expect(types(attempts)).toEqual(['avatar_streaming']);
+    await meter.close();
+  });
+
+  test('a visitor joining mid-minute makes that minute due at once', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.firstFramePublished();
+    await clock.advance(90_000);
+    meter.participantConnected(VISITOR);
+    await clock.advance(0);
+    expect(minutes(attempts)).toEqual([[1, 90_000]]);
+    await clock.advance(30_000);
+    expect(minutes(attempts)).toEqual([
+      [1, 90_000],
+      [2, 120_000],
+    ]);
+    await meter.close();
+  });
+
+  test('leaving reports visitor_left; minutes resume only when the visitor is back', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(30_000);
+    meter.participantDisconnected(VISITOR);
+    await clock.advance(15_000);
+    meter.participantConnected(VISITOR); // back within minute 0: already reported
+    await clock.advance(25_000); // 70 s: minute 1
+    meter.participantDisconnected(VISITOR);
+    meter.participantDisconnected('someone_else');
+    await clock.advance(130_000); // 200 s: minutes 2 had nobody
+    meter.participantConnected(VISITOR);
+    await clock.advance(0);
+    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'visitor_left', 'minute 1', 'visitor_left', 'minute 3']);
+    expect(minutes(attempts)).toEqual([
+      [0, 0],
+      [1, MINUTE],
+      [3, 200_000],
+    ]);
+    await meter.close();
+  });
+
+  test('a visitor who leaves before the avatar streams is still reported as gone', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    await clock.advance(2_000);
+    meter.participantDisconnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(2 * MINUTE);
+    expect(types(attempts)).toEqual(['visitor_left', 'avatar_streaming']);
+    await meter.close();
+  });
+});
+
+describe('delivery', () => {
+  test('a 402 stops every further report', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock, (report) =>
+      report.type === 'minute' && report.index === 1 ? 'credits_exhausted' : 'accepted',
+    );
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(MINUTE);
+    expect(meter.creditsExhausted).toBe(true);
+    await clock.advance(3 * MINUTE);
+    meter.participantDisconnected(VISITOR);
+    meter.participantConnected(VISITOR);
+    await clock.advance(0);
+    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'minute 1']);
+    expect(warnings.some((w) => w.includes('credits exhausted'))).toBe(true);
+    await meter.close();
+  });
+
+  test('failed reports are retried with backoff, in order, and given up after the last retry', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock, (report, attempt) => {
+      if (report.type === 'avatar_streaming') return attempt < 2 ? 'retry' : 'accepted';
+      if (report.type === 'minute' && report.index === 0) return attempt === 0 ? new Error('connection refused') : 'accepted';
+      if (report.type === 'minute' && report.index === 1) return 'retry';
+      return 'accepted';
+    });
+    const meter = meterWith(clock, reporter, { retryDelaysMs: [500, 1_000, 2_000] });
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(MINUTE + 10_000);
+    expect(types(attempts)).toEqual([
+      'avatar_streaming',
+      'avatar_streaming',
+      'avatar_streaming',
+      'minute 0',
+      'minute 0',
+      'minute 1',
+      'minute 1',
+      'minute 1',
+      'minute 1',
+    ]);
+    // avatar_streaming at 0, +500, +1000; minute 0 (queued behind it) at 1500 and 2000
+    expect(attempts.slice(0, 5).map((a) => a.at)).toEqual([0, 500, 1_500, 1_500, 2_000]);
+    expect(attempts.slice(5).map((a) => a.at)).toEqual([MINUTE, MINUTE + 500, MINUTE + 1_500, MINUTE + 3_500]);
+    expect(warnings.some((w) => w.includes('minute 1 could not be delivered after 4 attempts'))).toBe(true);
+    // The next minute is still reported after one was given up on.
+    await clock.advance(MINUTE);
+    expect(minutes(attempts).at(-1)).toEqual([2, 2 * MINUTE]);
+    await meter.close();
+  });
+
+  test('a refused report is not retried', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock, (report) => (report.type === 'minute' && report.index === 0 ? 'refused' : 'accepted'));
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(MINUTE);
+    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'minute 1']);
+    await meter.close();
+  });
+
+  test('close() stops the minutes and waits for reports still being delivered', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock, (report, attempt) => (report.type === 'visitor_left' && attempt === 0 ? 'retry' : 'accepted'));
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(10_000);
+    meter.participantDisconnected(VISITOR);
+    await clock.advance(0);
+    let closed = false;
+    const closing = meter.close().then(() => (closed = true));
+    await clock.advance(100);
+    expect(closed).toBe(false); // visitor_left is waiting for its retry
+    await clock.advance(500);
+    await closing;
+    meter.participantConnected(VISITOR);
+    await clock.advance(5 * MINUTE);
+    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'visitor_left', 'visitor_left']);
+  });
+});
+
+describe('httpReporter', () => {
+  test('posts the report with the bearer token and classifies the answer', async () => {
+    const received: { auth: string | null; type: string | null; body: unknown }[] = [];
+    let status = 200;
+    const server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(request) {
+        received.push({ auth: request.headers.get('authorization'), type: request.headers.get('content-type'), body: await request.json() });
+        return Response.json({ ok: status < 300 }, { status });
+      },
+    });
+    try {
+      const send = httpReporter({ url: `http://127.0.0.1:${server.port}/internal/sessions/ses_1/reports`, token: 'tok_secret' });
+      expect(await send({ type: 'minute', index: 3 })).toBe('accepted');
+      expect(received).toEqual([{ auth: 'Bearer tok_secret', type: 'application/json', body: { type: 'minute', index: 3 } }]);
+      status = 402;
+      expect(await send({ type: 'minute', index: 4 })).toBe('credits_exhausted');
+      status = 503;
+      expect(await send({ type: 'minute', index: 4 })).toBe('retry');
+      status = 401;
+      expect(await send({ type: 'visitor_left' })).toBe('refused');
+    } finally {
+      await server.stop(true);
+    }
+  });
+
+  test('a control plane that cannot be reached is worth retrying', async () => {
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+    const url = `http://127.0.0.1:${server.port}/reports`;
+    await server.stop(true);
+    expect(await httpReporter({ url, token: 't' })({ type: 'visitor_left' })).toBe('retry');
+  });
+
+  test('status classes', () => {
+    expect([200, 204, 402, 408, 429, 500, 502, 400, 401, 404, 409].map(outcomeOf)).toEqual([
+      'accepted',
+      'accepted',
+      'credits_exhausted',
+      'retry',
+      'retry',
+      'retry',
+      'retry',
+      'refused',
+      'refused',
+      'refused',
+      'refused',
+    ]);
+  });
+});

@@ -1,0 +1,384 @@
+// The agent worker against a real local LiveKit server: explicit dispatch, the avatar
+// track as a visitor sees it, and the reports a stand-in control plane receives.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import {
+  AudioSource,
+  LocalAudioTrack,
+  ParticipantKind,
+  Room,
+  RoomEvent,
+  TrackKind,
+  TrackPublishOptions,
+  TrackSource,
+  VideoStream,
+  type RemoteParticipant,
+  type RemoteTrack,
+  type RemoteTrackPublication,
+} from '@livekit/rtc-node';
+import { AccessToken, AgentDispatchClient, RoomServiceClient } from 'livekit-server-sdk';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startAgentWorker, type AgentWorker } from '../../agent/index.ts';
+import { DEFAULT_AGENT_NAME as AGENT_NAME } from '../../src/config.ts';
+import type { DispatchMetadata } from '../../src/contract/index.ts';
+import { livekitBinary, LocalLivekitServer } from '../../src/livekit/index.ts';
+import { httpUrlOf } from '../../src/livekit/connection.ts';
+import { tempDir } from '../support/processes.ts';
+
+const BILLING_INTERVAL_MS = 1_000;
+const REPORT_TOKEN = 'report-token-for-tests';
+
+interface ReceivedReport {
+  sessionId: string;
+  authorization: string | null;
+  body: { type: string; index?: number; at?: string };
+  /** performance.now() on arrival. */
+  at: number;
+}
+
+const dirs: string[] = [];
+let livekit: LocalLivekitServer;
+let worker: AgentWorker;
+let controlPlane: ReturnType<typeof Bun.serve>;
+let rooms: RoomServiceClient;
+let dispatches: AgentDispatchClient;
+const reports: ReceivedReport[] = [];
+const visitors: Room[] = [];
+const roomNames = new Set<string>();
+
+/** The stand-in control plane: records reports, serves the identity's portrait. */
+function startControlPlane() {
+  const portrait = Bun.file(join(import.meta.dir, '../fixtures/astronaut.png'));
+  return Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    routes: {
+      '/internal/sessions/:session_id/reports': {
+        POST: async (request) => {
+          reports.push({
+            sessionId: request.params.session_id,
+            authorization: request.headers.get('authorization'),
+            body: await request.json(),
+            at: performance.now(),
+          });
+          return Response.json({ ok: true });
+        },
+      },
+      '/assets/render.png': () => new Response(portrait),
+    },
+    fetch: () => new Response('not found', { status: 404 }),
+  });
+}
+
+let sessionCounter = 0;
+function newSession(overrides: Partial<DispatchMetadata> = {}): DispatchMetadata {
+  const sessionId = `ses_test${Date.now()}${sessionCounter++}`;
+  return {
+    session_id: sessionId,
+    report_url: `http://127.0.0.1:${controlPlane.port}/internal/sessions/${sessionId}/reports`,
+    report_token: REPORT_TOKEN,
+    avatar_enabled: true,
+    visitor_identity: `visitor_${sessionId}`,
+    billing_interval_seconds: BILLING_INTERVAL_MS / 1000,
+    identity: {
+      identity_id: 'idn_test',
+      name: 'Ada',
+      prompt: 'You are Ada.',
+      language: 'en',
+      image_url: `http://127.0.0.1:${controlPlane.port}/assets/render.png`,
+      audio_url: null,
+    },
+    voice: null,
+    language: 'en',
+    visual_awareness: false,
+    form_factor: 'phone',
+    ...overrides,
+  };
+}
+
+function createRoom(name: string) {
+  roomNames.add(name);
+  // Like the control plane: the room's metadata names its session, which the job checks.
+  return rooms.createRoom({ name, emptyTimeout: 60, departureTimeout: 5, metadata: JSON.stringify({ session_id: name }) });
+}
+
+async function deleteRoom(name: string) {
+  roomNames.delete(name);
+  await rooms.deleteRoom(name).catch(() => undefined);
+}
+
+async function dispatchSession(metadata: DispatchMetadata | string, roomName: string) {
+  await createRoom(roomName);
+  await dispatches.createDispatch(roomName, AGENT_NAME, { metadata: typeof metadata === 'string' ? metadata : JSON.stringify(metadata) });
+}
+
+/**
+ * Joins like a browser visitor: connected, and publishing a microphone. LiveKit tells others
+ * at once about participants that publish; those that only subscribe are batched (up to 3 s).
+ */
+async function joinAsVisitor(roomName: string, identity: string): Promise<Room> {
+  const token = new AccessToken(livekit.apiKey, livekit.apiSecret, { identity, ttl: 600 });
+  token.addGrant({ room: roomName, roomJoin: true, canPublish: true, canSubscribe: true });
+  const room = new Room();
+  visitors.push(room);
+  await room.connect(livekit.url, await token.toJwt(), { autoSubscribe: true, dynacast: false });
+  const microphone = LocalAudioTrack.createAudioTrack('microphone', new AudioSource(48_000, 1));
+  await room.localParticipant!.publishTrack(microphone, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+  return room;
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** Resolves with the first video track subscribed in `room`, with its publication and publisher. */
+function nextVideoTrack(room: Room): Promise<{ track: RemoteTrack; publication: RemoteTrackPublication; participant: RemoteParticipant }> {
+  for (const participant of room.remoteParticipants.values()) {
+    for (const publication of participant.trackPublications.values()) {
+      if (publication.kind === TrackKind.KIND_VIDEO && publication.track) {
+        return Promise.resolve({ track: publication.track, publication, participant });
+      }
+    }
+  }
+  return new Promise((resolve) => {
+    const onSubscribed = (track: RemoteTrack, publication: RemoteTrackPublication, participant: RemoteParticipant) => {
+      if (track.kind !== TrackKind.KIND_VIDEO) return;
+      room.off(RoomEvent.TrackSubscribed, onSubscribed);
+      resolve({ track, publication, participant });
+    };
+    room.on(RoomEvent.TrackSubscribed, onSubscribed);
+  });
+}
+
+/**
+ * Counts the track's frames for `ms` from the first one (the stream needs a moment to
+ * start: a keyframe, the bandwidth estimate); returns the count and the sizes seen.
+ */
+async function readFrames(track: RemoteTrack, ms: number) {
+  const reader = new VideoStream(track).getReader();
+  const sizes = new Map<string, number>();
+  let count = 0;
+  let stopAt = Infinity;
+  const giveUp = setTimeout(() => void reader.cancel(), ms + 10_000);
+  try {
+    while (performance.now() < stopAt) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (count === 0) stopAt = performance.now() + ms;
+      count++;
+      const size = `${value.frame.width}x${value.frame.height}`;
+      sizes.set(size, (sizes.get(size) ?? 0) + 1);
+    }
+  } finally {
+    clearTimeout(giveUp);
+    await reader.cancel().catch(() => undefined);
+  }
+  return { count, sizes: [...sizes.keys()] };
+}
+
+const reportsOf = (sessionId: string) => reports.filter((r) => r.sessionId === sessionId);
+const minuteIndices = (sessionId: string) => reportsOf(sessionId).filter((r) => r.body.type === 'minute').map((r) => r.body.index!);
+
+/** This process's children, as `pid command…` lines. */
+function childProcesses(): string[] {
+  return Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n').filter(Boolean);
+}
+
+/** Pids of the processes the worker forked for jobs, running or idle (the inference process is not one). */
+function jobProcesses(): number[] {
+  return childProcesses()
+    .filter((line) => line.includes('job_proc_lazy_main'))
+    .map((line) => Number(line.split(' ')[0]));
+}
+
+/** The worker keeps this many job processes forked ahead of dispatches. */
+const IDLE_JOB_PROCESSES = 1;
+
+beforeAll(async () => {
+  controlPlane = startControlPlane();
+  livekit = await LocalLivekitServer.start({ binary: livekitBinary(), dataDir: await tempDir(dirs, 'likeness-agent-livekit-'), log: () => {} });
+  rooms = new RoomServiceClient(httpUrlOf(livekit.url), livekit.apiKey, livekit.apiSecret);
+  dispatches = new AgentDispatchClient(httpUrlOf(livekit.url), livekit.apiKey, livekit.apiSecret);
+  worker = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: AGENT_NAME, logLevel: (process.env.AGENT_LOG_LEVEL as 'debug' | undefined) ?? 'warn' });
+}, 60_000);
+
+afterAll(async () => {
+  for (const room of visitors) await room.disconnect().catch(() => undefined);
+  for (const name of roomNames) await deleteRoom(name);
+  await worker?.stop();
+  await livekit?.stop();
+  await controlPlane?.stop(true);
+  // No rtc-node dispose() here: bun runs every suite in one process, and a disposed native
+  // runtime breaks every later Room.connect (it times out waiting for ReadyForRoomEventRequest).
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  // Nothing the worker or the server started outlives them.
+  expect(childProcesses()).toEqual([]);
+}, 60_000);
+
+describe('agent worker', () => {
+  test('answers its health check once registered', async () => {
+    const response = await fetch(worker.healthUrl);
+    expect(response.status).toBe(200);
+    const info = (await (await fetch(`${worker.healthUrl}/worker`)).json()) as { agent_name: string };
+    expect(info.agent_name).toBe(AGENT_NAME);
+  });
+
+  test('phone: a portrait avatar streams, and minutes are billed from the first frame while the visitor is in', async () => {
+    const session = newSession({ form_factor: 'phone' });
+    const roomName = session.session_id;
+    try {
+      // The visitor is in before the job starts: billing begins with the first frame.
+      await createRoom(roomName);
+      const joiningAt = performance.now();
+      const visitor = await joinAsVisitor(roomName, session.visitor_identity);
+      const videoTrack = nextVideoTrack(visitor);
+      await dispatches.createDispatch(roomName, AGENT_NAME, { metadata: JSON.stringify(session) });
+
+      const { track, publication, participant } = await videoTrack;
+      expect(participant.kind).toBe(ParticipantKind.AGENT);
+      expect(publication.name).toBe('avatar');
+      expect(publication.source).toBe(TrackSource.SOURCE_CAMERA);
+
+      const frames = await readFrames(track, 2_000);
+      expect(frames.count).toBeGreaterThanOrEqual(40);
+      expect(frames.sizes).toEqual(['540x960']);
+      // Exactly one video track from the agent, and it is the avatar.
+      const videos = [...participant.trackPublications.values()].filter((p) => p.kind === TrackKind.KIND_VIDEO);
+      expect(videos.map((p) => p.name)).toEqual(['avatar']);
+
+      await waitFor('minute 2', () => minuteIndices(roomName).includes(2));
+      const received = reportsOf(roomName);
+      expect(received.every((r) => r.authorization === `Bearer ${REPORT_TOKEN}`)).toBe(true);
+      expect(received.every((r) => r.at >= joiningAt)).toBe(true);
+      // First the job says it is in the room (the control plane stops waiting for an agent),
+      // then billing starts with the first frame.
+      expect(received.slice(0, 2).map((r) => r.body.type)).toEqual(['agent_joined', 'avatar_streaming']);
+      expect(Number.isNaN(Date.parse(received[1]!.body.at!))).toBe(false);
+      expect(minuteIndices(roomName).slice(0, 3)).toEqual([0, 1, 2]);
+      // Minute n arrives at t0 + n·I, on the grid of the first frame.
+      const t0 = received[1]!.at;
+      for (const report of received.filter((r) => r.body.type === 'minute')) {
+        expect(Math.abs(report.at - t0 - report.body.index! * BILLING_INTERVAL_MS)).toBeLessThan(400);
+      }
+
+      await visitor.disconnect();
+      await waitFor('visitor_left', () => reportsOf(roomName).find((r) => r.body.type === 'visitor_left'));
+      const minutesAtLeave = minuteIndices(roomName).length;
+      await Bun.sleep(2 * BILLING_INTERVAL_MS);
+      expect(minuteIndices(roomName).length).toBe(minutesAtLeave);
+    } finally {
+      await deleteRoom(roomName);
+    }
+  }, 60_000);
+
+  test('desktop: a landscape avatar; nothing is billed until the visitor joins, then from the minute they joined in', async () => {
+    const session = newSession({ form_factor: 'desktop' });
+    const roomName = session.session_id;
+    try {
+      await dispatchSession(session, roomName);
+      const streaming = await waitFor('avatar_streaming', () => reportsOf(roomName).find((r) => r.body.type === 'avatar_streaming'));
+      // Minutes 0–2 pass with nobody in the room.
+      await Bun.sleep(2.5 * BILLING_INTERVAL_MS);
+      expect(reportsOf(roomName).map((r) => r.body.type)).toEqual(['agent_joined', 'avatar_streaming']);
+
+      const joiningAt = performance.now();
+      const visitor = await joinAsVisitor(roomName, session.visitor_identity);
+      const { track, participant } = await nextVideoTrack(visitor);
+      expect(participant.kind).toBe(ParticipantKind.AGENT);
+      const frames = await readFrames(track, 2_000);
+      expect(frames.count).toBeGreaterThanOrEqual(40);
+      expect(frames.sizes).toEqual(['960x540']);
+
+      await waitFor('two minutes after the join', () => minuteIndices(roomName).length >= 2);
+      const indices = minuteIndices(roomName);
+      const joinMinute = Math.floor((joiningAt - streaming.at) / BILLING_INTERVAL_MS);
+      expect(indices[0]).toBeGreaterThanOrEqual(2);
+      expect(indices[0]! - joinMinute).toBeOneOf([0, 1]);
+      expect(indices).toEqual(indices.map((_, i) => indices[0]! + i));
+      expect(reportsOf(roomName).filter((r) => r.body.type === 'minute').every((r) => r.at >= joiningAt)).toBe(true);
+
+      await visitor.disconnect();
+      await waitFor('visitor_left', () => reportsOf(roomName).find((r) => r.body.type === 'visitor_left'));
+    } finally {
+      await deleteRoom(roomName);
+    }
+  }, 60_000);
+
+  test('a job with invalid metadata shuts down by itself without joining or reporting', async () => {
+    const roomName = `ses_invalid${Date.now()}`;
+    try {
+      // Once earlier sessions are gone, the one process left is the idle one that takes this job.
+      const [idle] = await waitFor('only the idle job process', () => jobProcesses().length === IDLE_JOB_PROCESSES && jobProcesses());
+      await dispatchSession(JSON.stringify({ session_id: roomName, avatar_enabled: 'yes' }), roomName);
+      await waitFor('the job process to exit', () => !jobProcesses().includes(idle!), 10_000);
+      expect(await rooms.listParticipants(roomName)).toEqual([]);
+      expect(reportsOf(roomName)).toEqual([]);
+    } finally {
+      await deleteRoom(roomName);
+    }
+  }, 30_000);
+
+  test('closing a room ends its job process', async () => {
+    const session = newSession();
+    const roomName = session.session_id;
+    await waitFor('only the idle job process', () => jobProcesses().length === IDLE_JOB_PROCESSES);
+    const [idle] = jobProcesses();
+    try {
+      await dispatchSession(session, roomName);
+      await waitFor('avatar_streaming', () => reportsOf(roomName).find((r) => r.body.type === 'avatar_streaming'));
+      expect(jobProcesses()).toContain(idle!);
+    } finally {
+      await deleteRoom(roomName);
+    }
+    await waitFor('the job process to exit', () => !jobProcesses().includes(idle!), 20_000);
+  }, 30_000);
+
+  test('a worker stopped while its idle process is still loading the models stops at once', async () => {
+    const before = jobProcesses();
+    const other = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: `${AGENT_NAME}-other` });
+    // Registered; its idle process is forked and takes seconds to load the offline models.
+    const loading = jobProcesses().filter((pid) => !before.includes(pid));
+    expect(loading).toHaveLength(IDLE_JOB_PROCESSES);
+    const stopping = performance.now();
+    await other.stop();
+    // agents 1.9 alone would wait out its 15 s shutdown timeout here (the request is lost during prewarm).
+    expect(performance.now() - stopping).toBeLessThan(5_000);
+    expect(jobProcesses().filter((pid) => loading.includes(pid))).toEqual([]);
+  }, 30_000);
+
+  // Last: it stops the worker.
+  test('stop() tells running jobs to leave their rooms, and ends every process it forked', async () => {
+    const session = newSession();
+    const roomName = session.session_id;
+    try {
+      await createRoom(roomName);
+      const visitor = await joinAsVisitor(roomName, session.visitor_identity);
+      const { participant: agent } = await (async () => {
+        const track = nextVideoTrack(visitor);
+        await dispatches.createDispatch(roomName, AGENT_NAME, { metadata: JSON.stringify(session) });
+        return track;
+      })();
+      const agentLeft = new Promise<void>((resolve) =>
+        visitor.on(RoomEvent.ParticipantDisconnected, (p: RemoteParticipant) => p.identity === agent.identity && resolve()),
+      );
+      const stopping = performance.now();
+      const stopped = worker.stop();
+      await agentLeft;
+      expect(performance.now() - stopping).toBeLessThan(5_000);
+      // The idle replacement forked when this session took the previous process is still
+      // loading: it exits at once too (agent/job.ts), so stop() does not wait out a timeout.
+      await stopped;
+      expect(performance.now() - stopping).toBeLessThan(8_000);
+      expect(jobProcesses()).toEqual([]);
+      expect(childProcesses().filter((line) => line.includes('bun'))).toEqual([]);
+    } finally {
+      await deleteRoom(roomName);
+    }
+  }, 30_000);
+});

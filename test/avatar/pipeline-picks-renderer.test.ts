@@ -1,0 +1,83 @@
+// Which avatar serves a session (agent/pipelines): the identity's pipeline decides; the
+// stand-in covers sessions without an identity, identities trained before the talking head
+// (no rig among their assets) and pipeline ids this worker does not know.
+import { describe, expect, test } from 'bun:test';
+import { avatarFrameSize, type DispatchIdentity } from '../../src/contract/index.ts';
+import { TalkingHeadRenderer } from '../../agent/pipelines/builtin/index.ts';
+import {
+  chooseAvatar,
+  registerAvatarPipeline,
+  type AvatarRenderer,
+  type AvatarServicePipeline,
+  type RendererPipeline,
+} from '../../agent/pipelines/index.ts';
+import { StandinRenderer } from '../../agent/pipelines/standin/index.ts';
+
+const identity = (fields: Partial<DispatchIdentity> = {}): DispatchIdentity => ({
+  identity_id: 'idn_choice',
+  name: 'Ada',
+  prompt: 'You are Ada.',
+  language: 'en',
+  image_url: 'http://127.0.0.1:9/render.png',
+  audio_url: null,
+  ...fields,
+});
+
+const trainedAssets = (shape: 'portrait' | 'landscape') => ({
+  [`${shape}.image`]: `http://127.0.0.1:9/${shape}.png`,
+  [`${shape}.rig`]: `http://127.0.0.1:9/${shape}.rig.json`,
+  [`${shape}.texture.mouth`]: `http://127.0.0.1:9/${shape}.mouth.png`,
+});
+
+const portrait = avatarFrameSize('portrait');
+const landscape = avatarFrameSize('landscape');
+
+async function rendererFor(options: Parameters<typeof chooseAvatar>[0]): Promise<AvatarRenderer> {
+  const choice = await chooseAvatar(options);
+  if (choice.kind !== 'renderer') throw new Error(`expected a renderer, got ${choice.kind}`);
+  return choice.renderer;
+}
+
+describe('choosing the avatar', () => {
+  test('the built-in pipeline draws the talking head from its trained assets, at the shape asked', async () => {
+    const renderer = await rendererFor({ identity: identity({ pipeline_id: 'builtin', assets: trainedAssets('portrait') }), size: portrait });
+    expect(renderer).toBeInstanceOf(TalkingHeadRenderer);
+    expect(renderer.size).toEqual({ width: 540, height: 960 });
+    const wide = await rendererFor({ identity: identity({ assets: { ...trainedAssets('portrait'), ...trainedAssets('landscape') } }), size: landscape });
+    expect(wide).toBeInstanceOf(TalkingHeadRenderer);
+    expect(wide.size).toEqual({ width: 960, height: 540 });
+  });
+
+  test('the stand-in: no identity, an identity trained before the talking head, or without this shape’s assets', async () => {
+    expect(await rendererFor({ identity: null, size: portrait })).toBeInstanceOf(StandinRenderer);
+    expect(await rendererFor({ identity: identity(), size: portrait })).toBeInstanceOf(StandinRenderer);
+    expect(await rendererFor({ identity: identity({ pipeline_id: 'builtin', assets: {} }), size: portrait })).toBeInstanceOf(StandinRenderer);
+    expect(await rendererFor({ identity: identity({ assets: trainedAssets('portrait') }), size: landscape })).toBeInstanceOf(StandinRenderer);
+  });
+
+  test('an unknown pipeline id gets the stand-in, and says so', async () => {
+    const warnings: string[] = [];
+    const renderer = await rendererFor({ identity: identity({ pipeline_id: 'nowhere', assets: trainedAssets('portrait') }), size: portrait, logger: { warn: (m) => warnings.push(m) } });
+    expect(renderer).toBeInstanceOf(StandinRenderer);
+    expect(warnings.join('\n')).toContain('nowhere');
+  });
+
+  test('a registered pipeline serves its identities: an in-process renderer, or an avatar service', async () => {
+    const drawn: AvatarRenderer[] = [];
+    const gpu: RendererPipeline = {
+      kind: 'renderer',
+      id: 'test-gpu',
+      createRenderer(options) {
+        const renderer = new StandinRenderer(options);
+        drawn.push(renderer);
+        return renderer;
+      },
+    };
+    const hosted: AvatarServicePipeline = { kind: 'service', id: 'test-hosted', start: async () => ({ close: async () => {} }) };
+    registerAvatarPipeline(gpu);
+    registerAvatarPipeline(hosted);
+    const renderer = await rendererFor({ identity: identity({ pipeline_id: 'test-gpu' }), size: portrait });
+    expect(drawn).toEqual([renderer]);
+    expect(await chooseAvatar({ identity: identity({ pipeline_id: 'test-hosted' }), size: portrait })).toEqual({ kind: 'service', pipeline: hosted });
+  });
+});

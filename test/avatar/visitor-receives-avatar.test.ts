@@ -1,0 +1,257 @@
+// The avatar end to end: the real LiveKit server, the agent worker with the built-in
+// talking head, the voice agent on the providers' wire fakes, and a visitor (a real rtc-node
+// client) measuring what arrives: exactly the avatar's audio and video, at the size its form
+// factor asks for, at 25 fps; no raw voice track; billing from the first frame; and a mouth
+// that moves with the speech and closes when the visitor interrupts.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { TrackKind, type RemoteParticipant } from '@livekit/rtc-node';
+import type { FaceRig } from '../../src/contract/face-rig.ts';
+import { sharedProviderFakes } from '../support/preload.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor, type Visitor } from '../support/visitor.ts';
+import { Listener, Microphone, speech } from '../support/voice.ts';
+import { createAstronaut, FrameLog, mouthBox, mouthChange, startSession, storedTraining, type Box, type ReceivedFrame } from './support.ts';
+
+const fakes = sharedProviderFakes();
+const QUESTION = 'What is the weather like in Paris today?';
+const GREETING = 'Hello, I am Ada, your guide to Paris. How can I help you today?';
+const LONG_REPLY = 'Paris has many museums, and the Louvre is the largest of them all. '.repeat(8).trim();
+/**
+ * Frames per second the visitor must receive, over FPS_WINDOW_MS, of the 25 the job renders.
+ * Not 24: on a 2-core box running the whole suite, the job's loop stalls ~300 ms now and then
+ * (agents' watchdog logs it) and a window lost 11 frames once (239). The ≥ 24 fps target is
+ * bench/renderer's, measured on a quiet machine; this test catches a stream that does not keep
+ * its rate.
+ */
+const MIN_FPS = 23;
+const FPS_WINDOW_MS = 10_000;
+const WINDOW_DELAY_MS = 1_000;
+/** Client-side loudness above which the avatar is speaking (as test/support/voice.ts counts sound). */
+const LOUD = 300;
+
+let service: TestService;
+let account: TestAccount;
+/** A second control plane on the same LiveKit and worker, with landscape video switched off. */
+let portraitOnly: TestService;
+let portraitOnlyAccount: TestAccount;
+
+beforeAll(async () => {
+  service = await startTestService('pglite', { livekit: 'local', agent: true, env: { ...fakes.env, CREDITS_ONBOARDING: '0' } });
+  account = await service.account({ credits: 10_000 });
+  const { url, apiKey, apiSecret } = service.services.livekit;
+  portraitOnly = await startTestService('pglite', {
+    livekit: 'local',
+    env: { ...fakes.env, CREDITS_ONBOARDING: '0', AVATAR_LANDSCAPE: 'false', LIVEKIT_URL: url, LIVEKIT_API_KEY: apiKey, LIVEKIT_API_SECRET: apiSecret },
+  });
+  portraitOnlyAccount = await portraitOnly.account({ credits: 10_000 });
+  fakes.openai.respond((request) => {
+    const last = request.userTexts.at(-1);
+    if (last === undefined) return GREETING;
+    return last === QUESTION ? LONG_REPLY : 'All right.';
+  });
+});
+afterAll(async () => {
+  await portraitOnly?.stop();
+  await service?.stop();
+});
+
+interface Watched {
+  visitor: Visitor;
+  agent: RemoteParticipant;
+  video: FrameLog;
+  ears: Listener;
+  microphone: Microphone;
+  roomName: string;
+  startedAt: number;
+  end(): Promise<void>;
+}
+
+/** Starts a session on `on`, joins it as the visitor and watches the avatar's tracks. */
+async function watch(on: { service: TestService; account: TestAccount }, body: Record<string, unknown>, mouth?: { box: Box; width: number; height: number }): Promise<Watched> {
+  const startedAt = Date.now();
+  const session = await startSession(on.account, body);
+  const visitor = await joinAsVisitor(session);
+  const microphone = await Microphone.publish(visitor.room);
+  const agent = await eventually(() => visitor.agent(), 20_000, 'the agent');
+  const videoTrack = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 20_000, 'the avatar video');
+  const audioTrack = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 20_000, 'the avatar audio');
+  const video = new FrameLog(videoTrack, mouth);
+  const ears = new Listener(audioTrack);
+  return {
+    visitor,
+    agent,
+    video,
+    ears,
+    microphone,
+    roomName: session.room_name,
+    startedAt,
+    async end() {
+      video.close();
+      ears.close();
+      await microphone.stop();
+      await on.account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await visitor.leave().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * The frames of a 10 s window that opens a second after the first frame: the job publishes
+ * while its conversation is still starting (and greeting), and the rate the visitor watches
+ * is the steady one, not that first second's.
+ */
+async function fpsWindow(video: FrameLog): Promise<ReceivedFrame[]> {
+  const first = await eventually(() => video.frames[0], 20_000, 'the first frame');
+  const from = first.at + WINDOW_DELAY_MS;
+  await eventually(() => video.frames.at(-1)!.at >= from + FPS_WINDOW_MS, WINDOW_DELAY_MS + FPS_WINDOW_MS + 10_000, `${FPS_WINDOW_MS} ms of frames`);
+  return video.between(from, from + FPS_WINDOW_MS);
+}
+
+function expectAvatarTracks(watched: Watched): void {
+  // Exactly one audio and one video track, both the avatar's: no raw agent voice track.
+  const published = [...watched.agent.trackPublications.values()].map((p) => `${p.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video'}:${p.name}`).sort();
+  expect(published).toEqual(['audio:avatar_audio', 'video:avatar']);
+  expect(watched.visitor.tracks.map((t) => (t.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video')).sort()).toEqual(['audio', 'video']);
+}
+
+async function rigOf(identityId: string, shape: 'portrait' | 'landscape'): Promise<FaceRig> {
+  const { assets } = await storedTraining(service, identityId);
+  return (await (await fetch(`${service.config.assetsUrl}/${assets![`${shape}.rig`]}`)).json()) as FaceRig;
+}
+
+/** Whether the avatar was silent at the visitor from `ms` before `at` to `ms` after it. */
+function silentAround(ears: Listener, at: number, ms: number): boolean {
+  const around = ears.levels.filter((level) => level.at >= at - ms && level.at <= at + ms);
+  return around.length >= ms / 10 && around.every((level) => level.rms < LOUD / 3);
+}
+function loudAround(ears: Listener, at: number, ms: number): boolean {
+  return ears.levels.some((level) => level.at >= at - ms && level.at <= at + ms && level.rms > LOUD);
+}
+
+describe('the avatar as the visitor receives it', () => {
+  test(`phone: exactly the avatar audio and video, 540×960 at ≥ ${MIN_FPS} fps, billed from the first frame; the mouth moves with the speech`, async () => {
+    const identity = await createAstronaut(account, { prompt: 'You are Ada. Marker: e2e-phone.' });
+    const rig = await rigOf(identity.identity_id, 'portrait');
+    const box = mouthBox(rig);
+    const watched = await watch({ service, account }, { identity_id: identity.identity_id, form_factor: 'phone' }, { box, width: 540, height: 960 });
+    try {
+      const frames = await fpsWindow(watched.video);
+      expectAvatarTracks(watched);
+      expect(new Set(frames.map((f) => `${f.width}x${f.height}`))).toEqual(new Set(['540x960']));
+      console.log(`phone: ${frames.length} frames in ${FPS_WINDOW_MS} ms at the visitor`);
+
+      // Billing started with the avatar's first frame: after the start call, before the visitor saw it.
+      const details = (await (await account.call('GET', `/v1/sessions/${watched.roomName}`)).json()) as { streaming_started_at: string | null };
+      const firstFrameEpoch = performance.timeOrigin + watched.video.frames[0]!.at;
+      expect(details.streaming_started_at).not.toBeNull();
+      const streamingAt = Date.parse(details.streaming_started_at!);
+      expect(streamingAt).toBeGreaterThanOrEqual(watched.startedAt - 5);
+      expect(streamingAt).toBeLessThanOrEqual(firstFrameEpoch + 5);
+
+      // The greeting moves the mouth; silence leaves it as it was.
+      await eventually(() => watched.ears.silenceAfter(watched.ears.soundAfter(0, LOUD) ?? Infinity, 600), 30_000, 'the greeting to end');
+      const measured = watched.video.frames.filter((f) => f.mouth);
+      const silent = measured.filter((f) => silentAround(watched.ears, f.at, 300));
+      const speaking = measured.filter((f) => loudAround(watched.ears, f.at, 60));
+      expect(silent.length).toBeGreaterThan(10);
+      expect(speaking.length).toBeGreaterThan(10);
+      const reference = silent[0]!.mouth!;
+      const change = (fs: ReceivedFrame[]) => fs.map((f) => mouthChange(f.mouth!, reference)).sort((a, b) => a - b);
+      const idle = change(silent);
+      const moving = change(speaking);
+      const p = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+      console.log(`mouth change: silent p50 ${p(idle, 0.5).toFixed(2)} p95 ${p(idle, 0.95).toFixed(2)}; speaking p50 ${p(moving, 0.5).toFixed(2)} p90 ${p(moving, 0.9).toFixed(2)}`);
+      expect(p(moving, 0.5)).toBeGreaterThan(2 * p(idle, 0.95));
+      expect(frames.length).toBeGreaterThanOrEqual((MIN_FPS * FPS_WINDOW_MS) / 1000);
+    } finally {
+      await watched.end();
+    }
+  }, 90_000);
+
+  test(`desktop: landscape 960×540 at ≥ ${MIN_FPS} fps`, async () => {
+    const identity = await createAstronaut(account, { prompt: 'You are Ada. Marker: e2e-desktop.' });
+    const watched = await watch({ service, account }, { identity_id: identity.identity_id, form_factor: 'desktop' });
+    try {
+      const frames = await fpsWindow(watched.video);
+      expectAvatarTracks(watched);
+      expect(new Set(frames.map((f) => `${f.width}x${f.height}`))).toEqual(new Set(['960x540']));
+      console.log(`desktop: ${frames.length} frames in ${FPS_WINDOW_MS} ms at the visitor`);
+      expect(frames.length).toBeGreaterThanOrEqual((MIN_FPS * FPS_WINDOW_MS) / 1000);
+    } finally {
+      await watched.end();
+    }
+  }, 90_000);
+
+  test(`desktop where landscape video is disabled (AVATAR_LANDSCAPE=false): portrait 540×960 at ≥ ${MIN_FPS} fps`, async () => {
+    const identity = await createAstronaut(portraitOnlyAccount, { prompt: 'You are Ada. Marker: e2e-portrait-only.' });
+    const watched = await watch({ service: portraitOnly, account: portraitOnlyAccount }, { identity_id: identity.identity_id, form_factor: 'desktop' });
+    try {
+      const frames = await fpsWindow(watched.video);
+      expectAvatarTracks(watched);
+      expect(new Set(frames.map((f) => `${f.width}x${f.height}`))).toEqual(new Set(['540x960']));
+      console.log(`desktop, landscape disabled: ${frames.length} frames in ${FPS_WINDOW_MS} ms at the visitor`);
+      expect(frames.length).toBeGreaterThanOrEqual((MIN_FPS * FPS_WINDOW_MS) / 1000);
+    } finally {
+      await watched.end();
+    }
+  }, 90_000);
+
+  test('an interruption closes the mouth within a frame or two of the agent yielding', async () => {
+    const identity = await createAstronaut(account, { prompt: 'You are Ada. Marker: e2e-interrupt.' });
+    const box = mouthBox(await rigOf(identity.identity_id, 'portrait'));
+    const watched = await watch({ service, account }, { identity_id: identity.identity_id, form_factor: 'phone' }, { box, width: 540, height: 960 });
+    try {
+      const { ears, microphone, video } = watched;
+      const greeting = await eventually(() => ears.soundAfter(0, LOUD), 30_000, 'the greeting');
+      await eventually(() => ears.silenceAfter(greeting, 600), 30_000, 'the greeting to end');
+      await Bun.sleep(1_500); // silent frames: the closed mouth's level
+      fakes.deepgram.script({ transcript: QUESTION, language: 'en' }, { transcript: 'Stop, please.', language: 'en' });
+      const asked = await microphone.say(await speech(QUESTION));
+      const replyStarted = await eventually(() => ears.soundAfter(asked.endedAt, LOUD), 20_000, 'the long reply');
+      await Bun.sleep(2_000);
+      expect(ears.silenceAfter(replyStarted, 400)).toBeUndefined(); // still talking
+      const interruption = await microphone.say(await speech('Stop, please. Stop.'));
+      const turn = await eventually(async () => {
+        const body = (await (await account.call('GET', `/v1/sessions/${watched.roomName}/transcript`)).json()) as {
+          turns: { role: string; interrupted: boolean; ended_at: string }[];
+        };
+        return body.turns.find((t) => t.role === 'agent' && t.interrupted);
+      }, 10_000, 'the interrupted turn');
+      // The job stamps the turn as it yields (clears the avatar's speech).
+      const yieldedAt = Date.parse(turn.ended_at) - performance.timeOrigin;
+      expect(yieldedAt).toBeGreaterThan(interruption.startedAt);
+      await eventually(() => video.frames.at(-1)!.at > yieldedAt + 1_000, 10_000, 'a second of frames after the yield');
+
+      const measured = video.frames.filter((f) => f.mouth);
+      const reference = measured.find((f) => f.at < asked.startedAt && silentAround(ears, f.at, 300));
+      expect(reference).toBeDefined();
+      const change = (f: ReceivedFrame) => mouthChange(f.mouth!, reference!.mouth!);
+      const sorted = (fs: ReceivedFrame[]) => fs.map(change).sort((a, b) => a - b);
+      const at = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+      // Closed: the level of the silent frames before the question (idle head motion only).
+      const idle = sorted(measured.filter((f) => f.at < asked.startedAt && silentAround(ears, f.at, 300)));
+      // Open: the reply while it played, before the visitor started the interruption.
+      const speaking = sorted(measured.filter((f) => f.at > replyStarted && f.at < interruption.startedAt && loudAround(ears, f.at, 60)));
+      expect(idle.length).toBeGreaterThan(10);
+      expect(speaking.length).toBeGreaterThan(20);
+      const closedLevel = at(idle, 0.95);
+      expect(at(speaking, 0.5)).toBeGreaterThan(2 * closedLevel);
+      const threshold = (closedLevel + at(speaking, 0.5)) / 2;
+
+      // After the yield: only frames already on their way (rendered before it, ~2 at 40 ms
+      // each over loopback) and the one being drawn may show an open mouth; every later frame,
+      // while the visitor still talks, is closed.
+      const after = video.between(yieldedAt, yieldedAt + 1_000).filter((f) => f.mouth);
+      const lastOpen = after.findLastIndex((f) => change(f) >= threshold);
+      console.log(
+        `interruption: closed level ${closedLevel.toFixed(1)}, speaking p50 ${at(speaking, 0.5).toFixed(1)}; ` +
+          (lastOpen >= 0 ? `last open frame: #${lastOpen} after the yield, ${Math.round(after[lastOpen]!.at - yieldedAt)} ms` : 'no open frame after the yield') +
+          ` (${after.length} frames in the second after it)`,
+      );
+      expect(after.length).toBeGreaterThan(15);
+      expect(lastOpen).toBeLessThanOrEqual(3);
+    } finally {
+      await watched.end();
+    }
+  }, 120_000);
+});

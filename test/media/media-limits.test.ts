@@ -1,0 +1,39 @@
+import { describe, expect, test } from 'bun:test';
+import { MediaError, defaultMediaLimits } from '../../src/media/index.ts';
+
+describe('defaultMediaLimits', () => {
+  test('match the product rules', () => {
+    expect(defaultMediaLimits).toMatchObject({
+      imageMaxBytes: 10 * 1024 * 1024,
+      audioMaxBytes: 25 * 1024 * 1024,
+      imageMinShortSide: 256,
+      imageMaxPixels: 40_000_000,
+      audioMaxSeconds: 120,
+      audioMinSeconds: 3,
+      ffmpegTimeoutMs: 20_000,
+    });
+  });
+
+  test('ffmpegPath is the bundled static ffmpeg, with the MP3 and AAC support fixtures need', async () => {
+    expect(defaultMediaLimits.ffmpegPath).toEndWith('@ffmpeg-installer/linux-x64/ffmpeg');
+    const proc = Bun.spawn([defaultMediaLimits.ffmpegPath, '-hide_banner', '-encoders'], { stdout: 'pipe', stderr: 'ignore' });
+    const encoders = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    expect(encoders).toContain('libmp3lame');
+    expect(encoders).toMatch(/ aac /);
+  });
+});
+
+describe('MediaError', () => {
+  test('carries status, field, type and a human message', () => {
+    const error = new MediaError(415, 'audio', 'Not audio.', 'media.unsupported_type');
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe('MediaError');
+    expect({ status: error.status, field: error.field, type: error.type, message: error.message }).toEqual({
+      status: 415,
+      field: 'audio',
+      type: 'media.unsupported_type',
+      message: 'Not audio.',
+    });
+  });
+});

@@ -1,0 +1,92 @@
+// What the renderer tests measure on frames: regions of the face from its landmarks, and
+// how a region's luma differs between two frames.
+import type { FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
+
+export interface Box {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+const LIPS_OUTER = [61, 185, 40, 39, 37, 0, 267, 269, 270, 409, 291, 146, 91, 181, 84, 17, 314, 405, 321, 375];
+const EYES = [
+  [33, 246, 161, 160, 159, 158, 157, 173, 133, 7, 163, 144, 145, 153, 154, 155],
+  [362, 398, 384, 385, 386, 387, 388, 466, 263, 382, 381, 380, 374, 373, 390, 249],
+];
+
+function boxAround(framing: FaceRigInput, indices: number[], grow: { x: number; top: number; bottom: number }): Box {
+  const xs = indices.map((i) => framing.landmarks[i]![0]);
+  const ys = indices.map((i) => framing.landmarks[i]![1]);
+  return {
+    x0: Math.max(0, Math.floor(Math.min(...xs) - grow.x)),
+    x1: Math.min(framing.width, Math.ceil(Math.max(...xs) + grow.x)),
+    y0: Math.max(0, Math.floor(Math.min(...ys) - grow.top)),
+    y1: Math.min(framing.height, Math.ceil(Math.max(...ys) + grow.bottom)),
+  };
+}
+
+/** The lips, and below them as far as the lower lip drops when the mouth opens wide. */
+export function mouthBox(framing: FaceRigInput): Box {
+  const width = framing.landmarks[291]![0] - framing.landmarks[61]![0];
+  return boxAround(framing, LIPS_OUTER, { x: 3, top: 3, bottom: 0.3 * width });
+}
+
+/** Each eye, lids included. */
+export function eyeBoxes(framing: FaceRigInput): Box[] {
+  return EYES.map((eye) => boxAround(framing, eye, { x: 2, top: 2, bottom: 2 }));
+}
+
+/** A copy of a frame's luma plane. */
+export function luma(frame: { data: Uint8Array; width: number; height: number }): Uint8Array {
+  return frame.data.slice(0, frame.width * frame.height);
+}
+
+/** Mean absolute luma difference over a box. */
+export function meanDifference(a: Uint8Array, b: Uint8Array, width: number, box: Box): number {
+  let sum = 0;
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let x = box.x0; x < box.x1; x++) sum += Math.abs(a[y * width + x]! - b[y * width + x]!);
+  }
+  return sum / ((box.x1 - box.x0) * (box.y1 - box.y0));
+}
+
+/** Largest absolute luma difference over a box. */
+export function maxDifference(a: Uint8Array, b: Uint8Array, width: number, box: Box): number {
+  let max = 0;
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let x = box.x0; x < box.x1; x++) max = Math.max(max, Math.abs(a[y * width + x]! - b[y * width + x]!));
+  }
+  return max;
+}
+
+/** Pixels darker than `threshold` in a box (the iris and pupil, in an eye's box). */
+export function darkPixels(plane: Uint8Array, width: number, box: Box, threshold: number): number {
+  let count = 0;
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let x = box.x0; x < box.x1; x++) if (plane[y * width + x]! < threshold) count++;
+  }
+  return count;
+}
+
+export function pearson(a: number[], b: number[]): number {
+  const n = Math.min(a.length, b.length);
+  const meanA = a.slice(0, n).reduce((s, v) => s + v, 0) / n;
+  const meanB = b.slice(0, n).reduce((s, v) => s + v, 0) / n;
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < n; i++) {
+    ab += (a[i]! - meanA) * (b[i]! - meanB);
+    aa += (a[i]! - meanA) ** 2;
+    bb += (b[i]! - meanB) ** 2;
+  }
+  return ab / Math.sqrt(aa * bb);
+}
+
+/** RMS of 16-bit samples, full scale 1. */
+export function rms(samples: Int16Array, count = samples.length): number {
+  let sum = 0;
+  for (let i = 0; i < count; i++) sum += samples[i]! * samples[i]!;
+  return count > 0 ? Math.sqrt(sum / count) / 32768 : 0;
+}
