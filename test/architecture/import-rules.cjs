@@ -1,0 +1,72 @@
+// Import rules of the layout, checked by dependency-cruiser in `npm test`
+// (test/architecture/import-rules.test.ts). Run by hand:
+//   bun run check:imports
+// The control plane (src/) and the agent (agent/) meet only in the contract (src/contract/)
+// and the configuration (src/config.ts); README.md ("Layout") shows the picture.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'control-plane-never-imports-agent',
+      comment:
+        'src/ never imports agent/: what both processes need lives in src/contract/. Only the composition root that starts the worker (src/cli/) may.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^agent/' },
+    },
+    {
+      name: 'agent-imports-only-contract-and-config',
+      comment: 'agent/ imports nothing of the control plane but the shared contract (src/contract/) and the configuration (src/config.ts).',
+      severity: 'error',
+      from: { path: '^agent/' },
+      to: { path: '^src/', pathNot: ['^src/contract/', '^src/config\\.ts$'] },
+    },
+    {
+      name: 'contract-is-neutral',
+      comment: 'src/contract/ is what both processes agree on: it imports no other file of src/ or agent/, only npm packages.',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: { path: '^(src|agent)/', pathNot: '^src/contract/' },
+    },
+    {
+      name: 'config-imports-only-contract',
+      comment: 'src/config.ts is read by both processes: it may use the contract, nothing else of ours.',
+      severity: 'error',
+      from: { path: '^src/config\\.ts$' },
+      to: { path: '^(src|agent)/', pathNot: '^src/contract/' },
+    },
+    {
+      name: 'browser-code-bundles-no-server-code',
+      comment:
+        'Pages (src/console/web/, examples/) are bundled for browsers: of ours they take types only, and the constants of src/contract/wire-names.ts and languages.ts.',
+      severity: 'error',
+      from: { path: '^(src/console/web|examples)/' },
+      to: {
+        path: '^(src|agent)/',
+        pathNot: ['^src/console/web/', '^src/contract/(wire-names|languages)\\.ts$'],
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'code-never-imports-tests',
+      comment: 'Tests and benches import the code, never the other way round.',
+      severity: 'error',
+      from: { path: '^(src|agent|examples)/' },
+      to: { path: '^(test|bench)/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'Modules of src/ and agent/ import each other in one direction only.',
+      severity: 'error',
+      from: { path: '^(src|agent)/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/|^src/bootstrap/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.mjs', '.js', '.json'] },
+  },
+};
