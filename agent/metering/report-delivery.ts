@@ -1,7 +1,7 @@
 // Delivering a job's reports (src/contract/job-reports.ts) to the control plane, and how one
 // delivery attempt went. The control plane de-duplicates minutes by (session, index) and
 // turns by turn id, so delivering a report twice is harmless: that is what makes retrying safe.
-import type { MeterReport } from '../../src/contract/index.ts';
+import type { JobReport, MeterReport } from '../../src/contract/index.ts';
 
 /**
  * - `accepted`: done.
@@ -12,7 +12,7 @@ import type { MeterReport } from '../../src/contract/index.ts';
 export type ReportOutcome = 'accepted' | 'retry' | 'credits_exhausted' | 'refused';
 
 /** One delivery attempt of one report. Never throws: failures are outcomes. */
-export type Reporter<Report = MeterReport> = (report: Report) => Promise<ReportOutcome>;
+export type Reporter<Report extends JobReport = MeterReport> = (report: Report) => Promise<ReportOutcome>;
 
 export interface HttpReporterOptions {
   /** The session's report endpoint (`report_url` of the dispatch metadata). */
@@ -25,7 +25,7 @@ export interface HttpReporterOptions {
 }
 
 /** Posts each report as JSON to the control plane (the session's report endpoint takes meter and transcript reports alike). */
-export function httpReporter<Report = MeterReport>({ url, token, timeoutMs = 5_000, fetch: send = fetch }: HttpReporterOptions): Reporter<Report> {
+export function httpReporter<Report extends JobReport = MeterReport>({ url, token, timeoutMs = 5_000, fetch: send = fetch }: HttpReporterOptions): Reporter<Report> {
   return async (report) => {
     let response: Response;
     try {

@@ -69,7 +69,7 @@ export type ParsedDispatch = DispatchMetadata & { voice: DispatchVoice | null };
  */
 export const DEFAULT_ELEVENLABS_VOICE_ID = '21m00Tcm4TlvDqvHYnJl'; // Rachel
 
-export type DispatchParse = { ok: true; metadata: ParsedDispatch } | { ok: false; problem: string };
+type DispatchParse = { ok: true; metadata: ParsedDispatch } | { ok: false; problem: string };
 
 /** Unknown fields are dropped, so a newer control plane may add some before the agent knows them. */
 export function parseDispatchMetadata(raw: string): DispatchParse {

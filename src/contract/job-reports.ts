@@ -9,7 +9,6 @@ import { literalUnion } from './schema-parts.ts';
 const Timestamp = Type.String({ format: 'date-time' });
 
 export const TRANSCRIPT_ROLES = ['user', 'agent'] as const;
-export type TranscriptRole = (typeof TRANSCRIPT_ROLES)[number];
 
 /** One finished turn of the conversation: user turns once transcribed, agent turns once spoken or cut off. */
 export const TranscriptReport = Type.Object({
