@@ -1,7 +1,7 @@
 // The console and the example client in real headless Chromium, against a real LiveKit server
 // and agent (wire fakes for the cloud providers): Chromium's fake microphone speaks a phrase,
 // its fake camera shows a test pattern. Screenshots of each page: `UPDATE_SCREENSHOTS=1 npm test
-// -- test/console/browser.test.ts` writes them to docs/console/.
+// -- test/console/pages-in-chromium.test.ts` writes them to docs/console/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
