@@ -1,5 +1,8 @@
 # Likeness in one image: the control plane, the agent worker and a local LiveKit server.
-# Build: docker build -t likeness .   Run: docker run -p 8080:8080 -v likeness:/data likeness
+# Build: docker build -t likeness .
+# Run:   docker run -p 8080:8080 -p 7881:7881 -p 50000-50099:50000-50099/udp \
+#          -e LIVEKIT_NODE_IP=<the host's address> -v likeness:/data likeness
+# (the container's own address is not one clients can reach: tell LiveKit the host's).
 # With an external LiveKit, set LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET (and LIVEKIT_PUBLIC_URL).
 
 # The LiveKit server, from its Go module at the tag the bootstrap pins (src/bootstrap/livekit.mjs).
@@ -25,6 +28,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm pyth
 RUN LIKENESS_MODELS_DIR=/models node src/bootstrap/models.mjs
 ENV PORT=8080 DATA_DIR=/data LIKENESS_LIVEKIT_BIN=/usr/local/bin/livekit-server LIKENESS_MODELS_DIR=/models
 VOLUME /data
-EXPOSE 8080
+# The API and LiveKit's signalling (/rtc); ICE over TCP; WebRTC media.
+EXPOSE 8080 7881 50000-50099/udp
 # Never `bun build --compile`: agent jobs fork files that must exist on disk.
 CMD ["bun", "src/cli/index.ts", "serve"]

@@ -1,6 +1,6 @@
 // Every setting of the service, read once from the environment. The defaults are the
 // embedded mode: one process, PGlite under DATA_DIR, assets in a local folder.
-import { availableParallelism, homedir } from 'node:os';
+import { availableParallelism, homedir, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILTIN_PIPELINE_ID } from './contract/pipelines.ts';
 
@@ -19,10 +19,34 @@ export interface LivekitSettings {
   url: string | undefined;
   apiKey: string | undefined;
   apiSecret: string | undefined;
-  /** The `rtc_url` handed to clients (wss in production); defaults to `url`. */
+  /**
+   * The `rtc_url` handed to clients (LIVEKIT_PUBLIC_URL). Unset: `url` for an external server;
+   * for the local one, PUBLIC_URL as ws(s), whose /rtc this service passes on to it, or, when
+   * everything stays on loopback, the local server's own address.
+   */
   publicUrl: string | undefined;
   /** Name the agent worker registers under; sessions dispatch it explicitly. */
   agentName: string;
+  /** How the local server (embedded default) is reached for media; unused with `url`. */
+  media: LocalMediaSettings;
+}
+
+/**
+ * Where clients send the local LiveKit server's media: UDP ports on the host's address, with
+ * ICE over TCP as the fallback for networks that block UDP. Its signalling never needs a port
+ * of its own: clients reach it through this service's /rtc.
+ */
+export interface LocalMediaSettings {
+  /**
+   * The address put in the ICE candidates (LIVEKIT_NODE_IP). Default: the host's first
+   * non-loopback IPv4 address, or 127.0.0.1 when HOST is a loopback address or the host has
+   * none. 127.0.0.1 keeps everything on loopback (the service's own machine only).
+   */
+  nodeIp: string;
+  /** UDP ports for WebRTC media, one per peer connection (LIVEKIT_UDP_PORTS, `start-end`); unset on loopback: a free run. */
+  udpPorts: { start: number; end: number } | undefined;
+  /** ICE over TCP (LIVEKIT_TCP_PORT); 0: none. */
+  tcpPort: number;
 }
 
 export interface SessionSettings {
@@ -185,6 +209,48 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   throw new Error(`${name} must be true or false, got "${env[name]}"`);
 }
 
+/** `start-end`, two ports, start ≤ end. */
+function portRange(env: Env, name: string): { start: number; end: number } | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const match = /^(\d+)\s*-\s*(\d+)$/.exec(raw);
+  const [start, end] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
+  if (!(start >= 1024 && end <= 65535 && start <= end)) throw new Error(`${name} must be a range of ports like 50000-50099 (1024–65535), got "${raw}"`);
+  return { start, end };
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+
+/** The host's first non-loopback IPv4 address, as other machines on its network reach it. */
+export function hostAddress(): string | undefined {
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
+  }
+  return undefined;
+}
+
+/** Defaults for ports a firewall must open (README "Deploy"): 100 media ports, LiveKit's usual ICE/TCP port. */
+export const DEFAULT_UDP_PORTS = { start: 50_000, end: 50_099 };
+export const DEFAULT_ICE_TCP_PORT = 7881;
+
+export function loadLocalMedia(env: Env, host: string): LocalMediaSettings {
+  const nodeIp = env.LIVEKIT_NODE_IP?.trim() || (isLoopback(host) ? '127.0.0.1' : (hostAddress() ?? '127.0.0.1'));
+  if (isLoopback(nodeIp)) {
+    // Loopback: nothing for a firewall, so free ports picked at each start (tests run many servers).
+    return { nodeIp: '127.0.0.1', udpPorts: portRange(env, 'LIVEKIT_UDP_PORTS'), tcpPort: integer(env, 'LIVEKIT_TCP_PORT', 0) };
+  }
+  return {
+    nodeIp,
+    udpPorts: portRange(env, 'LIVEKIT_UDP_PORTS') ?? DEFAULT_UDP_PORTS,
+    tcpPort: integer(env, 'LIVEKIT_TCP_PORT', DEFAULT_ICE_TCP_PORT),
+  };
+}
+
+/** http(s)://… as ws(s)://… (browsers on an https page may only open wss). */
+export function websocketUrlOf(url: string): string {
+  return url.replace(/^http(s?):\/\//, 'ws$1://');
+}
+
 function withoutTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
@@ -232,7 +298,11 @@ export function loadAgentSettings(env: Env = process.env): AgentSettings {
 
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080);
-  const publicUrl = withoutTrailingSlash(env.PUBLIC_URL || `http://localhost:${port}`);
+  const host = env.HOST || '0.0.0.0';
+  const media = loadLocalMedia(env, host);
+  // Where clients reach this service: by default the address the media go to, so a browser
+  // on another machine of the network gets URLs it can open.
+  const publicUrl = withoutTrailingSlash(env.PUBLIC_URL || `http://${media.nodeIp === '127.0.0.1' ? 'localhost' : media.nodeIp}:${port}`);
   const dataDir = resolve(env.DATA_DIR || './data');
   const s3: S3Settings | undefined = env.S3_BUCKET
     ? {
@@ -245,7 +315,7 @@ export function loadConfig(env: Env = process.env): Config {
       }
     : undefined;
   return {
-    host: env.HOST || '0.0.0.0',
+    host,
     port,
     publicUrl,
     internalUrl: withoutTrailingSlash(env.INTERNAL_URL || `http://127.0.0.1:${port}`),
@@ -264,8 +334,9 @@ export function loadConfig(env: Env = process.env): Config {
       url: env.LIVEKIT_URL || undefined,
       apiKey: env.LIVEKIT_API_KEY || undefined,
       apiSecret: env.LIVEKIT_API_SECRET || undefined,
-      publicUrl: env.LIVEKIT_PUBLIC_URL || undefined,
+      publicUrl: env.LIVEKIT_PUBLIC_URL || (env.LIVEKIT_URL ? undefined : env.PUBLIC_URL || media.nodeIp !== '127.0.0.1' ? websocketUrlOf(publicUrl) : undefined),
       agentName: env.AGENT_NAME || DEFAULT_AGENT_NAME,
+      media,
     },
     pipelines: {
       modules: list(env.PIPELINE_MODULES),

@@ -18,6 +18,7 @@ import { bodyParsers } from './http/body.ts';
 import { identityRoutes } from './identities/index.ts';
 import { connectLivekit, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
+import { signalProxy } from './livekit/signal-proxy.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { sessionRoutes } from './sessions/index.ts';
 import { jobReportRoutes } from './sessions/job-reports.ts';
@@ -67,10 +68,19 @@ async function openLivekit(config: Config): Promise<{ connection: LivekitConnect
     if (!apiKey || !apiSecret) throw new Error('LIVEKIT_URL needs LIVEKIT_API_KEY and LIVEKIT_API_SECRET');
     return { connection: connectLivekit({ url, apiKey, apiSecret, publicUrl: publicUrl ?? url }) };
   }
+  const { nodeIp, udpPorts, tcpPort } = config.livekit.media;
   const local = await LocalLivekitServer.start({
     binary: livekitBinary(),
     dataDir: join(config.dataDir, 'livekit'),
     webhookUrl: `${config.internalUrl}/internal/livekit/webhook`,
+    nodeIp,
+    udpPorts,
+    iceTcp: tcpPort || false,
+  }).catch((error: Error) => {
+    if (tcpPort && /address already in use/.test(error.message)) {
+      throw new Error(`LIVEKIT_TCP_PORT ${tcpPort} (ICE over TCP) is taken, by another Likeness on this host perhaps: set another, or 0 for none`);
+    }
+    throw error;
   });
   return {
     connection: connectLivekit({ url: local.url, apiKey: local.apiKey, apiSecret: local.apiSecret, publicUrl: publicUrl ?? local.url }),
@@ -173,6 +183,7 @@ export function buildApp(services: Services) {
     .use(apiDocs(packageJson.version))
     .use(healthRoutes({ database: database.ping, livekit: async () => void (await services.livekit.rooms.listRooms()) }))
     .use(assetRoutes(services.store))
+    .use(signalProxy(services.livekit.url))
     .use(adminRoutes(services.operations, services.adminToken))
     .use(consoleRoutes({ db: database.db, ledger: services.ledger, settings: config.console }));
   // The public API's resource routes, behind both doors: API keys at /v1, the console's

@@ -72,30 +72,31 @@ export async function writePrivate(path: string, text: string) {
 const yamlString = (value: string) => JSON.stringify(value); // a JSON string is a YAML double-quoted scalar
 
 export interface ServerConfig extends Credentials {
+  /** Signalling and the API: always loopback (clients come through the service's /rtc). */
   host: string;
   port: number;
-  rtc: { start: number; end: number; tcpPort: number };
+  /** Media: the address in the ICE candidates (127.0.0.1: loopback only), UDP ports, ICE/TCP port (0: none). */
+  rtc: { nodeIp: string; start: number; end: number; tcpPort: number };
   webhookUrl?: string;
 }
 
 export function configYaml(c: ServerConfig): string {
+  const loopback = c.rtc.nodeIp === '127.0.0.1';
   const lines = [
     '# Written by Likeness (src/livekit/local-files.ts) at every start; edits are overwritten.',
     `port: ${c.port}`,
     `bind_addresses: [${yamlString(c.host)}]`,
     'rtc:',
-    // Media: one UDP port per peer connection, from this range, on loopback only. Without
-    // the interface filter and loopback candidates, pion would bind every interface.
+    // Media: one UDP port per peer connection, from this range, gathered on the node's address
+    // only (pion would otherwise offer every interface, container bridges included).
     `  port_range_start: ${c.rtc.start}`,
     `  port_range_end: ${c.rtc.end}`,
     `  tcp_port: ${c.rtc.tcpPort}`, // 0: no ICE/TCP (its listener ignores bind_addresses)
     '  use_external_ip: false', // no STUN lookup of a public address
-    `  node_ip: ${yamlString(c.host)}`,
-    '  enable_loopback_candidate: true',
-    '  interfaces:',
-    '    includes: ["lo"]',
+    `  node_ip: ${yamlString(c.rtc.nodeIp)}`,
+    ...(loopback ? ['  enable_loopback_candidate: true', '  interfaces:', '    includes: ["lo"]'] : []),
     '  ips:',
-    `    includes: [${yamlString(`${c.host}/32`)}]`,
+    `    includes: [${yamlString(`${c.rtc.nodeIp}/32`)}]`,
     'keys:',
     `  ${yamlString(c.apiKey)}: ${yamlString(c.apiSecret)}`,
     'logging:',

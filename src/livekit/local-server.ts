@@ -1,6 +1,8 @@
 // The embedded default's LiveKit: a single-node livekit-server (no Redis, no TURN) that
-// this process starts, keeps running and stops. Everything it opens is on loopback:
-// signalling/API on `port`, and WebRTC media on a small UDP range bound to 127.0.0.1.
+// this process starts, keeps running and stops. Its signalling and API listen on loopback
+// (`port`; clients reach them through the service's /rtc, signal-proxy.ts); its WebRTC media
+// use a UDP range, and ICE over TCP, on `nodeIp`: the host's network address, or 127.0.0.1
+// to keep everything on this machine.
 //
 // Credentials persist in `dataDir/credentials.json`, so a restart of the service (or of
 // the server) keeps issued tokens and webhook signatures valid. The config it writes is
@@ -19,16 +21,20 @@ export interface LocalLivekitServerOptions {
   host?: '127.0.0.1';
   /** Signalling and API port; 0 or unset picks a free one. */
   port?: number;
+  /** The address media go to (ICE candidates); default 127.0.0.1, loopback only. */
+  nodeIp?: string;
+  /** The UDP ports for media; unset: a free run of `rtcPorts` on the node's address. */
+  udpPorts?: { start: number; end: number };
   /** Where LiveKit posts room and participant events, signed with this server's key. */
   webhookUrl?: string;
   /** Size of the UDP port range for WebRTC media (one port per peer connection); default 50. */
   rtcPorts?: number;
   /**
-   * Also accept ICE over TCP on a free port. Off by default: livekit-server binds that
-   * listener on every interface whatever `bind_addresses` says, and on loopback UDP
-   * always works.
+   * ICE over TCP: `true` on a free port, or this port; off by default on loopback, where UDP
+   * always works (livekit-server binds that listener on every interface whatever
+   * `bind_addresses` says).
    */
-  iceTcp?: boolean;
+  iceTcp?: boolean | number;
   /** How long a (re)start may take to answer its health check; default 30 s. */
   startTimeoutMs?: number;
   /** How long stop() waits after SIGTERM before SIGKILL; default 5 s. */
@@ -125,11 +131,12 @@ export class LocalLivekitServer {
     }
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     const credentials = await loadCredentials(options.dataDir);
+    const nodeIp = options.nodeIp ?? host;
     for (let attempt = 1; ; attempt++) {
       const port = options.port || (await freeTcpPort(host));
-      const range = await freeUdpRange(host, options.rtcPorts ?? 50);
-      const tcpPort = options.iceTcp ? await freeTcpPort(host) : 0;
-      const config: ServerConfig = { ...credentials, host, port, rtc: { ...range, tcpPort }, webhookUrl: options.webhookUrl };
+      const range = options.udpPorts ?? (await freeUdpRange(nodeIp, options.rtcPorts ?? 50));
+      const tcpPort = typeof options.iceTcp === 'number' ? options.iceTcp : options.iceTcp ? await freeTcpPort(host) : 0;
+      const config: ServerConfig = { ...credentials, host, port, rtc: { nodeIp, ...range, tcpPort }, webhookUrl: options.webhookUrl };
       const server = new LocalLivekitServer(options, config, join(options.dataDir, CONFIG_FILE));
       process.on('exit', server.killOnExit);
       try {
@@ -139,7 +146,7 @@ export class LocalLivekitServer {
       } catch (error) {
         await server.stop();
         // A port picked here can be taken by someone else before the server binds it.
-        const raced = !options.port || options.iceTcp;
+        const raced = !options.port || options.iceTcp === true;
         if (!raced || attempt >= 3 || !/address already in use/.test((error as Error).message)) throw error;
       }
     }

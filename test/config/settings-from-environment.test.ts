@@ -1,14 +1,16 @@
 // The one typed configuration module: embedded defaults, derived addresses, bad values refused.
 import { describe, expect, test } from 'bun:test';
 import { resolve } from 'node:path';
-import { loadConfig } from '../../src/config.ts';
+import { hostAddress, loadConfig } from '../../src/config.ts';
 
 describe('configuration', () => {
-  test('embedded defaults: port 8080, ./data, PGlite, local assets under PUBLIC_URL/assets', () => {
+  test("embedded defaults: port 8080 on every interface, PUBLIC_URL at the host's network address, ./data, PGlite, local assets under PUBLIC_URL/assets", () => {
     const config = loadConfig({});
+    const here = `http://${hostAddress() ?? 'localhost'}:8080`;
     expect(config.port).toBe(8080);
-    expect(config.publicUrl).toBe('http://localhost:8080');
-    expect(config.assetsUrl).toBe('http://localhost:8080/assets');
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.publicUrl).toBe(here);
+    expect(config.assetsUrl).toBe(`${here}/assets`);
     expect(config.dataDir).toBe(resolve('./data'));
     expect(config.databaseUrl).toBeUndefined();
     expect(config.s3).toBeUndefined();
@@ -27,5 +29,35 @@ describe('configuration', () => {
   test('malformed numbers are refused at start with the variable named', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow('PORT');
     expect(() => loadConfig({ CREDITS_ONBOARDING: '-5' })).toThrow('CREDITS_ONBOARDING');
+  });
+
+  test("the local LiveKit's media: the host's address, UDP 50000-50099 and ICE/TCP 7881 by default; loopback-only when HOST or LIVEKIT_NODE_IP is", () => {
+    const address = hostAddress();
+    expect(loadConfig({}).livekit.media).toEqual(
+      address ? { nodeIp: address, udpPorts: { start: 50_000, end: 50_099 }, tcpPort: 7881 } : { nodeIp: '127.0.0.1', udpPorts: undefined, tcpPort: 0 },
+    );
+    expect(loadConfig({ LIVEKIT_NODE_IP: '203.0.113.7', LIVEKIT_UDP_PORTS: '40000 - 40199', LIVEKIT_TCP_PORT: '0' }).livekit.media).toEqual({
+      nodeIp: '203.0.113.7',
+      udpPorts: { start: 40_000, end: 40_199 },
+      tcpPort: 0,
+    });
+    for (const env of [{ HOST: '127.0.0.1' }, { LIVEKIT_NODE_IP: '127.0.0.1' }]) {
+      const config = loadConfig(env);
+      expect(config.livekit.media).toEqual({ nodeIp: '127.0.0.1', udpPorts: undefined, tcpPort: 0 });
+      expect(config.publicUrl).toBe('http://localhost:8080');
+    }
+    expect(() => loadConfig({ LIVEKIT_UDP_PORTS: '50099-50000' })).toThrow('LIVEKIT_UDP_PORTS');
+    expect(() => loadConfig({ LIVEKIT_UDP_PORTS: '80' })).toThrow('LIVEKIT_UDP_PORTS');
+  });
+
+  test('rtc_url follows PUBLIC_URL (ws for http, wss for https) unless LIVEKIT_PUBLIC_URL says otherwise; an external LiveKit is its own', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com' }).livekit.publicUrl).toBe('wss://likeness.example.com');
+    expect(loadConfig({ PUBLIC_URL: 'http://10.1.2.3:8080/' }).livekit.publicUrl).toBe('ws://10.1.2.3:8080');
+    expect(loadConfig({ LIVEKIT_NODE_IP: '10.1.2.3' }).livekit.publicUrl).toBe('ws://10.1.2.3:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_PUBLIC_URL: 'wss://rtc.example.com' }).livekit.publicUrl).toBe('wss://rtc.example.com');
+    // All on loopback, no PUBLIC_URL: the local server's own address (decided at its start).
+    expect(loadConfig({ HOST: '127.0.0.1' }).livekit.publicUrl).toBeUndefined();
+    // An external LiveKit: LIVEKIT_URL unless LIVEKIT_PUBLIC_URL.
+    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_URL: 'wss://lk.example.com' }).livekit.publicUrl).toBeUndefined();
   });
 });

@@ -1,0 +1,82 @@
+// LiveKit's signalling through this service's own port and origin (docs/api.md#in-room): a
+// client given `rtc_url` = PUBLIC_URL as ws(s) connects to `<rtc_url>/rtc…`, and this passes
+// the WebSocket (and the `/rtc…/validate` probe a client makes when a connection fails) on to
+// the LiveKit server. So the local server's signalling needs no port of its own, TLS ends
+// once, wherever it ends for the API, and an https console gets wss without mixed content.
+// Media do not come this way: they go to the node's UDP ports (or ICE over TCP).
+import type { ServerWebSocket } from 'bun';
+import { Elysia } from 'elysia';
+import { httpUrlOf } from './connection.ts';
+
+type Message = string | ArrayBuffer | Uint8Array;
+
+/**
+ * One client's signalling connection and its twin to LiveKit. Elysia's Bun adapter calls
+ * `open`, `message` and `close` of an upgraded socket's data (that is how its own .ws routes
+ * work), so the tunnel rides in the upgrade's data.
+ */
+class Tunnel {
+  #upstream: WebSocket | undefined;
+  /** What the client sent before LiveKit answered the connection. */
+  #pending: Message[] = [];
+  #closed = false;
+
+  constructor(
+    private readonly target: string,
+    private readonly headers: Record<string, string>,
+  ) {}
+
+  open(client: ServerWebSocket<unknown>) {
+    // Bun's WebSocket takes headers: the Rust SDK (rtc-node) sends its token in Authorization.
+    const upstream = new WebSocket(this.target, { headers: this.headers } as unknown as string[]);
+    upstream.binaryType = 'arraybuffer';
+    this.#upstream = upstream;
+    upstream.onopen = () => {
+      for (const message of this.#pending.splice(0)) upstream.send(message);
+    };
+    upstream.onmessage = (event) => void client.send(event.data as string | ArrayBuffer);
+    upstream.onclose = (event) => this.#end(client, event.code, event.reason);
+    upstream.onerror = () => this.#end(client, 1011, 'LiveKit signalling unreachable');
+  }
+
+  message(_client: ServerWebSocket<unknown>, message: Message) {
+    const upstream = this.#upstream;
+    if (upstream?.readyState === WebSocket.OPEN) upstream.send(message);
+    else if (upstream?.readyState === WebSocket.CONNECTING) this.#pending.push(message);
+  }
+
+  close() {
+    this.#closed = true;
+    this.#pending = [];
+    this.#upstream?.close();
+  }
+
+  #end(client: ServerWebSocket<unknown>, code: number, reason: string) {
+    if (this.#closed) return;
+    this.#closed = true;
+    // Codes a peer may not send (no status, abnormal closure, TLS failure) become a plain close.
+    client.close([1005, 1006, 1015].includes(code) ? 1000 : code, reason);
+  }
+}
+
+/** The `/rtc…` routes, passed on to the LiveKit server at `livekitUrl` (ws(s) or http(s)). */
+export function signalProxy(livekitUrl: string) {
+  const httpBase = httpUrlOf(livekitUrl).replace(/\/+$/, '');
+  const wsBase = httpBase.replace(/^http/, 'ws');
+  const pass = async ({ request, server }: { request: Request; server: { upgrade(request: Request, options: { data: unknown }): boolean } | null }) => {
+    const url = new URL(request.url);
+    const path = `${url.pathname}${url.search}`;
+    // Clients send the room token in the query (browsers) or in Authorization (the Rust SDK).
+    const authorization = request.headers.get('authorization');
+    const headers: Record<string, string> = authorization ? { authorization } : {};
+    if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
+      if (server?.upgrade(request, { data: new Tunnel(`${wsBase}${path}`, headers) })) return;
+      return new Response('Expected a WebSocket connection', { status: 400 });
+    }
+    // The validate probe: LiveKit says why a join failed (a bad token, say).
+    const answer = await fetch(`${httpBase}${path}`, { headers, signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+    if (!answer) return new Response('LiveKit did not answer', { status: 502 });
+    return new Response(await answer.arrayBuffer(), { status: answer.status, headers: { 'content-type': answer.headers.get('content-type') ?? 'text/plain' } });
+  };
+  return new Elysia({ name: 'likeness/rtc-proxy', detail: { hide: true } }).get('/rtc', pass).get('/rtc/*', pass);
+}
