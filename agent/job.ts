@@ -68,6 +68,7 @@ export default defineAgent({
     const meter = new StreamingMeter({
       intervalSeconds: metadata.billing_interval_seconds,
       visitorIdentity: metadata.visitor_identity,
+      minuteOffset: metadata.minute_offset ?? 0,
       reporter: httpReporter({ url: metadata.report_url, token: metadata.report_token }),
       logger,
     });

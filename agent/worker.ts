@@ -2,10 +2,13 @@
 // server for explicit dispatch under one agent name and forks a process per job, which runs
 // agent/job.ts. It is started programmatically, never through the agents CLI.
 import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
+import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { loadAgentSettings } from '../src/config.ts';
+import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_PATH, type WorkerHeartbeat } from '../src/contract/index.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
 export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
@@ -40,19 +43,32 @@ export interface AgentWorkerOptions {
   maxConcurrentJobs?: number;
   /**
    * Job processes forked and initialised ahead of dispatches, so a session does not wait
-   * for a process to start; default 1, at least 1. (With none, agents 1.9 forks per
-   * dispatch but never forgets a finished job: its count of running jobs, and so the load,
-   * only grows.)
+   * for a process to start (loading the offline models takes seconds); default: as many as
+   * the worker takes sessions, so a burst that fills it finds every process ready. At least
+   * 1. (With none, agents 1.9 forks per dispatch but never forgets a finished job: its count
+   * of running jobs, and so the load, only grows.)
    */
   idleProcesses?: number;
   /** The worker's and its jobs' log level (JSON lines on stdout); quiet by default. */
   logLevel?: AgentLogLevel;
+  /**
+   * The control plane (INTERNAL_URL) this worker reports its capacity and running sessions to,
+   * every HEARTBEAT_INTERVAL_SECONDS, so that it admits only sessions some worker can take.
+   * Unset: no heartbeats (a control plane with SESSION_ADMISSION=off).
+   */
+  controlPlaneUrl?: string;
   /** Called if the worker dies after it registered (the LiveKit server stayed unreachable). */
   onFailure?: (error: Error) => void;
 }
 
 export interface AgentWorker {
+  /** Random per start; the heartbeats carry it. */
+  id: string;
   healthUrl: string;
+  /** Sessions it takes at once. */
+  capacity: number;
+  /** Job processes initialised and waiting for a session; `capacity` of them once the worker is warm. */
+  warmProcesses(): number;
   /**
    * Stops taking jobs and stops the worker. Running jobs are given `drainTimeoutMs` (default
    * 0) to end on their own, then told to shut down: they leave their rooms and deliver their
@@ -70,7 +86,8 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   const healthPort = options.healthPort ?? (await freePort(healthHost));
   const maxConcurrentJobs = options.maxConcurrentJobs ?? loadAgentSettings(process.env).maxJobs;
   if (!(maxConcurrentJobs >= 1)) throw new Error(`maxConcurrentJobs must be at least 1, got ${maxConcurrentJobs}`);
-  const idleProcesses = options.idleProcesses ?? 1;
+  const idleProcesses = options.idleProcesses ?? maxConcurrentJobs;
+  const rooms = new RoomServiceClient(options.wsURL.replace(/^ws/, 'http'), options.apiKey, options.apiSecret, { requestTimeout: 5 });
   if (!(idleProcesses >= 1)) throw new Error(`idleProcesses must be at least 1, got ${idleProcesses}`);
   const serverOptions = new ServerOptions({
     agent: JOB_ENTRY,
@@ -87,6 +104,14 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     loadFunc: async (server) => Math.min(1, server.activeJobs.length / maxConcurrentJobs),
     loadThreshold: 1,
     numIdleProcesses: idleProcesses,
+    // A session that ended before its job was offered deleted its room: refuse the job rather
+    // than spend a warm process finding that out. If LiveKit does not answer, take it.
+    requestFunc: async (request) => {
+      const name = request.room?.name;
+      const gone = name ? await rooms.listRooms([name]).then((found) => found.length === 0, () => false) : false;
+      if (gone) await request.reject();
+      else await request.accept();
+    },
     // A job process loads the offline models in prewarm (4–8 s on an idle 2-core machine):
     // under load the agents' 10 s default killed every process before it was ready, and
     // sessions got no agent at all.
@@ -117,6 +142,12 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     await server.close();
     throw error;
   }
+  // Random per start: a restarted worker is a new one, and the old one's row simply expires.
+  const workerId = `${options.agentName}-${randomBytes(8).toString('hex')}`;
+  const heartbeats = options.controlPlaneUrl
+    ? startHeartbeats({ ...options, workerId, controlPlaneUrl: options.controlPlaneUrl, capacity: maxConcurrentJobs, runningSessions: () => server.activeJobs.map((job) => job.job.room?.name ?? job.job.id), draining: () => stopping })
+    : undefined;
+  await heartbeats?.beat();
   running.catch((error: unknown) => {
     if (stopping) return;
     const failure = error instanceof Error ? error : new Error(String(error));
@@ -126,10 +157,17 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
 
   let stopped: Promise<void> | undefined;
   return {
+    id: workerId,
     healthUrl: `http://${healthHost.includes(':') ? `[${healthHost}]` : healthHost}:${healthPort}`,
+    capacity: maxConcurrentJobs,
+    // agents keeps them in a private pool; a dependency patch (agent/patches) exposes the count.
+    warmProcesses: () => server.warmProcesses,
     stop({ drainTimeoutMs = 0 } = {}) {
       stopped ??= (async () => {
         stopping = true;
+        // Draining from now: the control plane sends no more sessions this way.
+        await heartbeats?.beat();
+        heartbeats?.stop();
         // drain() without a timeout would wait for every session to end on its own.
         if (drainTimeoutMs > 0) await server.drain(drainTimeoutMs).catch(() => undefined);
         await server.close();
@@ -137,6 +175,49 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
       return stopped;
     },
   };
+}
+
+/** Posts the worker's heartbeat (src/contract/worker-heartbeat.ts) now and every interval. */
+function startHeartbeats(options: {
+  workerId: string;
+  controlPlaneUrl: string;
+  agentName: string;
+  apiKey: string;
+  apiSecret: string;
+  capacity: number;
+  runningSessions(): string[];
+  draining(): boolean;
+}): { beat(): Promise<void>; stop(): void } {
+  const { workerId } = options;
+  const url = `${options.controlPlaneUrl.replace(/\/+$/, '')}${HEARTBEAT_PATH}`;
+  let warned = false;
+  const beat = async () => {
+    const sessions = options.runningSessions();
+    const heartbeat: WorkerHeartbeat = {
+      worker_id: workerId,
+      agent_name: options.agentName,
+      capacity: options.capacity,
+      running_jobs: sessions.length,
+      sessions,
+      draining: options.draining(),
+    };
+    // Signed with the LiveKit key and secret the control plane holds too; it names the worker.
+    const token = await new AccessToken(options.apiKey, options.apiSecret, { identity: workerId, ttl: 60 }).toJwt();
+    const answer = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(heartbeat),
+      signal: AbortSignal.timeout(HEARTBEAT_INTERVAL_SECONDS * 1000),
+    }).catch((error: unknown) => error as Error);
+    const failed = answer instanceof Error ? answer.message : answer.ok ? undefined : `HTTP ${answer.status}`;
+    // Once per outage: the control plane may be restarting.
+    if (failed && !warned) console.warn(`[likeness] the agent worker's heartbeat to ${url} failed (${failed}); sessions may be refused until it gets through`);
+    warned = Boolean(failed);
+    await (answer instanceof Response ? answer.arrayBuffer().catch(() => undefined) : undefined);
+  };
+  const timer = setInterval(() => void beat(), HEARTBEAT_INTERVAL_SECONDS * 1000);
+  timer.unref();
+  return { beat, stop: () => clearInterval(timer) };
 }
 
 /** A port free right now on `host`; the worker's health server binds it a moment later. */

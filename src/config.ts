@@ -54,6 +54,12 @@ export interface SessionSettings {
   joinTimeoutSeconds: number;
   /** A session whose agent job has not reached the room by then ends as `agent_unavailable`. */
   agentTimeoutSeconds: number;
+  /**
+   * `workers` (SESSION_ADMISSION, default): a start answers 503 while no live agent worker has
+   * a free slot (workers report theirs in heartbeats). `off`: every start opens a room, for
+   * agent workers that do not report (another implementation), and tests without workers.
+   */
+  admission: 'workers' | 'off';
   /** Default maximum length of a session; accounts may have their own. */
   maxDurationSeconds: number;
   /** Length of a billed "minute" (tests shorten it). */
@@ -201,6 +207,13 @@ function list(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
+function oneOfValues<const T extends readonly string[]>(env: Env, name: string, values: T, fallback: T[number]): T[number] {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!values.includes(raw)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T[number];
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return fallback;
@@ -345,6 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessions: {
       joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),
       agentTimeoutSeconds: integer(env, 'SESSION_AGENT_TIMEOUT_SECONDS', 60, 1),
+      admission: oneOfValues(env, 'SESSION_ADMISSION', ['workers', 'off'] as const, 'workers'),
       maxDurationSeconds: integer(env, 'SESSION_MAX_DURATION_SECONDS', 30 * 60, 1),
       billingIntervalSeconds: integer(env, 'BILLING_INTERVAL_SECONDS', 60, 1),
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),

@@ -19,6 +19,7 @@ import { identityRoutes } from './identities/index.ts';
 import { connectLivekit, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
 import { signalProxy } from './livekit/signal-proxy.ts';
+import { AgentWatch } from './sessions/agent-watch.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { sessionRoutes } from './sessions/index.ts';
 import { jobReportRoutes } from './sessions/job-reports.ts';
@@ -31,6 +32,7 @@ import { apiDocs } from './openapi/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
 import { pipelineRoutes } from './pipelines/routes.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
+import { workerRoutes } from './workers/index.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
 export interface Services {
@@ -47,6 +49,8 @@ export interface Services {
   adminToken: string;
   billing: SessionBilling;
   lifecycle: SessionLifecycle;
+  /** Dispatches again sessions whose agent was lost or never answered (needs the workers' heartbeats). */
+  agentWatch: AgentWatch;
   livekit: LivekitConnection;
   /** The LiveKit server this process started (embedded mode), stopped with the service. */
   localLivekit?: LocalLivekitServer;
@@ -115,6 +119,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     }),
     livekit,
     localLivekit,
+    agentWatch: new AgentWatch({ db, livekit, settings: config.sessions, agentName: config.livekit.agentName, assetsUrl: config.assetsUrl, internalUrl: config.internalUrl }),
     config,
     database,
     store,
@@ -197,8 +202,12 @@ export function buildApp(services: Services) {
   }
   return app
     .use(jobReportRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle }))
-    .use(livekitWebhookRoutes({ lifecycle: services.lifecycle, livekit: services.livekit }));
+    .use(livekitWebhookRoutes({ lifecycle: services.lifecycle, livekit: services.livekit }))
+    .use(workerRoutes({ db: database.db, livekit: services.livekit }));
 }
+
+/** How often every API process looks for sessions that lost their agent: a small share of the failover's few seconds. */
+const AGENT_WATCH_INTERVAL_MS = 250;
 
 export interface RunningService {
   services: Services;
@@ -237,11 +246,25 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         .catch((e) => console.error('session sweep failed:', e)),
     config.sessions.sweepIntervalSeconds * 1000,
   );
+  // Only with the workers' heartbeats can a lost agent be told from a live one.
+  let watching = false;
+  const agentWatch =
+    config.sessions.admission === 'workers'
+      ? setInterval(() => {
+          if (watching) return;
+          watching = true;
+          void services.agentWatch
+            .tick()
+            .catch((e) => console.error('agent watch failed:', e))
+            .finally(() => (watching = false));
+        }, AGENT_WATCH_INTERVAL_MS)
+      : undefined;
   return {
     services,
     url,
     async stop() {
       clearInterval(sweeper);
+      clearInterval(agentWatch);
       await app.stop();
       await services.localLivekit?.stop();
       await services.retraining.idle();

@@ -17,6 +17,8 @@ export interface StreamingMeterOptions {
   intervalSeconds: number;
   /** The LiveKit identity of the session's visitor; other participants do not count. */
   visitorIdentity: string;
+  /** Minutes an earlier job of the session already billed: this one's first minute takes the next index. */
+  minuteOffset?: number;
   reporter: Reporter;
   clock?: MeterClock;
   /**
@@ -35,6 +37,7 @@ type MeterState = 'metering' | 'credits_exhausted' | 'closed';
 export class StreamingMeter {
   readonly #intervalMs: number;
   readonly #visitorIdentity: string;
+  readonly #minuteOffset: number;
   readonly #reporter: Reporter;
   readonly #clock: MeterClock;
   readonly #retryDelaysMs: readonly number[];
@@ -55,6 +58,7 @@ export class StreamingMeter {
     if (!(options.intervalSeconds > 0)) throw new Error(`intervalSeconds must be positive, got ${options.intervalSeconds}`);
     this.#intervalMs = options.intervalSeconds * 1000;
     this.#visitorIdentity = options.visitorIdentity;
+    this.#minuteOffset = options.minuteOffset ?? 0;
     this.#reporter = options.reporter;
     this.#clock = options.clock ?? systemClock;
     this.#retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
@@ -125,7 +129,7 @@ export class StreamingMeter {
     const current = this.#minuteAt(this.#clock.now());
     const first = cause === 'join' ? current : this.#lastReportedMinute + 1;
     for (let index = Math.max(first, this.#lastReportedMinute + 1); index <= current; index++) {
-      this.#enqueue({ type: 'minute', index });
+      this.#enqueue({ type: 'minute', index: this.#minuteOffset + index });
     }
     this.#lastReportedMinute = Math.max(this.#lastReportedMinute, current);
   }

@@ -1,14 +1,19 @@
 // bench/sessions: p50/p95 of POST /v1/sessions/start (HTTP call to 200) on the local LiveKit
-// server, and of a visitor's join → first remote track (the avatar video), with the agent
-// worker in the process. The LiveKit binary is the one `npm start` or `npm test` built:
+// server, of a visitor's join → first remote track (the avatar video), with the agent worker
+// in the process, and of bursts: as many visitors as the worker has slots, starting in the
+// same second, each from its start call to its first avatar frame (target p95 ≤ 1.5 s).
+// The LiveKit binary is the one `npm start` or `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
-//     bun bench/sessions/index.ts [--starts 100] [--joins 15]
+//     bun bench/sessions/index.ts [--starts 100] [--joins 15] [--bursts 5]
 import { parseArgs } from 'node:util';
-import { Room, RoomEvent } from '@livekit/rtc-node';
+import { Room, RoomEvent, TrackKind } from '@livekit/rtc-node';
+import { freeAgentSlots } from '../../src/workers/admission.ts';
+import { FrameLog } from '../../test/avatar/support.ts';
 import { identityForm } from '../../test/support/forms.ts';
+import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { report, startBenchService } from '../support/index.ts';
 
-const { values } = parseArgs({ options: { starts: { type: 'string', default: '100' }, joins: { type: 'string', default: '15' } } });
+const { values } = parseArgs({ options: { starts: { type: 'string', default: '100' }, joins: { type: 'string', default: '15' }, bursts: { type: 'string', default: '5' } } });
 
 
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
@@ -50,6 +55,33 @@ try {
     await end(session.room_name);
   }
   report('POST /v1/sessions/start (avatar)', starts);
+
+  // Bursts: every slot taken in the same second, once the worker is idle and warm again.
+  const worker = bench.worker!;
+  const visit = async () => {
+    const t0 = performance.now();
+    const { session } = await start({ identity_id: identity.identity_id });
+    let video: FrameLog | undefined;
+    const visitor = await joinAsVisitor(session, { onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && (video = new FrameLog(track))) });
+    await eventually(() => (video?.frames.length ?? 0) > 0, 30_000, 'the first avatar frame');
+    return {
+      ms: video!.frames[0]!.at - t0,
+      leave: async () => {
+        video?.close();
+        await visitor.leave();
+        await end(session.room_name);
+      },
+    };
+  };
+  const burst: number[] = [];
+  for (let round = 0; round < Number(values.bursts); round++) {
+    await eventually(() => worker.warmProcesses() >= worker.capacity, 120_000, 'warm job processes');
+    await eventually(async () => (await freeAgentSlots(service.services.database.db, bench.config.livekit.agentName, 60)).free >= worker.capacity, 60_000, 'free slots');
+    const visits = await Promise.all(Array.from({ length: worker.capacity }, visit));
+    burst.push(...visits.map((v) => v.ms));
+    await Promise.all(visits.map((v) => v.leave()));
+  }
+  report(`burst of ${worker.capacity}: start call → first avatar frame`, burst);
 
 } finally {
   await bench.stop();

@@ -20,11 +20,11 @@ export async function startBenchService({ agent = false, env = {} }: { agent?: b
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
   const port = probe.port!;
   probe.stop(true);
-  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), ...env });
+  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), SESSION_ADMISSION: agent ? 'workers' : 'off', ...env });
   const service = await startService(config);
   const { livekit } = service.services;
   const worker = agent
-    ? await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, logLevel: (process.env.BENCH_LOG_LEVEL as 'info' | 'warn' | 'error' | undefined) ?? 'error' })
+    ? await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, controlPlaneUrl: service.url, logLevel: (process.env.BENCH_LOG_LEVEL as 'info' | 'warn' | 'error' | undefined) ?? 'error' })
     : undefined;
   return {
     service,

@@ -99,8 +99,15 @@ async function serve(config: Config, role: Role): Promise<void> {
     if (!livekit.url || !livekit.apiKey || !livekit.apiSecret) {
       throw new Error('--role agent needs LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET');
     }
-    worker = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName });
-    console.log(`[likeness] agent worker registered as ${config.livekit.agentName} (health ${worker.healthUrl})`);
+    // Heartbeats go to the control plane: this process's own, or INTERNAL_URL's for a worker alone.
+    worker = await startAgentWorker({
+      wsURL: livekit.url,
+      apiKey: livekit.apiKey,
+      apiSecret: livekit.apiSecret,
+      agentName: config.livekit.agentName,
+      controlPlaneUrl: service?.url ?? config.internalUrl,
+    });
+    console.log(`[likeness] agent worker registered as ${config.livekit.agentName} (id ${worker.id}, health ${worker.healthUrl})`);
   }
   const shutdown = async () => {
     await worker?.stop();

@@ -43,6 +43,11 @@ export const DispatchMetadataSchema = Type.Object({
   /** The LiveKit identity minted into the visitor's token: only this participant makes minutes billable. */
   visitor_identity: Type.String({ minLength: 1 }),
   billing_interval_seconds: Type.Integer({ exclusiveMinimum: 0 }),
+  /**
+   * Minutes already billed by an earlier job of this session (one whose worker died): this
+   * job numbers its minutes on from there. Absent: 0.
+   */
+  minute_offset: Type.Optional(Type.Integer({ minimum: 0 })),
   identity: Type.Union([DispatchIdentity, Type.Null()]),
   /** The voice the agent speaks with. Null (or absent, from an older control plane): the default English-only voice. */
   voice: Type.Optional(Type.Union([DispatchVoice, Type.Null()])),

@@ -10,6 +10,7 @@
 //   notices.ts       the in-room notices the service sends before a session ends
 //   dispatch.ts      the metadata each agent job is dispatched with, and the session room's metadata
 //   job-reports.ts   what a job reports back: streaming, minutes, the visitor leaving, transcript turns
+//   worker-heartbeat.ts  what each worker reports: its capacity and running sessions, for admission
 //
 // Browsers import some of these files directly (wire-names, languages): those stay constants only.
 export * from './avatar-video.ts';
@@ -20,3 +21,4 @@ export * from './languages.ts';
 export * from './notices.ts';
 export * from './pipelines.ts';
 export * from './wire-names.ts';
+export * from './worker-heartbeat.ts';

@@ -7,3 +7,4 @@ export * from '../identities/schema.ts';
 export * from '../sessions/schema.ts';
 export * from '../console/schema.ts';
 export * from '../voices/schema.ts';
+export * from '../workers/schema.ts';

@@ -30,6 +30,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string | FieldProblem[],
+    /** Sent with the error (e.g. `retry-after` with a 503). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(typeof detail === 'string' ? detail : detail.map((d) => d.msg).join('; '));
   }
@@ -98,8 +100,8 @@ export function fieldProblems(error: ValidationError): FieldProblem[] {
   return problems.length ? problems : [{ loc: [where], msg: 'Invalid request', type: 'value_error' }];
 }
 
-function json(status: number, body: unknown, requestId: string | undefined): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+function json(status: number, body: unknown, requestId: string | undefined, extra: Record<string, string> = {}): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...extra };
   if (requestId) headers['x-request-id'] = requestId;
   return new Response(JSON.stringify(body), { status, headers });
 }
@@ -117,7 +119,7 @@ export function httpErrors(allowedMethods: (path: string) => string[]) {
     })
     .onError({ as: 'global' }, ({ code, error, request, set }) => {
       const requestId = (set.headers['x-request-id'] as string | undefined) ?? newId('req');
-      if (error instanceof ApiError) return json(error.status, { detail: error.detail }, requestId);
+      if (error instanceof ApiError) return json(error.status, { detail: error.detail }, requestId, error.headers);
       // A parser's own ApiError (e.g. a duplicate form field) arrives wrapped in Elysia's ParseError.
       if (code === 'PARSE' && error.cause instanceof ApiError) return json(error.cause.status, { detail: error.cause.detail }, requestId);
       if (code === 'VALIDATION') return json(422, { detail: fieldProblems(error as ValidationError) }, requestId);

@@ -35,6 +35,7 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
         409: ErrorResponse,
         422: ValidationErrorResponse,
         500: ErrorResponse,
+        503: ErrorResponse,
       },
       detail: { summary: 'Start a realtime session: room, agent, avatar, and a token to join' },
     })

@@ -52,6 +52,9 @@ export class SessionLifecycle {
         .set({ closingReason: reason })
         .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running'), isNull(sessions.closingReason)))
         .returning({ id: sessions.id });
+      // An agent not yet there need not come: its dispatch goes first, so no worker spends a
+      // job process on a room about to vanish (best effort; the worker refuses gone rooms too).
+      if (!current.agentJoinedAt) await this.deps.livekit.dispatches.deleteDispatch(current.dispatchId, sessionId).catch(() => undefined);
       try {
         await this.deps.livekit.rooms.deleteRoom(sessionId);
       } catch (error) {
@@ -117,7 +120,7 @@ export class SessionLifecycle {
   async markAgentJoined(sessionId: string): Promise<void> {
     await this.deps.db
       .update(sessions)
-      .set({ agentJoinedAt: new Date() })
+      .set({ agentJoinedAt: sql`now()`, agentSeenAt: sql`now()` })
       .where(and(eq(sessions.id, sessionId), isNull(sessions.agentJoinedAt)));
   }
 
@@ -157,14 +160,20 @@ export class SessionLifecycle {
     // A raw expression has no column to encode a Date with: send the instant as text.
     const overtime = lt(sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`, sql`${now.toISOString()}::timestamptz`);
     const due = await this.deps.db
-      .select({ id: sessions.id, createdAt: sessions.createdAt, joinedAt: sessions.joinedAt, agentJoinedAt: sessions.agentJoinedAt, overtime: sql<boolean>`${overtime}` })
+      .select({
+        id: sessions.id,
+        waitingSince: sql<Date>`coalesce(${sessions.agentWaitSince}, ${sessions.createdAt})`.mapWith(sessions.createdAt),
+        joinedAt: sessions.joinedAt,
+        agentJoinedAt: sessions.agentJoinedAt,
+        overtime: sql<boolean>`${overtime}`,
+      })
       .from(sessions)
       .where(
         and(
           eq(sessions.status, 'running'),
           or(
             and(isNull(sessions.joinedAt), lt(sessions.createdAt, joinCutoff)),
-            and(isNull(sessions.agentJoinedAt), lt(sessions.createdAt, agentCutoff)),
+            and(isNull(sessions.agentJoinedAt), lt(sql`coalesce(${sessions.agentWaitSince}, ${sessions.createdAt})`, sql`${agentCutoff.toISOString()}::timestamptz`)),
             overtime,
           ),
         ),
@@ -172,7 +181,7 @@ export class SessionLifecycle {
     let ended = 0;
     for (const session of due) {
       try {
-        const agentLate = !session.agentJoinedAt && session.createdAt < agentCutoff;
+        const agentLate = !session.agentJoinedAt && session.waitingSince < agentCutoff;
         if (session.overtime) await this.end(session.id, session.joinedAt ? 'max_duration' : 'no_join');
         // The missing agent is the cause even when nobody joined either; a visitor gets told.
         else if (agentLate && session.joinedAt) await this.endForMissingAgent(session.id);

@@ -54,8 +54,16 @@ export const sessions = pgTable(
     maxDurationSeconds: integer('max_duration_seconds').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     joinedAt: timestamp('joined_at', { withTimezone: true, mode: 'date' }),
-    /** When the session's agent job reached the room (its report, or LiveKit's webhook). */
+    /** When the session's agent job reached the room (its report, or LiveKit's webhook); null again once that agent is lost. */
     agentJoinedAt: timestamp('agent_joined_at', { withTimezone: true, mode: 'date' }),
+    /** Since when the session waits for an agent: its start, or the loss of its agent. SESSION_AGENT_TIMEOUT_SECONDS counts from here. */
+    agentWaitSince: timestamp('agent_wait_since', { withTimezone: true, mode: 'date' }),
+    /** When its agent was last dispatched (LiveKit offers a dispatch once: an unanswered one is sent again). */
+    dispatchedAt: timestamp('dispatched_at', { withTimezone: true, mode: 'date' }),
+    /** When a worker's heartbeat last listed this session (or its agent joined): its agent is alive. */
+    agentSeenAt: timestamp('agent_seen_at', { withTimezone: true, mode: 'date' }),
+    /** The worker whose heartbeat listed it last (agent_workers.id). */
+    agentWorkerId: text('agent_worker_id'),
     streamingStartedAt: timestamp('streaming_started_at', { withTimezone: true, mode: 'date' }),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
   },

@@ -1,6 +1,6 @@
 // POST /v1/sessions/start (docs/api.md#sessions-start), checked in this order: identity →
-// state → language and voice → credits → room → dispatch → token → row. When LiveKit fails,
-// nothing is left behind: the room is deleted and the hold given back.
+// state → language and voice → a free agent (admission) → credits → room → dispatch → token →
+// row. When LiveKit fails, nothing is left behind: the room is deleted and the hold given back.
 import { eq } from 'drizzle-orm';
 import { accounts } from '../accounts/schema.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
@@ -13,8 +13,12 @@ import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { findIdentity, type IdentityRow } from '../identities/queries.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import type { SessionBilling } from './billing.ts';
+import { freeAgentSlots } from '../workers/admission.ts';
 import { dispatchMetadata } from './dispatch.ts';
 import { sessions } from './schema.ts';
+
+/** What a 503 tells a client to wait: about one heartbeat round, long enough for a slot to show. */
+const ADMISSION_RETRY_AFTER_SECONDS = 5;
 
 export interface StartRequest {
   identity_id?: string;
@@ -66,6 +70,15 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
     );
   }
   const visualAwareness = request.visual_awareness ?? Boolean(identity);
+
+  // Admission: no room, hold or row for a session no agent could take.
+  if (settings.admission === 'workers') {
+    const slots = await freeAgentSlots(db, deps.agentName, settings.agentTimeoutSeconds);
+    if (slots.free <= 0) {
+      const detail = slots.workers ? 'Every agent is busy; retry shortly' : 'No agent worker is running; retry shortly';
+      throw new ApiError(503, detail, { 'retry-after': String(ADMISSION_RETRY_AFTER_SECONDS) });
+    }
+  }
 
   const sessionId = newId('ses');
   const visitorIdentity = `visitor_${randomBase62(16)}`;
@@ -129,6 +142,8 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
         reportTokenHash: hashApiKey(reportToken),
         heldCredits,
         maxDurationSeconds: account?.maxSessionSeconds ?? settings.maxDurationSeconds,
+        agentWaitSince: new Date(),
+        dispatchedAt: new Date(),
       })
       .returning();
     return {

@@ -197,7 +197,7 @@ function jobProcesses(): number[] {
     .map((line) => Number(line.split(' ')[0]));
 }
 
-/** The worker keeps this many job processes forked ahead of dispatches. */
+/** This worker keeps one job process forked ahead of dispatches (the default is one per slot), so the one that takes a job is known. */
 const IDLE_JOB_PROCESSES = 1;
 
 beforeAll(async () => {
@@ -205,7 +205,14 @@ beforeAll(async () => {
   livekit = await LocalLivekitServer.start({ binary: livekitBinary(), dataDir: await tempDir(dirs, 'likeness-agent-livekit-'), log: () => {} });
   rooms = new RoomServiceClient(httpUrlOf(livekit.url), livekit.apiKey, livekit.apiSecret);
   dispatches = new AgentDispatchClient(httpUrlOf(livekit.url), livekit.apiKey, livekit.apiSecret);
-  worker = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: AGENT_NAME, logLevel: (process.env.AGENT_LOG_LEVEL as 'debug' | undefined) ?? 'warn' });
+  worker = await startAgentWorker({
+    wsURL: livekit.url,
+    apiKey: livekit.apiKey,
+    apiSecret: livekit.apiSecret,
+    agentName: AGENT_NAME,
+    idleProcesses: IDLE_JOB_PROCESSES,
+    logLevel: (process.env.AGENT_LOG_LEVEL as 'debug' | undefined) ?? 'warn',
+  });
 }, 60_000);
 
 afterAll(async () => {

@@ -31,7 +31,10 @@ describe('avatar settings', () => {
   });
 });
 
-describe('a worker at capacity (AGENT_MAX_JOBS=1)', () => {
+// With admission off (SESSION_ADMISSION=off, for workers that send no heartbeats), a start
+// beyond the fleet's capacity still opens a room; this is the fallback for that case and for
+// two starts racing for the last slot. Admission itself: test/sessions/admission.test.ts.
+describe('a worker at capacity (AGENT_MAX_JOBS=1), admission off', () => {
   let service: TestService;
   let account: TestAccount;
   const saved = process.env.AGENT_MAX_JOBS;
@@ -40,7 +43,7 @@ describe('a worker at capacity (AGENT_MAX_JOBS=1)', () => {
     // The worker reads it from the environment, as `likeness serve` does.
     process.env.AGENT_MAX_JOBS = '1';
     // A session without an agent is given up on after 15 s (60 by default).
-    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { SESSION_AGENT_TIMEOUT_SECONDS: '15' } });
+    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { SESSION_AGENT_TIMEOUT_SECONDS: '15', SESSION_ADMISSION: 'off' } });
     account = await service.account();
   });
   afterAll(async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
+import { RoomServiceClient } from 'livekit-server-sdk';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
@@ -53,21 +54,23 @@ describe('serve --role', () => {
         body: JSON.stringify({ email: 'roles@example.com', credits: 100 }),
       })
     ).json()) as { api_key: string };
-    const start = async () =>
-      (await (
-        await fetch(`${baseUrl}/v1/sessions/start`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${created.api_key}`, 'content-type': 'application/json' },
-          body: '{}',
-        })
-      ).json()) as { room_name: string; token: string; rtc_url: string };
+    const call = () =>
+      fetch(`${baseUrl}/v1/sessions/start`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${created.api_key}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    const start = async () => (await (await call()).json()) as { room_name: string; token: string; rtc_url: string };
 
-    const lonely = await joinAsVisitor(await start());
-    await Bun.sleep(5_000);
-    expect(lonely.agent()).toBeUndefined();
-    await lonely.leave();
+    // No agent worker anywhere: the API process admits no session (no room, no row).
+    const refused = await call();
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(((await refused.json()) as { detail: string }).detail).toContain('No agent worker');
+    expect(await new RoomServiceClient(livekit.url.replace(/^ws/, 'http'), livekit.apiKey, livekit.apiSecret).listRooms()).toEqual([]);
 
-    const agent = serve('agent', { ...livekitEnv, DATA_DIR: await tempDir(dirs, 'likeness-roles-agent-') });
+    // A worker in another process reports to the API process (INTERNAL_URL): now sessions start.
+    const agent = serve('agent', { ...livekitEnv, DATA_DIR: await tempDir(dirs, 'likeness-roles-agent-'), INTERNAL_URL: baseUrl });
     await readUntil(agent.stdout, 'agent worker registered');
     drain(agent.stdout);
     drain(agent.stderr);

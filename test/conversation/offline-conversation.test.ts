@@ -35,6 +35,7 @@ describe('the voice agent on the offline models', () => {
       LIVEKIT_API_KEY: livekit.apiKey,
       LIVEKIT_API_SECRET: livekit.apiSecret,
       DATA_DIR: await tempDir(dirs, 'likeness-offline-agent-'),
+      INTERNAL_URL: service.url,
     };
     for (const key of PROVIDER_KEYS) delete env[key];
     agent = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });

@@ -70,7 +70,7 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     expect(Object.keys(paths['/v1/identities/{identity_id}']!.patch.responses).sort()).toEqual(['200', '202', '401', '404', '409', '413', '415', '422']);
     expect(Object.keys(paths['/v1/identities/{identity_id}/status']!.get.responses).sort()).toEqual(['200', '401', '404']);
     const startOp = paths['/v1/sessions/start']!.post;
-    expect(Object.keys(startOp.responses).sort()).toEqual(['200', '401', '402', '404', '409', '422', '500']);
+    expect(Object.keys(startOp.responses).sort()).toEqual(['200', '401', '402', '404', '409', '422', '500', '503']);
     expect(Object.keys(startOp.requestBody.content)).toEqual(['application/json']);
     expect(startOp.requestBody.content['application/json'].schema.properties.form_factor.enum).toEqual(['phone', 'desktop']);
     expect(Object.keys(startOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual(

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/index.ts';
-import { startAgentWorker } from '../../agent/worker.ts';
+import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
 import { connectLivekit } from '../../src/livekit/connection.ts';
 import { startService, type RunningService, type ServiceOverrides } from '../../src/server.ts';
 import { freshDatabase } from './postgres.ts';
@@ -23,6 +23,8 @@ export interface TestAccount {
 
 export interface TestService extends RunningService {
   engine: Engine;
+  /** The in-process agent worker (`agent: true`). */
+  worker: AgentWorker | undefined;
   config: Config;
   dataDir: string;
   account(options?: { credits?: number; email?: string }): Promise<TestAccount>;
@@ -72,6 +74,8 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       HOST: '127.0.0.1',
       PORT: String(freePort()),
       DATA_DIR: dataDir,
+      // Suites without a worker start sessions an agent never takes (they act as the job).
+      SESSION_ADMISSION: options.agent ? 'workers' : 'off',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     });
@@ -96,6 +100,7 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
         apiKey: running.services.livekit.apiKey,
         apiSecret: running.services.livekit.apiSecret,
         agentName: config.livekit.agentName,
+        controlPlaneUrl: running.url,
       })
     : undefined;
   const call: TestService['call'] = (method, path, init = {}) =>
@@ -104,6 +109,7 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
   return {
     ...running,
     engine,
+    worker,
     config,
     dataDir,
     call,

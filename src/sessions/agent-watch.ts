@@ -1,0 +1,156 @@
+// Keeping a running session's agent (docs/api.md#session-lifecycle). LiveKit offers a dispatch
+// once: a worker that was full a moment ago, or one that died with the session's job, leaves
+// the visitor in an empty room. Every API process runs this watch a few times a second; a
+// conditional update claims each session, so one process acts on it.
+// - Lost: a session whose agent had joined, but which no live worker's heartbeat has listed
+//   for HEARTBEAT_TTL_SECONDS (its worker was killed, or the job died). Its agent
+//   participants are removed from the room (a stalled one must not come back beside a new
+//   one) and it is dispatched again; the visitor stays in the room. Minutes go on from those
+//   already billed: none is billed while no avatar streams.
+// - Unanswered: a session whose agent has not joined REDISPATCH_AFTER_SECONDS after its last
+//   dispatch is dispatched again, while a worker has a free slot.
+// SESSION_AGENT_TIMEOUT_SECONDS, counted from the start or the loss, still ends a session no
+// agent reaches (`agent_unavailable`).
+import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { hashApiKey } from '../auth/api-keys.ts';
+import type { SessionSettings } from '../config.ts';
+import { HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
+import type { Database } from '../db/index.ts';
+import { randomBase62 } from '../db/ids.ts';
+import { findIdentity } from '../identities/queries.ts';
+import type { LivekitConnection } from '../livekit/connection.ts';
+import { freeAgentSlots } from '../workers/admission.ts';
+import { dispatchMetadata } from './dispatch.ts';
+import type { SessionRow } from './lifecycle.ts';
+import { sessions } from './schema.ts';
+
+/** LiveKit's workers report their load every 2.5 s: a dispatch sent while all looked full gets another chance after that. */
+const REDISPATCH_AFTER_SECONDS = 4;
+/** `ParticipantInfo.Kind.AGENT` of LiveKit's protocol (livekit-server-sdk does not re-export the enum). */
+const AGENT_PARTICIPANT_KIND = 4;
+
+export interface AgentWatchDeps {
+  db: Database;
+  livekit: LivekitConnection;
+  settings: SessionSettings;
+  agentName: string;
+  assetsUrl: string;
+  internalUrl: string;
+  log?: (line: string) => void;
+}
+
+export class AgentWatch {
+  constructor(private readonly deps: AgentWatchDeps) {}
+
+  /** One look at every running session; returns the ids dispatched again. */
+  async tick(): Promise<string[]> {
+    const { db } = this.deps;
+    const redispatched: string[] = [];
+    // Lost agents first: claimed by clearing the join, so a second process finds nothing.
+    const lost = await db
+      .update(sessions)
+      .set({ agentJoinedAt: null, agentWaitSince: sql`now()`, dispatchedAt: sql`now()` })
+      .where(
+        and(
+          eq(sessions.status, 'running'),
+          isNotNull(sessions.agentJoinedAt),
+          lt(sql`coalesce(${sessions.agentSeenAt}, ${sessions.agentJoinedAt})`, sql`now() - make_interval(secs => ${HEARTBEAT_TTL_SECONDS})`),
+        ),
+      )
+      .returning();
+    for (const session of lost) {
+      this.#log(`session ${session.id} lost its agent (no live worker lists it); dispatching it again`);
+      await this.#removeAgents(session.id);
+      if (await this.#dispatch(session)) redispatched.push(session.id);
+    }
+    // Then dispatches nobody answered, while some worker could.
+    const unanswered = await db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(
+        and(
+          eq(sessions.status, 'running'),
+          isNull(sessions.agentJoinedAt),
+          lt(sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`, sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`),
+        ),
+      );
+    if (unanswered.length === 0) return redispatched;
+    // This session is among the "started, no agent yet" the count subtracts: one free slot is enough.
+    if ((await freeAgentSlots(db, this.deps.agentName, this.deps.settings.agentTimeoutSeconds)).free + unanswered.length <= 0) return redispatched;
+    for (const { id } of unanswered) {
+      const [claimed] = await db
+        .update(sessions)
+        .set({ dispatchedAt: sql`now()` })
+        .where(
+          and(
+            eq(sessions.id, id),
+            eq(sessions.status, 'running'),
+            isNull(sessions.agentJoinedAt),
+            or(isNull(sessions.dispatchedAt), lt(sessions.dispatchedAt, sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`)),
+          ),
+        )
+        .returning();
+      if (!claimed) continue;
+      this.#log(`session ${id}: no agent answered its dispatch; dispatching it again`);
+      // The old dispatch goes: a job it might still start would find a second agent there.
+      await this.deps.livekit.dispatches.deleteDispatch(claimed.dispatchId, id).catch(() => undefined);
+      if (await this.#dispatch(claimed)) redispatched.push(id);
+    }
+    return redispatched;
+  }
+
+  /** Removes every agent participant (a job, an avatar service) from the session's room. */
+  async #removeAgents(sessionId: string): Promise<void> {
+    try {
+      const participants = await this.deps.livekit.rooms.listParticipants(sessionId);
+      for (const participant of participants) {
+        if (participant.kind !== AGENT_PARTICIPANT_KIND) continue;
+        await this.deps.livekit.rooms.removeParticipant(sessionId, participant.identity).catch(() => undefined);
+      }
+    } catch (error) {
+      this.#log(`listing the agents of ${sessionId} failed: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * A new dispatch for the session, with a new report token (an earlier job, if it still runs
+   * somewhere, can no longer report) and its minutes numbered on from those already billed.
+   */
+  async #dispatch(session: SessionRow): Promise<boolean> {
+    const { db, livekit, settings } = this.deps;
+    const identity = session.identityId ? await findIdentity(db, session.accountId, session.identityId) : undefined;
+    const reportToken = randomBase62(43);
+    const metadata = {
+      ...dispatchMetadata({
+        sessionId: session.id,
+        reportUrl: `${this.deps.internalUrl}/internal/sessions/${session.id}/reports`,
+        reportToken,
+        avatarEnabled: session.avatarEnabled,
+        visitorIdentity: session.visitorIdentity,
+        identity,
+        language: session.language,
+        visualAwareness: session.visualAwareness,
+        formFactor: session.formFactor,
+        settings,
+        assetsUrl: this.deps.assetsUrl,
+      }),
+      minute_offset: session.billedMinutes,
+    };
+    try {
+      const dispatch = await livekit.dispatches.createDispatch(session.id, this.deps.agentName, { metadata: JSON.stringify(metadata) });
+      await db
+        .update(sessions)
+        .set({ dispatchId: dispatch.id, reportTokenHash: hashApiKey(reportToken) })
+        .where(and(eq(sessions.id, session.id), eq(sessions.status, 'running')));
+      return true;
+    } catch (error) {
+      // The next tick tries again (dispatchedAt was set), until the agent timeout ends it.
+      this.#log(`dispatching session ${session.id} again failed: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  #log(line: string): void {
+    (this.deps.log ?? ((l: string) => console.warn(`[likeness] ${l}`)))(line);
+  }
+}

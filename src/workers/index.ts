@@ -1,0 +1,52 @@
+// The agent workers as the control plane sees them (docs/api.md#internal): each worker posts a
+// heartbeat (src/contract/worker-heartbeat.ts) every few seconds to POST
+// /internal/workers/heartbeat, signed with the LiveKit API key and secret both sides hold;
+// session starts are admitted against them (admission.ts).
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { Elysia } from 'elysia';
+import { TokenVerifier } from 'livekit-server-sdk';
+import { HEARTBEAT_PATH, HEARTBEAT_TTL_SECONDS, WorkerHeartbeat } from '../contract/index.ts';
+import type { Database } from '../db/index.ts';
+import { ApiError } from '../http/errors.ts';
+import { sessions } from '../sessions/schema.ts';
+import { agentWorkers } from './schema.ts';
+
+export { freeAgentSlots, type SlotCount } from './admission.ts';
+
+/** Rows of workers gone this long are deleted as heartbeats come in. */
+const FORGET_AFTER_SECONDS = 3600;
+
+export function workerRoutes(deps: { db: Database; livekit: { apiKey: string; apiSecret: string } }) {
+  const verifier = new TokenVerifier(deps.livekit.apiKey, deps.livekit.apiSecret);
+  return new Elysia({ detail: { hide: true } }).post(
+    HEARTBEAT_PATH,
+    async ({ body, request }) => {
+      const token = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+      const claims = token ? await verifier.verify(token).catch(() => undefined) : undefined;
+      // The token names the worker it was made for: one worker cannot report for another.
+      if (!claims || claims.sub !== body.worker_id) throw new ApiError(401, 'Unknown or unsigned worker');
+      const values = {
+        agentName: body.agent_name,
+        capacity: body.capacity,
+        runningJobs: body.running_jobs,
+        draining: body.draining,
+        seenAt: sql`now()`,
+        expiresAt: sql`now() + make_interval(secs => ${HEARTBEAT_TTL_SECONDS})`,
+      };
+      await deps.db
+        .insert(agentWorkers)
+        .values({ id: body.worker_id, ...values })
+        .onConflictDoUpdate({ target: agentWorkers.id, set: values });
+      // The sessions it runs have their agent (src/sessions/agent-watch.ts watches the others).
+      if (body.sessions.length && !body.draining) {
+        await deps.db
+          .update(sessions)
+          .set({ agentSeenAt: sql`now()`, agentWorkerId: body.worker_id })
+          .where(and(inArray(sessions.id, body.sessions), eq(sessions.status, 'running')));
+      }
+      await deps.db.delete(agentWorkers).where(lt(agentWorkers.expiresAt, sql`now() - make_interval(secs => ${FORGET_AFTER_SECONDS})`));
+      return { ok: true };
+    },
+    { body: WorkerHeartbeat, parse: 'json' },
+  );
+}

@@ -1,0 +1,100 @@
+// Admission (docs/api.md#sessions-start): agent workers report their capacity and running
+// sessions in heartbeats, and POST /v1/sessions/start answers 503 with Retry-After while no
+// live worker has a free slot, before any room, hold or row exists. Two real workers here,
+// each taking one session (AGENT_MAX_JOBS=1), on a real LiveKit server.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { AccessToken } from 'livekit-server-sdk';
+import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
+import { HEARTBEAT_PATH } from '../../src/contract/index.ts';
+import { sessions as sessionRows } from '../../src/sessions/schema.ts';
+import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
+
+describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (engine) => {
+  let service: TestService;
+  let account: TestAccount;
+  const workers: AgentWorker[] = [];
+
+  const startWorker = () =>
+    startAgentWorker({
+      wsURL: service.services.livekit.url,
+      apiKey: service.services.livekit.apiKey,
+      apiSecret: service.services.livekit.apiSecret,
+      agentName: service.config.livekit.agentName,
+      maxConcurrentJobs: 1,
+      controlPlaneUrl: service.url,
+    });
+  const start = () => account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ language: 'en' }), headers: { 'content-type': 'application/json' } });
+  const rooms = async () => (await service.services.livekit.rooms.listRooms()).map((room) => room.name).sort();
+  const sessionCount = async () => ((await (await account.call('GET', '/v1/sessions')).json()) as unknown[]).length;
+
+  beforeAll(async () => {
+    service = await startTestService(engine, { livekit: 'local', env: { SESSION_ADMISSION: 'workers' } });
+    account = await service.account({ credits: 10_000 });
+  }, 60_000);
+  afterAll(async () => {
+    for (const worker of workers) await worker.stop();
+    await service?.stop();
+  });
+
+  test('no worker has reported: 503 "No agent worker is running", Retry-After, nothing created', async () => {
+    const response = await start();
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await response.json()).toEqual({ detail: 'No agent worker is running; retry shortly' });
+    expect(await rooms()).toEqual([]);
+    expect(await sessionCount()).toBe(0);
+  });
+
+  test('a heartbeat not signed for its worker is refused and counts for nothing', async () => {
+    const heartbeat = { worker_id: 'w-forged', agent_name: service.config.livekit.agentName, capacity: 50, running_jobs: 0, sessions: [], draining: false };
+    const post = (token?: string) =>
+      fetch(`${service.url}${HEARTBEAT_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(heartbeat) });
+    expect((await post()).status).toBe(401);
+    expect((await post(await new AccessToken('someone', 'else-else-else-else-else-else-else-else', { identity: 'w-forged' }).toJwt())).status).toBe(401);
+    // Signed, but for another worker.
+    const { apiKey, apiSecret } = service.services.livekit;
+    expect((await post(await new AccessToken(apiKey, apiSecret, { identity: 'w-other' }).toJwt())).status).toBe(401);
+    expect((await start()).status).toBe(503);
+  });
+
+  test('two workers of one slot each: two sessions start, the third is 503 with no room, hold or row; one ends and a start succeeds again', async () => {
+    workers.push(await startWorker(), await startWorker());
+    const balance = async () => (await service.services.ledger.balance(account.accountId))!;
+    const first = await start();
+    const second = await start();
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const sessions = (await Promise.all([first.json(), second.json()])) as { room_name: string }[];
+    const before = { rooms: await rooms(), sessions: await sessionCount(), balance: await balance() };
+    expect(before.rooms).toEqual(sessions.map((s) => s.room_name).sort());
+
+    const third = await start();
+    expect(third.status).toBe(503);
+    expect(third.headers.get('retry-after')).toBe('5');
+    expect(await third.json()).toEqual({ detail: 'Every agent is busy; retry shortly' });
+    expect({ rooms: await rooms(), sessions: await sessionCount(), balance: await balance() }).toEqual(before);
+
+    // Each worker takes its session (LiveKit spreads them), and reports it running.
+    await eventually(
+      async () => (await service.services.database.db.select({ agentJoinedAt: sessionRows.agentJoinedAt }).from(sessionRows)).every((row) => row.agentJoinedAt),
+      30_000,
+      'both agents in their rooms',
+    );
+    expect((await start()).status).toBe(503);
+
+    await account.call('POST', `/v1/sessions/${sessions[0]!.room_name}/end`);
+    // The freed slot shows once its worker's next heartbeat says so (every 2 s).
+    const again = await eventually(async () => {
+      const response = await start();
+      return response.status === 200 ? ((await response.json()) as { room_name: string }) : undefined;
+    }, 15_000, 'a start admitted again');
+    expect(again.room_name).toMatch(/^ses_/);
+    for (const session of [sessions[1]!, again]) await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+  }, 90_000);
+
+  test('a stopping worker stops counting at once: with none left, 503 again', async () => {
+    for (const worker of workers.splice(0)) await worker.stop();
+    const response = await start();
+    expect(response.status).toBe(503);
+  }, 60_000);
+});
