@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry of `npm start` and `npm test` (plain Node, no dependencies): it installs what
 // the project needs on this machine (Bun, node_modules, the LiveKit server, Postgres,
-// moto and Chromium for the tests) idempotently, then hands over to Bun.
+// moto, Chromium and Redis for the tests) idempotently, then hands over to Bun.
 //
 //   node src/bootstrap/index.mjs start [args…]   bun src/cli/index.ts serve [args…]
 //   node src/bootstrap/index.mjs test [args…]    bun test [args…] against a throwaway Postgres and S3
@@ -14,6 +14,7 @@ import { log } from "./log.mjs";
 import { allProvidersInCloud, ensureOfflineModels } from "./models.mjs";
 import { repoRoot } from "./paths.mjs";
 import { ensurePostgresInstalled, startThrowawayPostgres } from "./postgres.mjs";
+import { ensureRedisInstalled } from "./redis.mjs";
 import { exitStatus, forwardSignalsToChildren, interruption, run } from "./processes.mjs";
 import { ensureMotoInstalled, startThrowawayS3 } from "./s3.mjs";
 import { runBunTest, summaryLine } from "./test-run.mjs";
@@ -67,6 +68,8 @@ async function test(args) {
     stopIfInterrupted();
     const chromiumPath = await ensureChromium();
     stopIfInterrupted();
+    const redisServer = await ensureRedisInstalled();
+    stopIfInterrupted();
     await ensureOfflineModels(); // exports LIKENESS_MODELS_DIR to the suites
     stopIfInterrupted();
     // Both servers start at once; if one fails, the other is still stopped below.
@@ -80,6 +83,7 @@ async function test(args) {
       ...process.env,
       LIKENESS_LIVEKIT_BIN: livekitBin,
       LIKENESS_CHROMIUM: chromiumPath,
+      LIKENESS_REDIS_SERVER: redisServer,
       TEST_DATABASE_URL: cluster.url,
       TEST_S3_ENDPOINT: s3.endpoint,
     });

@@ -6,24 +6,16 @@
 // streams. bench/failover measures the gap; here it must only be well under a stalled one.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
-import type { Subprocess } from 'bun';
 import { eq } from 'drizzle-orm';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
-import { drain, readUntil, tempDir } from '../support/processes.ts';
+import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 
-const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 /** Seconds per billed minute: short, so minutes pass during the test. */
 const MINUTE_SECONDS = 4;
-
-interface AgentProcess {
-  child: Subprocess<'ignore', 'pipe', 'pipe'>;
-  workerId: string;
-}
 
 describe('an agent worker killed mid-conversation', () => {
   const dirs: string[] = [];
@@ -31,45 +23,15 @@ describe('an agent worker killed mid-conversation', () => {
   let service: TestService;
   let account: TestAccount;
 
-  /** A worker alone, in a process group of its own (setsid), so it dies with its job processes. */
-  async function startAgentProcess(): Promise<AgentProcess> {
-    const { livekit } = service.services;
-    const child = Bun.spawn(['setsid', 'bun', CLI, 'serve', '--role', 'agent'], {
-      env: {
-        ...process.env,
-        HOST: '127.0.0.1',
-        LIVEKIT_URL: livekit.url,
-        LIVEKIT_API_KEY: livekit.apiKey,
-        LIVEKIT_API_SECRET: livekit.apiSecret,
-        INTERNAL_URL: service.url,
-        AGENT_MAX_JOBS: '1',
-        DATA_DIR: await tempDir(dirs, 'likeness-failover-agent-'),
-      },
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
-    const printed = await readUntil(child.stdout, 'agent worker registered');
-    drain(child.stdout);
-    drain(child.stderr);
-    const workerId = /\(id (\S+),/.exec(printed)?.[1];
-    if (!workerId) throw new Error(`no worker id in: ${printed}`);
-    const agent = { child, workerId };
-    agents.push(agent);
-    return agent;
-  }
-
   beforeAll(async () => {
     service = await startTestService('postgres', { livekit: 'local', env: { SESSION_ADMISSION: 'workers', BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) } });
     account = await service.account({ credits: 100_000 });
-    await Promise.all([startAgentProcess(), startAgentProcess()]);
+    const { livekit } = service.services;
+    const spawn = () => startAgentProcess({ livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '1' } });
+    agents.push(...(await Promise.all([spawn(), spawn()])));
   }, 120_000);
   afterAll(async () => {
-    for (const { child } of agents) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {}
-    }
+    for (const agent of agents) agent.kill();
     await service?.stop();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
@@ -88,7 +50,7 @@ describe('an agent worker killed mid-conversation', () => {
       // A minute or more billed before the kill.
       await eventually(async () => (await row()).billedMinutes >= 1, 15_000, 'a billed minute');
 
-      process.kill(-victim.child.pid, 'SIGKILL');
+      victim.kill();
       const killedAt = performance.now();
       const billedAtKill = (await row()).billedMinutes;
       // The new avatar: a second video track, from the surviving worker's job.
