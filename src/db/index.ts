@@ -25,6 +25,8 @@ export interface DatabaseHandle {
 }
 
 const migrationsFolder = resolve(import.meta.dir, '../../drizzle');
+/** pg_advisory_lock key of the migrations: any constant of our own ('lkns' in ASCII). */
+const MIGRATION_LOCK = 0x6c6b6e73;
 
 export interface DatabaseOptions {
   databaseUrl?: string;
@@ -37,7 +39,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   if (options.databaseUrl) {
     const client = postgres(options.databaseUrl, { max: 10, onnotice: () => {} });
     const db = drizzlePostgres(client, { schema }) as unknown as Database;
-    await migratePostgres(drizzlePostgres(client), { migrationsFolder });
+    await migrateOnce(client, options.databaseUrl);
     handle = {
       db,
       engine: 'postgres',
@@ -58,6 +60,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     };
   }
   return handle;
+}
+
+/**
+ * Migrations under a session-level advisory lock: processes started at once on one Postgres
+ * (API replicas) take turns, and the ones after the first find nothing left to do. Without it
+ * both would try to create the same tables and one would fail its start.
+ */
+async function migrateOnce(client: postgres.Sql, databaseUrl: string): Promise<void> {
+  const lock = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    await lock`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    await migratePostgres(drizzlePostgres(client), { migrationsFolder });
+  } finally {
+    await lock`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => undefined);
+    await lock.end({ timeout: 5 });
+  }
 }
 
 export function pgliteDirFor(dataDir: string): string {
