@@ -20,9 +20,9 @@ export interface LivekitSettings {
   apiKey: string | undefined;
   apiSecret: string | undefined;
   /**
-   * The `rtc_url` handed to clients (LIVEKIT_PUBLIC_URL). Unset: `url` for an external server;
-   * for the local one, PUBLIC_URL as ws(s), whose /rtc this service passes on to it, or, when
-   * everything stays on loopback, the local server's own address.
+   * The `rtc_url` handed to clients (LIVEKIT_PUBLIC_URL). Unset: PUBLIC_URL as ws(s), whose
+   * /rtc this service passes on to its LiveKit (the local one or `url`); when everything stays
+   * on loopback without a PUBLIC_URL, LiveKit's own address.
    */
   publicUrl: string | undefined;
   /** Name the agent worker registers under; sessions dispatch it explicitly. */
@@ -156,6 +156,12 @@ export interface Config {
    * orphaned by a dead process (the embedded database has one process, so it sweeps at once).
    */
   recoveryGraceSeconds: number;
+  /**
+   * A create or retrain in progress is leased to the process doing it, renewed every third of
+   * this; once a lease runs out (its process died) any process finishes the work: a retrain
+   * resumes, a create is removed (WORK_LEASE_SECONDS).
+   */
+  workLeaseSeconds: number;
   livekit: LivekitSettings;
   pipelines: PipelineSettings;
   sessions: SessionSettings;
@@ -343,11 +349,14 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: env.ADMIN_TOKEN || undefined,
     maxRequestBytes: integer(env, 'MAX_REQUEST_BYTES', 40 * 1024 * 1024, 1024),
     recoveryGraceSeconds: integer(env, 'RECOVERY_GRACE_SECONDS', 900),
+    workLeaseSeconds: integer(env, 'WORK_LEASE_SECONDS', 30, 3),
     livekit: {
       url: env.LIVEKIT_URL || undefined,
       apiKey: env.LIVEKIT_API_KEY || undefined,
       apiSecret: env.LIVEKIT_API_SECRET || undefined,
-      publicUrl: env.LIVEKIT_PUBLIC_URL || (env.LIVEKIT_URL ? undefined : env.PUBLIC_URL || media.nodeIp !== '127.0.0.1' ? websocketUrlOf(publicUrl) : undefined),
+      // Clients reach LiveKit through this service's /rtc, whichever LiveKit it is, unless
+      // everything stays on loopback without a PUBLIC_URL (then LiveKit's own address).
+      publicUrl: env.LIVEKIT_PUBLIC_URL || (env.PUBLIC_URL || media.nodeIp !== '127.0.0.1' ? websocketUrlOf(publicUrl) : undefined),
       agentName: env.AGENT_NAME || DEFAULT_AGENT_NAME,
       media,
     },

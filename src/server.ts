@@ -125,7 +125,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     store,
     ledger: new CreditLedger(db),
     pipelines,
-    retraining: new Retraining({ db, store, pipelines, mediaLimits, voices }),
+    retraining: new Retraining({ db, store, pipelines, mediaLimits, voices, workLeaseSeconds: config.workLeaseSeconds }),
     mediaLimits,
     voices,
     operations: databaseOperations(db),
@@ -159,6 +159,7 @@ export function buildApp(services: Services) {
     assetsUrl: config.assetsUrl,
     onboardingCost: config.credits.onboardingCost,
     voices: services.voices,
+    workLeaseSeconds: config.workLeaseSeconds,
   };
   const sessionDeps = {
     db: database.db,
@@ -222,12 +223,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (running) throw new Error(`Another Likeness service (pid ${running.pid}) is using ${config.dataDir}; stop it or choose another DATA_DIR`);
   }
   const services = await openServices(config, overrides);
+  const recoveryDeps = { db: services.database.db, store: services.store, retraining: services.retraining, voices: services.voices };
+  const recover = async (options: { graceSeconds: number; ignoreLeases?: boolean }) => {
+    const recovered = await recoverIdentities(recoveryDeps, options);
+    if (recovered.discarded || recovered.resumed) {
+      console.log(`[likeness] recovery: removed ${recovered.discarded} unfinished identities, resumed ${recovered.resumed} retrains`);
+    }
+  };
   // One embedded process owns its PGlite: nothing else can be mid-create, so sweep at once.
-  const grace = services.database.engine === 'pglite' ? 0 : config.recoveryGraceSeconds;
-  const recovered = await recoverIdentities({ db: services.database.db, store: services.store, retraining: services.retraining, voices: services.voices }, grace);
-  if (recovered.discarded || recovered.resumed) {
-    console.log(`[likeness] recovery: removed ${recovered.discarded} unfinished identities, resumed ${recovered.resumed} retrains`);
-  }
+  const embedded = services.database.engine === 'pglite';
+  await recover({ graceSeconds: embedded ? 0 : config.recoveryGraceSeconds, ignoreLeases: embedded });
   let app: ReturnType<typeof buildApp>;
   try {
     app = buildApp(services).listen({ port: config.port, hostname: config.host });
@@ -243,6 +248,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       void services.lifecycle
         .sweep()
         .then(() => services.voices.releaseUnused())
+        // Work another process left behind when it died (its lease ran out) is finished here.
+        .then(() => recover({ graceSeconds: config.recoveryGraceSeconds }))
         .catch((e) => console.error('session sweep failed:', e)),
     config.sessions.sweepIntervalSeconds * 1000,
   );

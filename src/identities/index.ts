@@ -35,6 +35,8 @@ export interface IdentityDeps {
   assetsUrl: string;
   onboardingCost: number;
   voices: Voices;
+  /** The lease a create holds on its row while it runs (WORK_LEASE_SECONDS). */
+  workLeaseSeconds: number;
 }
 
 const unauthorized = { 401: ErrorResponse };

@@ -16,6 +16,7 @@ import type { Language } from '../contract/languages.ts';
 import type { StoredAudio } from '../media/stored.ts';
 import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
 import { identities } from './schema.ts';
+import { holdLease, leaseUntil } from './work-lease.ts';
 
 export interface OnboardingDeps {
   db: Database;
@@ -23,6 +24,7 @@ export interface OnboardingDeps {
   store: AssetStore;
   onboardingCost: number;
   voices: Voices;
+  workLeaseSeconds: number;
 }
 
 export interface UploadedAudio {
@@ -81,7 +83,10 @@ export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity):
     pipelineId: input.pipeline.id,
     status: 'created',
     image: { key: '', contentType: input.image.kind, width: input.image.width, height: input.image.height, variants: {} },
+    workedUntil: leaseUntil(deps.workLeaseSeconds),
   });
+  // While this process works on it, no other's recovery takes the row for orphaned.
+  const releaseLease = holdLease(db, id, deps.workLeaseSeconds);
   try {
     await db.update(identities).set({ status: 'training', updatedAt: new Date() }).where(eq(identities.id, id));
     const trained = await input.pipeline.train({ identityId: id, image: input.image, audio: input.audio?.inspected, store, prefix });
@@ -108,6 +113,8 @@ export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity):
     // If this cleanup fails too, the recovery sweep finishes it: the row is invisible meanwhile.
     await discardUnfinished(db, store, voices, id).catch((e) => console.error(`cleanup of ${id} failed:`, e));
     throw error instanceof InsufficientCredits ? insufficient(onboardingCost) : error;
+  } finally {
+    releaseLease();
   }
 }
 

@@ -3,7 +3,7 @@
 // media until the new ones are ready; a failed retrain leaves them in place and says why
 // in `detail`. One retrain per identity at a time: a second one answers 409. New audio is
 // cloned into a new voice here; the old clone is deleted at the provider once replaced.
-import { and, eq, isNotNull, lt } from 'drizzle-orm';
+import { and, eq, isNotNull } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
@@ -16,6 +16,7 @@ import type { Language } from '../contract/languages.ts';
 import type { StoredImage } from '../media/stored.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
 import { identities, type PendingRetrain } from './schema.ts';
+import { claimOrphanedRetrain, holdLease, leaseUntil, orphaned } from './work-lease.ts';
 
 export interface RetrainRequest {
   accountId: string;
@@ -35,6 +36,8 @@ export interface RetrainingDeps {
   pipelines: PipelineRegistry;
   mediaLimits: MediaLimits;
   voices: Voices;
+  /** The lease a retrain holds on its identity while it runs (WORK_LEASE_SECONDS). */
+  workLeaseSeconds: number;
 }
 
 /** What a new photo's training replaces: the photo, its renditions, and the files its training stored (`training.assets`). */
@@ -78,6 +81,7 @@ export class Retraining {
         ...(request.voice !== undefined && { voice: request.voice, audio: null }),
         pendingRetrain: pending,
         updatedAt: now,
+        workedUntil: leaseUntil(this.deps.workLeaseSeconds),
       })
       .where(
         and(
@@ -96,15 +100,22 @@ export class Retraining {
     return row;
   }
 
-  /** Resume retrains that a stopped process left behind (untouched for `graceSeconds`). */
-  async resumeInterrupted(graceSeconds: number): Promise<number> {
-    const cutoff = new Date(Date.now() - graceSeconds * 1000);
+  /**
+   * Resume retrains a dead process left behind: their lease ran out (or, rows from before
+   * leases, untouched for `graceSeconds`). Each is claimed first, so one process resumes it.
+   */
+  async resumeInterrupted(graceSeconds: number, ignoreLeases = false): Promise<number> {
     const rows = await this.deps.db
       .select({ id: identities.id })
       .from(identities)
-      .where(and(eq(identities.status, 'training'), isNotNull(identities.onboardedAt), lt(identities.updatedAt, cutoff)));
-    for (const { id } of rows) if (!this.running.has(id)) this.start(id);
-    return rows.length;
+      .where(and(eq(identities.status, 'training'), isNotNull(identities.onboardedAt), orphaned(graceSeconds, ignoreLeases)));
+    let resumed = 0;
+    for (const { id } of rows) {
+      if (this.running.has(id) || !(await claimOrphanedRetrain(this.deps.db, id, this.deps.workLeaseSeconds, graceSeconds, ignoreLeases))) continue;
+      this.start(id);
+      resumed++;
+    }
+    return resumed;
   }
 
   /** Resolves when no retrain is running in this process (shutdown, tests). */
@@ -113,9 +124,13 @@ export class Retraining {
   }
 
   private start(identityId: string): void {
+    const releaseLease = holdLease(this.deps.db, identityId, this.deps.workLeaseSeconds);
     const job = this.run(identityId)
       .catch((error) => console.error(`retraining ${identityId} failed to finish:`, error))
-      .finally(() => this.running.delete(identityId));
+      .finally(() => {
+        releaseLease();
+        this.running.delete(identityId);
+      });
     this.running.set(identityId, job);
   }
 

@@ -35,6 +35,11 @@ export const identities = pgTable(
     /** What the pipeline's training produced (e.g. face analysis), for the renderer. */
     training: jsonb('training').$type<Record<string, unknown>>(),
     pendingRetrain: jsonb('pending_retrain').$type<PendingRetrain>(),
+    /**
+     * While a create or retrain runs, the process doing it keeps this in the future (a lease);
+     * past it, the work is orphaned and any process's recovery takes it over.
+     */
+    workedUntil: timestamp('worked_until', { withTimezone: true, mode: 'date' }),
     /** Set when onboarding completes (and is charged); null rows are unfinished creates. */
     onboardedAt: timestamp('onboarded_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

@@ -15,8 +15,8 @@ test('four processes opening one empty Postgres at once all start; each migratio
     expect(opened.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok'))).toEqual(['ok', 'ok', 'ok', 'ok']);
     const sql = new SQL(url);
     try {
-      const [{ n }] = (await sql`select count(*)::int as n from drizzle.__drizzle_migrations`) as { n: number }[];
-      expect(n).toBe(migrations.length);
+      const [row] = (await sql`select count(*)::int as n from drizzle.__drizzle_migrations`) as { n: number }[];
+      expect(row?.n).toBe(migrations.length);
     } finally {
       await sql.close();
     }

@@ -1,5 +1,8 @@
 // A process killed in the middle of a create leaves nothing visible after restart, and a
-// retrain it was running resumes. The service runs as a real process and gets SIGKILL.
+// retrain it was running resumes. The service runs as a real process and gets SIGKILL. On
+// PGlite the restart recovers at once (one process owns the database); on Postgres the dead
+// process's lease on the work (WORK_LEASE_SECONDS, 3 here) must run out first, and the
+// restarted process's sweep then takes the work over, as any replica's would.
 import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -9,6 +12,10 @@ import { file, form, identityForm, type IdentityBody } from '../support/forms.ts
 import { freshDatabase } from '../support/postgres.ts';
 import { readUntil, tempDir } from '../support/processes.ts';
 import { ENGINES, startTestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
+
+/** Short leases, and a sweep each second, so the takeover on Postgres happens within seconds. */
+const FAST_RECOVERY = { WORK_LEASE_SECONDS: '3', SESSION_SWEEP_INTERVAL_SECONDS: '1', RECOVERY_GRACE_SECONDS: '0' };
 
 const HANGING = join(import.meta.dir, '../support/hanging-service.ts');
 
@@ -35,7 +42,7 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   test('a process killed mid-create leaves nothing visible after restart', async () => {
     const dataDir = await tempDir(dirs, 'likeness-crash-');
     const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
-    const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+    const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '1', ...FAST_RECOVERY, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
     const hanging = await startHanging(env);
     const pending = fetch(`${hanging.url}/v1/identities`, {
       method: 'POST',
@@ -48,9 +55,9 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
     await hanging.child.exited;
     expect(await pending).toBe('connection lost');
 
-    const service = await startTestService(engine, { dataDir, databaseUrl, env: { RECOVERY_GRACE_SECONDS: '0' } });
+    const service = await startTestService(engine, { dataDir, databaseUrl, env: FAST_RECOVERY });
     try {
-      expect(await service.count('identities')).toBe(0);
+      await eventually(async () => (await service.count('identities')) === 0, 15_000, 'the unfinished create removed');
       expect(await service.assetKeys()).toEqual([]);
       // Nothing of it on disk. (Once, on Postgres, the folder was there again, empty, after the
       // sweep: most likely a directory creation still in flight as the process was killed. An
@@ -69,7 +76,7 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   test('a retrain interrupted by a crash resumes after restart', async () => {
     const dataDir = await tempDir(dirs, 'likeness-crash-');
     const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
-    const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '2', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+    const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '2', ...FAST_RECOVERY, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
     const hanging = await startHanging(env);
     const auth = { authorization: `Bearer ${hanging.api_key}` };
     const created = (await (await fetch(`${hanging.url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm() })).json()) as IdentityBody;
@@ -83,10 +90,11 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
     hanging.child.kill('SIGKILL');
     await hanging.child.exited;
 
-    const service = await startTestService(engine, { dataDir, databaseUrl, env: { RECOVERY_GRACE_SECONDS: '0' } });
+    const service = await startTestService(engine, { dataDir, databaseUrl, env: FAST_RECOVERY });
     try {
-      await service.services.retraining.idle();
-      const after = (await (await fetch(`${service.url}/v1/identities/${created.identity_id}`, { headers: auth })).json()) as IdentityBody;
+      const read = async () => (await (await fetch(`${service.url}/v1/identities/${created.identity_id}`, { headers: auth })).json()) as IdentityBody;
+      await eventually(async () => (await read()).status === 'ready', 15_000, 'the retrain resumed and done');
+      const after = await read();
       expect(after).toMatchObject({ status: 'ready', prompt: 'after the crash', detail: null });
       expect(after.image).not.toBe(created.image);
       expect((await fetch(after.image)).status).toBe(200);

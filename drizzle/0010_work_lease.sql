@@ -1,0 +1,1 @@
+ALTER TABLE "identities" ADD COLUMN "worked_until" timestamp with time zone;
