@@ -50,14 +50,16 @@ describe('configuration', () => {
     expect(() => loadConfig({ LIVEKIT_UDP_PORTS: '80' })).toThrow('LIVEKIT_UDP_PORTS');
   });
 
-  test('rtc_url follows PUBLIC_URL (ws for http, wss for https) unless LIVEKIT_PUBLIC_URL says otherwise; an external LiveKit is its own', () => {
+  test('rtc_url follows PUBLIC_URL (ws for http, wss for https), whichever LiveKit, unless LIVEKIT_PUBLIC_URL says otherwise', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com' }).livekit.publicUrl).toBe('wss://likeness.example.com');
     expect(loadConfig({ PUBLIC_URL: 'http://10.1.2.3:8080/' }).livekit.publicUrl).toBe('ws://10.1.2.3:8080');
     expect(loadConfig({ LIVEKIT_NODE_IP: '10.1.2.3' }).livekit.publicUrl).toBe('ws://10.1.2.3:8080');
     expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_PUBLIC_URL: 'wss://rtc.example.com' }).livekit.publicUrl).toBe('wss://rtc.example.com');
     // All on loopback, no PUBLIC_URL: the local server's own address (decided at its start).
     expect(loadConfig({ HOST: '127.0.0.1' }).livekit.publicUrl).toBeUndefined();
-    // An external LiveKit: LIVEKIT_URL unless LIVEKIT_PUBLIC_URL.
-    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_URL: 'wss://lk.example.com' }).livekit.publicUrl).toBeUndefined();
+    // An external LiveKit too: its signalling comes through this service's /rtc.
+    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_URL: 'wss://lk.example.com' }).livekit.publicUrl).toBe('wss://likeness.example.com');
+    // ...unless all on loopback without a PUBLIC_URL: then LIVEKIT_URL itself (decided at start).
+    expect(loadConfig({ HOST: '127.0.0.1', LIVEKIT_URL: 'ws://127.0.0.1:7880' }).livekit.publicUrl).toBeUndefined();
   });
 });
