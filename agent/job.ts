@@ -37,6 +37,18 @@ const exitOnEarlyShutdown = (message: unknown) => {
 };
 if (process.send) process.on('message', exitOnEarlyShutdown);
 
+/**
+ * Whether the worker asked this job to stop (it is stopping: drained, or shut down). A job
+ * ends for other reasons too (its room closed, the visitor left); only this one leaves a
+ * session that goes on, which the control plane must move to another worker or end.
+ */
+let stoppedByWorker = false;
+if (process.send) {
+  process.on('message', (message: unknown) => {
+    if ((message as { case?: unknown } | null)?.case === 'shutdownRequest') stoppedByWorker = true;
+  });
+}
+
 export default defineAgent({
   prewarm: async (proc: JobProcess) => {
     try {
@@ -72,8 +84,12 @@ export default defineAgent({
       reporter: httpReporter({ url: metadata.report_url, token: metadata.report_token }),
       logger,
     });
-    // Shutdown callbacks run after the room is left: the meter delivers what it still holds.
-    ctx.addShutdownCallback(() => meter.close());
+    // Shutdown callbacks run after the room is left: the meter delivers what it still holds,
+    // the news that this agent is gone first when its worker stopped it.
+    ctx.addShutdownCallback(() => {
+      if (stoppedByWorker) meter.agentLeaving();
+      return meter.close();
+    });
 
     // The face loads while the job connects.
     const preparedAvatar = metadata.avatar_enabled ? prepareAvatar({ identity: metadata.identity, shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true), logger }) : null;

@@ -70,6 +70,15 @@ export interface AgentWorker {
   /** Job processes initialised and waiting for a session; `capacity` of them once the worker is warm. */
   warmProcesses(): number;
   /**
+   * True once a job process was warm for every slot: a session since waits for no process to
+   * load. It stays true through bursts that take the warm processes (replacements load behind).
+   */
+  warmedUp(): boolean;
+  /** Sessions it runs now. */
+  runningSessions(): number;
+  /** True from the first stop() on (draining, then closing). */
+  stopping(): boolean;
+  /**
    * Stops taking jobs and stops the worker. Running jobs are given `drainTimeoutMs` (default
    * 0) to end on their own, then told to shut down: they leave their rooms and deliver their
    * last reports.
@@ -156,21 +165,28 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   });
 
   let stopped: Promise<void> | undefined;
+  let warmedUp = false;
   return {
     id: workerId,
     healthUrl: `http://${healthHost.includes(':') ? `[${healthHost}]` : healthHost}:${healthPort}`,
     capacity: maxConcurrentJobs,
     // agents keeps them in a private pool; a dependency patch (agent/patches) exposes the count.
     warmProcesses: () => server.warmProcesses,
+    warmedUp: () => (warmedUp ||= server.warmProcesses >= idleProcesses),
+    runningSessions: () => server.activeJobs.length,
+    stopping: () => stopping,
     stop({ drainTimeoutMs = 0 } = {}) {
       stopped ??= (async () => {
         stopping = true;
-        // Draining from now: the control plane sends no more sessions this way.
+        // Draining from now: the control plane sends no more sessions this way, and the
+        // heartbeats go on listing the running ones, which are not lost while they drain.
         await heartbeats?.beat();
-        heartbeats?.stop();
         // drain() without a timeout would wait for every session to end on its own.
         if (drainTimeoutMs > 0) await server.drain(drainTimeoutMs).catch(() => undefined);
+        // The jobs still running are told to stop: each tells the control plane it leaves.
         await server.close();
+        await heartbeats?.beat();
+        heartbeats?.stop();
       })();
       return stopped;
     },

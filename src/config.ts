@@ -89,6 +89,17 @@ export interface AgentSettings {
    * an `AvatarPipeline` (agent/pipelines) or a list of them. Built-in pipelines need none.
    */
   pipelineModules: string[];
+  /**
+   * Where the worker answers /healthz and /readyz for an orchestrator (AGENT_HEALTH_PORT, every
+   * interface). Unset: nowhere (the process's own health is its heartbeats).
+   */
+  healthPort: number | undefined;
+  /**
+   * On SIGTERM the worker takes no new sessions and gives the running ones this long to end
+   * (AGENT_DRAIN_SECONDS); then they move to another worker, or end with a
+   * `service_restarting` notice where none has room.
+   */
+  drainSeconds: number;
 }
 
 /** A cloud provider's account: its key and, for self-hosted or test servers, its address. */
@@ -312,6 +323,8 @@ export function loadAgentSettings(env: Env = process.env): AgentSettings {
   return {
     maxJobs: integer(env, 'AGENT_MAX_JOBS', Math.max(1, Math.floor(AGENT_JOBS_PER_CORE * availableParallelism())), 1),
     pipelineModules: list(env.AGENT_PIPELINE_MODULES),
+    healthPort: env.AGENT_HEALTH_PORT ? integer(env, 'AGENT_HEALTH_PORT', 0, 1) : undefined,
+    drainSeconds: integer(env, 'AGENT_DRAIN_SECONDS', 30),
   };
 }
 

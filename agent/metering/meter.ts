@@ -98,6 +98,11 @@ export class StreamingMeter {
     this.#enqueue({ type: 'agent_joined' });
   }
 
+  /** The job is leaving a session that goes on (its worker is stopping): the control plane moves or ends it. */
+  agentLeaving(): void {
+    this.#enqueue({ type: 'agent_leaving' });
+  }
+
   participantDisconnected(identity: string): void {
     if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return;
     this.#visitorConnections--;

@@ -22,6 +22,7 @@ const leave = document.getElementById('end-session') as HTMLButtonElement;
 const NOTICES: Record<string, string> = {
   insufficient_credits: 'The credits ran out, so the session has ended.',
   agent_unavailable: 'The agent could not join, so the session has ended. Please try again.',
+  service_restarting: 'The service is restarting, so the session has ended. Please start a new one in a moment.',
 };
 
 const room = new Room();

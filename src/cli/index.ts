@@ -8,8 +8,13 @@ import { openDatabase, pgliteDirFor } from '../db/index.ts';
 import type { AgentWorker } from '../../agent/worker.ts';
 import { adminTokenFor, runningService } from '../admin/service-record.ts';
 
+/** What `serve --role` runs: the control plane, the agent worker, or both in one process. */
+export const ROLES = ['api', 'agent', 'all'] as const;
+type Role = (typeof ROLES)[number];
+
 const USAGE = `usage:
   likeness serve [--role api|agent|all]
+  likeness health URL   (exit 0 when URL answers 2xx: a container's HEALTHCHECK)
   likeness accounts create --email E [--credits N]
   likeness accounts set-password --account A   (the console password, read from standard input)
   likeness keys create --account A [--name N]
@@ -77,13 +82,12 @@ function whole(value: string, name: string): number {
   return Number(value);
 }
 
-type Role = 'api' | 'agent' | 'all';
-
 /** Run the control plane, the agent worker, or both (the default) in this process. */
 async function serve(config: Config, role: Role): Promise<void> {
   // Loaded here, not at the top: the operator commands need neither the server nor the agents SDK.
   const { startService } = await import('../server.ts');
   const { startAgentWorker } = await import('../../agent/worker.ts');
+  const { serveWorkerHealth } = await import('../../agent/health.ts');
   const service = role === 'agent' ? undefined : await startService(config);
   if (service) {
     console.log(`[likeness] listening on ${service.url} (public ${config.publicUrl}); database: ${service.services.database.engine}`);
@@ -109,13 +113,34 @@ async function serve(config: Config, role: Role): Promise<void> {
     });
     console.log(`[likeness] agent worker registered as ${config.livekit.agentName} (id ${worker.id}, health ${worker.healthUrl})`);
   }
-  const shutdown = async () => {
-    await worker?.stop();
+  // Beside the API, the worker's warmth is part of the service's readiness (one /readyz for the process).
+  if (service && worker) {
+    const local = worker;
+    service.services.readiness.add('agent', async () => {
+      if (!local.warmedUp()) throw new Error(`${local.warmProcesses()} of ${local.capacity} job processes warm`);
+    });
+  }
+  const health = worker && config.agent.healthPort ? serveWorkerHealth(worker, config.agent.healthPort) : undefined;
+  if (health) console.log(`[likeness] agent worker health and readiness on port ${config.agent.healthPort} (/healthz, /readyz)`);
+
+  // A stop drains: the worker takes no new sessions and gives the running ones
+  // AGENT_DRAIN_SECONDS; the API finishes the requests in flight. A second signal stops at once.
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      console.log(`[likeness] ${signal} again: stopping now`);
+      process.exit(1);
+    }
+    stopping = true;
+    const running = worker?.runningSessions() ?? 0;
+    if (running) console.log(`[likeness] ${signal}: draining ${running} session(s) for up to ${config.agent.drainSeconds} s (signal again to stop now)`);
+    await worker?.stop({ drainTimeoutMs: config.agent.drainSeconds * 1000 });
+    health?.stop();
     await service?.stop();
     process.exit(0);
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -141,9 +166,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (group === 'serve') {
     const role = values.role ?? 'all';
-    if (role !== 'api' && role !== 'agent' && role !== 'all') throw new UsageError('--role is api, agent or all');
-    await serve(config, role);
+    if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`--role is ${ROLES.join(', ')}`);
+    await serve(config, role as Role);
     return -1; // keep running
+  }
+  if (group === 'health') {
+    if (!verb) throw new UsageError('health needs a URL, e.g. http://127.0.0.1:8080/readyz');
+    const answer = await fetch(verb, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+    return answer?.ok ? 0 : 1;
   }
   const command = `${group} ${verb ?? ''}`.trim();
   // Read before the database opens: a usage error should not wait for it.

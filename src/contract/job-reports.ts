@@ -32,6 +32,8 @@ export const MeterReport = Type.Union([
   Type.Object({ type: Type.Literal('visitor_left') }),
   /** The job is in the room: the session has its agent. */
   Type.Object({ type: Type.Literal('agent_joined') }),
+  /** The job leaves though the session goes on: its worker is stopping (drained). The control plane moves the session, or ends it. */
+  Type.Object({ type: Type.Literal('agent_leaving') }),
 ]);
 
 export const JobReport = Type.Union([...MeterReport.anyOf, TranscriptReport]);

@@ -9,6 +9,9 @@
 //   already billed: none is billed while no avatar streams.
 // - Unanswered: a session whose agent has not joined REDISPATCH_AFTER_SECONDS after its last
 //   dispatch is dispatched again, while a worker has a free slot.
+// - Leaving: a job whose worker is stopping (drained) says so before it goes: the session
+//   moves to another worker at once, or, where none has room, ends with a
+//   `service_restarting` notice (as a lost agent of a draining worker does).
 // SESSION_AGENT_TIMEOUT_SECONDS, counted from the start or the loss, still ends a session no
 // agent reaches (`agent_unavailable`).
 import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
@@ -21,16 +24,23 @@ import { findIdentity } from '../identities/queries.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import { freeAgentSlots } from '../workers/admission.ts';
 import { dispatchMetadata } from './dispatch.ts';
-import type { SessionRow } from './lifecycle.ts';
+import type { SessionLifecycle, SessionRow } from './lifecycle.ts';
+import { agentWorkers } from '../workers/schema.ts';
 import { sessions } from './schema.ts';
 
-/** LiveKit's workers report their load every 2.5 s: a dispatch sent while all looked full gets another chance after that. */
-const REDISPATCH_AFTER_SECONDS = 4;
+/**
+ * LiveKit offers a dispatch only to a worker it sees available, and workers tell it their load
+ * every 2.5 s: one sent while a worker that just freed a slot still looked full is lost. No
+ * worker listing the session this long after its dispatch means nobody took it; one that has
+ * taken it lists it within half a second, so it is never dispatched twice.
+ */
+const REDISPATCH_AFTER_SECONDS = 2;
 /** `ParticipantInfo.Kind.AGENT` of LiveKit's protocol (livekit-server-sdk does not re-export the enum). */
 const AGENT_PARTICIPANT_KIND = 4;
 
 export interface AgentWatchDeps {
   db: Database;
+  lifecycle: SessionLifecycle;
   livekit: LivekitConnection;
   settings: SessionSettings;
   agentName: string;
@@ -59,11 +69,10 @@ export class AgentWatch {
       )
       .returning();
     for (const session of lost) {
-      this.#log(`session ${session.id} lost its agent (no live worker lists it); dispatching it again`);
-      await this.#removeAgents(session.id);
-      if (await this.#dispatch(session)) redispatched.push(session.id);
+      this.#log(`session ${session.id} lost its agent (no live worker lists it)`);
+      if (await this.#moveOrEnd(session, await this.#wasDraining(session))) redispatched.push(session.id);
     }
-    // Then dispatches nobody answered, while some worker could.
+    // Then dispatches nobody answered (no worker lists the session since), while some worker could.
     const unanswered = await db
       .select({ id: sessions.id })
       .from(sessions)
@@ -72,10 +81,11 @@ export class AgentWatch {
           eq(sessions.status, 'running'),
           isNull(sessions.agentJoinedAt),
           lt(sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`, sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`),
+          or(isNull(sessions.agentSeenAt), lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`)),
         ),
       );
     if (unanswered.length === 0) return redispatched;
-    // This session is among the "started, no agent yet" the count subtracts: one free slot is enough.
+    // These sessions are among the "started, no agent yet" the count subtracts: one free slot is enough.
     if ((await freeAgentSlots(db, this.deps.agentName, this.deps.settings.agentTimeoutSeconds)).free + unanswered.length <= 0) return redispatched;
     for (const { id } of unanswered) {
       const [claimed] = await db
@@ -87,6 +97,7 @@ export class AgentWatch {
             eq(sessions.status, 'running'),
             isNull(sessions.agentJoinedAt),
             or(isNull(sessions.dispatchedAt), lt(sessions.dispatchedAt, sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`)),
+            or(isNull(sessions.agentSeenAt), lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`)),
           ),
         )
         .returning();
@@ -97,6 +108,39 @@ export class AgentWatch {
       if (await this.#dispatch(claimed)) redispatched.push(id);
     }
     return redispatched;
+  }
+
+  /** A job says it leaves a session that goes on, its worker stopping: the session moves now, or ends. */
+  async onAgentLeaving(sessionId: string): Promise<void> {
+    const [session] = await this.deps.db
+      .update(sessions)
+      .set({ agentJoinedAt: null, agentWaitSince: sql`now()`, dispatchedAt: sql`now()` })
+      .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running'), isNotNull(sessions.agentJoinedAt)))
+      .returning();
+    if (!session) return;
+    this.#log(`session ${sessionId}: its agent's worker is stopping`);
+    await this.#moveOrEnd(session, true);
+  }
+
+  /**
+   * Another worker takes the session (the old agents are removed first); with none free, a
+   * session whose worker was stopping ends with the `service_restarting` notice, and another
+   * waits for the retries and the agent timeout. True when dispatched again.
+   */
+  async #moveOrEnd(session: SessionRow, workerStopping: boolean): Promise<boolean> {
+    await this.#removeAgents(session.id);
+    if (workerStopping && (await freeAgentSlots(this.deps.db, this.deps.agentName, this.deps.settings.agentTimeoutSeconds, session.id)).free <= 0) {
+      await this.deps.lifecycle.endForRestart(session.id).catch((error) => this.#log(`ending ${session.id} failed: ${(error as Error).message}`));
+      return false;
+    }
+    return this.#dispatch(session);
+  }
+
+  /** Whether the worker that last ran the session said it was stopping. */
+  async #wasDraining(session: SessionRow): Promise<boolean> {
+    if (!session.agentWorkerId) return false;
+    const [worker] = await this.deps.db.select({ draining: agentWorkers.draining }).from(agentWorkers).where(eq(agentWorkers.id, session.agentWorkerId));
+    return worker?.draining ?? false;
   }
 
   /** Removes every agent participant (a job, an avatar service) from the session's room. */

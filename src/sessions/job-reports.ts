@@ -9,6 +9,7 @@ import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import type { SessionBilling } from './billing.ts';
 import { SessionParams } from './contract.ts';
+import type { AgentWatch } from './agent-watch.ts';
 import type { SessionLifecycle } from './lifecycle.ts';
 import { sessions } from './schema.ts';
 import { recordTurn } from './transcripts.ts';
@@ -17,6 +18,7 @@ export interface JobReportDeps {
   db: Database;
   billing: SessionBilling;
   lifecycle: SessionLifecycle;
+  agentWatch: AgentWatch;
 }
 
 export function jobReportRoutes(deps: JobReportDeps) {
@@ -37,6 +39,11 @@ export function jobReportRoutes(deps: JobReportDeps) {
         // Any report proves the job reached the room, whether or not LiveKit's webhooks reach us.
         if (!session.agentJoinedAt) await lifecycle.markAgentJoined(session.id);
         if (body.type === 'agent_joined') return { ok: true };
+        if (body.type === 'agent_leaving') {
+          // Answered at once: the job is on its way out; the move (or the ending) follows.
+          void deps.agentWatch.onAgentLeaving(session.id).catch((e) => console.error(`moving ${session.id} failed:`, e));
+          return { ok: true };
+        }
         if (body.type === 'visitor_left') {
           await lifecycle.end(session.id, 'client_left').catch((e) => console.error(`ending ${session.id} failed:`, e));
           return { ok: true };

@@ -125,6 +125,15 @@ export class SessionLifecycle {
   }
 
   /**
+   * Its agent's worker is stopping and no other worker has room: tell the visitor, then end
+   * the session (a deployment's restart, say).
+   */
+  async endForRestart(sessionId: string): Promise<void> {
+    await this.notify(sessionId, { type: 'service_restarting', session_id: sessionId });
+    await this.end(sessionId, 'service_restarting');
+  }
+
+  /**
    * No agent came (every worker full or down: LiveKit does not offer the dispatch again):
    * tell the visitor, then end the session rather than leave them facing an empty room.
    */

@@ -15,6 +15,7 @@ export const END_REASONS = [
   'insufficient_credits',
   'room_closed',
   'agent_unavailable',
+  'service_restarting',
 ] as const;
 export type EndReason = (typeof END_REASONS)[number];
 

@@ -3,7 +3,7 @@
 // report may not count yet: started but not reached by their agent, or reached after the
 // oldest of the live workers' last heartbeats. Two starts racing for the last slot can both
 // pass; the loser ends as `agent_unavailable`, as before admission.
-import { and, count, eq, gt, isNull, min, or, sql } from 'drizzle-orm';
+import { and, count, eq, gt, isNull, min, ne, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../db/index.ts';
 import { sessions } from '../sessions/schema.ts';
 import { agentWorkers } from './schema.ts';
@@ -14,7 +14,8 @@ export interface SlotCount {
   free: number;
 }
 
-export async function freeAgentSlots(db: Queryable, agentName: string, pendingWindowSeconds: number): Promise<SlotCount> {
+/** `forSession`: the session a slot is sought for, not counted among the ones waiting. */
+export async function freeAgentSlots(db: Queryable, agentName: string, pendingWindowSeconds: number, forSession?: string): Promise<SlotCount> {
   // The database's clock, not this process's: every API process then agrees.
   const [fleet] = await db
     .select({
@@ -34,6 +35,7 @@ export async function freeAgentSlots(db: Queryable, agentName: string, pendingWi
         eq(sessions.status, 'running'),
         gt(sessions.createdAt, sql`now() - make_interval(secs => ${pendingWindowSeconds})`),
         or(isNull(sessions.agentJoinedAt), gt(sessions.agentJoinedAt, reportedAt)),
+        forSession ? ne(sessions.id, forSession) : undefined,
       ),
     );
   return { workers: Number(fleet.workers), free: Number(fleet.free) - Number(pending?.n ?? 0) };

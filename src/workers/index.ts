@@ -37,8 +37,9 @@ export function workerRoutes(deps: { db: Database; livekit: { apiKey: string; ap
         .insert(agentWorkers)
         .values({ id: body.worker_id, ...values })
         .onConflictDoUpdate({ target: agentWorkers.id, set: values });
-      // The sessions it runs have their agent (src/sessions/agent-watch.ts watches the others).
-      if (body.sessions.length && !body.draining) {
+      // The sessions it runs have their agent (src/sessions/agent-watch.ts watches the others),
+      // a draining worker's too until they end or its drain runs out.
+      if (body.sessions.length) {
         await deps.db
           .update(sessions)
           .set({ agentSeenAt: sql`now()`, agentWorkerId: body.worker_id })

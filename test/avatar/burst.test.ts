@@ -37,6 +37,8 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
   const warm = async () => {
     await eventually(() => service.worker!.warmProcesses() >= SLOTS, 90_000, `${SLOTS} warm job processes`);
     await eventually(async () => (await freeAgentSlots(service.services.database.db, service.config.livekit.agentName, 60)).free >= SLOTS, 30_000, 'every slot free');
+    // ...and LiveKit sees it too (agents tell it their load every 2.5 s).
+    await Bun.sleep(3_000);
   };
 
   /** Start call → the first avatar frame at a visitor who joins as the call answers. */

@@ -15,6 +15,7 @@ const END_REASON_NAMES: Record<EndReason, string> = {
   insufficient_credits: 'Credits ran out',
   room_closed: 'Room closed',
   agent_unavailable: 'Agent unavailable',
+  service_restarting: 'Service restarting',
 };
 
 export const sessionsPage: Page = async (context) => {

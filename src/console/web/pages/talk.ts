@@ -19,6 +19,7 @@ const STATE_NAMES: Record<string, string> = {
 const NOTICES: Record<string, string> = {
   insufficient_credits: 'Your credits ran out, so the session has ended. Add credits to talk again.',
   agent_unavailable: 'The agent could not join, so the session has ended without a charge. Try again in a moment.',
+  service_restarting: 'The service is restarting, so the session has ended. Start a new one in a moment.',
 };
 
 export const talkPage: Page = async (context) => {

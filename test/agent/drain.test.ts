@@ -1,0 +1,116 @@
+// An agent worker stopped with SIGTERM drains (docs/api.md#session-lifecycle): it takes no new
+// sessions and its readiness answers 503, its running sessions go on for AGENT_DRAIN_SECONDS,
+// then each moves to another worker, or, with none free, ends with a `service_restarting`
+// notice. Its health and readiness answer on AGENT_HEALTH_PORT.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { eq } from 'drizzle-orm';
+import { rm } from 'node:fs/promises';
+import { freeTcpPort } from '../../src/livekit/local-ports.ts';
+import { sessions } from '../../src/sessions/schema.ts';
+import { createAstronaut, FrameLog } from '../avatar/support.ts';
+import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+
+const DRAIN_SECONDS = 3;
+
+describe('an agent worker stopped with SIGTERM', () => {
+  const dirs: string[] = [];
+  const agents: AgentProcess[] = [];
+  let service: TestService;
+  let account: TestAccount;
+  let identityId = '';
+
+  const spawn = async () => {
+    const healthPort = await freeTcpPort('127.0.0.1');
+    const agent = await startAgentProcess({
+      livekit: service.services.livekit,
+      internalUrl: service.url,
+      dirs,
+      env: { AGENT_MAX_JOBS: '1', AGENT_DRAIN_SECONDS: String(DRAIN_SECONDS), AGENT_HEALTH_PORT: String(healthPort) },
+    });
+    agents.push(agent);
+    // Its health server starts right after the worker registers: not answering yet is not ready.
+    const readyz = () =>
+      fetch(`http://127.0.0.1:${healthPort}/readyz`)
+        .then(async (r) => ({ status: r.status, body: (await r.json()) as { status: string; checks?: Record<string, string> } }))
+        .catch(() => ({ status: 0, body: { status: 'unreachable' } as { status: string; checks?: Record<string, string> } }));
+    return { agent, readyz };
+  };
+  const row = async (id: string) => (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
+
+  /** A session on an identity, a visitor receiving its avatar; its video tracks, in order. */
+  async function visit() {
+    // The worker may still be finishing an earlier session: a 503 says when to come back.
+    const session = await eventually(async () => {
+      const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identityId }), headers: { 'content-type': 'application/json' } });
+      return response.status === 200 ? ((await response.json()) as StartedSession) : undefined;
+    }, 20_000, 'a session admitted');
+    const videos: FrameLog[] = [];
+    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
+    const workerId = await eventually(async () => (await row(session.room_name)).agentWorkerId, 10_000, 'the worker running it');
+    return { session, visitor, videos, workerId, close: () => videos.forEach((v) => v.close()) };
+  }
+
+  beforeAll(async () => {
+    service = await startTestService('pglite', { livekit: 'local', env: { SESSION_ADMISSION: 'workers' } });
+    account = await service.account({ credits: 100_000 });
+    identityId = (await createAstronaut(account, { language: 'en' })).identity_id;
+  }, 60_000);
+  afterAll(async () => {
+    for (const agent of agents) agent.kill();
+    await service?.stop();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('with another worker free, the session moves to it after the drain; the visitor stays', async () => {
+    const [first, second] = await Promise.all([spawn(), spawn()]);
+    // Ready once registered and warm.
+    for (const worker of [first, second]) await eventually(async () => (await worker.readyz()).status === 200, 60_000, 'a ready worker');
+    const { session, visitor, videos, workerId, close } = await visit();
+    try {
+      const [draining, other] = workerId === first!.agent.workerId ? [first!, second!] : [second!, first!];
+      draining.agent.child.kill('SIGTERM');
+      const stoppedAt = performance.now();
+      // Draining: not ready, and the session goes on with its avatar.
+      await eventually(async () => (await draining.readyz()).body.checks?.draining === 'stopping', 5_000, 'readiness saying draining');
+      expect((await draining.readyz()).status).toBe(503);
+      const before = videos[0]!.frames.length;
+      await Bun.sleep((DRAIN_SECONDS * 1000) / 2);
+      expect(videos[0]!.frames.length).toBeGreaterThan(before + 10);
+      expect(videos.length).toBe(1);
+      // Then it moves: the other worker's avatar comes into the same room.
+      await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 20_000, 'the avatar from the other worker');
+      expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(DRAIN_SECONDS * 1000);
+      expect((await row(session.room_name)).agentWorkerId).toBe(other.agent.workerId);
+      expect(visitor.room.isConnected).toBe(true);
+      expect((await row(session.room_name)).status).toBe('running');
+      expect(await draining.agent.child.exited).toBe(0);
+      agents.splice(agents.indexOf(draining.agent), 1);
+    } finally {
+      close();
+      await visitor.leave();
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+    }
+  }, 120_000);
+
+  test('with no other worker, the session ends after the drain with the service_restarting notice', async () => {
+    const [last] = agents;
+    const { session, visitor, close } = await visit();
+    try {
+      last!.child.kill('SIGTERM');
+      const reason = await Promise.race([visitor.disconnected, Bun.sleep(30_000).then(() => 'still connected')]);
+      expect(reason).not.toBe('still connected');
+      expect(visitor.notices).toContainEqual({ topic: 'likeness.notice', payload: { type: 'service_restarting', session_id: session.room_name } });
+      const ended = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as Record<string, unknown>;
+      expect(ended).toMatchObject({ status: 'ended', end_reason: 'service_restarting' });
+      expect(await last!.child.exited).toBe(0);
+      agents.length = 0;
+    } finally {
+      close();
+      await visitor.leave().catch(() => undefined);
+    }
+  }, 90_000);
+});
