@@ -12,11 +12,12 @@ import { consoleRoutes } from './console/index.ts';
 import type { Config } from './config.ts';
 import { CreditLedger } from './credits/index.ts';
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/index.ts';
-import { healthRoutes } from './health/index.ts';
+import { healthRoutes, Readiness } from './health/index.ts';
+import { warmUp } from './warm-up.ts';
 import { ApiError, httpErrors } from './http/errors.ts';
 import { bodyParsers } from './http/body.ts';
 import { identityRoutes } from './identities/index.ts';
-import { connectLivekit, type LivekitConnection } from './livekit/connection.ts';
+import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
 import { signalProxy } from './livekit/signal-proxy.ts';
 import { AgentWatch } from './sessions/agent-watch.ts';
@@ -37,6 +38,8 @@ import packageJson from '../package.json' with { type: 'json' };
 
 export interface Services {
   config: Config;
+  /** What /readyz checks: the database, LiveKit, and the warm-up; the CLI adds the worker beside it. */
+  readiness: Readiness;
   database: DatabaseHandle;
   store: AssetStore;
   ledger: CreditLedger;
@@ -107,19 +110,39 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
   const { connection: livekit, local: localLivekit } = overrides.livekit ? { connection: overrides.livekit } : await openLivekit(config);
   const billing = new SessionBilling(db, config.credits.perAvatarMinute);
   const voices = new Voices(config.providers.elevenlabs, db);
-  return {
+  const lifecycle = new SessionLifecycle({
+    db,
     billing,
-    lifecycle: new SessionLifecycle({
-      db,
-      billing,
-      livekit,
-      joinTimeoutSeconds: config.sessions.joinTimeoutSeconds,
-      agentTimeoutSeconds: config.sessions.agentTimeoutSeconds,
-      afterEnd: () => voices.releaseUnused(),
-    }),
+    livekit,
+    joinTimeoutSeconds: config.sessions.joinTimeoutSeconds,
+    agentTimeoutSeconds: config.sessions.agentTimeoutSeconds,
+    afterEnd: () => voices.releaseUnused(),
+  });
+  // Started now, awaited by nobody: /readyz answers 503 until it is done.
+  let warm: 'warming' | 'ok' | Error = 'warming';
+  void warmUp({ pipelines, db }).then(
+    () => (warm = 'ok'),
+    (error: unknown) => (warm = error instanceof Error ? error : new Error(String(error))),
+  );
+  const readiness = new Readiness({
+    database: database.ping,
+    // LiveKit's own health answer: cheap, unlike listing its rooms.
+    livekit: async () => {
+      const answer = await fetch(`${httpUrlOf(livekit.url)}/`, { signal: AbortSignal.timeout(2_000) });
+      if (!answer.ok) throw new Error(`LiveKit answered ${answer.status}`);
+    },
+    warm: async () => {
+      if (warm === 'warming') throw new Error('warming up');
+      if (warm instanceof Error) throw warm;
+    },
+  });
+  return {
+    readiness,
+    billing,
+    lifecycle,
     livekit,
     localLivekit,
-    agentWatch: new AgentWatch({ db, livekit, settings: config.sessions, agentName: config.livekit.agentName, assetsUrl: config.assetsUrl, internalUrl: config.internalUrl }),
+    agentWatch: new AgentWatch({ db, lifecycle, livekit, settings: config.sessions, agentName: config.livekit.agentName, assetsUrl: config.assetsUrl, internalUrl: config.internalUrl }),
     config,
     database,
     store,
@@ -175,7 +198,8 @@ export function buildApp(services: Services) {
   // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
   // share its traffic silently instead of failing to start.
-  const app = new Elysia({ serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false } });
+  // precompile: every route's handler is compiled at start, not on its first request (warm before ready).
+  const app = new Elysia({ precompile: true, serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false } });
   app
     .use(httpErrors(methodsByPath(app)))
     .onRequest(({ request }) => {
@@ -187,7 +211,7 @@ export function buildApp(services: Services) {
     })
     .use(bodyParsers)
     .use(apiDocs(packageJson.version))
-    .use(healthRoutes({ database: database.ping, livekit: async () => void (await services.livekit.rooms.listRooms()) }))
+    .use(healthRoutes(services.readiness))
     .use(assetRoutes(services.store))
     .use(signalProxy(services.livekit.url))
     .use(adminRoutes(services.operations, services.adminToken))
@@ -202,7 +226,7 @@ export function buildApp(services: Services) {
       .use(sessionRoutes(sessionDeps, audience));
   }
   return app
-    .use(jobReportRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle }))
+    .use(jobReportRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle, agentWatch: services.agentWatch }))
     .use(livekitWebhookRoutes({ lifecycle: services.lifecycle, livekit: services.livekit }))
     .use(workerRoutes({ db: database.db, livekit: services.livekit }));
 }
@@ -272,7 +296,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     async stop() {
       clearInterval(sweeper);
       clearInterval(agentWatch);
-      await app.stop();
+      // Not forced: requests in flight finish (a create mid-training completes) before the database closes.
+      await app.stop(false);
       await services.localLivekit?.stop();
       await services.retraining.idle();
       await removeServiceRecord(config);

@@ -41,6 +41,11 @@ const PAGE_HEADERS = {
   'x-frame-options': 'DENY',
 };
 
+/** Bundles the pages now (at start) rather than on the first visitor's request. */
+export async function warmFrontEnd(): Promise<void> {
+  await frontEnd();
+}
+
 async function serve(path: string, request: Request): Promise<Response> {
   const asset = (await frontEnd()).get(path);
   if (!asset) throw new ApiError(404, 'Not found');

@@ -44,6 +44,8 @@ export interface Pipeline {
    */
   checkImage?(image: InspectedImage): Promise<void>;
   train(input: TrainingInput): Promise<TrainingResult>;
+  /** Loads what training needs and runs it once, storing nothing: at start, before the service says ready. */
+  warm?(): Promise<void>;
 }
 
 export function renderingOf(pipeline: Pipeline): PipelineRendering {

@@ -2,9 +2,10 @@
 // Training finds the face (face-detection.ts), frames the photo for each avatar shape
 // (framing.ts) and builds the renderer's face rig on each framing (face-rig.ts), so that a
 // session only downloads and warps: no face analysis at session start.
+import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { AVATAR_SHAPES, BUILTIN_PIPELINE_ID, builtinAssetNames, builtinTextureName } from '../../contract/index.ts';
-import { renderImageVariants, type ImageVariants, type InspectedImage } from '../../media/index.ts';
+import { defaultMediaLimits, inspectImage, renderImageVariants, type ImageVariants, type InspectedImage } from '../../media/index.ts';
 import type { Pipeline } from '../types.ts';
 import { findFace, type Box, type FoundFace } from './face-detection.ts';
 import { buildFaceRig } from './face-rig.ts';
@@ -30,6 +31,13 @@ export interface BuiltinTraining {
 export const builtinTraining: Pipeline = {
   id: BUILTIN_PIPELINE_ID,
   description: 'Built-in CPU talking head: animates the uploaded photo itself.',
+  async warm() {
+    // A small public-domain portrait (NASA's Eileen Collins, the test suite's astronaut) trained
+    // all the way but for storing: models, decoders and every step's code are warm afterwards.
+    // Three runs: the JavaScript engine optimises code that has run a few times, not once.
+    const photo = new Uint8Array(await readFile(new URL('./warm-up-face.jpg', import.meta.url)));
+    for (let run = 0; run < 3; run++) await prepareTraining(await inspectImage(photo, defaultMediaLimits));
+  },
   async checkImage(image) {
     // The rest of the training's pixel work starts now too: create checks the photo while
     // ffmpeg decodes the voice sample, and train() then only stores what is ready.

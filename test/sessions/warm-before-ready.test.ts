@@ -1,0 +1,73 @@
+// Warm before ready (docs/api.md#health): `likeness serve`, freshly started, says ready only
+// once the face detector, the console's pages and a job process per worker slot are loaded,
+// so the first identity create and the first visitor's avatar after a start take no longer
+// than later ones (within 1.5× of the fifth).
+import { afterAll, expect, test } from 'bun:test';
+import { TrackKind } from '@livekit/rtc-node';
+import type { Subprocess } from 'bun';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FrameLog } from '../avatar/support.ts';
+import { identityForm } from '../support/forms.ts';
+import { drain, readUntil, tempDir } from '../support/processes.ts';
+import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+
+const CLI = join(import.meta.dir, '../../src/cli/index.ts');
+const dirs: string[] = [];
+let child: Subprocess<'ignore', 'pipe', 'pipe'> | undefined;
+afterAll(async () => {
+  child?.kill('SIGKILL');
+  await child?.exited;
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+test('the first create and the first visitor after a start are within 1.5× of the fifth', async () => {
+  const dataDir = await tempDir(dirs, 'likeness-warm-');
+  const port = String(20_000 + Math.floor(Math.random() * 20_000));
+  child = Bun.spawn(['bun', CLI, 'serve'], { env: { ...process.env, HOST: '127.0.0.1', PORT: port, DATA_DIR: dataDir, CREDITS_ONBOARDING: '0' }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  await readUntil(child.stdout, 'agent worker registered');
+  drain(child.stdout);
+  drain(child.stderr);
+  const url = `http://127.0.0.1:${port}`;
+  await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 90_000, 'ready');
+
+  const adminToken = (await Bun.file(join(dataDir, 'admin-token')).text()).trim();
+  const account = (await (
+    await fetch(`${url}/internal/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'warm@example.com', credits: 100_000 }) })
+  ).json()) as { api_key: string };
+  const authorization = `Bearer ${account.api_key}`;
+
+  const creates: number[] = [];
+  let identityId = '';
+  for (let i = 0; i < 5; i++) {
+    const form = await identityForm({ language: 'en' });
+    const t0 = performance.now();
+    const created = await fetch(`${url}/v1/identities`, { method: 'POST', headers: { authorization }, body: form });
+    creates.push(performance.now() - t0);
+    expect(created.status).toBe(200);
+    identityId = ((await created.json()) as { identity_id: string }).identity_id;
+  }
+
+  const joins: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    // Each visit starts once the worker has room again (the one before has just ended).
+    const t0 = performance.now();
+    const session = await eventually(async () => {
+      const started = await fetch(`${url}/v1/sessions/start`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ identity_id: identityId }) });
+      return started.status === 200 ? ((await started.json()) as StartedSession) : undefined;
+    }, 30_000, 'a session admitted');
+    let video: FrameLog | undefined;
+    const visitor = await joinAsVisitor(session, { onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && (video = new FrameLog(track))) });
+    await eventually(() => (video?.frames.length ?? 0) > 0, 30_000, 'the first avatar frame');
+    joins.push(video!.frames[0]!.at - t0);
+    video!.close();
+    await visitor.leave();
+    await fetch(`${url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
+    // The worker warm again, as a real next visitor would mostly find it.
+    await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 30_000, 'ready again');
+    await Bun.sleep(2_000);
+  }
+  console.log(`after a start: creates ${creates.map(Math.round).join(', ')} ms; start → first avatar frame ${joins.map(Math.round).join(', ')} ms`);
+  expect(creates[0]!).toBeLessThanOrEqual(1.5 * creates[4]!);
+  expect(joins[0]!).toBeLessThanOrEqual(1.5 * joins[4]!);
+}, 240_000);
