@@ -6,6 +6,7 @@
 //   node src/bootstrap/index.mjs start [args…]   bun src/cli/index.ts serve [args…]
 //   node src/bootstrap/index.mjs test [args…]    bun test [args…] against a throwaway Postgres and S3
 //   node src/bootstrap/index.mjs likeness [args…] bun src/cli/index.ts [args…] (operator CLI)
+//   node src/bootstrap/index.mjs bench FILE [args…]  bun FILE [args…] beside a throwaway Postgres, S3 and Redis
 import { ensureBun } from "./bun.mjs";
 import { ensureChromium } from "./chromium.mjs";
 import { ensureDependencies } from "./dependencies.mjs";
@@ -103,11 +104,36 @@ async function test(args) {
   return exitCode;
 }
 
-const modes = { start, test, likeness };
+/**
+ * A bench script (bench/…) with what the suites get: the LiveKit binary, the offline models,
+ * a throwaway Postgres and S3 server (TEST_DATABASE_URL, TEST_S3_ENDPOINT) and Redis.
+ */
+async function bench(args) {
+  let cluster = null;
+  let s3 = null;
+  try {
+    const bunPath = await ensureBun();
+    await ensureDependencies(bunPath);
+    const livekitBin = await ensureLivekitServer();
+    const [pgBinDir, motoPython, redisServer] = [await ensurePostgresInstalled(), await ensureMotoInstalled(), await ensureRedisInstalled()];
+    await ensureOfflineModels();
+    stopIfInterrupted();
+    [cluster, s3] = await Promise.all([startThrowawayPostgres(pgBinDir), startThrowawayS3(motoPython)]);
+    return await run(bunPath, args, {
+      cwd: repoRoot,
+      stdout: "inherit",
+      env: { ...process.env, LIKENESS_LIVEKIT_BIN: livekitBin, LIKENESS_REDIS_SERVER: redisServer, TEST_DATABASE_URL: cluster.url, TEST_S3_ENDPOINT: s3.endpoint },
+    });
+  } finally {
+    await Promise.all([cluster?.stop(), s3?.stop()]);
+  }
+}
+
+const modes = { start, test, likeness, bench };
 const [mode, ...args] = process.argv.slice(2);
 
 if (!modes[mode]) {
-  process.stderr.write("usage: node src/bootstrap/index.mjs start|test|likeness [args…]\n");
+  process.stderr.write("usage: node src/bootstrap/index.mjs start|test|likeness|bench [args…]\n");
   process.exit(2);
 }
 forwardSignalsToChildren();

@@ -78,6 +78,12 @@ export interface ServerConfig extends Credentials {
   /** Media: the address in the ICE candidates (127.0.0.1: loopback only), UDP ports, ICE/TCP port (0: none). */
   rtc: { nodeIp: string; start: number; end: number; tcpPort: number };
   webhookUrl?: string;
+  /** host:port of the Redis that makes this server one node of a cluster (tests, deploy/livekit.yaml). */
+  redis?: string;
+  /** Where it serves Prometheus metrics (rooms per node, …); unset: nowhere. */
+  prometheusPort?: number;
+  /** How a cluster picks the node of a new room (LiveKit's node_selector.sort_by); unset: LiveKit's default. */
+  nodeSelector?: 'random' | 'rooms' | 'sysload';
 }
 
 export function configYaml(c: ServerConfig): string {
@@ -106,6 +112,9 @@ export function configYaml(c: ServerConfig): string {
     'room:',
     '  auto_create: false',
   ];
+  if (c.redis) lines.push('redis:', `  address: ${yamlString(c.redis)}`);
+  if (c.prometheusPort) lines.push('prometheus:', `  port: ${c.prometheusPort}`);
+  if (c.nodeSelector) lines.push('node_selector:', '  kind: any', `  sort_by: ${c.nodeSelector}`);
   if (c.webhookUrl) {
     lines.push('webhook:', `  api_key: ${yamlString(c.apiKey)}`, '  urls:', `    - ${yamlString(c.webhookUrl)}`);
   }

@@ -10,7 +10,7 @@
 import type { Subprocess } from 'bun';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CONFIG_FILE, configYaml, loadCredentials, writePrivate, type ServerConfig } from './local-files.ts';
+import { CONFIG_FILE, configYaml, loadCredentials, writePrivate, type Credentials, type ServerConfig } from './local-files.ts';
 import { freeTcpPort, freeUdpRange } from './local-ports.ts';
 
 export interface LocalLivekitServerOptions {
@@ -27,6 +27,14 @@ export interface LocalLivekitServerOptions {
   udpPorts?: { start: number; end: number };
   /** Where LiveKit posts room and participant events, signed with this server's key. */
   webhookUrl?: string;
+  /** host:port of a Redis: this server becomes one node of a cluster sharing it. */
+  redis?: string;
+  /** The API key and secret to use instead of dataDir's own (every node of a cluster shares one). */
+  credentials?: Credentials;
+  /** Serve Prometheus metrics on this port. */
+  prometheusPort?: number;
+  /** How the cluster picks the node of a new room. */
+  nodeSelector?: ServerConfig['nodeSelector'];
   /** Size of the UDP port range for WebRTC media (one port per peer connection); default 50. */
   rtcPorts?: number;
   /**
@@ -130,13 +138,13 @@ export class LocalLivekitServer {
       throw new Error(`no LiveKit server binary at ${options.binary} (npm start / npm test build it)`);
     }
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    const credentials = await loadCredentials(options.dataDir);
+    const credentials = options.credentials ?? (await loadCredentials(options.dataDir));
     const nodeIp = options.nodeIp ?? host;
     for (let attempt = 1; ; attempt++) {
       const port = options.port || (await freeTcpPort(host));
       const range = options.udpPorts ?? (await freeUdpRange(nodeIp, options.rtcPorts ?? 50));
       const tcpPort = typeof options.iceTcp === 'number' ? options.iceTcp : options.iceTcp ? await freeTcpPort(host) : 0;
-      const config: ServerConfig = { ...credentials, host, port, rtc: { nodeIp, ...range, tcpPort }, webhookUrl: options.webhookUrl };
+      const config: ServerConfig = { ...credentials, host, port, rtc: { nodeIp, ...range, tcpPort }, webhookUrl: options.webhookUrl, redis: options.redis, prometheusPort: options.prometheusPort, nodeSelector: options.nodeSelector };
       const server = new LocalLivekitServer(options, config, join(options.dataDir, CONFIG_FILE));
       process.on('exit', server.killOnExit);
       try {

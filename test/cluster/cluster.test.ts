@@ -1,0 +1,151 @@
+// Likeness scaled out (README "Deploy", deploy/compose.yaml) on real engines: two LiveKit nodes
+// sharing one Redis, Postgres, the S3 server, two API processes behind a load balancer and two
+// agent workers, each a process of its own (topology.ts). Sessions spread over both workers and
+// both LiveKit nodes whichever API process starts them; either API process serves any of them;
+// a worker killed mid-conversation loses no session; an API process killed loses no work.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { SQL } from 'bun';
+import { eq, inArray } from 'drizzle-orm';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase, type DatabaseHandle } from '../../src/db/index.ts';
+import { sessions } from '../../src/sessions/schema.ts';
+import { FrameLog } from '../avatar/support.ts';
+import * as fx from '../fixtures/index.ts';
+import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
+import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { startCluster, type Cluster } from './topology.ts';
+
+describe('a cluster of two API processes, two agent workers and two LiveKit nodes', () => {
+  const dirs: string[] = [];
+  let cluster: Cluster;
+  let database: DatabaseHandle;
+  let authorization = '';
+  let identityId = '';
+
+  const call = (base: string, method: string, path: string, body?: unknown) =>
+    fetch(`${base}${path}`, { method, headers: { authorization, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const row = async (id: string) => (await database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
+
+  /** A session started through `base`, and a visitor receiving its avatar (through that API's /rtc). */
+  async function visit(base: string) {
+    const session = await eventually(async () => {
+      const started = await call(base, 'POST', '/v1/sessions/start', { identity_id: identityId });
+      return started.status === 200 ? ((await started.json()) as StartedSession) : undefined;
+    }, 30_000, 'a session admitted');
+    expect(session.rtc_url).toBe(base.replace('http', 'ws'));
+    const videos: FrameLog[] = [];
+    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    await eventually(() => (videos[0]?.frames.length ?? 0) > 0, 30_000, 'the avatar');
+    return { session, visitor, videos };
+  }
+
+  beforeAll(async () => {
+    cluster = await startCluster(dirs);
+    database = await openDatabase({ databaseUrl: cluster.databaseUrl });
+    const created = await fetch(`${cluster.apis[0]!.url}/internal/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cluster.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'cluster@example.com', credits: 100_000 }),
+    });
+    authorization = `Bearer ${((await created.json()) as { api_key: string }).api_key}`;
+    // Through the second API process: the first one's training is the one that hangs (later).
+    const identity = await fetch(`${cluster.apis[1]!.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language: 'en' }) });
+    expect(identity.status).toBe(200);
+    identityId = ((await identity.json()) as IdentityBody).identity_id;
+  }, 180_000);
+  afterAll(async () => {
+    await database?.close();
+    await cluster?.stop();
+  });
+
+  test('both API processes came up at once on the empty Postgres; each migration ran once', async () => {
+    const sql = new SQL(cluster.databaseUrl);
+    try {
+      const [migrations] = (await sql`select count(*)::int as n from drizzle.__drizzle_migrations`) as { n: number }[];
+      expect(migrations?.n).toBe(readdirSync(join(import.meta.dir, '../../drizzle')).filter((name) => name.endsWith('.sql')).length);
+    } finally {
+      await sql.close();
+    }
+  });
+
+  test('sessions started alternately through both API processes land on both workers and both LiveKit nodes; each ends through the other one', async () => {
+    const visits: Awaited<ReturnType<typeof visit>>[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        visits.push(await visit(cluster.apis[i % 2]!.url));
+        // LiveKit nodes share their room counts through Redis every few seconds.
+        await Bun.sleep(2_500);
+      }
+      const ids = visits.map((v) => v.session.room_name);
+      const workers = await eventually(async () => {
+        const rows = await database.db.select({ worker: sessions.agentWorkerId }).from(sessions).where(inArray(sessions.id, ids));
+        return rows.every((r) => r.worker) ? new Set(rows.map((r) => r.worker)) : undefined;
+      }, 10_000, 'every session on a worker');
+      expect([...workers].sort()).toEqual(cluster.agents.map((a) => a.workerId).sort());
+      const rooms = await Promise.all(cluster.nodes.map((node) => node.rooms()));
+      expect(rooms.every((n) => n >= 1)).toBe(true);
+      expect(rooms.reduce((a, b) => a + b)).toBe(4);
+      for (const [i, { session }] of visits.entries()) {
+        const ended = await call(cluster.apis[(i + 1) % 2]!.url, 'POST', `/v1/sessions/${session.room_name}/end`);
+        expect(ended.status).toBe(200);
+        expect(((await ended.json()) as { status: string }).status).toBe('ended');
+      }
+      // LiveKit's webhooks and the jobs' reports went through the load balancer to both processes.
+      for (const api of cluster.apis) {
+        const received = cluster.balancer.received.get(api.url)!;
+        expect(received.get('/internal/livekit/webhook') ?? 0).toBeGreaterThan(0);
+        expect(received.get('/internal/sessions') ?? 0).toBeGreaterThan(0);
+        expect(received.get('/internal/workers/heartbeat') ?? 0).toBeGreaterThan(0);
+      }
+    } finally {
+      for (const { visitor, videos } of visits) {
+        videos.forEach((v) => v.close());
+        await visitor.leave().catch(() => undefined);
+      }
+    }
+  }, 180_000);
+
+  test('a worker SIGKILLed mid-conversation: the other brings the avatar back into the same room; the visitor stays', async () => {
+    const { session, visitor, videos } = await visit(cluster.apis[0]!.url);
+    try {
+      await eventually(async () => (await row(session.room_name)).billedMinutes >= 1, 15_000, 'a billed minute');
+      const workerId = await eventually(async () => (await row(session.room_name)).agentWorkerId, 10_000, 'its worker');
+      const victim = cluster.agents.find((a) => a.workerId === workerId)!;
+      victim.kill();
+      const killedAt = performance.now();
+      await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 30_000, 'the avatar back');
+      console.log(`cluster failover: SIGKILL → first avatar frame again in ${Math.round(videos[1]!.frames[0]!.at - killedAt)} ms`);
+      expect(visitor.room.isConnected).toBe(true);
+      const after = await row(session.room_name);
+      expect(after.status).toBe('running');
+      expect(after.agentWorkerId).not.toBe(workerId);
+      cluster.agents.splice(cluster.agents.indexOf(victim), 1);
+    } finally {
+      videos.forEach((v) => v.close());
+      await visitor.leave();
+      await call(cluster.apis[1]!.url, 'POST', `/v1/sessions/${session.room_name}/end`);
+    }
+  }, 90_000);
+
+  test('an API process SIGKILLed: the other serves through the load balancer, ends its sessions, and finishes its retrain', async () => {
+    const [first, second] = cluster.apis;
+    // A session nobody joins, started through the first process; a retrain that hangs in it.
+    const lonely = (await (await call(first!.url, 'POST', '/v1/sessions/start', { identity_id: identityId })).json()) as StartedSession;
+    const retrain = await fetch(`${first!.url}/v1/identities/${identityId}`, { method: 'PATCH', headers: { authorization }, body: form({ prompt: 'after the failover', image: file(fx.portraitPng(), 'new.png') }) });
+    expect(retrain.status).toBe(202);
+    first!.kill();
+    await first!.child.exited;
+
+    // Everything answers through the load balancer, now from the second process alone.
+    const read = async () => (await (await call(cluster.balancer.url, 'GET', `/v1/identities/${identityId}`)).json()) as IdentityBody;
+    expect((await read()).status).toBe('training');
+    await eventually(async () => (await read()).status === 'ready', 30_000, 'the retrain finished by the survivor');
+    expect(await read()).toMatchObject({ prompt: 'after the failover', detail: null });
+    // Its sweeper ends the first process's session when nobody joined in time.
+    await eventually(async () => (await row(lonely.room_name)).status === 'ended', 30_000, 'the lonely session ended');
+    expect((await row(lonely.room_name)).endReason).toBe('no_join');
+    expect((await call(second!.url, 'GET', '/v1/sessions?limit=1')).status).toBe(200);
+  }, 90_000);
+});
