@@ -4,16 +4,22 @@
 // same second, each from its start call to its first avatar frame (target p95 ≤ 1.5 s).
 // The LiveKit binary is the one `npm start` or `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
-//     bun bench/sessions/index.ts [--starts 100] [--joins 15] [--bursts 5]
+//     bun bench/sessions/index.ts [--starts 100] [--joins 15] [--bursts 5] [--providers offline|fakes]
+// (`offline`, the default: no key, the offline models, as `npm start` with no key; `fakes`: the
+// cloud providers' wire fakes, whose job processes load no models.)
 import { parseArgs } from 'node:util';
 import { Room, RoomEvent, TrackKind } from '@livekit/rtc-node';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
+import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { report, startBenchService } from '../support/index.ts';
 
-const { values } = parseArgs({ options: { starts: { type: 'string', default: '100' }, joins: { type: 'string', default: '15' }, bursts: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { starts: { type: 'string', default: '100' }, joins: { type: 'string', default: '15' }, bursts: { type: 'string', default: '5' }, providers: { type: 'string', default: 'offline' } },
+});
+if (values.providers === 'fakes') Object.assign(process.env, (await startProviderFakes()).env);
 
 
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
