@@ -41,14 +41,6 @@ export interface AgentWorkerOptions {
    * AGENT_MAX_JOBS (src/config.ts: 1.5 per core, as bench/renderer measured).
    */
   maxConcurrentJobs?: number;
-  /**
-   * Job processes forked and initialised ahead of dispatches, so a session does not wait
-   * for a process to start (loading the offline models takes seconds); default: as many as
-   * the worker takes sessions, so a burst that fills it finds every process ready. At least
-   * 1. (With none, agents 1.9 forks per dispatch but never forgets a finished job: its count
-   * of running jobs, and so the load, only grows.)
-   */
-  idleProcesses?: number;
   /** The worker's and its jobs' log level (JSON lines on stdout); quiet by default. */
   logLevel?: AgentLogLevel;
   /**
@@ -95,9 +87,12 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   const healthPort = options.healthPort ?? (await freePort(healthHost));
   const maxConcurrentJobs = options.maxConcurrentJobs ?? loadAgentSettings(process.env).maxJobs;
   if (!(maxConcurrentJobs >= 1)) throw new Error(`maxConcurrentJobs must be at least 1, got ${maxConcurrentJobs}`);
-  const idleProcesses = options.idleProcesses ?? maxConcurrentJobs;
+  // Job processes are forked and initialised ahead of dispatches (loading the offline models
+  // takes seconds), one for each slot the running jobs leave free (agents' pool, patched in
+  // agent/patches: its idle count covers the running processes too). A burst that fills the
+  // worker finds every process ready, and forks no spare while its sessions start.
+  const idleProcesses = maxConcurrentJobs;
   const rooms = new RoomServiceClient(options.wsURL.replace(/^ws/, 'http'), options.apiKey, options.apiSecret, { requestTimeout: 5 });
-  if (!(idleProcesses >= 1)) throw new Error(`idleProcesses must be at least 1, got ${idleProcesses}`);
   const serverOptions = new ServerOptions({
     agent: JOB_ENTRY,
     agentName: options.agentName,

@@ -83,8 +83,12 @@ try {
   for (let round = 0; round < Number(values.bursts); round++) {
     await eventually(() => worker.warmProcesses() >= worker.capacity, 120_000, 'warm job processes');
     await eventually(async () => (await freeAgentSlots(service.services.database.db, bench.config.livekit.agentName, 60)).free >= worker.capacity, 60_000, 'free slots');
+    // LiveKit hears a worker's load every 2.5 s: a burst right after the last one ended
+    // would find the worker still full there, and its dispatches are sent again 2 s later.
+    await Bun.sleep(3_000);
     const visits = await Promise.all(Array.from({ length: worker.capacity }, visit));
     burst.push(...visits.map((v) => v.ms));
+    console.log(`  burst ${round + 1}: ${visits.map((v) => Math.round(v.ms)).join(', ')} ms`);
     await Promise.all(visits.map((v) => v.leave()));
   }
   report(`burst of ${worker.capacity}: start call → first avatar frame`, burst);

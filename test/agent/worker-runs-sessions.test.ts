@@ -197,8 +197,16 @@ function jobProcesses(): number[] {
     .map((line) => Number(line.split(' ')[0]));
 }
 
-/** This worker keeps one job process forked ahead of dispatches (the default is one per slot), so the one that takes a job is known. */
-const IDLE_JOB_PROCESSES = 1;
+/** Slots of this worker, and so its job processes once warm: one forked ahead for each slot no job holds. */
+const SLOTS = 2;
+
+/** Once earlier sessions are gone and their processes replaced: the pids of the warm processes, one per slot. */
+async function everySlotWarm(): Promise<number[]> {
+  await waitFor('a warm job process for every slot', () => worker.warmProcesses() === SLOTS, 30_000);
+  const pids = jobProcesses();
+  expect(pids).toHaveLength(SLOTS);
+  return pids;
+}
 
 beforeAll(async () => {
   controlPlane = startControlPlane();
@@ -210,7 +218,7 @@ beforeAll(async () => {
     apiKey: livekit.apiKey,
     apiSecret: livekit.apiSecret,
     agentName: AGENT_NAME,
-    idleProcesses: IDLE_JOB_PROCESSES,
+    maxConcurrentJobs: SLOTS,
     logLevel: (process.env.AGENT_LOG_LEVEL as 'debug' | undefined) ?? 'warn',
   });
 }, 60_000);
@@ -320,10 +328,10 @@ describe('agent worker', () => {
   test('a job with invalid metadata shuts down by itself without joining or reporting', async () => {
     const roomName = `ses_invalid${Date.now()}`;
     try {
-      // Once earlier sessions are gone, the one process left is the idle one that takes this job.
-      const [idle] = await waitFor('only the idle job process', () => jobProcesses().length === IDLE_JOB_PROCESSES && jobProcesses());
+      // Once earlier sessions are gone, every process is an idle one; one of them takes this job.
+      const idle = await everySlotWarm();
       await dispatchSession(JSON.stringify({ session_id: roomName, avatar_enabled: 'yes' }), roomName);
-      await waitFor('the job process to exit', () => !jobProcesses().includes(idle!), 10_000);
+      await waitFor('the job process to exit', () => idle.some((pid) => !jobProcesses().includes(pid)), 10_000);
       expect(await rooms.listParticipants(roomName)).toEqual([]);
       expect(reportsOf(roomName)).toEqual([]);
     } finally {
@@ -334,24 +342,27 @@ describe('agent worker', () => {
   test('closing a room ends its job process', async () => {
     const session = newSession();
     const roomName = session.session_id;
-    await waitFor('only the idle job process', () => jobProcesses().length === IDLE_JOB_PROCESSES);
-    const [idle] = jobProcesses();
+    const idle = await everySlotWarm();
     try {
       await dispatchSession(session, roomName);
       await waitFor('avatar_streaming', () => reportsOf(roomName).find((r) => r.body.type === 'avatar_streaming'));
-      expect(jobProcesses()).toContain(idle!);
+      // The job runs in a process forked ahead; none is forked beside it while it runs, as
+      // every slot is either running or warm.
+      expect(jobProcesses().toSorted()).toEqual(idle.toSorted());
     } finally {
       await deleteRoom(roomName);
     }
-    await waitFor('the job process to exit', () => !jobProcesses().includes(idle!), 20_000);
+    await waitFor('the job process to exit', () => idle.some((pid) => !jobProcesses().includes(pid)), 20_000);
   }, 30_000);
 
   test('a worker stopped while its idle process is still loading the models stops at once', async () => {
-    const before = jobProcesses();
+    // This worker's processes all warm: none of them is forked meanwhile.
+    const before = await everySlotWarm();
     const other = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: `${AGENT_NAME}-other` });
     // Registered; its idle process is forked and takes seconds to load the offline models.
     const loading = jobProcesses().filter((pid) => !before.includes(pid));
-    expect(loading).toHaveLength(IDLE_JOB_PROCESSES);
+    // One at a time: agents initialises its processes one after another.
+    expect(loading).toHaveLength(1);
     const stopping = performance.now();
     await other.stop();
     // agents 1.9 alone would wait out its 15 s shutdown timeout here (the request is lost during prewarm).
