@@ -91,7 +91,6 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   // takes seconds), one for each slot the running jobs leave free (agents' pool, patched in
   // agent/patches: its idle count covers the running processes too). A burst that fills the
   // worker finds every process ready, and forks no spare while its sessions start.
-  const idleProcesses = maxConcurrentJobs;
   const rooms = new RoomServiceClient(options.wsURL.replace(/^ws/, 'http'), options.apiKey, options.apiSecret, { requestTimeout: 5 });
   const serverOptions = new ServerOptions({
     agent: JOB_ENTRY,
@@ -107,7 +106,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     // is what this worker can actually take.
     loadFunc: async (server) => Math.min(1, server.activeJobs.length / maxConcurrentJobs),
     loadThreshold: 1,
-    numIdleProcesses: idleProcesses,
+    numIdleProcesses: maxConcurrentJobs,
     // A session that ended before its job was offered deleted its room: refuse the job rather
     // than spend a warm process finding that out. If LiveKit does not answer, take it.
     requestFunc: async (request) => {
@@ -167,7 +166,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     capacity: maxConcurrentJobs,
     // agents keeps them in a private pool; a dependency patch (agent/patches) exposes the count.
     warmProcesses: () => server.warmProcesses,
-    warmedUp: () => (warmedUp ||= server.warmProcesses >= idleProcesses),
+    warmedUp: () => (warmedUp ||= server.warmProcesses >= maxConcurrentJobs),
     runningSessions: () => server.activeJobs.length,
     stopping: () => stopping,
     stop({ drainTimeoutMs = 0 } = {}) {
@@ -208,7 +207,6 @@ function startHeartbeats(options: {
       worker_id: workerId,
       agent_name: options.agentName,
       capacity: options.capacity,
-      running_jobs: sessions.length,
       sessions,
       draining: options.draining(),
     };

@@ -33,7 +33,7 @@ import { apiDocs } from './openapi/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
 import { pipelineRoutes } from './pipelines/routes.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
-import { workerRoutes } from './workers/index.ts';
+import { forgetGoneWorkers, workerRoutes } from './workers/index.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
 export interface Services {
@@ -272,6 +272,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       void services.lifecycle
         .sweep()
         .then(() => services.voices.releaseUnused())
+        .then(() => forgetGoneWorkers(services.database.db))
         // Work another process left behind when it died (its lease ran out) is finished here.
         .then(() => recover({ graceSeconds: config.recoveryGraceSeconds }))
         .catch((e) => console.error('session sweep failed:', e)),

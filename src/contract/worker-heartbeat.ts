@@ -18,8 +18,7 @@ export const WorkerHeartbeat = Type.Object({
   agent_name: Type.String({ minLength: 1, maxLength: 200 }),
   /** Sessions it runs at once (AGENT_MAX_JOBS). */
   capacity: Type.Integer({ minimum: 0, maximum: 10_000 }),
-  running_jobs: Type.Integer({ minimum: 0, maximum: 10_000 }),
-  /** The rooms (session ids) of the sessions it runs. */
+  /** The rooms (session ids) of the sessions it runs: as many as its running jobs. */
   sessions: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 10_000 }),
   /** Stopping: it takes no new sessions. */
   draining: Type.Boolean(),

@@ -13,8 +13,13 @@ import { agentWorkers } from './schema.ts';
 
 export { freeAgentSlots, type SlotCount } from './admission.ts';
 
-/** Rows of workers gone this long are deleted as heartbeats come in. */
+/** Rows of workers gone this long are deleted by the sweep. */
 const FORGET_AFTER_SECONDS = 3600;
+
+/** Deletes the rows of workers gone for FORGET_AFTER_SECONDS (each restart of a worker is a new one). */
+export async function forgetGoneWorkers(db: Database): Promise<void> {
+  await db.delete(agentWorkers).where(lt(agentWorkers.expiresAt, sql`now() - make_interval(secs => ${FORGET_AFTER_SECONDS})`));
+}
 
 export function workerRoutes(deps: { db: Database; livekit: { apiKey: string; apiSecret: string } }) {
   const verifier = new TokenVerifier(deps.livekit.apiKey, deps.livekit.apiSecret);
@@ -28,7 +33,7 @@ export function workerRoutes(deps: { db: Database; livekit: { apiKey: string; ap
       const values = {
         agentName: body.agent_name,
         capacity: body.capacity,
-        runningJobs: body.running_jobs,
+        runningJobs: body.sessions.length,
         draining: body.draining,
         seenAt: sql`now()`,
         expiresAt: sql`now() + make_interval(secs => ${HEARTBEAT_TTL_SECONDS})`,
@@ -45,7 +50,6 @@ export function workerRoutes(deps: { db: Database; livekit: { apiKey: string; ap
           .set({ agentSeenAt: sql`now()`, agentWorkerId: body.worker_id })
           .where(and(inArray(sessions.id, body.sessions), eq(sessions.status, 'running')));
       }
-      await deps.db.delete(agentWorkers).where(lt(agentWorkers.expiresAt, sql`now() - make_interval(secs => ${FORGET_AFTER_SECONDS})`));
       return { ok: true };
     },
     { body: WorkerHeartbeat, parse: 'json' },

@@ -23,7 +23,7 @@ import { DEFAULT_AGENT_NAME as AGENT_NAME } from '../../src/config.ts';
 import type { DispatchMetadata } from '../../src/contract/index.ts';
 import { livekitBinary, LocalLivekitServer } from '../../src/livekit/index.ts';
 import { httpUrlOf } from '../../src/livekit/connection.ts';
-import { tempDir } from '../support/processes.ts';
+import { childProcesses, jobProcesses, tempDir } from '../support/processes.ts';
 
 const BILLING_INTERVAL_MS = 1_000;
 const REPORT_TOKEN = 'report-token-for-tests';
@@ -184,18 +184,6 @@ async function readFrames(track: RemoteTrack, ms: number) {
 
 const reportsOf = (sessionId: string) => reports.filter((r) => r.sessionId === sessionId);
 const minuteIndices = (sessionId: string) => reportsOf(sessionId).filter((r) => r.body.type === 'minute').map((r) => r.body.index!);
-
-/** This process's children, as `pid command…` lines. */
-function childProcesses(): string[] {
-  return Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n').filter(Boolean);
-}
-
-/** Pids of the processes the worker forked for jobs, running or idle (the inference process is not one). */
-function jobProcesses(): number[] {
-  return childProcesses()
-    .filter((line) => line.includes('job_proc_lazy_main'))
-    .map((line) => Number(line.split(' ')[0]));
-}
 
 /** Slots of this worker, and so its job processes once warm: one forked ahead for each slot no job holds. */
 const SLOTS = 2;

@@ -9,16 +9,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind } from '@livekit/rtc-node';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { createAstronaut, FrameLog, startSession } from './support.ts';
+import { jobProcesses } from '../support/processes.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 const SLOTS = 3;
-
-/** Pids of the job processes the in-process worker forked, running or warm. */
-function jobProcesses(): number[] {
-  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n');
-  return children.filter((line) => line.includes('job_proc_lazy_main')).map((line) => Number(line.split(' ')[0]));
-}
 const FIRST_FRAME_BOUND_MS = 2_500;
 
 describe(`a worker of ${SLOTS} slots under a burst`, () => {

@@ -47,7 +47,7 @@ describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (eng
   });
 
   test('a heartbeat not signed for its worker is refused and counts for nothing', async () => {
-    const heartbeat = { worker_id: 'w-forged', agent_name: service.config.livekit.agentName, capacity: 50, running_jobs: 0, sessions: [], draining: false };
+    const heartbeat = { worker_id: 'w-forged', agent_name: service.config.livekit.agentName, capacity: 50, sessions: [], draining: false };
     const post = (token?: string) =>
       fetch(`${service.url}${HEARTBEAT_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(heartbeat) });
     expect((await post()).status).toBe(401);

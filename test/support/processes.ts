@@ -40,3 +40,15 @@ export async function tempDir(dirs: string[], prefix: string): Promise<string> {
   dirs.push(dir);
   return dir;
 }
+
+/** This process's children, as `pid command…` lines. */
+export function childProcesses(): string[] {
+  return Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n').filter(Boolean);
+}
+
+/** Pids of the job processes an in-process agent worker forked, running or warm (the inference process is not one). */
+export function jobProcesses(): number[] {
+  return childProcesses()
+    .filter((line) => line.includes('job_proc_lazy_main'))
+    .map((line) => Number(line.split(' ')[0]));
+}
