@@ -1,8 +1,8 @@
 // Warm before ready (docs/api.md#health): what a first request would otherwise pay is paid at
-// start, before /readyz says ready. Each pipeline trains once on a sample photo without storing
-// it (the face detector's models, the decoders and the training code: the first identity
-// create took 1.3 s against 0.25 s for the next), and the console's pages are bundled (a
-// second, for livekit-client).
+// start, before /readyz says ready. Each pipeline warms itself (the built-in one trains three
+// times on a sample photo without storing it: the face detector's models, the decoders and the
+// training code; the first identity create took 1.3 s against 0.25 s for the next), and the
+// console's pages are bundled (a second, for livekit-client).
 import { sql } from 'drizzle-orm';
 import { warmFrontEnd } from './console/front-end.ts';
 import type { Database } from './db/index.ts';
