@@ -2,6 +2,7 @@
 // so nothing here shares memory with the control plane: the job learns its session from the
 // dispatch metadata and reports back over HTTP.
 import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
+import { RoomEvent } from '@livekit/rtc-node';
 import { loadProviders } from '../src/config.ts';
 import { avatarShapeFor, isSessionRoom, parseDispatchMetadata, type TranscriptReport } from '../src/contract/index.ts';
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
@@ -66,77 +67,86 @@ export default defineAgent({
     }
   },
   entry: async (ctx: JobContext) => {
-    const parsed = parseDispatchMetadata(ctx.job.metadata);
-    if (!parsed.ok) {
-      // Without a valid session the job can neither render nor bill: it never joins, and the
-      // control plane sees its agent does not arrive.
-      log().error(`job ${ctx.job.id} (room ${ctx.job.room?.name}) has invalid dispatch metadata, shutting down: ${parsed.problem}`);
-      ctx.shutdown('invalid dispatch metadata');
-      return;
-    }
-    const metadata = parsed.metadata;
-    const logger = log().child({ session_id: metadata.session_id });
-
-    const meter = new StreamingMeter({
-      intervalSeconds: metadata.billing_interval_seconds,
-      visitorIdentity: metadata.visitor_identity,
-      minuteOffset: metadata.minute_offset ?? 0,
-      reporter: httpReporter({ url: metadata.report_url, token: metadata.report_token }),
-      logger,
-    });
-    // Shutdown callbacks run after the room is left: the meter delivers what it still holds,
-    // the news that this agent is gone first when its worker stopped it.
-    ctx.addShutdownCallback(() => {
-      if (stoppedByWorker) meter.agentLeaving();
-      return meter.close();
-    });
-
-    // The face loads while the job connects.
-    const preparedAvatar = metadata.avatar_enabled ? prepareAvatar({ identity: metadata.identity, shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true), logger }) : null;
-
-    // Audio only: the visitor's camera is subscribed to by the conversation, and only with visual awareness.
-    try {
-      await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
-    } catch (error) {
-      // The session ended before the job got going (its room is gone).
-      logger.warn(`could not join room ${ctx.job.room?.name}: ${(error as Error).message}`);
-      ctx.shutdown('room unavailable');
-      return;
-    }
-    if (!isSessionRoom(ctx.room.metadata, metadata.session_id)) {
-      // A LiveKit that auto-creates rooms made a fresh one for this late job: nobody will come.
-      logger.warn(`room ${ctx.room.name} is not session ${metadata.session_id}'s room any more; leaving`);
-      ctx.shutdown('session room gone');
-      return;
-    }
-    meter.agentJoined();
-    meterRoomParticipants(ctx.room, meter);
-
-    // The avatar streams from the moment the job is in the room (billing starts at its first frame).
-    const avatar = preparedAvatar
-      ? await startAvatar({ room: ctx.room, prepared: preparedAvatar, onFirstFrame: (atMs) => meter.firstFramePublished(atMs) })
-      : null;
-    if (avatar) ctx.addShutdownCallback(() => avatar.stop());
-    const voiceOnly = avatar ? null : await startVoice({ room: ctx.room, logger });
-    if (voiceOnly) ctx.addShutdownCallback(() => voiceOnly.stop());
-
-    // Registered before the conversation starts: it waits for the visitor, who may never come.
-    let conversation: Conversation | undefined;
-    let leaving = false;
-    ctx.addShutdownCallback(async () => {
-      leaving = true;
-      await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
-    });
-    conversation = await startConversation({
-      ctx,
-      metadata,
-      providers: loadProviders(process.env),
-      offline: (ctx.proc.userData as ProcessData).offline,
-      vad: (ctx.proc.userData as ProcessData).vad ?? new inference.VAD(),
-      speech: (avatar ?? voiceOnly)!.speech,
-      transcriptReporter: httpReporter<TranscriptReport>({ url: metadata.report_url, token: metadata.report_token }),
-      logger,
-    });
-    if (leaving) await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
+    // Once the room is gone (the session ended) the job is over, wherever it was: entries were
+    // seen still unfinished when agents' 15 s wait for them ran out, and all that time the
+    // job held its slot (and its worker's heartbeats listed a session that had ended).
+    const roomLeft = new Promise<void>((resolve) => ctx.room.once(RoomEvent.Disconnected, () => resolve()));
+    await Promise.race([serveSession(ctx), roomLeft]);
   },
 });
+
+async function serveSession(ctx: JobContext): Promise<void> {
+  const parsed = parseDispatchMetadata(ctx.job.metadata);
+  if (!parsed.ok) {
+    // Without a valid session the job can neither render nor bill: it never joins, and the
+    // control plane sees its agent does not arrive.
+    log().error(`job ${ctx.job.id} (room ${ctx.job.room?.name}) has invalid dispatch metadata, shutting down: ${parsed.problem}`);
+    ctx.shutdown('invalid dispatch metadata');
+    return;
+  }
+  const metadata = parsed.metadata;
+  const logger = log().child({ session_id: metadata.session_id });
+
+  const meter = new StreamingMeter({
+    intervalSeconds: metadata.billing_interval_seconds,
+    visitorIdentity: metadata.visitor_identity,
+    minuteOffset: metadata.minute_offset ?? 0,
+    reporter: httpReporter({ url: metadata.report_url, token: metadata.report_token }),
+    logger,
+  });
+  // Shutdown callbacks run after the room is left: the meter delivers what it still holds,
+  // the news that this agent is gone first when its worker stopped it.
+  ctx.addShutdownCallback(() => {
+    if (stoppedByWorker) meter.agentLeaving();
+    return meter.close();
+  });
+
+  // The face loads while the job connects.
+  const preparedAvatar = metadata.avatar_enabled ? prepareAvatar({ identity: metadata.identity, shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true), logger }) : null;
+
+  // Audio only: the visitor's camera is subscribed to by the conversation, and only with visual awareness.
+  try {
+    await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
+  } catch (error) {
+    // The session ended before the job got going (its room is gone).
+    logger.warn(`could not join room ${ctx.job.room?.name}: ${(error as Error).message}`);
+    ctx.shutdown('room unavailable');
+    return;
+  }
+  if (!isSessionRoom(ctx.room.metadata, metadata.session_id)) {
+    // A LiveKit that auto-creates rooms made a fresh one for this late job: nobody will come.
+    logger.warn(`room ${ctx.room.name} is not session ${metadata.session_id}'s room any more; leaving`);
+    ctx.shutdown('session room gone');
+    return;
+  }
+  meter.agentJoined();
+  meterRoomParticipants(ctx.room, meter);
+
+  // The avatar streams from the moment the job is in the room (billing starts at its first frame).
+  const avatar = preparedAvatar
+    ? await startAvatar({ room: ctx.room, prepared: preparedAvatar, onFirstFrame: (atMs) => meter.firstFramePublished(atMs) })
+    : null;
+  if (avatar) ctx.addShutdownCallback(() => avatar.stop());
+  const voiceOnly = avatar ? null : await startVoice({ room: ctx.room, logger });
+  if (voiceOnly) ctx.addShutdownCallback(() => voiceOnly.stop());
+
+  // Registered before the conversation starts: it waits for the visitor, who may never come.
+  let conversation: Conversation | undefined;
+  let leaving = false;
+  ctx.addShutdownCallback(async () => {
+    leaving = true;
+    await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
+  });
+  conversation = await startConversation({
+    ctx,
+    metadata,
+    providers: loadProviders(process.env),
+    offline: (ctx.proc.userData as ProcessData).offline,
+    vad: (ctx.proc.userData as ProcessData).vad ?? new inference.VAD(),
+    speech: (avatar ?? voiceOnly)!.speech,
+    audible: (avatar ?? voiceOnly)!.audible,
+    transcriptReporter: httpReporter<TranscriptReport>({ url: metadata.report_url, token: metadata.report_token }),
+    logger,
+  });
+  if (leaving) await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
+}

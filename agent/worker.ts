@@ -92,6 +92,12 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   // agent/patches: its idle count covers the running processes too). A burst that fills the
   // worker finds every process ready, and forks no spare while its sessions start.
   const rooms = new RoomServiceClient(options.wsURL.replace(/^ws/, 'http'), options.apiKey, options.apiSecret, { requestTimeout: 5 });
+  /**
+   * The sessions this worker runs or has accepted: a job waits for its assignment and for a
+   * process (seconds, when none was warm) before it runs. The heartbeats list both, or the
+   * control plane would take a waiting session for unanswered and send it to a second agent.
+   */
+  const takenSessions = () => [...new Set([...server.activeJobs.map((job) => job.job), ...server.launchingJobs].map((job) => job.room?.name ?? job.id))];
   const serverOptions = new ServerOptions({
     agent: JOB_ENTRY,
     agentName: options.agentName,
@@ -112,8 +118,12 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     requestFunc: async (request) => {
       const name = request.room?.name;
       const gone = name ? await rooms.listRooms([name]).then((found) => found.length === 0, () => false) : false;
-      if (gone) await request.reject();
-      else await request.accept();
+      if (gone) return request.reject();
+      // LiveKit hears the load only now and then, and offered a full worker a second job: it
+      // waited for a process that its pool (warm only for free slots) never forks. Refused,
+      // the job goes to another worker.
+      if (takenSessions().length >= maxConcurrentJobs) return request.reject();
+      await request.accept();
     },
     // A job process loads the offline models in prewarm (4–8 s on an idle 2-core machine):
     // under load the agents' 10 s default killed every process before it was ready, and
@@ -148,7 +158,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   // Random per start: a restarted worker is a new one, and the old one's row simply expires.
   const workerId = `${options.agentName}-${randomBytes(8).toString('hex')}`;
   const heartbeats = options.controlPlaneUrl
-    ? startHeartbeats({ ...options, workerId, controlPlaneUrl: options.controlPlaneUrl, capacity: maxConcurrentJobs, runningSessions: () => server.activeJobs.map((job) => job.job.room?.name ?? job.job.id), draining: () => stopping })
+    ? startHeartbeats({ ...options, workerId, controlPlaneUrl: options.controlPlaneUrl, capacity: maxConcurrentJobs, runningSessions: takenSessions, draining: () => stopping })
     : undefined;
   await heartbeats?.beat();
   running.catch((error: unknown) => {

@@ -41,6 +41,11 @@ export interface AvatarOptions {
 export interface Avatar {
   /** The agent session's audio output. */
   speech: voice.AudioOutput;
+  /**
+   * Settles once the visitor can hear the speech (subscribed to it): the greeting waits for
+   * it, or its first words are lost. An avatar service's output waits for the service itself.
+   */
+  audible: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -68,7 +73,8 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
   let ready = prepared.ready;
   if (choice.kind === 'service') {
     try {
-      return await startAvatarService({ room: options.room, identity: prepared.identity, shape: prepared.shape, pipeline: choice.pipeline, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
+      const service = await startAvatarService({ room: options.room, identity: prepared.identity, shape: prepared.shape, pipeline: choice.pipeline, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
+      return { ...service, audible: Promise.resolve() };
     } catch (error) {
       // The conversation goes on with the photo rather than without a face.
       prepared.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming the stand-in: ${String(error)}`);
@@ -81,7 +87,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
   const speech = new AvatarSpeech();
   const runner = new AvatarRunner({ room: options.room, renderer, rendererReady: ready, speech, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
   await runner.start();
-  return { speech, stop: () => runner.stop() };
+  return { speech, audible: runner.audible, stop: () => runner.stop() };
 }
 
 /** A session without an avatar: the agent's voice alone, paced and published the same way. */
@@ -89,5 +95,5 @@ export async function startVoice(options: { room: Room; logger: { warn(message: 
   const speech = new AvatarSpeech();
   const runner = new AvatarRunner({ room: options.room, renderer: null, rendererReady: Promise.resolve(), speech, onFirstFrame: () => {}, logger: options.logger });
   await runner.start();
-  return { speech, stop: () => runner.stop() };
+  return { speech, audible: runner.audible, stop: () => runner.stop() };
 }

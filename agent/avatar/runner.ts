@@ -10,6 +10,8 @@ import {
   TrackPublishOptions,
   TrackSource,
   VideoSource,
+  RoomEvent,
+  type LocalTrack,
   type LocalTrackPublication,
   type Room,
 } from '@livekit/rtc-node';
@@ -64,6 +66,9 @@ export class AvatarRunner {
   #firstFrameSent = false;
   /** Audio frames are handed over one after another, never concurrently. */
   #audioChain: Promise<void> = Promise.resolve();
+  #heard!: () => void;
+  /** Settles once a participant (the visitor) has subscribed to the speech track: words from then on reach them. */
+  readonly audible = new Promise<void>((resolve) => (this.#heard = resolve));
 
   constructor(options: AvatarRunnerOptions) {
     this.#options = options;
@@ -76,6 +81,13 @@ export class AvatarRunner {
     const { room, renderer } = this.#options;
     this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
     const participant = room.localParticipant!;
+    const audioTrackName = renderer ? AVATAR_AUDIO_TRACK : VOICE_TRACK;
+    const onSubscribed = (track: LocalTrack) => {
+      if (track.name !== audioTrackName) return;
+      room.off(RoomEvent.LocalTrackSubscribed, onSubscribed);
+      this.#heard();
+    };
+    room.on(RoomEvent.LocalTrackSubscribed, onSubscribed);
     // Both tracks at once, while the face still loads: the visitor's first frame waits for the
     // slowest of the three, not their sum.
     const publishing: Promise<LocalTrackPublication>[] = [];
@@ -97,7 +109,7 @@ export class AvatarRunner {
     }
     publishing.push(
       participant.publishTrack(
-        LocalAudioTrack.createAudioTrack(renderer ? AVATAR_AUDIO_TRACK : VOICE_TRACK, this.#audioSource),
+        LocalAudioTrack.createAudioTrack(audioTrackName, this.#audioSource),
         new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
       ),
     );

@@ -10,7 +10,8 @@ import type { Reporter } from '../metering/index.ts';
 import { createProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
 import { CameraSampler } from './camera.ts';
-import { agentInstructions, followLanguageInstruction, greetingInstruction, isSpokenLanguage } from './instructions.ts';
+import { greetingText } from './greeting.ts';
+import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { TranscriptLog } from './transcripts.ts';
 
 /** The visitor's microphone as the conversation hears it. */
@@ -26,6 +27,8 @@ export interface ConversationOptions {
   vad: VAD;
   /** Where the agent's speech goes: the avatar (ours, or an avatar service's stream), or the voice-only publisher. */
   speech: voice.AudioOutput;
+  /** Settles once the visitor can hear `speech`: the greeting waits for it (at most GREETING_WAIT_MS). */
+  audible: Promise<void>;
   /** Where transcript turns go (the session's report endpoint). */
   transcriptReporter: Reporter<TranscriptReport>;
   logger: { info(message: string): void; warn(message: string): void };
@@ -35,6 +38,12 @@ export interface Conversation {
   session: voice.AgentSession;
   close(): Promise<void>;
 }
+
+/**
+ * How long the greeting waits for the visitor to hear the agent. Usually a few hundred ms;
+ * a client that never subscribes (a bot, a broken one) is greeted anyway.
+ */
+const GREETING_WAIT_MS = 3_000;
 
 /** One language normalised from whatever the STT reports ('es', 'es-ES', 'Spanish'…). */
 function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
@@ -150,7 +159,15 @@ export async function startConversation(options: ConversationOptions): Promise<C
     outputOptions: { audioEnabled: false },
     record: false,
   });
-  session.generateReply({ instructions: greetingInstruction(mode) });
+  // Spoken once the visitor hears us: earlier, its first words would be lost, and during a
+  // burst its synthesis would take the CPU the visitors' first frames need.
+  await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
+  try {
+    session.say(greetingText({ name: metadata.identity?.name ?? null, prompt: metadata.identity?.prompt ?? null, language: mode }));
+  } catch (error) {
+    // The session closed while waiting (the visitor left at once): nobody to greet.
+    logger.info(`no greeting: ${(error as Error).message}`);
+  }
 
   return {
     session,

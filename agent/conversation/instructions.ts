@@ -38,9 +38,3 @@ export function agentInstructions({ prompt, language, visualAwareness }: Instruc
 export function followLanguageInstruction(language: SpokenLanguage): string {
   return `The visitor is speaking ${LANGUAGE_NAMES[language]}: answer in ${LANGUAGE_NAMES[language]}.`;
 }
-
-/** The greeting request: the first words of the session. */
-export function greetingInstruction(language: Language): string {
-  const name = LANGUAGE_NAMES[language === 'auto' ? 'en' : language];
-  return `Greet the visitor warmly in ${name} in one short sentence and offer your help.`;
-}

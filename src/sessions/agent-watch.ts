@@ -29,10 +29,10 @@ import { agentWorkers } from '../workers/schema.ts';
 import { sessions } from './schema.ts';
 
 /**
- * LiveKit offers a dispatch only to a worker it sees available, and workers tell it their load
- * every 2.5 s: one sent while a worker that just freed a slot still looked full is lost. No
+ * A dispatch every worker refused (full: LiveKit hears their load only every 2.5 s) is lost. No
  * worker listing the session this long after its dispatch means nobody took it; one that has
- * taken it lists it within half a second, so it is never dispatched twice.
+ * accepted it lists it within half a second, even while its job waits for a process, so it is
+ * never dispatched twice.
  */
 const REDISPATCH_AFTER_SECONDS = 2;
 /** `ParticipantInfo.Kind.AGENT` of LiveKit's protocol (livekit-server-sdk does not re-export the enum). */

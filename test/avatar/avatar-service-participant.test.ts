@@ -86,9 +86,7 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
   test('the agent streams its speech to the service and publishes nothing; the service publishes on its behalf', async () => {
     const identity = await createIdentity(TEST_AVATAR_SERVICE_PIPELINE, 'svc-1');
 
-    fakes.openai.respond((request) =>
-      request.userTexts.length === 0 ? 'Hello, I am Ada. How can I help you?' : request.userTexts.at(-1) === QUESTION ? LONG_REPLY : 'All right.',
-    );
+    fakes.openai.respond((request) => (request.userTexts.at(-1) === QUESTION ? LONG_REPLY : 'All right.'));
     const session = await start(identity.identity_id);
     const visitor = await joinAsVisitor(session);
     const microphone = await Microphone.publish(visitor.room);
@@ -133,7 +131,7 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
         10_000,
         'the greeting in the transcript',
       );
-      expect(greetingTurn).toMatchObject({ text: 'Hello, I am Ada. How can I help you?', interrupted: false });
+      expect(greetingTurn).toMatchObject({ text: "Hi, I'm Ada. How can I help you today?", interrupted: false });
 
       // An interruption: the agent clears the service's buffer, which reports the reply interrupted.
       fakes.deepgram.script({ transcript: QUESTION, language: 'en' }, { transcript: 'Stop, please.', language: 'en' });

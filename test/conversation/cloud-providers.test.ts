@@ -30,7 +30,7 @@ beforeAll(async () => {
 afterAll(() => service.stop());
 
 beforeEach(() => {
-  fakes.openai.respond((request) => (request.userTexts.length === 0 ? 'Hello, I am Ada. How can I help you?' : 'It is sunny and mild in Paris today.'));
+  fakes.openai.respond(() => 'It is sunny and mild in Paris today.');
 });
 
 async function createIdentity(fields: Record<string, string | File>): Promise<IdentityBody> {
@@ -139,7 +139,8 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       }, 10_000, 'the transcript');
       expect(transcript.turns.find((t) => t.role === 'user')).toMatchObject({ text: QUESTION, language: 'en' });
       expect(transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text)).toEqual([
-        'Hello, I am Ada. How can I help you?',
+        // The greeting is the identity's template (name, role from the prompt), not generated.
+        "Hi, I'm Ada, a tour guide in Paris. How can I help you today?",
         'It is sunny and mild in Paris today.',
       ]);
     } finally {
@@ -149,11 +150,13 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
 
   test('pinned Spanish: Deepgram listens in Spanish, the model is told to answer only in Spanish, the voice speaks Spanish', async () => {
     const identity = await createIdentity({ language: 'es', audio: await voiceSample(), prompt: `${PROMPT} es-pinned` });
-    fakes.openai.respond((request) => (request.userTexts.length === 0 ? 'Hola, soy Ada.' : 'Mañana hará sol en Madrid.'));
+    fakes.openai.respond(() => 'Mañana hará sol en Madrid.');
     const since = epochNow();
     const conversation = await talk({ identity_id: identity.identity_id });
     try {
       await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      // Greeted in Spanish; the prompt's role is English, so only the name is said.
+      expect(ttsContextsAfter(since)[0]!.spoken).toContain('Hola, soy Ada. ¿En qué puedo ayudarte?');
       // The visitor switches to English: the answer stays Spanish.
       fakes.deepgram.script({ transcript: QUESTION, language: 'es' });
       const spoken = await conversation.microphone.say(await speech(QUESTION));
@@ -173,15 +176,17 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
   test('auto: an English greeting, then Spanish answers to a Spanish-speaking visitor', async () => {
     const identity = await createIdentity({ language: 'auto', audio: await voiceSample(), prompt: `${PROMPT} auto-mode` });
     fakes.openai.respond((request) =>
-      request.system.includes('The visitor is speaking Spanish') ? 'Mañana hará sol en Madrid.' : request.userTexts.length === 0 ? 'Hello, I am Ada.' : 'Sorry?',
+      request.system.includes('The visitor is speaking Spanish') ? 'Mañana hará sol en Madrid.' : 'Sorry?',
     );
     const since = epochNow();
     const conversation = await talk({ identity_id: identity.identity_id });
     try {
       await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
       const greeting = ttsContextsAfter(since);
-      expect(greeting.map((c) => c.spoken).join(' ')).toContain('Hello, I am Ada');
+      // The template greeting, in English, with no language-model call before it.
+      expect(greeting.map((c) => c.spoken).join(' ')).toContain("Hi, I'm Ada, a tour guide in Paris. How can I help you today?");
       expect(greeting.every((c) => c.params.language_code === 'en')).toBe(true);
+      expect(chatsOf('auto-mode')).toHaveLength(0);
       expect(deepgramConnectionsAfter(since).every((c) => c.params.language === 'multi')).toBe(true);
 
       fakes.deepgram.script({ transcript: SPANISH, language: 'es' });
@@ -205,7 +210,7 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
   test('barge-in: the visitor speaking over a long reply stops it within 300 ms of the interruption threshold', async () => {
     const identity = await createIdentity({ language: 'en', prompt: `${PROMPT} barge-in` });
     const long = 'Paris has many museums. '.repeat(12).trim();
-    fakes.openai.respond((request) => (request.userTexts.length === 0 ? 'Hello.' : long));
+    fakes.openai.respond(() => long);
     const conversation = await talk({ identity_id: identity.identity_id });
     try {
       await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
@@ -238,6 +243,33 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     }
   });
 
+  test('the greeting waits until the visitor can hear it', async () => {
+    const identity = await createIdentity({ language: 'en' });
+    const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identity.identity_id }), headers: { 'content-type': 'application/json' } });
+    const session = (await response.json()) as StartedSession;
+    const since = epochNow();
+    // A client that subscribes late: nothing may be said to it before.
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
+    for (const publication of visitor.agent()?.trackPublications.values() ?? []) publication.setSubscribed(false);
+    try {
+      const voice = await eventually(
+        () => [...(visitor.agent()?.trackPublications.values() ?? [])].find((p) => p.kind === TrackKind.KIND_AUDIO),
+        20_000,
+        "the avatar's audio published",
+      );
+      voice.setSubscribed(false);
+      await Bun.sleep(1_500);
+      expect(ttsContextsAfter(since)).toHaveLength(0);
+      const subscribedAt = epochNow();
+      voice.setSubscribed(true);
+      const greeting = await eventually(() => ttsContextsAfter(since)[0], 10_000, 'the greeting');
+      expect(greeting.openedAt).toBeGreaterThanOrEqual(subscribedAt);
+    } finally {
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await visitor.leave().catch(() => undefined);
+    }
+  });
+
   test('without an avatar the agent publishes its own voice, and nothing else', async () => {
     const since = epochNow();
     const conversation = await talk({});
@@ -247,8 +279,9 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       expect(agentTracks).toHaveLength(1);
       expect(agentTracks[0]!.kind).toBe(TrackKind.KIND_AUDIO);
       expect(agentTracks[0]!.name).toBe('agent_voice');
-      // The default voice when there is no identity.
+      // The default voice when there is no identity, greeting without a name.
       expect(ttsContextsAfter(since).every((c) => c.voiceId === '21m00Tcm4TlvDqvHYnJl')).toBe(true);
+      expect(ttsContextsAfter(since)[0]!.spoken).toContain('Hello! How can I help you today?');
     } finally {
       await conversation.end();
     }
@@ -317,7 +350,6 @@ describe('visual awareness', () => {
       camera.setSpeaking(false);
       await heardReply(conversation.ears, spoken.endedAt, 'the reply');
       const chats = chatsOf('eyes-open');
-      expect(chats[0]!.images).toHaveLength(0); // the greeting: nobody had spoken
       const answer = chats.find((chat) => chat.userTexts.includes(QUESTION))!;
       expect(answer.images.length).toBeGreaterThanOrEqual(1);
       expect(answer.images.length).toBeLessThanOrEqual(3);

@@ -3,6 +3,7 @@
 // live worker has a free slot, before any room, hold or row exists. Two real workers here,
 // each taking one session (AGENT_MAX_JOBS=1), on a real LiveKit server.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
 import { AccessToken } from 'livekit-server-sdk';
 import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
 import { HEARTBEAT_PATH } from '../../src/contract/index.ts';
@@ -83,12 +84,19 @@ describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (eng
     expect((await start()).status).toBe(503);
 
     await account.call('POST', `/v1/sessions/${sessions[0]!.room_name}/end`);
-    // The freed slot shows once its worker's next heartbeat says so (every 2 s).
+    // The freed slot shows once its worker's next heartbeat says so (every 0.5 s).
     const again = await eventually(async () => {
       const response = await start();
       return response.status === 200 ? ((await response.json()) as { room_name: string }) : undefined;
     }, 15_000, 'a start admitted again');
     expect(again.room_name).toMatch(/^ses_/);
+    // LiveKit heard of the freed slot before the control plane did (agent/worker.ts,
+    // announceFreedSlots): the first dispatch was taken, not lost and sent again 2 s later.
+    const row = await eventually(async () => {
+      const [found] = await service.services.database.db.select().from(sessionRows).where(eq(sessionRows.id, again.room_name));
+      return found?.agentJoinedAt ? found : undefined;
+    }, 15_000, 'the agent of the admitted session');
+    expect(row.dispatchedAt!.getTime() - row.createdAt.getTime()).toBeLessThan(1_000);
     for (const session of [sessions[1]!, again]) await account.call('POST', `/v1/sessions/${session.room_name}/end`);
   }, 90_000);
 

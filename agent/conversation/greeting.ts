@@ -1,0 +1,91 @@
+// The session's first words, from a template: the identity's name, its role when its prompt
+// states one in the greeting's language, and an offer of help. Not generated: a small
+// offline model greeted off-topic ("I'm glad to assist you with your project"), a cloud one
+// costs a round trip before the visitor hears anything, and neither can be tested to say
+// the right thing. Every language mode greets in its own language (`auto`: English).
+import type { Language, SpokenLanguage } from '../../src/contract/index.ts';
+
+interface GreetingWords {
+  hello: string;
+  /** With nobody to introduce. */
+  helloAlone: string;
+  /** "I'm Ada", "I'm a tour guide", "I'm Ada, a tour guide" (whichever parts there are). */
+  introduce(name: string | null, role: string | null): string;
+  offer: string;
+  /** Where a prompt in this language states who the agent is: the `role` group. */
+  rolePattern: RegExp;
+}
+
+const NAME = String.raw`\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*)?`;
+/** A role runs to the first clause break: "You are a geography teacher who answers…" → "a geography teacher". */
+const roleUntil = (joiners: string) => String.raw`[^.,;:!?\n()]{2,60}?(?=\s+(?:${joiners})\s|\s*[.,;:!?\n(]|$)`;
+
+const WORDS: Record<SpokenLanguage, GreetingWords> = {
+  en: {
+    hello: 'Hi',
+    helloAlone: 'Hello!',
+    introduce: (name, role) => `I'm ${[name, role].filter(Boolean).join(', ')}`,
+    offer: 'How can I help you today?',
+    rolePattern: new RegExp(String.raw`^\s*(?:[Yy]ou are|[Yy]ou're)\s+(?:${NAME},\s+)?(?<role>(?:a|an)\s${roleUntil('who|that|which|and|with|here')})`, 'u'),
+  },
+  es: {
+    hello: 'Hola',
+    helloAlone: '¡Hola!',
+    introduce: (name, role) => `soy ${[name, role].filter(Boolean).join(', ')}`,
+    offer: '¿En qué puedo ayudarte?',
+    rolePattern: new RegExp(String.raw`^\s*(?:[Ee]res|[Tt]ú eres)\s+(?:${NAME},\s+)?(?<role>(?:un|una)\s${roleUntil('que|quien|y|con|aquí')})`, 'u'),
+  },
+  pl: {
+    hello: 'Dzień dobry',
+    helloAlone: 'Dzień dobry!',
+    // The role comes in the instrumental ("Jesteś przewodnikiem…"), right only straight after
+    // "jestem": with a name it would have to be the nominative, so the name alone is said.
+    introduce: (name, role) => `jestem ${name ?? role}`,
+    offer: 'W czym mogę pomóc?',
+    rolePattern: new RegExp(String.raw`^\s*[Jj]esteś\s+(?:${NAME},\s+)?(?<role>${roleUntil('który|która|które|i|oraz|z')})`, 'u'),
+  },
+  uk: {
+    hello: 'Вітаю',
+    helloAlone: 'Вітаю!',
+    introduce: (name, role) => `я ${[name, role].filter(Boolean).join(', ')}`,
+    offer: 'Чим можу допомогти?',
+    // Only with the dash ("Ти — вчитель географії"): without it the words may be a verb ("Ти допомагаєш…").
+    rolePattern: new RegExp(String.raw`^\s*(?:[Тт]и|[Вв]и)\s*[—–-]\s*(?:${NAME},\s+)?(?<role>${roleUntil('який|яка|яке|і|та|з')})`, 'u'),
+  },
+};
+
+/** Longer names are labels ("Support bot for the EU store"), not something to introduce oneself by. */
+const MAX_NAME_WORDS = 4;
+const MAX_ROLE_WORDS = 8;
+
+export interface GreetingInput {
+  /** The identity's display name; null for a session without an identity. */
+  name: string | null;
+  prompt: string | null;
+  language: Language;
+}
+
+/** The role the prompt gives the agent in `language` ("a tour guide in Paris"); null when it states none there. */
+export function roleFromPrompt(prompt: string | null, language: SpokenLanguage): string | null {
+  const role = WORDS[language].rolePattern.exec(prompt ?? '')?.groups?.role?.trim();
+  if (!role || role.split(/\s+/).length > MAX_ROLE_WORDS) return null;
+  return role;
+}
+
+/** A name worth saying: short, with a letter, not a code ("ada_v2", "bot #3"). */
+function speakableName(name: string | null): string | null {
+  const trimmed = name?.trim().replace(/\s+/g, ' ') ?? '';
+  if (!/\p{L}/u.test(trimmed) || /[_/@#\d]/.test(trimmed) || trimmed.split(' ').length > MAX_NAME_WORDS) return null;
+  return trimmed;
+}
+
+export function greetingText({ name, prompt, language }: GreetingInput): string {
+  const spoken: SpokenLanguage = language === 'auto' ? 'en' : language;
+  const words = WORDS[spoken];
+  let who = speakableName(name);
+  const role = roleFromPrompt(prompt, spoken);
+  // A name that only repeats the role ("Geography teacher") is a label: the role says it better.
+  if (who && role?.toLowerCase().includes(who.toLowerCase())) who = null;
+  if (!who && !role) return `${words.helloAlone} ${words.offer}`;
+  return `${words.hello}, ${words.introduce(who, role)}. ${words.offer}`;
+}
