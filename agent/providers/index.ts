@@ -50,13 +50,15 @@ export function createProviders(settings: ProviderSettings, choice: ProviderChoi
       })
     : needOffline().stt(choice.language);
 
-  const languageModel = settings.openai
-    ? new openai.LLM({
-        apiKey: settings.openai.apiKey,
-        ...(settings.openai.baseUrl ? { baseURL: settings.openai.baseUrl } : {}),
-        model: settings.openai.model,
-      })
-    : needOffline().llm();
+  const offlineLanguageModel = settings.openai ? null : needOffline().llm();
+  offlineLanguageModel?.answerIn(firstLanguage);
+  const languageModel =
+    offlineLanguageModel ??
+    new openai.LLM({
+      apiKey: settings.openai!.apiKey,
+      ...(settings.openai!.baseUrl ? { baseURL: settings.openai!.baseUrl } : {}),
+      model: settings.openai!.model,
+    });
 
   let textToSpeech: tts.TTS;
   let speakIn: (language: SpokenLanguage) => void;
@@ -75,14 +77,20 @@ export function createProviders(settings: ProviderSettings, choice: ProviderChoi
       autoMode: true,
     });
     textToSpeech = voice;
-    speakIn = (language) => voice.updateOptions({ language });
+    speakIn = (language) => {
+      voice.updateOptions({ language });
+      offlineLanguageModel?.answerIn(language);
+    };
   } else {
     const models = needOffline();
     const profile = choice.voice ? { pitchHz: choice.voice.profile.pitch_hz, wordsPerMinute: choice.voice.profile.words_per_minute } : null;
     const voice = models.tts({ language: firstLanguage, profile });
     // Cut by clause, not agents' default sentences: the first words are heard sooner.
     textToSpeech = new tts.StreamAdapter(voice, new ReplyChunker());
-    speakIn = (language) => voice.updateOptions({ language });
+    speakIn = (language) => {
+      voice.updateOptions({ language });
+      offlineLanguageModel?.answerIn(language);
+    };
   }
 
   return {

@@ -14,7 +14,7 @@ import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../test/support/voice.ts';
-import { report as reportMs, startBenchService } from '../support/index.ts';
+import { report as reportMs, startBenchService, trailingSilenceMs } from '../support/index.ts';
 
 const { values } = parseArgs({ options: { providers: { type: 'string', default: 'fakes' }, turns: { type: 'string', default: '10' }, voice: { type: 'string', default: 'espeak' } } });
 const turnSettings = loadProviders(process.env).turns;
@@ -112,11 +112,4 @@ try {
 } finally {
   await bench.stop();
   await fakes?.stop();
-}
-
-/** Milliseconds of near-silence at the end of a phrase. */
-function trailingSilenceMs(samples: Int16Array): number {
-  let end = samples.length;
-  while (end > 0 && Math.abs(samples[end - 1]!) < 300) end--;
-  return ((samples.length - end) / 48_000) * 1000;
 }

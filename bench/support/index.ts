@@ -50,3 +50,10 @@ export function report(label: string, samples: number[], { width = 40, digits = 
     `${label.padEnd(width)} n=${String(samples.length).padEnd(4)} p50=${percentile(sorted, 50).toFixed(digits)} ms  p95=${percentile(sorted, 95).toFixed(digits)} ms`,
   );
 }
+
+/** Milliseconds of near-silence at the end of 48 kHz speech: where a phrase's voice ends, before the trailing silence espeak-ng and Piper add. */
+export function trailingSilenceMs(samples: Int16Array): number {
+  let end = samples.length;
+  while (end > 0 && Math.abs(samples[end - 1]!) < 300) end--;
+  return ((samples.length - end) / 48_000) * 1000;
+}

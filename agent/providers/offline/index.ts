@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { llm, stt } from '@livekit/agents';
+import type { stt } from '@livekit/agents';
 import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaModel } from './llama.ts';
 import { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
 import { SpeechServer } from './speech-server.ts';
@@ -14,7 +14,7 @@ import { OfflineSTT } from './stt.ts';
 import { OfflineTTS, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
 
 export { joinFrames, OfflineSTT } from './stt.ts';
-export { OfflineLLM, type OfflineLLMOptions, toLlamaHistory } from './llm.ts';
+export { OfflineLLM, type OfflineLLMOptions, smallModelPrompt, toLlamaHistory } from './llm.ts';
 export { ReplyChunker, splitClauses } from './reply-chunks.ts';
 export { OFFLINE_TTS_SAMPLE_RATE, OfflineTTS, planVoice, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
 
@@ -22,7 +22,7 @@ export interface OfflineModels {
   /** Pinned language: recognise in it; 'auto': detect (SpeechData.language carries the ISO code). */
   stt(language: SpokenLanguage | 'auto'): stt.STT;
   /** Shares the one loaded SmolLM2: one session per job, so one generation at a time. */
-  llm(): llm.LLM;
+  llm(): OfflineLLM;
   /** Speaks `language`; `profile` null = the default English voice (Piper joe). 22 050 Hz mono. */
   tts(options: { language: SpokenLanguage; profile: OfflineVoiceProfile | null }): OfflineTTS;
   close(): Promise<void>;

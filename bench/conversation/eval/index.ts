@@ -1,0 +1,124 @@
+// bench/conversation/eval: the held-out evaluation (questions.ts) through the real room path.
+// One session per language and voice, pinned to that language, with the persona identity; a
+// visitor (@livekit/rtc-node) speaks each question into its microphone (Opus, the agent's VAD,
+// its STT) and listens for the reply. Reported per language and voice: the recogniser's word
+// error rate, answer accuracy (an expected word in the reply), replies in the wrong language,
+// and voice-to-voice (end of the question's voice → first reply audio at the client).
+//   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
+//     bun bench/conversation/eval/index.ts [--languages en,es,pl,uk] [--voices piper,espeak] [--limit N]
+// The providers are whatever the environment configures: no keys, the offline models.
+// AGENT_TURN_DETECTION=vad|model picks the end-of-turn mode under test.
+import { parseArgs } from 'node:util';
+import { TrackKind } from '@livekit/rtc-node';
+import { loadProviders } from '../../../src/config.ts';
+import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import { identityForm } from '../../../test/support/forms.ts';
+import { eventually, joinAsVisitor } from '../../../test/support/visitor.ts';
+import { Listener, Microphone, speech } from '../../../test/support/voice.ts';
+import { report, startBenchService, trailingSilenceMs } from '../../support/index.ts';
+import { PERSONA, QUESTIONS, type EvalQuestion } from './questions.ts';
+import { isRightAnswer, replyLanguage, wordErrorRate } from './scoring.ts';
+
+const { values } = parseArgs({
+  options: { languages: { type: 'string', default: 'en,es,pl,uk' }, voices: { type: 'string', default: 'piper,espeak' }, limit: { type: 'string' } },
+});
+const languages = values.languages.split(',') as SpokenLanguage[];
+const voices = values.voices.split(',');
+/** espeak-ng's voice for each language; Piper speaks English only. */
+const ESPEAK_VOICE: Record<SpokenLanguage, string> = { en: 'en-us', es: 'es', pl: 'pl', uk: 'uk' };
+/** A reply later than this counts as none. */
+const REPLY_TIMEOUT_MS = 20_000;
+
+interface Outcome {
+  question: EvalQuestion;
+  heard: string;
+  reply: string;
+  voiceToVoiceMs: number | null;
+}
+
+interface Turn {
+  role: string;
+  text: string;
+  started_at: string;
+}
+
+const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
+const { service } = bench;
+const providers = loadProviders(process.env);
+console.log(`cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turn_detection=${providers.turns.detection} endpointing=${providers.turns.minEndpointingDelayMs}-${providers.turns.maxEndpointingDelayMs} ms`);
+const account = await service.services.operations.createAccount({ email: 'eval@example.com', credits: 10_000_000 });
+const authorization = `Bearer ${account.api_key}`;
+const results: { label: string; outcomes: Outcome[] }[] = [];
+try {
+  for (const language of languages) {
+    for (const voice of voices) {
+      if (voice === 'piper' && language !== 'en') continue;
+      const questions = QUESTIONS.filter((question) => question.language === language).slice(0, values.limit ? Number(values.limit) : undefined);
+      results.push({ label: `${language} (${voice})`, outcomes: await converse(language, voice, questions) });
+    }
+  }
+} finally {
+  await bench.stop();
+}
+
+console.log('\n| language (voice) | n | STT WER | right answers | wrong language | voice-to-voice p50 / p95 |');
+console.log('|---|---|---|---|---|---|');
+for (const { label, outcomes } of results) {
+  const wer = outcomes.reduce((sum, o) => sum + wordErrorRate(o.question.text, o.heard), 0) / outcomes.length;
+  const right = outcomes.filter((o) => isRightAnswer(o.reply, o.question.expect)).length;
+  const pinned = label.slice(0, 2);
+  const wrong = outcomes.filter((o) => {
+    const detected = replyLanguage(o.reply);
+    return detected !== null && detected !== pinned;
+  }).length;
+  const times = outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs])).sort((a, b) => a - b);
+  const at = (p: number) => (times.length ? `${Math.round(times[Math.min(times.length - 1, Math.floor(p * times.length))]!)}` : '–');
+  console.log(`| ${label} | ${outcomes.length} | ${(wer * 100).toFixed(0)} % | ${right}/${outcomes.length} (${((right / outcomes.length) * 100).toFixed(0)} %) | ${wrong} | ${at(0.5)} / ${at(0.95)} ms |`);
+}
+for (const { label, outcomes } of results) report(`voice-to-voice ${label}`, outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs])), { width: 32, digits: 0 });
+
+/** One session: each question asked in turn, and what the transcript says was heard and answered. */
+async function converse(language: SpokenLanguage, voice: string, questions: EvalQuestion[]): Promise<Outcome[]> {
+  const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language, name: PERSONA.name, prompt: PERSONA.prompt }) });
+  const identity = (await created.json()) as { identity_id: string };
+  const started = await fetch(`${service.url}/v1/sessions/start`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
+  });
+  const session = (await started.json()) as { room_name: string; token: string; rtc_url: string };
+  const visitor = await joinAsVisitor(session, { audioOnly: true });
+  const microphone = await Microphone.publish(visitor.room);
+  const ears = new Listener(await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'));
+  const windows: { question: EvalQuestion; from: number; voiceEnd: number; to: number; voiceToVoiceMs: number | null }[] = [];
+  try {
+    const greeting = await eventually(() => ears.soundAfter(0), 60_000, 'the greeting');
+    await eventually(() => ears.silenceAfter(greeting, 700), 60_000, 'the end of the greeting');
+    for (const question of questions) {
+      const audio = await speech(question.text, { voice: voice === 'piper' ? 'piper' : ESPEAK_VOICE[language] });
+      const from = performance.now();
+      const spoken = await microphone.say(audio);
+      const voiceEnd = spoken.endedAt - trailingSilenceMs(audio);
+      const replied = await eventually(() => ears.soundAfter(spoken.endedAt), REPLY_TIMEOUT_MS, 'the reply').catch(() => null);
+      if (replied !== null) await eventually(() => ears.silenceAfter(replied, 700), 60_000, 'the end of the reply').catch(() => undefined);
+      windows.push({ question, from, voiceEnd, to: performance.now(), voiceToVoiceMs: replied === null ? null : replied - voiceEnd });
+      await Bun.sleep(300);
+    }
+    // The last turns reach the transcript shortly after they end.
+    await Bun.sleep(1_500);
+    const body = (await (await fetch(`${service.url}/v1/sessions/${session.room_name}/transcript`, { headers: { authorization } })).json()) as { turns: Turn[] };
+    const epochOf = (turn: Turn) => Date.parse(turn.started_at) - performance.timeOrigin;
+    return windows.map((window) => {
+      const within = body.turns.filter((turn) => epochOf(turn) >= window.from && epochOf(turn) < window.to);
+      const heard = within.filter((turn) => turn.role === 'user').map((turn) => turn.text).join(' ');
+      const reply = within.filter((turn) => turn.role === 'agent').map((turn) => turn.text).join(' ');
+      console.log(`${language} ${voice} | ${window.question.text} | heard: ${heard} | reply: ${reply} | ${window.voiceToVoiceMs === null ? 'no reply' : `${Math.round(window.voiceToVoiceMs)} ms`}`);
+      return { question: window.question, heard, reply, voiceToVoiceMs: window.voiceToVoiceMs };
+    });
+  } finally {
+    ears.close();
+    await microphone.stop();
+    await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
+    await visitor.leave().catch(() => undefined);
+  }
+}

@@ -1,0 +1,47 @@
+// What SmolLM2 is shown for a reply (agent/providers/offline/llm.ts): the instructions, one
+// example exchange in the reply's language, the greeting, and the visitor's last turn, with
+// the exchange before it only for a short follow-up.
+import { describe, expect, test } from 'bun:test';
+import { smallModelPrompt } from '../../../agent/providers/offline/index.ts';
+import type { LlamaHistoryItem } from '../../../agent/providers/offline/llama.ts';
+
+const system: LlamaHistoryItem = { type: 'system', text: 'You are Ada, a geography teacher.' };
+const greeting: LlamaHistoryItem = { type: 'model', response: ["Hi, I'm Ada, a geography teacher. How can I help you today?"] };
+const conversation: LlamaHistoryItem[] = [
+  system,
+  greeting,
+  { type: 'user', text: 'What is the capital of Italy?' },
+  { type: 'model', response: ['The capital of Italy is Rome.'] },
+  { type: 'user', text: 'When does the museum open?' },
+  { type: 'model', response: ['At eleven.'] },
+];
+
+describe("SmolLM2's prompt", () => {
+  test('a full question: instructions, the language example, the greeting and the question; older turns dropped', () => {
+    const prompt = smallModelPrompt([...conversation, { type: 'user', text: 'What is the capital of Spain?' }], 'en');
+    expect(prompt).toEqual([
+      system,
+      { type: 'user', text: 'What is two plus two?' },
+      { type: 'model', response: ['Two plus two is four.'] },
+      greeting,
+      { type: 'user', text: 'What is the capital of Spain?' },
+    ]);
+  });
+
+  test('the example is in the language replies are in', () => {
+    const prompt = smallModelPrompt([system, { type: 'user', text: '¿Cuál es la capital de España?' }], 'es');
+    expect(prompt[1]).toEqual({ type: 'user', text: '¿Cuánto es dos más dos?' });
+    expect(prompt[2]).toEqual({ type: 'model', response: ['Dos más dos son cuatro.'] });
+    expect(smallModelPrompt([system, { type: 'user', text: 'Яка столиця Польщі?' }], 'uk')[2]).toEqual({ type: 'model', response: ['Два плюс два — чотири.'] });
+  });
+
+  test('a short follow-up keeps the exchange before it', () => {
+    const prompt = smallModelPrompt([...conversation, { type: 'user', text: 'Sorry, what time?' }], 'en');
+    expect(prompt.slice(-3)).toEqual([{ type: 'user', text: 'When does the museum open?' }, { type: 'model', response: ['At eleven.'] }, { type: 'user', text: 'Sorry, what time?' }]);
+    expect(prompt).toHaveLength(7);
+  });
+
+  test('nothing to answer (the greeting is not a reply): the history as it is', () => {
+    expect(smallModelPrompt([system, greeting], 'en')).toEqual([system, greeting]);
+  });
+});
