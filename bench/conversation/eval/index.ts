@@ -26,6 +26,8 @@ const languages = values.languages.split(',') as SpokenLanguage[];
 const voices = values.voices.split(',');
 /** espeak-ng's voice for each language; Piper speaks English only. */
 const ESPEAK_VOICE: Record<SpokenLanguage, string> = { en: 'en-us', es: 'es', pl: 'pl', uk: 'uk' };
+/** The default voice speaks English only: other languages need a multilingual preset. */
+const MULTILINGUAL_VOICE = 'aria';
 /** A reply later than this counts as none. */
 const REPLY_TIMEOUT_MS = 20_000;
 
@@ -79,13 +81,14 @@ for (const { label, outcomes } of results) report(`voice-to-voice ${label}`, out
 
 /** One session: each question asked in turn, and what the transcript says was heard and answered. */
 async function converse(language: SpokenLanguage, voice: string, questions: EvalQuestion[]): Promise<Outcome[]> {
-  const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language, name: PERSONA.name, prompt: PERSONA.prompt }) });
+  const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language, name: PERSONA.name, prompt: PERSONA.prompt, ...(language === 'en' ? {} : { voice_id: MULTILINGUAL_VOICE }) }) });
   const identity = (await created.json()) as { identity_id: string };
   const started = await fetch(`${service.url}/v1/sessions/start`, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json' },
     body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
   });
+  if (!started.ok) throw new Error(`session start for ${language}: ${started.status} ${await started.text()}`);
   const session = (await started.json()) as { room_name: string; token: string; rtc_url: string };
   const visitor = await joinAsVisitor(session, { audioOnly: true });
   const microphone = await Microphone.publish(visitor.room);
