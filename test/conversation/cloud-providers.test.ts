@@ -3,7 +3,7 @@
 // espeak-ng speech into its microphone and hears the avatar answer. What each fake received
 // shows the language rules, the identity's prompt and voice, and visual awareness at work.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
-import { LocalVideoTrack, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, VideoBufferType, VideoFrame, VideoSource } from '@livekit/rtc-node';
+import { LocalVideoTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, VideoBufferType, VideoFrame, VideoSource } from '@livekit/rtc-node';
 import sharp from 'sharp';
 import { espeak, wavFile } from '../support/fakes/speech.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
@@ -248,16 +248,15 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identity.identity_id }), headers: { 'content-type': 'application/json' } });
     const session = (await response.json()) as StartedSession;
     const since = epochNow();
-    // A client that subscribes late: nothing may be said to it before.
-    const visitor = await joinAsVisitor(session, { audioOnly: true });
-    for (const publication of visitor.agent()?.trackPublications.values() ?? []) publication.setSubscribed(false);
+    // A client that subscribes late (by hand, nothing automatic): nothing may be said to it before.
+    const room = new Room();
+    await room.connect(session.rtc_url, session.token, { autoSubscribe: false, dynacast: false });
     try {
       const voice = await eventually(
-        () => [...(visitor.agent()?.trackPublications.values() ?? [])].find((p) => p.kind === TrackKind.KIND_AUDIO),
+        () => [...room.remoteParticipants.values()].flatMap((p) => [...p.trackPublications.values()]).find((p) => p.kind === TrackKind.KIND_AUDIO),
         20_000,
         "the avatar's audio published",
       );
-      voice.setSubscribed(false);
       await Bun.sleep(1_500);
       expect(ttsContextsAfter(since)).toHaveLength(0);
       const subscribedAt = epochNow();
@@ -266,7 +265,7 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       expect(greeting.openedAt).toBeGreaterThanOrEqual(subscribedAt);
     } finally {
       await account.call('POST', `/v1/sessions/${session.room_name}/end`);
-      await visitor.leave().catch(() => undefined);
+      await room.disconnect().catch(() => undefined);
     }
   });
 
