@@ -78,8 +78,9 @@ export async function startConversation(options: ConversationOptions): Promise<C
   let speaking: SpokenLanguage = mode === 'auto' ? 'en' : mode;
   let heard: SpokenLanguage | null = null;
 
+  const instructions = agentInstructions({ prompt: metadata.identity?.prompt ?? null, language: mode, visualAwareness: metadata.visual_awareness });
   const agent = new IdentityAgent(
-    agentInstructions({ prompt: metadata.identity?.prompt ?? null, language: mode, visualAwareness: metadata.visual_awareness }),
+    instructions,
     {
       async beforeReply(chatCtx, message) {
         if (mode === 'auto' && heard) {
@@ -163,7 +164,9 @@ export async function startConversation(options: ConversationOptions): Promise<C
   // burst its synthesis would take the CPU the visitors' first frames need.
   await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
   try {
-    session.say(greetingText({ name: metadata.identity?.name ?? null, prompt: metadata.identity?.prompt ?? null, language: mode }));
+    const greeting = greetingText({ name: metadata.identity?.name ?? null, prompt: metadata.identity?.prompt ?? null, language: mode });
+    session.say(greeting);
+    providers.prepareReplies(instructions, greeting);
   } catch (error) {
     // The session closed while waiting (the visitor left at once): nobody to greet.
     logger.info(`no greeting: ${(error as Error).message}`);

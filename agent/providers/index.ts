@@ -16,6 +16,11 @@ export interface SessionProviders {
   tts: tts.TTS;
   /** Switches the voice to another language for the next replies (auto mode follows the visitor). */
   speakIn(language: SpokenLanguage): void;
+  /**
+   * Called once the greeting is said: a provider that can prepare the replies' common start
+   * does (the offline model evaluates it while the greeting plays); the cloud ones need not.
+   */
+  prepareReplies(instructions: string, greeting: string): void;
   /** Which provider serves each part, for logs. */
   names: { stt: string; llm: string; tts: string };
 }
@@ -98,6 +103,7 @@ export function createProviders(settings: ProviderSettings, choice: ProviderChoi
     llm: languageModel,
     tts: textToSpeech,
     speakIn,
+    prepareReplies: (instructions, greeting) => offlineLanguageModel?.prime(instructions, greeting),
     names: {
       stt: settings.deepgram ? 'deepgram' : 'offline',
       llm: settings.openai ? 'openai-compatible' : 'offline',

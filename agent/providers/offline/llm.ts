@@ -170,6 +170,17 @@ export class OfflineLLM extends llm.LLM {
   answerIn(language: SpokenLanguage): void {
     this.#language = language;
   }
+
+  /**
+   * Evaluates what every reply of this conversation starts with (the instructions, the
+   * language example, the greeting) while the greeting plays, so the first reply reuses it:
+   * the first turn's first token took 2.1 s against ~0.1 s for the later ones. A real turn
+   * stops it, as any newer generation does.
+   */
+  prime(instructions: string, greeting: string): void {
+    const prefix = smallModelPrompt([{ type: 'system', text: instructions }, { type: 'model', response: [greeting] }, { type: 'user', text: '' }], this.#language).slice(0, -1);
+    void this._generate(prefix, new AbortController().signal, () => false).catch(() => undefined);
+  }
 }
 
 export class OfflineLLMStream extends llm.LLMStream {
