@@ -2,6 +2,7 @@
 // server for explicit dispatch under one agent name and forks a process per job, which runs
 // agent/job.ts. It is started programmatically, never through the agents CLI.
 import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
+import { WorkerMessage, WorkerStatus } from '@livekit/protocol';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -157,8 +158,21 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   }
   // Random per start: a restarted worker is a new one, and the old one's row simply expires.
   const workerId = `${options.agentName}-${randomBytes(8).toString('hex')}`;
+  const freedSlots = announceFreedSlots(server, maxConcurrentJobs, () => stopping);
   const heartbeats = options.controlPlaneUrl
-    ? startHeartbeats({ ...options, workerId, controlPlaneUrl: options.controlPlaneUrl, capacity: maxConcurrentJobs, runningSessions: takenSessions, draining: () => stopping })
+    ? startHeartbeats({
+        ...options,
+        workerId,
+        controlPlaneUrl: options.controlPlaneUrl,
+        capacity: maxConcurrentJobs,
+        // LiveKit hears of a freed slot before the control plane, which then admits a session
+        // into it: that session's dispatch must not find the worker still "not available".
+        runningSessions: () => {
+          freedSlots.check();
+          return takenSessions();
+        },
+        draining: () => stopping,
+      })
     : undefined;
   await heartbeats?.beat();
   running.catch((error: unknown) => {
@@ -182,6 +196,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     stop({ drainTimeoutMs = 0 } = {}) {
       stopped ??= (async () => {
         stopping = true;
+        freedSlots.stop();
         // Draining from now: the control plane sends no more sessions this way, and the
         // heartbeats go on listing the running ones, which are not lost while they drain.
         await heartbeats?.beat();
@@ -195,6 +210,26 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
       return stopped;
     },
   };
+}
+
+/**
+ * LiveKit hears a worker's load only every 2.5 s (agents' interval), and a dispatch it gets in
+ * between for a worker it last heard full fails ("worker not available"), and is sent again by
+ * the control plane 2 s later. This tells LiveKit at once when a full worker frees a slot; it
+ * only adds the full → available message (never while stopping), agents' own loop goes on.
+ */
+function announceFreedSlots(server: AgentServer, capacity: number, stopping: () => boolean): { check(): void; stop(): void } {
+  let lastRunning = 0;
+  const check = () => {
+    const running = server.activeJobs.length;
+    if (!stopping() && lastRunning >= capacity && running < capacity) {
+      server.event.emit('worker_msg', new WorkerMessage({ message: { case: 'updateWorker', value: { load: running / capacity, status: WorkerStatus.WS_AVAILABLE } } }));
+    }
+    lastRunning = running;
+  };
+  const timer = setInterval(check, 100);
+  timer.unref();
+  return { check, stop: () => clearInterval(timer) };
 }
 
 /** Posts the worker's heartbeat (src/contract/worker-heartbeat.ts) now and every interval. */
