@@ -8,7 +8,7 @@
 // (`offline`, the default: no key, the offline models, as `npm start` with no key; `fakes`: the
 // cloud providers' wire fakes, whose job processes load no models.)
 import { parseArgs } from 'node:util';
-import { Room, RoomEvent, TrackKind } from '@livekit/rtc-node';
+import { Room, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
@@ -67,11 +67,21 @@ try {
   const visit = async () => {
     const t0 = performance.now();
     const { session } = await start({ identity_id: identity.identity_id });
+    const started = performance.now();
     let video: FrameLog | undefined;
-    const visitor = await joinAsVisitor(session, { onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && (video = new FrameLog(track))) });
+    let subscribed = 0;
+    const onTrack = (track: RemoteTrack) => {
+      if (track.kind !== TrackKind.KIND_VIDEO) return;
+      subscribed = performance.now();
+      video = new FrameLog(track);
+    };
+    const visitor = await joinAsVisitor(session, { onTrack });
     await eventually(() => (video?.frames.length ?? 0) > 0, 30_000, 'the first avatar frame');
+    const firstFrame = video!.frames[0]!.at;
     return {
-      ms: video!.frames[0]!.at - t0,
+      ms: firstFrame - t0,
+      // Where the time went: the start call, the wait for the avatar's track, its first keyframe.
+      phases: [started - t0, subscribed - started, firstFrame - subscribed],
       leave: async () => {
         video?.close();
         await visitor.leave();
@@ -88,7 +98,8 @@ try {
     await Bun.sleep(3_000);
     const visits = await Promise.all(Array.from({ length: worker.capacity }, visit));
     burst.push(...visits.map((v) => v.ms));
-    console.log(`  burst ${round + 1}: ${visits.map((v) => Math.round(v.ms)).join(', ')} ms`);
+    const phases = visits.map((v) => v.phases.map(Math.round).join('+')).join(', ');
+    console.log(`  burst ${round + 1}: ${visits.map((v) => Math.round(v.ms)).join(', ')} ms (start + track + first frame: ${phases})`);
     await Promise.all(visits.map((v) => v.leave()));
   }
   report(`burst of ${worker.capacity}: start call → first avatar frame`, burst);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROLES } from '../../src/cli/index.ts';
 import { DEFAULT_ICE_TCP_PORT, DEFAULT_UDP_PORTS } from '../../src/config.ts';
+import { configYaml, PLI_THROTTLE_MS } from '../../src/livekit/local-files.ts';
 import { compose, composeService, likenessServices } from '../cluster/compose.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -46,6 +47,11 @@ describe('deploy/compose.yaml', () => {
     const livekit = Bun.YAML.parse(read('deploy/livekit.yaml')) as Record<string, any>;
     expect(livekit.rtc).toMatchObject({ tcp_port: DEFAULT_ICE_TCP_PORT, port_range_start: DEFAULT_UDP_PORTS.start, port_range_end: DEFAULT_UDP_PORTS.end });
     expect(livekit.redis.address).toBe('redis:6379');
+    // The keyframe-request throttle of the embedded server (a visitor's first frame comes sooner).
+    const embedded = Bun.YAML.parse(configYaml({ apiKey: 'k', apiSecret: 's', host: '127.0.0.1', port: 7880, rtc: { nodeIp: '127.0.0.1', start: 50000, end: 50010, tcpPort: 0 } })) as Record<string, any>;
+    const throttle = `${PLI_THROTTLE_MS}ms`;
+    expect(embedded.rtc.pli_throttle).toEqual({ low_quality: throttle, mid_quality: throttle, high_quality: throttle });
+    expect(livekit.rtc.pli_throttle).toEqual(embedded.rtc.pli_throttle);
     expect(livekit.room.auto_create).toBe(false);
     // Webhooks signed with the key the Likeness services hold, posted where the API takes them.
     expect(livekit.webhook.api_key).toBe(composeService('api').environment.LIVEKIT_API_KEY);
