@@ -126,10 +126,16 @@ export interface ProviderSettings {
   turns: TurnSettings;
 }
 
+export const TURN_DETECTIONS = ['model', 'vad', 'transcript'] as const;
+export type TurnDetection = (typeof TURN_DETECTIONS)[number];
+
 /** How the agent decides that the visitor finished speaking, and lets them interrupt. */
 export interface TurnSettings {
-  /** `model`: LiveKit's end-of-turn model (v1-mini, local) on top of voice activity; `vad`: silence alone. */
-  detection: 'model' | 'vad';
+  /**
+   * `model`: LiveKit's end-of-turn model (v1-mini, local, hears prosody) on top of voice activity;
+   * `vad`: silence alone; `transcript`: silence, held longer when the words so far read unfinished.
+   */
+  detection: TurnDetection;
   /** Silence after speech before a turn may end (ms). */
   minEndpointingDelayMs: number;
   /** Longest wait when the end-of-turn model thinks the visitor is not done (ms). */
@@ -300,7 +306,7 @@ export function loadProviders(env: Env = process.env): ProviderSettings {
     elevenlabs: cloud(env.ELEVENLABS_API_KEY, env.ELEVENLABS_BASE_URL, env.ELEVENLABS_MODEL || 'eleven_flash_v2_5'),
     modelsDir: resolve(env.LIKENESS_MODELS_DIR || join(cacheDir(env), 'models')),
     turns: {
-      detection: env.AGENT_TURN_DETECTION === 'vad' ? 'vad' : 'model',
+      detection: oneOfValues(env, 'AGENT_TURN_DETECTION', TURN_DETECTIONS, 'transcript'),
       minEndpointingDelayMs: integer(env, 'AGENT_MIN_ENDPOINTING_MS', 500),
       maxEndpointingDelayMs: integer(env, 'AGENT_MAX_ENDPOINTING_MS', 3000),
       minInterruptionMs: integer(env, 'AGENT_MIN_INTERRUPTION_MS', 300),

@@ -4,7 +4,7 @@
 // its microphone (and camera, with visual awareness).
 import { inference, llm, type metrics, voice, type JobContext, type VAD } from '@livekit/agents';
 import type { RemoteParticipant } from '@livekit/rtc-node';
-import type { ProviderSettings } from '../../src/config.ts';
+import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type { ParsedDispatch, SpokenLanguage, TranscriptReport } from '../../src/contract/index.ts';
 import type { Reporter } from '../metering/index.ts';
 import { createProviders } from '../providers/index.ts';
@@ -13,6 +13,7 @@ import { CameraSampler } from './camera.ts';
 import { greetingText } from './greeting.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { TranscriptLog } from './transcripts.ts';
+import { transcriptTurnDetector, type TextTurnDetector } from './transcript-turns.ts';
 
 /** The visitor's microphone as the conversation hears it. */
 export const INPUT_SAMPLE_RATE = 16_000;
@@ -50,6 +51,14 @@ function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
   if (typeof reported !== 'string') return null;
   const code = reported.toLowerCase().split(/[-_]/)[0];
   return isSpokenLanguage(code) ? code : null;
+}
+
+/** The end-of-turn detection agents runs for a `TurnSettings.detection` mode. */
+function turnDetection(mode: TurnDetection, language: () => SpokenLanguage): inference.TurnDetector | TextTurnDetector | 'vad' {
+  // Pinned: the local model runs in the worker's inference process, never the cloud one.
+  if (mode === 'model') return new inference.TurnDetector({ version: 'v1-mini' });
+  if (mode === 'transcript') return transcriptTurnDetector(language);
+  return 'vad';
 }
 
 class IdentityAgent extends voice.Agent {
@@ -104,8 +113,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
     tts: providers.tts,
     vad: options.vad,
     turnHandling: {
-      // Pinned: the local model runs in the worker's inference process, never the cloud one.
-      turnDetection: turns.detection === 'model' ? new inference.TurnDetector({ version: 'v1-mini' }) : 'vad',
+      turnDetection: turnDetection(turns.detection, () => heard ?? speaking),
       endpointing: { minDelay: turns.minEndpointingDelayMs, maxDelay: turns.maxEndpointingDelayMs },
       // 'vad': barge-in on the visitor's voice ('adaptive' is a LiveKit Cloud detector). A
       // false interruption is not resumed: the avatar's output cannot pause.

@@ -243,6 +243,32 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     }
   });
 
+  test('a visitor who pauses mid-question is answered once, for the whole question (AGENT_TURN_DETECTION=transcript, the default)', async () => {
+    const identity = await createIdentity({ language: 'en', prompt: `${PROMPT} hesitant` });
+    fakes.openai.respond(() => 'The capital of France is Paris.');
+    const conversation = await talk({ identity_id: identity.identity_id });
+    try {
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      const since = epochNow();
+      fakes.deepgram.script({ transcript: 'What is the capital of', language: 'en' }, { transcript: 'France?', language: 'en' });
+      const first = await conversation.microphone.say(await speech('What is the capital of'));
+      // A hesitation longer than the VAD's silence and the minimum endpointing delay together.
+      await Bun.sleep(1_500);
+      expect(conversation.ears.soundAfter(first.endedAt)).toBeUndefined();
+      const second = await conversation.microphone.say(await speech('France?'));
+      await heardReply(conversation.ears, second.endedAt, 'the reply');
+      const turns = await eventually(async () => {
+        const body = (await (await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)).json()) as { turns: { role: string; text: string }[] };
+        return body.turns.some((t) => t.role === 'agent' && t.text.includes('Paris')) ? body.turns : undefined;
+      }, 10_000, 'the reply in the transcript');
+      expect(turns.filter((t) => t.role === 'user').map((t) => t.text)).toEqual(['What is the capital of France?']);
+      // The reply was written for the whole question (one for the first half alone may have been drafted, never spoken).
+      expect(fakes.openai.chats.some((chat) => chat.at >= since && chat.userTexts.at(-1) === 'What is the capital of France?')).toBe(true);
+    } finally {
+      await conversation.end();
+    }
+  });
+
   test('the greeting waits until the visitor can hear it', async () => {
     const identity = await createIdentity({ language: 'en' });
     const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identity.identity_id }), headers: { 'content-type': 'application/json' } });

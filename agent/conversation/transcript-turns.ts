@@ -1,0 +1,82 @@
+// End of turn judged from what the visitor said so far (AGENT_TURN_DETECTION=transcript).
+//
+// LiveKit's local end-of-turn model (`model`) listens to the voice's prosody: a synthetic or
+// flat voice never sounds finished to it, so such turns wait the maximum delay (3 s), and it
+// knows no Polish or Ukrainian. Plain `vad` answers any pause as the end, so a visitor who
+// hesitates mid-sentence ("What is the capital of… France?") is answered half-heard. This
+// detector reads the recogniser's transcript instead: a turn that ends on a word finished
+// turns rarely end on (an article, a conjunction, a preposition, a filler) or trails off on a
+// comma or an ellipsis is held for the maximum delay; anything else ends at the minimum, as
+// `vad` would. It plugs into agents as a text turn detector, which agents
+// consults once the transcript of the turn is final, so a complete turn costs nothing extra.
+import type { llm } from '@livekit/agents';
+import type { SpokenLanguage } from '../../src/contract/index.ts';
+
+/** What agents asks a text turn detector (its `_TurnDetector`, not exported by name). */
+export interface TextTurnDetector {
+  readonly model: string;
+  readonly provider: string;
+  unlikelyThreshold(language?: string): Promise<number | undefined>;
+  supportsLanguage(language?: string): Promise<boolean>;
+  predictEndOfTurn(chatCtx: llm.ChatContext): Promise<number>;
+}
+
+/**
+ * Words a finished turn rarely ends on: articles, conjunctions, possessives, prepositions,
+ * auxiliaries, question words, fillers. Punctuation does not save them: Whisper ends a broken-off
+ * phrase with a full stop or a question mark as readily ("What is the capital of?"), so "Where
+ * are you from?" is held too (up to the maximum delay, what `model` costs on every flat voice).
+ */
+const UNFINISHED_ENDINGS: Record<SpokenLanguage, string[]> = {
+  en: [
+    ...['the', 'a', 'an', 'and', 'or', 'but', 'because', 'if', 'than', 'my', 'your', 'our', 'their', 'of', 'to', 'in', 'on', 'at', 'for', 'with', 'from', 'about', 'into', 'by'],
+    ...['is', 'are', 'was', 'were', 'what', 'which', 'how', 'where', 'when', 'who', 'why', 'um', 'uh', 'er', 'erm', 'hmm'],
+  ],
+  es: [
+    ...['el', 'la', 'los', 'las', 'un', 'una', 'unos', 'unas', 'y', 'o', 'pero', 'porque', 'que', 'si', 'de', 'del', 'al', 'a', 'mi', 'mis', 'tu', 'tus', 'su', 'sus'],
+    ...['en', 'con', 'por', 'para', 'sobre', 'es', 'son', 'está', 'qué', 'cuál', 'cómo', 'dónde', 'cuándo', 'quién', 'eh', 'em', 'este'],
+  ],
+  pl: [
+    ...['i', 'a', 'ale', 'lub', 'albo', 'oraz', 'że', 'bo', 'jeśli', 'w', 'we', 'z', 'ze', 'na', 'do', 'od', 'po', 'dla', 'przez', 'o', 'mój', 'moja', 'moje', 'twój', 'twoja'],
+    ...['jest', 'są', 'jaki', 'jaka', 'jakie', 'jak', 'gdzie', 'kiedy', 'kto', 'dlaczego', 'eee', 'yyy', 'hmm'],
+  ],
+  uk: [
+    ...['і', 'й', 'та', 'а', 'але', 'або', 'бо', 'якщо', 'в', 'у', 'з', 'із', 'на', 'до', 'від', 'по', 'для', 'через', 'про', 'мій', 'моя', 'моє', 'твій', 'твоя'],
+    ...['є', 'який', 'яка', 'яке', 'як', 'де', 'коли', 'хто', 'чому', 'е', 'ее', 'еее'],
+  ],
+};
+
+/** A trailing comma, colon, dash or ellipsis: the recogniser heard the voice trail off. */
+const TRAILING_OFF = /(\.\.\.|…|[,;:\-–—])\s*$/u;
+
+/** Probabilities the detector answers with; agents waits the maximum delay below the threshold. */
+const FINISHED = 0.95;
+const UNFINISHED = 0.05;
+const THRESHOLD = 0.5;
+
+/** Whether `text`, the visitor's turn so far, reads as finished in `language`. */
+export function soundsFinished(text: string, language: SpokenLanguage): boolean {
+  const trimmed = text.trim();
+  if (!trimmed) return true;
+  if (TRAILING_OFF.test(trimmed)) return false;
+  const last = trimmed.toLocaleLowerCase(language).match(/[\p{L}\p{M}'’]+/gu)?.at(-1);
+  return !last || !UNFINISHED_ENDINGS[language].includes(last);
+}
+
+/**
+ * The detector for one session. `language` is the session's: the pinned one, or in auto mode
+ * the language last heard (read at each turn).
+ */
+export function transcriptTurnDetector(language: () => SpokenLanguage): TextTurnDetector {
+  return {
+    model: 'likeness-transcript',
+    provider: 'likeness',
+    unlikelyThreshold: async () => THRESHOLD,
+    supportsLanguage: async () => true,
+    predictEndOfTurn: async (chatCtx) => {
+      const last = [...chatCtx.items].reverse().find((item) => item.type === 'message' && item.role === 'user');
+      const text = last?.type === 'message' ? (last.textContent ?? '') : '';
+      return soundsFinished(text, language()) ? FINISHED : UNFINISHED;
+    },
+  };
+}
