@@ -14,16 +14,12 @@ import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../test/support/voice.ts';
-import { report as reportMs, startBenchService, trailingSilenceMs } from '../support/index.ts';
+import { FAKE_LATENCY, report as reportMs, startBenchService, trailingSilenceMs, VAD_SILENCE_MS } from '../support/index.ts';
 
 const { values } = parseArgs({ options: { providers: { type: 'string', default: 'fakes' }, turns: { type: 'string', default: '10' }, voice: { type: 'string', default: 'espeak' } } });
 const turnSettings = loadProviders(process.env).turns;
 const useFakes = values.providers === 'fakes';
 
-/** inference.VAD's default minSilenceDuration (agents 1.9). */
-const VAD_SILENCE_MS = 250;
-/** The fakes' own time per turn: Deepgram's final, the first token, the first audio. */
-const FAKE_LATENCY = { deepgramFinalMs: 100, firstTokenMs: 150, firstAudioMs: 100 };
 
 const report = (label: string, samples: number[]) => reportMs(label, samples, { width: 52, digits: 0 });
 

@@ -57,3 +57,8 @@ export function trailingSilenceMs(samples: Int16Array): number {
   while (end > 0 && Math.abs(samples[end - 1]!) < 300) end--;
   return ((samples.length - end) / 48_000) * 1000;
 }
+
+/** inference.VAD's default minSilenceDuration (agents 1.9): silence before it calls the speech over. */
+export const VAD_SILENCE_MS = 250;
+/** The wire fakes' own time per turn in the conversation benches: Deepgram's final, the first token, the first audio. */
+export const FAKE_LATENCY = { deepgramFinalMs: 100, firstTokenMs: 150, firstAudioMs: 100 };

@@ -71,6 +71,16 @@ export interface LoadOfflineModelsOptions {
   espeakCommand?: string;
 }
 
+/**
+ * The language model alone (bench/conversation/eval/text-only.ts measures candidates with it):
+ * the manifest's, or `modelPath` instead.
+ */
+export async function loadOfflineLanguageModel(modelsDir: string, options: { threads?: number; modelPath?: string; llm?: Partial<OfflineLLMOptions> } = {}) {
+  const manifest = await readManifest(modelsDir);
+  const loaded = await loadLanguageModel({ ...manifest, llm: options.modelPath ?? manifest.llm }, modelsDir, options.threads ?? 1);
+  return { llm: new OfflineLLM(loaded.chat, options.llm), close: loaded.close };
+}
+
 async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads: number) {
   const resolve = (path: string) => (isAbsolute(path) ? path : join(modelsDir, path));
   const llamaCpp = await importNodeLlamaCpp(pathToFileURL(resolve(manifest.nodeLlamaCpp)).href);

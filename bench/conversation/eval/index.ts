@@ -6,21 +6,35 @@
 // and voice-to-voice (end of the question's voice → first reply audio at the client).
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/conversation/eval/index.ts [--languages en,es,pl,uk] [--voices piper,espeak] [--limit N]
+//       [--hesitant [--pause-ms 1000]] [--providers offline|fakes]
+// --providers fakes: the cloud providers' wire fakes with fixed latencies (Deepgram hears the
+// question's text, the model answers with its expected word), reporting what Likeness adds:
+// voice-to-voice minus the VAD's silence, the minimum endpointing delay and the fake's first audio.
+// --hesitant asks HESITANT_QUESTIONS instead, each with a pause mid-phrase, and counts cut-offs
+// (the question committed in pieces, or the avatar speaking before the visitor went on).
 // The providers are whatever the environment configures: no keys, the offline models.
-// AGENT_TURN_DETECTION=vad|model picks the end-of-turn mode under test.
+// AGENT_TURN_DETECTION=model|vad|transcript picks the end-of-turn mode under test.
 import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
 import { loadProviders } from '../../../src/config.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import { startProviderFakes } from '../../../test/support/fakes/index.ts';
 import { identityForm } from '../../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../../test/support/voice.ts';
-import { report, startBenchService, trailingSilenceMs } from '../../support/index.ts';
-import { PERSONA, QUESTIONS, type EvalQuestion } from './questions.ts';
+import { FAKE_LATENCY, report, startBenchService, trailingSilenceMs, VAD_SILENCE_MS } from '../../support/index.ts';
+import { HESITANT_QUESTIONS, PERSONA, QUESTIONS, type EvalQuestion, type HesitantQuestion } from './questions.ts';
 import { isRightAnswer, replyLanguage, wordErrorRate } from './scoring.ts';
 
 const { values } = parseArgs({
-  options: { languages: { type: 'string', default: 'en,es,pl,uk' }, voices: { type: 'string', default: 'piper,espeak' }, limit: { type: 'string' } },
+  options: {
+    languages: { type: 'string', default: 'en,es,pl,uk' },
+    voices: { type: 'string', default: 'piper,espeak' },
+    limit: { type: 'string' },
+    hesitant: { type: 'boolean', default: false },
+    'pause-ms': { type: 'string', default: '1000' },
+    providers: { type: 'string', default: 'offline' },
+  },
 });
 const languages = values.languages.split(',') as SpokenLanguage[];
 const voices = values.voices.split(',');
@@ -36,12 +50,32 @@ interface Outcome {
   heard: string;
   reply: string;
   voiceToVoiceMs: number | null;
+  /** Hesitant questions: the turn ended at the pause. */
+  cutOff?: boolean;
 }
 
 interface Turn {
   role: string;
   text: string;
   started_at: string;
+}
+
+/** The fake model's answer, in the question's language. */
+const ANSWER_TEMPLATE: Record<SpokenLanguage, (word: string) => string> = { en: (w) => `It is ${w}.`, es: (w) => `Es ${w}.`, pl: (w) => `To jest ${w}.`, uk: (w) => `Це ${w}.` };
+const fakes = values.providers === 'fakes' ? await startProviderFakes() : undefined;
+if (fakes) {
+  fakes.deepgram.finalDelayMs = FAKE_LATENCY.deepgramFinalMs;
+  fakes.openai.firstTokenDelayMs = FAKE_LATENCY.firstTokenMs;
+  fakes.openai.tokenIntervalMs = 20;
+  fakes.elevenlabs.firstAudioDelayMs = FAKE_LATENCY.firstAudioMs;
+  const all = [...QUESTIONS, ...HESITANT_QUESTIONS];
+  fakes.openai.respond((chat) => {
+    const asked = chat.userTexts.at(-1) ?? '';
+    const question = all.find((q) => q.text === asked || ('second' in q && (q as HesitantQuestion).second === asked));
+    return question ? ANSWER_TEMPLATE[question.language](question.expect[0]!) : 'I am not sure.';
+  });
+  // Agent jobs are forked from this process: they inherit these.
+  Object.assign(process.env, fakes.env);
 }
 
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
@@ -55,16 +89,19 @@ try {
   for (const language of languages) {
     for (const voice of voices) {
       if (voice === 'piper' && language !== 'en') continue;
-      const questions = QUESTIONS.filter((question) => question.language === language).slice(0, values.limit ? Number(values.limit) : undefined);
+      const set: EvalQuestion[] = values.hesitant ? HESITANT_QUESTIONS : QUESTIONS;
+      const questions = set.filter((question) => question.language === language).slice(0, values.limit ? Number(values.limit) : undefined);
+      if (questions.length === 0) continue;
       results.push({ label: `${language} (${voice})`, outcomes: await converse(language, voice, questions) });
     }
   }
 } finally {
   await bench.stop();
+  await fakes?.stop();
 }
 
-console.log('\n| language (voice) | n | STT WER | right answers | wrong language | voice-to-voice p50 / p95 |');
-console.log('|---|---|---|---|---|---|');
+console.log(`\n| language (voice) | n | STT WER | right answers | wrong language | voice-to-voice p50 / p95 |${values.hesitant ? ` cut off at a ${values['pause-ms']} ms pause |` : ''}`);
+console.log(`|---|---|---|---|---|---|${values.hesitant ? '---|' : ''}`);
 for (const { label, outcomes } of results) {
   const wer = outcomes.reduce((sum, o) => sum + wordErrorRate(o.question.text, o.heard), 0) / outcomes.length;
   const right = outcomes.filter((o) => isRightAnswer(o.reply, o.question.expect)).length;
@@ -75,9 +112,17 @@ for (const { label, outcomes } of results) {
   }).length;
   const times = outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs])).sort((a, b) => a - b);
   const at = (p: number) => (times.length ? `${Math.round(times[Math.min(times.length - 1, Math.floor(p * times.length))]!)}` : '–');
-  console.log(`| ${label} | ${outcomes.length} | ${(wer * 100).toFixed(0)} % | ${right}/${outcomes.length} (${((right / outcomes.length) * 100).toFixed(0)} %) | ${wrong} | ${at(0.5)} / ${at(0.95)} ms |`);
+  const cutOffs = values.hesitant ? ` ${outcomes.filter((o) => o.cutOff).length}/${outcomes.length} |` : '';
+  console.log(`| ${label} | ${outcomes.length} | ${(wer * 100).toFixed(0)} % | ${right}/${outcomes.length} (${((right / outcomes.length) * 100).toFixed(0)} %) | ${wrong} | ${at(0.5)} / ${at(0.95)} ms |${cutOffs}`);
 }
 for (const { label, outcomes } of results) report(`voice-to-voice ${label}`, outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs])), { width: 32, digits: 0 });
+if (fakes) {
+  const fixed = VAD_SILENCE_MS + providers.turns.minEndpointingDelayMs + FAKE_LATENCY.firstAudioMs;
+  console.log(`fixed: VAD silence ${VAD_SILENCE_MS} + endpointing ${providers.turns.minEndpointingDelayMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms`);
+  for (const { label, outcomes } of results) report(`our overhead ${label}`, outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs - fixed])), { width: 32, digits: 0 });
+}
+// The visitors' native handles would keep the process alive.
+process.exit(0);
 
 /** One session: each question asked in turn, and what the transcript says was heard and answered. */
 async function converse(language: SpokenLanguage, voice: string, questions: EvalQuestion[]): Promise<Outcome[]> {
@@ -93,18 +138,24 @@ async function converse(language: SpokenLanguage, voice: string, questions: Eval
   const visitor = await joinAsVisitor(session, { audioOnly: true });
   const microphone = await Microphone.publish(visitor.room);
   const ears = new Listener(await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'));
-  const windows: { question: EvalQuestion; from: number; voiceEnd: number; to: number; voiceToVoiceMs: number | null }[] = [];
+  const windows: { question: EvalQuestion; from: number; voiceEnd: number; to: number; voiceToVoiceMs: number | null; spokeInPause?: boolean }[] = [];
+  const voiceOf = (text: string) => speech(text, { voice: voice === 'piper' ? 'piper' : ESPEAK_VOICE[language] });
   try {
     const greeting = await eventually(() => ears.soundAfter(0), 60_000, 'the greeting');
     await eventually(() => ears.silenceAfter(greeting, 700), 60_000, 'the end of the greeting');
     for (const question of questions) {
-      const audio = await speech(question.text, { voice: voice === 'piper' ? 'piper' : ESPEAK_VOICE[language] });
+      const hesitant = 'first' in question ? (question as HesitantQuestion) : null;
+      const audio = hesitant ? await withPause(await voiceOf(hesitant.first), Number(values['pause-ms']), await voiceOf(hesitant.second)) : { samples: await voiceOf(question.text), pauseFromMs: 0, resumeMs: 0 };
+      fakes?.deepgram.script(...(hesitant ? [hesitant.first, hesitant.second] : [question.text]).map((transcript) => ({ transcript, language })));
       const from = performance.now();
-      const spoken = await microphone.say(audio);
-      const voiceEnd = spoken.endedAt - trailingSilenceMs(audio);
+      const spoken = await microphone.say(audio.samples);
+      const voiceEnd = spoken.endedAt - trailingSilenceMs(audio.samples);
+      // Replies to the first half alone begin before the second half does.
+      const resumedAt = spoken.startedAt + audio.resumeMs;
+      const spokeInPause = hesitant ? (ears.soundAfter(spoken.startedAt + audio.pauseFromMs) ?? Infinity) < resumedAt : undefined;
       const replied = await eventually(() => ears.soundAfter(spoken.endedAt), REPLY_TIMEOUT_MS, 'the reply').catch(() => null);
       if (replied !== null) await eventually(() => ears.silenceAfter(replied, 700), 60_000, 'the end of the reply').catch(() => undefined);
-      windows.push({ question, from, voiceEnd, to: performance.now(), voiceToVoiceMs: replied === null ? null : replied - voiceEnd });
+      windows.push({ question, from, voiceEnd, to: performance.now(), voiceToVoiceMs: replied === null ? null : replied - voiceEnd, spokeInPause });
       await Bun.sleep(300);
     }
     // The last turns reach the transcript shortly after they end.
@@ -113,10 +164,12 @@ async function converse(language: SpokenLanguage, voice: string, questions: Eval
     const epochOf = (turn: Turn) => Date.parse(turn.started_at) - performance.timeOrigin;
     return windows.map((window) => {
       const within = body.turns.filter((turn) => epochOf(turn) >= window.from && epochOf(turn) < window.to);
-      const heard = within.filter((turn) => turn.role === 'user').map((turn) => turn.text).join(' ');
+      const userTurns = within.filter((turn) => turn.role === 'user');
+      const heard = userTurns.map((turn) => turn.text).join(' ');
       const reply = within.filter((turn) => turn.role === 'agent').map((turn) => turn.text).join(' ');
-      console.log(`${language} ${voice} | ${window.question.text} | heard: ${heard} | reply: ${reply} | ${window.voiceToVoiceMs === null ? 'no reply' : `${Math.round(window.voiceToVoiceMs)} ms`}`);
-      return { question: window.question, heard, reply, voiceToVoiceMs: window.voiceToVoiceMs };
+      const cutOff = window.spokeInPause === undefined ? undefined : window.spokeInPause || userTurns.length > 1;
+      console.log(`${language} ${voice} | ${window.question.text} | heard: ${heard} | reply: ${reply} | ${window.voiceToVoiceMs === null ? 'no reply' : `${Math.round(window.voiceToVoiceMs)} ms`}${cutOff ? ' | CUT OFF' : ''}`);
+      return { question: window.question, heard, reply, voiceToVoiceMs: window.voiceToVoiceMs, cutOff };
     });
   } finally {
     ears.close();
@@ -124,4 +177,17 @@ async function converse(language: SpokenLanguage, voice: string, questions: Eval
     await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
     await visitor.leave().catch(() => undefined);
   }
+}
+
+/** `first`, `pauseMs` of silence after its voice ends, then `second`; with where the pause starts and the voice resumes (ms from the start). */
+async function withPause(first: Int16Array, pauseMs: number, second: Int16Array): Promise<{ samples: Int16Array; pauseFromMs: number; resumeMs: number }> {
+  const perMs = 48;
+  const firstVoice = first.length - Math.round(trailingSilenceMs(first) * perMs);
+  let lead = 0;
+  while (lead < second.length && Math.abs(second[lead]!) < 300) lead++;
+  const secondVoice = second.subarray(lead);
+  const samples = new Int16Array(firstVoice + pauseMs * perMs + secondVoice.length);
+  samples.set(first.subarray(0, firstVoice));
+  samples.set(secondVoice, firstVoice + pauseMs * perMs);
+  return { samples, pauseFromMs: firstVoice / perMs, resumeMs: firstVoice / perMs + pauseMs };
 }

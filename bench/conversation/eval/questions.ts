@@ -89,3 +89,32 @@ export const QUESTIONS: EvalQuestion[] = [
   q('uk', 'fact', 'Який найбільший океан у світі?', 'тихий'),
   q('uk', 'persona', 'Як тебе звати?', 'ада'),
 ];
+
+/**
+ * Questions asked with a hesitation where people hesitate, mid-phrase (most first halves end on
+ * a word no sentence ends on; "Which country has" and "¿En qué continente" do not): `first`, a pause (the bench's --pause-ms), then `second`.
+ * An end-of-turn detection that answers `first` alone cut the visitor off.
+ */
+export interface HesitantQuestion extends EvalQuestion {
+  first: string;
+  second: string;
+}
+
+const h = (language: SpokenLanguage, first: string, second: string, ...expect: string[]): HesitantQuestion => ({ language, kind: 'fact', text: `${first} ${second}`, first, second, expect });
+
+export const HESITANT_QUESTIONS: HesitantQuestion[] = [
+  h('en', 'What is the capital of', 'France?', 'paris'),
+  h('en', 'How many days are in', 'a week?', 'seven', '7'),
+  h('en', 'What is the largest ocean on', 'Earth?', 'pacific'),
+  h('en', 'Which country has', 'the city of Rome?', 'italy'),
+  h('en', 'What is the longest river', 'in Africa?', 'nile'),
+  h('en', 'Can you tell me the capital of', 'Japan?', 'tokyo'),
+  h('en', 'What is the name of the', 'red planet?', 'mars'),
+  h('en', 'I would like to know the highest mountain in', 'the world.', 'everest'),
+  h('en', 'What color is the sky on', 'a clear day?', 'blue'),
+  h('en', 'Tell me, what is the capital of', 'Germany?', 'berlin'),
+  h('es', '¿Cuál es la capital de', 'Francia?', 'paris'),
+  h('es', '¿Cuántos días tiene', 'una semana?', 'siete', '7'),
+  h('es', '¿Cuál es el río más largo', 'de África?', 'nilo'),
+  h('es', '¿En qué continente', 'está Egipto?', 'africa'),
+];
