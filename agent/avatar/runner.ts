@@ -69,6 +69,8 @@ export class AvatarRunner {
   #heard!: () => void;
   /** Settles once a participant (the visitor) has subscribed to the speech track: words from then on reach them. */
   readonly audible = new Promise<void>((resolve) => (this.#heard = resolve));
+  /** Listens for that subscription; removed once heard or stopped (a visitor may never subscribe). */
+  #onSubscribed: ((track: LocalTrack) => void) | undefined;
 
   constructor(options: AvatarRunnerOptions) {
     this.#options = options;
@@ -82,12 +84,12 @@ export class AvatarRunner {
     this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
     const participant = room.localParticipant!;
     const audioTrackName = renderer ? AVATAR_AUDIO_TRACK : VOICE_TRACK;
-    const onSubscribed = (track: LocalTrack) => {
+    this.#onSubscribed = (track: LocalTrack) => {
       if (track.name !== audioTrackName) return;
-      room.off(RoomEvent.LocalTrackSubscribed, onSubscribed);
+      room.off(RoomEvent.LocalTrackSubscribed, this.#onSubscribed!);
       this.#heard();
     };
-    room.on(RoomEvent.LocalTrackSubscribed, onSubscribed);
+    room.on(RoomEvent.LocalTrackSubscribed, this.#onSubscribed);
     // Both tracks at once, while the face still loads: the visitor's first frame waits for the
     // slowest of the three, not their sum.
     const publishing: Promise<LocalTrackPublication>[] = [];
@@ -129,6 +131,7 @@ export class AvatarRunner {
     if (this.#stopped) return;
     this.#stopped = true;
     clearTimeout(this.#timer);
+    if (this.#onSubscribed) this.#options.room.off(RoomEvent.LocalTrackSubscribed, this.#onSubscribed);
     for (const publication of this.#publications) await this.#unpublish(publication);
     await this.#videoSource?.close();
     await this.#audioSource?.close();

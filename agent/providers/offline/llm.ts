@@ -73,15 +73,20 @@ const FOLLOW_UP_MAX_WORDS = 4;
  * question, 23 of 34 were right against 28 without.
  */
 export function smallModelPrompt(history: LlamaHistoryItem[], language: SpokenLanguage): LlamaHistoryItem[] {
-  const system = history[0]?.type === 'system' ? [history[0]] : [];
-  const turns = history.slice(system.length);
+  const system = history[0]?.type === 'system' ? history[0] : undefined;
+  const turns = history.slice(system ? 1 : 0);
   const last = turns.at(-1);
   if (last?.type !== 'user') return history;
-  const greeting = turns[0]?.type === 'model' ? [turns[0]] : [];
-  const earlier = turns.slice(greeting.length, -1);
+  const greeting = turns[0]?.type === 'model' ? turns[0] : undefined;
+  const earlier = turns.slice(greeting ? 1 : 0, -1);
   const followUp = last.text.split(/\s+/).length <= FOLLOW_UP_MAX_WORDS ? earlier.slice(-2) : [];
+  return [...promptStart(system, greeting, language), ...followUp, last];
+}
+
+/** What every reply's prompt starts with: the instructions, the language example, the greeting. */
+function promptStart(system: LlamaHistoryItem | undefined, greeting: LlamaHistoryItem | undefined, language: SpokenLanguage): LlamaHistoryItem[] {
   const [question, answer] = LANGUAGE_EXAMPLES[language];
-  return [...system, { type: 'user', text: question }, { type: 'model', response: [answer] }, ...greeting, ...followUp, last];
+  return [...(system ? [system] : []), { type: 'user', text: question }, { type: 'model', response: [answer] }, ...(greeting ? [greeting] : [])];
 }
 
 export class OfflineLLM extends llm.LLM {
@@ -178,7 +183,7 @@ export class OfflineLLM extends llm.LLM {
    * stops it, as any newer generation does.
    */
   prime(instructions: string, greeting: string): void {
-    const prefix = smallModelPrompt([{ type: 'system', text: instructions }, { type: 'model', response: [greeting] }, { type: 'user', text: '' }], this.#language).slice(0, -1);
+    const prefix = promptStart({ type: 'system', text: instructions }, { type: 'model', response: [greeting] }, this.#language);
     void this._generate(prefix, new AbortController().signal, () => false).catch(() => undefined);
   }
 }
