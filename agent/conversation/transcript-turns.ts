@@ -30,19 +30,23 @@ export interface TextTurnDetector {
 const UNFINISHED_ENDINGS: Record<SpokenLanguage, string[]> = {
   en: [
     ...['the', 'a', 'an', 'and', 'or', 'but', 'because', 'if', 'than', 'my', 'your', 'our', 'their', 'of', 'to', 'in', 'on', 'at', 'for', 'with', 'from', 'about', 'into', 'by'],
+    ...['through', 'between', 'across', 'over', 'under', 'near', 'around', 'after', 'before', 'during', 'without', 'towards'],
     ...['is', 'are', 'was', 'were', 'what', 'which', 'how', 'where', 'when', 'who', 'why', 'um', 'uh', 'er', 'erm', 'hmm'],
   ],
   es: [
     ...['el', 'la', 'los', 'las', 'un', 'una', 'unos', 'unas', 'y', 'o', 'pero', 'porque', 'que', 'si', 'de', 'del', 'al', 'a', 'mi', 'mis', 'tu', 'tus', 'su', 'sus'],
     ...['en', 'con', 'por', 'para', 'sobre', 'es', 'son', 'está', 'qué', 'cuál', 'cómo', 'dónde', 'cuándo', 'quién', 'eh', 'em', 'este'],
+    ...['entre', 'hacia', 'desde', 'hasta', 'sin', 'bajo', 'durante'],
   ],
   pl: [
     ...['i', 'a', 'ale', 'lub', 'albo', 'oraz', 'że', 'bo', 'jeśli', 'w', 'we', 'z', 'ze', 'na', 'do', 'od', 'po', 'dla', 'przez', 'o', 'mój', 'moja', 'moje', 'twój', 'twoja'],
     ...['jest', 'są', 'jaki', 'jaka', 'jakie', 'jak', 'gdzie', 'kiedy', 'kto', 'dlaczego', 'eee', 'yyy', 'hmm'],
+    ...['między', 'przed', 'za', 'pod', 'nad', 'bez', 'przy', 'u'],
   ],
   uk: [
     ...['і', 'й', 'та', 'а', 'але', 'або', 'бо', 'якщо', 'в', 'у', 'з', 'із', 'на', 'до', 'від', 'по', 'для', 'через', 'про', 'мій', 'моя', 'моє', 'твій', 'твоя'],
     ...['є', 'який', 'яка', 'яке', 'як', 'де', 'коли', 'хто', 'чому', 'е', 'ее', 'еее'],
+    ...['між', 'перед', 'за', 'під', 'над', 'без', 'біля', 'після'],
   ],
 };
 

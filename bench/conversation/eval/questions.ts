@@ -113,6 +113,7 @@ export const HESITANT_QUESTIONS: HesitantQuestion[] = [
   h('en', 'I would like to know the highest mountain in', 'the world.', 'everest'),
   h('en', 'What color is the sky on', 'a clear day?', 'blue'),
   h('en', 'Tell me, what is the capital of', 'Germany?', 'berlin'),
+  h('en', 'Which river flows through', 'London?', 'thames'),
   h('es', '¿Cuál es la capital de', 'Francia?', 'paris'),
   h('es', '¿Cuántos días tiene', 'una semana?', 'siete', '7'),
   h('es', '¿Cuál es el río más largo', 'de África?', 'nilo'),
