@@ -118,7 +118,12 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
       await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 30_000, 'the avatar back');
       console.log(`cluster failover: SIGKILL → first avatar frame again in ${Math.round(videos[1]!.frames[0]!.at - killedAt)} ms`);
       expect(visitor.room.isConnected).toBe(true);
-      const after = await row(session.room_name);
+      // The session's worker is what heartbeats report: the survivor's next one names it (the
+      // avatar's frames may come back before it, since keyframes are asked for every 100 ms).
+      const after = await eventually(async () => {
+        const current = await row(session.room_name);
+        return current.agentWorkerId !== workerId ? current : undefined;
+      }, 10_000, 'the surviving worker to report the session');
       expect(after.status).toBe('running');
       expect(after.agentWorkerId).not.toBe(workerId);
       cluster.agents.splice(cluster.agents.indexOf(victim), 1);
