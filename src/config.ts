@@ -126,19 +126,16 @@ export interface ProviderSettings {
   turns: TurnSettings;
 }
 
+/** `model`: LiveKit's v1-mini (local, hears prosody); `vad`: silence alone; `transcript`: silence, held when the words end mid-phrase. */
 export const TURN_DETECTIONS = ['model', 'vad', 'transcript'] as const;
 export type TurnDetection = (typeof TURN_DETECTIONS)[number];
 
 /** How the agent decides that the visitor finished speaking, and lets them interrupt. */
 export interface TurnSettings {
-  /**
-   * `model`: LiveKit's end-of-turn model (v1-mini, local, hears prosody) on top of voice activity;
-   * `vad`: silence alone; `transcript`: silence, held longer when the words so far read unfinished.
-   */
   detection: TurnDetection;
   /** Silence after speech before a turn may end (ms). */
   minEndpointingDelayMs: number;
-  /** Longest wait when the end-of-turn model thinks the visitor is not done (ms). */
+  /** Longest wait while the visitor seems not done (ms). */
   maxEndpointingDelayMs: number;
   /** Speech the visitor must keep up to interrupt the agent (ms). */
   minInterruptionMs: number;

@@ -51,11 +51,19 @@ export function report(label: string, samples: number[], { width = 40, digits = 
   );
 }
 
-/** Milliseconds of near-silence at the end of 48 kHz speech: where a phrase's voice ends, before the trailing silence espeak-ng and Piper add. */
-export function trailingSilenceMs(samples: Int16Array): number {
+/** Where the voice of 48 kHz speech starts and ends (sample indices), inside the silence espeak-ng and Piper add around it. */
+export function voiceBounds(samples: Int16Array): { start: number; end: number } {
+  const loud = (i: number) => Math.abs(samples[i]!) >= 300;
   let end = samples.length;
-  while (end > 0 && Math.abs(samples[end - 1]!) < 300) end--;
-  return ((samples.length - end) / 48_000) * 1000;
+  while (end > 0 && !loud(end - 1)) end--;
+  let start = 0;
+  while (start < end && !loud(start)) start++;
+  return { start, end };
+}
+
+/** Milliseconds of near-silence at the end of 48 kHz speech: where a phrase's voice ends, before the trailing silence. */
+export function trailingSilenceMs(samples: Int16Array): number {
+  return ((samples.length - voiceBounds(samples).end) / 48_000) * 1000;
 }
 
 /** inference.VAD's default minSilenceDuration (agents 1.9): silence before it calls the speech over. */

@@ -22,7 +22,7 @@ import { startProviderFakes } from '../../../test/support/fakes/index.ts';
 import { identityForm } from '../../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../../test/support/voice.ts';
-import { FAKE_LATENCY, report, startBenchService, trailingSilenceMs, VAD_SILENCE_MS } from '../../support/index.ts';
+import { FAKE_LATENCY, report, startBenchService, trailingSilenceMs, VAD_SILENCE_MS, voiceBounds } from '../../support/index.ts';
 import { HESITANT_QUESTIONS, PERSONA, QUESTIONS, type EvalQuestion, type HesitantQuestion } from './questions.ts';
 import { isRightAnswer, replyLanguage, wordErrorRate } from './scoring.ts';
 
@@ -145,7 +145,7 @@ async function converse(language: SpokenLanguage, voice: string, questions: Eval
     await eventually(() => ears.silenceAfter(greeting, 700), 60_000, 'the end of the greeting');
     for (const question of questions) {
       const hesitant = 'first' in question ? (question as HesitantQuestion) : null;
-      const audio = hesitant ? await withPause(await voiceOf(hesitant.first), Number(values['pause-ms']), await voiceOf(hesitant.second)) : { samples: await voiceOf(question.text), pauseFromMs: 0, resumeMs: 0 };
+      const audio = hesitant ? withPause(await voiceOf(hesitant.first), Number(values['pause-ms']), await voiceOf(hesitant.second)) : { samples: await voiceOf(question.text), pauseFromMs: 0, resumeMs: 0 };
       fakes?.deepgram.script(...(hesitant ? [hesitant.first, hesitant.second] : [question.text]).map((transcript) => ({ transcript, language })));
       const from = performance.now();
       const spoken = await microphone.say(audio.samples);
@@ -180,14 +180,12 @@ async function converse(language: SpokenLanguage, voice: string, questions: Eval
 }
 
 /** `first`, `pauseMs` of silence after its voice ends, then `second`; with where the pause starts and the voice resumes (ms from the start). */
-async function withPause(first: Int16Array, pauseMs: number, second: Int16Array): Promise<{ samples: Int16Array; pauseFromMs: number; resumeMs: number }> {
+function withPause(first: Int16Array, pauseMs: number, second: Int16Array): { samples: Int16Array; pauseFromMs: number; resumeMs: number } {
   const perMs = 48;
-  const firstVoice = first.length - Math.round(trailingSilenceMs(first) * perMs);
-  let lead = 0;
-  while (lead < second.length && Math.abs(second[lead]!) < 300) lead++;
-  const secondVoice = second.subarray(lead);
-  const samples = new Int16Array(firstVoice + pauseMs * perMs + secondVoice.length);
-  samples.set(first.subarray(0, firstVoice));
-  samples.set(secondVoice, firstVoice + pauseMs * perMs);
-  return { samples, pauseFromMs: firstVoice / perMs, resumeMs: firstVoice / perMs + pauseMs };
+  const firstVoice = first.subarray(0, voiceBounds(first).end);
+  const secondVoice = second.subarray(voiceBounds(second).start);
+  const samples = new Int16Array(firstVoice.length + pauseMs * perMs + secondVoice.length);
+  samples.set(firstVoice);
+  samples.set(secondVoice, firstVoice.length + pauseMs * perMs);
+  return { samples, pauseFromMs: firstVoice.length / perMs, resumeMs: firstVoice.length / perMs + pauseMs };
 }
