@@ -56,6 +56,11 @@ async function readManifest(modelsDir: string): Promise<Manifest> {
   return manifest;
 }
 
+/** The manifest's paths are relative to the models folder unless absolute. */
+function inModelsDir(modelsDir: string, path: string): string {
+  return isAbsolute(path) ? path : join(modelsDir, path);
+}
+
 export interface LoadOfflineModelsOptions {
   modelsDir: string;
   /** CPU threads of Whisper and Piper (default 2: measured 0.6 s vs 0.8 s per utterance with tiny.en). */
@@ -81,8 +86,23 @@ export async function loadOfflineLanguageModel(modelsDir: string, options: { thr
   return { llm: new OfflineLLM(loaded.chat, options.llm), close: loaded.close };
 }
 
+/** Whisper and Piper alone, in their Python process (the tests ask it directly). */
+export async function loadOfflineSpeech(modelsDir: string, threads = 2): Promise<SpeechServer> {
+  return startSpeechServer(await readManifest(modelsDir), modelsDir, threads);
+}
+
+function startSpeechServer(manifest: Manifest, modelsDir: string, threads: number): Promise<SpeechServer> {
+  const resolve = (path: string) => inModelsDir(modelsDir, path);
+  return SpeechServer.start({
+    python: resolve(manifest.python),
+    whisper: { en: resolve(manifest.whisper.en), multilingual: resolve(manifest.whisper.multilingual) },
+    piper: { model: resolve(manifest.piper.model), config: resolve(manifest.piper.config) },
+    threads,
+  });
+}
+
 async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads: number) {
-  const resolve = (path: string) => (isAbsolute(path) ? path : join(modelsDir, path));
+  const resolve = (path: string) => inModelsDir(modelsDir, path);
   const llamaCpp = await importNodeLlamaCpp(pathToFileURL(resolve(manifest.nodeLlamaCpp)).href);
   // build 'never': only the prebuilt CPU binaries the bootstrap installed, no download or compile.
   const llama: Llama = await llamaCpp.getLlama({ gpu: false, build: 'never', logLevel: llamaCpp.LlamaLogLevel.error, progressLogs: false });
@@ -113,15 +133,9 @@ async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads:
 export async function loadOfflineModels(options: LoadOfflineModelsOptions): Promise<OfflineModels> {
   const { modelsDir } = options;
   const manifest = await readManifest(modelsDir);
-  const resolve = (path: string) => (isAbsolute(path) ? path : join(modelsDir, path));
   // Both load at once: Python imports and reads Whisper/Piper while llama.cpp maps the GGUF.
   const [speech, language] = await Promise.allSettled([
-    SpeechServer.start({
-      python: resolve(manifest.python),
-      whisper: { en: resolve(manifest.whisper.en), multilingual: resolve(manifest.whisper.multilingual) },
-      piper: { model: resolve(manifest.piper.model), config: resolve(manifest.piper.config) },
-      threads: options.speechThreads ?? 2,
-    }),
+    startSpeechServer(manifest, modelsDir, options.speechThreads ?? 2),
     loadLanguageModel(manifest, modelsDir, options.llmThreads ?? 1),
   ]);
   if (speech.status === 'rejected' || language.status === 'rejected') {

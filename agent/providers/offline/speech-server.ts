@@ -20,6 +20,8 @@ export interface Transcription {
   language: string;
   probability: number;
   seconds: number;
+  /** How much audio Whisper's encoder took in: the speech and some silence, not always 30 s. */
+  windowSeconds: number;
 }
 
 interface Reply {

@@ -7,7 +7,7 @@ process keeps them loaded for a whole job.
 Protocol (stdin and stdout, one message = a JSON header line, then `bytes` raw bytes):
   -> {"id", "op": "transcribe", "model": "en"|"multilingual", "language": "es"|null,
       "allowed": ["en", ...], "sampleRate": 48000, "bytes": N} + N bytes of mono s16le
-  <- {"id", "text", "language", "probability", "seconds"}
+  <- {"id", "text", "language", "probability", "seconds", "windowSeconds"}
   -> {"id", "op": "speak", "text", "lengthScale", "pitchFactor"}
   <- {"id", "sampleRate", "bytes": N} + N bytes of mono s16le (one per sentence), then {"id", "done": true}
   -> {"id", "op": "cancel", "target": id}  (drops a request that has not started yet)
@@ -32,6 +32,19 @@ SAMPLE_RATE_IN = 16000
 # Whisper hallucinates long loops on noise: bound the decode by the audio's length.
 TOKENS_PER_SECOND = 8
 MIN_NEW_TOKENS = 24
+# Whisper's encoder costs the same for any audio in its 30 s window: a 2 s question paid ~450 ms
+# (tiny.en) and ~1 s (base) on two cores. A 15 s window is ~2.5x faster with the same word error
+# rate on the evaluation's turns (docs/benchmarks.md), if Whisper also predicts timestamps and the
+# window keeps seconds of silence after the speech: without either it repeated short questions
+# to fill the window ("Are you a teacher? Are you"); 10 s windows misheard more.
+MIN_WINDOW_SECONDS = 15
+SILENCE_AFTER_SPEECH_SECONDS = 5
+# agents' VAD hands over each turn with the 500 ms it buffered before the voice began. When the
+# visitor's client sends nothing during silence (Opus DTX), that buffer still holds the end of
+# the previous turn: ~0.1-0.25 s of a word, then silence. Whisper then heard "world. What is
+# the tallest mountain in the world?" (3 of 34 evaluation turns) or garbled the question.
+VAD_PREFIX_SECONDS = 0.5
+STALE_GAP_SECONDS = 0.2
 
 out_lock = threading.Lock()
 cancelled = set()
@@ -88,6 +101,41 @@ def cancel(request_id):
             cancelled.add(request_id)
 
 
+def drop_stale_lead(audio):
+    """Cuts sound in the VAD's prefix that a silence of STALE_GAP_SECONDS separates from the turn."""
+    hop = SAMPLE_RATE_IN // 100
+    count = len(audio) // hop
+    if count == 0:
+        return audio
+    levels = np.sqrt(np.mean(audio[: count * hop].reshape(count, hop) ** 2, axis=1))
+    # Quiet relative to this turn's voice, or digital silence from a decoder in DTX.
+    quiet = levels <= max(0.002, 0.05 * float(np.percentile(levels, 90)))
+    prefix = min(count, int(VAD_PREFIX_SECONDS * 100))
+    gap = int(STALE_GAP_SECONDS * 100)
+    cut = 0
+    run = 0
+    heard_sound = False
+    for index in range(prefix):
+        if quiet[index]:
+            run += 1
+            if heard_sound and run >= gap:
+                cut = index + 1
+        else:
+            if cut:
+                break  # the turn's own voice has begun
+            heard_sound = True
+            run = 0
+    # Keep a few quiet frames before the voice, as the VAD's padding meant to.
+    return audio[max(0, cut - 5) * hop :] if cut else audio
+
+
+def window_frames(samples, extractor):
+    """Mel frames to encode: the speech and some silence after it, at least MIN_WINDOW_SECONDS."""
+    per_second = extractor.sampling_rate // extractor.hop_length
+    wanted = max(MIN_WINDOW_SECONDS * per_second, samples // extractor.hop_length + SILENCE_AFTER_SPEECH_SECONDS * per_second)
+    return min(extractor.nb_max_frames, wanted)
+
+
 class Recogniser:
     """Whisper without faster-whisper's 30-second segment loop: a turn is one window."""
 
@@ -106,7 +154,8 @@ class Recogniser:
         if len(audio) > window:
             return self.transcribe_long(audio, language, allowed)
         features = model.feature_extractor(audio)
-        encoded = model.encode(self.pad_or_trim(features))
+        frames = window_frames(len(audio), model.feature_extractor)
+        encoded = model.encode(self.pad_or_trim(features, frames))
         probability = 1.0
         if not model.model.is_multilingual:
             language = "en"
@@ -117,7 +166,7 @@ class Recogniser:
             candidates = [(code, p) for code, p in ranked if not allowed or code in allowed]
             language, probability = (candidates or ranked)[0]
         tokenizer = self.Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
-        prompt = model.get_prompt(tokenizer, [], without_timestamps=True)
+        prompt = model.get_prompt(tokenizer, [], without_timestamps=False)
         max_new = MIN_NEW_TOKENS + int(TOKENS_PER_SECOND * len(audio) / SAMPLE_RATE_IN)
         result = model.model.generate(
             encoded,
@@ -132,7 +181,7 @@ class Recogniser:
         text = tokenizer.decode(result.sequences_ids[0]).strip()
         if result.no_speech_prob > 0.8 and len(text) < 4:
             text = ""
-        return text, language, float(probability)
+        return text, language, float(probability), frames * model.feature_extractor.time_per_frame
 
     def transcribe_long(self, audio, language, allowed):
         if language is None and self.model.model.is_multilingual:
@@ -144,7 +193,9 @@ class Recogniser:
         segments, _ = self.model.transcribe(
             audio, language=language, beam_size=1, without_timestamps=True, condition_on_previous_text=False
         )
-        return "".join(segment.text for segment in segments).strip(), language, float(probability)
+        text = "".join(segment.text for segment in segments).strip()
+        windows = -(-len(audio) // self.model.feature_extractor.n_samples)
+        return text, language, float(probability), windows * self.model.feature_extractor.chunk_length
 
 
 class Speaker:
@@ -196,15 +247,16 @@ def recognition_worker(jobs, recognisers):
         try:
             started = time.perf_counter()
             audio = np.frombuffer(payload, dtype="<i2").astype(np.float32) / 32768.0
-            audio = to_16k(audio, int(header.get("sampleRate", SAMPLE_RATE_IN)))
+            audio = drop_stale_lead(to_16k(audio, int(header.get("sampleRate", SAMPLE_RATE_IN))))
             recogniser = recognisers[header.get("model", "en")]
-            text, language, probability = recogniser.transcribe(audio, header.get("language"), header.get("allowed") or [])
+            text, language, probability, window = recogniser.transcribe(audio, header.get("language"), header.get("allowed") or [])
             send({
                 "id": request_id,
                 "text": text,
                 "language": language,
                 "probability": probability,
                 "seconds": time.perf_counter() - started,
+                "windowSeconds": window,
             })
         except Exception as error:  # the job goes on; this request fails
             send({"id": request_id, "error": f"{type(error).__name__}: {error}"})

@@ -10,6 +10,7 @@ import { joinFrames, loadOfflineModels, OFFLINE_TTS_SAMPLE_RATE, toLlamaHistory,
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import { espeak, rms } from '../../support/fakes/speech.ts';
 import { medianPitchHz } from './pitch.ts';
+import { words } from './words.ts';
 
 const MIC_RATE = 48_000; // what the room delivers
 const timings: string[] = [];
@@ -32,15 +33,6 @@ function ms(startedAt: number): string {
   return `${Math.round(performance.now() - startedAt)} ms`;
 }
 
-/** Lower-case words without punctuation or accents, for loose comparison. */
-function words(text: string): string[] {
-  return text
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}']+/u)
-    .filter(Boolean);
-}
 
 async function spoken(text: string, voice: string, wordsPerMinute: number): Promise<AudioFrame> {
   const { samples } = await espeak(text, { voice, wordsPerMinute, sampleRate: MIC_RATE });
