@@ -9,7 +9,7 @@ import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { startConversation, type Conversation } from './conversation/index.ts';
 import { httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
 import { needsOfflineModels } from './providers/index.ts';
-import type { OfflineModels } from './providers/offline/index.ts';
+import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
 
 /** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
 const CONVERSATION_CLOSE_MS = 5_000;
@@ -24,6 +24,8 @@ async function closeWithin(conversation: Conversation | undefined, ms: number, l
 interface ProcessData {
   vad?: VAD;
   offline?: OfflineModels;
+  /** SmolLM2 alone, for `transcript` turn detection when every reply part is a cloud one. */
+  sentenceEnd?: SentenceEnd;
 }
 
 /**
@@ -57,7 +59,10 @@ export default defineAgent({
       (proc.userData as ProcessData).vad = new inference.VAD();
       const providers = loadProviders(process.env);
       // Loading the offline models takes seconds: do it while the process waits for a job.
-      if (!needsOfflineModels(providers)) return;
+      if (!needsOfflineModels(providers)) {
+        if (providers.turns.detection === 'transcript') (proc.userData as ProcessData).sentenceEnd = await loadSentenceReader(providers.modelsDir);
+        return;
+      }
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
       const { loadOfflineModels } = await import('./providers/offline/index.ts');
       (proc.userData as ProcessData).offline = await loadOfflineModels({ modelsDir: providers.modelsDir });
@@ -74,6 +79,17 @@ export default defineAgent({
     await Promise.race([serveSession(ctx), roomLeft]);
   },
 });
+
+/** Without the models (a cloud-only install), `transcript` turns read the word list alone. */
+async function loadSentenceReader(modelsDir: string): Promise<SentenceEnd | undefined> {
+  try {
+    const { loadOfflineSentenceEnd } = await import('./providers/offline/index.ts');
+    return await loadOfflineSentenceEnd(modelsDir);
+  } catch (error) {
+    log().warn(`end-of-turn detection reads the word list only: ${(error as Error).message}`);
+    return undefined;
+  }
+}
 
 async function serveSession(ctx: JobContext): Promise<void> {
   const parsed = parseDispatchMetadata(ctx.job.metadata);
@@ -142,6 +158,7 @@ async function serveSession(ctx: JobContext): Promise<void> {
     metadata,
     providers: loadProviders(process.env),
     offline: (ctx.proc.userData as ProcessData).offline,
+    sentenceReader: (ctx.proc.userData as ProcessData).offline?.sentenceEnd ?? (ctx.proc.userData as ProcessData).sentenceEnd,
     vad: (ctx.proc.userData as ProcessData).vad ?? new inference.VAD(),
     speech: (avatar ?? voiceOnly)!.speech,
     audible: (avatar ?? voiceOnly)!.audible,

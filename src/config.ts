@@ -126,7 +126,7 @@ export interface ProviderSettings {
   turns: TurnSettings;
 }
 
-/** `model`: LiveKit's v1-mini (local, hears prosody); `vad`: silence alone; `transcript`: silence, held when the words end mid-phrase. */
+/** `model`: LiveKit's v1-mini (local, hears prosody); `vad`: silence alone; `transcript`: silence, held when the words end mid-phrase (in English, as SmolLM2 reads them). */
 export const TURN_DETECTIONS = ['model', 'vad', 'transcript'] as const;
 export type TurnDetection = (typeof TURN_DETECTIONS)[number];
 

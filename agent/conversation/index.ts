@@ -13,7 +13,7 @@ import { CameraSampler } from './camera.ts';
 import { greetingText } from './greeting.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { TranscriptLog } from './transcripts.ts';
-import { transcriptTurnDetector, type TextTurnDetector } from './transcript-turns.ts';
+import { transcriptTurnDetector, type SentenceReader, type TextTurnDetector } from './transcript-turns.ts';
 
 /** The visitor's microphone as the conversation hears it. */
 export const INPUT_SAMPLE_RATE = 16_000;
@@ -24,6 +24,8 @@ export interface ConversationOptions {
   providers: ProviderSettings;
   /** Loaded in the job process's prewarm when some provider has no cloud key. */
   offline: OfflineModels | undefined;
+  /** Reads whether the visitor's words end a sentence (`transcript` turn detection); loaded with the process. */
+  sentenceReader: SentenceReader | undefined;
   /** Voice-activity detection, loaded with the process. */
   vad: VAD;
   /** Where the agent's speech goes: the avatar (ours, or an avatar service's stream), or the voice-only publisher. */
@@ -54,10 +56,10 @@ function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
 }
 
 /** The end-of-turn detection agents runs for a `TurnSettings.detection` mode. */
-function turnDetection(mode: TurnDetection, language: () => SpokenLanguage): inference.TurnDetector | TextTurnDetector | 'vad' {
+function turnDetection(mode: TurnDetection, language: () => SpokenLanguage, reader: SentenceReader | undefined): inference.TurnDetector | TextTurnDetector | 'vad' {
   // Pinned: the local model runs in the worker's inference process, never the cloud one.
   if (mode === 'model') return new inference.TurnDetector({ version: 'v1-mini' });
-  if (mode === 'transcript') return transcriptTurnDetector(language);
+  if (mode === 'transcript') return transcriptTurnDetector(language, reader);
   return 'vad';
 }
 
@@ -113,7 +115,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
     tts: providers.tts,
     vad: options.vad,
     turnHandling: {
-      turnDetection: turnDetection(turns.detection, () => heard ?? speaking),
+      turnDetection: turnDetection(turns.detection, () => heard ?? speaking, options.sentenceReader),
       endpointing: { minDelay: turns.minEndpointingDelayMs, maxDelay: turns.maxEndpointingDelayMs },
       // 'vad': barge-in on the visitor's voice ('adaptive' is a LiveKit Cloud detector). A
       // false interruption is not resumed: the avatar's output cannot pause.

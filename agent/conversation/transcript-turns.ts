@@ -7,8 +7,11 @@
 // detector reads the recogniser's transcript instead: a turn that ends on a word finished
 // turns rarely end on (an article, a conjunction, a preposition, a filler) or trails off on a
 // comma or an ellipsis is held for the maximum delay; anything else ends at the minimum, as
-// `vad` would. It plugs into agents as a text turn detector, which agents
-// consults once the transcript of the turn is final, so a complete turn costs nothing extra.
+// `vad` would. In English a language model reads the words too (SentenceReader: SmolLM2's
+// probability that the next token ends the sentence): a clear verdict from it wins over the word
+// list both ways ("Which continent is Brazil in?" is finished, "Which country has" is not), an
+// unclear one leaves it to the list. It plugs into agents as a text turn detector, which agents
+// consults once the transcript of the turn is final, within the minimum endpointing delay.
 import type { llm } from '@livekit/agents';
 import type { SpokenLanguage } from '../../src/contract/index.ts';
 
@@ -53,6 +56,21 @@ const UNFINISHED_ENDINGS: Record<SpokenLanguage, string[]> = {
 /** A trailing comma, colon, dash or ellipsis: the recogniser heard the voice trail off. */
 const TRAILING_OFF = /(\.\.\.|…|[,;:\-–—])\s*$/u;
 
+/** Reads how likely `text` is a whole sentence (the offline models' SentenceEnd). */
+export interface SentenceReader {
+  probability(text: string): Promise<number>;
+}
+
+/**
+ * The reader's verdicts the word list does not overrule (measured, sentence-end.ts): whole
+ * English questions read 0.06-0.93 (a few short ones lower: "How are you?" 0.003), halves cut
+ * at a pause at most 0.003; in between, the word list decides.
+ */
+const READ_AS_FINISHED = 0.05;
+const READ_AS_UNFINISHED = 0.001;
+/** The languages the reader tells whole sentences from halves in (SmolLM2-135M: English). */
+const READER_LANGUAGES: readonly SpokenLanguage[] = ['en'];
+
 /** Probabilities the detector answers with; agents waits the maximum delay below the threshold. */
 const FINISHED = 0.95;
 const UNFINISHED = 0.05;
@@ -68,19 +86,36 @@ export function soundsFinished(text: string, language: SpokenLanguage): boolean 
 }
 
 /**
- * The detector for one session. `language` is the session's: the pinned one, or in auto mode
- * the language last heard (read at each turn).
+ * Whether the turn `text` is over: trailing off never is; in a reader's language its clear
+ * verdict decides; otherwise the word list (soundsFinished).
  */
-export function transcriptTurnDetector(language: () => SpokenLanguage): TextTurnDetector {
+export async function turnIsOver(text: string, language: SpokenLanguage, reader?: SentenceReader): Promise<boolean> {
+  const trimmed = text.trim();
+  if (!trimmed) return true;
+  if (TRAILING_OFF.test(trimmed)) return false;
+  if (reader && READER_LANGUAGES.includes(language)) {
+    // A reader that fails leaves the turn to the word list, not the visitor unanswered.
+    const probability = await reader.probability(trimmed).catch(() => null);
+    if (probability !== null && probability >= READ_AS_FINISHED) return true;
+    if (probability !== null && probability < READ_AS_UNFINISHED) return false;
+  }
+  return soundsFinished(trimmed, language);
+}
+
+/**
+ * The detector for one session. `language` is the session's: the pinned one, or in auto mode
+ * the language last heard (read at each turn). Without a `reader`, the word list alone.
+ */
+export function transcriptTurnDetector(language: () => SpokenLanguage, reader?: SentenceReader): TextTurnDetector {
   return {
-    model: 'likeness-transcript',
+    model: reader ? 'likeness-transcript+smollm2' : 'likeness-transcript',
     provider: 'likeness',
     unlikelyThreshold: async () => THRESHOLD,
     supportsLanguage: async () => true,
     predictEndOfTurn: async (chatCtx) => {
       const last = [...chatCtx.items].reverse().find((item) => item.type === 'message' && item.role === 'user');
       const text = last?.type === 'message' ? (last.textContent ?? '') : '';
-      return soundsFinished(text, language()) ? FINISHED : UNFINISHED;
+      return (await turnIsOver(text, language(), reader)) ? FINISHED : UNFINISHED;
     },
   };
 }

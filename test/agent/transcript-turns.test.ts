@@ -2,7 +2,7 @@
 // The detector in a real session is tested in test/conversation/cloud-providers.test.ts.
 import { describe, expect, test } from 'bun:test';
 import { llm } from '@livekit/agents';
-import { soundsFinished, transcriptTurnDetector } from '../../agent/conversation/transcript-turns.ts';
+import { soundsFinished, transcriptTurnDetector, turnIsOver, type SentenceReader } from '../../agent/conversation/transcript-turns.ts';
 
 describe('soundsFinished', () => {
   test('finished questions and statements, as Whisper and Deepgram punctuate them', () => {
@@ -55,5 +55,55 @@ describe('transcriptTurnDetector', () => {
     expect(await detector.predictEndOfTurn(context(['user', 'La capital de']))).toBeGreaterThan(threshold);
     language = 'es';
     expect(await detector.predictEndOfTurn(context(['user', 'La capital de']))).toBeLessThan(threshold);
+  });
+});
+
+describe('turnIsOver with a sentence reader', () => {
+  /** A reader that answers what it is told and notes what it was asked. */
+  const reader = (probability: number | Error) => {
+    const asked: string[] = [];
+    const read: SentenceReader & { asked: string[] } = {
+      asked,
+      probability: async (text) => {
+        asked.push(text);
+        if (probability instanceof Error) throw probability;
+        return probability;
+      },
+    };
+    return read;
+  };
+
+  test("a clear verdict overrules the word list both ways", async () => {
+    expect(await turnIsOver('Which continent is Brazil in?', 'en')).toBe(false);
+    expect(await turnIsOver('Which continent is Brazil in?', 'en', reader(0.56))).toBe(true);
+    expect(await turnIsOver('Which country has', 'en')).toBe(true);
+    expect(await turnIsOver('Which country has', 'en', reader(0.0001))).toBe(false);
+  });
+
+  test('an unclear verdict leaves it to the word list', async () => {
+    expect(await turnIsOver('How are you?', 'en', reader(0.003))).toBe(true);
+    expect(await turnIsOver('What is the capital of', 'en', reader(0.003))).toBe(false);
+  });
+
+  test('trailing off holds the turn without asking; other languages are not asked', async () => {
+    const asked = reader(0.9);
+    expect(await turnIsOver('So, the capital of France…', 'en', asked)).toBe(false);
+    expect(await turnIsOver('¿Cuál es la capital de', 'es', asked)).toBe(false);
+    expect(await turnIsOver('Jaka jest stolica Polski?', 'pl', asked)).toBe(true);
+    expect(asked.asked).toEqual([]);
+  });
+
+  test('a reader that fails leaves the turn to the word list', async () => {
+    expect(await turnIsOver('Which country has', 'en', reader(new Error('model gone')))).toBe(true);
+    expect(await turnIsOver('What is the capital of', 'en', reader(new Error('model gone')))).toBe(false);
+  });
+
+  test("the detector passes the user's last words to its reader", async () => {
+    const asked = reader(0.0001);
+    const detector = transcriptTurnDetector(() => 'en', asked);
+    const chat = new llm.ChatContext();
+    chat.addMessage({ role: 'user', content: 'Which country has' });
+    expect(await detector.predictEndOfTurn(chat)).toBeLessThan((await detector.unlikelyThreshold('en'))!);
+    expect(asked.asked).toEqual(['Which country has']);
   });
 });

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { stt } from '@livekit/agents';
 import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaModel } from './llama.ts';
 import { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
+import { SentenceEnd } from './sentence-end.ts';
 import { SpeechServer } from './speech-server.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import { OfflineSTT } from './stt.ts';
@@ -16,6 +17,7 @@ import { OfflineTTS, type OfflineTTSOptions, type OfflineVoiceProfile } from './
 export { joinFrames, OfflineSTT } from './stt.ts';
 export { OfflineLLM, type OfflineLLMOptions, smallModelPrompt, toLlamaHistory } from './llm.ts';
 export { ReplyChunker, splitClauses } from './reply-chunks.ts';
+export { SentenceEnd } from './sentence-end.ts';
 export { OFFLINE_TTS_SAMPLE_RATE, OfflineTTS, planVoice, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
 
 export interface OfflineModels {
@@ -25,6 +27,8 @@ export interface OfflineModels {
   llm(): OfflineLLM;
   /** Speaks `language`; `profile` null = the default English voice (Piper joe). 22 050 Hz mono. */
   tts(options: { language: SpokenLanguage; profile: OfflineVoiceProfile | null }): OfflineTTS;
+  /** SmolLM2's reading of whether the visitor's words end a sentence (for end-of-turn detection). */
+  sentenceEnd: SentenceEnd;
   close(): Promise<void>;
 }
 
@@ -86,6 +90,29 @@ export async function loadOfflineLanguageModel(modelsDir: string, options: { thr
   return { llm: new OfflineLLM(loaded.chat, options.llm), close: loaded.close };
 }
 
+/**
+ * SmolLM2 for end-of-turn detection alone, when the replies come from a cloud model (the
+ * offline models' `sentenceEnd` shares the loaded one otherwise).
+ */
+export async function loadOfflineSentenceEnd(modelsDir: string): Promise<SentenceEnd> {
+  const manifest = await readManifest(modelsDir);
+  const llamaCpp = await importNodeLlamaCpp(pathToFileURL(inModelsDir(modelsDir, manifest.nodeLlamaCpp)).href);
+  const llama = await llamaCpp.getLlama({ gpu: false, build: 'never', logLevel: llamaCpp.LlamaLogLevel.error, progressLogs: false });
+  let model: LlamaModel | undefined;
+  try {
+    model = await llama.loadModel({ modelPath: inModelsDir(modelsDir, manifest.llm) });
+    const loaded = model;
+    return await SentenceEnd.on(loaded, async () => {
+      await loaded.dispose();
+      await llama.dispose();
+    });
+  } catch (error) {
+    await model?.dispose();
+    await llama.dispose();
+    throw error;
+  }
+}
+
 /** Whisper and Piper alone, in their Python process (the tests ask it directly). */
 export async function loadOfflineSpeech(modelsDir: string, threads = 2): Promise<SpeechServer> {
   return startSpeechServer(await readManifest(modelsDir), modelsDir, threads);
@@ -114,6 +141,7 @@ async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads:
     const chat = new llamaCpp.LlamaChat({ contextSequence: context.getSequence() });
     return {
       chat,
+      model,
       close: async () => {
         await chat.dispose();
         await context?.dispose();
@@ -145,6 +173,13 @@ export async function loadOfflineModels(options: LoadOfflineModelsOptions): Prom
   }
   const server = speech.value;
   const languageModel = new OfflineLLM(language.value.chat, options.llm);
+  let sentenceEnd: SentenceEnd;
+  try {
+    sentenceEnd = await SentenceEnd.on(language.value.model);
+  } catch (error) {
+    await Promise.all([server.close(), language.value.close()]);
+    throw error;
+  }
   const espeakCommand = options.espeakCommand ?? 'espeak-ng';
   let closing: Promise<void> | null = null;
 
@@ -152,6 +187,8 @@ export async function loadOfflineModels(options: LoadOfflineModelsOptions): Prom
     stt: (spoken) => new OfflineSTT(server, spoken),
     llm: () => languageModel,
     tts: (voice: OfflineTTSOptions) => new OfflineTTS(server, espeakCommand, voice),
-    close: () => (closing ??= Promise.all([server.close(), language.value.close()]).then(() => {})),
+    sentenceEnd,
+    // The sentence reader's context lives on the model: it goes first.
+    close: () => (closing ??= sentenceEnd.close().then(() => Promise.all([server.close(), language.value.close()])).then(() => {})),
   };
 }

@@ -29,8 +29,15 @@ export interface LlamaChat {
   dispose(): Promise<void> | void;
 }
 
+export type LlamaToken = number;
+
+/** One input token of `controlledEvaluate`, optionally asking for the next token's distribution. */
+export type LlamaControlledInput = LlamaToken | [LlamaToken, { generateNext: { probabilities: true } }];
+
 export interface LlamaContextSequence {
   readonly contextTokens: readonly unknown[];
+  clearHistory(): Promise<void>;
+  controlledEvaluate(input: LlamaControlledInput[]): Promise<Array<undefined | { next?: { probabilities?: Map<LlamaToken, number> } }>>;
 }
 
 export interface LlamaContext {
@@ -40,7 +47,8 @@ export interface LlamaContext {
 
 export interface LlamaModel {
   createContext(options: { contextSize?: number; threads?: number; sequences?: number }): Promise<LlamaContext>;
-  tokenize(text: string): readonly unknown[];
+  /** `specialTokens`: read "<|im_start|>" and the like as the template's tokens, not text. */
+  tokenize(text: string, specialTokens?: boolean): LlamaToken[];
   dispose(): Promise<void>;
 }
 

@@ -1,0 +1,69 @@
+// How likely the visitor's words so far end a sentence, read by SmolLM2 (the end-of-turn
+// detector's second opinion, agent/conversation/transcript-turns.ts). The text goes in as the
+// start of a user message, capitalised and without its final punctuation (Whisper ends broken-off
+// phrases with "?" as readily as whole ones); the answer is the model's probability that the next token
+// closes the sentence. Measured on the evaluation's questions: whole English questions 0.06-0.93,
+// "Which continent is Brazil in" 0.56 included; halves cut at a pause ("What is the capital
+// of", "Which country has") at most 0.003. Polish and Ukrainian halves score like whole
+// questions, so the detector asks only in English.
+import type { LlamaContext, LlamaContextSequence, LlamaModel, LlamaToken } from './llama.ts';
+
+/** Tokens that end a sentence or the message. */
+const ENDINGS = ['.', '?', '!', '<|im_end|>'];
+const TRAILING_PUNCTUATION = /[\s.?!…,;:]+$/u;
+
+export class SentenceEnd {
+  readonly #model: LlamaModel;
+  readonly #context: LlamaContext;
+  readonly #sequence: LlamaContextSequence;
+  readonly #endings: LlamaToken[];
+  readonly #release: () => Promise<void>;
+  /** One reading at a time: they share the sequence. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(model: LlamaModel, context: LlamaContext, release: () => Promise<void>) {
+    this.#model = model;
+    this.#context = context;
+    this.#sequence = context.getSequence();
+    this.#release = release;
+    this.#endings = ENDINGS.map((ending) => model.tokenize(ending, true)).filter((tokens) => tokens.length === 1).map((tokens) => tokens[0]!);
+    if (this.#endings.length !== ENDINGS.length) throw new Error('the language model has no single token for some sentence ending');
+  }
+
+  /**
+   * Its own small context on `model` (one thread: a reading is ~20 tokens), so the replies'
+   * cached prompt stays. `release` also frees what the caller loaded for it alone.
+   */
+  static async on(model: LlamaModel, release: () => Promise<void> = async () => {}): Promise<SentenceEnd> {
+    const context = await model.createContext({ contextSize: 256, threads: 1, sequences: 1 });
+    return new SentenceEnd(model, context, release);
+  }
+
+  /** The probability that `text` is a whole sentence (the next token ends it). */
+  probability(text: string): Promise<number> {
+    const reading = this.#queue.then(() => this.#read(text));
+    this.#queue = reading.catch(() => {});
+    return reading;
+  }
+
+  async #read(text: string): Promise<number> {
+    const bare = text.trim().replace(TRAILING_PUNCTUATION, '');
+    if (!bare) return 1;
+    // A message starts with a capital: "which continent is Brazil in" read 0.02, "Which …" 0.53
+    // (Whisper writes either).
+    const words = bare.charAt(0).toLocaleUpperCase() + bare.slice(1);
+    const tokens = this.#model.tokenize(`<|im_start|>user\n${words}`, true);
+    await this.#sequence.clearHistory();
+    const input = tokens.map((token, index) => (index === tokens.length - 1 ? ([token, { generateNext: { probabilities: true } }] as const) : token));
+    const output = await this.#sequence.controlledEvaluate(input as never);
+    const next = output[tokens.length - 1]?.next?.probabilities;
+    if (!next) throw new Error('the language model returned no next-token probabilities');
+    return this.#endings.reduce((sum, token) => sum + (next.get(token) ?? 0), 0);
+  }
+
+  async close(): Promise<void> {
+    await this.#queue;
+    await this.#context.dispose();
+    await this.#release();
+  }
+}
