@@ -95,20 +95,11 @@ export async function loadOfflineLanguageModel(modelsDir: string, options: { thr
  * offline models' `sentenceEnd` shares the loaded one otherwise).
  */
 export async function loadOfflineSentenceEnd(modelsDir: string): Promise<SentenceEnd> {
-  const manifest = await readManifest(modelsDir);
-  const llamaCpp = await importNodeLlamaCpp(pathToFileURL(inModelsDir(modelsDir, manifest.nodeLlamaCpp)).href);
-  const llama = await llamaCpp.getLlama({ gpu: false, build: 'never', logLevel: llamaCpp.LlamaLogLevel.error, progressLogs: false });
-  let model: LlamaModel | undefined;
+  const { model, release } = await openLanguageModel(await readManifest(modelsDir), modelsDir);
   try {
-    model = await llama.loadModel({ modelPath: inModelsDir(modelsDir, manifest.llm) });
-    const loaded = model;
-    return await SentenceEnd.on(loaded, async () => {
-      await loaded.dispose();
-      await llama.dispose();
-    });
+    return await SentenceEnd.on(model, release);
   } catch (error) {
-    await model?.dispose();
-    await llama.dispose();
+    await release();
     throw error;
   }
 }
@@ -128,15 +119,29 @@ function startSpeechServer(manifest: Manifest, modelsDir: string, threads: numbe
   });
 }
 
-async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads: number) {
-  const resolve = (path: string) => inModelsDir(modelsDir, path);
-  const llamaCpp = await importNodeLlamaCpp(pathToFileURL(resolve(manifest.nodeLlamaCpp)).href);
+/** node-llama-cpp and the manifest's GGUF, loaded; `release` frees both. */
+async function openLanguageModel(manifest: Manifest, modelsDir: string) {
+  const llamaCpp = await importNodeLlamaCpp(pathToFileURL(inModelsDir(modelsDir, manifest.nodeLlamaCpp)).href);
   // build 'never': only the prebuilt CPU binaries the bootstrap installed, no download or compile.
   const llama: Llama = await llamaCpp.getLlama({ gpu: false, build: 'never', logLevel: llamaCpp.LlamaLogLevel.error, progressLogs: false });
-  let model: LlamaModel | undefined;
+  let model: LlamaModel;
+  try {
+    model = await llama.loadModel({ modelPath: inModelsDir(modelsDir, manifest.llm) });
+  } catch (error) {
+    await llama.dispose();
+    throw error;
+  }
+  const release = async () => {
+    await model.dispose();
+    await llama.dispose();
+  };
+  return { llamaCpp, model, release };
+}
+
+async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads: number) {
+  const { llamaCpp, model, release } = await openLanguageModel(manifest, modelsDir);
   let context: LlamaContext | undefined;
   try {
-    model = await llama.loadModel({ modelPath: resolve(manifest.llm) });
     context = await model.createContext({ contextSize: 2048, threads, sequences: 1 });
     const chat = new llamaCpp.LlamaChat({ contextSequence: context.getSequence() });
     return {
@@ -145,14 +150,12 @@ async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads:
       close: async () => {
         await chat.dispose();
         await context?.dispose();
-        await model?.dispose();
-        await llama.dispose();
+        await release();
       },
     };
   } catch (error) {
     await context?.dispose();
-    await model?.dispose();
-    await llama.dispose();
+    await release();
     throw error;
   }
 }

@@ -3,7 +3,7 @@
 // start of a user message, capitalised and without its final punctuation (Whisper ends broken-off
 // phrases with "?" as readily as whole ones); the answer is the model's probability that the next token
 // closes the sentence. Measured on the evaluation's questions: whole English questions 0.06-0.93,
-// "Which continent is Brazil in" 0.56 included; halves cut at a pause ("What is the capital
+// "Which continent is Brazil in" 0.53 included; halves cut at a pause ("What is the capital
 // of", "Which country has") at most 0.003. Polish and Ukrainian halves score like whole
 // questions, so the detector asks only in English.
 import type { LlamaContext, LlamaContextSequence, LlamaModel, LlamaToken } from './llama.ts';
@@ -21,13 +21,12 @@ export class SentenceEnd {
   /** One reading at a time: they share the sequence. */
   #queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(model: LlamaModel, context: LlamaContext, release: () => Promise<void>) {
+  private constructor(model: LlamaModel, context: LlamaContext, endings: LlamaToken[], release: () => Promise<void>) {
     this.#model = model;
     this.#context = context;
     this.#sequence = context.getSequence();
+    this.#endings = endings;
     this.#release = release;
-    this.#endings = ENDINGS.map((ending) => model.tokenize(ending, true)).filter((tokens) => tokens.length === 1).map((tokens) => tokens[0]!);
-    if (this.#endings.length !== ENDINGS.length) throw new Error('the language model has no single token for some sentence ending');
   }
 
   /**
@@ -35,8 +34,11 @@ export class SentenceEnd {
    * cached prompt stays. `release` also frees what the caller loaded for it alone.
    */
   static async on(model: LlamaModel, release: () => Promise<void> = async () => {}): Promise<SentenceEnd> {
+    // Checked before a context exists, so a model without these tokens leaves nothing behind.
+    const endings = ENDINGS.map((ending) => model.tokenize(ending, true)).filter((tokens) => tokens.length === 1).map((tokens) => tokens[0]!);
+    if (endings.length !== ENDINGS.length) throw new Error('the language model has no single token for some sentence ending');
     const context = await model.createContext({ contextSize: 256, threads: 1, sequences: 1 });
-    return new SentenceEnd(model, context, release);
+    return new SentenceEnd(model, context, endings, release);
   }
 
   /** The probability that `text` is a whole sentence (the next token ends it). */
