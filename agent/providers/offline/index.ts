@@ -6,11 +6,12 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { stt } from '@livekit/agents';
-import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaModel } from './llama.ts';
+import { replyGrammar } from './alphabets.ts';
+import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaGrammar, type LlamaModel } from './llama.ts';
 import { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
 import { SentenceEnd } from './sentence-end.ts';
 import { SpeechServer } from './speech-server.ts';
-import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
 import { OfflineSTT } from './stt.ts';
 import { OfflineTTS, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
 
@@ -87,7 +88,7 @@ export interface LoadOfflineModelsOptions {
 export async function loadOfflineLanguageModel(modelsDir: string, options: { threads?: number; modelPath?: string; llm?: Partial<OfflineLLMOptions> } = {}) {
   const manifest = await readManifest(modelsDir);
   const loaded = await loadLanguageModel({ ...manifest, llm: options.modelPath ?? manifest.llm }, modelsDir, options.threads ?? 1);
-  return { llm: new OfflineLLM(loaded.chat, options.llm), close: loaded.close };
+  return { llm: new OfflineLLM(loaded.chat, options.llm, loaded.grammars), close: loaded.close };
 }
 
 /**
@@ -135,18 +136,22 @@ async function openLanguageModel(manifest: Manifest, modelsDir: string) {
     await model.dispose();
     await llama.dispose();
   };
-  return { llamaCpp, model, release };
+  return { llamaCpp, llama, model, release };
 }
 
 async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads: number) {
-  const { llamaCpp, model, release } = await openLanguageModel(manifest, modelsDir);
+  const { llamaCpp, llama, model, release } = await openLanguageModel(manifest, modelsDir);
   let context: LlamaContext | undefined;
   try {
     context = await model.createContext({ contextSize: 2048, threads, sequences: 1 });
     const chat = new llamaCpp.LlamaChat({ contextSequence: context.getSequence() });
+    const grammars = Object.fromEntries(
+      await Promise.all(SPOKEN_LANGUAGES.map(async (language) => [language, await llama.createGrammar({ grammar: replyGrammar(language) })] as const)),
+    ) as Record<SpokenLanguage, LlamaGrammar>;
     return {
       chat,
       model,
+      grammars,
       close: async () => {
         await chat.dispose();
         await context?.dispose();
@@ -175,7 +180,7 @@ export async function loadOfflineModels(options: LoadOfflineModelsOptions): Prom
     throw speech.status === 'rejected' ? speech.reason : (language as PromiseRejectedResult).reason;
   }
   const server = speech.value;
-  const languageModel = new OfflineLLM(language.value.chat, options.llm);
+  const languageModel = new OfflineLLM(language.value.chat, options.llm, language.value.grammars);
   let sentenceEnd: SentenceEnd;
   try {
     sentenceEnd = await SentenceEnd.on(language.value.model);

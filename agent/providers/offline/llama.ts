@@ -17,6 +17,13 @@ export interface LlamaGenerateOptions {
   topP?: number;
   seed?: number;
   repeatPenalty?: false | { penalty?: number };
+  /** Only text the grammar accepts is sampled. */
+  grammar?: LlamaGrammar;
+}
+
+/** A compiled GBNF grammar (opaque here). */
+export interface LlamaGrammar {
+  readonly grammar: string;
 }
 
 export interface LlamaChatResponse {
@@ -54,6 +61,7 @@ export interface LlamaModel {
 
 export interface Llama {
   loadModel(options: { modelPath: string }): Promise<LlamaModel>;
+  createGrammar(options: { grammar: string }): Promise<LlamaGrammar>;
   dispose(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@
 // so the first token comes quickly.
 import { APIConnectionError, type APIConnectOptions, DEFAULT_API_CONNECT_OPTIONS, llm, shortuuid } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
-import type { LlamaChat, LlamaHistoryItem } from './llama.ts';
+import type { LlamaChat, LlamaGrammar, LlamaHistoryItem } from './llama.ts';
 
 export interface OfflineLLMOptions {
   /** Hard cap of one reply, in tokens. */
@@ -92,15 +92,18 @@ function promptStart(system: LlamaHistoryItem | undefined, greeting: LlamaHistor
 export class OfflineLLM extends llm.LLM {
   readonly #chat: LlamaChat;
   readonly #options: OfflineLLMOptions;
+  /** Per language, the letters a reply may use (alphabets.ts); none: unconstrained. */
+  readonly #alphabets: Partial<Record<SpokenLanguage, LlamaGrammar>>;
   /** The language replies are in (the session's, or in auto mode the visitor's last). */
   #language: SpokenLanguage = 'en';
   /** The generation that owns the sequence now; a new one stops it (the newest turn wins). */
   #running: { stop: AbortController; done: Promise<unknown> } | null = null;
 
-  constructor(chat: LlamaChat, options: Partial<OfflineLLMOptions> = {}) {
+  constructor(chat: LlamaChat, options: Partial<OfflineLLMOptions> = {}, alphabets: Partial<Record<SpokenLanguage, LlamaGrammar>> = {}) {
     super();
     this.#chat = chat;
     this.#options = { ...DEFAULT_LLM_OPTIONS, ...options };
+    this.#alphabets = alphabets;
   }
 
   label(): string {
@@ -144,6 +147,8 @@ export class OfflineLLM extends llm.LLM {
       // A repeat penalty also covers the prompt's tokens: SmolLM2 then avoids the very facts
       // the instructions give it (measured: 0 of 8 replies used them, 8 of 8 without).
       repeatPenalty: false,
+      // The reply keeps to the letters of the language it is in (alphabets.ts).
+      grammar: this.#alphabets[this.#language],
       signal: stop.signal,
       stopOnAbortSignal: true,
       onTextChunk: (text) => {
