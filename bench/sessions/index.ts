@@ -7,6 +7,8 @@
 //     bun bench/sessions/index.ts [--starts 100] [--joins 15] [--bursts 5] [--providers offline|fakes]
 // (`offline`, the default: no key, the offline models, as `npm start` with no key; `fakes`: the
 // cloud providers' wire fakes, whose job processes load no models.)
+import { cpus } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Room, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
@@ -21,6 +23,21 @@ const { values } = parseArgs({
 });
 if (values.providers === 'fakes') Object.assign(process.env, (await startProviderFakes()).env);
 
+
+/** CPU time of every core so far: busy and total (os.cpus' counters, milliseconds). */
+function machineBusy(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    busy += times.user + times.nice + times.sys + times.irq;
+    total += times.user + times.nice + times.sys + times.irq + times.idle;
+  }
+  return { busy, total };
+}
+
+function busyShare(before: { busy: number; total: number }, after: { busy: number; total: number }): number {
+  return (after.busy - before.busy) / Math.max(1, after.total - before.total);
+}
 
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
 const { service } = bench;
@@ -96,10 +113,17 @@ try {
     // LiveKit hears a worker's load every 2.5 s: a burst right after the last one ended
     // would find the worker still full there, and its dispatches are sent again 2 s later.
     await Bun.sleep(3_000);
+    // How busy the machine and this process (the API, the worker and the visitors) were during
+    // the burst: on 2 cores the burst's tail is CPU-bound (docs/benchmarks.md).
+    const stalls = monitorEventLoopDelay({ resolution: 10 });
+    stalls.enable();
+    const busyBefore = machineBusy();
     const visits = await Promise.all(Array.from({ length: worker.capacity }, visit));
+    stalls.disable();
+    const busy = busyShare(busyBefore, machineBusy());
     burst.push(...visits.map((v) => v.ms));
     const phases = visits.map((v) => v.phases.map(Math.round).join('+')).join(', ');
-    console.log(`  burst ${round + 1}: ${visits.map((v) => Math.round(v.ms)).join(', ')} ms (start + track + first frame: ${phases})`);
+    console.log(`  burst ${round + 1}: ${visits.map((v) => Math.round(v.ms)).join(', ')} ms (start + track + first frame: ${phases}); CPU ${Math.round(busy * 100)} % busy, this process's longest stall ${Math.round(stalls.max / 1e6)} ms`);
     await Promise.all(visits.map((v) => v.leave()));
   }
   report(`burst of ${worker.capacity}: start call → first avatar frame`, burst);
