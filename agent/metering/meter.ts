@@ -1,5 +1,6 @@
 // Billing for one session, as seen from its agent job. Time is counted from the avatar's
-// first published video frame (t0); minute n covers [t0 + n·I, t0 + (n+1)·I). Minute n is
+// first published video frame (t0), or, for a job that took the session over, from the end of
+// the minutes its earlier job paid if that is later; minute n covers [t0 + n·I, t0 + (n+1)·I). Minute n is
 // reported at its start while the visitor is in the room, or when the visitor joins during
 // it, so a session nobody joins is never billed. The meter knows nothing about renderers or
 // LiveKit: it is told when the first frame went out and who joined or left.
@@ -19,6 +20,12 @@ export interface StreamingMeterOptions {
   visitorIdentity: string;
   /** Minutes an earlier job of the session already billed: this one's first minute takes the next index. */
   minuteOffset?: number;
+  /**
+   * Until when those minutes are paid (wall clock): when it is still ahead at the first frame,
+   * this job's first minute starts there, so the rest of the minute the earlier job began is
+   * not charged again.
+   */
+  paidUntil?: Date;
   reporter: Reporter;
   clock?: MeterClock;
   /**
@@ -38,6 +45,7 @@ export class StreamingMeter {
   readonly #intervalMs: number;
   readonly #visitorIdentity: string;
   readonly #minuteOffset: number;
+  readonly #paidUntil: Date | undefined;
   readonly #reporter: Reporter;
   readonly #clock: MeterClock;
   readonly #retryDelaysMs: readonly number[];
@@ -59,6 +67,7 @@ export class StreamingMeter {
     this.#intervalMs = options.intervalSeconds * 1000;
     this.#visitorIdentity = options.visitorIdentity;
     this.#minuteOffset = options.minuteOffset ?? 0;
+    this.#paidUntil = options.paidUntil;
     this.#reporter = options.reporter;
     this.#clock = options.clock ?? systemClock;
     this.#retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
@@ -80,7 +89,9 @@ export class StreamingMeter {
    */
   firstFramePublished(atMs: number = this.#clock.now()): void {
     if (this.#state !== 'metering' || this.#t0 !== undefined) return;
-    this.#t0 = atMs;
+    // Minutes count from the first frame, or from the end of what an earlier job already paid.
+    const paidUntil = this.#paidUntil ? this.#paidUntil.getTime() - this.#clock.date().getTime() + this.#clock.now() : -Infinity;
+    this.#t0 = Math.max(atMs, paidUntil);
     const at = new Date(this.#clock.date().getTime() - (this.#clock.now() - atMs));
     this.#enqueue({ type: 'avatar_streaming', at: at.toISOString() });
     this.#reportDueMinutes('join');

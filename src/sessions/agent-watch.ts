@@ -23,6 +23,7 @@ import { randomBase62 } from '../db/ids.ts';
 import { findIdentity } from '../identities/queries.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import { freeAgentSlots } from '../workers/admission.ts';
+import { paidUntil } from './billing.ts';
 import { dispatchMetadata } from './dispatch.ts';
 import type { SessionLifecycle, SessionRow } from './lifecycle.ts';
 import { agentWorkers } from '../workers/schema.ts';
@@ -164,6 +165,7 @@ export class AgentWatch {
     const { db, livekit, settings } = this.deps;
     const identity = session.identityId ? await findIdentity(db, session.accountId, session.identityId) : undefined;
     const reportToken = randomBase62(43);
+    const paid = await paidUntil(db, session, settings.billingIntervalSeconds);
     const metadata = {
       ...dispatchMetadata({
         sessionId: session.id,
@@ -179,6 +181,7 @@ export class AgentWatch {
         assetsUrl: this.deps.assetsUrl,
       }),
       minute_offset: session.billedMinutes,
+      ...(paid ? { paid_until: paid.toISOString() } : {}),
     };
     try {
       const dispatch = await livekit.dispatches.createDispatch(session.id, this.deps.agentName, { metadata: JSON.stringify(metadata) });

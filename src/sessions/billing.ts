@@ -2,8 +2,9 @@
 // credits aside (so 50 concurrent starts on a balance for 5 start 5); the first charged
 // minute or the session's end gives the hold back. Each minute is charged once, keyed by
 // (session, minute index), so a retried or duplicated report never charges twice.
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
+import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { sessions } from './schema.ts';
 
@@ -48,7 +49,7 @@ export class SessionBilling {
           accountId: session.accountId,
           amount: this.perMinute,
           kind: 'session_minute',
-          reference: `session:${sessionId}:minute:${index}`,
+          reference: minuteReference(sessionId, index),
         });
         if (!charged) return 'already_charged';
         await tx
@@ -62,4 +63,22 @@ export class SessionBilling {
       throw error;
     }
   }
+}
+
+/**
+ * Until when a session's billed minutes are paid: its last minute's charge plus one interval.
+ * Undefined when nothing was charged (no minute yet, or minutes cost nothing).
+ */
+export async function paidUntil(q: Queryable, session: { id: string; billedMinutes: number }, intervalSeconds: number): Promise<Date | undefined> {
+  if (session.billedMinutes === 0) return undefined;
+  const [last] = await q
+    .select({ at: creditLedger.createdAt })
+    .from(creditLedger)
+    .where(and(eq(creditLedger.kind, 'session_minute'), eq(creditLedger.reference, minuteReference(session.id, session.billedMinutes - 1))));
+  return last ? new Date(last.at.getTime() + intervalSeconds * 1000) : undefined;
+}
+
+/** The ledger reference of a session's minute `index`: one charge each. */
+function minuteReference(sessionId: string, index: number): string {
+  return `session:${sessionId}:minute:${index}`;
 }

@@ -139,6 +139,40 @@ describe('minute boundaries', () => {
     await meter.close();
   });
 
+  test('a job taking over a session starts its minutes where the paid ones end, not at its first frame', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    // Three minutes billed by the job before; the last one paid until 25 s from now.
+    const meter = meterWith(clock, reporter, { minuteOffset: 3, paidUntil: new Date(START_DATE + 25_000) });
+    meter.participantConnected(VISITOR);
+    await clock.advance(2_000);
+    meter.firstFramePublished();
+    await clock.advance(22_999);
+    // Streaming, but the rest of minute 2 is paid: nothing is charged yet.
+    expect(types(attempts)).toEqual(['avatar_streaming']);
+    await clock.advance(1 + MINUTE);
+    expect(minutes(attempts)).toEqual([
+      [3, 25_000],
+      [4, 25_000 + MINUTE],
+    ]);
+    await meter.close();
+  });
+
+  test('a paid-until already past when the new avatar streams changes nothing: its first frame starts the next minute', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter, { minuteOffset: 3, paidUntil: new Date(START_DATE + 1_000) });
+    meter.participantConnected(VISITOR);
+    await clock.advance(4_000);
+    meter.firstFramePublished();
+    await clock.advance(MINUTE);
+    expect(minutes(attempts)).toEqual([
+      [3, 4_000],
+      [4, 4_000 + MINUTE],
+    ]);
+    await meter.close();
+  });
+
   test('a timer that runs late still reports every minute the visitor stayed through', async () => {
     const clock = new FakeClock();
     const { reporter, attempts } = fakeReporter(clock);

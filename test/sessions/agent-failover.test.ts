@@ -3,10 +3,12 @@
 // dying would. The control plane notices the session missing from every live worker's
 // heartbeat, dispatches it again, and the other worker brings the avatar back into the same
 // room: the visitor stays connected throughout, and minutes are billed only while an avatar
-// streams. bench/failover measures the gap; here it must only be well under a stalled one.
+// streams, the new job's first minute starting where the paid ones end. bench/failover measures the gap; here it must only be well under a stalled one.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
+import { parseDispatchMetadata } from '../../src/contract/index.ts';
+import { creditLedger } from '../../src/credits/schema.ts';
 import { rm } from 'node:fs/promises';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
@@ -15,7 +17,7 @@ import { startTestService, type TestAccount, type TestService } from '../support
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 
 /** Seconds per billed minute: short, so minutes pass during the test. */
-const MINUTE_SECONDS = 4;
+const MINUTE_SECONDS = 6;
 
 describe('an agent worker killed mid-conversation', () => {
   const dirs: string[] = [];
@@ -47,12 +49,16 @@ describe('an agent worker killed mid-conversation', () => {
       const first = await eventually(async () => (await row()).agentWorkerId, 10_000, 'the worker running the session');
       const victim = agents.find((a) => a.workerId === first)!;
       const survivor = agents.find((a) => a !== victim)!;
-      // A minute or more billed before the kill.
-      await eventually(async () => (await row()).billedMinutes >= 1, 15_000, 'a billed minute');
-
+      // Killed just after a minute was charged: most of that minute is paid and unused.
+      const charged = (await row()).billedMinutes;
+      await eventually(async () => (await row()).billedMinutes > charged, 15_000, 'a minute charged');
       victim.kill();
       const killedAt = performance.now();
+      const killedAtWall = Date.now();
       const billedAtKill = (await row()).billedMinutes;
+      const chargeTime = async (index: number) =>
+        (await service.services.database.db.select().from(creditLedger).where(and(eq(creditLedger.kind, 'session_minute'), eq(creditLedger.reference, `session:${session.room_name}:minute:${index}`))))[0]?.createdAt.getTime();
+      const paidUntil = (await chargeTime(billedAtKill - 1))! + MINUTE_SECONDS * 1000;
       // The new avatar: a second video track, from the surviving worker's job.
       await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 30_000, 'the avatar back');
       const gapMs = videos[1]!.frames[0]!.at - killedAt;
@@ -64,13 +70,16 @@ describe('an agent worker killed mid-conversation', () => {
       expect(visitor.room.isConnected).toBe(true);
       expect((await row()).status).toBe('running');
 
-      // Billing went on from the minutes billed, at the new avatar's pace: no minute for the gap
-      // beyond the one the new avatar's first frame starts.
+      // The new dispatch says until when the minutes are paid, and the new job numbers on from them.
+      const redispatched = (await service.services.livekit.dispatches.listDispatch(session.room_name)).map((d) => parseDispatchMetadata(d.metadata)).filter((p) => p.ok && p.metadata.minute_offset);
+      expect(redispatched.map((p) => p.ok && [p.metadata.minute_offset, p.metadata.paid_until])).toEqual([[billedAtKill, new Date(paidUntil).toISOString()]]);
+      // Back inside the paid minute: nothing charged on its return; the next minute where the paid one ends.
       const billedAtReturn = (await row()).billedMinutes;
-      expect(billedAtReturn).toBeLessThanOrEqual(billedAtKill + 1);
-      await Bun.sleep(MINUTE_SECONDS * 1000 + 1500);
+      expect(paidUntil - killedAtWall).toBeGreaterThan(gapMs + 500);
+      expect(billedAtReturn).toBe(billedAtKill);
+      await eventually(async () => (await row()).billedMinutes > billedAtReturn, MINUTE_SECONDS * 1000 + 5_000, 'the next minute');
+      expect(Math.abs((await chargeTime(billedAtKill))! - paidUntil)).toBeLessThan(1_000);
       const later = await row();
-      expect(later.billedMinutes).toBeGreaterThan(billedAtReturn);
       expect(later.creditsCharged).toBe(later.billedMinutes * service.config.credits.perAvatarMinute);
     } finally {
       for (const video of videos) video.close();
