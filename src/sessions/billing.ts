@@ -8,7 +8,8 @@ import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { sessions } from './schema.ts';
 
-export type MinuteResult = 'charged' | 'already_charged' | 'insufficient';
+/** `ended`: the session ended before the charge got its row lock (the report raced the ending). */
+export type MinuteResult = 'charged' | 'already_charged' | 'insufficient' | 'ended';
 
 export class SessionBilling {
   private readonly ledger: CreditLedger;
@@ -43,6 +44,9 @@ export class SessionBilling {
       return await this.db.transaction(async (tx) => {
         const [session] = await tx.select().from(sessions).where(eq(sessions.id, sessionId)).for('update');
         if (!session) throw new Error(`no session ${sessionId}`);
+        // Checked again under the lock: the caller read the status before, and an ending since
+        // then must not be followed by a charge.
+        if (session.status === 'ended') return 'ended';
         await this.release(tx, session);
         if (this.perMinute === 0) return 'charged';
         const charged = await this.ledger.charge(tx, {

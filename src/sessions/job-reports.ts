@@ -62,6 +62,7 @@ export function jobReportRoutes(deps: JobReportDeps) {
         // LiveKit's webhooks are not configured to tell us.
         await lifecycle.markJoined(session.id);
         const result = await billing.chargeMinute(session.id, body.index);
+        if (result === 'ended') throw new ApiError(409, 'The session has ended');
         if (result === 'insufficient') {
           // Answer the job at once; the notice and the room's closing follow.
           void lifecycle.endForInsufficientCredits(session.id).catch((e) => console.error(`ending ${session.id} failed:`, e));

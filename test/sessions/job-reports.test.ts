@@ -68,6 +68,11 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     expect(read.joined_at).not.toBeNull(); // a billed minute means the visitor was in
     await account.call('POST', `/v1/sessions/${session.id}/end`);
     expect((await session.report({ type: 'minute', index: 2 })).status).toBe(409);
+    // A report that read the session as running just before it ended: the charge checks again.
+    const balance = await service.services.ledger.balance(account.accountId);
+    expect(await service.services.billing.chargeMinute(session.id, 2)).toBe('ended');
+    expect(await service.services.ledger.balance(account.accountId)).toBe(balance);
+    expect(((await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>).billed_minutes).toBe(2);
   });
 
   const turn = (overrides: Record<string, unknown> = {}) => ({
