@@ -2,13 +2,13 @@
 // when it may open the database itself, or through /internal/admin when the service holds it.
 import { accountExists, createAccount } from '../accounts/index.ts';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.ts';
-import { CreditLedger } from '../credits/index.ts';
+import { BalanceLimitExceeded, CreditLedger, MAX_BALANCE } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, setConsolePassword } from '../console/passwords.ts';
 
 export class OperatorError extends Error {
   constructor(
-    readonly status: 400 | 404 | 409,
+    readonly status: 400 | 404 | 409 | 422,
     message: string,
   ) {
     super(message);
@@ -35,6 +35,7 @@ export function databaseOperations(db: Database): Operations {
       if (credits !== undefined && (!Number.isInteger(credits) || credits < 0)) {
         throw new OperatorError(400, '--credits must be a whole number >= 0');
       }
+      if (credits !== undefined && credits > MAX_BALANCE) throw new OperatorError(422, `--credits cannot exceed ${MAX_BALANCE}`);
       try {
         const { account_id, api_key } = await createAccount(db, { email, credits });
         return { account_id, api_key };
@@ -58,7 +59,12 @@ export function databaseOperations(db: Database): Operations {
     async grantCredits({ account_id, amount }) {
       if (!Number.isInteger(amount) || amount <= 0) throw new OperatorError(400, '--amount must be a whole number > 0');
       await mustExist(account_id);
-      return { account_id, balance: await ledger.grant(account_id, amount) };
+      try {
+        return { account_id, balance: await ledger.grant(account_id, amount) };
+      } catch (error) {
+        if (error instanceof BalanceLimitExceeded) throw new OperatorError(422, `${error.message}; the balance stays ${(await ledger.balance(account_id)) ?? 0}`);
+        throw error;
+      }
     },
     async balance({ account_id }) {
       await mustExist(account_id);

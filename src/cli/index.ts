@@ -35,7 +35,7 @@ function httpOperations(url: string, token: string): Operations {
     });
     const payload = (await response.json()) as { detail?: unknown };
     if (!response.ok) {
-      const status = response.status === 404 || response.status === 409 ? response.status : 400;
+      const status = response.status === 404 || response.status === 409 || response.status === 422 ? response.status : 400;
       throw new OperatorError(status, typeof payload.detail === 'string' ? payload.detail : JSON.stringify(payload.detail));
     }
     return payload as never;

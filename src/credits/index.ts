@@ -1,13 +1,23 @@
 // The one credit balance of an account. Every change is a ledger row with a unique
 // (kind, reference), written in the same transaction as a guarded balance update, so a
 // retried or concurrent charge is applied once and a balance never goes negative.
-import { and, desc, eq, gte, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, lte, sql } from 'drizzle-orm';
 import type { Database, Queryable } from '../db/index.ts';
 import { newId } from '../db/ids.ts';
 import { accounts } from '../accounts/schema.ts';
 import { creditLedger } from './schema.ts';
 
 export type LedgerKind = (typeof creditLedger.$inferInsert)['kind'];
+
+/** The most an account can hold: its balance is a Postgres `integer`. */
+export const MAX_BALANCE = 2_147_483_647;
+
+/** A credit that would take the balance past MAX_BALANCE; nothing was recorded. */
+export class BalanceLimitExceeded extends Error {
+  constructor(readonly accountId: string) {
+    super(`The balance cannot exceed ${MAX_BALANCE} credits`);
+  }
+}
 
 export class InsufficientCredits extends Error {
   constructor(
@@ -69,19 +79,28 @@ export class CreditLedger {
 
   /**
    * Add `amount` once for (kind, reference), in the caller's transaction. Returns false when
-   * this reference was already credited.
+   * this reference was already credited; throws BalanceLimitExceeded (the caller's transaction
+   * rolls the ledger row back).
    */
   async credit(
     q: Queryable,
     entry: { accountId: string; amount: number; kind: Extract<LedgerKind, 'grant' | 'session_release' | 'adjustment'>; reference: string },
   ): Promise<boolean> {
+    // The ledger's amount is an `integer` too.
+    if (entry.amount > MAX_BALANCE) throw new BalanceLimitExceeded(entry.accountId);
     const inserted = await q
       .insert(creditLedger)
       .values({ id: newId('led'), ...entry })
       .onConflictDoNothing({ target: [creditLedger.kind, creditLedger.reference] })
       .returning({ id: creditLedger.id });
     if (inserted.length === 0) return false;
-    await q.update(accounts).set({ balance: sql`${accounts.balance} + ${entry.amount}` }).where(eq(accounts.id, entry.accountId));
+    // Guarded like a charge: past the column's range Postgres would fail the statement (a 500).
+    const updated = await q
+      .update(accounts)
+      .set({ balance: sql`${accounts.balance} + ${entry.amount}` })
+      .where(and(eq(accounts.id, entry.accountId), lte(accounts.balance, MAX_BALANCE - entry.amount)))
+      .returning({ balance: accounts.balance });
+    if (updated.length === 0 && (await this.balance(entry.accountId, q)) !== undefined) throw new BalanceLimitExceeded(entry.accountId);
     return true;
   }
 

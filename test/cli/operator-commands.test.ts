@@ -54,6 +54,11 @@ async function exercise(env: Record<string, string>, baseUrl?: string) {
   const missing = await likeness(env, 'credits', 'balance', '--account', 'acc_nobody');
   expect(missing.code).toBe(1);
   expect(missing.stderr).toContain('acc_nobody');
+  // Past what a balance can hold: a clear error, nothing granted (it was a 500).
+  const huge = await likeness(env, 'credits', 'grant', '--account', account.account_id, '--amount', '3000000000');
+  expect(huge.code).toBe(1);
+  expect(huge.stderr).toContain('cannot exceed 2147483647');
+  expect((await likeness(env, 'credits', 'balance', '--account', account.account_id)).json()).toEqual({ account_id: account.account_id, balance: 100 });
   const usage = await likeness(env, 'credits', 'grant', '--account', account.account_id);
   expect(usage.code).toBe(2);
   expect(usage.stderr).toContain('--amount');

@@ -1,6 +1,6 @@
 // The credit ledger: each charge applied once per reference, never below zero, even under concurrency.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { InsufficientCredits } from '../../src/credits/index.ts';
+import { BalanceLimitExceeded, InsufficientCredits, MAX_BALANCE } from '../../src/credits/index.ts';
 import { ENGINES, startTestService, type TestService } from '../support/service.ts';
 
 describe.each(ENGINES)('credit ledger on %s', (engine) => {
@@ -16,6 +16,17 @@ describe.each(ENGINES)('credit ledger on %s', (engine) => {
     expect(await ledger.grant(accountId, 30, 'promo:1')).toBe(30);
     expect(await ledger.grant(accountId, 30, 'promo:1')).toBe(30);
     expect(await ledger.balance(accountId)).toBe(30);
+  });
+
+  test('a grant past the balance column\'s range is refused whole: no ledger row, the balance unchanged', async () => {
+    const { accountId } = await service.account({ credits: 100 });
+    const ledger = service.services.ledger;
+    await expect(ledger.grant(accountId, MAX_BALANCE)).rejects.toBeInstanceOf(BalanceLimitExceeded);
+    await expect(ledger.grant(accountId, MAX_BALANCE + 1)).rejects.toBeInstanceOf(BalanceLimitExceeded);
+    expect(await ledger.balance(accountId)).toBe(100);
+    expect((await ledger.entries(accountId)).filter((e) => e.kind === 'grant')).toHaveLength(1); // the account's own starting grant
+    // Up to the limit is fine.
+    expect(await ledger.grant(accountId, MAX_BALANCE - 100)).toBe(MAX_BALANCE);
   });
 
   test('a charge is applied once per reference', async () => {
