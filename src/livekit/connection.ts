@@ -1,6 +1,6 @@
 // The control plane's handle on a LiveKit server: rooms, agent dispatches, webhooks and
 // client tokens, whether the server is the local one or an external cluster.
-import { AccessToken, AgentDispatchClient, RoomServiceClient, WebhookReceiver } from 'livekit-server-sdk';
+import { AccessToken, AgentDispatchClient, RoomServiceClient, TrackSource, WebhookReceiver } from 'livekit-server-sdk';
 
 export interface LivekitCredentials {
   /** Server address as the service reaches it (ws(s) or http(s)). */
@@ -36,7 +36,8 @@ export function connectLivekit(credentials: LivekitCredentials): LivekitConnecti
     webhooks: new WebhookReceiver(credentials.apiKey, credentials.apiSecret),
     async mintToken({ room, identity, name, ttlSeconds }) {
       const token = new AccessToken(credentials.apiKey, credentials.apiSecret, { identity, name, ttl: ttlSeconds });
-      token.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+      // A visitor speaks and may show their camera; nothing else (no screen share into the agent's room).
+      token.addGrant({ room, roomJoin: true, canPublish: true, canPublishSources: [TrackSource.MICROPHONE, TrackSource.CAMERA], canSubscribe: true, canPublishData: true });
       return token.toJwt();
     },
   };

@@ -60,7 +60,7 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
     const a = (await (await start({})).json()) as Record<string, any>;
     const b = (await (await start({})).json()) as Record<string, any>;
     const claims = jwtClaims(a.token);
-    expect(claims.video).toMatchObject({ room: a.room_name, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+    expect(claims.video).toMatchObject({ room: a.room_name, roomJoin: true, canPublish: true, canPublishSources: ['microphone', 'camera'], canSubscribe: true, canPublishData: true });
     expect(claims.sub).toMatch(/^visitor_/);
     expect(jwtClaims(b.token).sub).not.toBe(claims.sub);
     expect(a.room_name).not.toBe(b.room_name);

@@ -1,0 +1,53 @@
+// What a visitor's room token lets them publish (src/livekit/connection.ts): their microphone
+// and their camera, nothing else. A screen share (or anything sent as another source) into the
+// agent's room is refused by LiveKit itself, on a real server with a real WebRTC client.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { AudioSource, LocalAudioTrack, LocalVideoTrack, TrackPublishOptions, TrackSource, VideoSource } from '@livekit/rtc-node';
+import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+
+let service: TestService;
+let account: TestAccount;
+let identity: IdentityBody;
+
+beforeAll(async () => {
+  service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
+  account = await service.account({ credits: 10_000 });
+  identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+});
+afterAll(() => service?.stop());
+
+/** Publishes one track of `source`; true when LiveKit accepted it, false when it refused it. */
+async function publishes(visitor: Visitor, source: TrackSource): Promise<boolean> {
+  const track =
+    source === TrackSource.SOURCE_MICROPHONE || source === TrackSource.SOURCE_SCREENSHARE_AUDIO
+      ? LocalAudioTrack.createAudioTrack(`t${source}`, new AudioSource(48_000, 1))
+      : LocalVideoTrack.createVideoTrack(`t${source}`, new VideoSource(64, 64));
+  try {
+    await visitor.room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source }));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("a visitor's token", () => {
+  test('publishes the microphone and the camera; a screen share and its audio are refused', async () => {
+    const session = (await (await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identity.identity_id }), headers: { 'content-type': 'application/json' } })).json()) as StartedSession;
+    const visitor = await joinAsVisitor(session);
+    try {
+      expect(await publishes(visitor, TrackSource.SOURCE_MICROPHONE)).toBe(true);
+      expect(await publishes(visitor, TrackSource.SOURCE_CAMERA)).toBe(true);
+      expect(await publishes(visitor, TrackSource.SOURCE_SCREENSHARE)).toBe(false);
+      expect(await publishes(visitor, TrackSource.SOURCE_SCREENSHARE_AUDIO)).toBe(false);
+      // The room holds exactly what was allowed.
+      const published = await service.services.livekit.rooms.listParticipants(session.room_name);
+      const tracks = published.find((p) => p.identity === visitor.room.localParticipant!.identity)!.tracks;
+      expect(tracks.map((t) => t.source).sort()).toEqual([1, 2]); // CAMERA, MICROPHONE (LiveKit's protocol numbers)
+    } finally {
+      await visitor.leave();
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+    }
+  }, 60_000);
+});
