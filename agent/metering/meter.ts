@@ -1,8 +1,8 @@
 // Billing for one session, as seen from its agent job. Time is counted from the avatar's
 // first published video frame (t0), or, for a job that took the session over, from the end of
-// the minutes its earlier job paid if that is later; minute n covers [t0 + n·I, t0 + (n+1)·I). Minute n is
-// reported at its start while the visitor is in the room, or when the visitor joins during
-// it, so a session nobody joins is never billed. The meter knows nothing about renderers or
+// the minutes its earlier job paid if that is later; minute n covers [t0 + n·I, t0 + (n+1)·I).
+// Minute n is reported at its start while the visitor is in the room, or when the visitor
+// joins during it, so a session nobody joins is never billed. The meter knows nothing about renderers or
 // LiveKit: it is told when the first frame went out and who joined or left.
 import type { MeterReport } from '../../src/contract/index.ts';
 import { systemClock, type MeterClock } from './clock.ts';
