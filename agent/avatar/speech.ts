@@ -3,12 +3,26 @@
 // and the runner takes it back 40 ms at a time, in step with the video frames. It answers
 // the session's playback bookkeeping: started on a segment's first sample out, finished
 // (or interrupted) once per segment, or `waitForPlayout` never returns.
-import type { AudioFrame } from '@livekit/rtc-node';
+//
+// It takes the TTS's frames at their own rate and resamples them itself (it declares no
+// sample rate, so the session hands frames over untouched): their viseme cues (userdata,
+// agent/visemes) stay with the audio, and an interruption drops both.
+import { AudioFrame, AudioResampler } from '@livekit/rtc-node';
 import { voice } from '@livekit/agents';
 import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
+import { VISEME_CUES, visemeShares, type Viseme, type VisemeCue } from '../visemes/index.ts';
+
+/** Lips move a little before the sound they make: each slice shows the visemes this much ahead. */
+const VISEME_LEAD_S = 0.02;
 
 interface Segment {
+  /** At AVATAR_SAMPLE_RATE. */
   chunks: Int16Array[];
+  /** Seconds of audio received (at its own rate): where the next frame's cues start. */
+  received: number;
+  resampler: AudioResampler | null;
+  /** Viseme cues, seconds from the segment's first sample; empty when the TTS gives none. */
+  cues: VisemeCue[];
   /** Samples of `chunks[0]` already taken. */
   offset: number;
   /** The session flushed it: no more audio will come for it. */
@@ -22,6 +36,8 @@ export interface SpeechSlice {
   samples: Int16Array;
   /** How many of them were speech. */
   speechSamples: number;
+  /** The share of the slice each viseme covers, when the speech came with cues. */
+  visemes?: Partial<Record<Viseme, number>>;
 }
 
 export class AvatarSpeech extends voice.AudioOutput {
@@ -29,7 +45,7 @@ export class AvatarSpeech extends voice.AudioOutput {
   #onClear: Array<() => void> = [];
 
   constructor() {
-    super(AVATAR_SAMPLE_RATE);
+    super(undefined);
   }
 
   /** Called (synchronously) on an interruption, after the buffered speech was dropped. */
@@ -46,16 +62,34 @@ export class AvatarSpeech extends voice.AudioOutput {
     await super.captureFrame(frame);
     let segment = this.#segments.at(-1);
     if (!segment || segment.ended) {
-      segment = { chunks: [], offset: 0, ended: false, playedSamples: 0, started: false };
+      segment = { chunks: [], received: 0, resampler: null, cues: [], offset: 0, ended: false, playedSamples: 0, started: false };
       this.#segments.push(segment);
     }
-    segment.chunks.push(frame.channels === 1 ? frame.data : firstChannel(frame));
+    const cues = frame.userdata[VISEME_CUES] as VisemeCue[] | undefined;
+    if (Array.isArray(cues)) for (const cue of cues) segment.cues.push({ ...cue, start: cue.start + segment.received });
+    segment.received += frame.samplesPerChannel / frame.sampleRate;
+    const mono = frame.channels === 1 ? frame : monoFrame(frame);
+    if (mono.sampleRate === AVATAR_SAMPLE_RATE) {
+      segment.chunks.push(mono.data);
+      return;
+    }
+    if (segment.resampler?.inputRate !== mono.sampleRate) {
+      for (const out of segment.resampler?.flush() ?? []) segment.chunks.push(out.data);
+      segment.resampler?.close();
+      segment.resampler = new AudioResampler(mono.sampleRate, AVATAR_SAMPLE_RATE, 1);
+    }
+    for (const out of segment.resampler.push(mono)) segment.chunks.push(out.data);
   }
 
   override flush(): void {
     super.flush();
     const segment = this.#segments.at(-1);
-    if (segment) segment.ended = true;
+    if (segment) {
+      segment.ended = true;
+      for (const out of segment.resampler?.flush() ?? []) segment.chunks.push(out.data);
+      segment.resampler?.close();
+      segment.resampler = null;
+    }
     this.#finishDrainedSegments();
   }
 
@@ -66,6 +100,7 @@ export class AvatarSpeech extends voice.AudioOutput {
     const dropped = this.#segments;
     this.#segments = [];
     for (const segment of dropped) {
+      segment.resampler?.close();
       this.onPlaybackFinished({ playbackPosition: segment.playedSamples / AVATAR_SAMPLE_RATE, interrupted: true });
     }
     for (const listener of this.#onClear) listener();
@@ -75,6 +110,7 @@ export class AvatarSpeech extends voice.AudioOutput {
   take(count: number): SpeechSlice {
     const samples = new Int16Array(count);
     let filled = 0;
+    let visemes: Partial<Record<Viseme, number>> | undefined;
     while (filled < count) {
       const segment = this.#segments[0];
       const chunk = segment?.chunks[0];
@@ -85,6 +121,13 @@ export class AvatarSpeech extends voice.AudioOutput {
       }
       const n = Math.min(count - filled, chunk.length - segment.offset);
       samples.set(chunk.subarray(segment.offset, segment.offset + n), filled);
+      if (segment.cues.length > 0) {
+        const from = segment.playedSamples / AVATAR_SAMPLE_RATE + VISEME_LEAD_S;
+        visemes ??= {};
+        for (const [viseme, share] of Object.entries(visemeShares(segment.cues, from, from + n / AVATAR_SAMPLE_RATE))) {
+          visemes[viseme as Viseme] = (visemes[viseme as Viseme] ?? 0) + (share * n) / count;
+        }
+      }
       filled += n;
       segment.offset += n;
       segment.playedSamples += n;
@@ -94,7 +137,7 @@ export class AvatarSpeech extends voice.AudioOutput {
       }
       this.#finishDrainedSegments();
     }
-    return { samples, speechSamples: filled };
+    return visemes ? { samples, speechSamples: filled, visemes } : { samples, speechSamples: filled };
   }
 
   #finishDrainedSegments(): void {
@@ -105,8 +148,8 @@ export class AvatarSpeech extends voice.AudioOutput {
   }
 }
 
-function firstChannel(frame: AudioFrame): Int16Array {
+function monoFrame(frame: AudioFrame): AudioFrame {
   const mono = new Int16Array(frame.samplesPerChannel);
   for (let i = 0; i < mono.length; i++) mono[i] = frame.data[i * frame.channels]!;
-  return mono;
+  return new AudioFrame(mono, frame.sampleRate, 1, mono.length);
 }

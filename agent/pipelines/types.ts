@@ -11,12 +11,15 @@
 // (training) is src/pipelines/types.ts.
 import type { VideoFrame } from '@livekit/rtc-node';
 import type { AvatarShape, DispatchIdentity, FrameSize } from '../../src/contract/index.ts';
+import type { Viseme } from '../visemes/index.ts';
 
 export interface FrameInput {
   /** The audio published with this frame (48 kHz mono, one frame's worth); silence when not speaking. */
   audio: Int16Array;
   /** How much of `audio` is speech (0 while the avatar listens). */
   speechSamples: number;
+  /** What the speech says, when its TTS timed it: the share of the frame each viseme covers. */
+  visemes?: Partial<Record<Viseme, number>>;
   /** Time since the first frame, on the frame grid. */
   elapsedMs: number;
 }

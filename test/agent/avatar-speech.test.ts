@@ -6,6 +6,7 @@ import { AudioFrame } from '@livekit/rtc-node';
 import { initializeLogger, voice } from '@livekit/agents';
 import { AvatarSpeech } from '../../agent/avatar/index.ts';
 import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
+import { VISEME_CUES, type VisemeCue } from '../../agent/visemes/index.ts';
 
 initializeLogger({ pretty: false, level: 'warn' });
 
@@ -90,5 +91,60 @@ describe('AvatarSpeech', () => {
     // The second reply (partly played) and the third (never played) both end interrupted.
     expect(seen.finished.map((f) => f.interrupted)).toEqual([false, true, true]);
     await speech.waitForPlayout();
+  });
+
+  test("a TTS's own rate is resampled to the avatar's, the speech keeping its length", async () => {
+    const speech = new AvatarSpeech();
+    const rate = 22_050;
+    // One second of a 441 Hz tone, in 100 ms frames as the offline TTS yields them.
+    for (let f = 0; f < 10; f++) {
+      const data = new Int16Array(rate / 10);
+      for (let i = 0; i < data.length; i++) data[i] = Math.round(8000 * Math.sin((2 * Math.PI * 441 * (f * data.length + i)) / rate));
+      await speech.captureFrame(new AudioFrame(data, rate, 1, data.length));
+    }
+    speech.flush();
+    let speechSamples = 0;
+    let peak = 0;
+    for (let slice = speech.take(SLICE); slice.speechSamples > 0; slice = speech.take(SLICE)) {
+      speechSamples += slice.speechSamples;
+      for (const sample of slice.samples) peak = Math.max(peak, Math.abs(sample));
+    }
+    expect(Math.abs(speechSamples - AVATAR_SAMPLE_RATE)).toBeLessThan(AVATAR_SAMPLE_RATE * 0.01);
+    expect(peak).toBeGreaterThan(7000); // the tone, not silence or clipping
+    expect(peak).toBeLessThan(8800);
+  });
+
+  test('viseme cues travel with their audio to the slice that plays them, and an interruption drops both', async () => {
+    const speech = new AvatarSpeech();
+    const rate = 24_000;
+    const frame = (seconds: number, cues?: VisemeCue[]) => {
+      const samples = Math.round(seconds * rate);
+      const audio = new AudioFrame(new Int16Array(samples).fill(1000), rate, 1, samples);
+      if (cues) audio.userdata[VISEME_CUES] = cues;
+      return audio;
+    };
+    // 0–0.2 s "a" (from the first frame), 0.2–0.3 s "m" (cue in the second frame, at its 0.1 s).
+    await speech.captureFrame(frame(0.1, [{ viseme: 'open', start: 0, duration: 0.2 }]));
+    await speech.captureFrame(frame(0.2, [{ viseme: 'closed', start: 0.1, duration: 0.1 }]));
+    speech.flush();
+    const slices = Array.from({ length: 8 }, () => speech.take(SLICE));
+    // Slice k covers k·40 ms…(k+1)·40 ms, seen 20 ms ahead (lips lead the sound).
+    expect(slices[0]!.visemes).toEqual({ open: 1 });
+    expect(slices[4]!.visemes?.open).toBeCloseTo(0.5, 1);
+    expect(slices[4]!.visemes?.closed).toBeCloseTo(0.5, 1);
+    expect(slices[5]!.visemes).toEqual({ closed: 1 });
+    // Past the cues the speech goes on without a shape; after it, silence has none either.
+    expect(slices[7]!.speechSamples).toBeLessThan(SLICE);
+    expect(speech.take(SLICE).visemes).toBeUndefined();
+
+    await speech.captureFrame(frame(0.4, [{ viseme: 'round', start: 0, duration: 0.4 }]));
+    expect(speech.take(SLICE).visemes).toEqual({ round: 1 });
+    speech.clearBuffer();
+    // The next reply comes without cues (espeak-ng, a cloud voice): none of the old ones linger.
+    await speech.captureFrame(frame(0.2));
+    speech.flush();
+    const next = speech.take(SLICE);
+    expect(next.speechSamples).toBe(SLICE);
+    expect(next.visemes).toBeUndefined();
   });
 });

@@ -5,6 +5,10 @@ import { interpolate, smoothstep, UPPER_LIFT, type FaceRig, type LocalFrame } fr
 
 /** How far toward the face's sides (share of the way) the jaw's drop reaches. */
 const JAW_REACH = 0.7;
+/** The lower teeth start to show once the gap is this share of the widest opening past the upper teeth… */
+const LOWER_TEETH_FROM = 0.3;
+/** …and rise by this share of the gap's further growth. */
+const LOWER_TEETH_RISE = 0.6;
 /** The lid's margin (lashes), as a share of the lid skin above it: carried down, not stretched. */
 const LASH_SHARE = 0.25;
 
@@ -43,11 +47,20 @@ export interface MouthTables extends ColumnFrame {
   halfWidth: number;
   maxOpen: number;
   textureU: number;
-  /** Rows of teeth at the texture's top (anchored under the upper lip); the rest spans the gap below them. */
+  /** Rows of teeth at the texture's top (anchored under the upper lip); the cavity between spans the gap. */
   teeth: number;
-  // Per frame: the gap's edges per column.
+  /** Rows of lower teeth at the texture's bottom (anchored on the lower lip, shown on wide openings). */
+  lowerTeeth: number;
+  /** The photo's upper inner lip edge per column, when it shows the mouth's inside (pressing closes it). */
+  inner: Float32Array | null;
+  // Per frame: the gap's edges per column (opening); or, pressing, where the lips meet and
+  // how far the upper lip comes down and the lower lip up to meet there.
   top: Float32Array;
   bottom: Float32Array;
+  pressing: boolean;
+  meet: Float32Array;
+  drop: Float32Array;
+  rise: Float32Array;
 }
 
 export interface EyeTables extends ColumnFrame {
@@ -73,9 +86,11 @@ export function mapMouth(
   tu: Float32Array,
   tv: Float32Array,
 ): boolean {
-  const { ox, oy, ax, ay, u0, columns, vMin, vMax, nose, blend, textureU, teeth } = m;
-  const throatRows = textureRows - 1 - teeth;
+  const { ox, oy, ax, ay, u0, columns, vMin, vMax, nose, blend, textureU, teeth, lowerTeeth, maxOpen } = m;
+  const cavityRows = textureRows - 1 - teeth - lowerTeeth;
+  const lowerFrom = LOWER_TEETH_FROM * maxOpen;
   const { split: splitAt, lens: lensAt, lateral: lateralAt, fadeStart: fadeStartAt, fadeEnd: fadeEndAt, top: topAt, bottom: bottomAt, roundAcross, roundAlong } = m;
+  const { pressing, meet: meetAt, drop: dropAt, rise: riseAt } = m;
   const lift = open * UPPER_LIFT;
   const blendScale = 1 / blend;
   let textured = false;
@@ -95,6 +110,28 @@ export function mapMouth(
     }
     const k0 = k | 0;
     const f = k - k0;
+    if (pressing) {
+      // Lips pressed: the upper lip's edge comes down (not at all at the nose) and the lower
+      // lip's comes up (the pull fading toward the chin) until they meet over the teeth.
+      const meet = meetAt[k0]! + (meetAt[k0 + 1]! - meetAt[k0]!) * f;
+      let sv = v;
+      if (v < meet) {
+        const drop = dropAt[k0]! + (dropAt[k0 + 1]! - dropAt[k0]!) * f;
+        if (drop > 0 && v > nose) {
+          let t = (v - nose) / (meet - nose);
+          t = t > 1 ? 1 : t;
+          sv = v - drop * t * t * (3 - 2 * t);
+        }
+      } else {
+        const rise = riseAt[k0]! + (riseAt[k0 + 1]! - riseAt[k0]!) * f;
+        let t = (v - meet) * blendScale;
+        t = t > 1 ? 1 : t;
+        sv = v + rise * (1 - t * t * (3 - 2 * t));
+      }
+      sx[i] = ox + u * ax - sv * ay;
+      sy[i] = oy + u * ay + sv * ax;
+      continue;
+    }
     const top = topAt[k0]! + (topAt[k0 + 1]! - topAt[k0]!) * f;
     const bottom = bottomAt[k0]! + (bottomAt[k0 + 1]! - bottomAt[k0]!) * f;
     let sv: number;
@@ -138,7 +175,14 @@ export function mapMouth(
       alpha[i] = covered > 1 ? 1 : covered;
       tu[i] = u - textureU;
       const depth = v - top;
-      tv[i] = depth <= teeth ? depth : teeth + ((depth - teeth) * throatRows) / Math.max(1, bottom - top - teeth);
+      const height = bottom - top;
+      // The lower teeth's edge rises from behind the lower lip once the gap is wide.
+      let shown = (height - teeth - lowerFrom) * LOWER_TEETH_RISE;
+      shown = shown < 0 ? 0 : shown > lowerTeeth ? lowerTeeth : shown;
+      const above = bottom - v;
+      if (depth <= teeth) tv[i] = depth;
+      else if (above < shown) tv[i] = textureRows - 1 - lowerTeeth + (shown - above);
+      else tv[i] = teeth + ((depth - teeth) * cavityRows) / Math.max(1, height - teeth - shown);
       textured = true;
     }
   }
@@ -228,12 +272,26 @@ export function mouthTables(rig: FaceRig): MouthTables {
     fadeStart[k] = jaw - 0.1 * chin;
     fadeEnd[k] = jaw + span;
     deepest = Math.max(deepest, jaw + span);
-    roundAcross[k] = 1 - smoothstep(0.7 * halfWidth, 1.7 * halfWidth, Math.abs(u));
+    // Rounding fades out before the table's sides, or the region's edge would show as a seam.
+    const reach = Math.min(1.7 * halfWidth, (u < 0 ? -u0 : u0 + columns - 1) - 2);
+    roundAcross[k] = 1 - smoothstep(Math.min(0.7 * halfWidth, 0.5 * reach), reach, Math.abs(u));
   }
   const vMin = Math.floor(mouth.nose) - 1;
   const vMax = Math.ceil(deepest) + 2;
   const roundAlong = new Float32Array(vMax - vMin + 1);
-  for (let j = 0; j < roundAlong.length; j++) roundAlong[j] = 1 - smoothstep(0, 0.8 * chin, Math.abs(vMin + j));
+  // …and before the nose above the mouth (the region's top edge), the chin's reach below.
+  for (let j = 0; j < roundAlong.length; j++) {
+    const v = vMin + j;
+    roundAlong[j] = 1 - smoothstep(0, v < 0 ? Math.max(1, -vMin - 1) : 0.8 * chin, Math.abs(v));
+  }
+  smoothLine(split, mouth.corners, u0);
+  let inner: Float32Array | null = null;
+  if (mouth.inner && mouth.inner.length > 1) {
+    inner = new Float32Array(columns);
+    for (let k = 0; k < columns; k++) inner[k] = Math.min(split[k]!, interpolate(mouth.inner, u0 + k));
+    smoothLine(inner, mouth.corners, u0);
+    for (let k = 0; k < columns; k++) inner[k] = Math.min(inner[k]!, split[k]!);
+  }
   const box = boundingBox(mouth, u0, u0 + columns - 1, vMin, vMax, rig.width, rig.height);
   return {
     ox: mouth.origin[0],
@@ -258,9 +316,39 @@ export function mouthTables(rig: FaceRig): MouthTables {
     maxOpen: mouth.maxOpen,
     textureU: mouth.textureU,
     teeth: mouth.teeth,
+    lowerTeeth: mouth.lowerTeeth ?? 0,
+    inner,
     top: new Float32Array(columns),
     bottom: new Float32Array(columns),
+    pressing: false,
+    meet: new Float32Array(columns),
+    drop: new Float32Array(columns),
+    rise: new Float32Array(columns),
   };
+}
+
+/**
+ * The lips' parting line is a polyline through a dozen landmarks: between the corners it is
+ * averaged over a few pixels each way (three passes, nearly a Gaussian), so the open mouth's
+ * edge curves instead of showing straight pieces and kinks.
+ */
+function smoothLine(line: Float32Array, corners: readonly [number, number], u0: number): void {
+  const radius = 3;
+  const from = Math.max(0, Math.ceil(corners[0] - u0) + 1);
+  const to = Math.min(line.length - 1, Math.floor(corners[1] - u0) - 1);
+  const copy = new Float32Array(line.length);
+  for (let pass = 0; pass < 3; pass++) {
+    copy.set(line);
+    for (let k = from; k <= to; k++) {
+      let sum = 0;
+      let n = 0;
+      for (let j = Math.max(0, k - radius); j <= Math.min(line.length - 1, k + radius); j++) {
+        sum += copy[j]!;
+        n++;
+      }
+      line[k] = sum / n;
+    }
+  }
 }
 
 export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: number): EyeTables {

@@ -67,11 +67,12 @@ export class TalkingHeadRenderer implements AvatarRenderer {
     if (!frame || !this.#pixels) throw new Error('prepare() must finish before the first frame');
     const warp = this.#warp;
     if (!warp) return frame;
-    const mouth = this.#lips.next(input.audio, input.speechSamples);
+    const mouth = this.#lips.next(input.audio, input.speechSamples, input.visemes);
     const blink = this.#blinks!.closure(input.elapsedMs);
     const pose = this.#pose;
     pose.open = mouth.open;
     pose.round = mouth.round;
+    pose.press = mouth.press;
     pose.blink = blink;
     if (this.#options.headMotion !== false) {
       const head = this.#motion!.next(input.elapsedMs, input.speechSamples > 0, mouth.open);

@@ -25,6 +25,11 @@ export interface FacePose {
   open: number;
   /** Lips drawn together (positive, an "oo") or spread (negative, an "ee"); about ±0.1. */
   round: number;
+  /**
+   * 0 as in the photo … 1 lips pressed together (m, b, p), when the photo shows the mouth's
+   * inside; ignored while the mouth is open, and for photos with closed lips.
+   */
+  press: number;
   /** 0 open … 1 closed eyelids. */
   blink: number;
   /** Head translation, px (kept within MAX_SHIFT of the face's height). */
@@ -34,7 +39,7 @@ export interface FacePose {
   roll: number;
 }
 
-export const NEUTRAL_POSE: Readonly<FacePose> = { open: 0, round: 0, blink: 0, dx: 0, dy: 0, roll: 0 };
+export const NEUTRAL_POSE: Readonly<FacePose> = { open: 0, round: 0, press: 0, blink: 0, dx: 0, dy: 0, roll: 0 };
 
 /** Bounds of the head's motion: the local regions are widened by what they allow. */
 const MAX_SHIFT = 0.03;
@@ -46,6 +51,8 @@ const MAX_ROLL = 0.04;
 const HEAD_STEP_PX = 0.5;
 /** The same for the lips (the lower lip's drop, the corners' travel). */
 const LIP_STEP_PX = 0.5;
+/** Pressed lips meet this share of the way down the photo's gap: the upper lip moves less than the lower. */
+const UPPER_PRESS = 0.35;
 
 // What moves a run's pixels: the head rigidly, the head fading out, the mouth, an eye (EYE + n for eye n).
 const RIGID = 0;
@@ -102,7 +109,7 @@ export class FaceWarp {
   /** Per local region, this frame: the box (luma pixels) its pixels can be in, given the head's pose. */
   readonly #localBox: Int32Array;
   /** What `out` shows (the last render's pose; the head's part only changes by HEAD_STEP_PX). */
-  readonly #drawn = { valid: false, tx: 0, ty: 0, roll: 0, open: 0, round: 0, blink: 0 };
+  readonly #drawn = { valid: false, tx: 0, ty: 0, roll: 0, open: 0, round: 0, press: 0, blink: 0 };
 
   constructor(rig: FaceRig, base: Uint8Array, mouthTexture: RgbaImage | undefined) {
     const { width, height, head } = rig;
@@ -190,6 +197,8 @@ export class FaceWarp {
     const open = clamp(pose.open, 0, 1) * mouth.maxOpen;
     // Opening draws the corners in a little too.
     const round = clamp(pose.round, -0.2, 0.2) + 0.06 * clamp(pose.open, 0, 1);
+    // Pressing needs the photo's open lips, and gives way to any opening.
+    const press = mouth.inner && open === 0 ? clamp(pose.press, 0, 1) : 0;
     const blink = clamp(pose.blink, 0, 1);
     const roll = clamp(pose.roll, -MAX_ROLL, MAX_ROLL);
     const tx = clamp(pose.dx, -this.#maxShift, this.#maxShift);
@@ -198,7 +207,11 @@ export class FaceWarp {
     const headMoved = !drawn.valid || Math.hypot(tx - drawn.tx, ty - drawn.ty) + Math.abs(roll - drawn.roll) * this.#reach >= HEAD_STEP_PX;
     // Lips too are redrawn once they moved by a step too small to see, and always when they close.
     const mouthChanged =
-      (open === 0) !== (drawn.open === 0) || Math.abs(open - drawn.open) >= LIP_STEP_PX || Math.abs(round - drawn.round) * mouth.halfWidth >= LIP_STEP_PX;
+      (open === 0) !== (drawn.open === 0) ||
+      (press === 0) !== (drawn.press === 0) ||
+      Math.abs(open - drawn.open) >= LIP_STEP_PX ||
+      Math.abs(press - drawn.press) * mouth.maxOpen >= LIP_STEP_PX ||
+      Math.abs(round - drawn.round) * mouth.halfWidth >= LIP_STEP_PX;
     const eyesChanged = blink !== drawn.blink;
     if (!headMoved && !mouthChanged && !eyesChanged) return;
     if (headMoved) {
@@ -209,6 +222,7 @@ export class FaceWarp {
     if (mouthChanged) {
       drawn.open = open;
       drawn.round = round;
+      drawn.press = press;
     }
     drawn.valid = true;
     drawn.blink = blink;
@@ -217,8 +231,22 @@ export class FaceWarp {
     head.c1 = Math.cos(drawn.roll) - 1;
     head.tx = drawn.tx;
     head.ty = drawn.ty;
-    const mouthOn = drawn.open > 0.05 || drawn.round !== 0;
-    if (mouthOn) {
+    const pressing = drawn.open <= 0.05 && drawn.press > 0.01 && mouth.inner !== null;
+    const mouthOn = drawn.open > 0.05 || drawn.round !== 0 || pressing;
+    mouth.pressing = pressing;
+    if (pressing) {
+      // The lower lip does most of the closing; the upper lip joins for a full press.
+      const { split, meet, drop, rise } = mouth;
+      const inner = mouth.inner!;
+      const lower = drawn.press * (1 - UPPER_PRESS);
+      const upper = UPPER_PRESS * Math.max(0, 2 * drawn.press - 1);
+      for (let k = 0; k < mouth.columns; k++) {
+        const gap = split[k]! - inner[k]!;
+        drop[k] = upper * gap;
+        rise[k] = lower * gap;
+        meet[k] = inner[k]! + drop[k]!;
+      }
+    } else if (mouthOn) {
       const { split, lens, top, bottom } = mouth;
       const lift = drawn.open * UPPER_LIFT;
       for (let k = 0; k < mouth.columns; k++) {

@@ -43,7 +43,8 @@ interface Manifest {
   piper: { model: string; config: string };
 }
 
-const MANIFEST_LAYOUT = 1;
+/** The bootstrap's LAYOUT_VERSION (2: Piper's model patched for phoneme timing). */
+const MANIFEST_LAYOUT = 2;
 
 
 async function readManifest(modelsDir: string): Promise<Manifest> {

@@ -24,6 +24,13 @@ export interface Transcription {
   windowSeconds: number;
 }
 
+/** A sentence of Piper's speech, and when each phoneme is said in it. */
+export interface SpokenChunk {
+  samples: Int16Array;
+  /** [IPA symbol, length in samples] in order, covering the samples. */
+  phonemes: Array<[string, number]>;
+}
+
 interface Reply {
   header: Record<string, unknown>;
   payload: Buffer;
@@ -200,8 +207,11 @@ export class SpeechServer {
     }
   }
 
-  /** Speaks with Piper: yields mono s16le chunks at `sampleRate`, one per sentence. */
-  async *speak(text: string, options: { lengthScale: number; pitchFactor: number }, signal?: AbortSignal): AsyncGenerator<Int16Array> {
+  /**
+   * Speaks with Piper: yields mono s16le chunks at `sampleRate`, one per sentence, each with
+   * its phonemes and their lengths in samples (empty when the model gives no alignments).
+   */
+  async *speak(text: string, options: { lengthScale: number; pitchFactor: number }, signal?: AbortSignal): AsyncGenerator<SpokenChunk> {
     const { id, queue } = this.send({ op: 'speak', text, ...options });
     const onAbort = () => {
       this.abandon(id);
@@ -218,7 +228,7 @@ export class SpeechServer {
         // Copied: a Buffer's offset in its pool need not be 2-aligned.
         const samples = new Int16Array(payload.byteLength >> 1);
         new Uint8Array(samples.buffer).set(payload.subarray(0, samples.byteLength));
-        yield samples;
+        yield { samples, phonemes: phonemePairs(header.phonemes) };
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
@@ -236,4 +246,9 @@ export class SpeechServer {
       clearTimeout(timer);
     }
   }
+}
+
+function phonemePairs(value: unknown): Array<[string, number]> {
+  if (!Array.isArray(value)) return [];
+  return value.filter((pair): pair is [string, number] => Array.isArray(pair) && typeof pair[0] === 'string' && Number.isFinite(pair[1]));
 }

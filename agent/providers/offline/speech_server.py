@@ -215,15 +215,22 @@ class Speaker:
         self.sample_rate = self.voice.config.sample_rate
 
     def speak(self, text, length_scale, pitch_factor):
+        """Yields (s16le bytes, phonemes) per sentence; phonemes are [symbol, samples] pairs
+        when the model was patched for alignments at install (else an empty list)."""
         # Pitch by resampling: synthesise slower by the pitch factor, then play it back
         # faster by the same factor, so the duration stays what length_scale asked for.
         config = self.SynthesisConfig(length_scale=length_scale * pitch_factor)
-        for chunk in self.voice.synthesize(text, syn_config=config):
+        for chunk in self.voice.synthesize(text, syn_config=config, include_alignments=True):
             samples = chunk.audio_float_array.astype(np.float32)
-            if abs(pitch_factor - 1.0) > 1e-3 and len(samples) > 1:
+            resampled = abs(pitch_factor - 1.0) > 1e-3 and len(samples) > 1
+            if resampled:
                 count = max(1, int(round(len(samples) / pitch_factor)))
                 samples = np.interp(np.arange(count) * pitch_factor, np.arange(len(samples)), samples)
-            yield (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+            phonemes = [
+                [alignment.phoneme, int(round(int(alignment.num_samples) / (pitch_factor if resampled else 1.0)))]
+                for alignment in (chunk.phoneme_alignments or [])
+            ]
+            yield (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes(), phonemes
 
 
 def warm_up(recognisers, speaker):
@@ -272,10 +279,10 @@ def speech_worker(jobs, speaker):
             finished(request_id)
             continue
         try:
-            for pcm in speaker.speak(header["text"], float(header.get("lengthScale", 1.0)), float(header.get("pitchFactor", 1.0))):
+            for pcm, phonemes in speaker.speak(header["text"], float(header.get("lengthScale", 1.0)), float(header.get("pitchFactor", 1.0))):
                 if take_cancelled(request_id):
                     break
-                send({"id": request_id, "sampleRate": speaker.sample_rate}, pcm)
+                send({"id": request_id, "sampleRate": speaker.sample_rate, "phonemes": phonemes}, pcm)
             send({"id": request_id, "done": True})
         except Exception as error:
             send({"id": request_id, "error": f"{type(error).__name__}: {error}"})

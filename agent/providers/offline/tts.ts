@@ -4,7 +4,8 @@
 // first sentence. Output is always 22 050 Hz mono, the rate of both engines.
 import { spawn } from 'node:child_process';
 import { type APIConnectOptions, AudioByteStream, DEFAULT_API_CONNECT_OPTIONS, shortuuid, tts } from '@livekit/agents';
-import type { SpeechServer } from './speech-server.ts';
+import type { SpeechServer, SpokenChunk } from './speech-server.ts';
+import { cuesFromPhonemes, cuesWithin, VISEME_CUES, type VisemeCue } from '../../visemes/index.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 
 export const OFFLINE_TTS_SAMPLE_RATE = 22_050;
@@ -156,12 +157,12 @@ export class OfflineTTS extends tts.TTS {
     throw new Error('offline.TTS synthesises whole texts: wrap it in tts.StreamAdapter (AgentSession does)');
   }
 
-  /** Raw samples of one text (used by the chunked stream). */
-  async *_speak(text: string, plan: VoicePlan, signal: AbortSignal): AsyncGenerator<Int16Array> {
+  /** Raw samples of one text (used by the chunked stream), with Piper's phoneme timing. */
+  async *_speak(text: string, plan: VoicePlan, signal: AbortSignal): AsyncGenerator<SpokenChunk> {
     if (plan.engine === 'piper') {
       yield* this.#server.speak(text, { lengthScale: plan.lengthScale, pitchFactor: plan.pitchFactor }, signal);
     } else {
-      yield await espeak(this.#espeakCommand, text, plan, signal);
+      yield { samples: await espeak(this.#espeakCommand, text, plan, signal), phonemes: [] };
     }
   }
 }
@@ -181,15 +182,26 @@ export class OfflineChunkedStream extends tts.ChunkedStream {
     const requestId = shortuuid('offline_');
     const bytes = new AudioByteStream(OFFLINE_TTS_SAMPLE_RATE, 1);
     const signal = this.abortSignal;
+    // The text's viseme cues (seconds from its first sample); each frame carries those that
+    // start within it, so the avatar's speech queue keeps them with the audio.
+    const cues: VisemeCue[] = [];
+    let spoken = 0;
+    let framed = 0;
     // Each frame goes out once the next one exists, so the last can be flagged final.
     let held: tts.SynthesizedAudio | undefined;
     const put = (frame: tts.SynthesizedAudio['frame']) => {
+      const within = cuesWithin(cues, framed / OFFLINE_TTS_SAMPLE_RATE, frame.samplesPerChannel / OFFLINE_TTS_SAMPLE_RATE);
+      if (within.length > 0) frame.userdata[VISEME_CUES] = within;
+      framed += frame.samplesPerChannel;
       if (held && !this.queue.closed) this.queue.put(held);
       held = { requestId, segmentId: requestId, frame, final: false };
     };
     try {
-      for await (const samples of this.#tts._speak(this.inputText, this.#plan, signal)) {
+      for await (const { samples, phonemes } of this.#tts._speak(this.inputText, this.#plan, signal)) {
         if (signal.aborted) return;
+        const offset = spoken / OFFLINE_TTS_SAMPLE_RATE;
+        for (const cue of cuesFromPhonemes(phonemes, OFFLINE_TTS_SAMPLE_RATE)) cues.push({ ...cue, start: cue.start + offset });
+        spoken += samples.length;
         for (const frame of bytes.write(samples.buffer.slice(samples.byteOffset, samples.byteOffset + samples.byteLength))) put(frame);
       }
       for (const frame of bytes.flush()) put(frame);

@@ -128,7 +128,7 @@ async function searchPhoto(image: InspectedImage): Promise<FoundFace> {
       'image.face_too_small',
     );
   }
-  return { box, score: largest.score, landmarks, faces: faces.length };
+  return { box, score: largest.score, meshScore: largest.meshScore, landmarks, faces: faces.length };
 }
 
 function round2(value: number): number {

@@ -103,6 +103,6 @@ self.onmessage = ({ data }: MessageEvent<DetectRequest>) => {
 function toDetectedFace(face: FaceResult): DetectedFace {
   // Human truncates mesh points to whole pixels; the centre of that pixel is the better guess.
   const landmarks = face.mesh.map(([x, y]): Point => [x + 0.5, y + 0.5]);
-  return { box: boundingBox(landmarks), score: face.boxScore, landmarks };
+  return { box: boundingBox(landmarks), score: face.boxScore, meshScore: face.faceScore, landmarks };
 }
 

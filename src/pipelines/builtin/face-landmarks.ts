@@ -8,6 +8,8 @@ export interface DetectedFace {
   box: Box;
   /** BlazeFace's confidence that this is a face, 0–1. */
   score: number;
+  /** FaceMesh's confidence that its landmarks lie on a face, 0–1 (how well the mesh fits). */
+  meshScore: number;
   /** FaceMesh's 468 points then 10 iris points (human's order), in the pixels of the image searched. */
   landmarks: Point[];
 }

@@ -75,6 +75,8 @@ const VISIBLE_INTERIOR_PER_WIDTH = 0.06;
 const LID_SKIN_SHARE = 0.8;
 /** The teeth revealed under the upper lip, as a share of the full opening. */
 const TEETH_PER_OPEN = 0.24;
+/** The lower teeth's height in the texture, as a share of the full opening (they show on wide shapes only). */
+const LOWER_TEETH_PER_OPEN = 0.2;
 /** How far past the landmarks a closing lid reaches: this share of the eye's width at each corner, of its height below. */
 const EYE_MARGIN = 0.08;
 
@@ -147,6 +149,8 @@ function buildMouth(at: (index: number) => Point) {
     jaw,
     maxOpen,
     teeth,
+    lowerTeeth: Math.max(2, Math.round(LOWER_TEETH_PER_OPEN * maxOpen)),
+    ...(closed ? {} : { inner: upperInner }),
     textureU: Math.floor(corners[0]) - 2,
   };
   return { rig, lipPoints: LIP_BODY_PAIRS.map(([outer, inner]) => mean([at(outer), at(inner)])), interior: { upperInner, split, frame } };
@@ -190,9 +194,11 @@ interface MouthInterior {
 }
 
 /**
- * The cavity between parted lips, row 0 at the upper edge: teeth first when the photo does
- * not show its own, then a dark, lip-tinted throat, lighter and redder toward the tongue;
- * darker toward the corners, where the cheeks shade it.
+ * The inside of the mouth, row 0 at the upper edge: upper teeth first when the photo does not
+ * show its own, then the cavity, then the lower teeth's biting edge at the bottom (the
+ * renderer raises them from behind the lower lip on wide shapes). The cavity is the lips'
+ * own hue darkened: in shadow under the teeth, lighter deeper in, with a tongue rising in
+ * the middle, darker toward the corners where the cheeks shade it. Never flat black.
  */
 function mouthTexture(image: RgbaImage, mouth: MouthRig, lipPoints: Point[], interior: MouthInterior): RgbaImage {
   const lip = averageColour(image, lipPoints, 1);
@@ -207,14 +213,17 @@ function mouthTexture(image: RgbaImage, mouth: MouthRig, lipPoints: Point[], int
   const shown = interiorPoints.length > 0 ? brightest(image, interiorPoints) : undefined;
   const warmth = lip.map((channel) => 0.88 + (0.12 * channel) / Math.max(1, luma(lip))) as Rgb;
   const teeth: Rgb = shown && luma(shown) > 120 ? shown : scale(warmth, 212);
-  // The lips' own hue, darkened: a greyscale photo gets a grey mouth, a colour one a red-brown.
-  const throat = scale(lip, 0.2);
-  const tongue = scale(lip, 0.5);
+  const shadow = scale(lip, 0.2);
+  const throat = scale(lip, 0.36);
+  // The tongue: the lips' hue, a little lighter and pinker than the cavity around it.
+  const tongue = mix(scale(lip, 0.72), [lip[0] * 0.8, lip[1] * 0.55, lip[2] * 0.6], 0.4);
 
   const width = Math.ceil(mouth.corners[1] - mouth.textureU) + 3;
   const height = Math.ceil(mouth.maxOpen * (1 + UPPER_LIFT)) + 4;
   const rgba = new Uint8Array(width * height * 4);
   const teethRows = mouth.teeth;
+  const lowerRows = mouth.lowerTeeth ?? 0;
+  const cavityRows = Math.max(1, height - teethRows - lowerRows);
   const centre = (mouth.corners[0] + mouth.corners[1]) / 2;
   const half = (mouth.corners[1] - mouth.corners[0]) / 2;
   for (let y = 0; y < height; y++) {
@@ -228,10 +237,21 @@ function mouthTexture(image: RgbaImage, mouth: MouthRig, lipPoints: Point[], int
         const lit = 0.72 + 0.28 * Math.min(1, edge);
         colour = scale(teeth, lit * (0.55 + 0.45 * shade));
       } else {
-        const depth = (y - teethRows) / Math.max(1, height - teethRows);
-        const underTeeth = teethRows > 0 ? Math.min(1, (y - teethRows) / 2) : 1;
-        colour = mix(throat, tongue, smoothstep(0.45, 1, depth));
-        colour = scale(colour, shade * (0.6 + 0.4 * underTeeth));
+        const depth = Math.min(1, (y - teethRows) / cavityRows);
+        colour = mix(shadow, throat, smoothstep(0, 0.45, depth));
+        // The tongue: a low hump across the middle of the cavity's lower part.
+        const tu = across / 0.62;
+        const tv = (1 - depth) / 0.5;
+        const hump = 1 - smoothstep(0.55, 1, Math.sqrt(tu * tu + tv * tv));
+        colour = mix(colour, tongue, 0.85 * hump);
+        colour = scale(colour, shade);
+        if (y >= height - lowerRows) {
+          // Lower teeth, biting edge first, between the canines only (the arch turns away
+          // behind the cheeks), in the cavity's shade.
+          const fromEdge = (y - (height - lowerRows) + 0.5) / lowerRows;
+          const arch = 1 - smoothstep(0.5, 0.72, Math.abs(across) + 0.25 * (1 - fromEdge));
+          colour = mix(colour, scale(teeth, (0.6 + 0.2 * Math.min(1, fromEdge * 3)) * (0.55 + 0.45 * shade)), arch);
+        }
       }
       const i = (y * width + x) * 4;
       rgba[i] = clampByte(colour[0]);

@@ -56,6 +56,35 @@ describe('the face rig', () => {
     for (const colour of [teeth, throat]) expect(Math.max(...colour) - Math.min(...colour)).toBeLessThanOrEqual(2);
   });
 
+  test.each(['astronaut', 'cameraman'] as const)("%s: the mouth's inside has depth, a tongue and lower teeth, and no flat black", async (photo) => {
+    const framing = await faceFraming(photo, 'portrait');
+    const { rig, textures } = buildFaceRig(framing);
+    const mouth = textures.mouth!;
+    const lower = rig.mouth.lowerTeeth!;
+    expect(lower).toBeGreaterThanOrEqual(2);
+    const centre = mouth.width >> 1;
+    const cavityTop = rig.mouth.teeth;
+    const cavityBottom = mouth.height - lower;
+    // Right under the upper teeth the cavity is in shadow; the tongue below it is lighter.
+    const shadow = luma(pixel(mouth, centre, cavityTop));
+    const tongue = luma(pixel(mouth, centre, cavityBottom - 2));
+    expect(tongue).toBeGreaterThan(shadow + 15);
+    // The lower teeth's edge is light in the middle and gives way to the cavity toward the corners.
+    const lowerMiddle = luma(pixel(mouth, centre, cavityBottom + 1));
+    const lowerCorner = luma(pixel(mouth, Math.round(mouth.width * 0.08), cavityBottom + 1));
+    expect(lowerMiddle).toBeGreaterThan(tongue + 20);
+    expect(lowerMiddle).toBeGreaterThan(lowerCorner + 40);
+    // Shaded from the lips' own tones, never black, even in the corners.
+    for (let y = 0; y < mouth.height; y++) expect(luma(pixel(mouth, centre, y))).toBeGreaterThan(15);
+    // A photo that shows its teeth keeps its upper lip's inner edge (pressing the lips closes over it); closed lips need none.
+    if (photo === 'astronaut') {
+      expect(rig.mouth.inner!.length).toBeGreaterThan(5);
+      for (const [u, v] of rig.mouth.inner!.slice(2, -2)) expect(v).toBeLessThan(rig.mouth.split.reduce((best, p) => (Math.abs(p[0] - u) < Math.abs(best[0] - u) ? p : best))[1]);
+    } else {
+      expect(rig.mouth.inner).toBeUndefined();
+    }
+  });
+
   test('refuses what is not a face', async () => {
     const framing = await faceFraming('astronaut', 'portrait');
     const withLandmarks = (landmarks: Array<[number, number]>): FaceRigInput => ({ ...framing, landmarks });

@@ -8,14 +8,14 @@ import { inspectImage } from '../../../src/media/index.ts';
 import { defaultMediaLimits } from '../../../src/media/limits.ts';
 import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import { frameFace, opaqueRgba } from '../../../src/pipelines/builtin/framing.ts';
-import { cameramanPng, portraitPng } from '../../fixtures/index.ts';
+import { cameramanPng, portraitPng, tiltedSmallPortraitPng } from '../../fixtures/index.ts';
 
 export type Shape = 'portrait' | 'landscape';
-export type Photo = 'astronaut' | 'cameraman';
+export type Photo = 'astronaut' | 'cameraman' | 'astronaut-tilted';
 
 export const FRAME_SIZES = AVATAR_FRAME_SIZES;
 
-const PHOTOS: Record<Photo, () => Uint8Array> = { astronaut: portraitPng, cameraman: cameramanPng };
+const PHOTOS: Record<Photo, () => Uint8Array | Promise<Uint8Array>> = { astronaut: portraitPng, cameraman: cameramanPng, 'astronaut-tilted': tiltedSmallPortraitPng };
 
 const framings = new Map<string, Promise<FaceRigInput>>();
 
@@ -25,7 +25,7 @@ export function faceFraming(photo: Photo, shape: Shape): Promise<FaceRigInput> {
   let framing = framings.get(key);
   if (!framing) {
     framing = (async () => {
-      const image = await inspectImage(PHOTOS[photo](), defaultMediaLimits);
+      const image = await inspectImage(await PHOTOS[photo](), defaultMediaLimits);
       const framed = await frameFace(image, await findFace(image), shape);
       return { width: framed.width, height: framed.height, rgba: opaqueRgba(framed.rgb), landmarks: framed.landmarks };
     })();

@@ -7,6 +7,9 @@ import { espeak } from '../../support/fakes/speech.ts';
 import { FRAME_SIZES, type Shape } from './face.ts';
 import { darkPixels, eyeBoxes, luma, maxDifference, meanDifference, mouthBox, pearson, rms, type Box } from './measure.ts';
 import { serveFace, talkingHead, type ServedFace } from './served-face.ts';
+import { FaceWarp, i420Length, NEUTRAL_POSE } from '../../../agent/pipelines/builtin/warp.ts';
+import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
+import { toImage } from '../../../src/contract/face-rig.ts';
 
 const SLICE = 1920; // 40 ms at 48 kHz
 const FRAME_MS = 40;
@@ -208,5 +211,36 @@ describe('the talking head', () => {
     expect([frame.width, frame.height]).toEqual([540, 960]);
     expect(new Set(frame.data.subarray(0, 540 * 960))).toEqual(new Set([72]));
     expect(warnings.join('\n')).toContain('404');
+  });
+
+  test('the lower teeth rise from behind the lower lip on wide openings only; pressing hides the photo\'s teeth', async () => {
+    const framing = face.framings.portrait;
+    const { rig, textures } = buildFaceRig(framing);
+    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(VideoBufferType.I420).data;
+    const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
+    const draw = (pose: Partial<typeof NEUTRAL_POSE>) => {
+      const out = new Uint8Array(i420Length(framing.width, framing.height));
+      warp.paintBase(out);
+      warp.render({ ...NEUTRAL_POSE, ...pose }, out);
+      return out;
+    };
+    // Just above the lower lip's edge at the mouth's middle, as the lip drops for `open`.
+    const split = rig.mouth.split.reduce((best, p) => (Math.abs(p[0]) < Math.abs(best[0]) ? p : best))[1];
+    const aboveLowerLip = (open: number) => {
+      const [x, y] = toImage(rig.mouth, [0, split + open * rig.mouth.maxOpen - 1.5]);
+      return draw({ open })[Math.round(y) * framing.width + Math.round(x)]!;
+    };
+    expect(aboveLowerLip(1)).toBeGreaterThan(aboveLowerLip(0.35) + 40);
+    // Pressed, the middle of the photo's teeth (between the inner lip lines) turns to lip: red (I420's V plane).
+    const inner = rig.mouth.inner!.reduce((best, p) => (Math.abs(p[0]) < Math.abs(best[0]) ? p : best))[1];
+    const [tx, ty] = toImage(rig.mouth, [0, (inner + split) / 2]).map(Math.round) as [number, number];
+    const chromaWidth = framing.width >> 1;
+    const red = (frame: Uint8Array) => frame[framing.width * framing.height + chromaWidth * (framing.height >> 1) + (ty >> 1) * chromaWidth + (tx >> 1)]!;
+    const teeth = base[ty * framing.width + tx]!;
+    const pressed = draw({ press: 1 });
+    // (Her lips are light and pink: darker and redder than her teeth, not by much.)
+    expect(pressed[ty * framing.width + tx]!).toBeLessThan(teeth - 10);
+    expect(red(pressed)).toBeGreaterThan(red(base as Uint8Array) + 6);
+    expect(draw({ press: 0 })[ty * framing.width + tx]!).toBe(teeth);
   });
 });

@@ -1,0 +1,121 @@
+// Visemes: what the mouth does for a sound. A TTS that knows when it says each phoneme
+// (Piper's alignments) hangs cues on the audio frames it yields (`VISEME_CUES` in the
+// frame's userdata, times relative to that frame), the avatar's speech queue keeps them with
+// the audio (an interruption drops both), and the renderer shapes the lips by them, loudness
+// sizing the opening. Speech without cues (espeak-ng, cloud voices) is drawn from loudness
+// alone.
+
+/**
+ * The mouth shapes told apart. `closed`: lips pressed (m, b, p); `lip-teeth`: lower lip to
+ * the upper teeth (f, v); `teeth`: nearly closed, teeth showing (s, t, d, n…); `hush`: the
+ * same, pushed forward (sh, ch, j); `spread`: i, e; `mid`: schwa and most consonants;
+ * `open`: a; `round`: o, u, w.
+ */
+export type Viseme = 'rest' | 'closed' | 'lip-teeth' | 'teeth' | 'hush' | 'spread' | 'mid' | 'open' | 'round';
+
+/** One sound: its shape, from `start` for `duration` seconds (relative to the frame that carries it). */
+export interface VisemeCue {
+  viseme: Viseme;
+  start: number;
+  duration: number;
+}
+
+/** The key in an AudioFrame's userdata under which its cues travel. */
+export const VISEME_CUES = 'likeness.viseme_cues';
+
+/**
+ * The mouth each viseme makes: opening (share of the widest), rounding (positive: pushed
+ * forward, negative: spread), and press (how far lips parted in the photo come together:
+ * 1 pressed shut, as for m/b/p; the lower lip to the upper teeth for f/v).
+ */
+export const VISEME_SHAPES: Readonly<Record<Viseme, { open: number; round: number; press: number }>> = {
+  rest: { open: 0, round: 0, press: 0 },
+  closed: { open: 0, round: 0, press: 1 },
+  'lip-teeth': { open: 0, round: -0.04, press: 0.45 },
+  teeth: { open: 0.16, round: -0.06, press: 0 },
+  hush: { open: 0.2, round: 0.12, press: 0 },
+  spread: { open: 0.45, round: -0.16, press: 0 },
+  mid: { open: 0.55, round: 0, press: 0 },
+  open: { open: 0.9, round: 0, press: 0 },
+  round: { open: 0.5, round: 0.2, press: 0 },
+};
+
+// IPA symbols (espeak-ng's, as Piper phonemises) by the shape they make. Stress marks come
+// before their vowel and join it; length and other marks join the sound before them.
+const BY_SYMBOL: Record<string, Viseme> = {};
+const GROUPS: Array<[Viseme, string]> = [
+  ['closed', 'mbpɱ'],
+  ['lip-teeth', 'fvʋ'],
+  ['teeth', 'stdnzθðɾɬ'],
+  ['hush', 'ʃʒʧʤɕʑ'],
+  ['spread', 'iɪeɛjyʏɨ'],
+  ['mid', 'əɚɜʌlɫɹrɻkgɡŋxɣhʔçɲʎ'],
+  ['open', 'aɑæɐɒ'],
+  ['round', 'ouʊɔwøœɵʉʍ'],
+];
+for (const [viseme, symbols] of GROUPS) for (const symbol of symbols) BY_SYMBOL[symbol] = viseme;
+const STRESS = new Set(['ˈ', 'ˌ']);
+/**
+ * Marks that lengthen or colour the sound before them rather than being one; and the gap
+ * between words, which in running speech is no pause (the lips do not close between words).
+ */
+const MODIFIERS = new Set(['ː', 'ˑ', '̃', '͡', '̩', '̯', 'ʲ', 'ʰ', 'ʷ', ' ']);
+
+/** The viseme of one IPA phoneme symbol; `undefined` for stress/length marks (they belong to a neighbour). */
+export function visemeOf(symbol: string): Viseme | undefined {
+  if (MODIFIERS.has(symbol) || STRESS.has(symbol)) return undefined;
+  const known = BY_SYMBOL[symbol] ?? BY_SYMBOL[symbol.normalize('NFD')[0] ?? ''];
+  if (known) return known;
+  // Punctuation (a pause) and Piper's sentence marks (^ $): the mouth rests.
+  return 'rest';
+}
+
+/**
+ * Phonemes with their lengths in samples (Piper's alignments) as cues in seconds from the
+ * first sample. Neighbours of the same shape merge.
+ */
+export function cuesFromPhonemes(phonemes: Array<[string, number]>, sampleRate: number): VisemeCue[] {
+  const cues: VisemeCue[] = [];
+  let at = 0;
+  /** A stress mark's time, waiting for its vowel. */
+  let stress = 0;
+  for (const [symbol, samples] of phonemes) {
+    const duration = Math.max(0, samples) / sampleRate;
+    if (STRESS.has(symbol)) {
+      stress += duration;
+      continue;
+    }
+    const viseme = visemeOf(symbol);
+    const last = cues.at(-1);
+    if (last && (viseme === undefined || (viseme === last.viseme && stress === 0))) {
+      last.duration += stress + duration;
+    } else {
+      cues.push({ viseme: viseme ?? 'rest', start: at, duration: stress + duration });
+    }
+    at += stress + duration;
+    stress = 0;
+  }
+  if (stress > 0) cues.push({ viseme: 'rest', start: at, duration: stress });
+  return cues;
+}
+
+/** The cues that start within [from, from + length) seconds, re-timed relative to `from`. */
+export function cuesWithin(cues: VisemeCue[], from: number, length: number): VisemeCue[] {
+  const out: VisemeCue[] = [];
+  for (const cue of cues) {
+    if (cue.start >= from && cue.start < from + length) out.push({ ...cue, start: cue.start - from });
+  }
+  return out;
+}
+
+/** How much of [from, to) seconds each viseme covers, on a timeline of cues. */
+export function visemeShares(cues: readonly VisemeCue[], from: number, to: number): Partial<Record<Viseme, number>> {
+  const shares: Partial<Record<Viseme, number>> = {};
+  const span = to - from;
+  if (!(span > 0)) return shares;
+  for (const cue of cues) {
+    const overlap = Math.min(to, cue.start + cue.duration) - Math.max(from, cue.start);
+    if (overlap > 0) shares[cue.viseme] = (shares[cue.viseme] ?? 0) + overlap / span;
+  }
+  return shares;
+}

@@ -1,0 +1,143 @@
+// The mouth says what the voice says, measured on what a visitor sees: a held passage spoken
+// by the offline Piper voice (its own phoneme timing), through the avatar's speech queue (it
+// resamples 22 050 → 48 kHz as in a session), drawn by the talking head 40 ms at a time, and
+// every frame read back by the face landmark model the project ships (@vladmandic/human).
+// Two photos: the fixture's smiling portrait (teeth showing) and a mirrored, tilted, smaller
+// copy none of the tuning saw. Needs the offline models (`npm test` installs them).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { initializeLogger } from '@livekit/agents';
+import { VideoBufferType, VideoFrame, type AudioFrame } from '@livekit/rtc-node';
+import { AvatarSpeech } from '../../../agent/avatar/index.ts';
+import { loadOfflineSpeech, OfflineTTS } from '../../../agent/providers/offline/index.ts';
+import type { SpeechServer } from '../../../agent/providers/offline/speech-server.ts';
+import { VISEME_CUES, type Viseme, type VisemeCue } from '../../../agent/visemes/index.ts';
+import { loadProviders } from '../../../src/config.ts';
+import { detectFaces } from '../../../src/pipelines/builtin/face-detection.ts';
+import type { Photo } from './face.ts';
+import { pearson, rms } from './measure.ts';
+import { serveFace, talkingHead } from './served-face.ts';
+
+const PASSAGE = 'Bob, please move your map of Paris over here. I think the capital of France is Paris, a beautiful old city on the river Seine.';
+const SLICE = 1920; // 40 ms at 48 kHz
+
+let server: SpeechServer;
+let frames: AudioFrame[] = [];
+
+beforeAll(async () => {
+  initializeLogger({ pretty: false, level: 'warn' });
+  server = await loadOfflineSpeech(loadProviders(process.env).modelsDir);
+  const voice = new OfflineTTS(server, 'espeak-ng', { language: 'en', profile: null });
+  for await (const audio of voice.synthesize(PASSAGE)) frames.push(audio.frame);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+interface Measured {
+  meshScore: number;
+  /** Inner lips' gap (FaceMesh 13–14) and mouth width (61–291), per face height (10–152). */
+  aperture: number;
+  width: number;
+  loudness: number;
+  visemes: Partial<Record<Viseme, number>>;
+}
+
+/** The passage as a session draws it, each frame measured by the landmark model. */
+async function spokenFrames(photo: Photo): Promise<{ neutral: Measured; spoken: Measured[] }> {
+  const face = await serveFace(photo);
+  try {
+    const renderer = talkingHead(face, 'portrait', { headMotion: false });
+    await renderer.prepare();
+    const speech = new AvatarSpeech();
+    for (const frame of frames) await speech.captureFrame(frame);
+    speech.flush();
+    const silence = new Int16Array(SLICE);
+    const neutral = await measure(renderer.nextFrame({ audio: silence, speechSamples: 0, elapsedMs: 0 }), 0, {});
+    const spoken: Measured[] = [];
+    for (let index = 1; ; index++) {
+      const slice = speech.take(SLICE);
+      if (slice.speechSamples === 0) break;
+      const frame = renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, visemes: slice.visemes, elapsedMs: 40 * index });
+      spoken.push(await measure(frame, rms(slice.samples, slice.speechSamples), slice.visemes ?? {}));
+    }
+    return { neutral, spoken };
+  } finally {
+    await face.stop();
+  }
+}
+
+async function measure(frame: VideoFrame, loudness: number, visemes: Partial<Record<Viseme, number>>): Promise<Measured> {
+  const { width, height } = frame;
+  const rgba = new VideoFrame(new Uint8Array(frame.data), width, height, VideoBufferType.I420).convert(VideoBufferType.RGBA).data;
+  const rgb = new Uint8Array(width * height * 3);
+  for (let p = 0; p < width * height; p++) {
+    rgb[3 * p] = rgba[4 * p]!;
+    rgb[3 * p + 1] = rgba[4 * p + 1]!;
+    rgb[3 * p + 2] = rgba[4 * p + 2]!;
+  }
+  const [face] = await detectFaces(rgb, width, height);
+  if (!face) return { meshScore: 0, aperture: NaN, width: NaN, loudness, visemes };
+  const at = face.landmarks;
+  const distance = (a: number, b: number) => Math.hypot(at[a]![0] - at[b]![0], at[a]![1] - at[b]![1]);
+  const faceHeight = distance(10, 152);
+  return { meshScore: face.meshScore, aperture: distance(13, 14) / faceHeight, width: distance(61, 291) / faceHeight, loudness, visemes };
+}
+
+const dominant = (m: Measured, viseme: Viseme, share: number) => (m.visemes[viseme] ?? 0) >= share;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+describe('visemes from the voice', () => {
+  test("Piper's speech carries viseme cues that cover it, in step with its phonemes", () => {
+    const cues: VisemeCue[] = [];
+    let at = 0;
+    for (const frame of frames) {
+      for (const cue of (frame.userdata[VISEME_CUES] as VisemeCue[] | undefined) ?? []) {
+        expect(cue.start).toBeGreaterThanOrEqual(0);
+        expect(cue.start).toBeLessThan(frame.samplesPerChannel / frame.sampleRate);
+        cues.push({ ...cue, start: at + cue.start });
+      }
+      at += frame.samplesPerChannel / frame.sampleRate;
+    }
+    // One after another, together as long as the speech (each sentence's cues cover its samples).
+    for (let i = 1; i < cues.length; i++) expect(cues[i]!.start).toBeCloseTo(cues[i - 1]!.start + cues[i - 1]!.duration, 3);
+    expect(cues[0]!.start).toBe(0);
+    expect(cues.at(-1)!.start + cues.at(-1)!.duration).toBeCloseTo(at, 1);
+    // "Bob, please move your map of Paris": every class the passage holds is there.
+    const said = new Set(cues.map((cue) => cue.viseme));
+    for (const viseme of ['closed', 'open', 'round', 'spread', 'lip-teeth', 'teeth', 'mid', 'rest'] as const) expect(said).toContain(viseme);
+  });
+
+  describe.each(['astronaut', 'astronaut-tilted'] as const)('on %s', (photo) => {
+    let neutral: Measured;
+    let spoken: Measured[];
+    beforeAll(async () => {
+      ({ neutral, spoken } = await spokenFrames(photo));
+    }, 120_000);
+
+    test('the face is found in every frame, its mesh fitting as well as on the photo', () => {
+      expect(spoken.length).toBeGreaterThan(100); // about 7 s of speech
+      expect(neutral.meshScore).toBeGreaterThanOrEqual(0.9);
+      for (const frame of spoken) expect(frame.meshScore).toBeGreaterThanOrEqual(0.9);
+    });
+
+    test('m, b and p press the lips together; a opens them; o, u and w narrow the mouth', () => {
+      const closed = spoken.filter((m) => dominant(m, 'closed', 0.6));
+      const open = spoken.filter((m) => dominant(m, 'open', 0.9) && m.loudness > 0.05);
+      const rounded = spoken.filter((m) => dominant(m, 'round', 0.9));
+      expect(closed.length).toBeGreaterThanOrEqual(5);
+      expect(open.length).toBeGreaterThanOrEqual(5);
+      expect(rounded.length).toBeGreaterThanOrEqual(5);
+      // The photo smiles with its teeth showing: pressed lips hide them, the gap shrinks well below the photo's.
+      for (const m of closed) expect(m.aperture).toBeLessThan(0.85 * neutral.aperture);
+      expect(median(open.map((m) => m.aperture))).toBeGreaterThan(1.2 * neutral.aperture);
+      expect(median(rounded.map((m) => m.width))).toBeLessThan(0.97 * neutral.width);
+    });
+
+    test('the opening still follows loudness where the lips are free to open', () => {
+      const free = spoken.filter((m) => m.loudness > 0.003 && (m.visemes.closed ?? 0) < 0.3 && (m.visemes['lip-teeth'] ?? 0) < 0.5);
+      expect(free.length).toBeGreaterThan(60);
+      expect(pearson(free.map((m) => m.aperture), free.map((m) => m.loudness))).toBeGreaterThanOrEqual(0.6);
+    });
+  });
+});
