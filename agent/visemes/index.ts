@@ -44,12 +44,12 @@ export const VISEME_SHAPES: Readonly<Record<Viseme, { open: number; round: numbe
 // before their vowel and join it; length and other marks join the sound before them.
 const BY_SYMBOL: Record<string, Viseme> = {};
 const GROUPS: Array<[Viseme, string]> = [
-  ['closed', 'mbpɱ'],
+  ['closed', 'mbpɱβɸ'],
   ['lip-teeth', 'fvʋ'],
-  ['teeth', 'stdnzθðɾɬ'],
-  ['hush', 'ʃʒʧʤɕʑ'],
+  ['teeth', 'stdnzθðɾɬʦʣ'],
+  ['hush', 'ʃʒʧʤɕʑʂʐʨʥ'],
   ['spread', 'iɪeɛjyʏɨ'],
-  ['mid', 'əɚɜʌlɫɹrɻkgɡŋxɣhʔçɲʎ'],
+  ['mid', 'əɚɜʌlɫɹrɻkgɡŋxɣhɦʔçɲʎ'],
   ['open', 'aɑæɐɒ'],
   ['round', 'ouʊɔwøœɵʉʍ'],
 ];
@@ -61,13 +61,21 @@ const STRESS = new Set(['ˈ', 'ˌ']);
  */
 const MODIFIERS = new Set(['ː', 'ˑ', '̃', '͡', '̩', '̯', 'ʲ', 'ʰ', 'ʷ', ' ']);
 
-/** The viseme of one IPA phoneme symbol; `undefined` for stress/length marks (they belong to a neighbour). */
-export function visemeOf(symbol: string): Viseme | undefined {
-  if (MODIFIERS.has(symbol) || STRESS.has(symbol)) return undefined;
-  const known = BY_SYMBOL[symbol] ?? BY_SYMBOL[symbol.normalize('NFD')[0] ?? ''];
-  if (known) return known;
+/**
+ * The viseme of one phoneme: a symbol (Piper) or a few (espeak-ng's events: "tʃ", "aɪ", "ˈa");
+ * `undefined` for a lone stress or length mark (it belongs to a neighbour).
+ */
+export function visemeOf(phoneme: string): Viseme | undefined {
+  if (MODIFIERS.has(phoneme) || STRESS.has(phoneme)) return undefined;
+  let first: Viseme | undefined;
+  for (const symbol of phoneme.normalize('NFD')) {
+    const known = BY_SYMBOL[symbol];
+    // An affricate shows its second half: "tʃ" pushes the lips forward.
+    if (known === 'hush') return known;
+    first ??= known;
+  }
   // Punctuation (a pause) and Piper's sentence marks (^ $): the mouth rests.
-  return 'rest';
+  return first ?? 'rest';
 }
 
 /**

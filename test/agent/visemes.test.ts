@@ -16,6 +16,8 @@ describe('visemes', () => {
     expect(['s', 't', 'ʃ'].map(visemeOf)).toEqual(['teeth', 'teeth', 'hush']);
     expect(['^', '$', '.', ','].map(visemeOf)).toEqual(['rest', 'rest', 'rest', 'rest']);
     expect(['ˈ', 'ː', ' '].map(visemeOf)).toEqual([undefined, undefined, undefined]);
+    // espeak-ng's events carry several symbols: affricates, diphthongs, stressed vowels.
+    expect(['tʃ', 'dʒ', 'aɪ', 'ˈo', 'β', 'ʂ'].map(visemeOf)).toEqual(['hush', 'hush', 'open', 'round', 'closed', 'hush']);
   });
 
   test("Piper's alignment of “Bob, map” as cues", () => {

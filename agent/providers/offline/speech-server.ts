@@ -1,5 +1,5 @@
-// The Python process that keeps Whisper and Piper loaded for a whole job (speech_server.py
-// describes the wire format). Requests carry ids, so recognition and speech can overlap.
+// The Python process that keeps Whisper and Piper loaded for a whole job, and speaks with
+// espeak-ng's library (speech_server.py describes the wire format). Requests carry ids, so recognition and speech can overlap.
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
@@ -24,9 +24,15 @@ export interface Transcription {
   windowSeconds: number;
 }
 
-/** A sentence of Piper's speech, and when each phoneme is said in it. */
+/** How a text is spoken: Piper (English), or espeak-ng with one of its voices. */
+export type SpeechVoice =
+  | { engine: 'piper'; lengthScale: number; pitchFactor: number }
+  | { engine: 'espeak-ng'; voice: string; pitch: number; wordsPerMinute: number };
+
+/** A sentence of speech, and when each phoneme is said in it. */
 export interface SpokenChunk {
   samples: Int16Array;
+  sampleRate: number;
   /** [IPA symbol, length in samples] in order, covering the samples. */
   phonemes: Array<[string, number]>;
 }
@@ -78,9 +84,11 @@ export class SpeechServer {
   private stderr = '';
   private exitError: Error | null = null;
   private readonly exited: Promise<void>;
-  private readyWaiter: { resolve: (sampleRate: number) => void; reject: (error: Error) => void } | null = null;
+  private readyWaiter: { resolve: (header: Record<string, unknown>) => void; reject: (error: Error) => void } | null = null;
   /** Output sample rate of the Piper voice. */
   sampleRate = 0;
+  /** Whether the process loaded libespeak-ng: espeak-ng speech then comes timed from it. */
+  espeak = false;
 
   private constructor(settings: SpeechServerSettings) {
     const config = { whisper: settings.whisper, piper: settings.piper, threads: settings.threads };
@@ -123,7 +131,9 @@ export class SpeechServer {
     const server = new SpeechServer(settings);
     const timer = setTimeout(() => server.readyWaiter?.reject(new Error('the offline speech process did not load its models in time')), READY_TIMEOUT_MS);
     try {
-      server.sampleRate = await new Promise<number>((resolve, reject) => (server.readyWaiter = { resolve, reject }));
+      const ready = await new Promise<Record<string, unknown>>((resolve, reject) => (server.readyWaiter = { resolve, reject }));
+      server.sampleRate = Number(ready.sampleRate);
+      server.espeak = ready.espeak === true;
     } catch (error) {
       await server.close();
       throw error;
@@ -156,7 +166,7 @@ export class SpeechServer {
   private dispatch(reply: Reply): void {
     const { header } = reply;
     if (header.ready) {
-      this.readyWaiter?.resolve(Number(header.sampleRate));
+      this.readyWaiter?.resolve(header);
       return;
     }
     const id = String(header.id);
@@ -208,11 +218,11 @@ export class SpeechServer {
   }
 
   /**
-   * Speaks with Piper: yields mono s16le chunks at `sampleRate`, one per sentence, each with
-   * its phonemes and their lengths in samples (empty when the model gives no alignments).
+   * Speaks: yields mono s16le chunks (Piper: one per sentence at `sampleRate`; espeak-ng: the
+   * whole text at its own rate), each with its phonemes and their lengths in samples.
    */
-  async *speak(text: string, options: { lengthScale: number; pitchFactor: number }, signal?: AbortSignal): AsyncGenerator<SpokenChunk> {
-    const { id, queue } = this.send({ op: 'speak', text, ...options });
+  async *speak(text: string, voice: SpeechVoice, signal?: AbortSignal): AsyncGenerator<SpokenChunk> {
+    const { id, queue } = this.send({ op: 'speak', text, ...voice });
     const onAbort = () => {
       this.abandon(id);
       queue.fail(new Error('speech aborted'));
@@ -228,7 +238,7 @@ export class SpeechServer {
         // Copied: a Buffer's offset in its pool need not be 2-aligned.
         const samples = new Int16Array(payload.byteLength >> 1);
         new Uint8Array(samples.buffer).set(payload.subarray(0, samples.byteLength));
-        yield { samples, phonemes: phonemePairs(header.phonemes) };
+        yield { samples, sampleRate: Number(header.sampleRate), phonemes: phonemePairs(header.phonemes) };
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);

@@ -1,4 +1,4 @@
-"""Long-running helper of the offline voice models: Whisper (faster-whisper) and Piper.
+"""Long-running helper of the offline voice models: Whisper (faster-whisper), Piper and espeak-ng.
 
 Started by agent/providers/offline/speech-server.ts with the models venv's python. Loading the
 models takes seconds, recognising or speaking one utterance a fraction of one, so one
@@ -8,11 +8,14 @@ Protocol (stdin and stdout, one message = a JSON header line, then `bytes` raw b
   -> {"id", "op": "transcribe", "model": "en"|"multilingual", "language": "es"|null,
       "allowed": ["en", ...], "sampleRate": 48000, "bytes": N} + N bytes of mono s16le
   <- {"id", "text", "language", "probability", "seconds", "windowSeconds"}
-  -> {"id", "op": "speak", "text", "lengthScale", "pitchFactor"}
-  <- {"id", "sampleRate", "bytes": N} + N bytes of mono s16le (one per sentence), then {"id", "done": true}
+  -> {"id", "op": "speak", "text", "lengthScale", "pitchFactor"}  (Piper), or
+     {"id", "op": "speak", "engine": "espeak-ng", "text", "voice", "pitch", "wordsPerMinute"}
+  <- {"id", "sampleRate", "phonemes": [[ipa, samples], ...], "bytes": N} + N bytes of mono s16le
+     (one per sentence; the phonemes cover its samples, [] when unknown), then {"id", "done": true}
   -> {"id", "op": "cancel", "target": id}  (drops a request that has not started yet)
   <- {"id", "error": "..."} when a request fails
-At start it prints {"ready": true, ...} once every model is loaded.
+At start it prints {"ready": true, "espeak": bool, ...} once every model is loaded (espeak: whether
+libespeak-ng loaded; without it the caller runs the espeak-ng command, untimed).
 
 Recognition and speech run on two threads (both libraries release the GIL), so a reply
 can be spoken while the next utterance is recognised. The process exits when its stdin
@@ -233,6 +236,84 @@ class Speaker:
             yield (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes(), phonemes
 
 
+class Espeak:
+    """espeak-ng as a library (Debian's libespeak-ng1, which the espeak-ng command uses): unlike
+    the command, it reports when each phoneme starts (phoneme events, in IPA), which the
+    avatar's lips follow. Synchronous mode: espeak_Synth returns once the callback has had
+    all the audio. Used from the speech thread only (the library is not thread-safe)."""
+
+    AUDIO_OUTPUT_SYNCHRONOUS = 2
+    INITIALIZE_PHONEME_EVENTS = 0x0001
+    INITIALIZE_PHONEME_IPA = 0x0002
+    EVENT_LIST_TERMINATED = 0
+    EVENT_PHONEME = 7
+    RATE = 1
+    PITCH = 3
+    POS_CHARACTER = 1
+    CHARS_UTF8 = 1
+
+    def __init__(self):
+        import ctypes
+
+        class Event(ctypes.Structure):
+            _fields_ = [
+                ("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint), ("text_position", ctypes.c_int),
+                ("length", ctypes.c_int), ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
+                ("user_data", ctypes.c_void_p), ("id", ctypes.c_char * 8),
+            ]
+
+        self.ctypes = ctypes
+        self.lib = ctypes.CDLL("libespeak-ng.so.1")
+        self.sample_rate = self.lib.espeak_Initialize(
+            self.AUDIO_OUTPUT_SYNCHRONOUS, 0, None, self.INITIALIZE_PHONEME_EVENTS | self.INITIALIZE_PHONEME_IPA
+        )
+        if self.sample_rate <= 0:
+            raise OSError("espeak_Initialize failed")
+        self.chunks = []
+        self.events = []
+        callback_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(Event))
+        self.callback = callback_type(self._collect)  # kept: the library holds only a pointer
+        self.lib.espeak_SetSynthCallback(self.callback)
+
+    def _collect(self, wav, count, events):
+        if wav and count > 0:
+            self.chunks.append(self.ctypes.string_at(wav, count * 2))
+        i = 0
+        while events[i].type != self.EVENT_LIST_TERMINATED:
+            if events[i].type == self.EVENT_PHONEME:
+                self.events.append((events[i].id.decode("utf-8", "replace"), events[i].sample))
+            i += 1
+        return 0
+
+    def speak(self, text, voice, pitch, words_per_minute):
+        """(s16le bytes, [[ipa, samples], ...]) for the whole text; a pause has the empty phoneme."""
+        if self.lib.espeak_SetVoiceByName(voice.encode()) != 0:
+            raise ValueError(f"espeak-ng has no voice {voice!r}")
+        self.lib.espeak_SetParameter(self.RATE, int(words_per_minute), 0)
+        self.lib.espeak_SetParameter(self.PITCH, int(pitch), 0)
+        self.chunks, self.events = [], []
+        data = text.encode("utf-8")
+        self.lib.espeak_Synth(data, len(data) + 1, 0, self.POS_CHARACTER, 0, self.CHARS_UTF8, None, None)
+        self.lib.espeak_Synchronize()
+        pcm = b"".join(self.chunks)
+        total = len(pcm) // 2
+        phonemes = []
+        for index, (symbol, start) in enumerate(self.events):
+            end = self.events[index + 1][1] if index + 1 < len(self.events) else total
+            if end > start:
+                phonemes.append([symbol or ",", end - start])
+        if self.events and self.events[0][1] > 0:
+            phonemes.insert(0, [",", self.events[0][1]])
+        return pcm, phonemes
+
+
+def load_espeak():
+    try:
+        return Espeak()
+    except OSError:
+        return None
+
+
 def warm_up(recognisers, speaker):
     """The first transcription and the first synthesis pay for lazy initialisation: measured
     in a session's first turn, Whisper took 1.9 s against 0.6-0.9 s after, and the greeting's
@@ -271,7 +352,7 @@ def recognition_worker(jobs, recognisers):
             finished(request_id)
 
 
-def speech_worker(jobs, speaker):
+def speech_worker(jobs, speaker, espeak):
     while True:
         header, _ = jobs.get()
         request_id = header["id"]
@@ -279,10 +360,18 @@ def speech_worker(jobs, speaker):
             finished(request_id)
             continue
         try:
-            for pcm, phonemes in speaker.speak(header["text"], float(header.get("lengthScale", 1.0)), float(header.get("pitchFactor", 1.0))):
+            if header.get("engine") == "espeak-ng":
+                if espeak is None:
+                    raise OSError("libespeak-ng is not available")
+                sample_rate = espeak.sample_rate
+                sentences = [espeak.speak(header["text"], header["voice"], header["pitch"], header["wordsPerMinute"])]
+            else:
+                sample_rate = speaker.sample_rate
+                sentences = speaker.speak(header["text"], float(header.get("lengthScale", 1.0)), float(header.get("pitchFactor", 1.0)))
+            for pcm, phonemes in sentences:
                 if take_cancelled(request_id):
                     break
-                send({"id": request_id, "sampleRate": speaker.sample_rate, "phonemes": phonemes}, pcm)
+                send({"id": request_id, "sampleRate": sample_rate, "phonemes": phonemes}, pcm)
             send({"id": request_id, "done": True})
         except Exception as error:
             send({"id": request_id, "error": f"{type(error).__name__}: {error}"})
@@ -318,8 +407,9 @@ def main():
     recognition_jobs = queue.Queue()
     speech_jobs = queue.Queue()
     threading.Thread(target=recognition_worker, args=(recognition_jobs, recognisers), daemon=True).start()
-    threading.Thread(target=speech_worker, args=(speech_jobs, speaker), daemon=True).start()
-    send({"ready": True, "seconds": time.perf_counter() - started, "sampleRate": speaker.sample_rate})
+    espeak = load_espeak()
+    threading.Thread(target=speech_worker, args=(speech_jobs, speaker, espeak), daemon=True).start()
+    send({"ready": True, "seconds": time.perf_counter() - started, "sampleRate": speaker.sample_rate, "espeak": espeak is not None})
 
     stdin = sys.stdin.buffer
     try:

@@ -1,10 +1,12 @@
 // The offline voice as an agents TTS: Piper (en_US joe) for English, espeak-ng for Spanish,
 // Polish and Ukrainian. It synthesises one text at a time (no streaming): AgentSession wraps
 // it in tts.StreamAdapter, which cuts the reply into sentences, so speech starts after the
-// first sentence. Output is always 22 050 Hz mono, the rate of both engines.
+// first sentence. Output is always 22 050 Hz mono, the rate of both engines. Both speak in
+// the job's speech process (espeak-ng through its library), which tells when each phoneme is
+// said: the frames carry those times as viseme cues for the avatar's lips (agent/visemes).
 import { spawn } from 'node:child_process';
 import { type APIConnectOptions, AudioByteStream, DEFAULT_API_CONNECT_OPTIONS, shortuuid, tts } from '@livekit/agents';
-import type { SpeechServer, SpokenChunk } from './speech-server.ts';
+import type { SpeechServer, SpeechVoice, SpokenChunk } from './speech-server.ts';
 import { cuesFromPhonemes, cuesWithin, VISEME_CUES, type VisemeCue } from '../../visemes/index.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 
@@ -22,9 +24,7 @@ export interface OfflineTTSOptions {
 }
 
 /** How one text is spoken. */
-export type VoicePlan =
-  | { engine: 'piper'; lengthScale: number; pitchFactor: number }
-  | { engine: 'espeak-ng'; voice: string; pitch: number; wordsPerMinute: number };
+export type VoicePlan = SpeechVoice;
 
 /** Measured median F0 and pace of Piper joe at its defaults. */
 const PIPER_PITCH_HZ = 95;
@@ -157,12 +157,13 @@ export class OfflineTTS extends tts.TTS {
     throw new Error('offline.TTS synthesises whole texts: wrap it in tts.StreamAdapter (AgentSession does)');
   }
 
-  /** Raw samples of one text (used by the chunked stream), with Piper's phoneme timing. */
+  /** Raw samples of one text (used by the chunked stream), with their phonemes' timing. */
   async *_speak(text: string, plan: VoicePlan, signal: AbortSignal): AsyncGenerator<SpokenChunk> {
-    if (plan.engine === 'piper') {
-      yield* this.#server.speak(text, { lengthScale: plan.lengthScale, pitchFactor: plan.pitchFactor }, signal);
+    if (plan.engine === 'piper' || this.#server.espeak) {
+      yield* this.#server.speak(text, plan, signal);
     } else {
-      yield { samples: await espeak(this.#espeakCommand, text, plan, signal), phonemes: [] };
+      // Without libespeak-ng in the speech process: the command, untimed (the lips follow loudness).
+      yield { samples: await espeak(this.#espeakCommand, text, plan, signal), sampleRate: OFFLINE_TTS_SAMPLE_RATE, phonemes: [] };
     }
   }
 }
@@ -197,8 +198,9 @@ export class OfflineChunkedStream extends tts.ChunkedStream {
       held = { requestId, segmentId: requestId, frame, final: false };
     };
     try {
-      for await (const { samples, phonemes } of this.#tts._speak(this.inputText, this.#plan, signal)) {
+      for await (const { samples, sampleRate, phonemes } of this.#tts._speak(this.inputText, this.#plan, signal)) {
         if (signal.aborted) return;
+        if (sampleRate !== OFFLINE_TTS_SAMPLE_RATE) throw new Error(`the offline voice spoke at ${sampleRate} Hz, not ${OFFLINE_TTS_SAMPLE_RATE}`);
         const offset = spoken / OFFLINE_TTS_SAMPLE_RATE;
         for (const cue of cuesFromPhonemes(phonemes, OFFLINE_TTS_SAMPLE_RATE)) cues.push({ ...cue, start: cue.start + offset });
         spoken += samples.length;

@@ -2,6 +2,7 @@
 // by the offline Piper voice (its own phoneme timing), through the avatar's speech queue (it
 // resamples 22 050 → 48 kHz as in a session), drawn by the talking head 40 ms at a time, and
 // every frame read back by the face landmark model the project ships (@vladmandic/human).
+// espeak-ng's voices (es, pl, uk) are timed from its phoneme events.
 // Two photos: the fixture's smiling portrait (teeth showing) and a mirrored, tilted, smaller
 // copy none of the tuning saw. Needs the offline models (`npm test` installs them).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -106,6 +107,28 @@ describe('visemes from the voice', () => {
     // "Bob, please move your map of Paris": every class the passage holds is there.
     const said = new Set(cues.map((cue) => cue.viseme));
     for (const viseme of ['closed', 'open', 'round', 'spread', 'lip-teeth', 'teeth', 'mid', 'rest'] as const) expect(said).toContain(viseme);
+  });
+
+  test.each([
+    ['es', 'Me llamo Pablo. ¿Vamos a Madrid?'],
+    ['pl', 'Mam na imię Piotr. Może pójdziemy?'],
+    ['uk', 'Мене звати Марія. Підемо до парку?'],
+  ] as const)('espeak-ng speech (%s) is timed too, from its phoneme events', async (language, text) => {
+    const voice = new OfflineTTS(server, 'espeak-ng', { language, profile: null });
+    expect(voice.model).toBe('espeak-ng');
+    const cues: VisemeCue[] = [];
+    let at = 0;
+    for await (const audio of voice.synthesize(text)) {
+      for (const cue of (audio.frame.userdata[VISEME_CUES] as VisemeCue[] | undefined) ?? []) cues.push({ ...cue, start: at + cue.start });
+      at += audio.frame.samplesPerChannel / audio.frame.sampleRate;
+    }
+    expect(at).toBeGreaterThan(1);
+    expect(cues[0]!.start).toBe(0);
+    expect(cues.at(-1)!.start + cues.at(-1)!.duration).toBeCloseTo(at, 1);
+    const said = new Set(cues.map((cue) => cue.viseme));
+    // m and p (and b) press the lips; every sentence has an a or an o/u.
+    expect(said).toContain('closed');
+    expect(said.has('open') || said.has('round')).toBe(true);
   });
 
   describe.each(['astronaut', 'astronaut-tilted'] as const)('on %s', (photo) => {
