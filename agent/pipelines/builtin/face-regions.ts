@@ -67,6 +67,10 @@ export interface EyeTables extends ColumnFrame {
   upper: Float32Array;
   lower: Float32Array;
   crease: Float32Array;
+  /** Half the eye's width (its corners sit at ±halfWidth). */
+  halfWidth: number;
+  /** Per frame: how far the gaze slides the eye's inside along the eye (px). */
+  gazeU: number;
 }
 
 /**
@@ -196,7 +200,7 @@ export function mapMouth(
  * True when some pixel is shared.
  */
 export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Array, sy: Float32Array, alpha: Float32Array, tu: Float32Array, tv: Float32Array): boolean {
-  const { ox, oy, ax, ay, u0, columns, vMin, vMax } = eye;
+  const { ox, oy, ax, ay, u0, columns, vMin, vMax, halfWidth, gazeU } = eye;
   const upperAt = eye.upper;
   const lowerAt = eye.lower;
   const creaseAt = eye.crease;
@@ -221,7 +225,31 @@ export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Arra
     const edge = upper + blink * (gap + (gap < 2 ? 0.25 * gap : 0.5));
     // The part of this pixel (one pixel tall) the lid covers.
     let lid = edge - (v - 0.5);
-    if (v < crease || lid <= 0) continue;
+    // Open lids (the eyes drawn for the gaze alone) leave the lid skin as it is.
+    if (v < crease || (blink === 0 && lid > 0)) continue;
+    if (lid <= 0) {
+      // The eye itself, between the lids: the gaze slides it sideways (the iris whole, the
+      // white taking up the difference toward the corners), each pixel drawn from the same
+      // height within the opening there, so the lids and lashes stay where they are.
+      if (gazeU !== 0 && v > edge && v < lower) {
+        const across = u < 0 ? -u / halfWidth : u / halfWidth;
+        let t = (across - 0.35) * 2.2;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        const su = u - gazeU * (1 - t * t * (3 - 2 * t));
+        const s = su - u0;
+        if (s >= 0 && s < columns - 1) {
+          const s0 = s | 0;
+          const g = s - s0;
+          const top = upperAt[s0]! + (upperAt[s0 + 1]! - upperAt[s0]!) * g + 0.5;
+          const bottom = lowerAt[s0]! + (lowerAt[s0 + 1]! - lowerAt[s0]!) * g - 0.5;
+          const within = (v - upper) / (lower - upper);
+          const sv = bottom > top ? top + within * (bottom - top) : top;
+          sx[i] = ox + su * ax - sv * ay;
+          sy[i] = oy + su * ay + sv * ax;
+        }
+      }
+      continue;
+    }
     lid = lid > 1 ? 1 : lid;
     const margin = LASH_SHARE * (upper - crease);
     const at = v < edge ? v : edge;
@@ -370,7 +398,9 @@ export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: n
     vMax = Math.max(vMax, lower[k]! + 1);
   }
   vMin -= 1;
-  return { ox: eye.origin[0], oy: eye.origin[1], ax: eye.axis[0], ay: eye.axis[1], u0, columns, vMin, vMax, ...boundingBox(eye, u0, u0 + columns - 1, vMin, vMax, width, height), upper, lower, crease };
+  const halfWidth = (eye.corners[1] - eye.corners[0]) / 2;
+  const box = boundingBox(eye, u0, u0 + columns - 1, vMin, vMax, width, height);
+  return { ox: eye.origin[0], oy: eye.origin[1], ax: eye.axis[0], ay: eye.axis[1], u0, columns, vMin, vMax, ...box, upper, lower, crease, halfWidth, gazeU: 0 };
 }
 
 /** The image-space box (clamped to the frame) around a local box. */

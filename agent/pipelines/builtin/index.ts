@@ -1,6 +1,6 @@
 // The built-in talking head: the identity's own photo (its framing for this shape), brought
-// to life on the CPU by warping it: lips from the voice, blinks, idle head motion and
-// breathing, an attentive tilt while listening. Training (src/pipelines/builtin, the other
+// to life on the CPU by warping it: lips from the voice, blinks, the eyes' glances and
+// saccades, idle head motion and breathing, an attentive tilt while listening. Training (src/pipelines/builtin, the other
 // half of this pipeline) measured the face once into a rig (src/contract/face-rig.ts); a
 // session only fetches the framing, its rig and textures.
 import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { builtinAssetNames, FACE_RIG_VERSION, type FaceRig, type FrameSize, type RgbaImage } from '../../../src/contract/index.ts';
 import type { AvatarRenderer, AvatarRendererOptions, FrameInput } from '../types.ts';
 import { Blinks } from './blinks.ts';
+import { Gaze } from './gaze.ts';
 import { LipSync } from './lips.ts';
 import { HeadMotion } from './motion.ts';
 import { FaceWarp, i420Length, NEUTRAL_POSE, type FacePose } from './warp.ts';
@@ -15,7 +16,7 @@ import { FaceWarp, i420Length, NEUTRAL_POSE, type FacePose } from './warp.ts';
 export interface TalkingHeadOptions extends AvatarRendererOptions {
   /** Chance for blinks and the sway's phases; tests pass a seeded one. */
   random?: () => number;
-  /** Idle head motion and breathing; tests switch it off to look at lips and eyes alone. */
+  /** Idle head motion, breathing and the eyes' glances; tests switch it off to look at lips and lids alone. */
   headMotion?: boolean;
 }
 
@@ -32,6 +33,7 @@ export class TalkingHeadRenderer implements AvatarRenderer {
   #warp: FaceWarp | undefined;
   #lips = new LipSync();
   #blinks: Blinks | undefined;
+  #gaze: Gaze | undefined;
   #motion: HeadMotion | undefined;
   readonly #pose: FacePose = { ...NEUTRAL_POSE };
 
@@ -53,6 +55,7 @@ export class TalkingHeadRenderer implements AvatarRenderer {
       warp.render(this.#pose, this.#pixels);
       this.#warp = warp;
       this.#blinks = new Blinks(this.#random);
+      this.#gaze = new Gaze(this.#random);
       this.#motion = new HeadMotion(rig.head.faceHeight, this.#random);
     } catch (error) {
       // The session goes on (and is billed) with a plain picture rather than no video at all.
@@ -75,6 +78,7 @@ export class TalkingHeadRenderer implements AvatarRenderer {
     pose.press = mouth.press;
     pose.blink = blink;
     if (this.#options.headMotion !== false) {
+      pose.gaze = this.#gaze!.next(input.elapsedMs, input.speechSamples > 0);
       const head = this.#motion!.next(input.elapsedMs, input.speechSamples > 0, mouth.open);
       pose.dx = head.dx;
       pose.dy = head.dy;

@@ -32,6 +32,8 @@ export interface FacePose {
   press: number;
   /** 0 open … 1 closed eyelids. */
   blink: number;
+  /** Where the eyes look, sideways: a share of the eye's half-width (positive: image right); about ±0.3. */
+  gaze: number;
   /** Head translation, px (kept within MAX_SHIFT of the face's height). */
   dx: number;
   dy: number;
@@ -39,7 +41,7 @@ export interface FacePose {
   roll: number;
 }
 
-export const NEUTRAL_POSE: Readonly<FacePose> = { open: 0, round: 0, press: 0, blink: 0, dx: 0, dy: 0, roll: 0 };
+export const NEUTRAL_POSE: Readonly<FacePose> = { open: 0, round: 0, press: 0, blink: 0, gaze: 0, dx: 0, dy: 0, roll: 0 };
 
 /** Bounds of the head's motion: the local regions are widened by what they allow. */
 const MAX_SHIFT = 0.03;
@@ -51,6 +53,9 @@ const MAX_ROLL = 0.04;
 const HEAD_STEP_PX = 0.5;
 /** The same for the lips (the lower lip's drop, the corners' travel). */
 const LIP_STEP_PX = 0.5;
+/** The gaze's bound (a share of the eye's half-width), and its smallest redrawn step. */
+const MAX_GAZE = 0.3;
+const GAZE_STEP_PX = 0.3;
 /** Pressed lips meet this share of the way down the photo's gap: the upper lip moves less than the lower. */
 const UPPER_PRESS = 0.35;
 
@@ -91,6 +96,8 @@ export class FaceWarp {
   readonly #maxShift: number;
   readonly #mouth: MouthTables;
   readonly #eyes: EyeTables[];
+  /** The larger eye's half-width (px): the gaze's steps are measured on it. */
+  readonly #eyeHalfWidth: number;
   /** The mouth, then the eyes. */
   readonly #locals: ColumnFrame[];
   /** The head's motion as drawn (updated in place, no allocation per frame). */
@@ -109,7 +116,7 @@ export class FaceWarp {
   /** Per local region, this frame: the box (luma pixels) its pixels can be in, given the head's pose. */
   readonly #localBox: Int32Array;
   /** What `out` shows (the last render's pose; the head's part only changes by HEAD_STEP_PX). */
-  readonly #drawn = { valid: false, tx: 0, ty: 0, roll: 0, open: 0, round: 0, press: 0, blink: 0 };
+  readonly #drawn = { valid: false, tx: 0, ty: 0, roll: 0, open: 0, round: 0, press: 0, blink: 0, gaze: 0 };
 
   constructor(rig: FaceRig, base: Uint8Array, mouthTexture: RgbaImage | undefined) {
     const { width, height, head } = rig;
@@ -153,6 +160,7 @@ export class FaceWarp {
     this.#eyes = rig.eyes.map((eye) => eyeTables(eye, width, height));
     this.#texture = mouthTexture && texturePlanes(mouthTexture);
     this.#locals = [this.#mouth, ...this.#eyes];
+    this.#eyeHalfWidth = Math.max(...this.#eyes.map((eye) => eye.halfWidth));
 
     // Where the head's motion may bring a local region's pixels from: its box, widened.
     const reaches = [this.#mouth, ...this.#eyes].map((local) =>
@@ -212,7 +220,9 @@ export class FaceWarp {
       Math.abs(open - drawn.open) >= LIP_STEP_PX ||
       Math.abs(press - drawn.press) * mouth.maxOpen >= LIP_STEP_PX ||
       Math.abs(round - drawn.round) * mouth.halfWidth >= LIP_STEP_PX;
-    const eyesChanged = blink !== drawn.blink;
+    const gaze = clamp(pose.gaze, -MAX_GAZE, MAX_GAZE);
+    // The eyes are redrawn when the lids moved, or the gaze by a visible step.
+    const eyesChanged = blink !== drawn.blink || Math.abs(gaze - drawn.gaze) * this.#eyeHalfWidth >= GAZE_STEP_PX;
     if (!headMoved && !mouthChanged && !eyesChanged) return;
     if (headMoved) {
       drawn.tx = tx;
@@ -226,6 +236,10 @@ export class FaceWarp {
     }
     drawn.valid = true;
     drawn.blink = blink;
+    if (eyesChanged) {
+      drawn.gaze = gaze;
+      for (const eye of this.#eyes) eye.gazeU = gaze * eye.halfWidth;
+    }
     const head = this.#head;
     head.sin = Math.sin(drawn.roll);
     head.c1 = Math.cos(drawn.roll) - 1;
@@ -254,7 +268,7 @@ export class FaceWarp {
         bottom[k] = split[k]! + drawn.open * lens[k]!;
       }
     }
-    const eyesOn = blink > 0.01;
+    const eyesOn = blink > 0.01 || drawn.gaze !== 0;
 
     // Where each local region's pixels are this frame (luma pixels): its box, moved by the
     // head's pose. Outside it a local run's pixels move with the head alone.
