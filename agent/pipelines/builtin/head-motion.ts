@@ -1,7 +1,7 @@
 // The head's motion, per run of pixels: a rigid turn and shift about the neck's pivot, faded
 // out toward the neck and the background by a weight per pixel. Runs the head moves alone are
 // mapped and sampled in one loop here; runs in the mouth or an eye are only mapped here and
-// go on through face-regions.ts.
+// go on through mouth.ts or eyes.ts.
 
 export interface HeadMotion {
   sin: number;

@@ -12,9 +12,11 @@
 // the mouth or an eye (mapped, then sampled). Bilinear sampling is 8-bit fixed point; per
 // frame there is no allocation, only typed-array arithmetic.
 //
-// This file cuts the region into runs and draws each frame; the maps are in head-motion.ts
-// and face-regions.ts (mouth and eyes), the photo is read in sampling.ts.
-import { boundingBox, eyeTables, mapEye, mapMouth, mouthTables, type ColumnFrame, type EyeTables, type MouthTables } from './face-regions.ts';
+// This file cuts the region into runs and draws each frame; the maps are in head-motion.ts,
+// mouth.ts and eyes.ts, the photo is read in sampling.ts.
+import { eyeTables, mapEye, type EyeTables } from './eyes.ts';
+import { boundingBox, type ColumnFrame } from './column-frame.ts';
+import { mapMouth, mouthTables, type MouthTables } from './mouth.ts';
 import { mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma, type HeadMotion } from './head-motion.ts';
 import { smoothstep, UPPER_LIFT, type FaceRig, type RgbaImage } from '../../../src/contract/face-rig.ts';
 import { blendChroma, blendLuma, blendTexture, sampleChroma, sampleLuma, texturePlanes, type Texture } from './sampling.ts';

@@ -1,0 +1,119 @@
+// The eyes: tables built once per session from the rig (per column of each eye's own frame),
+// and the per-frame map that moves a run's pixels by the eyelids (blinks), the gaze (the
+// eye's inside sliding between the lids) and the brow (lifted on emphasis), saying where the
+// eye shows through a closing lid.
+import { interpolate, type FaceRig } from '../../../src/contract/face-rig.ts';
+import { boundingBox, type ColumnFrame } from './column-frame.ts';
+
+/** The lid's margin (lashes), as a share of the lid skin above it: carried down, not stretched. */
+const LASH_SHARE = 0.25;
+
+export interface EyeTables extends ColumnFrame {
+  upper: Float32Array;
+  lower: Float32Array;
+  crease: Float32Array;
+  /** Half the eye's width (its corners sit at ±halfWidth). */
+  halfWidth: number;
+  /** Per frame: how far the gaze slides the eye's inside along the eye (px). */
+  gazeU: number;
+}
+
+/**
+ * An eyelid: the skin between the crease and the lid's margin stretches down over the eye;
+ * the margin itself (lashes) moves down unstretched, so it stays a crisp line. The pixel the
+ * lid's edge crosses shows both, in proportion (tu, tv: where the eye is; alpha: its share).
+ * True when some pixel is shared.
+ */
+export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Array, sy: Float32Array, alpha: Float32Array, tu: Float32Array, tv: Float32Array): boolean {
+  const { ox, oy, ax, ay, u0, columns, vMin, vMax, halfWidth, gazeU } = eye;
+  const upperAt = eye.upper;
+  const lowerAt = eye.lower;
+  const creaseAt = eye.crease;
+  let shared = false;
+  for (let i = 0; i < n; i++) {
+    alpha[i] = 0;
+    const dx = sx[i]! - ox;
+    const dy = sy[i]! - oy;
+    const u = dx * ax + dy * ay;
+    const v = -dx * ay + dy * ax;
+    const k = u - u0;
+    if (k < 0 || k >= columns - 1 || v < vMin || v >= vMax) continue;
+    const k0 = k | 0;
+    const f = k - k0;
+    const upper = upperAt[k0]! + (upperAt[k0 + 1]! - upperAt[k0]!) * f;
+    const lower = lowerAt[k0]! + (lowerAt[k0 + 1]! - lowerAt[k0]!) * f;
+    const crease = creaseAt[k0]! + (creaseAt[k0 + 1]! - creaseAt[k0]!) * f;
+    const gap = lower - upper;
+    if (gap <= 0) continue;
+    // Closed, the lid edge passes the lower lid's edge by half a pixel (less toward the
+    // corners, where the gap closes): no eye shows.
+    const edge = upper + blink * (gap + (gap < 2 ? 0.25 * gap : 0.5));
+    // The part of this pixel (one pixel tall) the lid covers.
+    let lid = edge - (v - 0.5);
+    // Open lids (the eyes drawn for the gaze alone) leave the lid skin as it is.
+    if (v < crease || (blink === 0 && lid > 0)) continue;
+    if (lid <= 0) {
+      // The eye itself, between the lids: the gaze slides it sideways (the iris whole, the
+      // white taking up the difference toward the corners), each pixel drawn from the same
+      // height within the opening there, so the lids and lashes stay where they are.
+      if (gazeU !== 0 && v > edge && v < lower) {
+        const across = u < 0 ? -u / halfWidth : u / halfWidth;
+        let t = (across - 0.35) * 2.2;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        const su = u - gazeU * (1 - t * t * (3 - 2 * t));
+        const s = su - u0;
+        if (s >= 0 && s < columns - 1) {
+          const s0 = s | 0;
+          const g = s - s0;
+          const top = upperAt[s0]! + (upperAt[s0 + 1]! - upperAt[s0]!) * g + 0.5;
+          const bottom = lowerAt[s0]! + (lowerAt[s0 + 1]! - lowerAt[s0]!) * g - 0.5;
+          const within = (v - upper) / (lower - upper);
+          const sv = bottom > top ? top + within * (bottom - top) : top;
+          sx[i] = ox + su * ax - sv * ay;
+          sy[i] = oy + su * ay + sv * ax;
+        }
+      }
+      continue;
+    }
+    lid = lid > 1 ? 1 : lid;
+    const margin = LASH_SHARE * (upper - crease);
+    const at = v < edge ? v : edge;
+    const sv =
+      at < edge - margin
+        ? crease + ((at - crease) * (upper - margin - crease)) / (edge - margin - crease)
+        : at - (edge - upper);
+    if (lid < 1) {
+      tu[i] = sx[i]!;
+      tv[i] = sy[i]!;
+      alpha[i] = 1 - lid;
+      shared = true;
+    }
+    sx[i] = ox + u * ax - sv * ay;
+    sy[i] = oy + u * ay + sv * ax;
+  }
+  return shared;
+}
+
+export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: number): EyeTables {
+  const u0 = Math.floor(eye.corners[0]) - 2;
+  const columns = Math.ceil(eye.corners[1]) + 3 - u0;
+  const upper = new Float32Array(columns);
+  const lower = new Float32Array(columns);
+  const crease = new Float32Array(columns);
+  let vMin = Infinity;
+  let vMax = -Infinity;
+  for (let k = 0; k < columns; k++) {
+    const u = u0 + k;
+    const inside = u > eye.corners[0] && u < eye.corners[1];
+    upper[k] = interpolate(eye.upper, u);
+    // Beyond the corners the lids meet: nothing to close.
+    lower[k] = inside ? Math.max(upper[k]!, interpolate(eye.lower, u)) : upper[k]!;
+    crease[k] = interpolate(eye.crease, u);
+    vMin = Math.min(vMin, crease[k]!);
+    vMax = Math.max(vMax, lower[k]! + 1);
+  }
+  vMin -= 1;
+  const halfWidth = (eye.corners[1] - eye.corners[0]) / 2;
+  const box = boundingBox(eye, u0, u0 + columns - 1, vMin, vMax, width, height);
+  return { ox: eye.origin[0], oy: eye.origin[1], ax: eye.axis[0], ay: eye.axis[1], u0, columns, vMin, vMax, ...box, upper, lower, crease, halfWidth, gazeU: 0 };
+}
