@@ -150,7 +150,7 @@ export class AvatarRunner {
     try {
       const renderer = this.#options.renderer;
       if (renderer) {
-        const frame = renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, visemes: slice.visemes, elapsedMs });
+        const frame = renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, visemes: slice.visemes, stressed: slice.stressed, elapsedMs });
         // The source copies the pixels before returning, so renderers may reuse their buffer.
         this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
       }

@@ -10,7 +10,7 @@
 import { AudioFrame, AudioResampler } from '@livekit/rtc-node';
 import { voice } from '@livekit/agents';
 import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
-import { VISEME_CUES, visemeShares, type Viseme, type VisemeCue } from '../visemes/index.ts';
+import { stressWithin, VISEME_CUES, visemeShares, type Viseme, type VisemeCue } from '../visemes/index.ts';
 
 /** Lips move a little before the sound they make: each slice shows the visemes this much ahead. */
 const VISEME_LEAD_S = 0.02;
@@ -38,6 +38,8 @@ export interface SpeechSlice {
   speechSamples: number;
   /** The share of the slice each viseme covers, when the speech came with cues. */
   visemes?: Partial<Record<Viseme, number>>;
+  /** Whether a stressed syllable starts in the slice; absent when the speech does not mark stress. */
+  stressed?: boolean;
 }
 
 export class AvatarSpeech extends voice.AudioOutput {
@@ -111,6 +113,8 @@ export class AvatarSpeech extends voice.AudioOutput {
     const samples = new Int16Array(count);
     let filled = 0;
     let visemes: Partial<Record<Viseme, number>> | undefined;
+    /** Undefined unless the speech marks stress (Piper does, espeak-ng's events do not). */
+    let stressed: boolean | undefined;
     while (filled < count) {
       const segment = this.#segments[0];
       const chunk = segment?.chunks[0];
@@ -127,6 +131,11 @@ export class AvatarSpeech extends voice.AudioOutput {
         for (const [viseme, share] of Object.entries(visemeShares(segment.cues, from, from + n / AVATAR_SAMPLE_RATE))) {
           visemes[viseme as Viseme] = (visemes[viseme as Viseme] ?? 0) + (share * n) / count;
         }
+        if (segment.cues.some((cue) => cue.stress)) {
+          // The lead skips a reply's first 20 ms: a stress there belongs to its first slice.
+          const since = segment.playedSamples === 0 ? -Infinity : from;
+          stressed = (stressed ?? false) || stressWithin(segment.cues, since, from + n / AVATAR_SAMPLE_RATE);
+        }
       }
       filled += n;
       segment.offset += n;
@@ -137,7 +146,8 @@ export class AvatarSpeech extends voice.AudioOutput {
       }
       this.#finishDrainedSegments();
     }
-    return visemes ? { samples, speechSamples: filled, visemes } : { samples, speechSamples: filled };
+    if (!visemes) return { samples, speechSamples: filled };
+    return stressed === undefined ? { samples, speechSamples: filled, visemes } : { samples, speechSamples: filled, visemes, stressed };
   }
 
   #finishDrainedSegments(): void {

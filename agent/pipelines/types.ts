@@ -20,6 +20,8 @@ export interface FrameInput {
   speechSamples: number;
   /** What the speech says, when its TTS timed it: the share of the frame each viseme covers. */
   visemes?: Partial<Record<Viseme, number>>;
+  /** Whether a stressed syllable starts in this frame; absent when the voice does not mark stress. */
+  stressed?: boolean;
   /** Time since the first frame, on the frame grid. */
   elapsedMs: number;
 }

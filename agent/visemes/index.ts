@@ -18,6 +18,8 @@ export interface VisemeCue {
   viseme: Viseme;
   start: number;
   duration: number;
+  /** The vowel of a stressed syllable (Piper marks them): the head and brows accent it. */
+  stress?: boolean;
 }
 
 /** The key in an AudioFrame's userdata under which its cues travel. */
@@ -85,12 +87,14 @@ export function visemeOf(phoneme: string): Viseme | undefined {
 export function cuesFromPhonemes(phonemes: Array<[string, number]>, sampleRate: number): VisemeCue[] {
   const cues: VisemeCue[] = [];
   let at = 0;
-  /** A stress mark's time, waiting for its vowel. */
+  /** A stress mark's time, waiting for its vowel; whether it was a primary stress. */
   let stress = 0;
+  let primary = false;
   for (const [symbol, samples] of phonemes) {
     const duration = Math.max(0, samples) / sampleRate;
     if (STRESS.has(symbol)) {
       stress += duration;
+      primary ||= symbol === 'ˈ';
       continue;
     }
     const viseme = visemeOf(symbol);
@@ -98,10 +102,11 @@ export function cuesFromPhonemes(phonemes: Array<[string, number]>, sampleRate: 
     if (last && (viseme === undefined || (viseme === last.viseme && stress === 0))) {
       last.duration += stress + duration;
     } else {
-      cues.push({ viseme: viseme ?? 'rest', start: at, duration: stress + duration });
+      cues.push({ viseme: viseme ?? 'rest', start: at, duration: stress + duration, ...(primary ? { stress: true } : {}) });
     }
     at += stress + duration;
     stress = 0;
+    primary = false;
   }
   if (stress > 0) cues.push({ viseme: 'rest', start: at, duration: stress });
   return cues;
@@ -126,4 +131,9 @@ export function visemeShares(cues: readonly VisemeCue[], from: number, to: numbe
     if (overlap > 0) shares[cue.viseme] = (shares[cue.viseme] ?? 0) + overlap / span;
   }
   return shares;
+}
+
+/** Whether a stressed syllable starts within [from, to) seconds, on a timeline of cues. */
+export function stressWithin(cues: readonly VisemeCue[], from: number, to: number): boolean {
+  return cues.some((cue) => cue.stress === true && cue.start >= from && cue.start < to);
 }

@@ -123,13 +123,15 @@ describe('AvatarSpeech', () => {
       if (cues) audio.userdata[VISEME_CUES] = cues;
       return audio;
     };
-    // 0–0.2 s "a" (from the first frame), 0.2–0.3 s "m" (cue in the second frame, at its 0.1 s).
-    await speech.captureFrame(frame(0.1, [{ viseme: 'open', start: 0, duration: 0.2 }]));
+    // 0–0.2 s a stressed "a" (from the first frame), 0.2–0.3 s "m" (cue in the second frame, at its 0.1 s).
+    await speech.captureFrame(frame(0.1, [{ viseme: 'open', start: 0, duration: 0.2, stress: true }]));
     await speech.captureFrame(frame(0.2, [{ viseme: 'closed', start: 0.1, duration: 0.1 }]));
     speech.flush();
     const slices = Array.from({ length: 8 }, () => speech.take(SLICE));
     // Slice k covers k·40 ms…(k+1)·40 ms, seen 20 ms ahead (lips lead the sound).
     expect(slices[0]!.visemes).toEqual({ open: 1 });
+    // The stressed syllable starts the reply: its first slice says so, no other.
+    expect(slices.map((slice) => slice.stressed)).toEqual([true, false, false, false, false, false, false, false]);
     expect(slices[4]!.visemes?.open).toBeCloseTo(0.5, 1);
     expect(slices[4]!.visemes?.closed).toBeCloseTo(0.5, 1);
     expect(slices[5]!.visemes).toEqual({ closed: 1 });

@@ -2,7 +2,7 @@
 // become viseme cues; stress marks join the vowel after them, length marks and the gaps
 // between words the sound before (the lips do not close between words), punctuation rests.
 import { describe, expect, test } from 'bun:test';
-import { cuesFromPhonemes, cuesWithin, visemeOf, visemeShares } from '../../agent/visemes/index.ts';
+import { cuesFromPhonemes, cuesWithin, stressWithin, visemeOf, visemeShares } from '../../agent/visemes/index.ts';
 
 const RATE = 1000; // samples per second: lengths below read as milliseconds
 
@@ -36,6 +36,10 @@ describe('visemes', () => {
       ['closed', 590, 40],
       ['rest', 630, 50],
     ]);
+    // The vowels after a primary stress mark are marked: the head and brows accent them.
+    expect(cues.flatMap((c, i) => (c.stress ? [i] : []))).toEqual([2, 6]);
+    expect(stressWithin(cues, 0.08, 0.1)).toBe(true);
+    expect(stressWithin(cues, 0.1, 0.47)).toBe(false);
   });
 
   test('a word gap in running speech does not close the lips', () => {

@@ -7,6 +7,11 @@ import { boundingBox, type ColumnFrame } from './column-frame.ts';
 
 /** The lid's margin (lashes), as a share of the lid skin above it: carried down, not stretched. */
 const LASH_SHARE = 0.25;
+/** The brow's lift reaches this share of the eye's half-width above the crease (brow and a little forehead), and lifts at most this share of it. */
+const BROW_REACH = 1.3;
+const BROW_LIFT = 0.12;
+/** The brow is wider than the eye: the region reaches this share of the eye's half-width past each corner. */
+const BROW_WIDEN = 0.5;
 
 export interface EyeTables extends ColumnFrame {
   upper: Float32Array;
@@ -14,8 +19,12 @@ export interface EyeTables extends ColumnFrame {
   crease: Float32Array;
   /** Half the eye's width (its corners sit at ±halfWidth). */
   halfWidth: number;
-  /** Per frame: how far the gaze slides the eye's inside along the eye (px). */
+  /** How far above the crease the brow's lift reaches, and the most it lifts (px). */
+  browReach: number;
+  maxBrowLift: number;
+  /** Per frame: how far the gaze slides the eye's inside along the eye (px), and the brow is lifted (px). */
   gazeU: number;
+  browLift: number;
 }
 
 /**
@@ -23,15 +32,21 @@ export interface EyeTables extends ColumnFrame {
  * the margin itself (lashes) moves down unstretched, so it stays a crisp line. The pixel the
  * lid's edge crosses shows both, in proportion (tu, tv: where the eye is; alpha: its share).
  * True when some pixel is shared.
+ * Pixels outside this eye's region are left as they are (alpha included: the caller clears
+ * it), so both eyes' maps can run over one run.
  */
 export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Array, sy: Float32Array, alpha: Float32Array, tu: Float32Array, tv: Float32Array): boolean {
-  const { ox, oy, ax, ay, u0, columns, vMin, vMax, halfWidth, gazeU } = eye;
+  const { ox, oy, ax, ay, u0, columns, vMin, vMax, halfWidth, gazeU, browLift, browReach } = eye;
   const upperAt = eye.upper;
   const lowerAt = eye.lower;
   const creaseAt = eye.crease;
   let shared = false;
+  /** Pixel i shows the photo at (u, sv) of this eye's frame. */
+  const stretch = (i: number, u: number, sv: number) => {
+    sx[i] = ox + u * ax - sv * ay;
+    sy[i] = oy + u * ay + sv * ax;
+  };
   for (let i = 0; i < n; i++) {
-    alpha[i] = 0;
     const dx = sx[i]! - ox;
     const dy = sy[i]! - oy;
     const u = dx * ax + dy * ay;
@@ -43,15 +58,40 @@ export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Arra
     const upper = upperAt[k0]! + (upperAt[k0 + 1]! - upperAt[k0]!) * f;
     const lower = lowerAt[k0]! + (lowerAt[k0 + 1]! - lowerAt[k0]!) * f;
     const crease = creaseAt[k0]! + (creaseAt[k0 + 1]! - creaseAt[k0]!) * f;
+    // The brow's lift here: full from the crease up (the brow sits just above it), fading out
+    // up the forehead and past the eye's corners before the region ends; below the crease the
+    // lid skin stretches, from the full lift at the crease to none at the lid's edge.
+    let lift = 0;
+    if (browLift > 0) {
+      const across = u < 0 ? -u / halfWidth : u / halfWidth;
+      let side = (across - 1) / (0.9 * BROW_WIDEN);
+      side = side < 0 ? 1 : side > 1 ? 0 : 1 - side * side * (3 - 2 * side);
+      lift = browLift * side;
+    }
+    if (v < crease) {
+      if (lift > 0) {
+        let t = (crease - v) / browReach;
+        t = t < 0.45 ? 0 : t > 1 ? 1 : (t - 0.45) / 0.55;
+        stretch(i, u, v + lift * (1 - t * t * (3 - 2 * t)));
+      }
+      continue;
+    }
     const gap = lower - upper;
-    if (gap <= 0) continue;
+    if (gap <= 0) {
+      // Past the corners there is no eye to close; the skin under a lifted brow still stretches.
+      if (lift > 0 && v < upper) stretch(i, u, v + (lift * (upper - v)) / (upper - crease));
+      continue;
+    }
     // Closed, the lid edge passes the lower lid's edge by half a pixel (less toward the
     // corners, where the gap closes): no eye shows.
     const edge = upper + blink * (gap + (gap < 2 ? 0.25 * gap : 0.5));
     // The part of this pixel (one pixel tall) the lid covers.
     let lid = edge - (v - 0.5);
-    // Open lids (the eyes drawn for the gaze alone) leave the lid skin as it is.
-    if (v < crease || (blink === 0 && lid > 0)) continue;
+    // Open lids (the eyes drawn for the gaze or the brows alone) keep the lid skin, but for the brow's stretch.
+    if (blink === 0 && lid > 0) {
+      if (lift > 0) stretch(i, u, v + (lift * (upper - v)) / (upper - crease));
+      continue;
+    }
     if (lid <= 0) {
       // The eye itself, between the lids: the gaze slides it sideways (the iris whole, the
       // white taking up the difference toward the corners), each pixel drawn from the same
@@ -78,10 +118,11 @@ export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Arra
     lid = lid > 1 ? 1 : lid;
     const margin = LASH_SHARE * (upper - crease);
     const at = v < edge ? v : edge;
-    const sv =
+    let sv =
       at < edge - margin
         ? crease + ((at - crease) * (upper - margin - crease)) / (edge - margin - crease)
         : at - (edge - upper);
+    if (lift > 0 && v < edge) sv += (lift * (edge - v)) / (edge - crease);
     if (lid < 1) {
       tu[i] = sx[i]!;
       tv[i] = sy[i]!;
@@ -95,8 +136,9 @@ export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Arra
 }
 
 export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: number): EyeTables {
-  const u0 = Math.floor(eye.corners[0]) - 2;
-  const columns = Math.ceil(eye.corners[1]) + 3 - u0;
+  const reach = BROW_WIDEN * (eye.corners[1] - eye.corners[0]) / 2;
+  const u0 = Math.floor(eye.corners[0] - reach) - 2;
+  const columns = Math.ceil(eye.corners[1] + reach) + 3 - u0;
   const upper = new Float32Array(columns);
   const lower = new Float32Array(columns);
   const crease = new Float32Array(columns);
@@ -112,8 +154,10 @@ export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: n
     vMin = Math.min(vMin, crease[k]!);
     vMax = Math.max(vMax, lower[k]! + 1);
   }
-  vMin -= 1;
+  // The brow above the crease lifts on accents: the region reaches up over it and the forehead above.
   const halfWidth = (eye.corners[1] - eye.corners[0]) / 2;
+  const browReach = BROW_REACH * halfWidth;
+  vMin -= browReach + 1;
   const box = boundingBox(eye, u0, u0 + columns - 1, vMin, vMax, width, height);
-  return { ox: eye.origin[0], oy: eye.origin[1], ax: eye.axis[0], ay: eye.axis[1], u0, columns, vMin, vMax, ...box, upper, lower, crease, halfWidth, gazeU: 0 };
+  return { ox: eye.origin[0], oy: eye.origin[1], ax: eye.axis[0], ay: eye.axis[1], u0, columns, vMin, vMax, ...box, upper, lower, crease, halfWidth, browReach, maxBrowLift: BROW_LIFT * halfWidth, gazeU: 0, browLift: 0 };
 }

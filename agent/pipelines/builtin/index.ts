@@ -11,7 +11,8 @@ import { Blinks } from './blinks.ts';
 import { Gaze } from './gaze.ts';
 import { LipSync } from './lips.ts';
 import { HeadMotion } from './motion.ts';
-import { FaceWarp, i420Length, NEUTRAL_POSE, type FacePose } from './warp.ts';
+import { NEUTRAL_POSE, type FacePose } from './pose.ts';
+import { FaceWarp, i420Length } from './warp.ts';
 
 export interface TalkingHeadOptions extends AvatarRendererOptions {
   /** Chance for blinks and the sway's phases; tests pass a seeded one. */
@@ -79,10 +80,11 @@ export class TalkingHeadRenderer implements AvatarRenderer {
     pose.blink = blink;
     if (this.#options.headMotion !== false) {
       pose.gaze = this.#gaze!.next(input.elapsedMs, input.speechSamples > 0);
-      const head = this.#motion!.next(input.elapsedMs, input.speechSamples > 0, mouth.open);
+      const head = this.#motion!.next(input.elapsedMs, input.speechSamples > 0, mouth.open, input.stressed);
       pose.dx = head.dx;
       pose.dy = head.dy;
       pose.roll = head.roll;
+      pose.brow = head.brow;
     }
     warp.render(pose, this.#pixels);
     return frame;

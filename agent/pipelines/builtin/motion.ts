@@ -1,7 +1,10 @@
 // Idle life: the head drifts a little (a few slow, unrelated sways), the chest breathes
 // (the head rises and falls with it), and the two moods differ. Speaking, the head moves
-// more and dips on loud syllables; listening, it tilts a little toward the visitor and nods
-// now and then. Amplitudes are shares of the face's height, so every framing moves alike.
+// more, dips on loud stretches, and accents stressed syllables with a short nod and a lift
+// of the brows (Piper marks the stress; other voices, a loud onset after a quieter moment);
+// listening, it tilts a little toward the visitor and nods now and then. Amplitudes are
+// shares of the face's height, so every framing moves alike.
+import { smoothstep } from '../../../src/contract/face-rig.ts';
 
 export interface HeadPose {
   /** px */
@@ -9,6 +12,8 @@ export interface HeadPose {
   dy: number;
   /** radians */
   roll: number;
+  /** 0 … 1: how far the brows are lifted (an accent). */
+  brow: number;
 }
 
 const BREATH_S = 4.2;
@@ -27,20 +32,47 @@ const LIVELIER = 0.5;
 /** Listening, the head leans a little to one side: attentive. */
 const LISTENING_TILT = 1.2 * DEGREE;
 const NOD_EVERY_S = 3.7;
+/** An accent: a nod this deep (share of the face's height) over NOD_MS, the brows up over BROW_MS. */
+const ACCENT_NOD = 0.006;
+const ACCENT_NOD_MS = 320;
+const ACCENT_BROW_MS = 480;
+/** Accents come no closer than this: a nod on every syllable would look like a twitch. */
+const ACCENT_GAP_MS = 450;
+/** Without stress marks: a loud syllable after a quieter moment (openness, 0–1). */
+const ONSET_LOUD = 0.75;
+const ONSET_QUIET = 0.35;
 
 export class HeadMotion {
   readonly #faceHeight: number;
   readonly #phases: number[];
   #speaking = 0;
   #emphasis = 0;
+  #accentAt = -Infinity;
+  #accentStrength = 0;
+  /** The openness of the last few frames (a loud onset follows a quieter one). */
+  #recent: number[] = [];
 
   constructor(faceHeight: number, random: () => number) {
     this.#faceHeight = faceHeight;
     this.#phases = Array.from({ length: 7 }, () => random() * 2 * Math.PI);
   }
 
-  /** The head for the frame at `elapsedMs`; `loudness` is the mouth's openness (0 in silence). */
-  next(elapsedMs: number, speaking: boolean, loudness: number): HeadPose {
+  /**
+   * The head for the frame at `elapsedMs`; `loudness` is the mouth's openness (0 in silence);
+   * `stressed` whether a stressed syllable starts now (undefined: the voice does not say).
+   */
+  next(elapsedMs: number, speaking: boolean, loudness: number, stressed?: boolean): HeadPose {
+    const quietBefore = this.#recent.length > 0 && Math.min(...this.#recent) < ONSET_QUIET;
+    this.#recent.push(loudness);
+    if (this.#recent.length > 3) this.#recent.shift();
+    const accent = stressed ?? (loudness > ONSET_LOUD && quietBefore);
+    if (speaking && accent && elapsedMs - this.#accentAt >= ACCENT_GAP_MS) {
+      this.#accentAt = elapsedMs;
+      this.#accentStrength = 0.5 + 0.5 * Math.min(1, loudness);
+    }
+    const since = elapsedMs - this.#accentAt;
+    const nodPulse = since < ACCENT_NOD_MS ? Math.sin((Math.PI * since) / ACCENT_NOD_MS) : 0;
+    const brow = since < ACCENT_BROW_MS ? this.#accentStrength * smoothstep(0, 0.2, since / ACCENT_BROW_MS) * (1 - smoothstep(0.35, 1, since / ACCENT_BROW_MS)) : 0;
     const t = elapsedMs / 1000;
     const h = this.#faceHeight;
     const p = this.#phases;
@@ -59,8 +91,9 @@ export class HeadMotion {
       h * SWAY_Y * lively * (0.6 * sway(0.09, p[4]!) + 0.4 * sway(0.23, p[5]!)) +
       breath +
       h * EMPHASIS * this.#emphasis * this.#speaking +
-      h * NOD * nod * listening;
+      h * NOD * nod * listening +
+      h * ACCENT_NOD * this.#accentStrength * nodPulse;
     const roll = ROLL * lively * sway(0.06, p[6]!) + LISTENING_TILT * listening;
-    return { dx, dy, roll };
+    return { dx, dy, roll, brow };
   }
 }

@@ -19,31 +19,8 @@ import { boundingBox, type ColumnFrame } from './column-frame.ts';
 import { mapMouth, mouthTables, type MouthTables } from './mouth.ts';
 import { mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma, type HeadMotion } from './head-motion.ts';
 import { smoothstep, UPPER_LIFT, type FaceRig, type RgbaImage } from '../../../src/contract/face-rig.ts';
+import type { FacePose } from './pose.ts';
 import { blendChroma, blendLuma, blendTexture, sampleChroma, sampleLuma, texturePlanes, type Texture } from './sampling.ts';
-
-/** Where the face is this instant. */
-export interface FacePose {
-  /** 0 closed … 1 wide open. */
-  open: number;
-  /** Lips drawn together (positive, an "oo") or spread (negative, an "ee"); about ±0.1. */
-  round: number;
-  /**
-   * 0 as in the photo … 1 lips pressed together (m, b, p), when the photo shows the mouth's
-   * inside; ignored while the mouth is open, and for photos with closed lips.
-   */
-  press: number;
-  /** 0 open … 1 closed eyelids. */
-  blink: number;
-  /** Where the eyes look, sideways: a share of the eye's half-width (positive: image right); about ±0.3. */
-  gaze: number;
-  /** Head translation, px (kept within MAX_SHIFT of the face's height). */
-  dx: number;
-  dy: number;
-  /** Head roll about the neck, radians (positive: clockwise on screen; kept within MAX_ROLL). */
-  roll: number;
-}
-
-export const NEUTRAL_POSE: Readonly<FacePose> = { open: 0, round: 0, press: 0, blink: 0, gaze: 0, dx: 0, dy: 0, roll: 0 };
 
 /** Bounds of the head's motion: the local regions are widened by what they allow. */
 const MAX_SHIFT = 0.03;
@@ -98,8 +75,9 @@ export class FaceWarp {
   readonly #maxShift: number;
   readonly #mouth: MouthTables;
   readonly #eyes: EyeTables[];
-  /** The larger eye's half-width (px): the gaze's steps are measured on it. */
+  /** The larger eye's half-width and brow lift (px): the gaze's and brows' steps are measured on them. */
   readonly #eyeHalfWidth: number;
+  readonly #maxBrowLift: number;
   /** The mouth, then the eyes. */
   readonly #locals: ColumnFrame[];
   /** The head's motion as drawn (updated in place, no allocation per frame). */
@@ -118,7 +96,7 @@ export class FaceWarp {
   /** Per local region, this frame: the box (luma pixels) its pixels can be in, given the head's pose. */
   readonly #localBox: Int32Array;
   /** What `out` shows (the last render's pose; the head's part only changes by HEAD_STEP_PX). */
-  readonly #drawn = { valid: false, tx: 0, ty: 0, roll: 0, open: 0, round: 0, press: 0, blink: 0, gaze: 0 };
+  readonly #drawn = { valid: false, tx: 0, ty: 0, roll: 0, open: 0, round: 0, press: 0, blink: 0, gaze: 0, brow: 0 };
 
   constructor(rig: FaceRig, base: Uint8Array, mouthTexture: RgbaImage | undefined) {
     const { width, height, head } = rig;
@@ -163,6 +141,7 @@ export class FaceWarp {
     this.#texture = mouthTexture && texturePlanes(mouthTexture);
     this.#locals = [this.#mouth, ...this.#eyes];
     this.#eyeHalfWidth = Math.max(...this.#eyes.map((eye) => eye.halfWidth));
+    this.#maxBrowLift = Math.max(...this.#eyes.map((eye) => eye.maxBrowLift));
 
     // Where the head's motion may bring a local region's pixels from: its box, widened.
     const reaches = [this.#mouth, ...this.#eyes].map((local) =>
@@ -172,9 +151,20 @@ export class FaceWarp {
     this.#localBox = new Int32Array(4 * reaches.length);
     const margin = Math.ceil(this.#maxShift * Math.SQRT2 + MAX_ROLL * Math.max(...reaches)) + 2;
     const locals = [this.#mouth, ...this.#eyes].map((local) => ({ x0: local.x0 - margin, y0: local.y0 - margin, x1: local.x1 + margin, y1: local.y1 + margin }));
+    // Where boxes overlap (the eyes' do, between the eyes, once widened by the margin) a pixel
+    // goes to the mouth, else to the eye whose box's centre is nearest: the one whose region
+    // (its brow's lift included) can reach it.
     const kindAt = (x: number, y: number, weight: number): number => {
-      const index = locals.findIndex((b) => x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1);
-      return index < 0 ? (weight >= 1 ? RIGID : FADING) : index === 0 ? MOUTH : EYE + index - 1;
+      let best = -1;
+      let bestDistance = Infinity;
+      for (let index = 0; index < locals.length; index++) {
+        const b = locals[index]!;
+        if (!(x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1)) continue;
+        if (index === 0) return MOUTH;
+        const distance = Math.hypot(x - (b.x0 + b.x1) / 2, y - (b.y0 + b.y1) / 2);
+        if (distance < bestDistance) [best, bestDistance] = [index, distance];
+      }
+      return best < 0 ? (weight >= 1 ? RIGID : FADING) : EYE + best - 1;
     };
     this.#lumaRuns = this.#cutRuns(1, kindAt);
     this.#chromaRuns = this.#cutRuns(2, kindAt);
@@ -224,7 +214,12 @@ export class FaceWarp {
       Math.abs(round - drawn.round) * mouth.halfWidth >= LIP_STEP_PX;
     const gaze = clamp(pose.gaze, -MAX_GAZE, MAX_GAZE);
     // The eyes are redrawn when the lids moved, or the gaze by a visible step.
-    const eyesChanged = blink !== drawn.blink || Math.abs(gaze - drawn.gaze) * this.#eyeHalfWidth >= GAZE_STEP_PX;
+    const brow = clamp(pose.brow, 0, 1);
+    const eyesChanged =
+      blink !== drawn.blink ||
+      (brow === 0) !== (drawn.brow === 0) ||
+      Math.abs(gaze - drawn.gaze) * this.#eyeHalfWidth >= GAZE_STEP_PX ||
+      Math.abs(brow - drawn.brow) * this.#maxBrowLift >= GAZE_STEP_PX;
     if (!headMoved && !mouthChanged && !eyesChanged) return;
     if (headMoved) {
       drawn.tx = tx;
@@ -240,7 +235,11 @@ export class FaceWarp {
     drawn.blink = blink;
     if (eyesChanged) {
       drawn.gaze = gaze;
-      for (const eye of this.#eyes) eye.gazeU = gaze * eye.halfWidth;
+      drawn.brow = brow;
+      for (const eye of this.#eyes) {
+        eye.gazeU = gaze * eye.halfWidth;
+        eye.browLift = brow * eye.maxBrowLift;
+      }
     }
     const head = this.#head;
     head.sin = Math.sin(drawn.roll);
@@ -270,7 +269,7 @@ export class FaceWarp {
         bottom[k] = split[k]! + drawn.open * lens[k]!;
       }
     }
-    const eyesOn = blink > 0.01 || drawn.gaze !== 0;
+    const eyesOn = blink > 0.01 || drawn.gaze !== 0 || drawn.brow !== 0;
 
     // Where each local region's pixels are this frame (luma pixels): its box, moved by the
     // head's pose. Outside it a local run's pixels move with the head alone.
@@ -365,7 +364,11 @@ export class FaceWarp {
       }
       return;
     }
-    const shared = mapEye(this.#eyes[kind - EYE]!, blink, n, sx, sy, alpha, tu, tv);
+    // Both eyes' maps: with the head's margins their runs' boxes overlap between the eyes,
+    // where a brow's lift must not stop at the other eye's box.
+    alpha.fill(0, 0, n);
+    let shared = false;
+    for (const eye of this.#eyes) shared = mapEye(eye, blink, n, sx, sy, alpha, tu, tv) || shared;
     if (chroma) {
       const at = row * cw + start;
       sampleChroma(this.#base, cw, this.#chromaHeight, this.#uOffset, this.#vOffset, sx, sy, n, out, at);

@@ -35,3 +35,31 @@ test('listening, the head leans to one side and nods; speaking, it sways about u
     }
   }
 });
+
+test('a stressed syllable gets a short nod and a lift of the brows; accents come no closer than 450 ms', () => {
+  const run = (stressedAt: (frame: number) => boolean | undefined, loudness: (frame: number) => number) => {
+    const motion = new HeadMotion(FACE_HEIGHT, seededRandom(3));
+    const calm = new HeadMotion(FACE_HEIGHT, seededRandom(3));
+    return Array.from({ length: 100 }, (_, frame) => {
+      const pose = motion.next(frame * 40, true, loudness(frame), stressedAt(frame));
+      const without = calm.next(frame * 40, true, loudness(frame), stressedAt(frame) === undefined ? undefined : false);
+      return { brow: pose.brow, nod: pose.dy - without.dy };
+    });
+  };
+  // Piper's stress marks at frames 20 and 24 (160 ms apart: the second is too close) and 60.
+  const marked = run((frame) => frame === 20 || frame === 24 || frame === 60, () => 0.6);
+  const accented = (poses: typeof marked) => poses.flatMap((pose, frame) => (pose.brow > 0 && (frame === 0 || poses[frame - 1]!.brow === 0) ? [frame] : []));
+  expect(accented(marked)).toEqual([21, 61]);
+  expect(Math.max(...marked.slice(20, 33).map((p) => p.brow))).toBeGreaterThan(0.5);
+  expect(marked.slice(33, 60).every((p) => p.brow === 0)).toBe(true);
+  // The nod: the head dips (down is +dy) by a pixel or two and comes back within a third of a second.
+  expect(Math.max(...marked.slice(20, 29).map((p) => p.nod))).toBeGreaterThan(1);
+  expect(Math.max(...marked.slice(20, 29).map((p) => p.nod))).toBeLessThan(0.01 * FACE_HEIGHT);
+  expect(Math.abs(marked[30]!.nod)).toBeLessThan(0.01);
+  // A voice that marks no stress (undefined): a loud syllable after a quieter moment is the accent.
+  const onsets = run(() => undefined, (frame) => (frame % 25 < 5 ? 0.9 : 0.2));
+  expect(accented(onsets).length).toBeGreaterThanOrEqual(3);
+  // Listening: never.
+  const listening = new HeadMotion(FACE_HEIGHT, seededRandom(3));
+  for (let frame = 0; frame < 100; frame++) expect(listening.next(frame * 40, false, 0, frame % 10 === 0).brow).toBe(0);
+});

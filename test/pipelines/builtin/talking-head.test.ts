@@ -7,7 +7,8 @@ import { espeak } from '../../support/fakes/speech.ts';
 import { FRAME_SIZES, type Shape } from './face.ts';
 import { darkPixels, eyeBoxes, luma, maxDifference, meanDifference, mouthBox, pearson, rms, type Box } from './measure.ts';
 import { serveFace, talkingHead, type ServedFace } from './served-face.ts';
-import { FaceWarp, i420Length, NEUTRAL_POSE } from '../../../agent/pipelines/builtin/warp.ts';
+import { NEUTRAL_POSE } from '../../../agent/pipelines/builtin/pose.ts';
+import { FaceWarp, i420Length } from '../../../agent/pipelines/builtin/warp.ts';
 import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
 import { toImage } from '../../../src/contract/face-rig.ts';
 
