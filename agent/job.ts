@@ -163,6 +163,7 @@ async function serveSession(ctx: JobContext): Promise<void> {
     vad: (ctx.proc.userData as ProcessData).vad ?? new inference.VAD(),
     speech: (avatar ?? voiceOnly)!.speech,
     audible: (avatar ?? voiceOnly)!.audible,
+    onVisitorSpeaking: (speaking) => avatar?.visitorSpeaking(speaking),
     transcriptReporter: httpReporter<TranscriptReport>({ url: metadata.report_url, token: metadata.report_token }),
     logger,
   });

@@ -46,6 +46,8 @@ export interface Avatar {
    * it, or its first words are lost. An avatar service's output waits for the service itself.
    */
   audible: Promise<void>;
+  /** The visitor started or stopped speaking: a drawn face nods at their pauses (a service ignores it). */
+  visitorSpeaking(speaking: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -74,7 +76,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
   if (choice.kind === 'service') {
     try {
       const service = await startAvatarService({ room: options.room, identity: prepared.identity, shape: prepared.shape, pipeline: choice.pipeline, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
-      return { ...service, audible: Promise.resolve() };
+      return { ...service, audible: Promise.resolve(), visitorSpeaking: () => {} };
     } catch (error) {
       // The conversation goes on with the photo rather than without a face.
       prepared.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming the stand-in: ${String(error)}`);
@@ -87,7 +89,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
   const speech = new AvatarSpeech();
   const runner = new AvatarRunner({ room: options.room, renderer, rendererReady: ready, speech, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
   await runner.start();
-  return { speech, audible: runner.audible, stop: () => runner.stop() };
+  return { speech, audible: runner.audible, visitorSpeaking: (speaking) => runner.setVisitorSpeaking(speaking), stop: () => runner.stop() };
 }
 
 /** A session without an avatar: the agent's voice alone, paced and published the same way. */
@@ -95,5 +97,5 @@ export async function startVoice(options: { room: Room; logger: { warn(message: 
   const speech = new AvatarSpeech();
   const runner = new AvatarRunner({ room: options.room, renderer: null, rendererReady: Promise.resolve(), speech, onFirstFrame: () => {}, logger: options.logger });
   await runner.start();
-  return { speech, audible: runner.audible, stop: () => runner.stop() };
+  return { speech, audible: runner.audible, visitorSpeaking: () => {}, stop: () => runner.stop() };
 }

@@ -64,6 +64,8 @@ export class AvatarRunner {
   #startedAt = 0;
   #frameIndex = 0;
   #firstFrameSent = false;
+  /** Whether the visitor is speaking; undefined until the conversation says. */
+  #visitorSpeaking: boolean | undefined;
   /** Audio frames are handed over one after another, never concurrently. */
   #audioChain: Promise<void> = Promise.resolve();
   #heard!: () => void;
@@ -127,6 +129,11 @@ export class AvatarRunner {
     this.#tick();
   }
 
+  /** The visitor started or stopped speaking (the renderer's listening nods follow their pauses). */
+  setVisitorSpeaking(speaking: boolean): void {
+    this.#visitorSpeaking = speaking;
+  }
+
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
@@ -150,7 +157,14 @@ export class AvatarRunner {
     try {
       const renderer = this.#options.renderer;
       if (renderer) {
-        const frame = renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, visemes: slice.visemes, stressed: slice.stressed, elapsedMs });
+        const frame = renderer.nextFrame({
+          audio: slice.samples,
+          speechSamples: slice.speechSamples,
+          visemes: slice.visemes,
+          stressed: slice.stressed,
+          visitorSpeaking: this.#visitorSpeaking,
+          elapsedMs,
+        });
         // The source copies the pixels before returning, so renderers may reuse their buffer.
         this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
       }

@@ -32,6 +32,8 @@ export interface ConversationOptions {
   speech: voice.AudioOutput;
   /** Settles once the visitor can hear `speech`: the greeting waits for it (at most GREETING_WAIT_MS). */
   audible: Promise<void>;
+  /** Told when the visitor starts and stops speaking (the avatar nods at their pauses). */
+  onVisitorSpeaking?(speaking: boolean): void;
   /** Where transcript turns go (the session's report endpoint). */
   transcriptReporter: Reporter<TranscriptReport>;
   logger: { info(message: string): void; warn(message: string): void };
@@ -133,7 +135,10 @@ export async function startConversation(options: ConversationOptions): Promise<C
     const language = spokenLanguageOf(event.language);
     if (language) heard = language;
   });
-  session.on(voice.AgentSessionEventTypes.UserStateChanged, (event) => camera?.setSpeaking(event.newState === 'speaking'));
+  session.on(voice.AgentSessionEventTypes.UserStateChanged, (event) => {
+    camera?.setSpeaking(event.newState === 'speaking');
+    options.onVisitorSpeaking?.(event.newState === 'speaking');
+  });
   session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (event) => {
     const item = event.item;
     if (item.type !== 'message' || (item.role !== 'user' && item.role !== 'assistant')) return;

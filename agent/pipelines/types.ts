@@ -22,6 +22,8 @@ export interface FrameInput {
   visemes?: Partial<Record<Viseme, number>>;
   /** Whether a stressed syllable starts in this frame; absent when the voice does not mark stress. */
   stressed?: boolean;
+  /** Whether the visitor is speaking; absent when not known. */
+  visitorSpeaking?: boolean;
   /** Time since the first frame, on the frame grid. */
   elapsedMs: number;
 }

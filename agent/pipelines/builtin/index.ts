@@ -80,7 +80,12 @@ export class TalkingHeadRenderer implements AvatarRenderer {
     pose.blink = blink;
     if (this.#options.headMotion !== false) {
       pose.gaze = this.#gaze!.next(input.elapsedMs, input.speechSamples > 0);
-      const head = this.#motion!.next(input.elapsedMs, input.speechSamples > 0, mouth.open, input.stressed);
+      const head = this.#motion!.next(input.elapsedMs, {
+        speaking: input.speechSamples > 0,
+        loudness: mouth.open,
+        stressed: input.stressed,
+        visitorSpeaking: input.visitorSpeaking,
+      });
       pose.dx = head.dx;
       pose.dy = head.dy;
       pose.roll = head.roll;

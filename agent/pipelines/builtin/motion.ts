@@ -2,9 +2,22 @@
 // (the head rises and falls with it), and the two moods differ. Speaking, the head moves
 // more, dips on loud stretches, and accents stressed syllables with a short nod and a lift
 // of the brows (Piper marks the stress; other voices, a loud onset after a quieter moment);
-// listening, it tilts a little toward the visitor and nods now and then. Amplitudes are
-// shares of the face's height, so every framing moves alike.
+// listening, it tilts a little toward the visitor and nods when they pause (now and then
+// when their speech is not known). Amplitudes are shares of the face's height, so every
+// framing moves alike.
 import { smoothstep } from '../../../src/contract/face-rig.ts';
+
+/** What the face hears this frame. */
+export interface Voices {
+  /** The avatar is speaking. */
+  speaking: boolean;
+  /** The mouth's openness (0 in silence). */
+  loudness: number;
+  /** A stressed syllable starts now (undefined: the avatar's voice does not mark stress). */
+  stressed?: boolean;
+  /** The visitor is speaking (undefined: not known). */
+  visitorSpeaking?: boolean;
+}
 
 export interface HeadPose {
   /** px */
@@ -32,6 +45,9 @@ const LIVELIER = 0.5;
 /** Listening, the head leans a little to one side: attentive. */
 const LISTENING_TILT = 1.2 * DEGREE;
 const NOD_EVERY_S = 3.7;
+/** A nod at the visitor's pause: this long, and no closer to the previous. */
+const LISTEN_NOD_MS = 600;
+const LISTEN_NOD_GAP_MS = 1_500;
 /** An accent: a nod this deep (share of the face's height) over NOD_MS, the brows up over BROW_MS. */
 const ACCENT_NOD = 0.006;
 const ACCENT_NOD_MS = 320;
@@ -48,6 +64,8 @@ export class HeadMotion {
   #speaking = 0;
   #emphasis = 0;
   #accentAt = -Infinity;
+  #listenNodAt = -Infinity;
+  #visitorSpoke = false;
   #accentStrength = 0;
   /** The openness of the last few frames (a loud onset follows a quieter one). */
   #recent: number[] = [];
@@ -57,11 +75,11 @@ export class HeadMotion {
     this.#phases = Array.from({ length: 7 }, () => random() * 2 * Math.PI);
   }
 
-  /**
-   * The head for the frame at `elapsedMs`; `loudness` is the mouth's openness (0 in silence);
-   * `stressed` whether a stressed syllable starts now (undefined: the voice does not say).
-   */
-  next(elapsedMs: number, speaking: boolean, loudness: number, stressed?: boolean): HeadPose {
+  /** The head for the frame at `elapsedMs`. */
+  next(elapsedMs: number, { speaking, loudness, stressed, visitorSpeaking }: Voices): HeadPose {
+    // The visitor paused: a listener's nod (acknowledging), unless one came just before.
+    if (this.#visitorSpoke && visitorSpeaking === false && elapsedMs - this.#listenNodAt >= LISTEN_NOD_GAP_MS) this.#listenNodAt = elapsedMs;
+    this.#visitorSpoke = visitorSpeaking === true;
     const quietBefore = this.#recent.length > 0 && Math.min(...this.#recent) < ONSET_QUIET;
     this.#recent.push(loudness);
     if (this.#recent.length > 3) this.#recent.shift();
@@ -85,8 +103,14 @@ export class HeadMotion {
 
     const dx = h * SWAY_X * lively * (0.65 * sway(0.11, p[0]!) + 0.35 * sway(0.27, p[1]!));
     const breath = h * BREATH * Math.sin((2 * Math.PI * t) / BREATH_S + p[2]!);
-    // A short dip every few seconds: a listener's nod.
-    const nod = Math.pow(Math.max(0, Math.sin((2 * Math.PI * t) / NOD_EVERY_S + p[3]!)), 6);
+    // A listener's nod: at the visitor's pauses, or, when their speech is not known, every few seconds.
+    const sinceNod = elapsedMs - this.#listenNodAt;
+    const nod =
+      visitorSpeaking === undefined
+        ? Math.pow(Math.max(0, Math.sin((2 * Math.PI * t) / NOD_EVERY_S + p[3]!)), 6)
+        : sinceNod < LISTEN_NOD_MS
+          ? Math.pow(Math.sin((Math.PI * sinceNod) / LISTEN_NOD_MS), 2)
+          : 0;
     const dy =
       h * SWAY_Y * lively * (0.6 * sway(0.09, p[4]!) + 0.4 * sway(0.23, p[5]!)) +
       breath +

@@ -10,7 +10,7 @@ function tenSeconds(speaking: boolean): Array<{ dx: number; dy: number; roll: nu
   // The mood settles over the first seconds; then ten seconds are measured.
   const poses = [];
   for (let frame = 0; frame < 15 * 25; frame++) {
-    const pose = motion.next(frame * 40, speaking, speaking ? 0.5 + 0.5 * Math.sin(frame) : 0);
+    const pose = motion.next(frame * 40, { speaking, loudness: speaking ? 0.5 + 0.5 * Math.sin(frame) : 0 });
     if (frame >= 5 * 25) poses.push(pose);
   }
   return poses;
@@ -41,8 +41,8 @@ test('a stressed syllable gets a short nod and a lift of the brows; accents come
     const motion = new HeadMotion(FACE_HEIGHT, seededRandom(3));
     const calm = new HeadMotion(FACE_HEIGHT, seededRandom(3));
     return Array.from({ length: 100 }, (_, frame) => {
-      const pose = motion.next(frame * 40, true, loudness(frame), stressedAt(frame));
-      const without = calm.next(frame * 40, true, loudness(frame), stressedAt(frame) === undefined ? undefined : false);
+      const pose = motion.next(frame * 40, { speaking: true, loudness: loudness(frame), stressed: stressedAt(frame) });
+      const without = calm.next(frame * 40, { speaking: true, loudness: loudness(frame), stressed: stressedAt(frame) === undefined ? undefined : false });
       return { brow: pose.brow, nod: pose.dy - without.dy };
     });
   };
@@ -61,5 +61,24 @@ test('a stressed syllable gets a short nod and a lift of the brows; accents come
   expect(accented(onsets).length).toBeGreaterThanOrEqual(3);
   // Listening: never.
   const listening = new HeadMotion(FACE_HEIGHT, seededRandom(3));
-  for (let frame = 0; frame < 100; frame++) expect(listening.next(frame * 40, false, 0, frame % 10 === 0).brow).toBe(0);
+  for (let frame = 0; frame < 100; frame++) expect(listening.next(frame * 40, { speaking: false, loudness: 0, stressed: frame % 10 === 0 }).brow).toBe(0);
+});
+
+test("listening, the head nods at the visitor's pauses, not on a timer", () => {
+  const dips = (visitorSpeaking: (frame: number) => boolean | undefined) => {
+    const motion = new HeadMotion(FACE_HEIGHT, seededRandom(5));
+    const still = new HeadMotion(FACE_HEIGHT, seededRandom(5));
+    // Against the same head with a visitor who never pauses: what is left is the nods.
+    return Array.from({ length: 400 }, (_, frame) => {
+      const heard = visitorSpeaking(frame);
+      return motion.next(frame * 40, { speaking: false, loudness: 0, visitorSpeaking: heard }).dy - still.next(frame * 40, { speaking: false, loudness: 0, visitorSpeaking: heard === undefined ? undefined : true }).dy;
+    });
+  };
+  const starts = (nods: number[]) => nods.flatMap((dy, frame) => (dy > 0.5 && (nods[frame - 1] ?? 0) <= 0.5 ? [frame] : []));
+  // The visitor speaks 0–3 s, pauses, speaks 5–9 s, pauses at 9 s and at 9.6 s (too soon for a second nod).
+  const heard = (frame: number) => (frame < 75 || (frame >= 125 && frame < 225) || (frame >= 235 && frame < 240) ? true : false);
+  const nods = dips(heard);
+  expect(starts(nods).map((frame) => Math.round(frame / 25))).toEqual([3, 9]);
+  expect(Math.max(...nods)).toBeGreaterThan(1.5);
+  expect(Math.max(...nods)).toBeLessThan(0.02 * FACE_HEIGHT);
 });
