@@ -1,8 +1,8 @@
 // The second kind of pipeline: an avatar service that joins the room as its own participant.
-// A test-only pipeline (`test-avatar-service`) is registered on both sides as an operator
-// would: the control plane's half through PIPELINE_MODULES (avatar-service-training.ts), the
-// agent's through AGENT_PIPELINE_MODULES (avatar-service-pipeline.ts); and its "service" is a
-// real rtc-node participant in this process (avatar-service.ts). Nothing in the session code
+// The example pipeline (`example-avatar-service`, examples/avatar-service) is registered on
+// both sides as an operator would: the control plane's half through PIPELINE_MODULES
+// (training.ts), the agent's through AGENT_PIPELINE_MODULES (agent-pipeline.ts); and its
+// service (service.ts) runs in this process, a real rtc-node participant. Nothing in the session code
 // knows about it: the session's agent must stream its speech there over the agents' avatar
 // protocol and publish no voice of its own, while the service publishes on its behalf.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -13,28 +13,29 @@ import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
-import { TEST_AVATAR_SERVICE_DOWN_PIPELINE, TEST_AVATAR_SERVICE_PIPELINE } from './avatar-service-pipeline.ts';
-import { startFakeAvatarService, type FakeAvatarService, type ReceivedSegment } from './avatar-service.ts';
+import { AVATAR_SERVICE_DOWN_PIPELINE, AVATAR_SERVICE_PIPELINE } from '../../examples/avatar-service/agent-pipeline.ts';
+import { startAvatarService, type AvatarService, type ReceivedSegment } from '../../examples/avatar-service/service.ts';
 
 const fakes = sharedProviderFakes();
+const EXAMPLE = join(import.meta.dir, '..', '..', 'examples', 'avatar-service');
 const QUESTION = 'What is the weather like in Paris today?';
 const LONG_REPLY = 'Paris has many museums and parks. '.repeat(10).trim();
 
-let avatarService: FakeAvatarService;
+let avatarService: AvatarService;
 let service: TestService;
 let account: TestAccount;
-const savedEnv = { modules: process.env.AGENT_PIPELINE_MODULES, url: process.env.TEST_AVATAR_SERVICE_URL };
+const savedEnv = { modules: process.env.AGENT_PIPELINE_MODULES, url: process.env.AVATAR_SERVICE_URL };
 
 beforeAll(async () => {
-  avatarService = startFakeAvatarService();
+  avatarService = startAvatarService();
   // Job processes inherit this process's environment when the worker forks them.
-  process.env.AGENT_PIPELINE_MODULES = join(import.meta.dir, 'avatar-service-pipeline.ts');
-  process.env.TEST_AVATAR_SERVICE_URL = avatarService.url;
+  process.env.AGENT_PIPELINE_MODULES = join(EXAMPLE, 'agent-pipeline.ts');
+  process.env.AVATAR_SERVICE_URL = avatarService.url;
   service = await startTestService('pglite', {
     livekit: 'local',
     agent: true,
     // The control plane's half, as an operator adds one.
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0', PIPELINE_MODULES: join(import.meta.dir, 'avatar-service-training.ts') },
+    env: { ...fakes.env, CREDITS_ONBOARDING: '0', PIPELINE_MODULES: join(EXAMPLE, 'training.ts') },
   });
   account = await service.account({ credits: 10_000 });
 });
@@ -42,7 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await avatarService?.stop();
-  for (const [name, value] of [['AGENT_PIPELINE_MODULES', savedEnv.modules], ['TEST_AVATAR_SERVICE_URL', savedEnv.url]] as const) {
+  for (const [name, value] of [['AGENT_PIPELINE_MODULES', savedEnv.modules], ['AVATAR_SERVICE_URL', savedEnv.url]] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
@@ -84,7 +85,7 @@ async function start(identityId: string): Promise<StartedSession> {
 
 describe('a pipeline served by an avatar service (a separate participant)', () => {
   test('the agent streams its speech to the service and publishes nothing; the service publishes on its behalf', async () => {
-    const identity = await createIdentity(TEST_AVATAR_SERVICE_PIPELINE, 'svc-1');
+    const identity = await createIdentity(AVATAR_SERVICE_PIPELINE, 'svc-1');
 
     fakes.openai.respond((request) => (request.userTexts.at(-1) === QUESTION ? LONG_REPLY : 'All right.'));
     const session = await start(identity.identity_id);
@@ -166,7 +167,7 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
   }, 120_000);
 
   test('a service that cannot start leaves the session with the stand-in, drawn and published by the agent', async () => {
-    const identity = await createIdentity(TEST_AVATAR_SERVICE_DOWN_PIPELINE, 'svc-down');
+    const identity = await createIdentity(AVATAR_SERVICE_DOWN_PIPELINE, 'svc-down');
     const session = await start(identity.identity_id);
     const visitor = await joinAsVisitor(session);
     try {

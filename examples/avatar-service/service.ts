@@ -1,9 +1,13 @@
-// A third-party avatar service as the tests need one: an HTTP API that, asked to start a
-// session, joins the room with the token it was given (a real rtc-node participant) and
+// A minimal self-hosted avatar service (docs/renderers.md): an HTTP API that, asked to start
+// a session, joins the room with the token it was given (a real rtc-node participant) and
 // speaks the agents' avatar protocol: it takes the agent's speech from `lk.audio_stream`
 // byte streams, plays it on its own audio track in real time beside a video track (both
 // published on the agent's behalf), answers `lk.clear_buffer`, and reports each segment
-// with `lk.playback_finished`. It records what it received for the test to inspect.
+// with `lk.playback_finished`. Its "renderer" is a placeholder: the identity's photo with a
+// bar that follows the voice's loudness; a GPU renderer would draw its frames where
+// `drawFrame` is. It keeps what it received, for tests and for looking at.
+//   bun examples/avatar-service/service.ts [--port 9000]
+// then point the pipeline at it: AVATAR_SERVICE_URL=http://<host>:9000 (agent-pipeline.ts).
 import {
   AudioFrame,
   AudioSource,
@@ -17,6 +21,8 @@ import {
   VideoSource,
   type ByteStreamReader,
 } from '@livekit/rtc-node';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
 import type { AvatarServiceRequest } from '../../agent/pipelines/index.ts';
 
 const RATE = 48_000;
@@ -44,13 +50,13 @@ export interface ServiceSession {
   closed: boolean;
 }
 
-export interface FakeAvatarService {
+export interface AvatarService {
   url: string;
   sessions: ServiceSession[];
   stop(): Promise<void>;
 }
 
-export function startFakeAvatarService(): FakeAvatarService {
+export function startAvatarService({ port = 0, hostname = '127.0.0.1' }: { port?: number; hostname?: string } = {}): AvatarService {
   const sessions: ServiceSession[] = [];
   const running = new Map<string, () => Promise<void>>();
 
@@ -104,7 +110,9 @@ export function startFakeAvatarService(): FakeAvatarService {
 
     // The service's clock: 10 ms of the oldest unfinished segment's speech (or silence) per
     // tick, and a frame every 40 ms; a segment fully played after its stream ended is finished.
+    const photo = await loadPhoto(request.identity?.image_url);
     const pixels = new Uint8Array(WIDTH * HEIGHT * 4);
+    let loudness = 0;
     let ticks = 0;
     const startedAt = performance.now();
     const timer = setInterval(() => {
@@ -125,8 +133,9 @@ export function startFakeAvatarService(): FakeAvatarService {
           if (segment.ended && segment.samples.length === 0) finish(segment, false);
         }
         void audio.captureFrame(new AudioFrame(out, RATE, 1, TICK_SAMPLES)).catch(() => undefined);
+        loudness = Math.max(loudness * 0.8, rms(out));
         if (ticks % 4 === 0) {
-          pixels.fill(ticks % 200);
+          drawFrame(pixels, photo, loudness, ticks);
           video.captureFrame(new VideoFrame(pixels, WIDTH, HEIGHT, VideoBufferType.RGBA));
         }
         ticks++;
@@ -144,8 +153,8 @@ export function startFakeAvatarService(): FakeAvatarService {
   }
 
   const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
+    port,
+    hostname,
     routes: {
       '/sessions': {
         POST: async (request) => {
@@ -165,7 +174,7 @@ export function startFakeAvatarService(): FakeAvatarService {
   });
 
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: `http://${hostname}:${server.port}`,
     sessions,
     async stop() {
       for (const close of running.values()) await close();
@@ -173,4 +182,46 @@ export function startFakeAvatarService(): FakeAvatarService {
       await server.stop(true);
     },
   };
+}
+
+/** The identity's photo at the frame size (RGBA), or nothing. */
+async function loadPhoto(url: string | undefined): Promise<Uint8Array | undefined> {
+  if (!url) return undefined;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) return undefined;
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return new Uint8Array(await sharp(bytes).resize(WIDTH, HEIGHT, { fit: 'cover' }).ensureAlpha().raw().toBuffer());
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where a real renderer draws: here the photo (or a grey that changes), and a bar as loud as the voice. */
+function drawFrame(pixels: Uint8Array, photo: Uint8Array | undefined, loudness: number, ticks: number): void {
+  if (photo) pixels.set(photo);
+  else pixels.fill(ticks % 200);
+  const bar = Math.min(WIDTH, Math.round((loudness / 8000) * WIDTH));
+  for (let y = HEIGHT - 8; y < HEIGHT; y++) {
+    for (let x = 0; x < WIDTH; x++) {
+      const i = (y * WIDTH + x) * 4;
+      const on = x < bar;
+      pixels[i] = on ? 80 : 20;
+      pixels[i + 1] = on ? 220 : 20;
+      pixels[i + 2] = on ? 120 : 20;
+      pixels[i + 3] = 255;
+    }
+  }
+}
+
+function rms(samples: Int16Array): number {
+  let sum = 0;
+  for (const s of samples) sum += s * s;
+  return Math.sqrt(sum / samples.length);
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { port: { type: 'string', default: '9000' }, host: { type: 'string', default: '0.0.0.0' } } });
+  const service = startAvatarService({ port: Number(values.port), hostname: values.host });
+  console.log(`avatar service listening on ${service.url}`);
 }

@@ -1,14 +1,15 @@
-// The control plane's half of the test-only pipelines `test-avatar-service` and its broken
-// twin, loaded through PIPELINE_MODULES: a hosted avatar needs only the photo stored.
+// The control plane's half of the example pipeline `example-avatar-service` and its broken
+// twin, loaded through PIPELINE_MODULES: training stores the photo (the service fetches it),
+// as a hosted avatar needs nothing else.
 import { renderImageVariants } from '../../src/media/index.ts';
 import type { Pipeline } from '../../src/pipelines/index.ts';
-import { TEST_AVATAR_SERVICE_DOWN_PIPELINE, TEST_AVATAR_SERVICE_PIPELINE } from './avatar-service-pipeline.ts';
+import { AVATAR_SERVICE_DOWN_PIPELINE, AVATAR_SERVICE_PIPELINE } from './agent-pipeline.ts';
 
 /** It stores the photo, as a hosted avatar needs nothing else. */
 const servicePipeline = (id: string): Pipeline => ({
   id,
-  description: 'Test avatar service joining the room as its own participant.',
-  renders: { kind: 'avatar_service', provider: 'test' },
+  description: 'Example avatar service (examples/avatar-service) joining the room as its own participant.',
+  renders: { kind: 'avatar_service', provider: 'example' },
   async train({ image, store, prefix }) {
     const { normalized, render } = await renderImageVariants(image);
     await store.put(`${prefix}image.${normalized.ext}`, normalized.bytes, normalized.contentType);
@@ -26,4 +27,4 @@ const servicePipeline = (id: string): Pipeline => ({
   },
 });
 
-export default [servicePipeline(TEST_AVATAR_SERVICE_PIPELINE), servicePipeline(TEST_AVATAR_SERVICE_DOWN_PIPELINE)];
+export default [servicePipeline(AVATAR_SERVICE_PIPELINE), servicePipeline(AVATAR_SERVICE_DOWN_PIPELINE)];
