@@ -193,6 +193,8 @@ export interface PipelineSettings {
   modules: string[];
   /** The pipeline an identity created without `pipeline_id` gets. */
   defaultId: string;
+  /** Hosted avatars offered as pipelines (their keys). */
+  hosted: HostedAvatarSettings;
 }
 
 export interface ConsoleSettings {
@@ -288,6 +290,12 @@ function withoutTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
+/** Hosted avatars, each a pipeline once its key is set: LemonSlice (LEMONSLICE_API_KEY; LEMONSLICE_API_URL for another server). */
+export type HostedAvatarSettings = { lemonslice: { apiKey: string; apiUrl: string | undefined } | undefined };
+export const loadHostedAvatars = (env: Env = process.env): HostedAvatarSettings => ({
+  lemonslice: env.LEMONSLICE_API_KEY ? { apiKey: env.LEMONSLICE_API_KEY, apiUrl: env.LEMONSLICE_API_URL || undefined } : undefined,
+});
+
 /** The model cache the bootstrap fills (LIKENESS_CACHE_DIR, default ~/.cache/likeness). */
 export function cacheDir(env: Env = process.env): string {
   return resolve(env.LIKENESS_CACHE_DIR || join(env.HOME || homedir(), '.cache', 'likeness'));
@@ -379,6 +387,7 @@ export function loadConfig(env: Env = process.env): Config {
     pipelines: {
       modules: list(env.PIPELINE_MODULES),
       defaultId: env.PIPELINE_DEFAULT || BUILTIN_PIPELINE_ID,
+      hosted: loadHostedAvatars(env),
     },
     sessions: {
       joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),

@@ -51,6 +51,7 @@ export async function startAvatarService(options: AvatarServiceOptions): Promise
   };
   room.on(RoomEvent.TrackPublished, onPublished);
 
+  const sampleRate = pipeline.sampleRate ?? AVATAR_SAMPLE_RATE;
   const starting = pipeline.start({
     livekitUrl: url,
     roomName,
@@ -59,7 +60,7 @@ export async function startAvatarService(options: AvatarServiceOptions): Promise
     agentIdentity,
     identity: options.identity,
     shape: options.shape,
-    sampleRate: AVATAR_SAMPLE_RATE,
+    sampleRate,
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const session = await Promise.race([
@@ -78,7 +79,7 @@ export async function startAvatarService(options: AvatarServiceOptions): Promise
     })
     .finally(() => clearTimeout(timer));
   // Speech waits for the avatar to be in the room with its video (agents' default for avatar plugins).
-  const speech = new voice.DataStreamAudioOutput({ room, destinationIdentity: avatarIdentity, sampleRate: AVATAR_SAMPLE_RATE, waitRemoteTrack: TrackKind.KIND_VIDEO });
+  const speech = new voice.DataStreamAudioOutput({ room, destinationIdentity: avatarIdentity, sampleRate, waitRemoteTrack: TrackKind.KIND_VIDEO });
 
   let stopped = false;
   return {

@@ -6,9 +6,10 @@
 // and the control plane's session code stay as they are.
 import { resolve } from 'node:path';
 import { BUILTIN_PIPELINE_ID, builtinAssetNames } from '../../src/contract/index.ts';
-import { loadAgentSettings } from '../../src/config.ts';
+import { loadAgentSettings, loadHostedAvatars } from '../../src/config.ts';
 import type { AvatarPipeline, AvatarRenderer, AvatarRendererOptions, AvatarServicePipeline, RendererPipeline } from './types.ts';
 import { TalkingHeadRenderer } from './builtin/index.ts';
+import { lemonslicePipeline } from './lemonslice/index.ts';
 import { StandinRenderer } from './standin/index.ts';
 
 export * from './types.ts';
@@ -38,11 +39,15 @@ export function registerAvatarPipeline(pipeline: AvatarPipeline): void {
 let configuredModules: Promise<void> | undefined;
 
 /**
- * Registers the pipelines of AGENT_PIPELINE_MODULES (once per process). A module that fails
+ * Registers the hosted avatars whose key is set and the pipelines of AGENT_PIPELINE_MODULES
+ * (once per process). A module that fails
  * to load is reported and skipped: its identities get the stand-in, the others their avatar.
  */
 export function loadConfiguredAvatarPipelines(logger: { warn(message: string): void } = console, env: Record<string, string | undefined> = process.env): Promise<void> {
   configuredModules ??= (async () => {
+    // Hosted avatars whose key is set (the control plane offers the same ones).
+    const hosted = loadHostedAvatars(env);
+    if (hosted.lemonslice) registerAvatarPipeline(lemonslicePipeline(hosted.lemonslice));
     for (const path of loadAgentSettings(env).pipelineModules) {
       try {
         // Relative paths are the operator's, from the working directory; others are files or packages.

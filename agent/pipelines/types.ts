@@ -65,7 +65,7 @@ export interface AvatarServiceRequest {
   agentIdentity: string;
   identity: DispatchIdentity | null;
   shape: AvatarShape;
-  /** The agent's speech arrives at this rate (mono 16-bit PCM on `lk.audio_stream`). */
+  /** The agent's speech arrives at this rate (mono 16-bit PCM on `lk.audio_stream`): the pipeline's `sampleRate`. */
   sampleRate: number;
 }
 
@@ -79,6 +79,8 @@ export interface AvatarServiceSession {
 export interface AvatarServicePipeline {
   kind: 'service';
   id: string;
+  /** The rate the service takes the agent's speech at (default AVATAR_SAMPLE_RATE, 48 kHz). */
+  sampleRate?: number;
   /** Asks the service to join; resolves once it accepted (not necessarily joined yet). */
   start(request: AvatarServiceRequest): Promise<AvatarServiceSession>;
 }

@@ -25,8 +25,6 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import type { AvatarServiceRequest } from '../../agent/pipelines/index.ts';
 
-const RATE = 48_000;
-const TICK_SAMPLES = RATE / 100; // 10 ms
 const WIDTH = 320;
 const HEIGHT = 240;
 
@@ -61,94 +59,9 @@ export function startAvatarService({ port = 0, hostname = '127.0.0.1' }: { port?
   const running = new Map<string, () => Promise<void>>();
 
   async function join(request: AvatarServiceRequest): Promise<ServiceSession> {
-    const room = new Room();
-    await room.connect(request.livekitUrl, request.token, { autoSubscribe: false, dynacast: false });
-    const session: ServiceSession = { id: crypto.randomUUID(), request, room, segments: [], clears: [], closed: false };
+    const session = await joinAsAvatar(request);
     sessions.push(session);
-
-    const audio = new AudioSource(RATE, 1, 100);
-    const video = new VideoSource(WIDTH, HEIGHT);
-    const participant = room.localParticipant!;
-    await participant.publishTrack(LocalVideoTrack.createVideoTrack('service_video', video), new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA }));
-    await participant.publishTrack(LocalAudioTrack.createAudioTrack('service_audio', audio), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
-
-    const finish = (segment: ReceivedSegment, interrupted: boolean) => {
-      if (segment.finished) return;
-      segment.finished = { interrupted, playbackPosition: segment.played / RATE };
-      void participant
-        .performRpc({
-          destinationIdentity: request.agentIdentity,
-          method: 'lk.playback_finished',
-          payload: JSON.stringify({ playback_position: segment.played / RATE, interrupted }),
-        })
-        .catch(() => undefined);
-    };
-
-    room.registerByteStreamHandler('lk.audio_stream', (reader: ByteStreamReader, from) => {
-      const segment: ReceivedSegment = { streamId: reader.info.streamId, attributes: reader.info.attributes ?? {}, from: from.identity, samples: [], ended: false, played: 0 };
-      session.segments.push(segment);
-      void (async () => {
-        let odd: number | undefined;
-        for await (const chunk of reader) {
-          if (segment.finished) continue; // cleared: the rest of it is dropped
-          let bytes = chunk;
-          if (odd !== undefined) bytes = Uint8Array.of(odd, ...chunk);
-          odd = bytes.length % 2 ? bytes[bytes.length - 1] : undefined;
-          const even = bytes.subarray(0, bytes.length - (bytes.length % 2));
-          segment.samples.push(new Int16Array(even.slice().buffer));
-        }
-        segment.ended = true;
-      })();
-    });
-
-    participant.registerRpcMethod('lk.clear_buffer', async (data) => {
-      session.clears.push({ at: performance.now(), from: data.callerIdentity });
-      for (const segment of session.segments) finish(segment, true);
-      audio.clearQueue();
-      return 'ok';
-    });
-
-    // The service's clock: 10 ms of the oldest unfinished segment's speech (or silence) per
-    // tick, and a frame every 40 ms; a segment fully played after its stream ended is finished.
-    const photo = await loadPhoto(request.identity?.image_url);
-    const pixels = new Uint8Array(WIDTH * HEIGHT * 4);
-    let loudness = 0;
-    let ticks = 0;
-    const startedAt = performance.now();
-    const timer = setInterval(() => {
-      while (ticks * 10 <= performance.now() - startedAt) {
-        const out = new Int16Array(TICK_SAMPLES);
-        const segment = session.segments.find((s) => !s.finished);
-        if (segment) {
-          let filled = 0;
-          while (filled < TICK_SAMPLES && segment.samples.length > 0) {
-            const head = segment.samples[0]!;
-            const n = Math.min(TICK_SAMPLES - filled, head.length);
-            out.set(head.subarray(0, n), filled);
-            filled += n;
-            segment.played += n;
-            if (n === head.length) segment.samples.shift();
-            else segment.samples[0] = head.subarray(n);
-          }
-          if (segment.ended && segment.samples.length === 0) finish(segment, false);
-        }
-        void audio.captureFrame(new AudioFrame(out, RATE, 1, TICK_SAMPLES)).catch(() => undefined);
-        loudness = Math.max(loudness * 0.8, rms(out));
-        if (ticks % 4 === 0) {
-          drawFrame(pixels, photo, loudness, ticks);
-          video.captureFrame(new VideoFrame(pixels, WIDTH, HEIGHT, VideoBufferType.RGBA));
-        }
-        ticks++;
-      }
-    }, 5);
-
-    running.set(session.id, async () => {
-      clearInterval(timer);
-      session.closed = true;
-      await room.disconnect().catch(() => undefined);
-      await audio.close();
-      await video.close();
-    });
+    running.set(session.id, session.close);
     return session;
   }
 
@@ -218,6 +131,101 @@ function rms(samples: Int16Array): number {
   let sum = 0;
   for (const s of samples) sum += s * s;
   return Math.sqrt(sum / samples.length);
+}
+
+
+/** Joins the session's room as its avatar and speaks the protocol until `close()`. */
+export async function joinAsAvatar(request: AvatarServiceRequest): Promise<ServiceSession & { close(): Promise<void> }> {
+const RATE = request.sampleRate;
+const TICK_SAMPLES = RATE / 100; // 10 ms
+  const room = new Room();
+  await room.connect(request.livekitUrl, request.token, { autoSubscribe: false, dynacast: false });
+  const session: ServiceSession = { id: crypto.randomUUID(), request, room, segments: [], clears: [], closed: false };
+
+  const audio = new AudioSource(RATE, 1, 100);
+  const video = new VideoSource(WIDTH, HEIGHT);
+  const participant = room.localParticipant!;
+  await participant.publishTrack(LocalVideoTrack.createVideoTrack('service_video', video), new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA }));
+  await participant.publishTrack(LocalAudioTrack.createAudioTrack('service_audio', audio), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+
+  const finish = (segment: ReceivedSegment, interrupted: boolean) => {
+    if (segment.finished) return;
+    segment.finished = { interrupted, playbackPosition: segment.played / RATE };
+    void participant
+      .performRpc({
+        destinationIdentity: request.agentIdentity,
+        method: 'lk.playback_finished',
+        payload: JSON.stringify({ playback_position: segment.played / RATE, interrupted }),
+      })
+      .catch(() => undefined);
+  };
+
+  room.registerByteStreamHandler('lk.audio_stream', (reader: ByteStreamReader, from) => {
+    const segment: ReceivedSegment = { streamId: reader.info.streamId, attributes: reader.info.attributes ?? {}, from: from.identity, samples: [], ended: false, played: 0 };
+    session.segments.push(segment);
+    void (async () => {
+      let odd: number | undefined;
+      for await (const chunk of reader) {
+        if (segment.finished) continue; // cleared: the rest of it is dropped
+        let bytes = chunk;
+        if (odd !== undefined) bytes = Uint8Array.of(odd, ...chunk);
+        odd = bytes.length % 2 ? bytes[bytes.length - 1] : undefined;
+        const even = bytes.subarray(0, bytes.length - (bytes.length % 2));
+        segment.samples.push(new Int16Array(even.slice().buffer));
+      }
+      segment.ended = true;
+    })();
+  });
+
+  participant.registerRpcMethod('lk.clear_buffer', async (data) => {
+    session.clears.push({ at: performance.now(), from: data.callerIdentity });
+    for (const segment of session.segments) finish(segment, true);
+    audio.clearQueue();
+    return 'ok';
+  });
+
+  // The service's clock: 10 ms of the oldest unfinished segment's speech (or silence) per
+  // tick, and a frame every 40 ms; a segment fully played after its stream ended is finished.
+  const photo = await loadPhoto(request.identity?.image_url);
+  const pixels = new Uint8Array(WIDTH * HEIGHT * 4);
+  let loudness = 0;
+  let ticks = 0;
+  const startedAt = performance.now();
+  const timer = setInterval(() => {
+    while (ticks * 10 <= performance.now() - startedAt) {
+      const out = new Int16Array(TICK_SAMPLES);
+      const segment = session.segments.find((s) => !s.finished);
+      if (segment) {
+        let filled = 0;
+        while (filled < TICK_SAMPLES && segment.samples.length > 0) {
+          const head = segment.samples[0]!;
+          const n = Math.min(TICK_SAMPLES - filled, head.length);
+          out.set(head.subarray(0, n), filled);
+          filled += n;
+          segment.played += n;
+          if (n === head.length) segment.samples.shift();
+          else segment.samples[0] = head.subarray(n);
+        }
+        if (segment.ended && segment.samples.length === 0) finish(segment, false);
+      }
+      void audio.captureFrame(new AudioFrame(out, RATE, 1, TICK_SAMPLES)).catch(() => undefined);
+      loudness = Math.max(loudness * 0.8, rms(out));
+      if (ticks % 4 === 0) {
+        drawFrame(pixels, photo, loudness, ticks);
+        video.captureFrame(new VideoFrame(pixels, WIDTH, HEIGHT, VideoBufferType.RGBA));
+      }
+      ticks++;
+    }
+  }, 5);
+
+  const close = async () => {
+    clearInterval(timer);
+    session.closed = true;
+    await room.disconnect().catch(() => undefined);
+    await audio.close();
+    await video.close();
+  };
+  return Object.assign(session, { close });
 }
 
 if (import.meta.main) {

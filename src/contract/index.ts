@@ -4,7 +4,7 @@
 //
 //   languages.ts     the language modes, and the ones the agent speaks
 //   avatar-video.ts  form factors, avatar shapes and the rule between them, fps, frame sizes, sample rate
-//   pipelines.ts     the built-in pipeline's id
+//   pipelines.ts     the built-in and hosted pipelines' ids
 //   face-rig.ts      the built-in pipeline's rig file format, its version and asset names
 //   wire-names.ts    track names, data topics and LiveKit attributes in the room
 //   notices.ts       the in-room notices the service sends before a session ends

@@ -4,3 +4,5 @@
 
 /** The built-in CPU talking head: the default pipeline, and what older dispatches without an id mean. */
 export const BUILTIN_PIPELINE_ID = 'builtin';
+/** LemonSlice's hosted avatar, offered when LEMONSLICE_API_KEY is set. */
+export const LEMONSLICE_PIPELINE_ID = 'lemonslice';

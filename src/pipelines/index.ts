@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import type { PipelineSettings } from '../config.ts';
 import { builtinTraining } from './builtin/index.ts';
+import { hostedPipelines } from './hosted/index.ts';
 import type { Pipeline } from './types.ts';
 
 export * from './types.ts';
@@ -34,13 +35,14 @@ export class PipelineRegistry {
 const PIPELINE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /**
- * The built-in pipeline and those of PIPELINE_MODULES, with PIPELINE_DEFAULT as the default.
+ * The built-in pipeline, the hosted avatars whose key is set, and those of PIPELINE_MODULES,
+ * with PIPELINE_DEFAULT as the default.
  * Unlike the agent's modules (a failure there costs one pipeline's sessions their avatar), a
  * module that does not load here stops the start: identities could be neither created nor
  * retrained on its pipeline, and the operator should hear of it at once.
  */
 export async function loadPipelines(settings: PipelineSettings): Promise<PipelineRegistry> {
-  const pipelines: Pipeline[] = [builtinTraining];
+  const pipelines: Pipeline[] = [builtinTraining, ...hostedPipelines(settings.hosted)];
   for (const path of settings.modules) {
     let loaded: unknown;
     try {

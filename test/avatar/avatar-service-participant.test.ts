@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ParticipantKind, TrackKind, type RemoteParticipant } from '@livekit/rtc-node';
 import { join } from 'node:path';
+import { setProcessEnv } from '../support/environment.ts';
 import { file, identityForm, type IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -24,13 +25,11 @@ const LONG_REPLY = 'Paris has many museums and parks. '.repeat(10).trim();
 let avatarService: AvatarService;
 let service: TestService;
 let account: TestAccount;
-const savedEnv = { modules: process.env.AGENT_PIPELINE_MODULES, url: process.env.AVATAR_SERVICE_URL };
+let restoreEnv = () => {};
 
 beforeAll(async () => {
   avatarService = startAvatarService();
-  // Job processes inherit this process's environment when the worker forks them.
-  process.env.AGENT_PIPELINE_MODULES = join(EXAMPLE, 'agent-pipeline.ts');
-  process.env.AVATAR_SERVICE_URL = avatarService.url;
+  restoreEnv = setProcessEnv({ AGENT_PIPELINE_MODULES: join(EXAMPLE, 'agent-pipeline.ts'), AVATAR_SERVICE_URL: avatarService.url });
   service = await startTestService('pglite', {
     livekit: 'local',
     agent: true,
@@ -43,10 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await avatarService?.stop();
-  for (const [name, value] of [['AGENT_PIPELINE_MODULES', savedEnv.modules], ['AVATAR_SERVICE_URL', savedEnv.url]] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  restoreEnv();
 });
 
 const rms = (segment: ReceivedSegment) => {

@@ -104,13 +104,19 @@ describe('GET /v1/pipelines with landscape video disabled', () => {
 });
 
 describe('PIPELINE_MODULES and PIPELINE_DEFAULT', () => {
-  const settings = (modules: string[], defaultId = 'builtin') => ({ modules, defaultId });
+  const settings = (modules: string[], defaultId = 'builtin') => ({ modules, defaultId, hosted: { lemonslice: undefined } });
 
   test('a module adds its pipelines after the built-in one; PIPELINE_DEFAULT picks the default', async () => {
     const registry = await loadPipelines(settings([ACME_MODULE], 'acme-avatars'));
     expect(registry.ids()).toEqual(['builtin', 'acme-avatars']);
     expect(registry.defaultId).toBe('acme-avatars');
     expect((await loadPipelines(settings([]))).ids()).toEqual(['builtin']);
+  });
+
+  test('a hosted avatar is a pipeline once its key is set, and only then', async () => {
+    const hosted = await loadPipelines({ ...settings([]), hosted: { lemonslice: { apiKey: 'ls_test', apiUrl: undefined } } });
+    expect(hosted.ids()).toEqual(['builtin', 'lemonslice']);
+    expect((await loadPipelines(settings([]))).ids()).not.toContain('lemonslice');
   });
 
   test('a module that cannot be loaded, or exports no pipeline, stops the start naming it', async () => {

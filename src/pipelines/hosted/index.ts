@@ -1,0 +1,35 @@
+// The control plane's half of the hosted avatars (agent/pipelines/lemonslice is the other):
+// each is a pipeline once its key is set. LemonSlice animates one photo, fetched by URL at
+// session start, so training stores the photo and nothing else.
+import { LEMONSLICE_PIPELINE_ID } from '../../contract/index.ts';
+import type { HostedAvatarSettings } from '../../config.ts';
+import { renderImageVariants } from '../../media/index.ts';
+import type { Pipeline } from '../types.ts';
+
+export function hostedPipelines(settings: HostedAvatarSettings): Pipeline[] {
+  return settings.lemonslice ? [photoOnly(LEMONSLICE_PIPELINE_ID, 'LemonSlice: a hosted avatar animated from the photo.', 'lemonslice')] : [];
+}
+
+/** A pipeline whose avatar service needs only the photo: training stores it (and its rendition). */
+export function photoOnly(id: string, description: string, provider: string): Pipeline {
+  return {
+    id,
+    description,
+    renders: { kind: 'avatar_service', provider },
+    async train({ image, store, prefix }) {
+      const { normalized, render } = await renderImageVariants(image);
+      await store.put(`${prefix}image.${normalized.ext}`, normalized.bytes, normalized.contentType);
+      await store.put(`${prefix}render.png`, render.bytes, 'image/png');
+      return {
+        image: {
+          key: `${prefix}image.${normalized.ext}`,
+          contentType: normalized.contentType,
+          width: normalized.width,
+          height: normalized.height,
+          variants: { render: { key: `${prefix}render.png`, width: render.width, height: render.height } },
+        },
+        training: { pipeline: id },
+      };
+    },
+  };
+}

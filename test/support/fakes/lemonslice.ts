@@ -1,0 +1,74 @@
+// A wire fake of LemonSlice's session API, as agents' LemonSlice plugin calls it:
+// `POST <api url>` with `X-API-Key` and `{"transport_type": "livekit", "properties":
+// {"livekit_url", "livekit_token"}, "agent_image_url"}`, answering `{"session_id"}`. Its
+// "avatar" then joins the room with the token it was handed (the reference avatar service's
+// participant, at LemonSlice's 16 kHz) and publishes on the agent's behalf, as LemonSlice's
+// servers do. It records each request, and can be told to fail.
+import { joinAsAvatar, type ServiceSession } from '../../../examples/avatar-service/service.ts';
+
+export interface LemonSliceRequest {
+  apiKey: string | null;
+  body: { transport_type?: string; properties?: { livekit_url?: string; livekit_token?: string }; agent_image_url?: string };
+  /** Whether the photo at agent_image_url could be fetched. */
+  imageFetched: boolean;
+}
+
+export interface FakeLemonSlice {
+  /** LEMONSLICE_API_URL. */
+  url: string;
+  apiKey: string;
+  requests: LemonSliceRequest[];
+  sessions: ServiceSession[];
+  /** Answer every request with this status (an outage), or null to work. */
+  failWith: number | null;
+  stop(): Promise<void>;
+}
+
+const LEMONSLICE_SAMPLE_RATE = 16_000;
+
+export function startFakeLemonSlice(apiKey = 'ls_test_key'): FakeLemonSlice {
+  const sessions: Array<ServiceSession & { close(): Promise<void> }> = [];
+  const fake: FakeLemonSlice = {
+    url: '',
+    apiKey,
+    requests: [],
+    sessions,
+    failWith: null,
+    async stop() {
+      for (const session of sessions) await session.close();
+      await server.stop(true);
+    },
+  };
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(request) {
+      if (request.method !== 'POST' || new URL(request.url).pathname !== '/api/liveai/sessions') return new Response('not found', { status: 404 });
+      const body = (await request.json()) as LemonSliceRequest['body'];
+      const image = body.agent_image_url ? await fetch(body.agent_image_url).catch(() => undefined) : undefined;
+      const record: LemonSliceRequest = { apiKey: request.headers.get('x-api-key'), body, imageFetched: Boolean(image?.ok) };
+      fake.requests.push(record);
+      if (fake.failWith !== null) return Response.json({ error: 'unavailable' }, { status: fake.failWith });
+      if (record.apiKey !== apiKey) return Response.json({ error: 'invalid API key' }, { status: 401 });
+      const token = body.properties?.livekit_token;
+      const livekitUrl = body.properties?.livekit_url;
+      if (!token || !livekitUrl || !record.imageFetched) return Response.json({ error: 'bad request' }, { status: 400 });
+      // Who it is and for whom it publishes, as LiveKit will see it: from the token's claims.
+      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sub: string; attributes?: Record<string, string>; video?: { room?: string } };
+      const session = await joinAsAvatar({
+        livekitUrl,
+        roomName: claims.video?.room ?? '',
+        token,
+        avatarIdentity: claims.sub,
+        agentIdentity: claims.attributes?.['lk.publish_on_behalf'] ?? '',
+        identity: null,
+        shape: 'portrait',
+        sampleRate: LEMONSLICE_SAMPLE_RATE,
+      });
+      sessions.push(session);
+      return Response.json({ session_id: session.id });
+    },
+  });
+  fake.url = `http://127.0.0.1:${server.port}/api/liveai/sessions`;
+  return fake;
+}
