@@ -9,7 +9,7 @@
 import type { voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import { avatarFrameSize, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
-import { chooseAvatar, type AvatarChoice, type AvatarRenderer } from '../pipelines/index.ts';
+import { chooseAvatar, fallbackRenderer, type AvatarChoice, type AvatarRenderer } from '../pipelines/index.ts';
 import { StandinRenderer } from '../pipelines/standin/index.ts';
 import { AvatarRunner } from './runner.ts';
 import { startAvatarService } from './service.ts';
@@ -78,9 +78,9 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
       const service = await startAvatarService({ room: options.room, identity: prepared.identity, shape: prepared.shape, pipeline: choice.pipeline, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
       return { ...service, audible: Promise.resolve(), visitorSpeaking: () => {} };
     } catch (error) {
-      // The conversation goes on with the photo rather than without a face.
-      prepared.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming the stand-in: ${String(error)}`);
-      renderer = new StandinRenderer({ identity: prepared.identity, size, logger: prepared.logger });
+      // The conversation goes on with our own face rather than without one.
+      renderer = fallbackRenderer({ identity: prepared.identity, size, logger: prepared.logger });
+      prepared.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming ${renderer instanceof StandinRenderer ? 'the stand-in' : 'the built-in face'}: ${String(error)}`);
       ready = renderer.prepare();
     }
   } else {

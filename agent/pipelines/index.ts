@@ -63,6 +63,14 @@ export function loadConfiguredAvatarPipelines(logger: { warn(message: string): v
   return configuredModules;
 }
 
+/**
+ * What draws the face when an avatar service fails: the built-in talking head when the
+ * identity's training included its rig (hosted pipelines train it too), else the stand-in.
+ */
+export function fallbackRenderer(options: AvatarRendererOptions): AvatarRenderer {
+  return builtinRendering.createRenderer(options) ?? new StandinRenderer(options);
+}
+
 export type AvatarChoice = { kind: 'renderer'; renderer: AvatarRenderer } | { kind: 'service'; pipeline: AvatarServicePipeline };
 
 /**

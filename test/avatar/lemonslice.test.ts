@@ -54,6 +54,9 @@ describe('LemonSlice as a pipeline', () => {
     const pipelines = (await (await account.call('GET', '/v1/pipelines')).json()) as Array<{ pipeline_id: string; renders: { kind: string; provider: string | null } }>;
     expect(pipelines.find((p) => p.pipeline_id === 'lemonslice')?.renders).toMatchObject({ kind: 'avatar_service', provider: 'lemonslice' });
     const identity = await lemonsliceIdentity();
+    // Trained as the built-in face is (its fallback when LemonSlice fails): the rig is stored.
+    const keys = await service.assetKeys();
+    expect(keys.some((key) => key.includes(identity.identity_id) && key.endsWith('portrait.rig.json'))).toBe(true);
     const session = await start(identity.identity_id);
     const visitor = await joinAsVisitor(session);
     try {
@@ -84,7 +87,7 @@ describe('LemonSlice as a pipeline', () => {
     }
   }, 90_000);
 
-  test('LemonSlice down: the session goes on with the stand-in, drawn and published by the agent', async () => {
+  test('LemonSlice down: the session goes on with our own face, drawn and published by the agent', async () => {
     const identity = await lemonsliceIdentity();
     lemonslice.failWith = 503;
     const session = await start(identity.identity_id);

@@ -6,6 +6,7 @@ import { avatarFrameSize, type DispatchIdentity } from '../../src/contract/index
 import { TalkingHeadRenderer } from '../../agent/pipelines/builtin/index.ts';
 import {
   chooseAvatar,
+  fallbackRenderer,
   registerAvatarPipeline,
   type AvatarRenderer,
   type AvatarServicePipeline,
@@ -79,5 +80,12 @@ describe('choosing the avatar', () => {
     const renderer = await rendererFor({ identity: identity({ pipeline_id: 'test-gpu' }), size: portrait });
     expect(drawn).toEqual([renderer]);
     expect(await chooseAvatar({ identity: identity({ pipeline_id: 'test-hosted' }), size: portrait })).toEqual({ kind: 'service', pipeline: hosted });
+  });
+
+  test('when an avatar service fails, the built-in face stands in if the identity was trained for it, else the stand-in', () => {
+    // Hosted pipelines (lemonslice) train the built-in face too: their identities carry its assets.
+    expect(fallbackRenderer({ identity: identity({ pipeline_id: 'lemonslice', assets: trainedAssets('portrait') }), size: portrait })).toBeInstanceOf(TalkingHeadRenderer);
+    expect(fallbackRenderer({ identity: identity({ pipeline_id: 'example-avatar-service' }), size: portrait })).toBeInstanceOf(StandinRenderer);
+    expect(fallbackRenderer({ identity: null, size: portrait })).toBeInstanceOf(StandinRenderer);
   });
 });

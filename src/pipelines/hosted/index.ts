@@ -1,13 +1,16 @@
 // The control plane's half of the hosted avatars (agent/pipelines/lemonslice is the other):
 // each is a pipeline once its key is set. LemonSlice animates one photo, fetched by URL at
-// session start, so training stores the photo and nothing else.
+// session start; its training is the built-in one, so a session whose provider fails falls
+// back to the built-in face rather than a still photo.
 import { LEMONSLICE_PIPELINE_ID } from '../../contract/index.ts';
 import type { HostedAvatarSettings } from '../../config.ts';
 import { renderImageVariants } from '../../media/index.ts';
+import { builtinTraining } from '../builtin/index.ts';
 import type { Pipeline } from '../types.ts';
 
 export function hostedPipelines(settings: HostedAvatarSettings): Pipeline[] {
-  return settings.lemonslice ? [photoOnly(LEMONSLICE_PIPELINE_ID, 'LemonSlice: a hosted avatar animated from the photo.', 'lemonslice')] : [];
+  if (!settings.lemonslice) return [];
+  return [{ ...builtinTraining, id: LEMONSLICE_PIPELINE_ID, description: 'LemonSlice: a hosted avatar animated from the photo.', renders: { kind: 'avatar_service', provider: 'lemonslice' } }];
 }
 
 /** A pipeline whose avatar service needs only the photo: training stores it (and its rendition). */
