@@ -4,10 +4,10 @@
 import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
 import { RoomEvent } from '@livekit/rtc-node';
 import { loadProviders } from '../src/config.ts';
-import { avatarShapeFor, isSessionRoom, parseDispatchMetadata, type TranscriptReport } from '../src/contract/index.ts';
+import { avatarShapeFor, isSessionRoom, parseDispatchMetadata, type AvatarFallbackReport, type TranscriptReport } from '../src/contract/index.ts';
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { startConversation, type Conversation } from './conversation/index.ts';
-import { httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
+import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
 
@@ -141,7 +141,17 @@ async function serveSession(ctx: JobContext): Promise<void> {
 
   // The avatar streams from the moment the job is in the room (billing starts at its first frame).
   const avatar = preparedAvatar
-    ? await startAvatar({ room: ctx.room, prepared: preparedAvatar, onFirstFrame: (atMs) => meter.firstFramePublished(atMs) })
+    ? await startAvatar({
+        room: ctx.room,
+        prepared: preparedAvatar,
+        onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
+        onFallback: (fallback) => {
+          const reporter = httpReporter<AvatarFallbackReport>({ url: metadata.report_url, token: metadata.report_token });
+          void deliver(reporter, { type: 'avatar_fallback', ...fallback }).then((delivered) => {
+            if (!delivered) logger.warn('the avatar fallback could not be reported');
+          });
+        },
+      })
     : null;
   if (avatar) ctx.addShutdownCallback(() => avatar.stop());
   const voiceOnly = avatar ? null : await startVoice({ room: ctx.room, logger });

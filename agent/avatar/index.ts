@@ -8,7 +8,7 @@
 // avatar service gets the agent's speech over the avatar protocol instead (service.ts).
 import type { voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
-import { avatarFrameSize, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
+import { avatarFrameSize, type AvatarFallbackReport, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
 import { chooseAvatar, fallbackRenderer, type AvatarChoice, type AvatarRenderer } from '../pipelines/index.ts';
 import { StandinRenderer } from '../pipelines/standin/index.ts';
 import { AvatarRunner } from './runner.ts';
@@ -36,6 +36,8 @@ export interface AvatarOptions {
   prepared: PreparedAvatar;
   /** Called once with `performance.now()` when the first frame went out (billing starts there). */
   onFirstFrame(atMs: number): void;
+  /** The identity's avatar service could not start; our own face streams instead (the session's record says so). */
+  onFallback?(report: Omit<AvatarFallbackReport, 'type'>): void;
 }
 
 export interface Avatar {
@@ -80,7 +82,9 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
     } catch (error) {
       // The conversation goes on with our own face rather than without one.
       renderer = fallbackRenderer({ identity: prepared.identity, size, logger: prepared.logger });
-      prepared.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming ${renderer instanceof StandinRenderer ? 'the stand-in' : 'the built-in face'}: ${String(error)}`);
+      const fallback = renderer instanceof StandinRenderer ? 'standin' : 'builtin';
+      prepared.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming ${fallback === 'standin' ? 'the stand-in' : 'the built-in face'}: ${String(error)}`);
+      options.onFallback?.({ pipeline_id: choice.pipeline.id, fallback, reason: String(error).slice(0, 500) });
       ready = renderer.prepare();
     }
   } else {

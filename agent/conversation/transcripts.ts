@@ -2,7 +2,7 @@
 // history (user turns once transcribed, agent turns once spoken or cut off). Each turn
 // carries its id, so a report delivered twice is stored once.
 import type { TranscriptReport } from '../../src/contract/index.ts';
-import type { Reporter } from '../metering/index.ts';
+import { deliver, type Reporter } from '../metering/index.ts';
 
 const ATTEMPTS = 4;
 
@@ -29,12 +29,6 @@ export class TranscriptLog {
   }
 
   async #deliver(report: TranscriptReport): Promise<void> {
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const outcome = await this.#reporter(report);
-      if (outcome === 'accepted') return;
-      if (outcome !== 'retry') break;
-      await Bun.sleep(250 * 2 ** attempt);
-    }
-    this.#logger.warn(`a ${report.role} turn of the transcript could not be delivered`);
+    if (!(await deliver(this.#reporter, report, ATTEMPTS))) this.#logger.warn(`a ${report.role} turn of the transcript could not be delivered`);
   }
 }

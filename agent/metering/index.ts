@@ -4,5 +4,5 @@
 // plane with retries (report-delivery.ts).
 export { systemClock, type MeterClock } from './clock.ts';
 export { DEFAULT_RETRY_DELAYS_MS, StreamingMeter, type MeterLogger, type StreamingMeterOptions } from './meter.ts';
-export { httpReporter, outcomeOf, type HttpReporterOptions, type ReportOutcome, type Reporter } from './report-delivery.ts';
+export { deliver, httpReporter, outcomeOf, type HttpReporterOptions, type ReportOutcome, type Reporter } from './report-delivery.ts';
 export { meterRoomParticipants } from './room.ts';

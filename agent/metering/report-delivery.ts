@@ -44,6 +44,20 @@ export function httpReporter<Report extends JobReport = MeterReport>({ url, toke
   };
 }
 
+/**
+ * Delivers one report, trying again (0.5 s, 1 s, 2 s… apart) while the control plane may take
+ * it later. True once accepted.
+ */
+export async function deliver<Report extends JobReport>(reporter: Reporter<Report>, report: Report, attempts = 4): Promise<boolean> {
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const outcome = await reporter(report);
+    if (outcome === 'accepted') return true;
+    if (outcome !== 'retry') return false;
+    if (attempt < attempts) await Bun.sleep(250 * 2 ** attempt);
+  }
+  return false;
+}
+
 export function outcomeOf(status: number): ReportOutcome {
   if (status >= 200 && status < 300) return 'accepted';
   if (status === 402) return 'credits_exhausted';

@@ -36,8 +36,20 @@ export const MeterReport = Type.Union([
   Type.Object({ type: Type.Literal('agent_leaving') }),
 ]);
 
-export const JobReport = Type.Union([...MeterReport.anyOf, TranscriptReport]);
+export const AVATAR_FALLBACKS = ['builtin', 'standin'] as const;
+
+/** The identity's avatar service could not start: the session streams our own face instead. */
+export const AvatarFallbackReport = Type.Object({
+  type: Type.Literal('avatar_fallback'),
+  pipeline_id: Type.String({ minLength: 1, maxLength: 100 }),
+  /** What streams instead: the built-in talking head, or the stand-in (the photo). */
+  fallback: literalUnion(AVATAR_FALLBACKS, { description: 'What streams instead.' }),
+  reason: Type.String({ maxLength: 500 }),
+});
+
+export const JobReport = Type.Union([...MeterReport.anyOf, TranscriptReport, AvatarFallbackReport]);
 
 export type TranscriptReport = Static<typeof TranscriptReport>;
+export type AvatarFallbackReport = Static<typeof AvatarFallbackReport>;
 export type MeterReport = Static<typeof MeterReport>;
 export type JobReport = Static<typeof JobReport>;

@@ -1,7 +1,7 @@
 // The HTTP contract of /v1/sessions (docs/api.md#sessions-start, #sessions-end, #sessions-read,
 // #sessions-transcript). The same schemas validate requests and feed the OpenAPI document.
 import { t } from 'elysia';
-import { FORM_FACTORS, LANGUAGES, TRANSCRIPT_ROLES } from '../contract/index.ts';
+import { AVATAR_FALLBACKS, FORM_FACTORS, LANGUAGES, TRANSCRIPT_ROLES } from '../contract/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { END_REASONS, SESSION_STATUSES } from './schema.ts';
 
@@ -30,11 +30,21 @@ export const StartSessionResponse = t.Object({
   visual_awareness: t.Boolean({ description: 'The effective value for this session.' }),
 });
 
+/** Set when the identity's avatar service could not start and our own face streamed instead. */
+export const AvatarFallback = t.Nullable(
+  t.Object({
+    pipeline_id: t.String({ description: 'The pipeline whose avatar service failed.' }),
+    fallback: oneOf(AVATAR_FALLBACKS, '`builtin`: the talking head; `standin`: the photo.'),
+    reason: t.String({ description: 'What the service answered, for the operator.' }),
+  }),
+);
+
 export const SessionEndMetadata = t.Object({
   end_reason: oneOf(END_REASONS),
   billed_minutes: t.Integer(),
   credits_charged: t.Integer(),
   ended_at: Timestamp,
+  avatar_fallback: AvatarFallback,
 });
 
 export const EndSessionResponse = t.Object({
@@ -61,6 +71,7 @@ export const SessionResponse = t.Object({
   joined_at: t.Nullable(Timestamp),
   streaming_started_at: t.Nullable(Timestamp),
   ended_at: t.Nullable(Timestamp),
+  avatar_fallback: AvatarFallback,
 });
 
 export const ListSessionsQuery = t.Object({

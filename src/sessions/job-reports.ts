@@ -48,6 +48,12 @@ export function jobReportRoutes(deps: JobReportDeps) {
           await lifecycle.end(session.id, 'client_left').catch((e) => console.error(`ending ${session.id} failed:`, e));
           return { ok: true };
         }
+        if (body.type === 'avatar_fallback') {
+          // Kept whenever it arrives: it says what the session streamed.
+          const { pipeline_id, fallback, reason } = body;
+          await db.update(sessions).set({ avatarFallback: { pipeline_id, fallback, reason } }).where(eq(sessions.id, session.id));
+          return { ok: true };
+        }
         if (body.type === 'transcript') {
           // The last turns may arrive while the job leaves a session that just ended: keep them.
           await recordTurn(db, session.id, body);

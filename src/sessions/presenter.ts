@@ -11,7 +11,13 @@ export function endResponse(row: SessionRow) {
     pipeline_id: row.pipelineId,
     mode: 'meeting_agent' as const,
     metadata: row.endReason
-      ? { end_reason: row.endReason, billed_minutes: row.billedMinutes, credits_charged: row.creditsCharged, ended_at: iso(row.endedAt)! }
+      ? {
+          end_reason: row.endReason,
+          billed_minutes: row.billedMinutes,
+          credits_charged: row.creditsCharged,
+          ended_at: iso(row.endedAt)!,
+          avatar_fallback: row.avatarFallback ?? null,
+        }
       : null,
   };
 }
@@ -32,5 +38,6 @@ export function sessionResponse(row: SessionRow) {
     joined_at: iso(row.joinedAt),
     streaming_started_at: iso(row.streamingStartedAt),
     ended_at: iso(row.endedAt),
+    avatar_fallback: row.avatarFallback ?? null,
   };
 }

@@ -1,4 +1,4 @@
-import { bigserial, uniqueIndex, boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigserial, uniqueIndex, boolean, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { FORM_FACTORS } from '../contract/avatar-video.ts';
 import { TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
@@ -67,6 +67,8 @@ export const sessions = pgTable(
     agentWorkerId: text('agent_worker_id'),
     streamingStartedAt: timestamp('streaming_started_at', { withTimezone: true, mode: 'date' }),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+    /** The identity's avatar service failed and our own face streamed instead (the job's report). */
+    avatarFallback: jsonb('avatar_fallback').$type<{ pipeline_id: string; fallback: 'builtin' | 'standin'; reason: string }>(),
   },
   (t) => [
     index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id),

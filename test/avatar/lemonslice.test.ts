@@ -97,6 +97,13 @@ describe('LemonSlice as a pipeline', () => {
       await eventually(() => agent.trackPublications.size >= 2, 20_000, 'the agent’s tracks');
       expect([...agent.trackPublications.values()].map((p) => p.name).sort()).toEqual(['avatar', 'avatar_audio']);
       expect(lemonslice.requests.at(-1)?.body.agent_image_url).toBe(identity.image.replace(/image\.\w+$/, 'render.png'));
+      // The session's record says what streamed, and why: the talking head, LemonSlice refused.
+      const fallback = { pipeline_id: 'lemonslice', fallback: 'builtin', reason: expect.stringContaining('LemonSlice') };
+      await eventually(async () => ((await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { avatar_fallback: unknown }).avatar_fallback, 10_000, 'the fallback in the session');
+      const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { avatar_fallback: unknown };
+      expect(read.avatar_fallback).toEqual(fallback);
+      const ended = (await (await account.call('POST', `/v1/sessions/${session.room_name}/end`)).json()) as { metadata: { avatar_fallback: unknown } };
+      expect(ended.metadata.avatar_fallback).toEqual(fallback);
     } finally {
       lemonslice.failWith = null;
       await account.call('POST', `/v1/sessions/${session.room_name}/end`);
