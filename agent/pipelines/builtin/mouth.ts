@@ -6,6 +6,12 @@ import { boundingBox, type ColumnFrame } from './column-frame.ts';
 
 /** How far toward the face's sides (share of the way) the jaw's drop reaches. */
 const JAW_REACH = 0.7;
+/**
+ * Beside the mouth the cheeks follow the jaw down by this share of its drop, fading up to the
+ * nose and out to 1.4 × the corners' distance (within the region).
+ */
+const CHEEK_FOLLOW = 0.2;
+const CHEEK_REACH = 1.4;
 /** The lower teeth start to show once the gap is this share of the widest opening past the upper teeth… */
 const LOWER_TEETH_FROM = 0.3;
 /** …and rise by this share of the gap's further growth. */
@@ -18,6 +24,8 @@ export interface MouthTables extends ColumnFrame {
   lens: Float32Array;
   /** How far the jaw below this column drops (1 under the mouth, 0 at the face's sides). */
   lateral: Float32Array;
+  /** How far the cheek beside the mouth at this column follows the jaw (none across the lips). */
+  cheek: Float32Array;
   /** Where the jaw's motion fades out below the chin. */
   fadeStart: Float32Array;
   fadeEnd: Float32Array;
@@ -66,6 +74,7 @@ export function mapMouth(
   const { ox, oy, ax, ay, u0, columns, vMin, vMax, nose, blend, textureU, teeth, lowerTeeth, maxOpen } = m;
   const cavityRows = textureRows - 1 - teeth - lowerTeeth;
   const lowerFrom = LOWER_TEETH_FROM * maxOpen;
+  const { cheek: cheekAt } = m;
   const { split: splitAt, lens: lensAt, lateral: lateralAt, fadeStart: fadeStartAt, fadeEnd: fadeEndAt, top: topAt, bottom: bottomAt, roundAcross, roundAlong } = m;
   const { pressing, meet: meetAt, drop: dropAt, rise: riseAt } = m;
   const lift = open * UPPER_LIFT;
@@ -122,6 +131,13 @@ export function mapMouth(
         t = t < 0 ? 0 : t > 1 ? 1 : t;
         sv = v + up * t * t * (3 - 2 * t);
       }
+      // Beside the mouth, the cheek comes down a little with the jaw, less toward the nose.
+      const cheek = open * cheekAt[k0]!;
+      if (cheek > 0 && v > nose) {
+        let t = (v - nose) / (split - nose);
+        t = t > 1 ? 1 : t;
+        sv -= cheek * t * t * (3 - 2 * t);
+      }
     } else if (v < bottom) {
       // In the gap; whichever lip edge is nearer shows through the part of the pixel outside it.
       const split = splitAt[k0]! + (splitAt[k0 + 1]! - splitAt[k0]!) * f;
@@ -131,7 +147,9 @@ export function mapMouth(
       const lens = lensAt[k0]!;
       let t = (v - bottom) * blendScale;
       t = t > 1 ? 1 : t;
-      const amount = open * (lens + (lateralAt[k0]! - lens) * t * t * (3 - 2 * t));
+      const s = t * t * (3 - 2 * t);
+      // (The cheek's share carries on from above the parting line, giving way to the jaw's.)
+      const amount = open * (lens + (lateralAt[k0]! - lens) * s + cheekAt[k0]! * (1 - s));
       sv = v - amount;
       const fadeStart = fadeStartAt[k0]!;
       if (sv > fadeStart) {
@@ -176,11 +194,13 @@ export function mouthTables(rig: FaceRig): MouthTables {
   // Long enough that the chin never folds over the neck: the fade's slope × the drop stays below 1.
   const span = Math.max(0.3 * chin, 1.6 * mouth.maxOpen);
   const halfWidth = (right - left) / 2;
-  const u0 = Math.floor(jawLeft) - 2;
-  const columns = Math.ceil(jawRight) + 3 - u0;
+  // Wide enough for the jaw, and for the cheeks beside the corners.
+  const u0 = Math.floor(Math.min(jawLeft, 1.1 * CHEEK_REACH * left)) - 2;
+  const columns = Math.ceil(Math.max(jawRight, 1.1 * CHEEK_REACH * right)) + 3 - u0;
   const split = new Float32Array(columns);
   const lens = new Float32Array(columns);
   const lateral = new Float32Array(columns);
+  const cheek = new Float32Array(columns);
   const fadeStart = new Float32Array(columns);
   const fadeEnd = new Float32Array(columns);
   const roundAcross = new Float32Array(columns);
@@ -193,6 +213,7 @@ export function mouthTables(rig: FaceRig): MouthTables {
     lens[k] = across >= 1 ? 0 : 1 - across * across;
     const side = u < 0 ? jawLeft : jawRight;
     lateral[k] = 1 - smoothstep(0.9 * Math.abs(corner), Math.abs(side), Math.abs(u));
+    cheek[k] = CHEEK_FOLLOW * (1 - smoothstep(Math.abs(corner), CHEEK_REACH * Math.abs(corner), Math.abs(u))) * (1 - lens[k]!);
     const jaw = interpolate(mouth.jaw, u);
     fadeStart[k] = jaw - 0.1 * chin;
     fadeEnd[k] = jaw + span;
@@ -231,6 +252,7 @@ export function mouthTables(rig: FaceRig): MouthTables {
     split,
     lens,
     lateral,
+    cheek,
     fadeStart,
     fadeEnd,
     roundAcross,

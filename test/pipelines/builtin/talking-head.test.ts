@@ -244,4 +244,28 @@ describe('the talking head', () => {
     expect(red(pressed)).toBeGreaterThan(red(base as Uint8Array) + 6);
     expect(draw({ press: 0 })[ty * framing.width + tx]!).toBe(teeth);
   });
+
+  test('the cheeks beside the mouth follow the jaw down a little; the nose and the face\'s sides stay', () => {
+    const framing = face.framings.portrait;
+    const { rig, textures } = buildFaceRig(framing);
+    const { width, height } = framing;
+    const mouth = rig.mouth;
+    // A photo whose luma is its row (near the mouth): how far a pixel moved down reads off directly.
+    const ramp = new Uint8Array(i420Length(width, height)).fill(128);
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) ramp[y * width + x] = Math.max(0, Math.min(255, Math.round(y - mouth.origin[1] + 128)));
+    const warp = new FaceWarp(rig, ramp, textures.mouth);
+    const out = new Uint8Array(i420Length(width, height));
+    warp.paintBase(out);
+    warp.render({ ...NEUTRAL_POSE, open: 1 }, out);
+    const movedDown = (u: number, v: number) => {
+      const [x, y] = toImage(mouth, [u, v]).map(Math.round) as [number, number];
+      return ramp[y * width + x]! - out[y * width + x]!;
+    };
+    for (const corner of mouth.corners) {
+      expect(movedDown(1.08 * corner, -5)).toBeGreaterThanOrEqual(2); // beside the corner, above the parting line
+      expect(movedDown(1.2 * corner, 0)).toBeGreaterThanOrEqual(1);
+      expect(movedDown(1.08 * corner, mouth.nose)).toBe(0); // up at the nose: still
+      expect(movedDown(2 * corner, 0)).toBe(0); // out toward the face's side: still
+    }
+  });
 });
