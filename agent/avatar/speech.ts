@@ -23,6 +23,8 @@ interface Segment {
   resampler: AudioResampler | null;
   /** Viseme cues, seconds from the segment's first sample; empty when the TTS gives none. */
   cues: VisemeCue[];
+  /** Some cue marks a stressed syllable: the voice marks stress (Piper does, espeak-ng's events do not). */
+  marksStress: boolean;
   /** Samples of `chunks[0]` already taken. */
   offset: number;
   /** The session flushed it: no more audio will come for it. */
@@ -64,11 +66,14 @@ export class AvatarSpeech extends voice.AudioOutput {
     await super.captureFrame(frame);
     let segment = this.#segments.at(-1);
     if (!segment || segment.ended) {
-      segment = { chunks: [], received: 0, resampler: null, cues: [], offset: 0, ended: false, playedSamples: 0, started: false };
+      segment = { chunks: [], received: 0, resampler: null, cues: [], marksStress: false, offset: 0, ended: false, playedSamples: 0, started: false };
       this.#segments.push(segment);
     }
     const cues = frame.userdata[VISEME_CUES] as VisemeCue[] | undefined;
-    if (Array.isArray(cues)) for (const cue of cues) segment.cues.push({ ...cue, start: cue.start + segment.received });
+    if (Array.isArray(cues)) {
+      for (const cue of cues) segment.cues.push({ ...cue, start: cue.start + segment.received });
+      segment.marksStress ||= cues.some((cue) => cue.stress);
+    }
     segment.received += frame.samplesPerChannel / frame.sampleRate;
     const mono = frame.channels === 1 ? frame : monoFrame(frame);
     if (mono.sampleRate === AVATAR_SAMPLE_RATE) {
@@ -131,7 +136,7 @@ export class AvatarSpeech extends voice.AudioOutput {
         for (const [viseme, share] of Object.entries(visemeShares(segment.cues, from, from + n / AVATAR_SAMPLE_RATE))) {
           visemes[viseme as Viseme] = (visemes[viseme as Viseme] ?? 0) + (share * n) / count;
         }
-        if (segment.cues.some((cue) => cue.stress)) {
+        if (segment.marksStress) {
           // The lead skips a reply's first 20 ms: a stress there belongs to its first slice.
           const since = segment.playedSamples === 0 ? -Infinity : from;
           stressed = (stressed ?? false) || stressWithin(segment.cues, since, from + n / AVATAR_SAMPLE_RATE);

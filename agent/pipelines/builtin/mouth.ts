@@ -184,6 +184,40 @@ export function mapMouth(
   return textured;
 }
 
+/** Pressed lips meet this share of the way down the photo's gap: the upper lip moves less than the lower. */
+const UPPER_PRESS = 0.35;
+
+/**
+ * Sets the tables' per-frame columns for this mouth (`open` in px): the gap's edges, or, when
+ * pressing a photo's parted lips (and not opening), where they meet. True when the mouth differs
+ * from the photo at all.
+ */
+export function poseMouth(m: MouthTables, open: number, round: number, press: number): boolean {
+  m.pressing = open <= 0.05 && press > 0.01 && m.inner !== null;
+  if (m.pressing) {
+    // The lower lip does most of the closing; the upper lip joins for a full press.
+    const { split, meet, drop, rise } = m;
+    const inner = m.inner!;
+    const lower = press * (1 - UPPER_PRESS);
+    const upper = UPPER_PRESS * Math.max(0, 2 * press - 1);
+    for (let k = 0; k < m.columns; k++) {
+      const gap = split[k]! - inner[k]!;
+      drop[k] = upper * gap;
+      rise[k] = lower * gap;
+      meet[k] = inner[k]! + drop[k]!;
+    }
+    return true;
+  }
+  if (!(open > 0.05 || round !== 0)) return false;
+  const { split, lens, top, bottom } = m;
+  const lift = open * UPPER_LIFT;
+  for (let k = 0; k < m.columns; k++) {
+    top[k] = split[k]! - lift * lens[k]!;
+    bottom[k] = split[k]! + open * lens[k]!;
+  }
+  return true;
+}
+
 export function mouthTables(rig: FaceRig): MouthTables {
   const mouth = rig.mouth;
   const [left, right] = mouth.corners;

@@ -16,9 +16,9 @@
 // mouth.ts and eyes.ts, the photo is read in sampling.ts.
 import { eyeTables, mapEye, type EyeTables } from './eyes.ts';
 import { boundingBox, type ColumnFrame } from './column-frame.ts';
-import { mapMouth, mouthTables, type MouthTables } from './mouth.ts';
+import { mapMouth, mouthTables, poseMouth, type MouthTables } from './mouth.ts';
 import { mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma, type HeadMotion } from './head-motion.ts';
-import { smoothstep, UPPER_LIFT, type FaceRig, type RgbaImage } from '../../../src/contract/face-rig.ts';
+import { smoothstep, type FaceRig, type RgbaImage } from '../../../src/contract/face-rig.ts';
 import type { FacePose } from './pose.ts';
 import { blendChroma, blendLuma, blendTexture, sampleChroma, sampleLuma, texturePlanes, type Texture } from './sampling.ts';
 
@@ -35,8 +35,6 @@ const LIP_STEP_PX = 0.5;
 /** The gaze's bound (a share of the eye's half-width), and its smallest redrawn step. */
 const MAX_GAZE = 0.3;
 const GAZE_STEP_PX = 0.3;
-/** Pressed lips meet this share of the way down the photo's gap: the upper lip moves less than the lower. */
-const UPPER_PRESS = 0.35;
 
 // What moves a run's pixels: the head rigidly, the head fading out, the mouth, an eye (EYE + n for eye n).
 const RIGID = 0;
@@ -246,29 +244,7 @@ export class FaceWarp {
     head.c1 = Math.cos(drawn.roll) - 1;
     head.tx = drawn.tx;
     head.ty = drawn.ty;
-    const pressing = drawn.open <= 0.05 && drawn.press > 0.01 && mouth.inner !== null;
-    const mouthOn = drawn.open > 0.05 || drawn.round !== 0 || pressing;
-    mouth.pressing = pressing;
-    if (pressing) {
-      // The lower lip does most of the closing; the upper lip joins for a full press.
-      const { split, meet, drop, rise } = mouth;
-      const inner = mouth.inner!;
-      const lower = drawn.press * (1 - UPPER_PRESS);
-      const upper = UPPER_PRESS * Math.max(0, 2 * drawn.press - 1);
-      for (let k = 0; k < mouth.columns; k++) {
-        const gap = split[k]! - inner[k]!;
-        drop[k] = upper * gap;
-        rise[k] = lower * gap;
-        meet[k] = inner[k]! + drop[k]!;
-      }
-    } else if (mouthOn) {
-      const { split, lens, top, bottom } = mouth;
-      const lift = drawn.open * UPPER_LIFT;
-      for (let k = 0; k < mouth.columns; k++) {
-        top[k] = split[k]! - lift * lens[k]!;
-        bottom[k] = split[k]! + drawn.open * lens[k]!;
-      }
-    }
+    const mouthOn = poseMouth(mouth, drawn.open, drawn.round, drawn.press);
     const eyesOn = blink > 0.01 || drawn.gaze !== 0 || drawn.brow !== 0;
 
     // Where each local region's pixels are this frame (luma pixels): its box, moved by the
