@@ -290,10 +290,18 @@ function withoutTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-/** Hosted avatars, each a pipeline once its key is set: LemonSlice (LEMONSLICE_API_KEY; LEMONSLICE_API_URL for another server). */
-export type HostedAvatarSettings = { lemonslice: { apiKey: string; apiUrl: string | undefined } | undefined };
+/** A hosted avatar provider's key and API (undefined: wherever its plugin goes by default). */
+export type HostedAvatar<Url extends string | undefined = string | undefined> = { apiKey: string; apiUrl: Url };
+/**
+ * Hosted avatars, each a pipeline once its key is set: LemonSlice (LEMONSLICE_API_KEY), Anam
+ * (ANAM_API_KEY), Beyond Presence (BEY_API_KEY); `<NAME>_API_URL` points at another server.
+ */
+export type HostedAvatarSettings = { lemonslice?: HostedAvatar; anam?: HostedAvatar<string>; bey?: HostedAvatar<string> };
+const hostedAvatar = <Url extends string | undefined>(apiKey: string | undefined, apiUrl: Url): HostedAvatar<Url> | undefined => (apiKey ? { apiKey, apiUrl } : undefined);
 export const loadHostedAvatars = (env: Env = process.env): HostedAvatarSettings => ({
-  lemonslice: env.LEMONSLICE_API_KEY ? { apiKey: env.LEMONSLICE_API_KEY, apiUrl: env.LEMONSLICE_API_URL || undefined } : undefined,
+  lemonslice: hostedAvatar(env.LEMONSLICE_API_KEY, env.LEMONSLICE_API_URL || undefined),
+  anam: hostedAvatar(env.ANAM_API_KEY, env.ANAM_API_URL || 'https://api.anam.ai'),
+  bey: hostedAvatar(env.BEY_API_KEY, env.BEY_API_URL || 'https://api.bey.dev'),
 });
 
 /** The model cache the bootstrap fills (LIKENESS_CACHE_DIR, default ~/.cache/likeness). */

@@ -9,6 +9,8 @@ import { BUILTIN_PIPELINE_ID, builtinAssetNames } from '../../src/contract/index
 import { loadAgentSettings, loadHostedAvatars } from '../../src/config.ts';
 import type { AvatarPipeline, AvatarRenderer, AvatarRendererOptions, AvatarServicePipeline, RendererPipeline } from './types.ts';
 import { TalkingHeadRenderer } from './builtin/index.ts';
+import { anamPipeline } from './anam/index.ts';
+import { beyPipeline } from './bey/index.ts';
 import { lemonslicePipeline } from './lemonslice/index.ts';
 import { StandinRenderer } from './standin/index.ts';
 
@@ -48,6 +50,8 @@ export function loadConfiguredAvatarPipelines(logger: { warn(message: string): v
     // Hosted avatars whose key is set (the control plane offers the same ones).
     const hosted = loadHostedAvatars(env);
     if (hosted.lemonslice) registerAvatarPipeline(lemonslicePipeline(hosted.lemonslice));
+    if (hosted.anam) registerAvatarPipeline(anamPipeline(hosted.anam));
+    if (hosted.bey) registerAvatarPipeline(beyPipeline(hosted.bey));
     for (const path of loadAgentSettings(env).pipelineModules) {
       try {
         // Relative paths are the operator's, from the working directory; others are files or packages.

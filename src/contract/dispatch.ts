@@ -24,6 +24,8 @@ export const DispatchIdentity = Type.Object({
    * for identities trained before the talking head: they get the stand-in.
    */
   assets: Type.Optional(Type.Record(Type.String(), HttpUrl)),
+  /** The avatar at a hosted provider that animates this identity (pipelines `anam`, `bey`); absent for the others. */
+  provider_avatar_id: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export const DispatchVoice = Type.Object({

@@ -6,3 +6,7 @@
 export const BUILTIN_PIPELINE_ID = 'builtin';
 /** LemonSlice's hosted avatar, offered when LEMONSLICE_API_KEY is set. */
 export const LEMONSLICE_PIPELINE_ID = 'lemonslice';
+/** Anam's hosted avatar, offered when ANAM_API_KEY is set: a one-shot avatar made from the photo, or one the identity names. */
+export const ANAM_PIPELINE_ID = 'anam';
+/** Beyond Presence's hosted avatar, offered when BEY_API_KEY is set: the identity names one of the account's Bey avatars. */
+export const BEY_PIPELINE_ID = 'bey';

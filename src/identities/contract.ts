@@ -16,6 +16,13 @@ const VoiceId = t.String({
   description: 'A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample.',
 });
 
+const ProviderAvatarId = t.String({
+  minLength: 1,
+  maxLength: 200,
+  description:
+    'For hosted pipelines: the avatar at the provider that animates this identity (required by `bey`; optional for `anam`, which otherwise makes one from the photo). Checked with the provider: 422 when unknown. Other pipelines refuse it. Immutable.',
+});
+
 export const CreateIdentityForm = t.Object({
   name: t.String({ minLength: 1, maxLength: NAME_MAX, description: 'Display name.' }),
   prompt: t.String({ minLength: 1, maxLength: PROMPT_MAX, description: "The avatar's system prompt." }),
@@ -24,6 +31,7 @@ export const CreateIdentityForm = t.Object({
   voice_id: t.Optional(VoiceId),
   language: t.Optional(Language),
   pipeline_id: t.Optional(t.String({ minLength: 1, description: 'Renderer pipeline; immutable. Omit for the default.' })),
+  provider_avatar_id: t.Optional(ProviderAvatarId),
 });
 
 export const UpdateIdentityForm = t.Object({
@@ -34,6 +42,7 @@ export const UpdateIdentityForm = t.Object({
   voice_id: t.Optional(VoiceId),
   language: t.Optional(Language),
   pipeline_id: t.Optional(t.String({ description: 'Immutable: sending it answers 422.' })),
+  provider_avatar_id: t.Optional(t.String({ description: 'Immutable: sending it answers 422.' })),
 });
 
 export const IdentityParams = t.Object({ identity_id: t.String() });
@@ -56,6 +65,7 @@ export const IdentityResponse = t.Object({
   status: Status,
   detail: t.Nullable(t.String()),
   pipeline_id: t.String(),
+  provider_avatar_id: t.Nullable(t.String({ description: 'The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others.' })),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -6,7 +6,7 @@ import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
-import type { Pipeline, PipelineRegistry } from '../pipelines/index.ts';
+import { releaseTraining, type Pipeline, type PipelineRegistry } from '../pipelines/index.ts';
 import { presetVoice, sampleProfile, voiceChoiceProblems, type Voices } from '../voices/index.ts';
 import {
   CreateIdentityForm,
@@ -23,7 +23,7 @@ import { identityListItem, identityResponse, identityStatusResponse } from './pr
 import { deleteIdentity, findIdentity, listIdentities, type IdentityRow } from './queries.ts';
 import type { Retraining } from './retraining.ts';
 import { identities } from './schema.ts';
-import { asApiError, textProblems, throwIfProblems, unknownPipeline } from './validation.ts';
+import { asApiError, providerAvatarProblems, textProblems, throwIfProblems, unknownPipeline } from './validation.ts';
 
 export interface IdentityDeps {
   db: Database;
@@ -117,7 +117,10 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
           ...textProblems(body),
           ...(pipeline ? [] : [unknownPipeline(pipelineId, deps.pipelines.ids())]),
           ...voiceChoiceProblems(body),
+          ...providerAvatarProblems(pipeline, body.provider_avatar_id),
         ]);
+        // The provider is asked before the uploads are decoded: a wrong id costs a lookup, not a training.
+        if (body.provider_avatar_id !== undefined) await pipeline!.providerAvatars!.check(body.provider_avatar_id);
         // The pipeline starts on the photo (face detection) while ffmpeg decodes the voice sample;
         // training awaits that same check and reports its error, after any upload's own.
         const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio, (image) => void pipeline!.checkImage?.(image).catch(() => {}));
@@ -131,6 +134,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
           image: uploads.image!.inspected,
           audio: uploads.audio,
           presetVoice: body.voice_id === undefined ? undefined : presetVoice(body.voice_id),
+          providerAvatarId: body.provider_avatar_id,
         }).catch((error: unknown) => {
           throw asApiError(error);
         });
@@ -164,8 +168,8 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
       '/:identity_id',
       async ({ caller, params, body, set }) => {
         const current = await findOwned(caller.accountId, params.identity_id);
-        if (body.pipeline_id !== undefined) {
-          throw invalid(['body', 'pipeline_id'], 'pipeline_id cannot be changed; create a new identity instead', 'immutable_field');
+        for (const field of ['pipeline_id', 'provider_avatar_id'] as const) {
+          if (body[field] !== undefined) throw invalid(['body', field], `${field} cannot be changed; create a new identity instead`, 'immutable_field');
         }
         const retrain = body.image !== undefined || body.audio !== undefined;
         const voice = body.voice_id === undefined ? undefined : presetVoice(body.voice_id);
@@ -251,6 +255,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         await deps.store.deletePrefix(identityPrefix(current.id));
         await deps.voices.release(current.voice);
         await deps.voices.release(current.pendingRetrain?.voice);
+        await releaseTraining(deps.pipelines.get(current.pipelineId), current.training);
         if (!(await deleteIdentity(db, caller.accountId, current.id))) throw notFound('Identity');
         set.status = 204;
       },

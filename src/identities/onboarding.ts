@@ -8,7 +8,7 @@ import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import { ApiError } from '../http/errors.ts';
-import type { Pipeline } from '../pipelines/index.ts';
+import { releaseTraining, type Pipeline, type TrainingResult } from '../pipelines/index.ts';
 import type { AudioKind, InspectedAudio, InspectedImage } from '../media/index.ts';
 import type { Voices } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
@@ -44,6 +44,8 @@ export interface NewIdentity {
   audio?: UploadedAudio;
   /** A preset chosen instead of uploading audio; null or absent: the default voice. */
   presetVoice?: IdentityVoice | null;
+  /** The provider's avatar the identity names, for hosted pipelines (already checked with the provider). */
+  providerAvatarId?: string;
 }
 
 const AUDIO_EXTENSIONS: Record<AudioKind, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a' };
@@ -87,9 +89,12 @@ export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity):
   });
   // While this process works on it, no other's recovery takes the row for orphaned.
   const releaseLease = holdLease(db, id, deps.workLeaseSeconds);
+  let trained: TrainingResult | undefined;
   try {
     await db.update(identities).set({ status: 'training', updatedAt: new Date() }).where(eq(identities.id, id));
-    const trained = await input.pipeline.train({ identityId: id, image: input.image, audio: input.audio?.inspected, store, prefix });
+    trained = await input.pipeline.train({ identityId: id, image: input.image, audio: input.audio?.inspected, store, prefix, providerAvatarId: input.providerAvatarId });
+    const training = trained.training;
+    const image = trained.image;
     const audio = input.audio ? await storeVoice(store, prefix, input.audio) : null;
     let voice = input.presetVoice ?? null;
     if (input.audio) {
@@ -104,7 +109,7 @@ export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity):
       const now = new Date();
       const [row] = await tx
         .update(identities)
-        .set({ status: 'ready', image: trained.image, audio, voice, training: trained.training, onboardedAt: now, updatedAt: now })
+        .set({ status: 'ready', image, audio, voice, training, onboardedAt: now, updatedAt: now })
         .where(eq(identities.id, id))
         .returning();
       return row!;
@@ -112,6 +117,7 @@ export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity):
   } catch (error) {
     // If this cleanup fails too, the recovery sweep finishes it: the row is invisible meanwhile.
     await discardUnfinished(db, store, voices, id).catch((e) => console.error(`cleanup of ${id} failed:`, e));
+    await releaseTraining(input.pipeline, trained?.training);
     throw error instanceof InsufficientCredits ? insufficient(onboardingCost) : error;
   } finally {
     releaseLease();

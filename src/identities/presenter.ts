@@ -1,5 +1,6 @@
 // Identity rows as response bodies (docs/api.md#identity-object, #identities-list, #identities-status).
 import { assetUrl } from '../assets/index.ts';
+import { providerAvatarOf } from '../pipelines/index.ts';
 import { voiceIdOf } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
 
@@ -15,6 +16,7 @@ export function identityResponse(row: IdentityRow, assetsUrl: string) {
     status: row.status,
     detail: row.detail,
     pipeline_id: row.pipelineId,
+    provider_avatar_id: providerAvatarOf(row.training) ?? null,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

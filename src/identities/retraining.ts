@@ -7,7 +7,7 @@ import { and, eq, isNotNull } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
-import type { PipelineRegistry } from '../pipelines/index.ts';
+import { providerAvatarOf, releaseTraining, type PipelineRegistry, type TrainingResult } from '../pipelines/index.ts';
 import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from '../media/index.ts';
 import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
 import { sampleProfile, type Voices } from '../voices/index.ts';
@@ -141,8 +141,9 @@ export class Retraining {
     if (!row || !pending) return;
     const prefix = (pending.image?.key ?? pending.audio!.key).replace(/[^/]+$/, '');
     let voice: IdentityVoice | undefined;
+    const pipeline = pipelines.get(row.pipelineId);
+    let retrained: TrainingResult | undefined;
     try {
-      const pipeline = pipelines.get(row.pipelineId);
       if (!pipeline) throw new Error(`pipeline ${row.pipelineId} is no longer available`);
       const imageBytes = pending.image && (await readAll(store, pending.image.key));
       const audioBytes = pending.audio && (await readAll(store, pending.audio.key));
@@ -159,9 +160,10 @@ export class Retraining {
             .where(and(eq(identities.id, identityId), eq(identities.status, 'training')));
         }
       }
-      const trained = image
-        ? await pipeline.train({ identityId, image, audio, store, prefix })
-        : { image: row.image, training: row.training ?? {} };
+      // An avatar the identity named at the provider stays; one training made from the old photo is replaced.
+      const named = row.training?.provider_avatar_made === true ? undefined : providerAvatarOf(row.training);
+      if (image) retrained = await pipeline.train({ identityId, image, audio, store, prefix, providerAvatarId: named });
+      const trained = retrained ?? { image: row.image, training: row.training ?? {} };
       const [updated] = await db
         .update(identities)
         .set({
@@ -180,12 +182,14 @@ export class Retraining {
         // deleted while training
         await store.deletePrefix(prefix);
         await voices.release(voice);
+        await releaseTraining(pipeline, retrained?.training);
         return;
       }
       if (voice) await voices.release(row.voice);
       if (pending.image) await store.delete(pending.image.key); // the raw upload may carry EXIF location data
       const stale = [...(image ? keysOf(row.image, row.training) : []), ...(pending.audio && row.audio ? [row.audio.key] : [])];
       for (const key of stale) await store.delete(key);
+      if (retrained) await releaseTraining(pipeline, row.training);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       await db
@@ -194,6 +198,7 @@ export class Retraining {
         .where(eq(identities.id, identityId));
       await store.deletePrefix(prefix);
       await voices.release(voice);
+      await releaseTraining(pipeline, retrained?.training);
     }
   }
 }

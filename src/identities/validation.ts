@@ -2,6 +2,7 @@
 // pipelines, and media problems turned into error bodies (docs/api.md#errors).
 import { ApiError, type FieldProblem } from '../http/errors.ts';
 import { MediaError } from '../media/index.ts';
+import type { Pipeline } from '../pipelines/index.ts';
 
 // U+FFFD is what a decoder leaves for bytes that were not UTF-8.
 const CONTROL_OR_REPLACEMENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/;
@@ -30,6 +31,19 @@ export function unknownPipeline(pipelineId: string, known: string[]): FieldProbl
     msg: `Unknown pipeline "${pipelineId.slice(0, 100)}"; known: ${known.join(', ')}`,
     type: 'unknown_pipeline',
   };
+}
+
+/** `provider_avatar_id` against the pipeline: required by some, refused by those without provider avatars. */
+export function providerAvatarProblems(pipeline: Pipeline | undefined, providerAvatarId: string | undefined): FieldProblem[] {
+  if (!pipeline) return [];
+  const loc = ['body', 'provider_avatar_id'];
+  if (providerAvatarId !== undefined && !pipeline.providerAvatars) {
+    return [{ loc, msg: `Pipeline "${pipeline.id}" takes no provider_avatar_id`, type: 'unsupported_field' }];
+  }
+  if (providerAvatarId === undefined && pipeline.providerAvatars?.required) {
+    return [{ loc, msg: `Pipeline "${pipeline.id}" needs provider_avatar_id: the provider's avatar to animate`, type: 'missing' }];
+  }
+  return [];
 }
 
 export function throwIfProblems(problems: FieldProblem[]): void {

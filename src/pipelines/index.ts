@@ -31,6 +31,15 @@ export class PipelineRegistry {
   }
 }
 
+/**
+ * Frees what a training made at a provider (pipeline.release). Logged, not raised: the identity
+ * or its old training goes regardless, and the provider's copy is the operator's to clean up then.
+ */
+export async function releaseTraining(pipeline: Pipeline | undefined, training: Record<string, unknown> | null | undefined): Promise<void> {
+  if (!pipeline?.release || !training) return;
+  await pipeline.release(training).catch((error: unknown) => console.error(`pipeline ${pipeline.id}: releasing a training failed:`, error));
+}
+
 /** Pipeline ids are stored on identities and named in URLs' JSON: short, plain. */
 const PIPELINE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 

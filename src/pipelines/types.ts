@@ -13,6 +13,8 @@ export interface TrainingInput {
   store: AssetStore;
   /** Folder for this training's files, e.g. `identities/idn_…/<token>/`. */
   prefix: string;
+  /** The provider's avatar the identity names (`provider_avatar_id`), for pipelines that take one. */
+  providerAvatarId?: string;
 }
 
 export interface TrainingResult {
@@ -44,8 +46,29 @@ export interface Pipeline {
    */
   checkImage?(image: InspectedImage): Promise<void>;
   train(input: TrainingInput): Promise<TrainingResult>;
+  /** Set when identities of this pipeline name an avatar at its provider (`provider_avatar_id`). */
+  providerAvatars?: ProviderAvatars;
+  /**
+   * Frees what a training made outside our store (a provider's avatar made from the photo),
+   * once the identity is deleted or a retrain replaced that training. Best effort.
+   */
+  release?(training: Record<string, unknown>): Promise<void>;
   /** Loads what training needs and runs it once, storing nothing: at start, before the service says ready. */
   warm?(): Promise<void>;
+}
+
+/** Avatars kept at a hosted provider, which identities name by the provider's id. */
+export interface ProviderAvatars {
+  /** Whether an identity must name one (the provider makes none from a photo). */
+  required: boolean;
+  /** Refuses an id the provider does not know or cannot use (ApiError 422); 502 when the provider does not answer. */
+  check(id: string): Promise<void>;
+}
+
+/** The provider avatar a training records (`training.provider_avatar_id`), if any. */
+export function providerAvatarOf(training: Record<string, unknown> | null | undefined): string | undefined {
+  const id = training?.provider_avatar_id;
+  return typeof id === 'string' && id ? id : undefined;
 }
 
 export function renderingOf(pipeline: Pipeline): PipelineRendering {

@@ -4,6 +4,7 @@ import { assetUrl } from '../assets/index.ts';
 import type { SessionSettings } from '../config.ts';
 import { avatarShapeFor, type DispatchMetadata, type DispatchVoice, type FormFactor, type Language } from '../contract/index.ts';
 import type { IdentityRow } from '../identities/queries.ts';
+import { providerAvatarOf } from '../pipelines/index.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
 
 export interface DispatchInput {
@@ -39,6 +40,7 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
           image_url: assetUrl(assetsUrl, identity.image.variants.render?.key ?? identity.image.key),
           audio_url: identity.audio ? assetUrl(assetsUrl, identity.audio.key) : null,
           assets: dispatchAssets(identity.training, assetsUrl),
+          ...(providerAvatarOf(identity.training) && { provider_avatar_id: providerAvatarOf(identity.training) }),
         }
       : null,
     voice: dispatchVoice(identity?.voice),

@@ -69,7 +69,7 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     const identity = create.responses['200'].content['application/json'].schema;
     const resolved = identity.$ref ? doc.components.schemas[identity.$ref.split('/').pop()] : identity;
     expect(Object.keys(resolved.properties).sort()).toEqual(
-      ['audio', 'created_at', 'detail', 'identity_id', 'image', 'language', 'name', 'pipeline_id', 'prompt', 'status', 'updated_at', 'voice_id'].sort(),
+      ['audio', 'created_at', 'detail', 'identity_id', 'image', 'language', 'name', 'pipeline_id', 'prompt', 'provider_avatar_id', 'status', 'updated_at', 'voice_id'].sort(),
     );
     expect(Object.keys(paths['/v1/identities/{identity_id}']!.patch.responses).sort()).toEqual(['200', '202', '401', '404', '409', '413', '415', '422']);
     expect(Object.keys(paths['/v1/identities/{identity_id}/status']!.get.responses).sort()).toEqual(['200', '401', '404']);

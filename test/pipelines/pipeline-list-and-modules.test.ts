@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { loadPipelines } from '../../src/pipelines/index.ts';
+import { loadHostedAvatars } from '../../src/config.ts';
 import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
@@ -104,7 +105,7 @@ describe('GET /v1/pipelines with landscape video disabled', () => {
 });
 
 describe('PIPELINE_MODULES and PIPELINE_DEFAULT', () => {
-  const settings = (modules: string[], defaultId = 'builtin') => ({ modules, defaultId, hosted: { lemonslice: undefined } });
+  const settings = (modules: string[], defaultId = 'builtin') => ({ modules, defaultId, hosted: {} });
 
   test('a module adds its pipelines after the built-in one; PIPELINE_DEFAULT picks the default', async () => {
     const registry = await loadPipelines(settings([ACME_MODULE], 'acme-avatars'));
@@ -114,9 +115,14 @@ describe('PIPELINE_MODULES and PIPELINE_DEFAULT', () => {
   });
 
   test('a hosted avatar is a pipeline once its key is set, and only then', async () => {
-    const hosted = await loadPipelines({ ...settings([]), hosted: { lemonslice: { apiKey: 'ls_test', apiUrl: undefined } } });
+    const key = { apiKey: 'test_key', apiUrl: 'http://provider.test' };
+    const hosted = await loadPipelines({ ...settings([]), hosted: { lemonslice: key } });
     expect(hosted.ids()).toEqual(['builtin', 'lemonslice']);
-    expect((await loadPipelines(settings([]))).ids()).not.toContain('lemonslice');
+    expect((await loadPipelines({ ...settings([]), hosted: { anam: key, bey: key } })).ids()).toEqual(['builtin', 'anam', 'bey']);
+    expect((await loadPipelines(settings([]))).ids()).toEqual(['builtin']);
+    // The keys come from the environment, each on its own.
+    expect(loadHostedAvatars({ BEY_API_KEY: 'b', BEY_API_URL: 'http://bey.test' })).toEqual({ lemonslice: undefined, anam: undefined, bey: { apiKey: 'b', apiUrl: 'http://bey.test' } });
+    expect(loadHostedAvatars({ ANAM_API_KEY: 'a' }).anam).toEqual({ apiKey: 'a', apiUrl: 'https://api.anam.ai' });
   });
 
   test('a module that cannot be loaded, or exports no pipeline, stops the start naming it', async () => {

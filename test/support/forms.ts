@@ -38,6 +38,7 @@ export interface IdentityBody {
   status: string;
   detail: string | null;
   pipeline_id: string;
+  provider_avatar_id: string | null;
   created_at: string;
   updated_at: string;
 }

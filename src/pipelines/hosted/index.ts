@@ -1,16 +1,23 @@
-// The control plane's half of the hosted avatars (agent/pipelines/lemonslice is the other):
-// each is a pipeline once its key is set. LemonSlice animates one photo, fetched by URL at
-// session start; its training is the built-in one, so a session whose provider fails falls
-// back to the built-in face rather than a still photo.
+// The control plane's half of the hosted avatars (agent/pipelines/<id> is the other): each is a
+// pipeline once its key is set. Every one trains the built-in face as well, so a session whose
+// provider fails falls back to the talking head rather than a still photo.
 import { LEMONSLICE_PIPELINE_ID } from '../../contract/index.ts';
 import type { HostedAvatarSettings } from '../../config.ts';
 import { renderImageVariants } from '../../media/index.ts';
 import { builtinTraining } from '../builtin/index.ts';
 import type { Pipeline } from '../types.ts';
+import { anamPipeline } from './anam.ts';
+import { beyPipeline } from './bey.ts';
 
 export function hostedPipelines(settings: HostedAvatarSettings): Pipeline[] {
-  if (!settings.lemonslice) return [];
-  return [{ ...builtinTraining, id: LEMONSLICE_PIPELINE_ID, description: 'LemonSlice: a hosted avatar animated from the photo.', renders: { kind: 'avatar_service', provider: 'lemonslice' } }];
+  const pipelines: Pipeline[] = [];
+  // LemonSlice animates the photo itself, fetched by URL at session start.
+  if (settings.lemonslice) {
+    pipelines.push({ ...builtinTraining, id: LEMONSLICE_PIPELINE_ID, description: 'LemonSlice: a hosted avatar animated from the photo.', renders: { kind: 'avatar_service', provider: 'lemonslice' } });
+  }
+  if (settings.anam) pipelines.push(anamPipeline(settings.anam));
+  if (settings.bey) pipelines.push(beyPipeline(settings.bey));
+  return pipelines;
 }
 
 /** A pipeline whose avatar service needs only the photo: training stores it (and its rendition). */

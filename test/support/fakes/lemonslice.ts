@@ -4,7 +4,8 @@
 // "avatar" then joins the room with the token it was handed (the reference avatar service's
 // participant, at LemonSlice's 16 kHz) and publishes on the agent's behalf, as LemonSlice's
 // servers do. It records each request, and can be told to fail.
-import { joinAsAvatar, type ServiceSession } from '../../../examples/avatar-service/service.ts';
+import type { ServiceSession } from '../../../examples/avatar-service/service.ts';
+import { joinWithHandedToken, type JoinedAvatar } from './hosted-avatar.ts';
 
 export interface LemonSliceRequest {
   apiKey: string | null;
@@ -27,7 +28,7 @@ export interface FakeLemonSlice {
 const LEMONSLICE_SAMPLE_RATE = 16_000;
 
 export function startFakeLemonSlice(apiKey = 'ls_test_key'): FakeLemonSlice {
-  const sessions: Array<ServiceSession & { close(): Promise<void> }> = [];
+  const sessions: JoinedAvatar[] = [];
   const fake: FakeLemonSlice = {
     url: '',
     apiKey,
@@ -53,18 +54,7 @@ export function startFakeLemonSlice(apiKey = 'ls_test_key'): FakeLemonSlice {
       const token = body.properties?.livekit_token;
       const livekitUrl = body.properties?.livekit_url;
       if (!token || !livekitUrl || !record.imageFetched) return Response.json({ error: 'bad request' }, { status: 400 });
-      // Who it is and for whom it publishes, as LiveKit will see it: from the token's claims.
-      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sub: string; attributes?: Record<string, string>; video?: { room?: string } };
-      const session = await joinAsAvatar({
-        livekitUrl,
-        roomName: claims.video?.room ?? '',
-        token,
-        avatarIdentity: claims.sub,
-        agentIdentity: claims.attributes?.['lk.publish_on_behalf'] ?? '',
-        identity: null,
-        shape: 'portrait',
-        sampleRate: LEMONSLICE_SAMPLE_RATE,
-      });
+      const session = await joinWithHandedToken(livekitUrl, token, LEMONSLICE_SAMPLE_RATE);
       sessions.push(session);
       return Response.json({ session_id: session.id });
     },
