@@ -5,12 +5,12 @@
 // (or interrupted) once per segment, or `waitForPlayout` never returns.
 //
 // It takes the TTS's frames at their own rate and resamples them itself (it declares no
-// sample rate, so the session hands frames over untouched): their viseme cues (userdata,
+// sample rate, so the session hands frames over untouched): their viseme cues or timed words (userdata,
 // agent/visemes) stay with the audio, and an interruption drops both.
 import { AudioFrame, AudioResampler } from '@livekit/rtc-node';
-import { voice } from '@livekit/agents';
+import { USERDATA_TIMED_TRANSCRIPT, voice } from '@livekit/agents';
 import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
-import { stressWithin, VISEME_CUES, visemeShares, type Viseme, type VisemeCue } from '../visemes/index.ts';
+import { cuesFromWords, stressWithin, VISEME_CUES, visemeShares, type TimedWord, type Viseme, type VisemeCue } from '../visemes/index.ts';
 
 /** Lips move a little before the sound they make: each slice shows the visemes this much ahead. */
 const VISEME_LEAD_S = 0.02;
@@ -70,9 +70,13 @@ export class AvatarSpeech extends voice.AudioOutput {
       this.#segments.push(segment);
     }
     const cues = frame.userdata[VISEME_CUES] as VisemeCue[] | undefined;
+    const words = frame.userdata[USERDATA_TIMED_TRANSCRIPT] as TimedWord[] | undefined;
     if (Array.isArray(cues)) {
       for (const cue of cues) segment.cues.push({ ...cue, start: cue.start + segment.received });
       segment.marksStress ||= cues.some((cue) => cue.stress);
+    } else if (Array.isArray(words)) {
+      // Timed words (ElevenLabs): already timed from the reply's start, not from this frame.
+      segment.cues.push(...cuesFromWords(words));
     }
     segment.received += frame.samplesPerChannel / frame.sampleRate;
     const mono = frame.channels === 1 ? frame : monoFrame(frame);

@@ -2,8 +2,8 @@
 // (Piper's alignments) hangs cues on the audio frames it yields (`VISEME_CUES` in the
 // frame's userdata, times relative to that frame), the avatar's speech queue keeps them with
 // the audio (an interruption drops both), and the renderer shapes the lips by them, loudness
-// sizing the opening. Speech without cues (espeak-ng, cloud voices) is drawn from loudness
-// alone.
+// sizing the opening. Voices that time words only (ElevenLabs) get cues from spelling
+// (letters.ts); speech with neither (OpenAI's voice) is drawn from loudness alone.
 
 /**
  * The mouth shapes told apart. `closed`: lips pressed (m, b, p); `lip-teeth`: lower lip to
@@ -137,3 +137,5 @@ export function visemeShares(cues: readonly VisemeCue[], from: number, to: numbe
 export function stressWithin(cues: readonly VisemeCue[], from: number, to: number): boolean {
   return cues.some((cue) => cue.stress === true && cue.start >= from && cue.start < to);
 }
+
+export { cuesFromWords, visemesOfWord, type TimedWord } from './letters.ts';

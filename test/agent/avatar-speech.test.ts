@@ -1,9 +1,11 @@
 // The avatar's speech input: what the agent session says comes back out 40 ms at a time,
 // in order, then silence; each reply is reported started and finished once, an interruption
 // drops the rest at once and reports it interrupted, or the session would wait forever.
-import { describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { AudioFrame } from '@livekit/rtc-node';
-import { initializeLogger, voice } from '@livekit/agents';
+import { initializeLogger, tts as ttsBase, USERDATA_TIMED_TRANSCRIPT, voice } from '@livekit/agents';
+import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
+import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fakes/elevenlabs.ts';
 import { AvatarSpeech } from '../../agent/avatar/index.ts';
 import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
 import { VISEME_CUES, type VisemeCue } from '../../agent/visemes/index.ts';
@@ -149,4 +151,49 @@ describe('AvatarSpeech', () => {
     expect(next.speechSamples).toBe(SLICE);
     expect(next.visemes).toBeUndefined();
   });
+});
+
+describe('AvatarSpeech with a voice that times words (ElevenLabs)', () => {
+  let fake: FakeElevenLabs;
+  beforeAll(async () => {
+    fake = await startFakeElevenLabs({ firstAudioDelayMs: 0 });
+  });
+  afterAll(() => fake.stop());
+
+  test('the plugin’s timed words become visemes on the slices: pressed and open lips alternate', async () => {
+    const tts = new elevenlabs.TTS({ apiKey: 'xi-test', baseURL: fake.baseUrl, voiceId: 'v1', model: 'eleven_flash_v2_5', language: 'en', encoding: 'pcm_22050' });
+    const speech = new AvatarSpeech();
+    const stream = tts.stream();
+    stream.pushText('Mama, papa, bob, mama, papa, bob, mama. ');
+    stream.flush();
+    stream.endInput();
+    let timedWords = 0;
+    for await (const event of stream) {
+      if (event === ttsBase.SynthesizeStream.END_OF_STREAM) break;
+      // What agents' default tts node does with each chunk before the audio output sees it.
+      if (event.timedTranscripts?.length) {
+        event.frame.userdata[USERDATA_TIMED_TRANSCRIPT] = event.timedTranscripts;
+        timedWords += event.timedTranscripts.length;
+      }
+      await speech.captureFrame(event.frame);
+      if (event.final) break;
+    }
+    stream.close();
+    await tts.close();
+    speech.flush();
+    expect(timedWords).toBeGreaterThan(5);
+
+    const slices = [];
+    for (let slice = speech.take(SLICE); slice.speechSamples > 0; slice = speech.take(SLICE)) slices.push(slice);
+    expect(slices.length).toBeGreaterThan(50);
+    // Every timed slice says what the lips do; the words are all m/b/p and vowels, so the lips
+    // alternate: pressed on some slices, open on others (loudness alone cannot tell them apart:
+    // the fake's voice is equally loud throughout).
+    const timed = slices.filter((s) => s.visemes);
+    expect(timed.length).toBeGreaterThan(slices.length * 0.6);
+    const pressed = timed.filter((s) => (s.visemes!.closed ?? 0) >= 0.3).length;
+    const open = timed.filter((s) => (s.visemes!.open ?? 0) >= 0.3).length;
+    expect(pressed).toBeGreaterThan(timed.length * 0.2);
+    expect(open).toBeGreaterThan(timed.length * 0.2);
+  }, 30_000);
 });

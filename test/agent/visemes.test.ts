@@ -2,7 +2,7 @@
 // become viseme cues; stress marks join the vowel after them, length marks and the gaps
 // between words the sound before (the lips do not close between words), punctuation rests.
 import { describe, expect, test } from 'bun:test';
-import { cuesFromPhonemes, cuesWithin, stressWithin, visemeOf, visemeShares } from '../../agent/visemes/index.ts';
+import { cuesFromPhonemes, cuesFromWords, cuesWithin, stressWithin, visemeOf, visemeShares, visemesOfWord } from '../../agent/visemes/index.ts';
 
 const RATE = 1000; // samples per second: lengths below read as milliseconds
 
@@ -59,5 +59,30 @@ describe('visemes', () => {
     expect(shares.closed).toBeCloseTo(0.5, 6);
     expect(shares.open).toBeCloseTo(0.5, 6);
     expect(visemeShares(cues, 0.4, 0.5)).toEqual({});
+  });
+
+  test('spelling gives the shapes of a word when a voice times words only (ElevenLabs)', () => {
+    expect(visemesOfWord('Mama,')).toEqual(['closed', 'open', 'closed', 'open']);
+    expect(visemesOfWord('shop')).toEqual(['hush', 'round', 'closed']);
+    expect(visemesOfWord('five')).toEqual(['lip-teeth', 'spread', 'lip-teeth', 'spread']);
+    expect(visemesOfWord('мама')).toEqual(['closed', 'open', 'closed', 'open']);
+    expect(visemesOfWord('czółno')).toEqual(['hush', 'round', 'round', 'teeth', 'round']);
+    expect(visemesOfWord('42!')).toEqual([]);
+  });
+
+  test('timed words become cues: the sounds share each word evenly, and like neighbours merge', () => {
+    const cues = cuesFromWords([
+      { text: 'map ', startTime: 0, endTime: 0.3 },
+      { text: 'pool', startTime: 0.3, endTime: 0.6 },
+      { text: 'untimed' },
+    ]);
+    expect(cues.map((c) => [c.viseme, Math.round(c.start * RATE), Math.round(c.duration * RATE)])).toEqual([
+      ['closed', 0, 100],
+      ['open', 100, 100],
+      // "p" ends "map" and starts "pool": one closure across the word boundary.
+      ['closed', 200, 200],
+      ['round', 400, 100],
+      ['mid', 500, 100],
+    ]);
   });
 });
