@@ -1,6 +1,6 @@
 // Idle life: the head drifts a little (a few slow, unrelated sways), the chest breathes
 // (the head rises and falls with it), and the two moods differ. Speaking, the head moves
-// more, dips on loud stretches, and accents stressed syllables with a short nod and a lift
+// more, dips on loud stretches, and accents stressed syllables with a short nod (and tilt) and a lift
 // of the brows (Piper marks the stress; other voices, a loud onset after a quieter moment);
 // listening, it tilts a little toward the visitor and nods when they pause (now and then
 // when their speech is not known). Amplitudes are shares of the face's height, so every
@@ -51,6 +51,8 @@ const LISTEN_NOD_GAP_MS = 1_500;
 /** An accent: a nod this deep (share of the face's height) over NOD_MS, the brows up over BROW_MS. */
 const ACCENT_NOD = 0.006;
 const ACCENT_NOD_MS = 320;
+/** …with a tilt this big (degrees, over the nod), to one side then the other: a speaker's head does not only bob. */
+const ACCENT_TILT = 0.7 * DEGREE;
 const ACCENT_BROW_MS = 480;
 /** Accents come no closer than this: a nod on every syllable would look like a twitch. */
 const ACCENT_GAP_MS = 450;
@@ -67,6 +69,8 @@ export class HeadMotion {
   #listenNodAt = -Infinity;
   #visitorSpoke = false;
   #accentStrength = 0;
+  /** The side the next accent tilts to (+1 or -1). */
+  #accentSide = 1;
   /** The openness of the last few frames (a loud onset follows a quieter one). */
   #recent: number[] = [];
 
@@ -87,6 +91,7 @@ export class HeadMotion {
     if (speaking && accent && elapsedMs - this.#accentAt >= ACCENT_GAP_MS) {
       this.#accentAt = elapsedMs;
       this.#accentStrength = 0.5 + 0.5 * Math.min(1, loudness);
+      this.#accentSide = -this.#accentSide;
     }
     const since = elapsedMs - this.#accentAt;
     const nodPulse = since < ACCENT_NOD_MS ? Math.sin((Math.PI * since) / ACCENT_NOD_MS) : 0;
@@ -117,7 +122,7 @@ export class HeadMotion {
       h * EMPHASIS * this.#emphasis * this.#speaking +
       h * NOD * nod * listening +
       h * ACCENT_NOD * this.#accentStrength * nodPulse;
-    const roll = ROLL * lively * sway(0.06, p[6]!) + LISTENING_TILT * listening;
+    const roll = ROLL * lively * sway(0.06, p[6]!) + LISTENING_TILT * listening + ACCENT_TILT * this.#accentStrength * nodPulse * this.#accentSide;
     return { dx, dy, roll, brow };
   }
 }

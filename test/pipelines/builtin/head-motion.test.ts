@@ -36,14 +36,14 @@ test('listening, the head leans to one side and nods; speaking, it sways about u
   }
 });
 
-test('a stressed syllable gets a short nod and a lift of the brows; accents come no closer than 450 ms', () => {
+test('a stressed syllable gets a short nod, a tilt to alternate sides and a lift of the brows; accents come no closer than 450 ms', () => {
   const run = (stressedAt: (frame: number) => boolean | undefined, loudness: (frame: number) => number) => {
     const motion = new HeadMotion(FACE_HEIGHT, seededRandom(3));
     const calm = new HeadMotion(FACE_HEIGHT, seededRandom(3));
     return Array.from({ length: 100 }, (_, frame) => {
       const pose = motion.next(frame * 40, { speaking: true, loudness: loudness(frame), stressed: stressedAt(frame) });
       const without = calm.next(frame * 40, { speaking: true, loudness: loudness(frame), stressed: stressedAt(frame) === undefined ? undefined : false });
-      return { brow: pose.brow, nod: pose.dy - without.dy };
+      return { brow: pose.brow, nod: pose.dy - without.dy, tilt: degrees(pose.roll - without.roll) };
     });
   };
   // Piper's stress marks at frames 20 and 24 (160 ms apart: the second is too close) and 60.
@@ -56,6 +56,12 @@ test('a stressed syllable gets a short nod and a lift of the brows; accents come
   expect(Math.max(...marked.slice(20, 29).map((p) => p.nod))).toBeGreaterThan(1);
   expect(Math.max(...marked.slice(20, 29).map((p) => p.nod))).toBeLessThan(0.01 * FACE_HEIGHT);
   expect(Math.abs(marked[30]!.nod)).toBeLessThan(0.01);
+  // The tilt: under a degree, one way on the first accent and the other way on the next, gone with the nod.
+  const tiltOf = (from: number) => marked.slice(from, from + 9).reduce((most, p) => (Math.abs(p.tilt) > Math.abs(most) ? p.tilt : most), 0);
+  expect(Math.abs(tiltOf(20))).toBeGreaterThan(0.2);
+  expect(Math.abs(tiltOf(20))).toBeLessThan(1);
+  expect(Math.sign(tiltOf(60))).toBe(-Math.sign(tiltOf(20)));
+  expect(Math.abs(marked[30]!.tilt)).toBeLessThan(0.01);
   // A voice that marks no stress (undefined): a loud syllable after a quieter moment is the accent.
   const onsets = run(() => undefined, (frame) => (frame % 25 < 5 ? 0.9 : 0.2));
   expect(accented(onsets).length).toBeGreaterThanOrEqual(3);
