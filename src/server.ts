@@ -7,8 +7,8 @@ import { databaseOperations, type Operations } from './admin/operations.ts';
 import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './admin/service-record.ts';
 import { createAssetStore, type AssetStore } from './assets/index.ts';
 import { assetRoutes } from './assets/routes.ts';
-import { CONSOLE_API, PUBLIC_API } from './auth/index.ts';
-import { consoleRoutes } from './console/index.ts';
+import { CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
+import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
 import type { Config } from './config.ts';
 import { CreditLedger } from './credits/index.ts';
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/index.ts';
@@ -209,6 +209,7 @@ export function buildApp(services: Services) {
         throw new ApiError(413, `Request body too large: at most ${config.maxRequestBytes} bytes`);
       }
     })
+    .use(credentialsBeforeBodies(database.db, CONSOLE_OPEN_PATHS))
     .use(bodyParsers)
     .use(apiDocs(packageJson.version))
     .use(healthRoutes(services.readiness))

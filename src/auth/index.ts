@@ -54,11 +54,38 @@ async function consoleCaller(db: Database, request: Request): Promise<Caller> {
   return { accountId: session.accountId, browserSession: session };
 }
 
+const callerFor = (db: Database, audience: Audience, request: Request) => (audience.kind === 'console' ? consoleCaller(db, request) : apiKeyCaller(db, request));
+
+/** Callers found before their request's body was read (credentialsBeforeBodies), for the routes' own check. */
+const knownCallers = new WeakMap<Request, Caller>();
+
 export function authentication(db: Database, audience: Audience = PUBLIC_API) {
   // The seed keeps Elysia from deduplicating the two doors into one.
   return new Elysia({ name: 'likeness/auth', seed: audience.kind }).derive({ as: 'scoped' }, async ({ request }): Promise<{ caller: Caller }> => ({
-    caller: audience.kind === 'console' ? await consoleCaller(db, request) : await apiKeyCaller(db, request),
+    caller: knownCallers.get(request) ?? (await callerFor(db, audience, request)),
   }));
+}
+
+/** Whether a request carries a body (a length above 0, or a chunked one). */
+function hasBody(request: Request): boolean {
+  if (READ_ONLY_METHODS.has(request.method)) return false;
+  return Number(request.headers.get('content-length') ?? 0) > 0 || request.headers.has('transfer-encoding');
+}
+
+/**
+ * Credentials before bodies: a request with a body to either door's routes is answered 401
+ * (or the console's 403) before its body is read when its credentials do not hold, so an
+ * anonymous client cannot make the service buffer and parse uploads of tens of megabytes.
+ * Runs before routing (Elysia's parse step would read the body first); `open` are the paths
+ * that take no credentials (the console's sign-in and sign-up).
+ */
+export function credentialsBeforeBodies(db: Database, open: readonly string[]) {
+  return new Elysia({ name: 'likeness/credentials-before-bodies' }).onRequest(async ({ request }) => {
+    if (!hasBody(request)) return;
+    const path = new URL(request.url).pathname;
+    const audience = path.startsWith(`${PUBLIC_API.prefix}/`) ? PUBLIC_API : path.startsWith(`${CONSOLE_API.prefix}/`) && !open.includes(path) ? CONSOLE_API : undefined;
+    if (audience) knownCallers.set(request, await callerFor(db, audience, request));
+  });
 }
 
 /**

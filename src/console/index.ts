@@ -31,6 +31,9 @@ import { hashPassword, setConsolePassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
 import { AttemptLimiter, SignInThrottle } from './attempt-limiter.ts';
 
+/** The console's routes that take no credentials: everything else under its prefix needs a sign-in. */
+export const CONSOLE_OPEN_PATHS = [`${CONSOLE_API.prefix}/sign-up`, `${CONSOLE_API.prefix}/sign-in`] as const;
+
 export interface ConsoleDeps {
   db: Database;
   ledger: CreditLedger;
