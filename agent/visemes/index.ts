@@ -5,22 +5,9 @@
 // sizing the opening. Voices that time words only (ElevenLabs) get cues from spelling
 // (letters.ts); speech with neither (OpenAI's voice) is drawn from loudness alone.
 
-/**
- * The mouth shapes told apart. `closed`: lips pressed (m, b, p); `lip-teeth`: lower lip to
- * the upper teeth (f, v); `teeth`: nearly closed, teeth showing (s, t, d, n…); `hush`: the
- * same, pushed forward (sh, ch, j); `spread`: i, e; `mid`: schwa and most consonants;
- * `open`: a; `round`: o, u, w.
- */
-export type Viseme = 'rest' | 'closed' | 'lip-teeth' | 'teeth' | 'hush' | 'spread' | 'mid' | 'open' | 'round';
+import type { Viseme, VisemeCue } from './types.ts';
 
-/** One sound: its shape, from `start` for `duration` seconds (relative to the frame that carries it). */
-export interface VisemeCue {
-  viseme: Viseme;
-  start: number;
-  duration: number;
-  /** The vowel of a stressed syllable (Piper marks them): the head and brows accent it. */
-  stress?: boolean;
-}
+export type { Viseme, VisemeCue } from './types.ts';
 
 /** The key in an AudioFrame's userdata under which its cues travel. */
 export const VISEME_CUES = 'likeness.viseme_cues';

@@ -1,10 +1,10 @@
 // Visemes from spelling, for voices that time words but give no phonemes: ElevenLabs aligns
 // its audio to characters, which agents' ElevenLabs plugin hands on as timed words
 // (`USERDATA_TIMED_TRANSCRIPT` on the frames). Each word's letters (digraphs as one sound)
-// share its time evenly. Spelling is not pronunciation ("knight", a silent e), but the lips
+// share its time, vowels twice as long as consonants. Spelling is not pronunciation ("knight", a silent e), but the lips
 // are mostly in the letters: m/b/p close them, o/u round them, a opens them, in the four
 // languages we speak (Latin and Cyrillic letters).
-import type { Viseme, VisemeCue } from './index.ts';
+import type { Viseme, VisemeCue } from './types.ts';
 
 /** Two letters that make one sound, and its shape. */
 const DIGRAPHS: Record<string, Viseme> = {
@@ -40,6 +40,10 @@ export function visemesOfWord(word: string): Viseme[] {
   return out;
 }
 
+/** Vowels last about twice as long as consonants in running speech: a word's time is shared so. */
+const VOWELS = new Set<Viseme>(['open', 'round', 'spread']);
+const VOWEL_WEIGHT = 2;
+
 /** A word with its time in the speech, seconds from the reply's first sample (agents' TimedString). */
 export interface TimedWord {
   text: string;
@@ -47,19 +51,22 @@ export interface TimedWord {
   endTime?: number;
 }
 
-/** Cues for timed words: each word's sounds share its span; neighbours of the same shape merge. Untimed words are skipped. */
+/** Cues for timed words: each word's sounds share its span (vowels twice as long); neighbours of the same shape merge. Untimed words are skipped. */
 export function cuesFromWords(words: readonly TimedWord[]): VisemeCue[] {
   const cues: VisemeCue[] = [];
   for (const word of words) {
     const { startTime: start, endTime: end } = word;
     if (start === undefined || end === undefined || !(end > start)) continue;
     const sounds = visemesOfWord(word.text);
-    const each = (end - start) / sounds.length;
+    const weights = sounds.map((viseme) => (VOWELS.has(viseme) ? VOWEL_WEIGHT : 1));
+    const unit = (end - start) / weights.reduce((a, b) => a + b, 0);
+    let at = start;
     sounds.forEach((viseme, i) => {
+      const duration = weights[i]! * unit;
       const last = cues.at(-1);
-      const at = start + i * each;
-      if (last && last.viseme === viseme && Math.abs(last.start + last.duration - at) < 1e-6) last.duration += each;
-      else cues.push({ viseme, start: at, duration: each });
+      if (last && last.viseme === viseme && Math.abs(last.start + last.duration - at) < 1e-6) last.duration += duration;
+      else cues.push({ viseme, start: at, duration });
+      at += duration;
     });
   }
   return cues;

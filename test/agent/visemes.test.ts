@@ -70,19 +70,20 @@ describe('visemes', () => {
     expect(visemesOfWord('42!')).toEqual([]);
   });
 
-  test('timed words become cues: the sounds share each word evenly, and like neighbours merge', () => {
+  test('timed words become cues: the sounds share each word, vowels twice as long, and like neighbours merge', () => {
     const cues = cuesFromWords([
       { text: 'map ', startTime: 0, endTime: 0.3 },
       { text: 'pool', startTime: 0.3, endTime: 0.6 },
       { text: 'untimed' },
     ]);
+    // Vowels count double: "map" is 75 + 150 + 75 ms; "pool" ("oo" one sound) 75 + 150 + 75.
     expect(cues.map((c) => [c.viseme, Math.round(c.start * RATE), Math.round(c.duration * RATE)])).toEqual([
-      ['closed', 0, 100],
-      ['open', 100, 100],
+      ['closed', 0, 75],
+      ['open', 75, 150],
       // "p" ends "map" and starts "pool": one closure across the word boundary.
-      ['closed', 200, 200],
-      ['round', 400, 100],
-      ['mid', 500, 100],
+      ['closed', 225, 150],
+      ['round', 375, 150],
+      ['mid', 525, 75],
     ]);
   });
 });

@@ -119,8 +119,29 @@ export class FrameLog {
 }
 
 /** Mean absolute luma difference between two mouth crops. */
-export function mouthChange(a: Uint8Array, b: Uint8Array): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i]! - b[i]!);
-  return sum / a.length;
+/**
+ * How much the mouth's box differs between two frames (mean absolute luma difference), after
+ * lining them up: the smallest difference over shifts of up to `SHIFT` px each way, so that the
+ * head's sway and nods, which move the whole box, do not count as the mouth moving.
+ */
+export function mouthChange(a: Uint8Array, b: Uint8Array, box: { width: number; height: number }): number {
+  const { width, height } = box;
+  let best = Infinity;
+  for (let dy = -SHIFT; dy <= SHIFT; dy++) {
+    for (let dx = -SHIFT; dx <= SHIFT; dx++) {
+      let sum = 0;
+      let n = 0;
+      for (let y = SHIFT; y < height - SHIFT; y++) {
+        const row = y * width;
+        const shifted = (y + dy) * width + dx;
+        for (let x = SHIFT; x < width - SHIFT; x++) {
+          sum += Math.abs(a[row + x]! - b[shifted + x]!);
+          n++;
+        }
+      }
+      best = Math.min(best, sum / Math.max(1, n));
+    }
+  }
+  return best;
 }
+const SHIFT = 4;

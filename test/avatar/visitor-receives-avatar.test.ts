@@ -151,7 +151,7 @@ describe('the avatar as the visitor receives it', () => {
       expect(silent.length).toBeGreaterThan(10);
       expect(speaking.length).toBeGreaterThan(10);
       const reference = silent[0]!.mouth!;
-      const change = (fs: ReceivedFrame[]) => fs.map((f) => mouthChange(f.mouth!, reference)).sort((a, b) => a - b);
+      const change = (fs: ReceivedFrame[]) => fs.map((f) => mouthChange(f.mouth!, reference, box)).sort((a, b) => a - b);
       const idle = change(silent);
       const moving = change(speaking);
       const p = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
@@ -220,7 +220,7 @@ describe('the avatar as the visitor receives it', () => {
       const measured = video.frames.filter((f) => f.mouth);
       const reference = measured.find((f) => f.at < asked.startedAt && silentAround(ears, f.at, 300));
       expect(reference).toBeDefined();
-      const change = (f: ReceivedFrame) => mouthChange(f.mouth!, reference!.mouth!);
+      const change = (f: ReceivedFrame) => mouthChange(f.mouth!, reference!.mouth!, box);
       const sorted = (fs: ReceivedFrame[]) => fs.map(change).sort((a, b) => a - b);
       const at = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
       // Closed: the level of the silent frames before the question (idle head motion only).
