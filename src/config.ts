@@ -180,8 +180,21 @@ export interface Config {
   pipelines: PipelineSettings;
   sessions: SessionSettings;
   console: ConsoleSettings;
+  /** Every account's limits unless the operator set its own (`likeness limits set`); 0: none. */
+  limits: AccountLimits;
   providers: ProviderSettings;
   agent: AgentSettings;
+}
+
+/** What one account may do at once and per window (src/limits); 0: no limit. */
+export interface AccountLimits {
+  /** Sessions running at once (with or without an avatar, joined or not). */
+  concurrent_sessions: number;
+  session_starts_per_minute: number;
+  /** Identity creates and retrains training at once. */
+  concurrent_identity_creates: number;
+  /** Identity creates and retrains per hour, failed ones included. */
+  identity_creates_per_hour: number;
 }
 
 /** The control plane's half of the avatar pipelines (training); the agent's half is AgentSettings.pipelineModules. */
@@ -406,6 +419,12 @@ export function loadConfig(env: Env = process.env): Config {
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),
       tokenTtlSeconds: integer(env, 'SESSION_TOKEN_TTL_SECONDS', 600, 30),
       landscapeVideo: flag(env, 'AVATAR_LANDSCAPE', true),
+    },
+    limits: {
+      concurrent_sessions: integer(env, 'LIMIT_CONCURRENT_SESSIONS', 10, 0),
+      session_starts_per_minute: integer(env, 'LIMIT_SESSION_STARTS_PER_MINUTE', 20, 0),
+      concurrent_identity_creates: integer(env, 'LIMIT_CONCURRENT_IDENTITY_CREATES', 3, 0),
+      identity_creates_per_hour: integer(env, 'LIMIT_IDENTITY_CREATES_PER_HOUR', 60, 0),
     },
     console: {
       starterCredits: integer(env, 'CONSOLE_STARTER_CREDITS', 500),

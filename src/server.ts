@@ -9,6 +9,7 @@ import { createAssetStore, type AssetStore } from './assets/index.ts';
 import { assetRoutes } from './assets/routes.ts';
 import { CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
 import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
+import { trainingAttempts } from './identities/limits.ts';
 import type { Config } from './config.ts';
 import { CreditLedger } from './credits/index.ts';
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/index.ts';
@@ -151,7 +152,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     retraining: new Retraining({ db, store, pipelines, mediaLimits, voices, workLeaseSeconds: config.workLeaseSeconds }),
     mediaLimits,
     voices,
-    operations: databaseOperations(db),
+    operations: databaseOperations(db, config),
     adminToken: await adminTokenFor(config),
   };
 }
@@ -183,6 +184,8 @@ export function buildApp(services: Services) {
     onboardingCost: config.credits.onboardingCost,
     voices: services.voices,
     workLeaseSeconds: config.workLeaseSeconds,
+    limits: config.limits,
+    trainings: trainingAttempts(database.db),
   };
   const sessionDeps = {
     db: database.db,
@@ -193,6 +196,7 @@ export function buildApp(services: Services) {
     agentName: config.livekit.agentName,
     assetsUrl: config.assetsUrl,
     internalUrl: config.internalUrl,
+    limits: config.limits,
   };
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.

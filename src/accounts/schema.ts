@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import type { AccountLimits } from '../config.ts';
 
 export const accounts = pgTable(
   'accounts',
@@ -10,6 +11,8 @@ export const accounts = pgTable(
     balance: integer('balance').notNull().default(0),
     /** This account's session length limit; null: the service default. */
     maxSessionSeconds: integer('max_session_seconds'),
+    /** This account's own limits (src/limits), each overriding the service default; null: the defaults. */
+    limits: jsonb('limits').$type<Partial<AccountLimits>>(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [check('accounts_balance_not_negative', sql`${t.balance} >= 0`)],

@@ -43,5 +43,9 @@ export function adminRoutes(operations: Operations, adminToken: string) {
     .get('/credits/balance', ({ query }) => run(() => operations.balance(query)), { query: AccountRef })
     .post('/console-password', ({ body }) => run(() => operations.setConsolePassword(body)), {
       body: t.Object({ account_id: t.String(), password: t.String() }),
-    });
+    })
+    .post('/limits', ({ body }) => run(() => operations.setLimits(body)), {
+      body: t.Object({ account_id: t.String(), limits: t.Record(t.String(), t.Integer()), reset: t.Optional(t.Boolean()) }),
+    })
+    .get('/limits', ({ query }) => run(() => operations.showLimits(query)), { query: AccountRef });
 }

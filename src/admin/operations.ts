@@ -4,6 +4,9 @@ import { accountExists, createAccount } from '../accounts/index.ts';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.ts';
 import { BalanceLimitExceeded, CreditLedger, MAX_BALANCE } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
+import { eq } from 'drizzle-orm';
+import { accounts } from '../accounts/schema.ts';
+import { LIMIT_NAMES, limitsOf, type AccountLimits } from '../limits/index.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, setConsolePassword } from '../console/passwords.ts';
 
 export class OperatorError extends Error {
@@ -23,10 +26,25 @@ export interface Operations {
   grantCredits(input: { account_id: string; amount: number }): Promise<{ account_id: string; balance: number }>;
   balance(input: { account_id: string }): Promise<{ account_id: string; balance: number }>;
   setConsolePassword(input: { account_id: string; password: string }): Promise<{ account_id: string; console_sessions_ended: number }>;
+  /** Sets some of the account's own limits (the rest stay); `reset` drops them all first. */
+  setLimits(input: { account_id: string; limits: Partial<AccountLimits>; reset?: boolean }): Promise<LimitsView>;
+  showLimits(input: { account_id: string }): Promise<LimitsView>;
 }
 
-export function databaseOperations(db: Database): Operations {
+/** An account's limits in force, and which of them are its own (the rest are the service's). */
+export interface LimitsView {
+  account_id: string;
+  limits: AccountLimits;
+  own: Partial<AccountLimits>;
+}
+
+export function databaseOperations(db: Database, defaults: { limits: AccountLimits }): Operations {
   const ledger = new CreditLedger(db);
+  const limitsView = async (accountId: string): Promise<LimitsView> => {
+    const [row] = await db.select({ limits: accounts.limits }).from(accounts).where(eq(accounts.id, accountId));
+    if (!row) throw new OperatorError(404, `No account ${accountId}`);
+    return { account_id: accountId, limits: limitsOf(defaults.limits, row.limits), own: row.limits ?? {} };
+  };
   const mustExist = async (accountId: string) => {
     if (!(await accountExists(db, accountId))) throw new OperatorError(404, `No account ${accountId}`);
   };
@@ -77,5 +95,16 @@ export function databaseOperations(db: Database): Operations {
       await mustExist(account_id);
       return { account_id, console_sessions_ended: await setConsolePassword(db, account_id, password) };
     },
+    async setLimits({ account_id, limits, reset }) {
+      for (const [name, value] of Object.entries(limits)) {
+        if (!(LIMIT_NAMES as readonly string[]).includes(name)) throw new OperatorError(400, `no limit "${name}" (there are ${LIMIT_NAMES.join(', ')})`);
+        if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 1_000_000) throw new OperatorError(400, `${name} must be a whole number from 0 (no limit) to 1000000`);
+      }
+      const current = await limitsView(account_id);
+      const own = { ...(reset ? {} : current.own), ...limits };
+      await db.update(accounts).set({ limits: Object.keys(own).length ? own : null }).where(eq(accounts.id, account_id));
+      return limitsView(account_id);
+    },
+    showLimits: ({ account_id }) => limitsView(account_id),
   };
 }

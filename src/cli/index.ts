@@ -3,7 +3,8 @@
 // Its interface is stable (scripts depend on it): each command prints one JSON line.
 import { parseArgs } from 'node:util';
 import { OperatorError, databaseOperations, type Operations } from '../admin/operations.ts';
-import { loadConfig, type Config } from '../config.ts';
+import { loadConfig, type AccountLimits, type Config } from '../config.ts';
+import { LIMIT_NAMES } from '../limits/limits.ts';
 import { openDatabase, pgliteDirFor } from '../db/index.ts';
 import type { AgentWorker } from '../../agent/worker.ts';
 import { adminTokenFor, runningService } from '../admin/service-record.ts';
@@ -21,9 +22,15 @@ const USAGE = `usage:
   likeness keys list --account A
   likeness keys revoke --account A --key K
   likeness credits grant --account A --amount N
-  likeness credits balance --account A`;
+  likeness credits balance --account A
+  likeness limits show --account A
+  likeness limits set --account A [--reset] [--concurrent-sessions N] [--session-starts-per-minute N]
+                      [--concurrent-identity-creates N] [--identity-creates-per-hour N]   (0: no limit)`;
 
 class UsageError extends Error {}
+
+/** A limit's command-line flag: `concurrent_sessions` → `concurrent-sessions`. */
+const flagOf = (name: string) => name.replaceAll('_', '-');
 
 /** Talk to the running service over HTTP: it owns the embedded database. */
 function httpOperations(url: string, token: string): Operations {
@@ -49,6 +56,8 @@ function httpOperations(url: string, token: string): Operations {
     grantCredits: (input) => call('POST', '/credits/grant', input),
     balance: (input) => call('GET', `/credits/balance${q(input)}`),
     setConsolePassword: (input) => call('POST', '/console-password', input),
+    setLimits: (input) => call('POST', '/limits', input),
+    showLimits: (input) => call('GET', `/limits${q(input)}`),
   };
 }
 
@@ -59,7 +68,7 @@ async function withOperations<T>(config: Config, action: (ops: Operations) => Pr
   }
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDirFor(config.dataDir) });
   try {
-    return await action(databaseOperations(database.db));
+    return await action(databaseOperations(database.db, config));
   } finally {
     await database.close();
   }
@@ -155,6 +164,8 @@ export async function main(argv: string[]): Promise<number> {
       key: { type: 'string' },
       amount: { type: 'string' },
       role: { type: 'string' },
+      reset: { type: 'boolean' },
+      ...Object.fromEntries(LIMIT_NAMES.map((name) => [flagOf(name), { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -197,6 +208,17 @@ export async function main(argv: string[]): Promise<number> {
         return ops.grantCredits({ account_id: required(values, 'account'), amount: whole(required(values, 'amount'), 'amount') });
       case 'credits balance':
         return ops.balance({ account_id: required(values, 'account') });
+      case 'limits show':
+        return ops.showLimits({ account_id: required(values, 'account') });
+      case 'limits set': {
+        const limits: Partial<AccountLimits> = {};
+        for (const name of LIMIT_NAMES) {
+          const value = (values as Record<string, unknown>)[flagOf(name)];
+          if (typeof value === 'string') limits[name] = whole(value, flagOf(name));
+        }
+        if (!Object.keys(limits).length && !values.reset) throw new UsageError('limits set needs --reset or at least one limit');
+        return ops.setLimits({ account_id: required(values, 'account'), limits, reset: values.reset === true });
+      }
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

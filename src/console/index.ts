@@ -29,7 +29,7 @@ import {
 import { frontEndRoutes } from './front-end.ts';
 import { hashPassword, setConsolePassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
-import { AttemptLimiter, SignInThrottle } from './attempt-limiter.ts';
+import { AttemptLimiter, SignInThrottle } from '../limits/index.ts';
 
 /** The console's routes that take no credentials: everything else under its prefix needs a sign-in. */
 export const CONSOLE_OPEN_PATHS = [`${CONSOLE_API.prefix}/sign-up`, `${CONSOLE_API.prefix}/sign-in`] as const;

@@ -1,7 +1,7 @@
-// The console's sign-in: a password per account (argon2id), and the attempts its limits
-// count. The browser sessions a sign-in opens are src/auth/schema.ts. Only hashes are
+// The console's sign-in: a password per account (argon2id); the attempts its limits count are
+// src/limits/schema.ts. The browser sessions a sign-in opens are src/auth/schema.ts. Only hashes are
 // stored: a leaked table opens no account.
-import { bigserial, index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 
 export const consoleLogins = pgTable('console_logins', {
@@ -12,20 +12,3 @@ export const consoleLogins = pgTable('console_logins', {
   passwordHash: text('password_hash').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
-
-/**
- * Attempts the console limits (failed sign-ins, sign-ups), per scope and key, so that every
- * control-plane replica on one database counts the same attempts. Keys are hashed: the table
- * holds no email address or client address. Rows older than their window are deleted as
- * new ones come.
- */
-export const consoleAttempts = pgTable(
-  'console_attempts',
-  {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
-    scope: text('scope').notNull(),
-    keyHash: text('key_hash').notNull(),
-    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull(),
-  },
-  (t) => [index('console_attempts_key_idx').on(t.scope, t.keyHash, t.at)],
-);

@@ -6,5 +6,6 @@ export * from '../credits/schema.ts';
 export * from '../identities/schema.ts';
 export * from '../sessions/schema.ts';
 export * from '../console/schema.ts';
+export * from '../limits/schema.ts';
 export * from '../voices/schema.ts';
 export * from '../workers/schema.ts';

@@ -18,10 +18,12 @@ import {
   UpdateIdentityForm,
 } from './contract.ts';
 import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from '../media/index.ts';
-import { identityPrefix, onboardIdentity, type UploadedAudio } from './onboarding.ts';
+import { identityPrefix, onboardIdentity, reserveIdentity, type IdentityFields, type UploadedAudio } from './onboarding.ts';
 import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
 import { deleteIdentity, findIdentity, listIdentities, type IdentityRow } from './queries.ts';
 import type { Retraining } from './retraining.ts';
+import { admitTraining } from './limits.ts';
+import { lockAccountLimits, type AccountLimits, type AttemptLimiter } from '../limits/index.ts';
 import { identities } from './schema.ts';
 import { asApiError, providerAvatarProblems, textProblems, throwIfProblems, unknownPipeline } from './validation.ts';
 
@@ -37,6 +39,9 @@ export interface IdentityDeps {
   voices: Voices;
   /** The lease a create holds on its row while it runs (WORK_LEASE_SECONDS). */
   workLeaseSeconds: number;
+  limits: AccountLimits;
+  /** The hourly count of creates and retrains (identities/limits.ts). */
+  trainings: AttemptLimiter;
 }
 
 const unauthorized = { 401: ErrorResponse };
@@ -121,20 +126,23 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         ]);
         // The provider is asked before the uploads are decoded: a wrong id costs a lookup, not a training.
         if (body.provider_avatar_id !== undefined) await pipeline!.providerAvatars!.check(body.provider_avatar_id);
-        // The pipeline starts on the photo (face detection) while ffmpeg decodes the voice sample;
-        // training awaits that same check and reports its error, after any upload's own.
-        const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio, (image) => void pipeline!.checkImage?.(image).catch(() => {}));
-        // Training runs within this call and refuses a photo it cannot use itself (422, nothing kept).
-        const row = await onboardIdentity(deps, {
+        const fields: IdentityFields = {
           accountId: caller.accountId,
           name: body.name,
           prompt: body.prompt,
           language: body.language ?? 'auto',
           pipeline: pipeline!,
-          image: uploads.image!.inspected,
-          audio: uploads.audio,
           presetVoice: body.voice_id === undefined ? undefined : presetVoice(body.voice_id),
           providerAvatarId: body.provider_avatar_id,
+        };
+        // The account's training slot and credits before any decoding (429, 402).
+        const reservation = await reserveIdentity(deps, fields);
+        // Training runs within this call and refuses a photo it cannot use itself (422, nothing kept).
+        const row = await onboardIdentity(deps, reservation, fields, async () => {
+          // The pipeline starts on the photo (face detection) while ffmpeg decodes the voice sample;
+          // training awaits that same check and reports its error, after any upload's own.
+          const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio, (image) => void pipeline!.checkImage?.(image).catch(() => {}));
+          return { image: uploads.image!.inspected, audio: uploads.audio };
         }).catch((error: unknown) => {
           throw asApiError(error);
         });
@@ -143,7 +151,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
       {
         body: CreateIdentityForm,
         parse: 'multipart/form-data',
-        response: { 200: IdentityResponse, 402: ErrorResponse, ...uploadErrors, ...unauthorized, ...invalidRequest, ...voiceProviderError },
+        response: { 200: IdentityResponse, 402: ErrorResponse, 429: ErrorResponse, ...uploadErrors, ...unauthorized, ...invalidRequest, ...voiceProviderError },
         detail: {
           summary: 'Create an identity; training runs within the call',
           description: 'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.',
@@ -181,6 +189,8 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         }
         throwIfProblems([...textProblems(body), ...voiceChoiceProblems(body)]);
         if (retrain) {
+          // A retrain is a training like a create: the account's limits before any decoding.
+          await db.transaction(async (tx) => admitTraining(tx, caller.accountId, await lockAccountLimits(tx, caller.accountId, deps.limits), deps.trainings));
           const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
           // Training runs after the 202: a photo it cannot use is refused now, while the caller waits.
           const pipeline = deps.pipelines.get(current.pipelineId);
@@ -235,6 +245,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
           200: IdentityResponse,
           202: IdentityResponse,
           409: ErrorResponse,
+          429: ErrorResponse,
           ...uploadErrors,
           ...unauthorized,
           ...notFoundError,

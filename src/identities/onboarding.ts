@@ -1,10 +1,14 @@
-// Creating an identity (docs/api.md#identities-create, #identity-states): the row moves created → training → ready
-// within the call, and the onboarding charge commits in the same transaction that makes it
-// ready. Any failure removes the row and its files: nothing half-built, nothing charged.
+// Creating an identity (docs/api.md#identities-create, #identity-states): first the account's
+// training slot and its credits are checked and the row reserved (`created`), before the
+// uploads are decoded; then the row moves created → training → ready within the call, and the
+// onboarding charge commits in the same transaction that makes it ready. Any failure removes
+// the row and its files: nothing half-built, nothing charged.
 // Uploaded audio is cloned into the identity's voice here too (ElevenLabs when configured).
 import { eq } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
+import { lockAccountLimits, type AccountLimits, type AttemptLimiter } from '../limits/index.ts';
+import { admitTraining } from './limits.ts';
 import type { Database } from '../db/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import { ApiError } from '../http/errors.ts';
@@ -20,6 +24,9 @@ import { holdLease, leaseUntil } from './work-lease.ts';
 
 export interface OnboardingDeps {
   db: Database;
+  limits: AccountLimits;
+  /** The hourly count of trainings (identities/limits.ts). */
+  trainings: AttemptLimiter;
   ledger: CreditLedger;
   store: AssetStore;
   onboardingCost: number;
@@ -34,14 +41,25 @@ export interface UploadedAudio {
   profile: VoiceProfile;
 }
 
+/** An identity row reserved for a create (`created`, invisible to reads), leased to this process. */
+export interface Reservation {
+  id: string;
+  accountId: string;
+  prefix: string;
+}
+
+/** What the create's uploads turned into, once decoded. */
 export interface NewIdentity {
+  image: InspectedImage;
+  audio?: UploadedAudio;
+}
+
+export interface IdentityFields {
   accountId: string;
   name: string;
   prompt: string;
   language: Language;
   pipeline: Pipeline;
-  image: InspectedImage;
-  audio?: UploadedAudio;
   /** A preset chosen instead of uploading audio; null or absent: the default voice. */
   presetVoice?: IdentityVoice | null;
   /** The provider's avatar the identity names, for hosted pipelines (already checked with the provider). */
@@ -69,42 +87,60 @@ function insufficient(cost: number): ApiError {
   return new ApiError(402, `Insufficient credits: onboarding an identity costs ${cost} credits`);
 }
 
-export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity): Promise<IdentityRow> {
-  const { db, ledger, store, onboardingCost, voices } = deps;
-  // Refuse early so nothing is stored; the charge below is what really decides.
-  if (onboardingCost > 0 && !(await ledger.canAfford(input.accountId, onboardingCost))) throw insufficient(onboardingCost);
-
+/**
+ * Takes the account's training slot (429 past its limits) and checks its credits (402), with
+ * the account locked, and reserves the identity's row: all before the uploads are decoded, so
+ * an account that cannot pay or is over its limits costs no decoding, ffmpeg or face search.
+ */
+export async function reserveIdentity(deps: OnboardingDeps, fields: IdentityFields): Promise<Reservation> {
+  const { db, ledger, onboardingCost } = deps;
   const id = newId('idn');
-  const prefix = trainingPrefix(id);
-  await db.insert(identities).values({
-    id,
-    accountId: input.accountId,
-    name: input.name,
-    prompt: input.prompt,
-    language: input.language,
-    pipelineId: input.pipeline.id,
-    status: 'created',
-    image: { key: '', contentType: input.image.kind, width: input.image.width, height: input.image.height, variants: {} },
-    workedUntil: leaseUntil(deps.workLeaseSeconds),
+  await db.transaction(async (tx) => {
+    await admitTraining(tx, fields.accountId, await lockAccountLimits(tx, fields.accountId, deps.limits), deps.trainings);
+    // Refuse early so nothing is decoded or stored; the charge at the end is what really decides.
+    if (onboardingCost > 0 && ((await ledger.balance(fields.accountId, tx)) ?? 0) < onboardingCost) throw insufficient(onboardingCost);
+    await tx.insert(identities).values({
+      id,
+      accountId: fields.accountId,
+      name: fields.name,
+      prompt: fields.prompt,
+      language: fields.language,
+      pipelineId: fields.pipeline.id,
+      status: 'created',
+      // Until training stores the photo (the row is invisible meanwhile).
+      image: { key: '', contentType: 'image/png', width: 0, height: 0, variants: {} },
+      workedUntil: leaseUntil(deps.workLeaseSeconds),
+    });
   });
+  return { id, accountId: fields.accountId, prefix: trainingPrefix(id) };
+}
+
+/**
+ * Trains a reserved identity from its uploads (`decode` reads them) and makes it ready,
+ * charged; on any failure the row, its files and any clone go.
+ */
+export async function onboardIdentity(deps: OnboardingDeps, reservation: Reservation, fields: IdentityFields, decode: () => Promise<NewIdentity>): Promise<IdentityRow> {
+  const { db, ledger, store, onboardingCost, voices } = deps;
+  const { id, prefix } = reservation;
   // While this process works on it, no other's recovery takes the row for orphaned.
   const releaseLease = holdLease(db, id, deps.workLeaseSeconds);
   let trained: TrainingResult | undefined;
   try {
+    const uploads = await decode();
     await db.update(identities).set({ status: 'training', updatedAt: new Date() }).where(eq(identities.id, id));
-    trained = await input.pipeline.train({ identityId: id, image: input.image, audio: input.audio?.inspected, store, prefix, providerAvatarId: input.providerAvatarId });
+    trained = await fields.pipeline.train({ identityId: id, image: uploads.image, audio: uploads.audio?.inspected, store, prefix, providerAvatarId: fields.providerAvatarId });
     const training = trained.training;
     const image = trained.image;
-    const audio = input.audio ? await storeVoice(store, prefix, input.audio) : null;
-    let voice = input.presetVoice ?? null;
-    if (input.audio) {
+    const audio = uploads.audio ? await storeVoice(store, prefix, uploads.audio) : null;
+    let voice = fields.presetVoice ?? null;
+    if (uploads.audio) {
       // Last, since it is the one outside call; recorded at once so a cleanup (even after a crash) can delete it.
-      voice = await voices.clone({ id, name: input.name }, { bytes: input.audio.bytes, kind: input.audio.inspected.kind }, input.audio.profile);
+      voice = await voices.clone({ id, name: fields.name }, { bytes: uploads.audio.bytes, kind: uploads.audio.inspected.kind }, uploads.audio.profile);
       await db.update(identities).set({ voice }).where(eq(identities.id, id));
     }
     return await db.transaction(async (tx) => {
       if (onboardingCost > 0) {
-        await ledger.charge(tx, { accountId: input.accountId, amount: onboardingCost, kind: 'onboarding', reference: `identity:${id}` });
+        await ledger.charge(tx, { accountId: fields.accountId, amount: onboardingCost, kind: 'onboarding', reference: `identity:${id}` });
       }
       const now = new Date();
       const [row] = await tx
@@ -117,7 +153,7 @@ export async function onboardIdentity(deps: OnboardingDeps, input: NewIdentity):
   } catch (error) {
     // If this cleanup fails too, the recovery sweep finishes it: the row is invisible meanwhile.
     await discardUnfinished(db, store, voices, id).catch((e) => console.error(`cleanup of ${id} failed:`, e));
-    await releaseTraining(input.pipeline, trained?.training);
+    await releaseTraining(fields.pipeline, trained?.training);
     throw error instanceof InsufficientCredits ? insufficient(onboardingCost) : error;
   } finally {
     releaseLease();

@@ -21,6 +21,11 @@ export class SessionBilling {
   }
 
   /** Set aside one minute for a new avatar session, in the caller's transaction. Throws InsufficientCredits. */
+  /** Whether the account could pay a hold now (an early check; `hold` decides). */
+  async canHold(accountId: string): Promise<boolean> {
+    return this.perMinute === 0 || (await this.ledger.canAfford(accountId, this.perMinute));
+  }
+
   async hold(q: Queryable, accountId: string, sessionId: string): Promise<number> {
     if (this.perMinute === 0) return 0;
     await this.ledger.charge(q, { accountId, amount: this.perMinute, kind: 'session_hold', reference: `session:${sessionId}:hold` });

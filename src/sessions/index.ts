@@ -34,6 +34,7 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
         404: ErrorResponse,
         409: ErrorResponse,
         422: ValidationErrorResponse,
+        429: ErrorResponse,
         500: ErrorResponse,
         503: ErrorResponse,
       },

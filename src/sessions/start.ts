@@ -1,6 +1,8 @@
 // POST /v1/sessions/start (docs/api.md#sessions-start), checked in this order: identity →
-// state → language and voice → a free agent (admission) → credits → room → dispatch → token →
-// row. When LiveKit fails, nothing is left behind: the room is deleted and the hold given back.
+// state → language and voice → the account's limits → a free agent (admission) → credits
+// (early) → room → dispatch → token → then, in one transaction with the account locked,
+// the limits again, the credit hold and the row. When anything fails, nothing is left behind:
+// the room is deleted, and the hold and the row roll back together.
 import { eq } from 'drizzle-orm';
 import { accounts } from '../accounts/schema.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
@@ -15,6 +17,8 @@ import type { LivekitConnection } from '../livekit/connection.ts';
 import type { SessionBilling } from './billing.ts';
 import { freeAgentSlots } from '../workers/admission.ts';
 import { dispatchMetadata } from './dispatch.ts';
+import { lockAccountLimits, readAccountLimits, type AccountLimits } from '../limits/index.ts';
+import { checkSessionLimits } from './limits.ts';
 import { sessions } from './schema.ts';
 
 /** What a 503 tells a client to wait: about one heartbeat round, long enough for a slot to show. */
@@ -37,6 +41,7 @@ export interface StartDeps {
   assetsUrl: string;
   /** Where agent jobs reach this control plane. */
   internalUrl: string;
+  limits: AccountLimits;
 }
 
 /** A voice that can speak every language mode: cloned from uploaded audio, or a multilingual preset. */
@@ -71,7 +76,9 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
   }
   const visualAwareness = request.visual_awareness ?? Boolean(identity);
 
-  // Admission: no room, hold or row for a session no agent could take.
+  // Early refusals, before any LiveKit work (the transaction below decides): the account's
+  // limits, a free agent (admission), its credits for an avatar's first minute.
+  await checkSessionLimits(db, accountId, await readAccountLimits(db, accountId, deps.limits));
   if (settings.admission === 'workers') {
     const slots = await freeAgentSlots(db, deps.agentName, settings.agentTimeoutSeconds);
     if (slots.free <= 0) {
@@ -79,23 +86,12 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       throw new ApiError(503, detail, { 'retry-after': String(ADMISSION_RETRY_AFTER_SECONDS) });
     }
   }
+  if (avatarEnabled && !(await deps.billing.canHold(accountId))) throw insufficientCredits(deps.billing.perMinute);
 
   const sessionId = newId('ses');
   const visitorIdentity = `visitor_${randomBase62(16)}`;
   const reportToken = randomBase62(43);
   const [account] = await db.select({ maxSessionSeconds: accounts.maxSessionSeconds }).from(accounts).where(eq(accounts.id, accountId));
-
-  let heldCredits = 0;
-  if (avatarEnabled) {
-    try {
-      heldCredits = await deps.billing.hold(db, accountId, sessionId);
-    } catch (error) {
-      if (error instanceof InsufficientCredits) {
-        throw new ApiError(402, `Insufficient credits: an avatar session needs ${deps.billing.perMinute} credits for its first minute`);
-      }
-      throw error;
-    }
-  }
 
   const livekit = deps.livekit;
   let roomCreated = false;
@@ -125,7 +121,12 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
     });
     const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, { metadata: JSON.stringify(metadata) });
     const token = await livekit.mintToken({ room: sessionId, identity: visitorIdentity, ttlSeconds: settings.tokenTtlSeconds });
-    const [row] = await db
+    // The limits again (parallel starts passed the early check together), the hold and the
+    // row: one transaction, one request at a time per account.
+    const row = await db.transaction(async (tx) => {
+      await checkSessionLimits(tx, accountId, await lockAccountLimits(tx, accountId, deps.limits));
+      const heldCredits = avatarEnabled ? await deps.billing.hold(tx, accountId, sessionId) : 0;
+      const [inserted] = await tx
       .insert(sessions)
       .values({
         id: sessionId,
@@ -146,19 +147,26 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
         dispatchedAt: new Date(),
       })
       .returning();
+      return inserted!;
+    });
     return {
       room_name: sessionId,
       token,
       rtc_url: livekit.publicUrl,
       dispatch_id: dispatch.id,
       user: { id: accountId },
-      created_at: row!.createdAt.toISOString(),
+      created_at: row.createdAt.toISOString(),
       visual_awareness: visualAwareness,
     };
   } catch (error) {
     if (roomCreated) await livekit.rooms.deleteRoom(sessionId).catch(() => {});
-    if (heldCredits) await db.transaction((tx) => deps.billing.release(tx, { id: sessionId, accountId, heldCredits }));
+    if (error instanceof ApiError) throw error;
+    if (error instanceof InsufficientCredits) throw insufficientCredits(deps.billing.perMinute);
     console.error(`starting session ${sessionId} failed:`, error);
     throw new ApiError(500, 'The session could not be started; retry shortly');
   }
+}
+
+function insufficientCredits(perMinute: number): ApiError {
+  return new ApiError(402, `Insufficient credits: an avatar session needs ${perMinute} credits for its first minute`);
 }

@@ -35,6 +35,13 @@ async function exercise(env: Record<string, string>, baseUrl?: string) {
     balance: 100,
   });
 
+  // An account's own limits: set some, read them back with the service's for the rest, reset.
+  const limited = (await likeness(env, 'limits', 'set', '--account', account.account_id, '--concurrent-sessions', '4', '--identity-creates-per-hour', '0')).json();
+  expect(limited).toMatchObject({ account_id: account.account_id, own: { concurrent_sessions: 4, identity_creates_per_hour: 0 }, limits: { concurrent_sessions: 4, identity_creates_per_hour: 0, session_starts_per_minute: 20 } });
+  expect((await likeness(env, 'limits', 'show', '--account', account.account_id)).json()).toEqual(limited);
+  expect((await likeness(env, 'limits', 'set', '--account', account.account_id, '--reset')).json()).toMatchObject({ own: {}, limits: { concurrent_sessions: 10 } });
+  expect((await likeness(env, 'limits', 'set', '--account', account.account_id, '--concurrent-sessions', 'many')).code).toBe(2);
+
   const key = (await likeness(env, 'keys', 'create', '--account', account.account_id, '--name', 'ci')).json() as { key_id: string; api_key: string };
   expect(key.api_key).toMatch(/^lk_/);
   const listed = (await likeness(env, 'keys', 'list', '--account', account.account_id)).json() as { key_id: string; name: string; revoked_at: string | null }[];

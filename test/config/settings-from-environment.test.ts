@@ -16,6 +16,12 @@ describe('configuration', () => {
     expect(config.s3).toBeUndefined();
   });
 
+  test('every account gets the default limits unless LIMIT_* say otherwise (0: none)', () => {
+    expect(loadConfig({}).limits).toEqual({ concurrent_sessions: 10, session_starts_per_minute: 20, concurrent_identity_creates: 3, identity_creates_per_hour: 60 });
+    expect(loadConfig({ LIMIT_CONCURRENT_SESSIONS: '0', LIMIT_IDENTITY_CREATES_PER_HOUR: '5' }).limits).toMatchObject({ concurrent_sessions: 0, identity_creates_per_hour: 5 });
+    expect(() => loadConfig({ LIMIT_SESSION_STARTS_PER_MINUTE: '-1' })).toThrow('LIMIT_SESSION_STARTS_PER_MINUTE');
+  });
+
   test('ASSETS_URL follows PUBLIC_URL unless set; trailing slashes are dropped', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).assetsUrl).toBe('https://api.example.com/assets');
     expect(loadConfig({ PUBLIC_URL: 'https://api.example.com', ASSETS_URL: 'https://cdn.example.com/x/' }).assetsUrl).toBe('https://cdn.example.com/x');

@@ -2,9 +2,10 @@
 // the sign-in throttle, keys and credits, and the public API's routes behind the cookie.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
-import { AttemptLimiter } from '../../src/console/attempt-limiter.ts';
+import { AttemptLimiter } from '../../src/limits/index.ts';
 import { consoleSessions } from '../../src/auth/schema.ts';
-import { consoleAttempts, consoleLogins } from '../../src/console/schema.ts';
+import { consoleLogins } from '../../src/console/schema.ts';
+import { limitAttempts } from '../../src/limits/schema.ts';
 import { identityForm } from '../support/forms.ts';
 import { freshDatabase } from '../support/postgres.ts';
 import { ENGINES, startTestService, type TestService } from '../support/service.ts';
@@ -361,7 +362,7 @@ describe('two control-plane replicas on one Postgres', () => {
     await new ConsoleClient(b).signUp(uniqueEmail(), 'the right password');
     const third = await new ConsoleClient(a).call('POST', '/console/api/sign-up', { json: { email: uniqueEmail(), password: 'the right password' } });
     expect(third.status).toBe(429);
-    const rows = await a.services.database.db.select().from(consoleAttempts);
+    const rows = await a.services.database.db.select().from(limitAttempts);
     expect(rows.length).toBeGreaterThan(0);
     expect(JSON.stringify(rows)).not.toContain(email);
     expect(JSON.stringify(rows)).not.toContain('127.0.0.1');

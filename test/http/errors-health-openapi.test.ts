@@ -65,16 +65,16 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     expect(formSchema.required.sort()).toEqual(['image', 'name', 'prompt']);
     expect(formSchema.properties.language.enum).toEqual(['auto', 'en', 'es', 'pl', 'uk']);
     expect(formSchema.properties.image.format).toBe('binary');
-    expect(Object.keys(create.responses).sort()).toEqual(['200', '401', '402', '413', '415', '422', '502']);
+    expect(Object.keys(create.responses).sort()).toEqual(['200', '401', '402', '413', '415', '422', '429', '502']);
     const identity = create.responses['200'].content['application/json'].schema;
     const resolved = identity.$ref ? doc.components.schemas[identity.$ref.split('/').pop()] : identity;
     expect(Object.keys(resolved.properties).sort()).toEqual(
       ['audio', 'created_at', 'detail', 'identity_id', 'image', 'language', 'name', 'pipeline_id', 'prompt', 'provider_avatar_id', 'status', 'updated_at', 'voice_id'].sort(),
     );
-    expect(Object.keys(paths['/v1/identities/{identity_id}']!.patch.responses).sort()).toEqual(['200', '202', '401', '404', '409', '413', '415', '422']);
+    expect(Object.keys(paths['/v1/identities/{identity_id}']!.patch.responses).sort()).toEqual(['200', '202', '401', '404', '409', '413', '415', '422', '429']);
     expect(Object.keys(paths['/v1/identities/{identity_id}/status']!.get.responses).sort()).toEqual(['200', '401', '404']);
     const startOp = paths['/v1/sessions/start']!.post;
-    expect(Object.keys(startOp.responses).sort()).toEqual(['200', '401', '402', '404', '409', '422', '500', '503']);
+    expect(Object.keys(startOp.responses).sort()).toEqual(['200', '401', '402', '404', '409', '422', '429', '500', '503']);
     expect(Object.keys(startOp.requestBody.content)).toEqual(['application/json']);
     expect(startOp.requestBody.content['application/json'].schema.properties.form_factor.enum).toEqual(['phone', 'desktop']);
     expect(Object.keys(startOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual(

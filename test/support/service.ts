@@ -76,6 +76,12 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       DATA_DIR: dataDir,
       // Suites without a worker start sessions an agent never takes (they act as the job).
       SESSION_ADMISSION: options.agent ? 'workers' : 'off',
+      // Suites start many sessions and identities from one account; the limits' own suite
+      // (test/limits) sets them, and test/config checks the defaults.
+      LIMIT_CONCURRENT_SESSIONS: '0',
+      LIMIT_SESSION_STARTS_PER_MINUTE: '0',
+      LIMIT_CONCURRENT_IDENTITY_CREATES: '0',
+      LIMIT_IDENTITY_CREATES_PER_HOUR: '0',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     });

@@ -1,0 +1,125 @@
+// Attempts counted per key (an email, a client address, an account) over a sliding window;
+// past the limit, the caller answers 429 until the oldest counted attempt leaves the window.
+// Used for failed sign-ins, sign-ups and identity creates. Counted in the database
+// (limit_attempts), so replicas of the control plane on one Postgres share the count and a
+// restart does not reset it. `take` checks and records at once, under a lock per key: of
+// parallel attempts exactly as many as allowed pass.
+import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
+import type { Database, Queryable } from '../db/index.ts';
+import { limitAttempts } from './schema.ts';
+
+export interface AttemptLimiterOptions {
+  /** What is counted ("sign-in-email", "sign-up-address", …): one table holds every limiter. */
+  scope: string;
+  allowed: number;
+  windowSeconds: number;
+  /** Tests move time forward. */
+  now?: () => number;
+}
+
+const hashKey = (key: string) => new Bun.CryptoHasher('sha256').update(key).digest('hex');
+
+export class AttemptLimiter {
+  readonly #db: Database;
+  readonly #options: AttemptLimiterOptions;
+
+  constructor(db: Database, options: AttemptLimiterOptions) {
+    this.#db = db;
+    this.#options = options;
+  }
+
+  /** Seconds to wait before another attempt for this key; 0: go ahead. */
+  async retryAfterSeconds(key: string): Promise<number> {
+    const { scope, allowed, windowSeconds } = this.#options;
+    const now = this.#now();
+    // The newest `allowed` attempts in the window: with that many, the oldest of them decides.
+    const recent = await this.#db
+      .select({ at: limitAttempts.at })
+      .from(limitAttempts)
+      .where(and(eq(limitAttempts.scope, scope), eq(limitAttempts.keyHash, hashKey(key)), gt(limitAttempts.at, new Date(now - windowSeconds * 1000))))
+      .orderBy(desc(limitAttempts.at))
+      .limit(allowed);
+    if (recent.length < allowed) return 0;
+    const oldestCounted = recent[recent.length - 1]!.at.getTime();
+    return Math.max(1, Math.ceil((oldestCounted + windowSeconds * 1000 - now) / 1000));
+  }
+
+  /**
+   * Checks and records one attempt atomically (a transaction holding a lock on the scope and
+   * key): the attempt's id when it was allowed (`release` can take it back), else the seconds
+   * to wait. `allowed` overrides the limiter's (an account's own limit); 0 or less: no limit.
+   */
+  async take(key: string, allowed = this.#options.allowed, q?: Queryable): Promise<{ id: number } | { wait: number }> {
+    const { scope, windowSeconds } = this.#options;
+    const run = async (tx: Queryable) => {
+      const keyHash = hashKey(key);
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`${scope}:${keyHash}`}, 0))`);
+      const now = this.#now();
+      if (allowed > 0) {
+        const recent = await tx
+          .select({ at: limitAttempts.at })
+          .from(limitAttempts)
+          .where(and(eq(limitAttempts.scope, scope), eq(limitAttempts.keyHash, keyHash), gt(limitAttempts.at, new Date(now - windowSeconds * 1000))))
+          .orderBy(desc(limitAttempts.at))
+          .limit(allowed);
+        if (recent.length >= allowed) return { wait: Math.max(1, Math.ceil((recent[recent.length - 1]!.at.getTime() + windowSeconds * 1000 - now) / 1000)) };
+      }
+      const [row] = await tx.insert(limitAttempts).values({ scope, keyHash, at: new Date(now) }).returning({ id: limitAttempts.id });
+      await tx.delete(limitAttempts).where(and(eq(limitAttempts.scope, scope), lt(limitAttempts.at, new Date(now - windowSeconds * 1000))));
+      return { id: row!.id };
+    };
+    // Inside the caller's transaction when given one (the lock lasts until it ends).
+    return q ? run(q) : this.#db.transaction(run);
+  }
+
+  /** Takes back an attempt `take` recorded (it turned out not to count, e.g. a correct password). */
+  async release(id: number): Promise<void> {
+    await this.#db.delete(limitAttempts).where(eq(limitAttempts.id, id));
+  }
+
+  async record(key: string): Promise<void> {
+    const { scope, windowSeconds } = this.#options;
+    const now = this.#now();
+    await this.#db.insert(limitAttempts).values({ scope, keyHash: hashKey(key), at: new Date(now) });
+    // What has left the window counts for nothing: the table keeps only live attempts.
+    await this.#db.delete(limitAttempts).where(and(eq(limitAttempts.scope, scope), lt(limitAttempts.at, new Date(now - windowSeconds * 1000))));
+  }
+
+  async clear(key: string): Promise<void> {
+    await this.#db.delete(limitAttempts).where(and(eq(limitAttempts.scope, this.#options.scope), eq(limitAttempts.keyHash, hashKey(key))));
+  }
+
+  #now(): number {
+    return this.#options.now?.() ?? Date.now();
+  }
+}
+
+/**
+ * Failed password checks (sign-in, and the current password at a change), per email and,
+ * four times as many, per client address (one office, several people).
+ */
+export class SignInThrottle {
+  readonly #byEmail: AttemptLimiter;
+  readonly #byAddress: AttemptLimiter;
+
+  constructor(db: Database, options: { failuresAllowed: number; windowSeconds: number }) {
+    const { failuresAllowed, windowSeconds } = options;
+    this.#byEmail = new AttemptLimiter(db, { scope: 'sign-in-email', allowed: failuresAllowed, windowSeconds });
+    this.#byAddress = new AttemptLimiter(db, { scope: 'sign-in-address', allowed: failuresAllowed * 4, windowSeconds });
+  }
+
+  /** Seconds to wait before checking a password for this email from this address; 0: go ahead. */
+  async retryAfterSeconds(email: string, address: string): Promise<number> {
+    return Math.max(await this.#byEmail.retryAfterSeconds(email), await this.#byAddress.retryAfterSeconds(address));
+  }
+
+  async recordFailure(email: string, address: string): Promise<void> {
+    await this.#byEmail.record(email);
+    await this.#byAddress.record(address);
+  }
+
+  /** A correct password clears the email's failures (not the address's). */
+  async clear(email: string): Promise<void> {
+    await this.#byEmail.clear(email);
+  }
+}
