@@ -220,6 +220,13 @@ export interface ConsoleSettings {
   signInWindowSeconds: number;
   /** New console accounts per client address per hour (each gets the starter credits). */
   signUpsPerHour: number;
+  /**
+   * Proxies whose `X-Forwarded-For` is believed (addresses or CIDRs, TRUSTED_PROXIES): behind
+   * one, the client address the throttles count is the last one it forwarded, not its own.
+   */
+  trustedProxies: string[];
+  /** The console's own origin (PUBLIC_URL's): sign-in and sign-up from any other page are refused. */
+  origin: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -432,6 +439,8 @@ export function loadConfig(env: Env = process.env): Config {
       signInFailuresAllowed: integer(env, 'CONSOLE_SIGNIN_FAILURES', 5, 1),
       signInWindowSeconds: integer(env, 'CONSOLE_SIGNIN_WINDOW_SECONDS', 15 * 60, 1),
       signUpsPerHour: integer(env, 'CONSOLE_SIGNUPS_PER_HOUR', 5, 1),
+      trustedProxies: list(env.TRUSTED_PROXIES),
+      origin: new URL(publicUrl).origin,
     },
     providers: loadProviders(env),
     agent: loadAgentSettings(env),

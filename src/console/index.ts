@@ -30,9 +30,25 @@ import { frontEndRoutes } from './front-end.ts';
 import { hashPassword, setConsolePassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
 import { AttemptLimiter, SignInThrottle } from '../limits/index.ts';
+import { ClientAddresses } from '../http/client-address.ts';
 
 /** The console's routes that take no credentials: everything else under its prefix needs a sign-in. */
 export const CONSOLE_OPEN_PATHS = [`${CONSOLE_API.prefix}/sign-up`, `${CONSOLE_API.prefix}/sign-in`] as const;
+
+/**
+ * Refuses a sign-up or sign-in another site's page could have sent: a body that is not JSON
+ * (415), a browser's `Sec-Fetch-Site` other than same-origin, or an `Origin` other than the
+ * console's (403). Clients that send neither (curl, scripts) are not browsers being misled.
+ */
+function ownPagesOnly(request: Request, origin: string): void {
+  if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json')) {
+    throw new ApiError(415, 'Send the credentials as application/json');
+  }
+  const site = request.headers.get('sec-fetch-site');
+  if (site && site !== 'same-origin' && site !== 'none') throw new ApiError(403, 'Sign-in and sign-up are accepted from the console’s own pages only');
+  const from = request.headers.get('origin');
+  if (from && from !== origin && from !== new URL(request.url).origin) throw new ApiError(403, 'Sign-in and sign-up are accepted from the console’s own pages only');
+}
 
 export interface ConsoleDeps {
   db: Database;
@@ -52,6 +68,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
   const failedSignIns = new SignInThrottle(db, { failuresAllowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
   // Every account starts with credits: new accounts per address are limited too.
   const signUps = new AttemptLimiter(db, { scope: 'sign-up-address', allowed: settings.signUpsPerHour, windowSeconds: 3600 });
+  const clients = new ClientAddresses(settings.trustedProxies);
   const tooMany = (set: { headers: Record<string, string | number> }, wait: number, what: string) => {
     set.headers['retry-after'] = String(wait);
     return new ApiError(429, `${what}: try again in ${wait} s`);
@@ -72,13 +89,17 @@ export function consoleRoutes(deps: ConsoleDeps) {
   };
 
   const accountRoutes = new Elysia({ prefix: CONSOLE_API.prefix, detail: { hide: true } })
+    // Sign-up and sign-in take no cookie, so no CSRF token guards them: only JSON from the
+    // console's own pages (a cross-site form can send text/plain, never application/json).
+    .onBeforeHandle(({ request }) => ownPagesOnly(request, settings.origin))
     .post(
       '/sign-up',
       async ({ body, request, set, server }) => {
         noStore(set);
-        const address = server?.requestIP(request)?.address ?? 'unknown';
-        const wait = await signUps.retryAfterSeconds(address);
-        if (wait > 0) throw tooMany(set, wait, 'Too many new accounts from this address');
+        // Counted before anything else, atomically: of parallel sign-ups only as many as allowed
+        // go on; one for an email that has an account counts too (probing for accounts).
+        const taken = await signUps.take(clients.of(request, server?.requestIP(request)?.address));
+        if ('wait' in taken) throw tooMany(set, taken.wait, 'Too many new accounts from this address');
         const passwordHash = await hashPassword(body.password);
         let created;
         try {
@@ -89,7 +110,6 @@ export function consoleRoutes(deps: ConsoleDeps) {
           if (error instanceof AccountExists) throw new ApiError(409, 'An account with this email already exists: sign in instead');
           throw error;
         }
-        await signUps.record(address);
         set.status = 201;
         return { ...(await signedInAs(request, set, created.account_id)), api_key: { key_id: created.key_id, api_key: created.api_key, name: 'console' } };
       },
@@ -100,20 +120,18 @@ export function consoleRoutes(deps: ConsoleDeps) {
       async ({ body, request, set, server }) => {
         noStore(set);
         const email = normalisedEmail(body.email);
-        const address = server?.requestIP(request)?.address ?? 'unknown';
-        const wait = await failedSignIns.retryAfterSeconds(email, address);
-        if (wait > 0) throw tooMany(set, wait, 'Too many failed sign-ins');
+        // An attempt is taken before the password is checked (parallel guesses cannot all pass)
+        // and given back when it is right.
+        const attempt = await failedSignIns.take(email, clients.of(request, server?.requestIP(request)?.address));
+        if ('wait' in attempt) throw tooMany(set, attempt.wait, 'Too many failed sign-ins');
         const [login] = await db
           .select({ accountId: consoleLogins.accountId, passwordHash: consoleLogins.passwordHash })
           .from(consoleLogins)
           .innerJoin(accounts, eq(accounts.id, consoleLogins.accountId))
           .where(eq(accounts.email, email));
         const matches = await Bun.password.verify(body.password, login?.passwordHash ?? (await hashForUnknownAccount()));
-        if (!login || !matches) {
-          await failedSignIns.recordFailure(email, address);
-          throw new ApiError(401, 'Wrong email or password');
-        }
-        await failedSignIns.clear(email);
+        if (!login || !matches) throw new ApiError(401, 'Wrong email or password');
+        await attempt.release();
         return signedInAs(request, set, login.accountId);
       },
       { body: SignInBody, parse: 'json', response: { 200: SignedIn, 401: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },
@@ -144,15 +162,14 @@ export function consoleRoutes(deps: ConsoleDeps) {
         noStore(set);
         // Throttled like sign-in: a stolen cookie must not become a way to guess the password.
         const { email } = await accountView(caller.accountId);
-        const address = server?.requestIP(request)?.address ?? 'unknown';
-        const wait = await failedSignIns.retryAfterSeconds(email, address);
-        if (wait > 0) throw tooMany(set, wait, 'Too many failed sign-ins');
+        const attempt = await failedSignIns.take(email, clients.of(request, server?.requestIP(request)?.address));
+        if ('wait' in attempt) throw tooMany(set, attempt.wait, 'Too many failed sign-ins');
         const [login] = await db.select({ passwordHash: consoleLogins.passwordHash }).from(consoleLogins).where(eq(consoleLogins.accountId, caller.accountId));
         if (!login || !(await Bun.password.verify(body.current_password, login.passwordHash))) {
-          await failedSignIns.recordFailure(email, address);
           // 422 on the field, not 401: the browser is still signed in.
           throw invalid(['body', 'current_password'], 'The current password is wrong', 'wrong_password');
         }
+        await attempt.release();
         // Every browser of the account is signed out (someone else may know the old password);
         // this one gets a new session at once.
         await setConsolePassword(db, caller.accountId, body.new_password);

@@ -108,18 +108,25 @@ export class SignInThrottle {
     this.#byAddress = new AttemptLimiter(db, { scope: 'sign-in-address', allowed: failuresAllowed * 4, windowSeconds });
   }
 
-  /** Seconds to wait before checking a password for this email from this address; 0: go ahead. */
-  async retryAfterSeconds(email: string, address: string): Promise<number> {
-    return Math.max(await this.#byEmail.retryAfterSeconds(email), await this.#byAddress.retryAfterSeconds(address));
-  }
-
-  async recordFailure(email: string, address: string): Promise<void> {
-    await this.#byEmail.record(email);
-    await this.#byAddress.record(address);
-  }
-
-  /** A correct password clears the email's failures (not the address's). */
-  async clear(email: string): Promise<void> {
-    await this.#byEmail.clear(email);
+  /**
+   * Takes an attempt for this email and address before the password is checked (of parallel
+   * guesses only as many as allowed get that far), or the seconds to wait. A correct password
+   * gives the attempt back (`release`) and clears the email's failures.
+   */
+  async take(email: string, address: string): Promise<{ release(): Promise<void> } | { wait: number }> {
+    const byEmail = await this.#byEmail.take(email);
+    if ('wait' in byEmail) return byEmail;
+    const byAddress = await this.#byAddress.take(address);
+    if ('wait' in byAddress) {
+      await this.#byEmail.release(byEmail.id);
+      return byAddress;
+    }
+    return {
+      release: async () => {
+        await this.#byEmail.release(byEmail.id);
+        await this.#byAddress.release(byAddress.id);
+        await this.#byEmail.clear(email);
+      },
+    };
   }
 }
