@@ -1,5 +1,6 @@
 // The control plane: its services (database, asset store, ledger, pipelines) and the
 // Elysia app that serves them. `startService` is what `likeness serve` runs.
+import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Elysia } from 'elysia';
 import { adminRoutes } from './admin/index.ts';
@@ -251,6 +252,12 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const running = await runningService(config);
     if (running) throw new Error(`Another Likeness service (pid ${running.pid}) is using ${config.dataDir}; stop it or choose another DATA_DIR`);
   }
+  // DATA_DIR holds people's faces and voices and the embedded database: this user's only.
+  // Every folder and file the service makes from here on is too (the umask), PGlite's and
+  // the local LiveKit's included.
+  process.umask(0o077);
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  await chmod(config.dataDir, 0o700);
   const services = await openServices(config, overrides);
   const recoveryDeps = { db: services.database.db, store: services.store, retraining: services.retraining, voices: services.voices };
   const recover = async (options: { graceSeconds: number; ignoreLeases?: boolean }) => {

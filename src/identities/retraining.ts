@@ -8,9 +8,9 @@ import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { providerAvatarOf, releaseTraining, type PipelineRegistry, type TrainingResult } from '../pipelines/index.ts';
-import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from '../media/index.ts';
+import { inspectAudio, inspectImage, MediaError, type InspectedImage, type MediaLimits } from '../media/index.ts';
 import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
-import { sampleProfile, type Voices } from '../voices/index.ts';
+import { sampleProfile, VoiceProviderError, type Voices } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
 import type { Language } from '../contract/languages.ts';
 import type { StoredImage } from '../media/stored.ts';
@@ -191,16 +191,30 @@ export class Retraining {
       for (const key of stale) await store.delete(key);
       if (retrained) await releaseTraining(pipeline, row.training);
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      console.error(`[likeness] retraining ${identityId} failed:`, error);
       await db
         .update(identities)
-        .set({ status: 'ready', detail: `Retraining failed (${reason}); the previous media are still in use`, pendingRetrain: null, updatedAt: new Date() })
+        .set({ status: 'ready', detail: retrainFailure(error), pendingRetrain: null, updatedAt: new Date() })
         .where(eq(identities.id, identityId));
       await store.deletePrefix(prefix);
       await voices.release(voice);
       await releaseTraining(pipeline, retrained?.training);
     }
   }
+}
+
+/**
+ * What a failed retrain's `detail` tells the identity's owner: what they can fix (the photo,
+ * the sample: the media checks' own words), or whom to wait for (a provider); never our
+ * internals, which go to the log.
+ */
+export function retrainFailure(error: unknown): string {
+  const kept = 'the previous photo and voice are still in use';
+  if (error instanceof MediaError) return `Retraining failed: ${error.field}: ${error.message}; ${kept}`;
+  if (error instanceof VoiceProviderError || (error instanceof ApiError && error.status === 502)) {
+    return `Retraining failed: a provider did not answer (${error instanceof ApiError ? error.message.replace(/; nothing was kept or charged$/, '') : 'the voice provider could not clone the sample'}); ${kept}. Try again later`;
+  }
+  return `Retraining failed on the service's side; ${kept}. Try again; if it fails again, tell the service's operator`;
 }
 
 async function readAll(store: AssetStore, key: string): Promise<Uint8Array> {
