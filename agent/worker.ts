@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { loadAgentSettings } from '../src/config.ts';
+import { CONTROL_PLANE_SECRETS, JOB_ENV_EXCLUDE_VARIABLE, loadAgentSettings } from '../src/config.ts';
 import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_PATH, type WorkerHeartbeat } from '../src/contract/index.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
@@ -87,6 +87,9 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   const healthHost = options.healthHost ?? '127.0.0.1';
   const healthPort = options.healthPort ?? (await freePort(healthHost));
   const maxConcurrentJobs = options.maxConcurrentJobs ?? loadAgentSettings(process.env).maxJobs;
+  // Job processes run third-party plugins and models: they get no database URL, storage
+  // secret or admin token, even when this process (`--role all`) holds them.
+  process.env[JOB_ENV_EXCLUDE_VARIABLE] = CONTROL_PLANE_SECRETS.join(',');
   if (!(maxConcurrentJobs >= 1)) throw new Error(`maxConcurrentJobs must be at least 1, got ${maxConcurrentJobs}`);
   // Job processes are forked and initialised ahead of dispatches (loading the offline models
   // takes seconds), one for each slot the running jobs leave free (agents' pool, patched in

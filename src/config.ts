@@ -186,6 +186,15 @@ export interface Config {
   agent: AgentSettings;
 }
 
+/**
+ * The control plane's secrets, read from the environment: agent job processes (forked by the
+ * worker, running third-party plugins and the model) get an environment without them
+ * (agent/worker.ts; agents' fork is patched to leave out what LIKENESS_JOB_ENV_EXCLUDE names).
+ */
+export const CONTROL_PLANE_SECRETS = ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'ADMIN_TOKEN'] as const;
+/** The variable agents' patched fork reads the names to leave out of a job's environment from. */
+export const JOB_ENV_EXCLUDE_VARIABLE = 'LIKENESS_JOB_ENV_EXCLUDE';
+
 /** What one account may do at once and per window (src/limits); 0: no limit. */
 export interface AccountLimits {
   /** Sessions running at once (with or without an avatar, joined or not). */

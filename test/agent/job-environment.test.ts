@@ -1,0 +1,52 @@
+// Agent job processes run third-party plugins and models (issue 16): they get an environment
+// without the control plane's secrets, even when the worker runs in the API's process and
+// holds them. Read from the live job processes' own /proc/<pid>/environ, as anything running
+// in them could.
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { readdir, readFile } from 'node:fs/promises';
+import { CONTROL_PLANE_SECRETS } from '../../src/config.ts';
+import { setProcessEnv } from '../support/environment.ts';
+import { sharedProviderFakes } from '../support/preload.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
+
+const fakes = sharedProviderFakes();
+let service: TestService;
+let restoreEnv = () => {};
+
+beforeAll(async () => {
+  // As a `--role all` process holds them.
+  restoreEnv = setProcessEnv(Object.fromEntries(CONTROL_PLANE_SECRETS.map((name) => [name, `secret-${name.toLowerCase()}`])));
+  service = await startTestService('pglite', { livekit: 'local', agent: true, env: fakes.env });
+});
+afterAll(async () => {
+  await service?.stop();
+  restoreEnv();
+});
+
+/** This process's children that are agent job processes, with their environment. */
+async function jobProcesses(): Promise<Array<{ pid: number; env: Map<string, string> }>> {
+  const found = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (parent !== process.pid) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (!cmdline.includes('job_proc_lazy_main')) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    found.push({ pid: Number(entry), env: new Map(environ.split('\0').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as [string, string])) });
+  }
+  return found;
+}
+
+test('job processes have no database URL, storage secret or admin token; they keep what they need', async () => {
+  expect(process.env.ADMIN_TOKEN).toBe('secret-admin_token'); // the worker's own environment has them
+  const jobs = await eventually(async () => ((await jobProcesses()).length > 0 ? jobProcesses() : undefined), 30_000, 'warm job processes');
+  for (const job of jobs) {
+    for (const name of CONTROL_PLANE_SECRETS) expect([job.pid, name, job.env.has(name)]).toEqual([job.pid, name, false]);
+    expect(job.env.get('PATH')).toBe(process.env.PATH!);
+    // The providers' settings stay (the wire fakes' URLs here).
+    for (const [name, value] of Object.entries(fakes.env)) expect(job.env.get(name)).toBe(value);
+  }
+}, 60_000);
