@@ -29,15 +29,20 @@ export interface StreamingMeterOptions {
   reporter: Reporter;
   clock?: MeterClock;
   /**
-   * Waits before each retry of a report that failed with a network error or a 5xx; its
-   * length is the number of retries. Delivery is in order, so a retrying report holds back
-   * the ones after it (the control plane sees avatar_streaming before minute 0).
+   * Waits before each retry of a report that failed with a network error or a 5xx; past its
+   * end the last wait repeats: a report is retried until it is delivered, for as long as the
+   * session runs, so an outage of the control plane loses no billing (the control plane counts
+   * each minute once, however often it arrives). Delivery is in order, so a retrying report
+   * holds back the ones after it (the control plane sees avatar_streaming before minute 0).
    */
   retryDelaysMs?: readonly number[];
+  /** Once the session ended (close()), how long reports still undelivered are retried before they are given up. */
+  closeGraceMs?: number;
   logger?: MeterLogger;
 }
 
-export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [500, 1_000, 2_000, 4_000];
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [500, 1_000, 2_000, 4_000, 5_000];
+export const DEFAULT_CLOSE_GRACE_MS = 30_000;
 
 type MeterState = 'metering' | 'credits_exhausted' | 'closed';
 
@@ -49,7 +54,10 @@ export class StreamingMeter {
   readonly #reporter: Reporter;
   readonly #clock: MeterClock;
   readonly #retryDelaysMs: readonly number[];
+  readonly #closeGraceMs: number;
   readonly #logger: MeterLogger;
+  /** When close() was called (clock time): undelivered reports are given up past the grace. */
+  #closedAt: number | undefined;
 
   #state: MeterState = 'metering';
   /** Monotonic time of the first published frame. */
@@ -71,6 +79,7 @@ export class StreamingMeter {
     this.#reporter = options.reporter;
     this.#clock = options.clock ?? systemClock;
     this.#retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    this.#closeGraceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
     this.#logger = options.logger ?? console;
   }
 
@@ -126,6 +135,7 @@ export class StreamingMeter {
    */
   async close(): Promise<void> {
     if (this.#state === 'metering') this.#state = 'closed';
+    this.#closedAt ??= this.#clock.now();
     this.#cancelBoundaryTimer?.();
     this.#cancelBoundaryTimer = undefined;
     await this.#delivery;
@@ -196,11 +206,11 @@ export class StreamingMeter {
           this.#logger.warn(`the control plane refused ${describe(report)}; not retrying`);
           return;
         case 'retry': {
-          const delay = this.#retryDelaysMs[attempt];
-          if (delay === undefined) {
-            this.#logger.error(`${describe(report)} could not be delivered after ${attempt + 1} attempts; giving up`);
+          if (this.#closedAt !== undefined && this.#clock.now() - this.#closedAt >= this.#closeGraceMs) {
+            this.#logger.error(`${describe(report)} could not be delivered after ${attempt + 1} attempts, the session over; giving up`);
             return;
           }
+          const delay = this.#retryDelaysMs[Math.min(attempt, this.#retryDelaysMs.length - 1)] ?? 0;
           await new Promise<void>((resolve) => this.#clock.setTimer(delay, resolve));
         }
       }

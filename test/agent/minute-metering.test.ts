@@ -277,37 +277,47 @@ describe('delivery', () => {
     await meter.close();
   });
 
-  test('failed reports are retried with backoff, in order, and given up after the last retry', async () => {
+  test('failed reports are retried with backoff, in order, for as long as the session runs: an outage loses no minute', async () => {
     const clock = new FakeClock();
+    // The control plane is down from the first minute for three minutes (every attempt fails).
+    const down = (at: number) => at >= MINUTE && at < 4 * MINUTE;
     const { reporter, attempts } = fakeReporter(clock, (report, attempt) => {
       if (report.type === 'avatar_streaming') return attempt < 2 ? 'retry' : 'accepted';
       if (report.type === 'minute' && report.index === 0) return attempt === 0 ? new Error('connection refused') : 'accepted';
-      if (report.type === 'minute' && report.index === 1) return 'retry';
-      return 'accepted';
+      return down(clock.now()) ? 'retry' : 'accepted';
     });
     const meter = meterWith(clock, reporter, { retryDelaysMs: [500, 1_000, 2_000] });
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
-    await clock.advance(MINUTE + 10_000);
-    expect(types(attempts)).toEqual([
-      'avatar_streaming',
-      'avatar_streaming',
-      'avatar_streaming',
-      'minute 0',
-      'minute 0',
-      'minute 1',
-      'minute 1',
-      'minute 1',
-      'minute 1',
-    ]);
+    await clock.advance(10_000);
     // avatar_streaming at 0, +500, +1000; minute 0 (queued behind it) at 1500 and 2000
     expect(attempts.slice(0, 5).map((a) => a.at)).toEqual([0, 500, 1_500, 1_500, 2_000]);
-    expect(attempts.slice(5).map((a) => a.at)).toEqual([MINUTE, MINUTE + 500, MINUTE + 1_500, MINUTE + 3_500]);
-    expect(warnings.some((w) => w.includes('minute 1 could not be delivered after 4 attempts'))).toBe(true);
-    // The next minute is still reported after one was given up on.
-    await clock.advance(MINUTE);
-    expect(minutes(attempts).at(-1)).toEqual([2, 2 * MINUTE]);
+    await clock.advance(5 * MINUTE);
+    // Minutes 1–3 came due during the outage: retried (then every 2 s) until it ended, and
+    // delivered in order once it did; none was given up.
+    const delivered = (index: number) => attempts.some((a) => a.report.type === 'minute' && a.report.index === index && !down(a.at));
+    for (const index of [1, 2, 3, 4, 5]) expect(delivered(index)).toBe(true);
+    const retriesOfMinute1 = attempts.filter((a) => a.report.type === 'minute' && a.report.index === 1).map((a) => a.at);
+    expect(retriesOfMinute1.slice(0, 4)).toEqual([MINUTE, MINUTE + 500, MINUTE + 1_500, MINUTE + 3_500]);
+    expect(retriesOfMinute1[4]! - retriesOfMinute1[3]!).toBe(2_000);
+    expect(warnings.some((w) => w.includes('giving up'))).toBe(false);
     await meter.close();
+  });
+
+  test('after the session ends, undelivered reports are retried for the grace, then given up', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock, (report) => (report.type === 'visitor_left' ? 'retry' : 'accepted'));
+    const meter = meterWith(clock, reporter, { retryDelaysMs: [1_000], closeGraceMs: 5_000 });
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(1_000);
+    meter.participantDisconnected(VISITOR);
+    const closed = meter.close();
+    await clock.advance(10_000);
+    await closed;
+    const tries = attempts.filter((a) => a.report.type === 'visitor_left').map((a) => a.at);
+    expect(tries).toEqual([1_000, 2_000, 3_000, 4_000, 5_000, 6_000]);
+    expect(warnings.some((w) => w.includes('visitor_left could not be delivered after 6 attempts, the session over; giving up'))).toBe(true);
   });
 
   test('a refused report is not retried', async () => {
