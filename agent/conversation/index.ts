@@ -3,6 +3,7 @@
 // session's language, through the avatar when there is one. The client sends nothing but
 // its microphone (and camera, with visual awareness).
 import { inference, llm, type metrics, voice, type JobContext, type VAD } from '@livekit/agents';
+import { acceptChat } from './chat.ts';
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type { ParsedDispatch, SpokenLanguage, TranscriptReport } from '../../src/contract/index.ts';
@@ -170,11 +171,13 @@ export async function startConversation(options: ConversationOptions): Promise<C
     // 16 kHz, what the VAD, the end-of-turn model, Deepgram and Whisper all hear. At agents'
     // default 24 kHz each of them resampled every 10 ms frame through its own FFI resampler:
     // about a quarter of a listening job's JS thread (bench/renderer, CPU profile).
-    inputOptions: { participantIdentity: visitor.identity, audioSampleRate: INPUT_SAMPLE_RATE },
+    // Typed chat is ours (chat.ts): agents' own handler reads a message whole, however long.
+    inputOptions: { participantIdentity: visitor.identity, audioSampleRate: INPUT_SAMPLE_RATE, textEnabled: false },
     // Our runner publishes the speech (with the avatar's video, or alone).
     outputOptions: { audioEnabled: false },
     record: false,
   });
+  acceptChat(ctx.room, visitor.identity, session, logger);
   // Spoken once the visitor hears us: earlier, its first words would be lost, and during a
   // burst its synthesis would take the CPU the visitors' first frames need.
   await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
