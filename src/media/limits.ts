@@ -1,6 +1,4 @@
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MediaError, formatBytes, type MediaField } from './errors.ts';
 
 export interface MediaLimits {
@@ -19,20 +17,11 @@ export interface MediaLimits {
 
 export const DEFAULT_FFMPEG_TIMEOUT_MS = 20_000;
 
-/**
- * The static ffmpeg shipped by @ffmpeg-installer/linux-x64 (it has libmp3lame
- * and the native AAC codec), or `ffmpeg` from PATH where that package is not
- * installed (other platforms).
- */
+/** Debian's ffmpeg (the bootstrap installs it; security updates keep it current), else `ffmpeg` from PATH. */
+export const DEBIAN_FFMPEG = '/usr/bin/ffmpeg';
+
 export function resolveFfmpegPath(): string {
-  try {
-    const packageJson = fileURLToPath(import.meta.resolve('@ffmpeg-installer/linux-x64/package.json'));
-    const binary = join(dirname(packageJson), 'ffmpeg');
-    if (existsSync(binary)) return binary;
-  } catch {
-    // Not installed on this platform: fall through to PATH.
-  }
-  return 'ffmpeg';
+  return existsSync(DEBIAN_FFMPEG) ? DEBIAN_FFMPEG : 'ffmpeg';
 }
 
 const MB = 1024 * 1024;

@@ -14,8 +14,12 @@ describe('defaultMediaLimits', () => {
     });
   });
 
-  test('ffmpegPath is the bundled static ffmpeg, with the MP3 and AAC support fixtures need', async () => {
-    expect(defaultMediaLimits.ffmpegPath).toEndWith('@ffmpeg-installer/linux-x64/ffmpeg');
+  test('ffmpegPath is Debian’s maintained ffmpeg (the bootstrap installs it), with the MP3 and AAC support fixtures need', async () => {
+    expect(defaultMediaLimits.ffmpegPath).toBe('/usr/bin/ffmpeg');
+    const version = Bun.spawnSync([defaultMediaLimits.ffmpegPath, '-version']).stdout.toString();
+    // Not the 2018 static build (4.1) it replaced: a distribution's, five or later.
+    expect(Number(/ffmpeg version (?:\d+:)?(\d+)\./.exec(version)?.[1])).toBeGreaterThanOrEqual(5);
+    expect(version).toContain('deb');
     const proc = Bun.spawn([defaultMediaLimits.ffmpegPath, '-hide_banner', '-encoders'], { stdout: 'pipe', stderr: 'ignore' });
     const encoders = await new Response(proc.stdout).text();
     expect(await proc.exited).toBe(0);
