@@ -150,6 +150,8 @@ export interface Config {
   internalUrl: string;
   /** `{assets_url}` of docs/api.md#assets: where stored images and audio are served from. */
   assetsUrl: string;
+  /** A signed asset link's shortest life (ASSET_URL_TTL, seconds): links are made afresh on every read. */
+  assetUrlTtlSeconds: number;
   dataDir: string;
   /** Unset: embedded PGlite under dataDir. */
   databaseUrl: string | undefined;
@@ -400,6 +402,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     internalUrl: withoutTrailingSlash(env.INTERNAL_URL || `http://127.0.0.1:${port}`),
     assetsUrl: withoutTrailingSlash(env.ASSETS_URL || `${publicUrl}/assets`),
+    assetUrlTtlSeconds: integer(env, 'ASSET_URL_TTL', 3600, 60),
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     s3,

@@ -8,6 +8,7 @@ import { databaseOperations, type Operations } from './admin/operations.ts';
 import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './admin/service-record.ts';
 import { createAssetStore, type AssetStore } from './assets/index.ts';
 import { assetRoutes } from './assets/routes.ts';
+import { AssetLinks } from './assets/links.ts';
 import { CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
 import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
 import { trainingAttempts } from './identities/limits.ts';
@@ -52,6 +53,8 @@ export interface Services {
   voices: Voices;
   operations: Operations;
   adminToken: string;
+  /** Signed, expiring links to stored assets (src/assets/links.ts). */
+  assetLinks: AssetLinks;
   billing: SessionBilling;
   lifecycle: SessionLifecycle;
   /** Dispatches again sessions whose agent was lost or never answered (needs the workers' heartbeats). */
@@ -138,13 +141,15 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
       if (warm instanceof Error) throw warm;
     },
   });
+  const adminToken = await adminTokenFor(config);
+  const assetLinks = new AssetLinks(config.assetsUrl, adminToken, config.assetUrlTtlSeconds);
   return {
     readiness,
     billing,
     lifecycle,
     livekit,
     localLivekit,
-    agentWatch: new AgentWatch({ db, lifecycle, livekit, settings: config.sessions, agentName: config.livekit.agentName, assetsUrl: config.assetsUrl, internalUrl: config.internalUrl }),
+    agentWatch: new AgentWatch({ db, lifecycle, livekit, settings: config.sessions, agentName: config.livekit.agentName, assetLinks, internalUrl: config.internalUrl }),
     config,
     database,
     store,
@@ -154,7 +159,8 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     mediaLimits,
     voices,
     operations: databaseOperations(db, config),
-    adminToken: await adminTokenFor(config),
+    adminToken,
+    assetLinks,
   };
 }
 
@@ -181,7 +187,7 @@ export function buildApp(services: Services) {
     pipelines: services.pipelines,
     retraining: services.retraining,
     mediaLimits: services.mediaLimits,
-    assetsUrl: config.assetsUrl,
+    assetLinks: services.assetLinks,
     onboardingCost: config.credits.onboardingCost,
     voices: services.voices,
     workLeaseSeconds: config.workLeaseSeconds,
@@ -195,7 +201,7 @@ export function buildApp(services: Services) {
     livekit: services.livekit,
     settings: config.sessions,
     agentName: config.livekit.agentName,
-    assetsUrl: config.assetsUrl,
+    assetLinks: services.assetLinks,
     internalUrl: config.internalUrl,
     limits: config.limits,
   };
@@ -218,7 +224,7 @@ export function buildApp(services: Services) {
     .use(bodyParsers)
     .use(apiDocs(packageJson.version))
     .use(healthRoutes(services.readiness))
-    .use(assetRoutes(services.store))
+    .use(assetRoutes(services.store, services.assetLinks))
     .use(signalProxy(services.livekit.url))
     .use(adminRoutes(services.operations, services.adminToken))
     .use(consoleRoutes({ db: database.db, ledger: services.ledger, settings: config.console }));

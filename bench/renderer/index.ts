@@ -76,9 +76,9 @@ try {
     prompt: '',
     language: 'en',
     pipeline_id: 'builtin',
-    image_url: `${bench.config.assetsUrl}/unused`,
+    image_url: bench.service.services.assetLinks.url("unused"),
     audio_url: null,
-    assets: dispatchAssets(row?.training, bench.config.assetsUrl),
+    assets: dispatchAssets(row?.training, bench.service.services.assetLinks),
   };
   const voice = await speech('Hello, I am Ada, your guide to Paris. Shall we start with the Louvre, or would you rather walk along the Seine first?');
   for (const shape of ['portrait', 'landscape'] as AvatarShape[]) await perFrame(jobIdentity, shape, voice);

@@ -136,8 +136,3 @@ export class S3AssetStore implements AssetStore {
 export function createAssetStore(options: { s3?: S3Settings; dataDir: string }): AssetStore {
   return options.s3 ? new S3AssetStore(options.s3) : new LocalAssetStore(resolve(options.dataDir, 'assets'));
 }
-
-/** Public address of a stored key under ASSETS_URL. */
-export function assetUrl(assetsUrl: string, key: string): string {
-  return `${assetsUrl}/${key}`;
-}

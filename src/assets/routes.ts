@@ -1,26 +1,30 @@
-// Serves stored assets at /assets/<key>. Keys hold a 128-bit random token, so an
-// address is as private as the identity's owner keeps it (like a signed URL without expiry).
+// Serves stored assets at /assets/<key>, to signed links that have not expired (links.ts).
+// A missing, forged or expired link answers 404, as an unknown key does: a link tells nothing
+// about what exists.
 import { Elysia } from 'elysia';
 import { ApiError } from '../http/errors.ts';
 import { assertSafeKey, contentTypeOf, type AssetStore } from './index.ts';
+import type { AssetLinks } from './links.ts';
 
-export function assetRoutes(store: AssetStore) {
+export function assetRoutes(store: AssetStore, links: AssetLinks) {
   return new Elysia({ name: 'likeness/assets' }).get(
     '/assets/*',
-    async ({ params }) => {
+    async ({ params, query }) => {
       const key = params['*'];
       try {
         assertSafeKey(key);
       } catch {
         throw new ApiError(404, 'Asset not found');
       }
+      const left = links.secondsLeft(key, query.expires, query.signature);
+      if (left === undefined) throw new ApiError(404, 'Asset not found');
       const blob = await store.get(key);
       if (!blob) throw new ApiError(404, 'Asset not found');
       return new Response(blob, {
         headers: {
           'content-type': contentTypeOf(key),
-          // Keys are never reused: a retrain writes under a new token.
-          'cache-control': 'private, max-age=31536000, immutable',
+          // Nothing on the way keeps a person's face: a deleted identity's links end at once.
+          'cache-control': 'private, no-store',
           'x-content-type-options': 'nosniff',
         },
       });

@@ -2,6 +2,7 @@
 import { t } from 'elysia';
 import { and, eq } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
+import type { AssetLinks } from '../assets/links.ts';
 import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
@@ -34,7 +35,7 @@ export interface IdentityDeps {
   pipelines: PipelineRegistry;
   retraining: Retraining;
   mediaLimits: MediaLimits;
-  assetsUrl: string;
+  assetLinks: AssetLinks;
   onboardingCost: number;
   voices: Voices;
   /** The lease a create holds on its row while it runs (WORK_LEASE_SECONDS). */
@@ -77,8 +78,8 @@ async function checkImageFor(pipeline: Pipeline, image: InspectedImage): Promise
 
 /** The identity routes behind one door: the public API (`/v1`) or the console's (`/console/api`). */
 export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_API) {
-  const { db, assetsUrl } = deps;
-  const present = (row: Parameters<typeof identityResponse>[0]) => identityResponse(row, assetsUrl);
+  const { db, assetLinks } = deps;
+  const present = (row: Parameters<typeof identityResponse>[0]) => identityResponse(row, assetLinks);
   const findOwned = async (accountId: string, identityId: string) => {
     const row = await findIdentity(db, accountId, identityId);
     if (!row) throw notFound('Identity');
@@ -105,7 +106,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         if (query.limit && rows.length === query.limit) {
           set.headers['link'] = `<${audience.prefix}/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
         }
-        return rows.map((row) => identityListItem(row, assetsUrl));
+        return rows.map((row) => identityListItem(row, assetLinks));
       },
       {
         query: ListIdentitiesQuery,

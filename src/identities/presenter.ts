@@ -1,17 +1,17 @@
 // Identity rows as response bodies (docs/api.md#identity-object, #identities-list, #identities-status).
-import { assetUrl } from '../assets/index.ts';
+import type { AssetLinks } from '../assets/links.ts';
 import { providerAvatarOf } from '../pipelines/index.ts';
 import { voiceIdOf } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
 
-export function identityResponse(row: IdentityRow, assetsUrl: string) {
+export function identityResponse(row: IdentityRow, links: AssetLinks) {
   return {
     identity_id: row.id,
     name: row.name,
     language: row.language,
     prompt: row.prompt,
-    image: assetUrl(assetsUrl, row.image.key),
-    audio: row.audio ? assetUrl(assetsUrl, row.audio.key) : null,
+    image: links.url(row.image.key),
+    audio: row.audio ? links.url(row.audio.key) : null,
     voice_id: voiceIdOf(row.voice),
     status: row.status,
     detail: row.detail,
@@ -26,13 +26,13 @@ export function identityStatusResponse(row: IdentityRow) {
   return { identity_id: row.id, status: row.status, updated_at: row.updatedAt.toISOString(), detail: row.detail };
 }
 
-export function identityListItem(row: IdentityRow, assetsUrl: string) {
+export function identityListItem(row: IdentityRow, links: AssetLinks) {
   return {
     identity_id: row.id,
     name: row.name,
     language: row.language,
     status: row.status,
-    image: assetUrl(assetsUrl, row.image.key),
+    image: links.url(row.image.key),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

@@ -15,6 +15,7 @@
 // SESSION_AGENT_TIMEOUT_SECONDS, counted from the start or the loss, still ends a session no
 // agent reaches (`agent_unavailable`).
 import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
 import { HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
@@ -45,7 +46,8 @@ export interface AgentWatchDeps {
   livekit: LivekitConnection;
   settings: SessionSettings;
   agentName: string;
-  assetsUrl: string;
+  /** Signed links to the identity's files, for the job to fetch. */
+  assetLinks: AssetLinks;
   internalUrl: string;
   log?: (line: string) => void;
 }
@@ -178,7 +180,7 @@ export class AgentWatch {
         visualAwareness: session.visualAwareness,
         formFactor: session.formFactor,
         settings,
-        assetsUrl: this.deps.assetsUrl,
+        assetLinks: this.deps.assetLinks,
       }),
       minute_offset: session.billedMinutes,
       ...(paid ? { paid_until: paid.toISOString() } : {}),

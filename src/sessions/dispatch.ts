@@ -1,6 +1,6 @@
 // The dispatch metadata of a session's agent job (src/contract/dispatch.ts), built from the
 // started session and its identity: what the job renders, says and reports to.
-import { assetUrl } from '../assets/index.ts';
+import type { AssetLinks } from '../assets/links.ts';
 import type { SessionSettings } from '../config.ts';
 import { avatarShapeFor, type DispatchMetadata, type DispatchVoice, type FormFactor, type Language } from '../contract/index.ts';
 import type { IdentityRow } from '../identities/queries.ts';
@@ -18,11 +18,12 @@ export interface DispatchInput {
   visualAwareness: boolean;
   formFactor: FormFactor | null;
   settings: Pick<SessionSettings, 'billingIntervalSeconds' | 'landscapeVideo'>;
-  assetsUrl: string;
+  /** Signed links to the identity's files, for the job to fetch. */
+  assetLinks: AssetLinks;
 }
 
 export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
-  const { identity, assetsUrl } = input;
+  const { identity, assetLinks } = input;
   return {
     session_id: input.sessionId,
     report_url: input.reportUrl,
@@ -37,9 +38,9 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
           prompt: identity.prompt,
           language: identity.language,
           pipeline_id: identity.pipelineId,
-          image_url: assetUrl(assetsUrl, identity.image.variants.render?.key ?? identity.image.key),
-          audio_url: identity.audio ? assetUrl(assetsUrl, identity.audio.key) : null,
-          assets: dispatchAssets(identity.training, assetsUrl),
+          image_url: assetLinks.url(identity.image.variants.render?.key ?? identity.image.key),
+          audio_url: identity.audio ? assetLinks.url(identity.audio.key) : null,
+          assets: dispatchAssets(identity.training, assetLinks),
           ...(providerAvatarOf(identity.training) && { provider_avatar_id: providerAvatarOf(identity.training) }),
         }
       : null,
@@ -52,11 +53,11 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
 }
 
 /** The asset keys a pipeline's training listed for its renderer (`training.assets`), as URLs; empty for identities trained before them. */
-export function dispatchAssets(training: Record<string, unknown> | null | undefined, assetsUrl: string): Record<string, string> {
+export function dispatchAssets(training: Record<string, unknown> | null | undefined, assetLinks: AssetLinks): Record<string, string> {
   const assets = training?.assets;
   if (!assets || typeof assets !== 'object' || Array.isArray(assets)) return {};
   const urls: Record<string, string> = {};
-  for (const [name, key] of Object.entries(assets)) if (typeof key === 'string' && key) urls[name] = assetUrl(assetsUrl, key);
+  for (const [name, key] of Object.entries(assets)) if (typeof key === 'string' && key) urls[name] = assetLinks.url(key);
   return urls;
 }
 

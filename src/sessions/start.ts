@@ -4,6 +4,7 @@
 // the limits again, the credit hold and the row. When anything fails, nothing is left behind:
 // the room is deleted, and the hold and the row roll back together.
 import { eq } from 'drizzle-orm';
+import type { AssetLinks } from '../assets/links.ts';
 import { accounts } from '../accounts/schema.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
@@ -38,7 +39,8 @@ export interface StartDeps {
   livekit: LivekitConnection;
   settings: SessionSettings;
   agentName: string;
-  assetsUrl: string;
+  /** Signed links to the identity's files, for the job to fetch. */
+  assetLinks: AssetLinks;
   /** Where agent jobs reach this control plane. */
   internalUrl: string;
   limits: AccountLimits;
@@ -117,7 +119,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       visualAwareness,
       formFactor: request.form_factor ?? null,
       settings,
-      assetsUrl: deps.assetsUrl,
+      assetLinks: deps.assetLinks,
     });
     const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, { metadata: JSON.stringify(metadata) });
     const token = await livekit.mintToken({ room: sessionId, identity: visitorIdentity, ttlSeconds: settings.tokenTtlSeconds });

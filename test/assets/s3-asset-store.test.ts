@@ -197,7 +197,7 @@ describe('identities on an S3 asset store, end to end', () => {
     expect(audio.headers.get('content-type')).toBe('audio/wav');
     expect(new Uint8Array(await audio.arrayBuffer()) as Uint8Array).toEqual(voice);
 
-    expect((await fetch(body.image.replace(/image\.jpg$/, 'missing.jpg'))).status).toBe(404);
+    expect((await fetch(service.services.assetLinks.url(new URL(body.image).pathname.replace(/^\/assets\//, '').replace(/image\.jpg$/, 'missing.jpg')))).status).toBe(404);
   });
 
   test('a retrain reads its upload back from S3 and replaces the objects', async () => {

@@ -111,7 +111,7 @@ function expectAvatarTracks(watched: Watched): void {
 
 async function rigOf(identityId: string, shape: 'portrait' | 'landscape'): Promise<FaceRig> {
   const { assets } = await storedTraining(service, identityId);
-  return (await (await fetch(`${service.config.assetsUrl}/${assets![`${shape}.rig`]}`)).json()) as FaceRig;
+  return (await (await fetch(service.services.assetLinks.url(assets![`${shape}.rig`]!))).json()) as FaceRig;
 }
 
 /** Whether the avatar was silent at the visitor from `ms` before `at` to `ms` after it. */

@@ -9,11 +9,22 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-test('percent-encoded traversal out of /assets answers 404, never a file outside the store', async () => {
-  for (const path of ['/assets/%2e%2e/%2e%2e/etc/passwd', '/assets/..%2f..%2fetc%2fpasswd', '/assets/%2e%2e%2fpglite%2fPG_VERSION', '/assets/identities/%2e%2e/%2e%2e/admin-token', '/assets/..%5c..%5cetc%5cpasswd']) {
-    const response = await fetch(`${service.url}${path}`);
-    expect([path, response.status]).toEqual([path, 404]);
-    expect(await response.text()).not.toContain('root:');
+test('percent-encoded traversal out of /assets answers 404, never a file outside the store, even with a valid signature', async () => {
+  const links = service.services.assetLinks;
+  for (const [path, decoded] of [
+    ['%2e%2e/%2e%2e/etc/passwd', '../../etc/passwd'],
+    ['..%2f..%2fetc%2fpasswd', '../../etc/passwd'],
+    ['%2e%2e%2fpglite%2fPG_VERSION', '../pglite/PG_VERSION'],
+    ['identities/%2e%2e/%2e%2e/admin-token', 'identities/../../admin-token'],
+    ['..%5c..%5cetc%5cpasswd', '..\\..\\etc\\passwd'],
+  ] as const) {
+    // Signed for the key as the server decodes it, and as sent: neither opens a file outside.
+    for (const signedFor of [decoded, path]) {
+      const query = new URL(links.url(signedFor)).search;
+      const response = await fetch(`${service.config.assetsUrl}/${path}${query}`);
+      expect([path, response.status]).toEqual([path, 404]);
+      expect(await response.text()).not.toContain('root:');
+    }
   }
 });
 

@@ -275,7 +275,7 @@ describe('training through the API', () => {
       }
       // Served as what they are: the session's job fetches them over HTTP.
       for (const [name, type] of [[`${shape}.image`, 'image/jpeg'], [`${shape}.rig`, 'application/json']] as const) {
-        const served = await fetch(`${service.config.assetsUrl}/${training.assets[name]}`);
+        const served = await fetch(service.services.assetLinks.url(training.assets[name]!));
         expect([served.status, served.headers.get('content-type')]).toEqual([200, type]);
       }
     }
