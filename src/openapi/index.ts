@@ -15,8 +15,29 @@ const DOCS_PAGE = `<!doctype html>
 <script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });</script>
 </body></html>`;
 
+/**
+ * Elysia's generator writes a body-less response (`t.Void()`, the 204s) as `content: {type:
+ * "void"}`, which is not a media-type map: validators and schemathesis stop on it. A 204 has
+ * no content at all.
+ */
+function withoutVoidContent(document: { paths?: Record<string, Record<string, { responses?: Record<string, { content?: unknown }> }>> }) {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        if ((response.content as { type?: unknown } | undefined)?.type === 'void') delete response.content;
+      }
+    }
+  }
+  return document;
+}
+
 export function apiDocs(version: string) {
   return new Elysia({ name: 'likeness/openapi' })
+    .onAfterHandle({ as: 'global' }, ({ request, response }) => {
+      if (new URL(request.url).pathname === '/openapi.json' && response && typeof response === 'object' && 'paths' in response) {
+        return withoutVoidContent(response as Parameters<typeof withoutVoidContent>[0]);
+      }
+    })
     .use(
       openapi({
         path: '/docs',

@@ -60,6 +60,15 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     expect(Object.keys(paths['/v1/identities']!).sort()).toEqual(['get', 'post']);
     expect(Object.keys(paths['/v1/identities/{identity_id}']!).sort()).toEqual(['delete', 'get', 'patch']);
     expect(Object.keys(paths['/v1/identities/{identity_id}/status']!)).toEqual(['get']);
+    // Every response's content is a map of media types (a 204 has none): what validators read.
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries((operation as { responses?: Record<string, { content?: Record<string, unknown> }> }).responses ?? {})) {
+          for (const mediaType of Object.keys(response.content ?? {})) expect([path, method, status, mediaType]).toEqual([path, method, status, expect.stringContaining('/')]);
+        }
+      }
+    }
+    expect(paths['/v1/identities/{identity_id}']!.delete.responses['204'].content).toBeUndefined();
     const create = paths['/v1/identities']!.post;
     const formSchema = create.requestBody.content['multipart/form-data'].schema;
     expect(formSchema.required.sort()).toEqual(['image', 'name', 'prompt']);
