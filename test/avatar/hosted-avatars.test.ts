@@ -223,7 +223,8 @@ describe('Anam', () => {
     }, 30_000, 'the retrain');
     expect(retrained.detail).toBeNull();
     expect(anam.avatars.has(retrained.provider_avatar_id!)).toBe(true);
-    expect(anam.avatars.has(madeId)).toBe(false);
+    // Released once the new training is in place (right after the status turns ready).
+    await eventually(() => !anam.avatars.has(madeId), 5_000, 'the replaced Anam avatar to be deleted');
 
     expect((await account.call('DELETE', `/v1/identities/${identity.identity_id}`)).status).toBe(204);
     expect(anam.avatars.has(retrained.provider_avatar_id!)).toBe(false);
