@@ -1,8 +1,12 @@
 // Every setting of the service, read once from the environment. The defaults are the
 // embedded mode: one process, PGlite under DATA_DIR, assets in a local folder.
-import { availableParallelism, homedir, networkInterfaces } from 'node:os';
-import { join, resolve } from 'node:path';
+import { networkInterfaces } from 'node:os';
+import { resolve } from 'node:path';
 import { BUILTIN_PIPELINE_ID } from './contract/pipelines.ts';
+import { DEFAULT_AGENT_NAME, loadAgentSettings, loadHostedAvatars, loadProviders, type AgentSettings, type HostedAvatarSettings, type ProviderSettings } from './config/agent.ts';
+import { flag, integer, list, oneOfValues, portRange, withoutTrailingSlash, type Env } from './config/environment.ts';
+
+export * from './config/agent.ts';
 
 export interface S3Settings {
   bucket: string;
@@ -76,71 +80,6 @@ export interface SessionSettings {
   landscapeVideo: boolean;
 }
 
-/** The agent worker (the jobs that render avatars and run the voice agent). */
-export interface AgentSettings {
-  /**
-   * Sessions one worker runs at once; at that many it tells LiveKit it is full. Default:
-   * AGENT_JOBS_PER_CORE per CPU core, rounded down (3 on 2 cores: what bench/renderer
-   * measured holding 25 fps).
-   */
-  maxJobs: number;
-  /**
-   * Extra avatar pipelines for the jobs: module paths, comma-separated, each default-exporting
-   * an `AvatarPipeline` (agent/pipelines) or a list of them. Built-in pipelines need none.
-   */
-  pipelineModules: string[];
-  /**
-   * Where the worker answers /healthz and /readyz for an orchestrator (AGENT_HEALTH_PORT, every
-   * interface). Unset: nowhere (the process's own health is its heartbeats).
-   */
-  healthPort: number | undefined;
-  /**
-   * On SIGTERM the worker takes no new sessions and gives the running ones this long to end
-   * (AGENT_DRAIN_SECONDS); then they move to another worker, or end with a
-   * `service_restarting` notice where none has room.
-   */
-  drainSeconds: number;
-}
-
-/** A cloud provider's account: its key and, for self-hosted or test servers, its address. */
-export interface CloudProvider {
-  apiKey: string;
-  /** Unset: the provider's public API. */
-  baseUrl: string | undefined;
-  model: string;
-}
-
-/**
- * Where the voice agent's speech-to-text, language model and text-to-speech come from. Each
- * is cloud when its key is set, otherwise the offline model the bootstrap installed.
- */
-export interface ProviderSettings {
-  /** Deepgram speech-to-text (DEEPGRAM_API_KEY). */
-  deepgram: CloudProvider | undefined;
-  /** Any OpenAI-compatible chat API (OPENAI_API_KEY, or OPENAI_BASE_URL alone for a keyless Ollama/vLLM). */
-  openai: CloudProvider | undefined;
-  /** ElevenLabs text-to-speech and instant voice cloning (ELEVENLABS_API_KEY). */
-  elevenlabs: CloudProvider | undefined;
-  /** Where the bootstrap put the offline models (Whisper, SmolLM2, Piper). */
-  modelsDir: string;
-  turns: TurnSettings;
-}
-
-/** `model`: LiveKit's v1-mini (local, hears prosody); `vad`: silence alone; `transcript`: silence, held when the words end mid-phrase (in English, as SmolLM2 reads them). */
-export const TURN_DETECTIONS = ['model', 'vad', 'transcript'] as const;
-export type TurnDetection = (typeof TURN_DETECTIONS)[number];
-
-/** How the agent decides that the visitor finished speaking, and lets them interrupt. */
-export interface TurnSettings {
-  detection: TurnDetection;
-  /** Silence after speech before a turn may end (ms). */
-  minEndpointingDelayMs: number;
-  /** Longest wait while the visitor seems not done (ms). */
-  maxEndpointingDelayMs: number;
-  /** Speech the visitor must keep up to interrupt the agent (ms). */
-  minInterruptionMs: number;
-}
-
 export interface Config {
   host: string;
   port: number;
@@ -188,15 +127,6 @@ export interface Config {
   agent: AgentSettings;
 }
 
-/**
- * The control plane's secrets, read from the environment: agent job processes (forked by the
- * worker, running third-party plugins and the model) get an environment without them
- * (agent/worker.ts; agents' fork is patched to leave out what LIKENESS_JOB_ENV_EXCLUDE names).
- */
-export const CONTROL_PLANE_SECRETS = ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'ADMIN_TOKEN'] as const;
-/** The variable agents' patched fork reads the names to leave out of a job's environment from. */
-export const JOB_ENV_EXCLUDE_VARIABLE = 'LIKENESS_JOB_ENV_EXCLUDE';
-
 /** What one account may do at once and per window (src/limits); 0: no limit. */
 export interface AccountLimits {
   /** Sessions running at once (with or without an avatar, joined or not). */
@@ -240,51 +170,6 @@ export interface ConsoleSettings {
   origin: string;
 }
 
-type Env = Record<string, string | undefined>;
-
-function integer(env: Env, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
-  }
-  return value;
-}
-
-/** A comma-separated list; blanks dropped. */
-function list(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean);
-}
-
-function oneOfValues<const T extends readonly string[]>(env: Env, name: string, values: T, fallback: T[number]): T[number] {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  if (!values.includes(raw)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
-  return raw as T[number];
-}
-
-function flag(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new Error(`${name} must be true or false, got "${env[name]}"`);
-}
-
-/** `start-end`, two ports, start ≤ end. */
-function portRange(env: Env, name: string): { start: number; end: number } | undefined {
-  const raw = env[name]?.trim();
-  if (!raw) return undefined;
-  const match = /^(\d+)\s*-\s*(\d+)$/.exec(raw);
-  const [start, end] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
-  if (!(start >= 1024 && end <= 65535 && start <= end)) throw new Error(`${name} must be a range of ports like 50000-50099 (1024–65535), got "${raw}"`);
-  return { start, end };
-}
-
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /** The host's first non-loopback IPv4 address, as other machines on its network reach it. */
@@ -315,67 +200,6 @@ export function loadLocalMedia(env: Env, host: string): LocalMediaSettings {
 /** http(s)://… as ws(s)://… (browsers on an https page may only open wss). */
 export function websocketUrlOf(url: string): string {
   return url.replace(/^http(s?):\/\//, 'ws$1://');
-}
-
-function withoutTrailingSlash(url: string): string {
-  return url.replace(/\/+$/, '');
-}
-
-/** A hosted avatar provider's key and API (undefined: wherever its plugin goes by default). */
-export type HostedAvatar<Url extends string | undefined = string | undefined> = { apiKey: string; apiUrl: Url };
-/**
- * Hosted avatars, each a pipeline once its key is set: LemonSlice (LEMONSLICE_API_KEY), Anam
- * (ANAM_API_KEY), Beyond Presence (BEY_API_KEY); `<NAME>_API_URL` points at another server.
- */
-export type HostedAvatarSettings = { lemonslice?: HostedAvatar; anam?: HostedAvatar<string>; bey?: HostedAvatar<string> };
-const hostedAvatar = <Url extends string | undefined>(apiKey: string | undefined, apiUrl: Url): HostedAvatar<Url> | undefined => (apiKey ? { apiKey, apiUrl } : undefined);
-export const loadHostedAvatars = (env: Env = process.env): HostedAvatarSettings => ({
-  lemonslice: hostedAvatar(env.LEMONSLICE_API_KEY, env.LEMONSLICE_API_URL || undefined),
-  anam: hostedAvatar(env.ANAM_API_KEY, env.ANAM_API_URL || 'https://api.anam.ai'),
-  bey: hostedAvatar(env.BEY_API_KEY, env.BEY_API_URL || 'https://api.bey.dev'),
-});
-
-/** The model cache the bootstrap fills (LIKENESS_CACHE_DIR, default ~/.cache/likeness). */
-export function cacheDir(env: Env = process.env): string {
-  return resolve(env.LIKENESS_CACHE_DIR || join(env.HOME || homedir(), '.cache', 'likeness'));
-}
-
-export function loadProviders(env: Env = process.env): ProviderSettings {
-  const cloud = (key: string | undefined, baseUrl: string | undefined, model: string): CloudProvider | undefined =>
-    key ? { apiKey: key, baseUrl: baseUrl ? withoutTrailingSlash(baseUrl) : undefined, model } : undefined;
-  return {
-    deepgram: cloud(env.DEEPGRAM_API_KEY, env.DEEPGRAM_BASE_URL, env.DEEPGRAM_MODEL || 'nova-3'),
-    // A self-hosted OpenAI-compatible server often needs no key.
-    openai: cloud(env.OPENAI_API_KEY || (env.OPENAI_BASE_URL ? 'none' : undefined), env.OPENAI_BASE_URL, env.LLM_MODEL || 'gpt-4o-mini'),
-    elevenlabs: cloud(env.ELEVENLABS_API_KEY, env.ELEVENLABS_BASE_URL, env.ELEVENLABS_MODEL || 'eleven_flash_v2_5'),
-    modelsDir: resolve(env.LIKENESS_MODELS_DIR || join(cacheDir(env), 'models')),
-    turns: {
-      detection: oneOfValues(env, 'AGENT_TURN_DETECTION', TURN_DETECTIONS, 'transcript'),
-      minEndpointingDelayMs: integer(env, 'AGENT_MIN_ENDPOINTING_MS', 500),
-      maxEndpointingDelayMs: integer(env, 'AGENT_MAX_ENDPOINTING_MS', 3000),
-      minInterruptionMs: integer(env, 'AGENT_MIN_INTERRUPTION_MS', 300),
-    },
-  };
-}
-
-/**
- * Avatar sessions per core a worker takes by default. bench/renderer on a 2-core machine: 3
- * sessions (voice agent included) hold 25 fps at every visitor, 4 drop to ~21 fps; each job
- * takes ~40–55 % of a core (VP8 encoding ~16 %, the talking head ~5 %, the agent the rest).
- */
-export const AGENT_JOBS_PER_CORE = 1.5;
-
-/** The name the agent worker registers under and sessions dispatch to (AGENT_NAME). */
-export const DEFAULT_AGENT_NAME = 'likeness-agent';
-
-/** Read by the worker (its capacity) and by each job process (its extra pipelines). */
-export function loadAgentSettings(env: Env = process.env): AgentSettings {
-  return {
-    maxJobs: integer(env, 'AGENT_MAX_JOBS', Math.max(1, Math.floor(AGENT_JOBS_PER_CORE * availableParallelism())), 1),
-    pipelineModules: list(env.AGENT_PIPELINE_MODULES),
-    healthPort: env.AGENT_HEALTH_PORT ? integer(env, 'AGENT_HEALTH_PORT', 0, 1) : undefined,
-    drainSeconds: integer(env, 'AGENT_DRAIN_SECONDS', 30),
-  };
 }
 
 export function loadConfig(env: Env = process.env): Config {
