@@ -6,6 +6,7 @@
 // parallel attempts exactly as many as allowed pass.
 import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Database, Queryable } from '../db/index.ts';
+import { windowWait } from './limits.ts';
 import { limitAttempts } from './schema.ts';
 
 export interface AttemptLimiterOptions {
@@ -39,9 +40,8 @@ export class AttemptLimiter {
       .where(and(eq(limitAttempts.scope, scope), eq(limitAttempts.keyHash, hashKey(key)), gt(limitAttempts.at, new Date(now - windowSeconds * 1000))))
       .orderBy(desc(limitAttempts.at))
       .limit(allowed);
-    if (recent.length < allowed) return 0;
-    const oldestCounted = recent[recent.length - 1]!.at.getTime();
-    return Math.max(1, Math.ceil((oldestCounted + windowSeconds * 1000 - now) / 1000));
+    const wait = windowWait(recent.map((r) => r.at), allowed, windowSeconds, now);
+    return wait > 0 ? Math.max(1, Math.ceil(wait)) : 0;
   }
 
   /**
@@ -62,7 +62,7 @@ export class AttemptLimiter {
           .where(and(eq(limitAttempts.scope, scope), eq(limitAttempts.keyHash, keyHash), gt(limitAttempts.at, new Date(now - windowSeconds * 1000))))
           .orderBy(desc(limitAttempts.at))
           .limit(allowed);
-        if (recent.length >= allowed) return { wait: Math.max(1, Math.ceil((recent[recent.length - 1]!.at.getTime() + windowSeconds * 1000 - now) / 1000)) };
+        if (recent.length >= allowed) return { wait: Math.max(1, Math.ceil(windowWait(recent.map((r) => r.at), allowed, windowSeconds, now))) };
       }
       const [row] = await tx.insert(limitAttempts).values({ scope, keyHash, at: new Date(now) }).returning({ id: limitAttempts.id });
       await tx.delete(limitAttempts).where(and(eq(limitAttempts.scope, scope), lt(limitAttempts.at, new Date(now - windowSeconds * 1000))));

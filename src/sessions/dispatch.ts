@@ -24,6 +24,7 @@ export interface DispatchInput {
 
 export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
   const { identity, assetLinks } = input;
+  const providerAvatarId = providerAvatarOf(identity?.training);
   return {
     session_id: input.sessionId,
     report_url: input.reportUrl,
@@ -41,7 +42,7 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
           image_url: assetLinks.url(identity.image.variants.render?.key ?? identity.image.key),
           audio_url: identity.audio ? assetLinks.url(identity.audio.key) : null,
           assets: dispatchAssets(identity.training, assetLinks),
-          ...(providerAvatarOf(identity.training) && { provider_avatar_id: providerAvatarOf(identity.training) }),
+          ...(providerAvatarId && { provider_avatar_id: providerAvatarId }),
         }
       : null,
     voice: dispatchVoice(identity?.voice),
