@@ -2,9 +2,11 @@
 // holds, so as many visitors as it has free slots, arriving in the same second, all get their
 // avatar at once; and sessions that end before their agent arrives cost the worker nothing
 // (their dispatch is deleted, and the worker refuses jobs for rooms that are gone), so the
-// next visitor does not wait behind them. The 1.5 s target is bench/sessions' (--bursts);
-// here a looser bound still catches a visitor queued behind a process start (4–8 s) or a
-// spare process forked beside the starting sessions (p95 ≈ 2.3 s, bench/sessions).
+// next visitor does not wait behind them. The 1.5 s target is bench/sessions' (--bursts),
+// not a bound here: on a loaded 2-core CI machine a timed bound failed where nothing was
+// wrong. What makes the figure is checked instead: every job runs in a process that was
+// already warm before its start call, and no process is forked beside them (a visitor queued
+// behind a process start waits 4–8 s; a spare process competes with the starting sessions).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind } from '@livekit/rtc-node';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
@@ -14,7 +16,6 @@ import { startTestService, type TestAccount, type TestService } from '../support
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 const SLOTS = 3;
-const FIRST_FRAME_BOUND_MS = 2_500;
 
 describe(`a worker of ${SLOTS} slots under a burst`, () => {
   let service: TestService;
@@ -68,16 +69,18 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
     expect(service.worker!.capacity).toBe(SLOTS);
   }, 120_000);
 
-  test(`${SLOTS} visitors in the same second each see the avatar within ${FIRST_FRAME_BOUND_MS} ms of their start call`, async () => {
+  test(`${SLOTS} visitors in the same second each get their avatar from a process warm before they came`, async () => {
     await warm();
+    const warmBefore = jobProcesses().sort();
+    expect(warmBefore).toHaveLength(SLOTS);
     const joined = await Promise.all(Array.from({ length: SLOTS }, () => firstFrameMs()));
     try {
-      for (const { ms } of joined) expect(ms).toBeLessThan(FIRST_FRAME_BOUND_MS);
-      // Every slot holds a job: no spare process was forked beside them (it would have
-      // competed with the starting sessions for the CPU), and none is while they run.
+      console.log(`burst of ${SLOTS}: start call → first avatar frame ${joined.map((j) => Math.round(j.ms)).join(', ')} ms`);
+      // Every slot holds a job, each in one of the processes that were warm: none was started
+      // for them, no spare one forked beside them, and none is while they run.
       expect(service.worker!.warmProcesses()).toBe(0);
       await Bun.sleep(1_000);
-      expect(jobProcesses()).toHaveLength(SLOTS);
+      expect(jobProcesses().sort()).toEqual(warmBefore);
     } finally {
       await Promise.all(joined.map((j) => j.leave()));
     }
@@ -88,12 +91,18 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
     // As many sessions as the worker takes, started and ended at once, before any agent got going.
     const abandoned = await Promise.all(Array.from({ length: SLOTS }, () => startSession(account, { identity_id: identityId })));
     await Promise.all(abandoned.map((s) => account.call('POST', `/v1/sessions/${s.room_name}/end`)));
-    // Their jobs were refused or never sent: the warm processes are all still there.
+    // Their jobs were refused or never sent: the warm processes are all still there, the same ones.
     await Bun.sleep(1_000);
     expect(service.worker!.warmProcesses()).toBe(SLOTS);
+    const warmBefore = jobProcesses().sort();
+    expect(warmBefore).toHaveLength(SLOTS);
     const next = await firstFrameMs();
     try {
-      expect(next.ms).toBeLessThan(FIRST_FRAME_BOUND_MS);
+      console.log(`after ${SLOTS} abandoned sessions: start call → first avatar frame ${Math.round(next.ms)} ms`);
+      // The next visitor's job took one of them: none of the abandoned sessions held it up.
+      await Bun.sleep(1_000);
+      expect(service.worker!.warmProcesses()).toBe(SLOTS - 1);
+      expect(jobProcesses().sort()).toEqual(warmBefore.sort());
     } finally {
       await next.leave();
     }
