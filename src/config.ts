@@ -104,6 +104,8 @@ export interface Config {
   };
   /** Shared secret for /internal/admin (the operator CLI while the service runs). Unset: generated into dataDir. */
   adminToken: string | undefined;
+  /** Bearer token Prometheus scrapes GET /metrics with (the admin token works too). Unset: the admin token only. */
+  metricsToken: string | undefined;
   /** Maximum accepted request body; larger requests answer 413 before they are read. */
   maxRequestBytes: number;
   /**
@@ -235,6 +237,7 @@ export function loadConfig(env: Env = process.env): Config {
       perAvatarMinute: integer(env, 'CREDITS_PER_AVATAR_MINUTE', 10),
     },
     adminToken: env.ADMIN_TOKEN || undefined,
+    metricsToken: env.METRICS_TOKEN || undefined,
     maxRequestBytes: integer(env, 'MAX_REQUEST_BYTES', 40 * 1024 * 1024, 1024),
     recoveryGraceSeconds: integer(env, 'RECOVERY_GRACE_SECONDS', 900),
     workLeaseSeconds: integer(env, 'WORK_LEASE_SECONDS', 30, 3),

@@ -32,6 +32,7 @@ import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
 import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
+import { metricsRoutes, requestMetrics } from './metrics/index.ts';
 import { apiDocs } from './openapi/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
 import { pipelineRoutes } from './pipelines/routes.ts';
@@ -212,6 +213,7 @@ export function buildApp(services: Services) {
   // precompile: every route's handler is compiled at start, not on its first request (warm before ready).
   const app = new Elysia({ precompile: true, serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false } });
   app
+    .use(requestMetrics())
     .use(httpErrors(methodsByPath(app)))
     .onRequest(({ request }) => {
       // Refuse oversized uploads before reading them.
@@ -224,6 +226,7 @@ export function buildApp(services: Services) {
     .use(bodyParsers)
     .use(apiDocs(packageJson.version))
     .use(healthRoutes(services.readiness))
+    .use(metricsRoutes({ db: database.db, agentName: config.livekit.agentName, tokens: [config.metricsToken ?? '', services.adminToken] }))
     .use(assetRoutes(services.store, services.assetLinks))
     .use(signalProxy(services.livekit.url))
     .use(adminRoutes(services.operations, services.adminToken))

@@ -1,23 +1,44 @@
 // bench/soak: the service under a long, ordinary load (issue 16), to see that nothing grows:
-// sessions started, joined briefly by a real visitor and ended, one after another, and
-// identities created and deleted, for --minutes (30 for the record; less to try it). At the
-// start and the end (and every --every seconds) it prints, for the service's process (API and
-// agent worker, `--role all`) and each job process: RSS, open file descriptors; and the
-// process warnings seen (MaxListenersExceededWarning among them). They must stay flat.
+// sessions started, joined briefly by a real visitor and ended, one after another; identities
+// created and deleted; and every --burst-every sessions a burst of starts nobody joins (a
+// fuzzer's), ended a moment later. The service runs as `likeness serve` (API and agent worker,
+// `--role all`) in its own process, so its figures are its own: the visitors run here. At the
+// start and the end (and every --every seconds) it prints, for the service process, each job
+// process, the inference process and LiveKit: RSS and open file descriptors; and the warnings
+// the service printed (MaxListenersExceededWarning among them). They must stay flat.
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
-//     bun bench/soak/index.ts [--minutes 30] [--every 60] [--providers fakes|offline]
-import { readdir, readFile } from 'node:fs/promises';
+//     bun bench/soak/index.ts [--minutes 30] [--every 60] [--burst-every 25] [--burst 12]
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
+import { readUntil } from '../../test/support/processes.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
-import { startBenchService } from '../support/index.ts';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '30' }, every: { type: 'string', default: '60' }, providers: { type: 'string', default: 'fakes' } } });
-if (values.providers === 'fakes') Object.assign(process.env, (await startProviderFakes()).env);
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '30' }, every: { type: 'string', default: '60' }, 'burst-every': { type: 'string', default: '25' }, burst: { type: 'string', default: '12' } },
+});
+const fakes = await startProviderFakes();
 
+/** Warnings the service printed, by name (Node prints them as `(node:pid) Name: …`; Bun as `warning: …`). */
 const warnings = new Map<string, number>();
-process.on('warning', (warning) => warnings.set(warning.name, (warnings.get(warning.name) ?? 0) + 1));
+function watchWarnings(stream: ReadableStream<Uint8Array>): void {
+  void (async () => {
+    const decoder = new TextDecoder();
+    let carry = '';
+    const reader = stream.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      const lines = (carry + decoder.decode(read.value)).split('\n');
+      carry = lines.pop()!;
+      for (const line of lines) {
+        const name = /(\w+Warning)\b/.exec(line)?.[1];
+        if (name) warnings.set(name, (warnings.get(name) ?? 0) + 1);
+      }
+    }
+  })();
+}
 
 interface ProcessSample {
   pid: number;
@@ -26,19 +47,19 @@ interface ProcessSample {
   fds: number;
 }
 
-/** This process and its job processes (children running agents' job main). */
-async function sample(): Promise<ProcessSample[]> {
+/** The service process and its children: job processes, the inference process, LiveKit. */
+async function sample(servicePid: number): Promise<ProcessSample[]> {
   const of = async (pid: number, what: string): Promise<ProcessSample | undefined> => {
     const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
     const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
     const fds = (await readdir(`/proc/${pid}/fd`).catch(() => [])).length;
     return Number.isFinite(rss) ? { pid, what, rssMb: Math.round(rss), fds } : undefined;
   };
-  const found = [await of(process.pid, 'service')];
+  const found = [await of(servicePid, 'service')];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== process.pid) continue;
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== servicePid) continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
     const what = cmdline.includes('job_proc') ? 'job' : cmdline.includes('inference_proc') ? 'inference' : cmdline.includes('livekit-server') ? 'livekit' : 'child';
     found.push(await of(Number(entry), what));
@@ -46,36 +67,62 @@ async function sample(): Promise<ProcessSample[]> {
   return found.filter((s): s is ProcessSample => s !== undefined);
 }
 
-function print(label: string, samples: ProcessSample[], counts: { sessions: number; identities: number }) {
+function print(label: string, samples: ProcessSample[], counts: { sessions: number; burst: number; identities: number }) {
   const by = (what: string) => samples.filter((s) => s.what === what);
   const line = (what: string) => {
     const list = by(what);
     if (!list.length) return `${what}: none`;
     return `${what}×${list.length}: RSS ${list.map((s) => s.rssMb).join('/')} MB, fds ${list.map((s) => s.fds).join('/')}`;
   };
-  const heap = process.memoryUsage();
   console.log(
-    `[${label}] sessions ${counts.sessions}, identities ${counts.identities}; ${line('service')} (heap ${Math.round(heap.heapUsed / 1048576)} MB); ${line('job')}; ${line('inference')}; ${line('livekit')}; warnings ${JSON.stringify(Object.fromEntries(warnings))}`,
+    `[${label}] sessions ${counts.sessions} (+${counts.burst} never joined), identities ${counts.identities}; ${line('service')}; ${line('job')}; ${line('inference')}; ${line('livekit')}; warnings ${JSON.stringify(Object.fromEntries(warnings))}`,
   );
 }
 
-const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0', LIMIT_SESSION_STARTS_PER_MINUTE: '0', LIMIT_CONCURRENT_SESSIONS: '0', LIMIT_IDENTITY_CREATES_PER_HOUR: '0' } });
-const { service } = bench;
+const dataDir = await mkdtemp(join(tmpdir(), 'likeness-soak-'));
+const port = String(20_000 + Math.floor(Math.random() * 20_000));
+const serviceUrl = `http://127.0.0.1:${port}`;
+const child = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/cli/index.ts'), 'serve'], {
+  env: {
+    ...process.env,
+    ...fakes.env,
+    HOST: '127.0.0.1',
+    PORT: port,
+    DATA_DIR: dataDir,
+    CREDITS_ONBOARDING: '0',
+    LIMIT_SESSION_STARTS_PER_MINUTE: '0',
+    LIMIT_CONCURRENT_SESSIONS: '0',
+    LIMIT_IDENTITY_CREATES_PER_HOUR: '0',
+  },
+  stdin: 'ignore',
+  stdout: 'pipe',
+  stderr: 'pipe',
+});
 try {
-  const account = await service.services.operations.createAccount({ email: 'soak@example.com', credits: 100_000_000 });
+  await readUntil(child.stdout, 'agent worker registered');
+  watchWarnings(child.stdout);
+  watchWarnings(child.stderr);
+  await eventually(async () => (await fetch(`${serviceUrl}/readyz`).catch(() => undefined))?.status === 200, 120_000, 'ready');
+  const adminToken = (await Bun.file(join(dataDir, 'admin-token')).text()).trim();
+  const account = (await (
+    await fetch(`${serviceUrl}/internal/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'soak@example.com', credits: 100_000_000 }) })
+  ).json()) as { api_key: string };
   const auth = { authorization: `Bearer ${account.api_key}` };
   const json = { ...auth, 'content-type': 'application/json' };
-  const identity = (await (await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
-  const counts = { sessions: 0, identities: 0 };
-  const until = performance.now() + Number(values.minutes) * 60_000;
+  const start = () => fetch(`${serviceUrl}/v1/sessions/start`, { method: 'POST', headers: json, body: JSON.stringify({ identity_id: identity.identity_id }) });
+  const end = (room: string) => fetch(`${serviceUrl}/v1/sessions/${room}/end`, { method: 'POST', headers: auth });
+  const identity = (await (await fetch(`${serviceUrl}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+  const counts = { sessions: 0, burst: 0, identities: 0 };
+  const began = performance.now();
+  const until = began + Number(values.minutes) * 60_000;
   let nextSample = 0;
   while (performance.now() < until) {
     if (performance.now() >= nextSample) {
-      print(`${Math.round((performance.now() - (until - Number(values.minutes) * 60_000)) / 1000)} s`, await sample(), counts);
+      print(`${Math.round((performance.now() - began) / 1000)} s`, await sample(child.pid), counts);
       nextSample = performance.now() + Number(values.every) * 1000;
     }
     // A session joined briefly: the visitor sees the agent, stays two seconds, the API ends it.
-    const started = await fetch(`${service.url}/v1/sessions/start`, { method: 'POST', headers: json, body: JSON.stringify({ identity_id: identity.identity_id }) });
+    const started = await start();
     if (started.status !== 200) {
       await Bun.sleep(1_000); // every agent busy (a session still closing): try again
       continue;
@@ -84,17 +131,29 @@ try {
     const visitor = await joinAsVisitor(session);
     await eventually(() => visitor.agent(), 20_000, 'the agent').catch(() => undefined);
     await Bun.sleep(2_000);
-    await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: auth });
+    await end(session.room_name);
     await visitor.leave().catch(() => undefined);
     counts.sessions++;
     // Every third session: an identity created and deleted.
     if (counts.sessions % 3 === 0) {
-      const made = (await (await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
-      await fetch(`${service.url}/v1/identities/${made.identity_id}`, { method: 'DELETE', headers: auth });
+      const made = (await (await fetch(`${serviceUrl}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+      await fetch(`${serviceUrl}/v1/identities/${made.identity_id}`, { method: 'DELETE', headers: auth });
       counts.identities++;
     }
+    // A burst of starts nobody joins, all at once, ended a second later (what a fuzzer does).
+    if (counts.sessions % Number(values['burst-every']) === 0) {
+      const burst = await Promise.all(Array.from({ length: Number(values.burst) }, start));
+      const rooms = await Promise.all(burst.filter((r) => r.status === 200).map(async (r) => ((await r.json()) as { room_name: string }).room_name));
+      await Bun.sleep(1_000);
+      await Promise.all(rooms.map(end));
+      counts.burst += rooms.length;
+    }
   }
-  print('end', await sample(), counts);
+  print('end', await sample(child.pid), counts);
 } finally {
-  await bench.stop();
+  child.kill('SIGTERM');
+  await Promise.race([child.exited, Bun.sleep(30_000)]);
+  child.kill('SIGKILL');
+  await fakes.stop();
+  await rm(dataDir, { recursive: true, force: true });
 }

@@ -92,6 +92,7 @@ async function test(args) {
       LIKENESS_REDIS_SERVER: redisServer,
       TEST_DATABASE_URL: cluster.url,
       TEST_S3_ENDPOINT: s3.endpoint,
+      LIKENESS_TEST_PYTHON: motoPython,
     });
     line = summaryLine(result.counts, result.exitCode);
     // No summary means bun died mid-run: that is a failure whatever its exit code says.
@@ -128,7 +129,7 @@ async function bench(args) {
     return await run(bunPath, args, {
       cwd: repoRoot,
       stdout: "inherit",
-      env: { ...process.env, LIKENESS_LIVEKIT_BIN: livekitBin, LIKENESS_REDIS_SERVER: redisServer, TEST_DATABASE_URL: cluster.url, TEST_S3_ENDPOINT: s3.endpoint },
+      env: { ...process.env, LIKENESS_LIVEKIT_BIN: livekitBin, LIKENESS_REDIS_SERVER: redisServer, TEST_DATABASE_URL: cluster.url, TEST_S3_ENDPOINT: s3.endpoint, LIKENESS_TEST_PYTHON: motoPython },
     });
   } finally {
     await Promise.all([cluster?.stop(), s3?.stop()]);

@@ -21,8 +21,12 @@ import { log, secondsSince } from "./log.mjs";
 import { freeLoopbackPort, interruption, runChecked, runSync } from "./processes.mjs";
 
 export const MOTO_VERSION = "5.2.5";
-/** Pinned top-level requirements; pip resolves their dependencies for this Python. */
-const REQUIREMENTS = [`moto[s3]==${MOTO_VERSION}`, "flask==3.1.3", "flask-cors==6.0.5"];
+/**
+ * Pinned top-level requirements; pip resolves their dependencies for this Python. The venv
+ * is the suites' Python: prometheus-client parses /metrics with Prometheus' own text parser
+ * (LIKENESS_TEST_PYTHON).
+ */
+const REQUIREMENTS = [`moto[s3]==${MOTO_VERSION}`, "flask==3.1.3", "flask-cors==6.0.5", "prometheus-client==0.26.0"];
 const MIN_PYTHON = [3, 10]; // moto 5.2 needs 3.10
 const READY_TIMEOUT_MS = 60_000; // the first start compiles moto's modules
 const STOP_TIMEOUT_MS = 5_000;

@@ -76,7 +76,7 @@ export interface TurnSettings {
  * worker, running third-party plugins and the model) get an environment without them
  * (agent/worker.ts; agents' fork is patched to leave out what LIKENESS_JOB_ENV_EXCLUDE names).
  */
-export const CONTROL_PLANE_SECRETS = ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'ADMIN_TOKEN'] as const;
+export const CONTROL_PLANE_SECRETS = ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'ADMIN_TOKEN', 'METRICS_TOKEN'] as const;
 /** The variable agents' patched fork reads the names to leave out of a job's environment from. */
 export const JOB_ENV_EXCLUDE_VARIABLE = 'LIKENESS_JOB_ENV_EXCLUDE';
 

@@ -119,24 +119,33 @@ export function httpErrors(allowedMethods: (path: string) => string[]) {
     })
     .onError({ as: 'global' }, ({ code, error, request, set }) => {
       const requestId = (set.headers['x-request-id'] as string | undefined) ?? newId('req');
-      if (error instanceof ApiError) return json(error.status, { detail: error.detail }, requestId, error.headers);
-      // A parser's own ApiError (e.g. a duplicate form field) arrives wrapped in Elysia's ParseError.
-      if (code === 'PARSE' && error.cause instanceof ApiError) return json(error.cause.status, { detail: error.cause.detail }, requestId);
-      if (code === 'VALIDATION') return json(422, { detail: fieldProblems(error as ValidationError) }, requestId);
-      if (code === 'PARSE') {
-        return json(422, { detail: [{ loc: ['body'], msg: 'The request body could not be parsed; check its Content-Type', type: 'body_malformed' }] }, requestId);
-      }
-      if (code === 'NOT_FOUND') {
-        const path = new URL(request.url).pathname;
-        const allowed = allowedMethods(path);
-        if (allowed.length && !allowed.includes(request.method)) {
-          const response = json(405, { detail: `Method ${request.method} not allowed` }, requestId);
-          response.headers.set('allow', allowed.join(', '));
-          return response;
-        }
-        return json(404, { detail: 'Not found' }, requestId);
-      }
-      console.error(`[${requestId}] ${request.method} ${new URL(request.url).pathname} failed:`, error);
-      return json(500, { detail: 'Internal server error; retry shortly' }, requestId);
+      const response = errorResponse(code, error, request, requestId, allowedMethods);
+      // Told to the hooks after the response too (the request metrics count by status).
+      set.status = response.status;
+      return response;
     });
 }
+
+function errorResponse(code: string | number, error: unknown, request: Request, requestId: string, allowedMethods: (path: string) => string[]): Response {
+  if (error instanceof ApiError) return json(error.status, { detail: error.detail }, requestId, error.headers);
+  // A parser's own ApiError (e.g. a duplicate form field) arrives wrapped in Elysia's ParseError.
+  const cause = (error as Error | undefined)?.cause;
+  if (code === 'PARSE' && cause instanceof ApiError) return json(cause.status, { detail: cause.detail }, requestId);
+  if (code === 'VALIDATION') return json(422, { detail: fieldProblems(error as ValidationError) }, requestId);
+  if (code === 'PARSE') {
+    return json(422, { detail: [{ loc: ['body'], msg: 'The request body could not be parsed; check its Content-Type', type: 'body_malformed' }] }, requestId);
+  }
+  if (code === 'NOT_FOUND') {
+    const path = new URL(request.url).pathname;
+    const allowed = allowedMethods(path);
+    if (allowed.length && !allowed.includes(request.method)) {
+      const response = json(405, { detail: `Method ${request.method} not allowed` }, requestId);
+      response.headers.set('allow', allowed.join(', '));
+      return response;
+    }
+    return json(404, { detail: 'Not found' }, requestId);
+  }
+  console.error(`[${requestId}] ${request.method} ${new URL(request.url).pathname} failed:`, error);
+  return json(500, { detail: 'Internal server error; retry shortly' }, requestId);
+}
+

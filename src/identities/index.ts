@@ -111,7 +111,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
       {
         query: ListIdentitiesQuery,
         response: { 200: t.Array(IdentityListItem), ...unauthorized, ...invalidRequest },
-        detail: { summary: "List the caller's identities, newest first" },
+        detail: { operationId: 'listIdentities', summary: "List the caller's identities, newest first" },
       },
     )
     .post(
@@ -154,7 +154,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         parse: 'multipart/form-data',
         response: { 200: IdentityResponse, 402: ErrorResponse, 429: ErrorResponse, ...uploadErrors, ...unauthorized, ...invalidRequest, ...voiceProviderError },
         detail: {
-          summary: 'Create an identity; training runs within the call',
+          operationId: 'createIdentity', summary: 'Create an identity; training runs within the call',
           description: 'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.',
         },
       },
@@ -162,7 +162,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
     .get('/:identity_id', async ({ caller, params }) => present(await findOwned(caller.accountId, params.identity_id)), {
       params: IdentityParams,
       response: { 200: IdentityResponse, ...unauthorized, ...notFoundError },
-      detail: { summary: 'Read one identity' },
+      detail: { operationId: 'getIdentity', summary: 'Read one identity' },
     })
     .get(
       '/:identity_id/status',
@@ -170,7 +170,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
       {
         params: IdentityParams,
         response: { 200: IdentityStatusResponse, ...unauthorized, ...notFoundError },
-        detail: { summary: "An identity's training status" },
+        detail: { operationId: 'getIdentityStatus', summary: "An identity's training status" },
       },
     )
     .patch(
@@ -253,7 +253,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
           ...invalidRequest,
         },
         detail: {
-          summary: 'Update an identity',
+          operationId: 'updateIdentity', summary: 'Update an identity',
           description:
             'Text fields and `voice_id` alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status; a new image without a usable face is refused at once (422, as on create). `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.',
         },
@@ -274,7 +274,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
       {
         params: IdentityParams,
         response: { 204: t.Void(), ...unauthorized, ...notFoundError },
-        detail: { summary: 'Delete an identity and its stored face and voice' },
+        detail: { operationId: 'deleteIdentity', summary: 'Delete an identity and its stored face and voice' },
       },
     );
 }

@@ -21,6 +21,7 @@ import type { StoredAudio } from '../media/stored.ts';
 import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
 import { identities } from './schema.ts';
 import { holdLease, leaseUntil } from './work-lease.ts';
+import { creditsCharged, timedTraining } from '../metrics/index.ts';
 
 export interface OnboardingDeps {
   db: Database;
@@ -128,7 +129,9 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
   try {
     const uploads = await decode();
     await db.update(identities).set({ status: 'training', updatedAt: new Date() }).where(eq(identities.id, id));
-    trained = await fields.pipeline.train({ identityId: id, image: uploads.image, audio: uploads.audio?.inspected, store, prefix, providerAvatarId: fields.providerAvatarId });
+    trained = await timedTraining(fields.pipeline.id, () =>
+      fields.pipeline.train({ identityId: id, image: uploads.image, audio: uploads.audio?.inspected, store, prefix, providerAvatarId: fields.providerAvatarId }),
+    );
     const training = trained.training;
     const image = trained.image;
     const audio = uploads.audio ? await storeVoice(store, prefix, uploads.audio) : null;
@@ -138,7 +141,7 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
       voice = await voices.clone({ id, name: fields.name }, { bytes: uploads.audio.bytes, kind: uploads.audio.inspected.kind }, uploads.audio.profile);
       await db.update(identities).set({ voice }).where(eq(identities.id, id));
     }
-    return await db.transaction(async (tx) => {
+    const ready = await db.transaction(async (tx) => {
       if (onboardingCost > 0) {
         await ledger.charge(tx, { accountId: fields.accountId, amount: onboardingCost, kind: 'onboarding', reference: `identity:${id}` });
       }
@@ -150,6 +153,8 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
         .returning();
       return row!;
     });
+    if (onboardingCost > 0) creditsCharged.inc({ kind: 'onboarding' }, onboardingCost);
+    return ready;
   } catch (error) {
     // If this cleanup fails too, the recovery sweep finishes it: the row is invisible meanwhile.
     await discardUnfinished(db, store, voices, id).catch((e) => console.error(`cleanup of ${id} failed:`, e));

@@ -17,6 +17,7 @@ import type { StoredImage } from '../media/stored.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
 import { identities, type PendingRetrain } from './schema.ts';
 import { claimOrphanedRetrain, holdLease, leaseUntil, orphaned } from './work-lease.ts';
+import { timedTraining } from '../metrics/index.ts';
 
 export interface RetrainRequest {
   accountId: string;
@@ -162,7 +163,7 @@ export class Retraining {
       }
       // An avatar the identity named at the provider stays; one training made from the old photo is replaced.
       const named = row.training?.provider_avatar_made === true ? undefined : providerAvatarOf(row.training);
-      if (image) retrained = await pipeline.train({ identityId, image, audio, store, prefix, providerAvatarId: named });
+      if (image) retrained = await timedTraining(pipeline.id, () => pipeline.train({ identityId, image, audio, store, prefix, providerAvatarId: named }));
       const trained = retrained ?? { image: row.image, training: row.training ?? {} };
       const [updated] = await db
         .update(identities)

@@ -56,7 +56,7 @@ export function pipelineRoutes(deps: PipelineRouteDeps, audience: Audience = PUB
     .get('', () => deps.pipelines.list().map((pipeline) => pipelineItem(pipeline, deps)), {
       response: { 200: t.Array(PipelineItem), 401: ErrorResponse },
       detail: {
-        summary: 'List the pipelines',
+        operationId: 'listPipelines', summary: 'List the pipelines',
         description: 'A pipeline decides how an identity is trained and which renderer serves it, for the identity’s whole life.',
       },
     });

@@ -7,6 +7,7 @@ import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
 import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { sessions } from './schema.ts';
+import { creditsCharged } from '../metrics/index.ts';
 
 /** `ended`: the session ended before the charge got its row lock (the report raced the ending). */
 export type MinuteResult = 'charged' | 'already_charged' | 'insufficient' | 'ended';
@@ -46,7 +47,7 @@ export class SessionBilling {
   /** Charge minute `index` of a running session; the first charge also releases the hold. */
   async chargeMinute(sessionId: string, index: number): Promise<MinuteResult> {
     try {
-      return await this.db.transaction(async (tx) => {
+      const result = await this.db.transaction(async (tx): Promise<MinuteResult> => {
         const [session] = await tx.select().from(sessions).where(eq(sessions.id, sessionId)).for('update');
         if (!session) throw new Error(`no session ${sessionId}`);
         // Checked again under the lock: the caller read the status before, and an ending since
@@ -67,6 +68,8 @@ export class SessionBilling {
           .where(eq(sessions.id, sessionId));
         return 'charged';
       });
+      if (result === 'charged' && this.perMinute > 0) creditsCharged.inc({ kind: 'session_minute' }, this.perMinute);
+      return result;
     } catch (error) {
       if (error instanceof InsufficientCredits) return 'insufficient';
       throw error;

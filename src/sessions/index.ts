@@ -38,7 +38,7 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
         500: ErrorResponse,
         503: ErrorResponse,
       },
-      detail: { summary: 'Start a realtime session: room, agent, avatar, and a token to join' },
+      detail: { operationId: 'startSession', summary: 'Start a realtime session: room, agent, avatar, and a token to join' },
     })
     .post(
       '/:session_id/end',
@@ -57,13 +57,13 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
       {
         params: SessionParams,
         response: { 200: EndSessionResponse, 401: ErrorResponse, 404: ErrorResponse, 502: ErrorResponse },
-        detail: { summary: 'End a session: close its room and disconnect everyone, the agent included' },
+        detail: { operationId: 'endSession', summary: 'End a session: close its room and disconnect everyone, the agent included' },
       },
     )
     .get('/:session_id', async ({ caller, params }) => sessionResponse(await findOwned(caller.accountId, params.session_id)), {
       params: SessionParams,
       response: { 200: SessionResponse, 401: ErrorResponse, 404: ErrorResponse },
-      detail: { summary: 'Read one session: status, end reason, billed minutes' },
+      detail: { operationId: 'getSession', summary: 'Read one session: status, end reason, billed minutes' },
     })
     .get(
       '/:session_id/transcript',
@@ -71,7 +71,7 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
       {
         params: SessionParams,
         response: { 200: TranscriptResponse, 401: ErrorResponse, 404: ErrorResponse },
-        detail: { summary: "Read a session's transcript: the visitor's and the agent's turns, with language and times" },
+        detail: { operationId: 'getSessionTranscript', summary: "Read a session's transcript: the visitor's and the agent's turns, with language and times" },
       },
     )
     .get(
@@ -100,7 +100,7 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
       {
         query: ListSessionsQuery,
         response: { 200: t.Array(SessionResponse), 401: ErrorResponse, 422: ValidationErrorResponse },
-        detail: { summary: "List the caller's sessions, newest first" },
+        detail: { operationId: 'listSessions', summary: "List the caller's sessions, newest first" },
       },
     );
 }

@@ -9,6 +9,7 @@ import type { Database } from '../db/index.ts';
 import { isNotFound, type LivekitConnection } from '../livekit/connection.ts';
 import type { SessionBilling } from './billing.ts';
 import { sessions, type EndReason } from './schema.ts';
+import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
 
@@ -65,6 +66,7 @@ export class SessionLifecycle {
         }
       }
     }
+    let endedHere = false;
     const row = await this.deps.db.transaction(async (tx) => {
       const [ended] = await tx
         .update(sessions)
@@ -73,8 +75,10 @@ export class SessionLifecycle {
         .returning();
       if (!ended) return (await tx.select().from(sessions).where(eq(sessions.id, sessionId)))[0]!;
       await this.deps.billing.release(tx, ended);
+      endedHere = true;
       return ended;
     });
+    if (endedHere) sessionsEnded.inc({ reason: row.endReason ?? reason });
     // After the commit, and not awaited: an ending never waits on a voice provider.
     void this.deps.afterEnd?.().catch((error) => console.error('after a session ended:', error));
     return row;
@@ -111,10 +115,12 @@ export class SessionLifecycle {
   }
 
   async markJoined(sessionId: string): Promise<void> {
-    await this.deps.db
+    const [marked] = await this.deps.db
       .update(sessions)
       .set({ joinedAt: new Date() })
-      .where(and(eq(sessions.id, sessionId), isNull(sessions.joinedAt)));
+      .where(and(eq(sessions.id, sessionId), isNull(sessions.joinedAt)))
+      .returning({ joinedAt: sessions.joinedAt, streamingStartedAt: sessions.streamingStartedAt });
+    if (marked) observeFirstFrame(marked);
   }
 
   async markAgentJoined(sessionId: string): Promise<void> {
@@ -143,10 +149,12 @@ export class SessionLifecycle {
   }
 
   async markStreaming(sessionId: string, at: Date): Promise<void> {
-    await this.deps.db
+    const [marked] = await this.deps.db
       .update(sessions)
       .set({ streamingStartedAt: at })
-      .where(and(eq(sessions.id, sessionId), isNull(sessions.streamingStartedAt)));
+      .where(and(eq(sessions.id, sessionId), isNull(sessions.streamingStartedAt)))
+      .returning({ joinedAt: sessions.joinedAt, streamingStartedAt: sessions.streamingStartedAt });
+    if (marked) observeFirstFrame(marked);
   }
 
   /** React to LiveKit's webhooks (already verified by the caller). */
@@ -203,4 +211,9 @@ export class SessionLifecycle {
     }
     return ended;
   }
+}
+
+/** Join → first avatar frame, once both are known (whichever came second records it); 0 when the avatar was there first. */
+function observeFirstFrame({ joinedAt, streamingStartedAt }: { joinedAt: Date | null; streamingStartedAt: Date | null }): void {
+  if (joinedAt && streamingStartedAt) firstFrameSeconds.observe(Math.max(0, streamingStartedAt.getTime() - joinedAt.getTime()) / 1000);
 }

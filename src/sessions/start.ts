@@ -21,6 +21,7 @@ import { dispatchMetadata } from './dispatch.ts';
 import { lockAccountLimits, readAccountLimits, type AccountLimits } from '../limits/index.ts';
 import { checkSessionLimits } from './limits.ts';
 import { sessions } from './schema.ts';
+import { sessionsStarted } from '../metrics/index.ts';
 
 /** What a 503 tells a client to wait: about one heartbeat round, long enough for a slot to show. */
 const ADMISSION_RETRY_AFTER_SECONDS = 5;
@@ -151,6 +152,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       .returning();
       return inserted!;
     });
+    sessionsStarted.inc({ avatar: String(avatarEnabled) });
     return {
       room_name: sessionId,
       token,

@@ -24,7 +24,7 @@ export function voiceRoutes(db: Database, audience: Audience = PUBLIC_API) {
     .get('', () => PRESET_VOICES.map(voiceItem), {
       response: { 200: t.Array(VoiceItem), 401: ErrorResponse },
       detail: {
-        summary: 'List the preset voices',
+        operationId: 'listVoices', summary: 'List the preset voices',
         description:
           'An identity takes a preset with `voice_id` instead of uploading `audio`. `default` is the voice of identities with neither.',
       },

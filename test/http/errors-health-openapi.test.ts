@@ -96,6 +96,27 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     );
     expect(doc.components.securitySchemes.bearer.scheme).toBe('bearer');
     expect(Object.keys(paths).some((p) => p.startsWith('/internal'))).toBe(false);
+    expect(Object.keys(paths).some((p) => p.startsWith('/console') || p === '/metrics')).toBe(false);
+  });
+
+  test('every operation has an explicit, unique operationId (what generated clients name their methods)', async () => {
+    const doc = (await (await service.call('GET', '/openapi.json')).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+    const ids = Object.entries(doc.paths).flatMap(([path, operations]) => Object.entries(operations).map(([method, op]) => [`${method} ${path}`, op.operationId]));
+    expect(Object.fromEntries(ids)).toEqual({
+      'get /v1/identities': 'listIdentities',
+      'post /v1/identities': 'createIdentity',
+      'get /v1/identities/{identity_id}': 'getIdentity',
+      'patch /v1/identities/{identity_id}': 'updateIdentity',
+      'delete /v1/identities/{identity_id}': 'deleteIdentity',
+      'get /v1/identities/{identity_id}/status': 'getIdentityStatus',
+      'get /v1/pipelines': 'listPipelines',
+      'get /v1/voices': 'listVoices',
+      'post /v1/sessions/start': 'startSession',
+      'post /v1/sessions/{session_id}/end': 'endSession',
+      'get /v1/sessions/{session_id}': 'getSession',
+      'get /v1/sessions/{session_id}/transcript': 'getSessionTranscript',
+      'get /v1/sessions': 'listSessions',
+    });
   });
 
   test('/docs serves a page whose scripts come from this server', async () => {

@@ -1,9 +1,10 @@
 // Warm before ready (docs/api.md#health): `likeness serve`, freshly started, says ready only
 // once the face detector, the console's pages and a job process per worker slot are loaded,
 // so the first identity create and the first visitor's avatar after a start take no longer
-// than later ones (within 1.5× of the fifth; a visitor's first frame may also take up to a
-// second more than the fifth's, which a loaded CI machine adds to a ~0.6 s figure, while a
-// job process started cold for the first visitor adds 4–8 s).
+// than later ones: within 1.5× of the fifth, or a fixed margin above it (a loaded 2-core
+// machine adds that much noise to ~0.2 s creates and ~0.6 s first frames, where a cold start
+// adds whole seconds: loading the face models, or a job process started for the first visitor
+// (4–8 s)).
 import { afterAll, expect, test } from 'bun:test';
 import { TrackKind } from '@livekit/rtc-node';
 import type { Subprocess } from 'bun';
@@ -70,6 +71,6 @@ test('the first create and the first visitor after a start are within 1.5× of t
     await Bun.sleep(2_000);
   }
   console.log(`after a start: creates ${creates.map(Math.round).join(', ')} ms; start → first avatar frame ${joins.map(Math.round).join(', ')} ms`);
-  expect(creates[0]!).toBeLessThanOrEqual(1.5 * creates[4]!);
+  expect(creates[0]!).toBeLessThanOrEqual(Math.max(1.5 * creates[4]!, creates[4]! + 300));
   expect(joins[0]!).toBeLessThanOrEqual(Math.max(1.5 * joins[4]!, joins[4]! + 1_000));
 }, 240_000);

@@ -96,7 +96,9 @@ describe("Whisper's window", () => {
     const heard = await hear(sentences.join(' '), 'en-us', 'en', 'en');
     expect(heard.spokenSeconds).toBeGreaterThan(30);
     expect(heard.windowSeconds).toBe(Math.ceil(heard.spokenSeconds / 30) * 30);
-    expect(heard.words).toEqual(expect.arrayContaining(['grandmother', 'church']));
+    // The first sentence and the last one (its "history"; tiny.en heard its closing words,
+    // espeak-ng's "especially its old church", as "this ashley is all in charge" in one run).
+    expect(heard.words).toEqual(expect.arrayContaining(['grandmother', 'history']));
   });
 });
 

@@ -1,0 +1,153 @@
+// Prometheus metrics of an API process (docs/operations.md#metrics), in prom-client's text
+// format at GET /metrics. Two kinds:
+// - events this process saw (requests, sessions started and ended, minutes and identities
+//   charged, trainings, join → first frame): counters and histograms kept in memory, so
+//   Prometheus sums them across API replicas as usual;
+// - the fleet as the database sees it (running sessions, agent workers, their jobs and free
+//   slots): gauges read at scrape time, the same on every replica (take max, not sum).
+import { Elysia } from 'elysia';
+import { and, count, eq, gt, sql } from 'drizzle-orm';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database } from '../db/index.ts';
+import { ApiError } from '../http/errors.ts';
+import { sessions } from '../sessions/schema.ts';
+import { agentWorkers } from '../workers/schema.ts';
+
+/** Every in-memory metric of this process; one registry however many services a process runs (tests run several). */
+export const registry = new Registry();
+
+const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export const httpRequests = new Counter({
+  name: 'likeness_http_requests_total',
+  help: 'HTTP requests answered, by route template, method and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpRequestSeconds = new Histogram({
+  name: 'likeness_http_request_duration_seconds',
+  help: 'Time from a request arriving to its response, by route template, method and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: SECONDS_BUCKETS,
+  registers: [registry],
+});
+
+export const sessionsStarted = new Counter({
+  name: 'likeness_sessions_started_total',
+  help: 'Sessions started by this process, with or without an avatar.',
+  labelNames: ['avatar'] as const,
+  registers: [registry],
+});
+
+export const sessionsEnded = new Counter({
+  name: 'likeness_sessions_ended_total',
+  help: 'Sessions this process ended, by end reason.',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+export const firstFrameSeconds = new Histogram({
+  name: 'likeness_session_first_frame_seconds',
+  help: "From the visitor joining to the avatar's first frame (0 when the avatar was there first).",
+  buckets: [0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 13, 20, 30],
+  registers: [registry],
+});
+
+export const trainingSeconds = new Histogram({
+  name: 'likeness_identity_training_seconds',
+  help: "An identity's training (create or retrain), by pipeline and outcome.",
+  labelNames: ['pipeline', 'outcome'] as const,
+  buckets: [0.25, 0.5, 1, 2, 5, 10, 20, 60, 120, 300],
+  registers: [registry],
+});
+
+export const creditsCharged = new Counter({
+  name: 'likeness_credits_charged_total',
+  help: 'Credits charged by this process, by kind (onboarding: an identity; session_minute: a streamed minute).',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+/** Runs one training, timed under its pipeline and outcome. */
+export async function timedTraining<T>(pipeline: string, train: () => Promise<T>): Promise<T> {
+  const done = trainingSeconds.startTimer({ pipeline });
+  try {
+    const trained = await train();
+    done({ outcome: 'trained' });
+    return trained;
+  } catch (error) {
+    done({ outcome: 'failed' });
+    throw error;
+  }
+}
+
+/** Gauges of the fleet, read from the database when scraped (one registry per service: each has its own database). */
+function fleetGauges(db: Database, agentName: string): { registry: Registry; refresh(): Promise<void> } {
+  const registry = new Registry();
+  const gauge = (name: string, help: string) => new Gauge({ name, help, registers: [registry] });
+  const running = gauge('likeness_sessions_running', 'Sessions running now, fleet-wide (from the database).');
+  const workers = gauge('likeness_agent_workers', 'Agent workers with a live heartbeat, fleet-wide.');
+  const capacity = gauge('likeness_agent_capacity', 'Job slots of the live agent workers, fleet-wide.');
+  const jobs = gauge('likeness_agent_jobs_running', 'Jobs the live agent workers run, fleet-wide.');
+  const free = gauge('likeness_agent_slots_free', 'Free job slots of the live agent workers that are not draining, fleet-wide.');
+  return {
+    registry,
+    async refresh() {
+      const [sessionCount] = await db.select({ n: count() }).from(sessions).where(eq(sessions.status, 'running'));
+      const [fleet] = await db
+        .select({
+          n: count(),
+          capacity: sql<number>`coalesce(sum(${agentWorkers.capacity}), 0)::int`,
+          jobs: sql<number>`coalesce(sum(${agentWorkers.runningJobs}), 0)::int`,
+          free: sql<number>`coalesce(sum(greatest(${agentWorkers.capacity} - ${agentWorkers.runningJobs}, 0)) filter (where not ${agentWorkers.draining}), 0)::int`,
+        })
+        .from(agentWorkers)
+        .where(and(eq(agentWorkers.agentName, agentName), gt(agentWorkers.expiresAt, sql`now()`)));
+      running.set(Number(sessionCount?.n ?? 0));
+      workers.set(Number(fleet?.n ?? 0));
+      capacity.set(Number(fleet?.capacity ?? 0));
+      jobs.set(Number(fleet?.jobs ?? 0));
+      free.set(Number(fleet?.free ?? 0));
+    },
+  };
+}
+
+/** When each request arrived (a WeakMap: nothing to clean up when a request is dropped). */
+const arrivals = new WeakMap<Request, number>();
+
+/**
+ * Counts and times every request by its route template (`/v1/identities/:identity_id`,
+ * never the concrete path: bounded label values). Requests no route matched count as `unmatched`.
+ */
+export function requestMetrics() {
+  return new Elysia({ name: 'likeness/metrics/requests' })
+    .onRequest(({ request }) => void arrivals.set(request, performance.now()))
+    .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
+      const began = arrivals.get(request);
+      // An error's answer (404 for no route among them) is a Response the error handler made.
+      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200;
+      const labels = { method: request.method, route: route || 'unmatched', status: String(status) };
+      httpRequests.inc(labels);
+      if (began !== undefined) httpRequestSeconds.observe(labels, (performance.now() - began) / 1000);
+    });
+}
+
+/**
+ * GET /metrics, for a bearer of METRICS_TOKEN or the admin token (401 otherwise): the
+ * figures say how much the service is used, which is an operator's to see.
+ */
+export function metricsRoutes({ db, agentName, tokens }: { db: Database; agentName: string; tokens: string[] }) {
+  const fleet = fleetGauges(db, agentName);
+  const accepted = new Set(tokens.filter(Boolean).map((t) => `Bearer ${t}`));
+  return new Elysia({ name: 'likeness/metrics' }).get(
+    '/metrics',
+    async ({ request }) => {
+      if (!accepted.has(request.headers.get('authorization') ?? '')) throw new ApiError(401, 'Metrics need METRICS_TOKEN or the admin token as a bearer token');
+      await fleet.refresh();
+      const merged = Registry.merge([registry, fleet.registry]);
+      return new Response(await merged.metrics(), { headers: { 'content-type': merged.contentType, 'cache-control': 'no-store' } });
+    },
+    { detail: { hide: true } },
+  );
+}
