@@ -14,6 +14,7 @@ import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
 import { trainingAttempts } from './identities/limits.ts';
 import type { Config } from './config.ts';
 import { CreditLedger } from './credits/index.ts';
+import { creditRoutes } from './credits/routes.ts';
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/index.ts';
 import { healthRoutes, Readiness } from './health/index.ts';
 import { warmUp } from './warm-up.ts';
@@ -230,7 +231,7 @@ export function buildApp(services: Services) {
     .use(assetRoutes(services.store, services.assetLinks))
     .use(signalProxy(services.livekit.url))
     .use(adminRoutes(services.operations, services.adminToken))
-    .use(consoleRoutes({ db: database.db, ledger: services.ledger, settings: config.console }));
+    .use(consoleRoutes({ db: database.db, settings: config.console }));
   // The public API's resource routes, behind both doors: API keys at /v1, the console's
   // sign-in cookie at /console/api. One handler and one schema per route either way.
   for (const audience of [PUBLIC_API, CONSOLE_API]) {
@@ -238,7 +239,8 @@ export function buildApp(services: Services) {
       .use(identityRoutes(identityDeps, audience))
       .use(voiceRoutes(database.db, audience))
       .use(pipelineRoutes({ db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo }, audience))
-      .use(sessionRoutes(sessionDeps, audience));
+      .use(sessionRoutes(sessionDeps, audience))
+      .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience));
   }
   return app
     .use(jobReportRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle, agentWatch: services.agentWatch }))

@@ -1,7 +1,6 @@
 // The console's own request and response shapes (its identity and session routes reuse the
 // public API's). One schema per request type, validated at the edge.
 import { t } from 'elysia';
-import { LEDGER_KINDS } from '../credits/schema.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts';
 
 const Email = t.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254, error: 'email must be an email address' });
@@ -46,18 +45,4 @@ export const KeySummary = t.Object({
   created_at: t.String(),
   last_used_at: t.Union([t.String(), t.Null()]),
   revoked_at: t.Union([t.String(), t.Null()]),
-});
-
-export const CreditsResponse = t.Object({
-  balance: t.Integer(),
-  entries: t.Array(
-    t.Object({
-      entry_id: t.String(),
-      kind: t.UnionEnum(LEDGER_KINDS),
-      /** Signed: negative for what was spent. */
-      amount: t.Integer(),
-      reference: t.String(),
-      created_at: t.String(),
-    }),
-  ),
 });

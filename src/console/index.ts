@@ -1,6 +1,6 @@
 // The console (issue: "Console and browser client"): sign-up and sign-in with a password, the
-// account's keys and credits, and the pages that use them. Its identity, voice, pipeline and
-// session routes are the public API's own, mounted at /console/api behind the sign-in cookie
+// account's keys, and the pages that use them. Its identity, voice, pipeline, session and
+// credit routes are the public API's own, mounted at /console/api behind the sign-in cookie
 // (server.ts), so the browser never holds an API key.
 import { Elysia, t } from 'elysia';
 import { eq } from 'drizzle-orm';
@@ -9,14 +9,12 @@ import { accounts } from '../accounts/schema.ts';
 import { authentication, CONSOLE_API } from '../auth/index.ts';
 import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../auth/api-keys.ts';
 import type { ConsoleSettings } from '../config.ts';
-import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
 import { clearedCookie, closeBrowserSession, openBrowserSession, sessionCookie } from '../auth/browser-sessions.ts';
 import {
   ChangePasswordBody,
   CreateKeyBody,
-  CreditsResponse,
   IssuedKeyResponse,
   KeyParams,
   KeySummary,
@@ -52,7 +50,6 @@ function ownPagesOnly(request: Request, origin: string): void {
 
 export interface ConsoleDeps {
   db: Database;
-  ledger: CreditLedger;
   settings: ConsoleSettings;
 }
 
@@ -64,7 +61,7 @@ let unknownAccountHash: Promise<string> | undefined;
 const hashForUnknownAccount = () => (unknownAccountHash ??= hashPassword('no account has this password'));
 
 export function consoleRoutes(deps: ConsoleDeps) {
-  const { db, ledger, settings } = deps;
+  const { db, settings } = deps;
   const failedSignIns = new SignInThrottle(db, { failuresAllowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
   // Every account starts with credits: new accounts per address are limited too.
   const signUps = new AttemptLimiter(db, { scope: 'sign-up-address', allowed: settings.signUpsPerHour, windowSeconds: 3600 });
@@ -204,20 +201,6 @@ export function consoleRoutes(deps: ConsoleDeps) {
         set.status = 204;
       },
       { params: KeyParams, response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse } },
-    )
-    .get(
-      '/credits',
-      async ({ caller }) => ({
-        balance: (await ledger.balance(caller.accountId)) ?? 0,
-        entries: (await ledger.entries(caller.accountId, 200)).map((entry) => ({
-          entry_id: entry.id,
-          kind: entry.kind,
-          amount: entry.amount,
-          reference: entry.reference,
-          created_at: entry.createdAt.toISOString(),
-        })),
-      }),
-      { response: { 200: CreditsResponse, 401: ErrorResponse } },
     );
 
   return new Elysia({ name: 'likeness/console' }).use(accountRoutes).use(signedInRoutes).use(frontEndRoutes());

@@ -219,6 +219,21 @@ describe('console in Chromium', () => {
     const ledger = await page.textContent('#ledger-table');
     expect(ledger).toContain('Starter grant');
     expect(ledger).toContain('Identity onboarding');
+    // The usage chart (uPlot): the last 30 days, its totals those of the account's sessions, drawn.
+    await page.waitForSelector('#usage-chart canvas');
+    const sessions = (await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as { billed_minutes: number }[];
+    const chart = page.locator('#usage-chart');
+    expect(Number(await chart.getAttribute('data-days'))).toBeGreaterThanOrEqual(30);
+    expect(Number(await chart.getAttribute('data-avatar-minutes'))).toBe(sessions.reduce((sum, s) => sum + s.billed_minutes, 0));
+    expect(await page.textContent('#usage-summary')).toContain(`${sessions.length} sessions`);
+    const painted = await page.evaluate(() => {
+      const canvas = document.querySelector<HTMLCanvasElement>('#usage-chart canvas')!;
+      const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+      let drawn = 0;
+      for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) drawn++;
+      return { drawn, of: canvas.width * canvas.height };
+    });
+    expect(painted.drawn).toBeGreaterThan(painted.of * 0.01);
     await screenshot(page, 'credits');
     await page.goto('/console#/keys');
     await page.fill('#key-name', 'backend');

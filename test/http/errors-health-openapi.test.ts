@@ -116,6 +116,8 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
       'get /v1/sessions/{session_id}': 'getSession',
       'get /v1/sessions/{session_id}/transcript': 'getSessionTranscript',
       'get /v1/sessions': 'listSessions',
+      'get /v1/credits': 'getCredits',
+      'get /v1/usage': 'getUsage',
     });
   });
 

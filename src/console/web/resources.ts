@@ -3,6 +3,7 @@
 // the bundle, they keep the page in step with the server without pulling server code in.
 import type { Static } from '@sinclair/typebox';
 import { LANGUAGE_NAMES as SPOKEN_LANGUAGE_NAMES, type Language } from '../../contract/languages.ts';
+import type * as creditContract from '../../credits/contract.ts';
 import type { LedgerKind } from '../../credits/index.ts';
 import type * as consoleContract from '../contract.ts';
 import type * as identityContract from '../../identities/contract.ts';
@@ -15,7 +16,8 @@ export type NewApiKey = Static<typeof consoleContract.IssuedKeyResponse>;
 /** `name` is null for keys made without one. */
 export type ApiKeySummary = Static<typeof consoleContract.KeySummary>;
 export type { LedgerKind };
-export type Credits = Static<typeof consoleContract.CreditsResponse>;
+export type Credits = Static<typeof creditContract.CreditsResponse>;
+export type Usage = Static<typeof creditContract.UsageResponse>;
 
 export { LANGUAGES, type Language } from '../../contract/languages.ts';
 /** The language modes as the console labels them. */
