@@ -16,7 +16,8 @@ const DOCS_PAGE = `<!doctype html>
 </body></html>`;
 
 /**
- * Elysia's generator writes a body-less response (`t.Void()`, the 204s) as `content: {type:
+ * Fixes to Elysia's generated document, so that validators, schemathesis and generated
+ * clients read it. Elysia's generator writes a body-less response (`t.Void()`, the 204s) as `content: {type:
  * "void"}`, which is not a media-type map: validators and schemathesis stop on it. A 204 has
  * no content at all.
  */
@@ -31,11 +32,36 @@ function withoutVoidContent(document: { paths?: Record<string, Record<string, { 
   return document;
 }
 
+type Schema = { anyOf?: Schema[]; type?: string; format?: string; [key: string]: unknown };
+
+/**
+ * Elysia writes every integer as `anyOf: [{type: string, format: integer, default: 0}, {type:
+ * integer}]` (it coerces numeric strings), in responses too. The string branch's default is
+ * not a string, which validators refuse, and no response carries an integer as a string: each
+ * such union becomes its integer (or number) branch, with the outer keywords kept.
+ */
+function numbersAsNumbers(node: unknown): void {
+  if (!node || typeof node !== 'object') return;
+  if (Array.isArray(node)) return node.forEach(numbersAsNumbers);
+  const schema = node as Schema;
+  const branches = schema.anyOf;
+  if (branches?.length === 2) {
+    const numeric = branches.find((b) => b.type === 'integer' || b.type === 'number');
+    const asString = branches.find((b) => b.type === 'string' && (b.format === 'integer' || b.format === 'number'));
+    if (numeric && asString) {
+      delete schema.anyOf;
+      Object.assign(schema, numeric);
+    }
+  }
+  for (const value of Object.values(schema)) numbersAsNumbers(value);
+}
+
 export function apiDocs(version: string) {
   return new Elysia({ name: 'likeness/openapi' })
     .onAfterHandle({ as: 'global' }, ({ request, response }) => {
       // Every request passes here: a string test before anything else.
       if (request.url.includes('/openapi.json') && response && typeof response === 'object' && 'paths' in response && new URL(request.url).pathname === '/openapi.json') {
+        numbersAsNumbers(response);
         return withoutVoidContent(response as Parameters<typeof withoutVoidContent>[0]);
       }
     })

@@ -1,0 +1,1530 @@
+// Generated from the Likeness service's /openapi.json by openapi-typescript
+// (npm run client:generate). Do not edit: regenerate.
+export interface paths {
+    "/v1/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's balance and its ledger, newest first, paged */
+        get: operations["getCredits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's identities, newest first */
+        get: operations["listIdentities"];
+        put?: never;
+        /**
+         * Create an identity; training runs within the call
+         * @description Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.
+         */
+        post: operations["createIdentity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/identities/{identity_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one identity */
+        get: operations["getIdentity"];
+        put?: never;
+        post?: never;
+        /** Delete an identity and its stored face and voice */
+        delete: operations["deleteIdentity"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an identity
+         * @description Text fields and `voice_id` alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status; a new image without a usable face is refused at once (422, as on create). `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.
+         */
+        patch: operations["updateIdentity"];
+        trace?: never;
+    };
+    "/v1/identities/{identity_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An identity's training status */
+        get: operations["getIdentityStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the pipelines
+         * @description A pipeline decides how an identity is trained and which renderer serves it, for the identity’s whole life.
+         */
+        get: operations["listPipelines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's sessions, newest first */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one session: status, end reason, billed minutes */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a session: close its room and disconnect everyone, the agent included */
+        post: operations["endSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/transcript": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a session's transcript: the visitor's and the agent's turns, with language and times */
+        get: operations["getSessionTranscript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a realtime session: room, agent, avatar, and a token to join */
+        post: operations["startSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sessions, avatar minutes, identities and credits per day or hour over a range */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/voices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the preset voices
+         * @description An identity takes a preset with `voice_id` instead of uploading `audio`. `default` is the voice of identities with neither.
+         */
+        get: operations["listVoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: never;
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    getCredits: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Credits the account holds now. */
+                        balance: number;
+                        /** @description The ledger, newest first. */
+                        entries: {
+                            /** @description Signed: negative for what was spent or set aside. */
+                            amount: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            entry_id: string;
+                            /**
+                             * @description `grant`: credits added; `onboarding`: an identity; `session_minute`: a minute an avatar streamed; `session_hold`/`session_release`: a first minute set aside at a start and given back; `adjustment`: by the operator.
+                             * @enum {string}
+                             */
+                            kind: "grant" | "onboarding" | "session_minute" | "session_hold" | "session_release" | "adjustment";
+                            /** @description What the entry is for: `identity:idn_…`, `session:ses_…:minute:3`, … */
+                            reference: string;
+                        }[];
+                        /** @description More entries follow: ask again with `after` set to the last entry_id. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listIdentities: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        identity_id: string;
+                        /** Format: uri */
+                        image: string;
+                        /**
+                         * @description auto, en, es, pl or uk
+                         * @enum {string}
+                         */
+                        language: "auto" | "en" | "es" | "pl" | "uk";
+                        name: string;
+                        /** @enum {string} */
+                        status: "created" | "training" | "ready";
+                        /** Format: date-time */
+                        updated_at: string;
+                    }[];
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description Voice sample: audio/wav, audio/mpeg or audio/mp4; at most 2 minutes. Cloned into a multilingual voice.
+                     * @default File
+                     */
+                    audio?: Blob;
+                    /**
+                     * Format: binary
+                     * @description Portrait photo: image/jpeg, image/png or image/webp (judged from the bytes).
+                     * @default File
+                     */
+                    image: Blob;
+                    /**
+                     * @description auto, en, es, pl or uk
+                     * @enum {string}
+                     */
+                    language?: "auto" | "en" | "es" | "pl" | "uk";
+                    /** @description Display name. */
+                    name: string;
+                    /** @description Renderer pipeline; immutable. Omit for the default. */
+                    pipeline_id?: string;
+                    /** @description The avatar's system prompt. */
+                    prompt: string;
+                    /** @description For hosted pipelines: the avatar at the provider that animates this identity (required by `bey`; optional for `anam`, which otherwise makes one from the photo). Checked with the provider: 422 when unknown. Other pipelines refuse it. Immutable. */
+                    provider_avatar_id?: string;
+                    /** @description A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample. */
+                    voice_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        audio: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        detail: ((string | null) | null) | null;
+                        identity_id: string;
+                        /** Format: uri */
+                        image: string;
+                        /**
+                         * @description auto, en, es, pl or uk
+                         * @enum {string}
+                         */
+                        language: "auto" | "en" | "es" | "pl" | "uk";
+                        name: string;
+                        pipeline_id: string;
+                        prompt: string;
+                        /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
+                        provider_avatar_id: ((string | null) | null) | null;
+                        /** @enum {string} */
+                        status: "created" | "training" | "ready";
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`. */
+                        voice_id: ((string | null) | null) | null;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    getIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        audio: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        detail: ((string | null) | null) | null;
+                        identity_id: string;
+                        /** Format: uri */
+                        image: string;
+                        /**
+                         * @description auto, en, es, pl or uk
+                         * @enum {string}
+                         */
+                        language: "auto" | "en" | "es" | "pl" | "uk";
+                        name: string;
+                        pipeline_id: string;
+                        prompt: string;
+                        /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
+                        provider_avatar_id: ((string | null) | null) | null;
+                        /** @enum {string} */
+                        status: "created" | "training" | "ready";
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`. */
+                        voice_id: ((string | null) | null) | null;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 204 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    updateIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A new voice sample: retrains (202) and replaces the voice.
+                     * @default File
+                     */
+                    audio?: Blob;
+                    /**
+                     * Format: binary
+                     * @default File
+                     */
+                    image?: Blob;
+                    /**
+                     * @description auto, en, es, pl or uk
+                     * @enum {string}
+                     */
+                    language?: "auto" | "en" | "es" | "pl" | "uk";
+                    name?: string;
+                    /** @description Immutable: sending it answers 422. */
+                    pipeline_id?: string;
+                    /** @description Required with image or audio uploads. */
+                    prompt?: string;
+                    /** @description Immutable: sending it answers 422. */
+                    provider_avatar_id?: string;
+                    /** @description A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample. */
+                    voice_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        audio: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        detail: ((string | null) | null) | null;
+                        identity_id: string;
+                        /** Format: uri */
+                        image: string;
+                        /**
+                         * @description auto, en, es, pl or uk
+                         * @enum {string}
+                         */
+                        language: "auto" | "en" | "es" | "pl" | "uk";
+                        name: string;
+                        pipeline_id: string;
+                        prompt: string;
+                        /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
+                        provider_avatar_id: ((string | null) | null) | null;
+                        /** @enum {string} */
+                        status: "created" | "training" | "ready";
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`. */
+                        voice_id: ((string | null) | null) | null;
+                    };
+                };
+            };
+            /** @description Response for status 202 */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        audio: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        detail: ((string | null) | null) | null;
+                        identity_id: string;
+                        /** Format: uri */
+                        image: string;
+                        /**
+                         * @description auto, en, es, pl or uk
+                         * @enum {string}
+                         */
+                        language: "auto" | "en" | "es" | "pl" | "uk";
+                        name: string;
+                        pipeline_id: string;
+                        prompt: string;
+                        /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
+                        provider_avatar_id: ((string | null) | null) | null;
+                        /** @enum {string} */
+                        status: "created" | "training" | "ready";
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`. */
+                        voice_id: ((string | null) | null) | null;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    getIdentityStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: ((string | null) | null) | null;
+                        identity_id: string;
+                        /** @enum {string} */
+                        status: "created" | "training" | "ready";
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    listPipelines: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Used when an identity is created without `pipeline_id`. */
+                        default: boolean;
+                        description: string;
+                        /** @description Send as `pipeline_id` when creating an identity; it cannot be changed afterwards. */
+                        pipeline_id: string;
+                        renders: {
+                            fps: (number | null) | null;
+                            /**
+                             * @description `frames`: the agent draws and publishes the avatar video; `avatar_service`: a separate avatar participant joins the room and publishes audio and video on the agent’s behalf.
+                             * @enum {string}
+                             */
+                            kind: "frames" | "avatar_service";
+                            /** @description Video size for `form_factor` `desktop`; null where landscape video is disabled (desktops then get portrait). */
+                            landscape: (({
+                                height: number;
+                                width: number;
+                            } | null) | null) | null;
+                            /** @description Video size for `form_factor` `phone` and when none is sent (`frames` only). */
+                            portrait: (({
+                                height: number;
+                                width: number;
+                            } | null) | null) | null;
+                            /** @description The avatar service (`avatar_service` only). */
+                            provider: ((string | null) | null) | null;
+                        };
+                    }[];
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+                status?: "running" | "ended";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        avatar_enabled: boolean;
+                        avatar_fallback: (({
+                            /**
+                             * @description `builtin`: the talking head; `standin`: the photo.
+                             * @enum {string}
+                             */
+                            fallback: "builtin" | "standin";
+                            /** @description The pipeline whose avatar service failed. */
+                            pipeline_id: string;
+                            /** @description What the service answered, for the operator. */
+                            reason: string;
+                        } | null) | null) | null;
+                        billed_minutes: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        credits_charged: number;
+                        /** @enum {string|null|null} */
+                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | null;
+                        /** Format: date-time */
+                        ended_at: ((string | null) | null) | null;
+                        /** @enum {string|null|null} */
+                        form_factor: "phone" | "desktop" | null;
+                        identity_id: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        joined_at: ((string | null) | null) | null;
+                        /** @enum {string} */
+                        language: "auto" | "en" | "es" | "pl" | "uk";
+                        session_id: string;
+                        /** @enum {string} */
+                        status: "running" | "ended";
+                        /** Format: date-time */
+                        streaming_started_at: ((string | null) | null) | null;
+                        visual_awareness: boolean;
+                    }[];
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        avatar_enabled: boolean;
+                        avatar_fallback: (({
+                            /**
+                             * @description `builtin`: the talking head; `standin`: the photo.
+                             * @enum {string}
+                             */
+                            fallback: "builtin" | "standin";
+                            /** @description The pipeline whose avatar service failed. */
+                            pipeline_id: string;
+                            /** @description What the service answered, for the operator. */
+                            reason: string;
+                        } | null) | null) | null;
+                        billed_minutes: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        credits_charged: number;
+                        /** @enum {string|null|null} */
+                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | null;
+                        /** Format: date-time */
+                        ended_at: ((string | null) | null) | null;
+                        /** @enum {string|null|null} */
+                        form_factor: "phone" | "desktop" | null;
+                        identity_id: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        joined_at: ((string | null) | null) | null;
+                        /** @enum {string} */
+                        language: "auto" | "en" | "es" | "pl" | "uk";
+                        session_id: string;
+                        /** @enum {string} */
+                        status: "running" | "ended";
+                        /** Format: date-time */
+                        streaming_started_at: ((string | null) | null) | null;
+                        visual_awareness: boolean;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        identity_id: ((string | null) | null) | null;
+                        metadata: (({
+                            avatar_fallback: (({
+                                /**
+                                 * @description `builtin`: the talking head; `standin`: the photo.
+                                 * @enum {string}
+                                 */
+                                fallback: "builtin" | "standin";
+                                /** @description The pipeline whose avatar service failed. */
+                                pipeline_id: string;
+                                /** @description What the service answered, for the operator. */
+                                reason: string;
+                            } | null) | null) | null;
+                            billed_minutes: number;
+                            credits_charged: number;
+                            /** @enum {string} */
+                            end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting";
+                            /** Format: date-time */
+                            ended_at: string;
+                        } | null) | null) | null;
+                        /** @constant */
+                        mode: "meeting_agent";
+                        pipeline_id: ((string | null) | null) | null;
+                        session_id: string;
+                        /** @constant */
+                        status: "ended";
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    getSessionTranscript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's conversation so far, oldest turn first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session_id: string;
+                        turns: {
+                            /** Format: date-time */
+                            ended_at: string | null;
+                            /** @description An agent turn the visitor cut off; `text` is what was said until then. */
+                            interrupted: boolean;
+                            /** @description ISO 639-1 code of the language heard or spoken, when known. */
+                            language: string | null;
+                            /**
+                             * @description `user`: the visitor; `agent`: the identity.
+                             * @enum {string}
+                             */
+                            role: "user" | "agent";
+                            /** Format: date-time */
+                            started_at: string;
+                            text: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    startSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every field optional; {} starts a default session. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Adds avatar video; requires an identity. */
+                    avatar_enabled?: boolean;
+                    /**
+                     * @description phone: portrait video; desktop: landscape where enabled.
+                     * @enum {string}
+                     */
+                    form_factor?: "phone" | "desktop";
+                    /** @description Identity to render as the avatar; implies avatar_enabled. */
+                    identity_id?: string;
+                    /**
+                     * @description Per-session override of the identity's language.
+                     * @enum {string}
+                     */
+                    language?: "auto" | "en" | "es" | "pl" | "uk";
+                    /** @description Camera frames accompany speech. Omit for the account default. */
+                    visual_awareness?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        dispatch_id: string;
+                        /** @description Also the session id. */
+                        room_name: string;
+                        /** @description Realtime server URL (wss in production). */
+                        rtc_url: string;
+                        /** @description Room access token (JWT) for this room and a fresh participant. */
+                        token: string;
+                        user: {
+                            /** @description Account id. */
+                            id: string;
+                        };
+                        /** @description The effective value for this session. */
+                        visual_awareness: boolean;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                from?: string;
+                granularity?: "day" | "hour";
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Every bucket of the range, oldest first, empty ones included. */
+                        buckets: {
+                            /** @description Minutes billed while an avatar streamed. */
+                            avatar_minutes: number;
+                            /** @description Credits added (grants and adjustments). */
+                            credits_granted: number;
+                            credits_spent: {
+                                /** @description Credits spent on identities. */
+                                onboarding: number;
+                                /** @description Credits spent on minutes an avatar streamed. */
+                                session_minute: number;
+                            };
+                            /** @description Identities charged for (created and trained). */
+                            identities: number;
+                            /** @description Sessions started. */
+                            sessions: number;
+                            /**
+                             * Format: date-time
+                             * @description The bucket covers [start, start + granularity).
+                             */
+                            start: string;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        /** @enum {string} */
+                        granularity: "day" | "hour";
+                        /** Format: date-time */
+                        to: string;
+                        totals: {
+                            /** @description Minutes billed while an avatar streamed. */
+                            avatar_minutes: number;
+                            /** @description Credits added (grants and adjustments). */
+                            credits_granted: number;
+                            credits_spent: {
+                                /** @description Credits spent on identities. */
+                                onboarding: number;
+                                /** @description Credits spent on minutes an avatar streamed. */
+                                session_minute: number;
+                            };
+                            /** @description Identities charged for (created and trained). */
+                            identities: number;
+                            /** @description Sessions started. */
+                            sessions: number;
+                        };
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listVoices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        description: string;
+                        gender: string;
+                        /** @description The pinned language modes it speaks. */
+                        languages: string[];
+                        /** @description Speaks every language mode; English-only voices allow only `en` sessions. */
+                        multilingual: boolean;
+                        name: string;
+                        /** @description Send as `voice_id` when creating or updating an identity. */
+                        voice_id: string;
+                    }[];
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+}
