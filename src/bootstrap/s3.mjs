@@ -24,9 +24,17 @@ export const MOTO_VERSION = "5.2.5";
 /**
  * Pinned top-level requirements; pip resolves their dependencies for this Python. The venv
  * is the suites' Python (LIKENESS_TEST_PYTHON): prometheus-client parses /metrics with
- * Prometheus' own text parser, openapi-spec-validator checks /openapi.json.
+ * Prometheus' own text parser, openapi-spec-validator checks /openapi.json, schemathesis
+ * fuzzes the running API against it.
  */
-const REQUIREMENTS = [`moto[s3]==${MOTO_VERSION}`, "flask==3.1.3", "flask-cors==6.0.5", "prometheus-client==0.26.0", "openapi-spec-validator==0.9.0"];
+const REQUIREMENTS = [
+  `moto[s3]==${MOTO_VERSION}`,
+  "flask==3.1.3",
+  "flask-cors==6.0.5",
+  "prometheus-client==0.26.0",
+  "openapi-spec-validator==0.9.0",
+  "schemathesis==4.32.5",
+];
 const MIN_PYTHON = [3, 10]; // moto 5.2 needs 3.10
 const READY_TIMEOUT_MS = 60_000; // the first start compiles moto's modules
 const STOP_TIMEOUT_MS = 5_000;
