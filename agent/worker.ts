@@ -1,7 +1,7 @@
 // The LiveKit Agents worker, run inside the service process: it registers with the LiveKit
 // server for explicit dispatch under one agent name and forks a process per job, which runs
 // agent/job.ts. It is started programmatically, never through the agents CLI.
-import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
+import { AgentServer, initializeLogger, log, ServerOptions } from '@livekit/agents';
 import { WorkerMessage, WorkerStatus } from '@livekit/protocol';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { randomBytes } from 'node:crypto';
@@ -182,7 +182,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     if (stopping) return;
     const failure = error instanceof Error ? error : new Error(String(error));
     if (options.onFailure) options.onFailure(failure);
-    else console.error('[likeness] the agent worker stopped:', failure);
+    else log().error({ err: failure }, 'the agent worker stopped');
   });
 
   let stopped: Promise<void> | undefined;
@@ -268,7 +268,7 @@ function startHeartbeats(options: {
     }).catch((error: unknown) => error as Error);
     const failed = answer instanceof Error ? answer.message : answer.ok ? undefined : `HTTP ${answer.status}`;
     // Once per outage: the control plane may be restarting.
-    if (failed && !warned) console.warn(`[likeness] the agent worker's heartbeat to ${url} failed (${failed}); sessions may be refused until it gets through`);
+    if (failed && !warned) log().warn({ url, failure: failed }, "the agent worker's heartbeat failed; sessions may be refused until it gets through");
     warned = Boolean(failed);
     await (answer instanceof Response ? answer.arrayBuffer().catch(() => undefined) : undefined);
   };

@@ -80,6 +80,9 @@ export interface SessionSettings {
   landscapeVideo: boolean;
 }
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+
 export interface Config {
   host: string;
   port: number;
@@ -104,6 +107,8 @@ export interface Config {
   };
   /** Shared secret for /internal/admin (the operator CLI while the service runs). Unset: generated into dataDir. */
   adminToken: string | undefined;
+  /** LOG_LEVEL (info) and LOG_FORMAT: JSON lines, or readable ones (the default on a terminal). */
+  log: { level: (typeof LOG_LEVELS)[number]; format: (typeof LOG_FORMATS)[number] };
   /** Bearer token Prometheus scrapes GET /metrics with (the admin token works too). Unset: the admin token only. */
   metricsToken: string | undefined;
   /** Maximum accepted request body; larger requests answer 413 before they are read. */
@@ -238,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     adminToken: env.ADMIN_TOKEN || undefined,
     metricsToken: env.METRICS_TOKEN || undefined,
+    log: { level: oneOfValues(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOfValues(env, 'LOG_FORMAT', LOG_FORMATS, process.stdout.isTTY ? 'pretty' : 'json') },
     maxRequestBytes: integer(env, 'MAX_REQUEST_BYTES', 40 * 1024 * 1024, 1024),
     recoveryGraceSeconds: integer(env, 'RECOVERY_GRACE_SECONDS', 900),
     workLeaseSeconds: integer(env, 'WORK_LEASE_SECONDS', 30, 3),

@@ -9,7 +9,7 @@ import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord 
 import { createAssetStore, type AssetStore } from './assets/index.ts';
 import { assetRoutes } from './assets/routes.ts';
 import { AssetLinks } from './assets/links.ts';
-import { CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
+import { accountOf, CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
 import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
 import { trainingAttempts } from './identities/limits.ts';
 import type { Config } from './config.ts';
@@ -33,7 +33,9 @@ import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
 import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
-import { metricsRoutes, requestMetrics } from './metrics/index.ts';
+import { countRequest, metricsRoutes } from './metrics/index.ts';
+import { finishedRequests } from './http/finished-requests.ts';
+import { log, logRequest } from './logging/index.ts';
 import { apiDocs } from './openapi/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
 import { pipelineRoutes } from './pipelines/routes.ts';
@@ -214,7 +216,7 @@ export function buildApp(services: Services) {
   // precompile: every route's handler is compiled at start, not on its first request (warm before ready).
   const app = new Elysia({ precompile: true, serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false } });
   app
-    .use(requestMetrics())
+    .use(finishedRequests([countRequest, logRequest], accountOf))
     .use(httpErrors(methodsByPath(app)))
     .onRequest(({ request }) => {
       // Refuse oversized uploads before reading them.
@@ -274,7 +276,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const recover = async (options: { graceSeconds: number; ignoreLeases?: boolean }) => {
     const recovered = await recoverIdentities(recoveryDeps, options);
     if (recovered.discarded || recovered.resumed) {
-      console.log(`[likeness] recovery: removed ${recovered.discarded} unfinished identities, resumed ${recovered.resumed} retrains`);
+      log.info({ discarded: recovered.discarded, resumed: recovered.resumed }, 'recovery: removed unfinished identities, resumed retrains');
     }
   };
   // One embedded process owns its PGlite: nothing else can be mid-create, so sweep at once.
@@ -298,7 +300,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         .then(() => forgetGoneWorkers(services.database.db))
         // Work another process left behind when it died (its lease ran out) is finished here.
         .then(() => recover({ graceSeconds: config.recoveryGraceSeconds }))
-        .catch((e) => console.error('session sweep failed:', e)),
+        .catch((e) => log.error({ err: e }, 'the session sweep failed')),
     config.sessions.sweepIntervalSeconds * 1000,
   );
   // Only with the workers' heartbeats can a lost agent be told from a live one.
@@ -310,7 +312,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           watching = true;
           void services.agentWatch
             .tick()
-            .catch((e) => console.error('agent watch failed:', e))
+            .catch((e) => log.error({ err: e }, 'the agent watch failed'))
             .finally(() => (watching = false));
         }, AGENT_WATCH_INTERVAL_MS)
       : undefined;

@@ -56,14 +56,21 @@ async function consoleCaller(db: Database, request: Request): Promise<Caller> {
 
 const callerFor = (db: Database, audience: Audience, request: Request) => (audience.kind === 'console' ? consoleCaller(db, request) : apiKeyCaller(db, request));
 
-/** Callers found before their request's body was read (credentialsBeforeBodies), for the routes' own check. */
+/** Callers found before their request's body was read (credentialsBeforeBodies), for the routes' own check, and for the access log. */
 const knownCallers = new WeakMap<Request, Caller>();
+
+/** The account a request was authenticated as, once it was (the access log's `account_id`). */
+export function accountOf(request: Request): string | undefined {
+  return knownCallers.get(request)?.accountId;
+}
 
 export function authentication(db: Database, audience: Audience = PUBLIC_API) {
   // The seed keeps Elysia from deduplicating the two doors into one.
-  return new Elysia({ name: 'likeness/auth', seed: audience.kind }).derive({ as: 'scoped' }, async ({ request }): Promise<{ caller: Caller }> => ({
-    caller: knownCallers.get(request) ?? (await callerFor(db, audience, request)),
-  }));
+  return new Elysia({ name: 'likeness/auth', seed: audience.kind }).derive({ as: 'scoped' }, async ({ request }): Promise<{ caller: Caller }> => {
+    const caller = knownCallers.get(request) ?? (await callerFor(db, audience, request));
+    knownCallers.set(request, caller);
+    return { caller };
+  });
 }
 
 /** Whether a request carries a body (a length above 0, or a chunked one). */

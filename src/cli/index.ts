@@ -94,12 +94,14 @@ function whole(value: string, name: string): number {
 /** Run the control plane, the agent worker, or both (the default) in this process. */
 async function serve(config: Config, role: Role): Promise<void> {
   // Loaded here, not at the top: the operator commands need neither the server nor the agents SDK.
+  const { configureLogging, log } = await import('../logging/index.ts');
+  configureLogging(config.log);
   const { startService } = await import('../server.ts');
   const { startAgentWorker } = await import('../../agent/worker.ts');
   const { serveWorkerHealth } = await import('../../agent/health.ts');
   const service = role === 'agent' ? undefined : await startService(config);
   if (service) {
-    console.log(`[likeness] listening on ${service.url} (public ${config.publicUrl}); database: ${service.services.database.engine}`);
+    log.info({ url: service.url, public_url: config.publicUrl, database: service.services.database.engine }, `listening on ${service.url}`);
   }
   let worker: AgentWorker | undefined;
   if (role !== 'api') {
@@ -119,8 +121,10 @@ async function serve(config: Config, role: Role): Promise<void> {
       apiSecret: livekit.apiSecret,
       agentName: config.livekit.agentName,
       controlPlaneUrl: service?.url ?? config.internalUrl,
+      // The agents SDK's own pino, JSON lines on stdout beside ours; its jobs tag theirs with session_id.
+      logLevel: config.log.level === 'silent' ? 'fatal' : config.log.level,
     });
-    console.log(`[likeness] agent worker registered as ${config.livekit.agentName} (id ${worker.id}, health ${worker.healthUrl})`);
+    log.info({ agent_name: config.livekit.agentName, worker_id: worker.id }, `agent worker registered as ${config.livekit.agentName}`);
   }
   // Beside the API, the worker's warmth is part of the service's readiness (one /readyz for the process).
   if (service && worker) {
@@ -130,19 +134,19 @@ async function serve(config: Config, role: Role): Promise<void> {
     });
   }
   const health = worker && config.agent.healthPort ? serveWorkerHealth(worker, config.agent.healthPort) : undefined;
-  if (health) console.log(`[likeness] agent worker health and readiness on port ${config.agent.healthPort} (/healthz, /readyz)`);
+  if (health) log.info({ port: config.agent.healthPort }, 'agent worker health, readiness and metrics on their port (/healthz, /readyz, /metrics)');
 
   // A stop drains: the worker takes no new sessions and gives the running ones
   // AGENT_DRAIN_SECONDS; the API finishes the requests in flight. A second signal stops at once.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
-      console.log(`[likeness] ${signal} again: stopping now`);
+      log.info({ signal }, 'signalled again: stopping now');
       process.exit(1);
     }
     stopping = true;
     const running = worker?.runningSessions() ?? 0;
-    if (running) console.log(`[likeness] ${signal}: draining ${running} session(s) for up to ${config.agent.drainSeconds} s (signal again to stop now)`);
+    if (running) log.info({ signal, sessions: running, drain_seconds: config.agent.drainSeconds }, 'draining sessions (signal again to stop now)');
     await worker?.stop({ drainTimeoutMs: config.agent.drainSeconds * 1000 });
     health?.stop();
     await service?.stop();

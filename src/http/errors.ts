@@ -3,6 +3,7 @@
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Elysia, t, ValidationError } from 'elysia';
 import { newId } from '../db/ids.ts';
+import { log } from '../logging/index.ts';
 
 /** The error bodies, for the routes' response schemas (and so the OpenAPI document). */
 export const ErrorResponse = t.Object({ detail: t.String() }, { description: 'An error with a message.' });
@@ -145,7 +146,7 @@ function errorResponse(code: string | number, error: unknown, request: Request, 
     }
     return json(404, { detail: 'Not found' }, requestId);
   }
-  console.error(`[${requestId}] ${request.method} ${new URL(request.url).pathname} failed:`, error);
+  log.error({ err: error, request_id: requestId, method: request.method, path: new URL(request.url).pathname }, 'request failed');
   return json(500, { detail: 'Internal server error; retry shortly' }, requestId);
 }
 

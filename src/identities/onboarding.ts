@@ -22,6 +22,7 @@ import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
 import { identities } from './schema.ts';
 import { holdLease, leaseUntil } from './work-lease.ts';
 import { creditsCharged, timedTraining } from '../metrics/index.ts';
+import { log } from '../logging/index.ts';
 
 export interface OnboardingDeps {
   db: Database;
@@ -154,10 +155,11 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
       return row!;
     });
     if (onboardingCost > 0) creditsCharged.inc({ kind: 'onboarding' }, onboardingCost);
+    log.info({ identity_id: id, account_id: fields.accountId, pipeline: fields.pipeline.id }, 'identity ready');
     return ready;
   } catch (error) {
     // If this cleanup fails too, the recovery sweep finishes it: the row is invisible meanwhile.
-    await discardUnfinished(db, store, voices, id).catch((e) => console.error(`cleanup of ${id} failed:`, e));
+    await discardUnfinished(db, store, voices, id).catch((e) => log.error({ err: e, identity_id: id }, 'cleaning up an unfinished identity failed'));
     await releaseTraining(fields.pipeline, trained?.training);
     throw error instanceof InsufficientCredits ? insufficient(onboardingCost) : error;
   } finally {

@@ -18,6 +18,7 @@ import type { IdentityVoice } from '../voices/voice.ts';
 import { identities, type PendingRetrain } from './schema.ts';
 import { claimOrphanedRetrain, holdLease, leaseUntil, orphaned } from './work-lease.ts';
 import { timedTraining } from '../metrics/index.ts';
+import { log } from '../logging/index.ts';
 
 export interface RetrainRequest {
   accountId: string;
@@ -127,7 +128,7 @@ export class Retraining {
   private start(identityId: string): void {
     const releaseLease = holdLease(this.deps.db, identityId, this.deps.workLeaseSeconds);
     const job = this.run(identityId)
-      .catch((error) => console.error(`retraining ${identityId} failed to finish:`, error))
+      .catch((error) => log.error({ err: error, identity_id: identityId }, 'a retrain failed to finish'))
       .finally(() => {
         releaseLease();
         this.running.delete(identityId);
@@ -192,7 +193,7 @@ export class Retraining {
       for (const key of stale) await store.delete(key);
       if (retrained) await releaseTraining(pipeline, row.training);
     } catch (error) {
-      console.error(`[likeness] retraining ${identityId} failed:`, error);
+      log.error({ err: error, identity_id: identityId }, 'retraining failed');
       await db
         .update(identities)
         .set({ status: 'ready', detail: retrainFailure(error), pendingRetrain: null, updatedAt: new Date() })

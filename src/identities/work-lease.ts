@@ -4,6 +4,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database } from '../db/index.ts';
 import { identities } from './schema.ts';
+import { log } from '../logging/index.ts';
 
 /** The lease's end, as SQL (the database's clock: every process agrees on it). */
 export function leaseUntil(seconds: number) {
@@ -18,7 +19,7 @@ export function holdLease(db: Database, identityId: string, seconds: number): ()
         .update(identities)
         .set({ workedUntil: leaseUntil(seconds) })
         .where(eq(identities.id, identityId))
-        .catch((error) => console.error(`renewing the work lease of ${identityId} failed:`, error)),
+        .catch((error) => log.warn({ err: error, identity_id: identityId }, 'renewing a work lease failed')),
     (seconds * 1000) / 3,
   );
   timer.unref();

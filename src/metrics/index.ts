@@ -10,6 +10,7 @@ import { and, count, eq, gt, sql } from 'drizzle-orm';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
+import type { FinishedRequest } from '../http/finished-requests.ts';
 import { sessions } from '../sessions/schema.ts';
 import { agentWorkers } from '../workers/schema.ts';
 
@@ -113,24 +114,11 @@ function fleetGauges(db: Database, agentName: string): { registry: Registry; ref
   };
 }
 
-/** When each request arrived (a WeakMap: nothing to clean up when a request is dropped). */
-const arrivals = new WeakMap<Request, number>();
-
-/**
- * Counts and times every request by its route template (`/v1/identities/:identity_id`,
- * never the concrete path: bounded label values). Requests no route matched count as `unmatched`.
- */
-export function requestMetrics() {
-  return new Elysia({ name: 'likeness/metrics/requests' })
-    .onRequest(({ request }) => void arrivals.set(request, performance.now()))
-    .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
-      const began = arrivals.get(request);
-      // An error's answer (404 for no route among them) is a Response the error handler made.
-      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200;
-      const labels = { method: request.method, route: route || 'unmatched', status: String(status) };
-      httpRequests.inc(labels);
-      if (began !== undefined) httpRequestSeconds.observe(labels, (performance.now() - began) / 1000);
-    });
+/** Counts and times a request by its route template: bounded label values, never a concrete path. */
+export function countRequest({ method, route, status, seconds }: FinishedRequest): void {
+  const labels = { method, route, status: String(status) };
+  httpRequests.inc(labels);
+  httpRequestSeconds.observe(labels, seconds);
 }
 
 /**

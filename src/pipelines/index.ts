@@ -8,6 +8,7 @@ import type { PipelineSettings } from '../config.ts';
 import { builtinTraining } from './builtin/index.ts';
 import { hostedPipelines } from './hosted/index.ts';
 import type { Pipeline } from './types.ts';
+import { log } from '../logging/index.ts';
 
 export * from './types.ts';
 
@@ -37,7 +38,7 @@ export class PipelineRegistry {
  */
 export async function releaseTraining(pipeline: Pipeline | undefined, training: Record<string, unknown> | null | undefined): Promise<void> {
   if (!pipeline?.release || !training) return;
-  await pipeline.release(training).catch((error: unknown) => console.error(`pipeline ${pipeline.id}: releasing a training failed:`, error));
+  await pipeline.release(training).catch((error: unknown) => log.warn({ err: error, pipeline: pipeline.id }, 'releasing a training failed'));
 }
 
 /** Pipeline ids are stored on identities and named in URLs' JSON: short, plain. */

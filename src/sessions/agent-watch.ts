@@ -29,6 +29,7 @@ import { dispatchMetadata } from './dispatch.ts';
 import type { SessionLifecycle, SessionRow } from './lifecycle.ts';
 import { agentWorkers } from '../workers/schema.ts';
 import { sessions } from './schema.ts';
+import { log } from '../logging/index.ts';
 
 /**
  * A dispatch every worker refused (full: LiveKit hears their load only every 2.5 s) is lost. No
@@ -200,6 +201,6 @@ export class AgentWatch {
   }
 
   #log(line: string): void {
-    (this.deps.log ?? ((l: string) => console.warn(`[likeness] ${l}`)))(line);
+    (this.deps.log ?? ((l: string) => log.warn(l)))(line);
   }
 }

@@ -10,6 +10,7 @@ import { endResponse, sessionResponse } from './presenter.ts';
 import { sessions } from './schema.ts';
 import { startSession, type StartDeps } from './start.ts';
 import { transcriptOf } from './transcripts.ts';
+import { log } from '../logging/index.ts';
 
 export interface SessionDeps extends StartDeps {
   lifecycle: SessionLifecycle;
@@ -48,7 +49,7 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
           return endResponse(await lifecycle.end(session.id, 'ended_by_api'));
         } catch (error) {
           if (error instanceof RoomClosureUnconfirmed) {
-            console.warn(`[likeness] ending session ${session.id}: ${error.message}`);
+            log.warn({ session_id: session.id, err: error }, 'ending a session: the room closure could not be confirmed');
             throw new ApiError(502, 'Room closure could not be confirmed; retry shortly');
           }
           throw error;

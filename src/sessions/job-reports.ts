@@ -12,6 +12,7 @@ import { SessionParams } from './contract.ts';
 import type { AgentWatch } from './agent-watch.ts';
 import type { SessionLifecycle } from './lifecycle.ts';
 import { sessions } from './schema.ts';
+import { log } from '../logging/index.ts';
 import { recordTurn } from './transcripts.ts';
 
 export interface JobReportDeps {
@@ -41,11 +42,11 @@ export function jobReportRoutes(deps: JobReportDeps) {
         if (body.type === 'agent_joined') return { ok: true };
         if (body.type === 'agent_leaving') {
           // Answered at once: the job is on its way out; the move (or the ending) follows.
-          void deps.agentWatch.onAgentLeaving(session.id).catch((e) => console.error(`moving ${session.id} failed:`, e));
+          void deps.agentWatch.onAgentLeaving(session.id).catch((e) => log.error({ err: e, session_id: session.id }, 'moving a session to another worker failed'));
           return { ok: true };
         }
         if (body.type === 'visitor_left') {
-          await lifecycle.end(session.id, 'client_left').catch((e) => console.error(`ending ${session.id} failed:`, e));
+          await lifecycle.end(session.id, 'client_left').catch((e) => log.error({ err: e, session_id: session.id }, 'ending a session failed'));
           return { ok: true };
         }
         if (body.type === 'avatar_fallback') {
@@ -71,7 +72,7 @@ export function jobReportRoutes(deps: JobReportDeps) {
         if (result === 'ended') throw new ApiError(409, 'The session has ended');
         if (result === 'insufficient') {
           // Answer the job at once; the notice and the room's closing follow.
-          void lifecycle.endForInsufficientCredits(session.id).catch((e) => console.error(`ending ${session.id} failed:`, e));
+          void lifecycle.endForInsufficientCredits(session.id).catch((e) => log.error({ err: e, session_id: session.id }, 'ending a session failed'));
           set.status = 402;
           return { ok: false, detail: 'Insufficient credits' };
         }

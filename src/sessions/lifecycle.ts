@@ -10,6 +10,7 @@ import { isNotFound, type LivekitConnection } from '../livekit/connection.ts';
 import type { SessionBilling } from './billing.ts';
 import { sessions, type EndReason } from './schema.ts';
 import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
+import { log } from '../logging/index.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
 
@@ -78,9 +79,12 @@ export class SessionLifecycle {
       endedHere = true;
       return ended;
     });
-    if (endedHere) sessionsEnded.inc({ reason: row.endReason ?? reason });
+    if (endedHere) {
+      sessionsEnded.inc({ reason: row.endReason ?? reason });
+      log.info({ session_id: sessionId, account_id: row.accountId, reason: row.endReason, billed_minutes: row.billedMinutes }, 'session ended');
+    }
     // After the commit, and not awaited: an ending never waits on a voice provider.
-    void this.deps.afterEnd?.().catch((error) => console.error('after a session ended:', error));
+    void this.deps.afterEnd?.().catch((error) => log.error({ err: error, session_id: sessionId }, 'the work after a session ended failed'));
     return row;
   }
 
@@ -110,7 +114,7 @@ export class SessionLifecycle {
       // Give the reliable message a moment to reach the client before the room goes.
       await Bun.sleep(500);
     } catch (error) {
-      console.error(`the ${notice.type} notice for ${sessionId} could not be sent:`, error);
+      log.warn({ err: error, session_id: sessionId, notice: notice.type }, 'a notice could not be sent');
     }
   }
 
@@ -206,7 +210,7 @@ export class SessionLifecycle {
         else await this.end(session.id, 'no_join');
         ended++;
       } catch (error) {
-        console.error(`ending overdue session ${session.id} failed (retrying on the next sweep):`, error);
+        log.error({ err: error, session_id: session.id }, 'ending an overdue session failed (retrying on the next sweep)');
       }
     }
     return ended;

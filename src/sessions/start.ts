@@ -22,6 +22,7 @@ import { lockAccountLimits, readAccountLimits, type AccountLimits } from '../lim
 import { checkSessionLimits } from './limits.ts';
 import { sessions } from './schema.ts';
 import { sessionsStarted } from '../metrics/index.ts';
+import { log } from '../logging/index.ts';
 
 /** What a 503 tells a client to wait: about one heartbeat round, long enough for a slot to show. */
 const ADMISSION_RETRY_AFTER_SECONDS = 5;
@@ -153,6 +154,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       return inserted!;
     });
     sessionsStarted.inc({ avatar: String(avatarEnabled) });
+    log.info({ session_id: sessionId, account_id: accountId, identity_id: identity?.id, avatar: avatarEnabled }, 'session started');
     return {
       room_name: sessionId,
       token,
@@ -166,7 +168,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
     if (roomCreated) await livekit.rooms.deleteRoom(sessionId).catch(() => {});
     if (error instanceof ApiError) throw error;
     if (error instanceof InsufficientCredits) throw insufficientCredits(deps.billing.perMinute);
-    console.error(`starting session ${sessionId} failed:`, error);
+    log.error({ err: error, session_id: sessionId, account_id: accountId }, 'starting a session failed');
     throw new ApiError(500, 'The session could not be started; retry shortly');
   }
 }

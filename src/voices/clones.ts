@@ -10,6 +10,7 @@ import { sessions } from '../sessions/schema.ts';
 import { ElevenLabsVoices, VoiceProviderError } from './elevenlabs.ts';
 import { voiceReleases } from './schema.ts';
 import type { IdentityVoice, VoiceProfile } from './voice.ts';
+import { log } from '../logging/index.ts';
 
 const FILE_EXTENSIONS: Record<AudioKind, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a' };
 
@@ -95,7 +96,7 @@ export class Voices {
 
   async #remove(voiceId: string): Promise<void> {
     await this.elevenlabs?.remove(voiceId).catch((error) => {
-      console.error(`deleting ElevenLabs voice ${voiceId} failed:`, error instanceof Error ? error.message : error);
+      log.warn({ err: error, voice_id: voiceId }, 'deleting an ElevenLabs voice failed');
     });
   }
 }
