@@ -45,7 +45,7 @@ export async function startAgentProcess({ livekit, internalUrl, dirs, env = {} }
   const printed = await readUntil(child.stdout, 'agent worker registered');
   drain(child.stdout);
   drain(child.stderr);
-  const workerId = /\(id (\S+),/.exec(printed)?.[1];
+  const workerId = /"worker_id":"([^"]+)"/.exec(printed)?.[1];
   if (!workerId) throw new Error(`the agent process printed no worker id: ${printed}`);
   return {
     child,

@@ -2,7 +2,13 @@
 // inherit its environment, so by default every conversation a suite starts runs against
 // the wire fakes: cheap and deterministic. Suites that need the offline models run an agent
 // process of their own with an environment without keys.
+import { configureLogging } from '../../src/logging/index.ts';
 import { startProviderFakes, type ProviderFakes } from './fakes/index.ts';
+
+// The services the suites start in this process log only what went wrong: an access-log line
+// per request would bury the test output. (Not through LOG_LEVEL: services the suites spawn
+// inherit the environment, and tests wait for their `listening` line.)
+configureLogging({ level: 'warn', format: 'json' });
 
 const fakes = await startProviderFakes();
 for (const [name, value] of Object.entries(fakes.env)) process.env[name] = value;
