@@ -94,14 +94,16 @@ function whole(value: string, name: string): number {
 /** Run the control plane, the agent worker, or both (the default) in this process. */
 async function serve(config: Config, role: Role): Promise<void> {
   // Loaded here, not at the top: the operator commands need neither the server nor the agents SDK.
-  const { configureLogging, log } = await import('../logging/index.ts');
-  configureLogging(config.log);
+  // The namespace, not a destructured `log`: that would keep the logger from before configureLogging.
+  const logging = await import('../logging/index.ts');
+  logging.configureLogging(config.log);
+  const log = () => logging.log;
   const { startService } = await import('../server.ts');
   const { startAgentWorker } = await import('../../agent/worker.ts');
   const { serveWorkerHealth } = await import('../../agent/health.ts');
   const service = role === 'agent' ? undefined : await startService(config);
   if (service) {
-    log.info({ url: service.url, public_url: config.publicUrl, database: service.services.database.engine }, `listening on ${service.url}`);
+    log().info({ url: service.url, public_url: config.publicUrl, database: service.services.database.engine }, `listening on ${service.url}`);
   }
   let worker: AgentWorker | undefined;
   if (role !== 'api') {
@@ -124,7 +126,7 @@ async function serve(config: Config, role: Role): Promise<void> {
       // The agents SDK's own pino, JSON lines on stdout beside ours; its jobs tag theirs with session_id.
       logLevel: config.log.level === 'silent' ? 'fatal' : config.log.level,
     });
-    log.info({ agent_name: config.livekit.agentName, worker_id: worker.id }, `agent worker registered as ${config.livekit.agentName}`);
+    log().info({ agent_name: config.livekit.agentName, worker_id: worker.id }, `agent worker registered as ${config.livekit.agentName}`);
   }
   // Beside the API, the worker's warmth is part of the service's readiness (one /readyz for the process).
   if (service && worker) {
@@ -134,19 +136,19 @@ async function serve(config: Config, role: Role): Promise<void> {
     });
   }
   const health = worker && config.agent.healthPort ? serveWorkerHealth(worker, config.agent.healthPort) : undefined;
-  if (health) log.info({ port: config.agent.healthPort }, 'agent worker health, readiness and metrics on their port (/healthz, /readyz, /metrics)');
+  if (health) log().info({ port: config.agent.healthPort }, 'agent worker health, readiness and metrics on their port (/healthz, /readyz, /metrics)');
 
   // A stop drains: the worker takes no new sessions and gives the running ones
   // AGENT_DRAIN_SECONDS; the API finishes the requests in flight. A second signal stops at once.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
-      log.info({ signal }, 'signalled again: stopping now');
+      log().info({ signal }, 'signalled again: stopping now');
       process.exit(1);
     }
     stopping = true;
     const running = worker?.runningSessions() ?? 0;
-    if (running) log.info({ signal, sessions: running, drain_seconds: config.agent.drainSeconds }, 'draining sessions (signal again to stop now)');
+    if (running) log().info({ signal, sessions: running, drain_seconds: config.agent.drainSeconds }, 'draining sessions (signal again to stop now)');
     await worker?.stop({ drainTimeoutMs: config.agent.drainSeconds * 1000 });
     health?.stop();
     await service?.stop();

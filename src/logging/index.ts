@@ -17,7 +17,7 @@ function createLogger({ level, format }: LogSettings, destination?: DestinationS
   // Epoch-millisecond `time`, as the agents SDK's lines beside ours have it.
   const options = { level, base: { service: 'likeness' }, redact: { paths: REDACT, censor: '[redacted]' } };
   // pino-pretty as a stream in this thread (no transport worker): Bun runs it as Node does.
-  const out = destination ?? (format === 'pretty' ? pretty({ colorize: Boolean(process.stdout.isTTY), sync: true, ignore: 'pid,hostname,service' }) : pino.destination({ sync: true }));
+  const out = destination ?? (format === 'pretty' ? pretty({ colorize: Boolean(process.stdout.isTTY), sync: true, singleLine: true, ignore: 'pid,hostname,service' }) : pino.destination({ sync: true }));
   return pino(options, out);
 }
 
@@ -33,12 +33,12 @@ export function configureLogging(settings: LogSettings, destination?: Destinatio
 
 export type { Logger };
 
-/** Machines' routine calls, twice a second or at every scrape: logged at debug, not info. */
+/** Machines' routine calls, twice a second or at every scrape (a probe's 503 during warm-up too): logged at debug, not info. */
 const ROUTINE_PATHS = new Set(['/internal/workers/heartbeat', '/healthz', '/readyz', '/metrics']);
 
 /** The access log: one line per answered request, its path without the query (which may carry a token or a signature). */
 export function logRequest(request: FinishedRequest): void {
-  const level = ROUTINE_PATHS.has(request.path) && request.status < 400 ? 'debug' : 'info';
+  const level = ROUTINE_PATHS.has(request.path) ? 'debug' : 'info';
   log[level](
     { request_id: request.requestId, account_id: request.accountId, method: request.method, route: request.route, path: request.path, status: request.status, duration_ms: Math.round(request.seconds * 1000) },
     'request',
