@@ -250,6 +250,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "balance": 840,
+                     *       "entries": [
+                     *         {
+                     *           "entry_id": "led_9Rk2Vw7Yp0Lq4Tn",
+                     *           "kind": "session_minute",
+                     *           "amount": -10,
+                     *           "reference": "session:ses_7QmZk4Wp1Hs9Vx2LbR6DnE:minute:2",
+                     *           "created_at": "2026-11-24T09:32:04.600Z"
+                     *         },
+                     *         {
+                     *           "entry_id": "led_1Hx5Mz8Bc3Dj6Fs",
+                     *           "kind": "onboarding",
+                     *           "amount": -50,
+                     *           "reference": "identity:idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *           "created_at": "2026-11-24T09:30:01.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": {
                         /** @description Credits the account holds now. */
                         balance: number;
@@ -319,6 +341,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *         "name": "Ada",
+                     *         "language": "en",
+                     *         "status": "ready",
+                     *         "image": "https://likeness.example/assets/identities/idn_5XwBbH2Lr8Nd0qVjYc3TfA/a1/image.jpg?expires=1795586400&signature=nurT0V5gtKC8ZTd1zCYadgZf2i7JxERtX7MxQk1eVgo",
+                     *         "created_at": "2026-11-24T09:30:00.000Z",
+                     *         "updated_at": "2026-11-24T09:30:01.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         /** Format: date-time */
                         created_at: string;
@@ -413,6 +448,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *       "name": "Ada",
+                     *       "language": "en",
+                     *       "prompt": "You are Ada, a friendly guide of the city museum.",
+                     *       "image": "https://likeness.example/assets/identities/idn_5XwBbH2Lr8Nd0qVjYc3TfA/a1/image.jpg?expires=1795586400&signature=nurT0V5gtKC8ZTd1zCYadgZf2i7JxERtX7MxQk1eVgo",
+                     *       "audio": null,
+                     *       "voice_id": "default",
+                     *       "status": "ready",
+                     *       "detail": null,
+                     *       "pipeline_id": "builtin",
+                     *       "provider_avatar_id": null,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:01.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uri */
                         audio: ((string | null) | null) | null;
@@ -491,6 +543,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "image"
+                     *           ],
+                     *           "msg": "No face found in the image",
+                     *           "type": "image.no_face"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         detail: {
                             loc: (string | number)[];
@@ -541,6 +607,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *       "name": "Ada",
+                     *       "language": "en",
+                     *       "prompt": "You are Ada, a friendly guide of the city museum.",
+                     *       "image": "https://likeness.example/assets/identities/idn_5XwBbH2Lr8Nd0qVjYc3TfA/a1/image.jpg?expires=1795586400&signature=nurT0V5gtKC8ZTd1zCYadgZf2i7JxERtX7MxQk1eVgo",
+                     *       "audio": null,
+                     *       "voice_id": "default",
+                     *       "status": "ready",
+                     *       "detail": null,
+                     *       "pipeline_id": "builtin",
+                     *       "provider_avatar_id": null,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:01.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uri */
                         audio: ((string | null) | null) | null;
@@ -586,6 +669,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "detail": "Identity not found"
+                     *     }
+                     */
                     "application/json": {
                         detail: string;
                     };
@@ -682,6 +770,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *       "name": "Ada Lovelace",
+                     *       "language": "en",
+                     *       "prompt": "You are Ada, a friendly guide of the city museum.",
+                     *       "image": "https://likeness.example/assets/identities/idn_5XwBbH2Lr8Nd0qVjYc3TfA/a1/image.jpg?expires=1795586400&signature=nurT0V5gtKC8ZTd1zCYadgZf2i7JxERtX7MxQk1eVgo",
+                     *       "audio": null,
+                     *       "voice_id": "default",
+                     *       "status": "ready",
+                     *       "detail": null,
+                     *       "pipeline_id": "builtin",
+                     *       "provider_avatar_id": null,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:01.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uri */
                         audio: ((string | null) | null) | null;
@@ -716,6 +821,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *       "name": "Ada",
+                     *       "language": "en",
+                     *       "prompt": "You are Ada, a friendly guide of the city museum.",
+                     *       "image": "https://likeness.example/assets/identities/idn_5XwBbH2Lr8Nd0qVjYc3TfA/a1/image.jpg?expires=1795586400&signature=nurT0V5gtKC8ZTd1zCYadgZf2i7JxERtX7MxQk1eVgo",
+                     *       "audio": null,
+                     *       "voice_id": "default",
+                     *       "status": "training",
+                     *       "detail": null,
+                     *       "pipeline_id": "builtin",
+                     *       "provider_avatar_id": null,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:01.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uri */
                         audio: ((string | null) | null) | null;
@@ -844,6 +966,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *       "status": "training",
+                     *       "updated_at": "2026-11-24T09:30:01.000Z",
+                     *       "detail": null
+                     *     }
+                     */
                     "application/json": {
                         detail: ((string | null) | null) | null;
                         identity_id: string;
@@ -893,6 +1023,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "pipeline_id": "builtin",
+                     *         "description": "The CPU talking head, drawn in the agent job from the photo.",
+                     *         "default": true,
+                     *         "renders": {
+                     *           "kind": "frames",
+                     *           "fps": 25,
+                     *           "portrait": {
+                     *             "width": 540,
+                     *             "height": 960
+                     *           },
+                     *           "landscape": {
+                     *             "width": 960,
+                     *             "height": 540
+                     *           },
+                     *           "provider": null
+                     *         }
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         /** @description Used when an identity is created without `pipeline_id`. */
                         default: boolean;
@@ -954,6 +1106,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "session_id": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *         "status": "ended",
+                     *         "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *         "avatar_enabled": true,
+                     *         "language": "en",
+                     *         "visual_awareness": true,
+                     *         "form_factor": "phone",
+                     *         "end_reason": "ended_by_api",
+                     *         "billed_minutes": 3,
+                     *         "credits_charged": 30,
+                     *         "created_at": "2026-11-24T09:30:00.000Z",
+                     *         "joined_at": "2026-11-24T09:30:04.000Z",
+                     *         "streaming_started_at": "2026-11-24T09:30:04.600Z",
+                     *         "ended_at": "2026-11-24T09:32:50.000Z",
+                     *         "avatar_fallback": null
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         avatar_enabled: boolean;
                         avatar_fallback: (({
@@ -1036,6 +1209,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *       "status": "ended",
+                     *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *       "avatar_enabled": true,
+                     *       "language": "en",
+                     *       "visual_awareness": true,
+                     *       "form_factor": "phone",
+                     *       "end_reason": "ended_by_api",
+                     *       "billed_minutes": 3,
+                     *       "credits_charged": 30,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "joined_at": "2026-11-24T09:30:04.000Z",
+                     *       "streaming_started_at": "2026-11-24T09:30:04.600Z",
+                     *       "ended_at": "2026-11-24T09:32:50.000Z",
+                     *       "avatar_fallback": null
+                     *     }
+                     */
                     "application/json": {
                         avatar_enabled: boolean;
                         avatar_fallback: (({
@@ -1114,6 +1306,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *       "status": "ended",
+                     *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *       "pipeline_id": "builtin",
+                     *       "mode": "meeting_agent",
+                     *       "metadata": {
+                     *         "end_reason": "ended_by_api",
+                     *         "billed_minutes": 3,
+                     *         "credits_charged": 30,
+                     *         "ended_at": "2026-11-24T09:32:50.000Z",
+                     *         "avatar_fallback": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         identity_id: ((string | null) | null) | null;
                         metadata: (({
@@ -1196,6 +1404,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *       "turns": [
+                     *         {
+                     *           "role": "agent",
+                     *           "text": "Hello! I am Ada. What would you like to see today?",
+                     *           "language": "en",
+                     *           "interrupted": false,
+                     *           "started_at": "2026-11-24T09:30:05.000Z",
+                     *           "ended_at": "2026-11-24T09:30:08.000Z"
+                     *         },
+                     *         {
+                     *           "role": "user",
+                     *           "text": "When does the museum open?",
+                     *           "language": "en",
+                     *           "interrupted": false,
+                     *           "started_at": "2026-11-24T09:30:10.000Z",
+                     *           "ended_at": "2026-11-24T09:30:11.500Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         session_id: string;
                         turns: {
@@ -1251,6 +1482,12 @@ export interface operations {
         /** @description Every field optional; {} starts a default session. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                 *       "form_factor": "phone"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Adds avatar video; requires an identity. */
                     avatar_enabled?: boolean;
@@ -1278,6 +1515,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "room_name": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *       "token": "eyJhbGciOiJIUzI1NiJ9.eyJ2aWRlbyI6eyJyb29tIjoic2VzXzdRbVprNFdwMUhzOVZ4MkxiUjZEbkUifX0.c2lnbmF0dXJl",
+                     *       "rtc_url": "wss://likeness.example",
+                     *       "dispatch_id": "AD_kP3sWq8Lx2Vn",
+                     *       "user": {
+                     *         "id": "acc_3Jt8Fq1YvKc5Wm0PzN7SgU"
+                     *       },
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "visual_awareness": true
+                     *     }
+                     */
                     "application/json": {
                         /** Format: date-time */
                         created_at: string;
@@ -1314,6 +1564,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "detail": "Insufficient credits: an avatar session needs 10 credits for its first minute"
+                     *     }
+                     */
                     "application/json": {
                         detail: string;
                     };
@@ -1410,6 +1665,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-11-23T00:00:00.000Z",
+                     *       "to": "2026-11-25T00:00:00.000Z",
+                     *       "granularity": "day",
+                     *       "buckets": [
+                     *         {
+                     *           "start": "2026-11-23T00:00:00.000Z",
+                     *           "sessions": 0,
+                     *           "avatar_minutes": 0,
+                     *           "identities": 0,
+                     *           "credits_spent": {
+                     *             "onboarding": 0,
+                     *             "session_minute": 0
+                     *           },
+                     *           "credits_granted": 1000
+                     *         },
+                     *         {
+                     *           "start": "2026-11-24T00:00:00.000Z",
+                     *           "sessions": 4,
+                     *           "avatar_minutes": 11,
+                     *           "identities": 1,
+                     *           "credits_spent": {
+                     *             "onboarding": 50,
+                     *             "session_minute": 110
+                     *           },
+                     *           "credits_granted": 0
+                     *         }
+                     *       ],
+                     *       "totals": {
+                     *         "sessions": 4,
+                     *         "avatar_minutes": 11,
+                     *         "identities": 1,
+                     *         "credits_spent": {
+                     *           "onboarding": 50,
+                     *           "session_minute": 110
+                     *         },
+                     *         "credits_granted": 1000
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description Every bucket of the range, oldest first, empty ones included. */
                         buckets: {
@@ -1501,6 +1797,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "voice_id": "adam",
+                     *         "name": "Adam",
+                     *         "description": "Deep, calm, American",
+                     *         "gender": "male",
+                     *         "multilingual": true,
+                     *         "languages": [
+                     *           "auto",
+                     *           "en",
+                     *           "es",
+                     *           "pl",
+                     *           "uk"
+                     *         ]
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         description: string;
                         gender: string;

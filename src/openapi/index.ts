@@ -3,6 +3,7 @@
 import { dirname, join } from 'node:path';
 import { openapi } from '@elysiajs/openapi';
 import { Elysia } from 'elysia';
+import { withExamples } from './examples.ts';
 
 const swaggerDir = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir));
 
@@ -62,6 +63,7 @@ export function apiDocs(version: string) {
       // Every request passes here: a string test before anything else.
       if (request.url.includes('/openapi.json') && response && typeof response === 'object' && 'paths' in response && new URL(request.url).pathname === '/openapi.json') {
         numbersAsNumbers(response);
+        withExamples(response as Parameters<typeof withExamples>[0]);
         return withoutVoidContent(response as Parameters<typeof withoutVoidContent>[0]);
       }
     })

@@ -68,6 +68,10 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
     } finally {
       await sql.close();
     }
+    // Prometheus scrapes each replica with compose's METRICS_TOKEN; the fleet's gauges agree.
+    const scrapes = await Promise.all(cluster.apis.map(async (api) => (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${cluster.metricsToken}` } })).text()));
+    const workers = scrapes.map((text) => Number(/^likeness_agent_workers (\d+)$/m.exec(text)?.[1]));
+    expect(workers).toEqual([2, 2]);
   });
 
   test('sessions started alternately through both API processes land on both workers and both LiveKit nodes; each ends through the other one', async () => {

@@ -39,6 +39,7 @@ export interface Cluster {
   balancer: LoadBalancer;
   databaseUrl: string;
   adminToken: string;
+  metricsToken: string;
   stop(): Promise<void>;
 }
 
@@ -98,6 +99,7 @@ export async function startCluster(dirs: string[], { agentMaxJobs = 2 }: { agent
   const databaseUrl = await freshDatabase();
   const bucket = await freshBucket();
   const adminToken = crypto.randomUUID();
+  const metricsToken = crypto.randomUUID();
   // What compose names by its hosts and secrets, here.
   const local = (node: LivekitNode, extra: Record<string, string>) => ({
     DATABASE_URL: databaseUrl,
@@ -107,6 +109,7 @@ export async function startCluster(dirs: string[], { agentMaxJobs = 2 }: { agent
     LIVEKIT_API_SECRET: credentials.apiSecret,
     INTERNAL_URL: balancer.url,
     ADMIN_TOKEN: adminToken,
+    METRICS_TOKEN: metricsToken,
     ...extra,
   });
 
@@ -148,6 +151,7 @@ export async function startCluster(dirs: string[], { agentMaxJobs = 2 }: { agent
     balancer,
     databaseUrl,
     adminToken,
+    metricsToken,
     async stop() {
       for (const agent of agents) agent.kill();
       for (const api of apis) api.kill();

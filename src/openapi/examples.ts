@@ -1,0 +1,165 @@
+// An example request and answer for every public operation, by operationId, written into
+// /openapi.json (src/openapi/index.ts) for people reading /docs and for generated clients'
+// documentation; schemathesis also sends the request examples. A test checks each example
+// against the schema the route validates with (test/http/openapi-examples.test.ts).
+const IDENTITY_ID = 'idn_5XwBbH2Lr8Nd0qVjYc3TfA';
+const SESSION_ID = 'ses_7QmZk4Wp1Hs9Vx2LbR6DnE';
+const ACCOUNT_ID = 'acc_3Jt8Fq1YvKc5Wm0PzN7SgU';
+const CREATED = '2026-11-24T09:30:00.000Z';
+const UPDATED = '2026-11-24T09:30:01.000Z';
+const IMAGE = `https://likeness.example/assets/identities/${IDENTITY_ID}/a1/image.jpg?expires=1795586400&signature=nurT0V5gtKC8ZTd1zCYadgZf2i7JxERtX7MxQk1eVgo`;
+
+const identity = {
+  identity_id: IDENTITY_ID,
+  name: 'Ada',
+  language: 'en',
+  prompt: 'You are Ada, a friendly guide of the city museum.',
+  image: IMAGE,
+  audio: null,
+  voice_id: 'default',
+  status: 'ready',
+  detail: null,
+  pipeline_id: 'builtin',
+  provider_avatar_id: null,
+  created_at: CREATED,
+  updated_at: UPDATED,
+};
+
+const session = {
+  session_id: SESSION_ID,
+  status: 'ended',
+  identity_id: IDENTITY_ID,
+  avatar_enabled: true,
+  language: 'en',
+  visual_awareness: true,
+  form_factor: 'phone',
+  end_reason: 'ended_by_api',
+  billed_minutes: 3,
+  credits_charged: 30,
+  created_at: CREATED,
+  joined_at: '2026-11-24T09:30:04.000Z',
+  streaming_started_at: '2026-11-24T09:30:04.600Z',
+  ended_at: '2026-11-24T09:32:50.000Z',
+  avatar_fallback: null,
+};
+
+const usageCounts = { sessions: 4, avatar_minutes: 11, identities: 1, credits_spent: { onboarding: 50, session_minute: 110 }, credits_granted: 1000 };
+
+export interface OperationExample {
+  /** The JSON body (operations with a multipart body show their fields in the schema instead). */
+  request?: unknown;
+  /** Status → JSON answer. */
+  responses: Record<string, unknown>;
+}
+
+export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
+  listIdentities: { responses: { 200: [{ identity_id: IDENTITY_ID, name: 'Ada', language: 'en', status: 'ready', image: IMAGE, created_at: CREATED, updated_at: UPDATED }] } },
+  createIdentity: { responses: { 200: identity, 422: { detail: [{ loc: ['body', 'image'], msg: 'No face found in the image', type: 'image.no_face' }] } } },
+  getIdentity: { responses: { 200: identity, 404: { detail: 'Identity not found' } } },
+  getIdentityStatus: { responses: { 200: { identity_id: IDENTITY_ID, status: 'training', updated_at: UPDATED, detail: null } } },
+  updateIdentity: { responses: { 200: { ...identity, name: 'Ada Lovelace' }, 202: { ...identity, status: 'training' } } },
+  deleteIdentity: { responses: {} },
+  listPipelines: {
+    responses: {
+      200: [
+        {
+          pipeline_id: 'builtin',
+          description: 'The CPU talking head, drawn in the agent job from the photo.',
+          default: true,
+          renders: { kind: 'frames', fps: 25, portrait: { width: 540, height: 960 }, landscape: { width: 960, height: 540 }, provider: null },
+        },
+      ],
+    },
+  },
+  listVoices: {
+    responses: { 200: [{ voice_id: 'adam', name: 'Adam', description: 'Deep, calm, American', gender: 'male', multilingual: true, languages: ['auto', 'en', 'es', 'pl', 'uk'] }] },
+  },
+  startSession: {
+    request: { identity_id: IDENTITY_ID, form_factor: 'phone' },
+    responses: {
+      200: {
+        room_name: SESSION_ID,
+        token: 'eyJhbGciOiJIUzI1NiJ9.eyJ2aWRlbyI6eyJyb29tIjoic2VzXzdRbVprNFdwMUhzOVZ4MkxiUjZEbkUifX0.c2lnbmF0dXJl',
+        rtc_url: 'wss://likeness.example',
+        dispatch_id: 'AD_kP3sWq8Lx2Vn',
+        user: { id: ACCOUNT_ID },
+        created_at: CREATED,
+        visual_awareness: true,
+      },
+      402: { detail: 'Insufficient credits: an avatar session needs 10 credits for its first minute' },
+    },
+  },
+  endSession: {
+    responses: {
+      200: {
+        session_id: SESSION_ID,
+        status: 'ended',
+        identity_id: IDENTITY_ID,
+        pipeline_id: 'builtin',
+        mode: 'meeting_agent',
+        metadata: { end_reason: 'ended_by_api', billed_minutes: 3, credits_charged: 30, ended_at: '2026-11-24T09:32:50.000Z', avatar_fallback: null },
+      },
+    },
+  },
+  getSession: { responses: { 200: session } },
+  listSessions: { responses: { 200: [session] } },
+  getSessionTranscript: {
+    responses: {
+      200: {
+        session_id: SESSION_ID,
+        turns: [
+          { role: 'agent', text: 'Hello! I am Ada. What would you like to see today?', language: 'en', interrupted: false, started_at: '2026-11-24T09:30:05.000Z', ended_at: '2026-11-24T09:30:08.000Z' },
+          { role: 'user', text: 'When does the museum open?', language: 'en', interrupted: false, started_at: '2026-11-24T09:30:10.000Z', ended_at: '2026-11-24T09:30:11.500Z' },
+        ],
+      },
+    },
+  },
+  getCredits: {
+    responses: {
+      200: {
+        balance: 840,
+        entries: [
+          { entry_id: 'led_9Rk2Vw7Yp0Lq4Tn', kind: 'session_minute', amount: -10, reference: `session:${SESSION_ID}:minute:2`, created_at: '2026-11-24T09:32:04.600Z' },
+          { entry_id: 'led_1Hx5Mz8Bc3Dj6Fs', kind: 'onboarding', amount: -50, reference: `identity:${IDENTITY_ID}`, created_at: UPDATED },
+        ],
+        has_more: true,
+      },
+    },
+  },
+  getUsage: {
+    responses: {
+      200: {
+        from: '2026-11-23T00:00:00.000Z',
+        to: '2026-11-25T00:00:00.000Z',
+        granularity: 'day',
+        buckets: [
+          { start: '2026-11-23T00:00:00.000Z', sessions: 0, avatar_minutes: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 1000 },
+          { start: '2026-11-24T00:00:00.000Z', ...usageCounts, credits_granted: 0 },
+        ],
+        totals: usageCounts,
+      },
+    },
+  },
+};
+
+interface DocumentOperation {
+  operationId?: string;
+  requestBody?: { content?: Record<string, { example?: unknown }> };
+  responses?: Record<string, { content?: Record<string, { example?: unknown }> }>;
+}
+
+/** Writes each operation's examples into the generated document. */
+export function withExamples(document: { paths?: Record<string, Record<string, DocumentOperation>> }): void {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      const example = operation.operationId ? OPERATION_EXAMPLES[operation.operationId] : undefined;
+      if (!example) continue;
+      const json = operation.requestBody?.content?.['application/json'];
+      if (json && example.request !== undefined) json.example = example.request;
+      for (const [status, answer] of Object.entries(example.responses)) {
+        const content = operation.responses?.[status]?.content?.['application/json'];
+        if (content) content.example = answer;
+      }
+    }
+  }
+}
