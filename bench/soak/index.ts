@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
-import { readUntil } from '../../test/support/processes.ts';
+import { collectOutput } from '../../test/support/processes.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 
 const { values } = parseArgs({
@@ -22,22 +22,11 @@ const { values } = parseArgs({
 });
 const fakes = await startProviderFakes();
 
-/** Warnings the service printed, by name (Node prints them as `(node:pid) Name: …`; Bun as `warning: …`). */
-const warnings = new Map<string, number>();
-function watchWarnings(stream: ReadableStream<Uint8Array>): void {
-  void (async () => {
-    const decoder = new TextDecoder();
-    let carry = '';
-    const reader = stream.getReader();
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      const lines = (carry + decoder.decode(read.value)).split('\n');
-      carry = lines.pop()!;
-      for (const line of lines) {
-        const name = /(\w+Warning)\b/.exec(line)?.[1];
-        if (name) warnings.set(name, (warnings.get(name) ?? 0) + 1);
-      }
-    }
-  })();
+/** Warnings in what the service printed, by name (`(node:pid) MaxListenersExceededWarning: …`). */
+function warningsIn(printed: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const [, name] of printed.matchAll(/\b(\w+Warning)\b/g)) counts[name!] = (counts[name!] ?? 0) + 1;
+  return counts;
 }
 
 interface ProcessSample {
@@ -67,7 +56,7 @@ async function sample(servicePid: number): Promise<ProcessSample[]> {
   return found.filter((s): s is ProcessSample => s !== undefined);
 }
 
-function print(label: string, samples: ProcessSample[], counts: { sessions: number; burst: number; identities: number }) {
+function print(label: string, samples: ProcessSample[], counts: { sessions: number; burst: number; identities: number }, printed: string) {
   const by = (what: string) => samples.filter((s) => s.what === what);
   const line = (what: string) => {
     const list = by(what);
@@ -75,7 +64,7 @@ function print(label: string, samples: ProcessSample[], counts: { sessions: numb
     return `${what}×${list.length}: RSS ${list.map((s) => s.rssMb).join('/')} MB, fds ${list.map((s) => s.fds).join('/')}`;
   };
   console.log(
-    `[${label}] sessions ${counts.sessions} (+${counts.burst} never joined), identities ${counts.identities}; ${line('service')}; ${line('job')}; ${line('inference')}; ${line('livekit')}; warnings ${JSON.stringify(Object.fromEntries(warnings))}`,
+    `[${label}] sessions ${counts.sessions} (+${counts.burst} never joined), identities ${counts.identities}; ${line('service')}; ${line('job')}; ${line('inference')}; ${line('livekit')}; warnings ${JSON.stringify(warningsIn(printed))}`,
   );
 }
 
@@ -90,6 +79,8 @@ const child = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/cli/
     PORT: port,
     DATA_DIR: dataDir,
     CREDITS_ONBOARDING: '0',
+    // Its warnings still print (on stderr); the access log of every request would only pile up here.
+    LOG_LEVEL: 'warn',
     LIMIT_SESSION_STARTS_PER_MINUTE: '0',
     LIMIT_CONCURRENT_SESSIONS: '0',
     LIMIT_IDENTITY_CREATES_PER_HOUR: '0',
@@ -99,9 +90,9 @@ const child = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/cli/
   stderr: 'pipe',
 });
 try {
-  await readUntil(child.stdout, 'agent worker registered');
-  watchWarnings(child.stdout);
-  watchWarnings(child.stderr);
+  const stdout = collectOutput(child.stdout);
+  const stderr = collectOutput(child.stderr);
+  const printed = () => stdout.text() + stderr.text();
   await eventually(async () => (await fetch(`${serviceUrl}/readyz`).catch(() => undefined))?.status === 200, 120_000, 'ready');
   const adminToken = (await Bun.file(join(dataDir, 'admin-token')).text()).trim();
   const account = (await (
@@ -118,7 +109,7 @@ try {
   let nextSample = 0;
   while (performance.now() < until) {
     if (performance.now() >= nextSample) {
-      print(`${Math.round((performance.now() - began) / 1000)} s`, await sample(child.pid), counts);
+      print(`${Math.round((performance.now() - began) / 1000)} s`, await sample(child.pid), counts, printed());
       nextSample = performance.now() + Number(values.every) * 1000;
     }
     // A session joined briefly: the visitor sees the agent, stays two seconds, the API ends it.
@@ -149,7 +140,7 @@ try {
       counts.burst += rooms.length;
     }
   }
-  print('end', await sample(child.pid), counts);
+  print('end', await sample(child.pid), counts, printed());
 } finally {
   child.kill('SIGTERM');
   await Promise.race([child.exited, Bun.sleep(30_000)]);
@@ -157,3 +148,5 @@ try {
   await fakes.stop();
   await rm(dataDir, { recursive: true, force: true });
 }
+// The visitors' rtc-node handles would keep the process alive.
+process.exit(0);

@@ -1,7 +1,7 @@
 // The one credit balance of an account. Every change is a ledger row with a unique
 // (kind, reference), written in the same transaction as a guarded balance update, so a
 // retried or concurrent charge is applied once and a balance never goes negative.
-import { and, desc, eq, gte, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, lt, lte, or, sql } from 'drizzle-orm';
 import type { Database, Queryable } from '../db/index.ts';
 import { newId } from '../db/ids.ts';
 import { accounts } from '../accounts/schema.ts';
@@ -114,7 +114,22 @@ export class CreditLedger {
   }
 
   async entries(accountId: string, limit = 100): Promise<LedgerEntry[]> {
-    return this.db
+    return (await this.page(accountId, { limit }))!.entries;
+  }
+
+  /**
+   * The ledger newest first, `limit` entries after the entry `after` (the last of the page
+   * before); undefined when `after` is not one of the account's entries.
+   */
+  async page(accountId: string, { limit, after }: { limit: number; after?: string }): Promise<{ entries: LedgerEntry[]; hasMore: boolean } | undefined> {
+    const conditions = [eq(creditLedger.accountId, accountId)];
+    if (after) {
+      const [cursor] = await this.db.select().from(creditLedger).where(and(eq(creditLedger.id, after), eq(creditLedger.accountId, accountId)));
+      if (!cursor) return undefined;
+      conditions.push(or(lt(creditLedger.createdAt, cursor.createdAt), and(eq(creditLedger.createdAt, cursor.createdAt), lt(creditLedger.id, cursor.id)))!);
+    }
+    // One more than the page: whether another follows.
+    const rows = await this.db
       .select({
         id: creditLedger.id,
         amount: creditLedger.amount,
@@ -123,8 +138,9 @@ export class CreditLedger {
         createdAt: creditLedger.createdAt,
       })
       .from(creditLedger)
-      .where(eq(creditLedger.accountId, accountId))
+      .where(and(...conditions))
       .orderBy(desc(creditLedger.createdAt), desc(creditLedger.id))
-      .limit(limit);
+      .limit(limit + 1);
+    return { entries: rows.slice(0, limit), hasMore: rows.length > limit };
   }
 }

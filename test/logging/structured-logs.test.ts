@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { astronautPhoto } from '../avatar/support.ts';
 import { identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { tempDir } from '../support/processes.ts';
+import { collectOutput, tempDir } from '../support/processes.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
@@ -23,17 +23,6 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-/** Everything a stream says, kept as it arrives. */
-function record(stream: ReadableStream<Uint8Array>): { text: () => string } {
-  let text = '';
-  void (async () => {
-    const decoder = new TextDecoder();
-    const reader = stream.getReader();
-    for (let read = await reader.read(); !read.done; read = await reader.read()) text += decoder.decode(read.value);
-  })();
-  return { text: () => text };
-}
-
 test('JSON lines with request, account, identity and session ids; a session followed by its id across processes; no secret printed', async () => {
   const dataDir = await tempDir(dirs, 'likeness-logs-');
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
@@ -44,8 +33,8 @@ test('JSON lines with request, account, identity and session ids; a session foll
     stdout: 'pipe',
     stderr: 'pipe',
   });
-  const stdout = record(child.stdout);
-  const stderr = record(child.stderr);
+  const stdout = collectOutput(child.stdout);
+  const stderr = collectOutput(child.stderr);
   await eventually(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, 90_000, 'ready');
 
   const adminToken = (await Bun.file(join(dataDir, 'admin-token')).text()).trim();

@@ -34,6 +34,21 @@ export function drain(stream: ReadableStream<Uint8Array>): void {
   })();
 }
 
+/** Everything a child prints on `stream`, kept as it arrives (and read, so the pipe never fills). */
+export function collectOutput(stream: ReadableStream<Uint8Array>): { text(): string } {
+  let text = '';
+  void (async () => {
+    const decoder = new TextDecoder();
+    const reader = stream.getReader();
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) text += decoder.decode(read.value, { stream: true });
+    } catch {
+      // the child is gone
+    }
+  })();
+  return { text: () => text };
+}
+
 /** A temporary folder, registered in `dirs` so the suite can remove it afterwards. */
 export async function tempDir(dirs: string[], prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
