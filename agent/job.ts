@@ -4,7 +4,7 @@
 import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
 import { RoomEvent } from '@livekit/rtc-node';
 import { loadProviders } from '../src/config.ts';
-import { avatarShapeFor, isSessionRoom, parseDispatchMetadata, type AvatarFallbackReport, type TranscriptReport } from '../src/contract/index.ts';
+import { avatarShapeFor, isSessionRoom, parseDispatchMetadata, type AvatarFallbackReport, type TranscriptReport, type TurnMetricsReport } from '../src/contract/index.ts';
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { startConversation, type Conversation } from './conversation/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
@@ -175,6 +175,8 @@ async function serveSession(ctx: JobContext): Promise<void> {
     audible: (avatar ?? voiceOnly)!.audible,
     onVisitorSpeaking: (speaking) => avatar?.visitorSpeaking(speaking),
     transcriptReporter: httpReporter<TranscriptReport>({ url: metadata.report_url, token: metadata.report_token }),
+    qualityReporter: httpReporter<TurnMetricsReport>({ url: metadata.report_url, token: metadata.report_token }),
+    framesPublished: avatar?.framesPublished,
     logger,
   });
   if (leaving) await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);

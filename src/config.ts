@@ -132,7 +132,30 @@ export interface Config {
   limits: AccountLimits;
   providers: ProviderSettings;
   agent: AgentSettings;
+  webhooks: WebhookSettings;
 }
+
+/** Customer webhooks (src/webhooks, docs/api.md#webhooks). */
+export interface WebhookSettings {
+  /**
+   * Let endpoints point at private, loopback and link-local addresses (WEBHOOKS_ALLOW_PRIVATE):
+   * off by default, so a customer cannot make the service call into its own network.
+   */
+  allowPrivate: boolean;
+  /**
+   * Waits before each retry, seconds (WEBHOOKS_RETRY_SECONDS): Standard Webhooks' schedule,
+   * 5 s up to 10 h, about a day in all; after the last the delivery is marked failed.
+   */
+  retrySeconds: number[];
+  /** How long a receiver may take to answer (WEBHOOKS_TIMEOUT_SECONDS). */
+  timeoutSeconds: number;
+  /** How often each API process looks for due deliveries (WEBHOOKS_POLL_MS); an event sent by this process goes at once. */
+  pollMs: number;
+  /** Endpoints one account may have. */
+  maxEndpointsPerAccount: number;
+}
+
+export const DEFAULT_WEBHOOK_RETRY_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600];
 
 /** What one account may do at once and per window (src/limits); 0: no limit. */
 export interface AccountLimits {
@@ -289,5 +312,21 @@ export function loadConfig(env: Env = process.env): Config {
     },
     providers: loadProviders(env),
     agent: loadAgentSettings(env),
+    webhooks: {
+      allowPrivate: flag(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
+      retrySeconds: secondsList(env, 'WEBHOOKS_RETRY_SECONDS') ?? DEFAULT_WEBHOOK_RETRY_SECONDS,
+      timeoutSeconds: integer(env, 'WEBHOOKS_TIMEOUT_SECONDS', 10, 1),
+      pollMs: integer(env, 'WEBHOOKS_POLL_MS', 1000, 50),
+      maxEndpointsPerAccount: integer(env, 'WEBHOOKS_MAX_PER_ACCOUNT', 20, 1),
+    },
   };
+}
+
+/** A comma-separated list of whole seconds (each ≥ 0), e.g. `5,300,1800`. */
+function secondsList(env: Env, name: string): number[] | undefined {
+  const items = list(env[name]);
+  if (items.length === 0) return undefined;
+  const values = items.map(Number);
+  if (!values.every((v) => Number.isInteger(v) && v >= 0)) throw new Error(`${name} must be whole seconds separated by commas, got "${env[name]}"`);
+  return values;
 }

@@ -41,6 +41,8 @@ import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
 import { pipelineRoutes } from './pipelines/routes.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
 import { forgetGoneWorkers, workerRoutes } from './workers/index.ts';
+import { WebhookSender, webhookRoutes } from './webhooks/index.ts';
+import type { Resolver } from './webhooks/destinations.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
 export interface Services {
@@ -64,6 +66,10 @@ export interface Services {
   /** Dispatches again sessions whose agent was lost or never answered (needs the workers' heartbeats). */
   agentWatch: AgentWatch;
   livekit: LivekitConnection;
+  /** Sends the customers' webhooks from the outbox (started by startService). */
+  webhooks: WebhookSender;
+  /** How webhook hosts are resolved (the system's DNS unless a test plays one). */
+  webhookResolver?: Resolver;
   /** The LiveKit server this process started (embedded mode), stopped with the service. */
   localLivekit?: LocalLivekitServer;
 }
@@ -75,6 +81,8 @@ export interface ServiceOverrides {
   mediaLimits?: MediaLimits;
   /** Use this LiveKit instead of LIVEKIT_URL or a local server. */
   livekit?: LivekitConnection;
+  /** Resolve webhook hosts with this instead of the system's DNS. */
+  webhookResolver?: Resolver;
 }
 
 /** LiveKit as configured: an external server, or (embedded default) one this process starts. */
@@ -165,6 +173,8 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     operations: databaseOperations(db, config),
     adminToken,
     assetLinks,
+    webhooks: new WebhookSender({ db, settings: config.webhooks, resolve: overrides.webhookResolver }),
+    webhookResolver: overrides.webhookResolver,
   };
 }
 
@@ -242,7 +252,8 @@ export function buildApp(services: Services) {
       .use(voiceRoutes(database.db, audience))
       .use(pipelineRoutes({ db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo }, audience))
       .use(sessionRoutes(sessionDeps, audience))
-      .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience));
+      .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience))
+      .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience));
   }
   return app
     .use(jobReportRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle, agentWatch: services.agentWatch }))
@@ -292,6 +303,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   }
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${app.server!.port}`;
   await writeServiceRecord(config, { pid: process.pid, url });
+  services.webhooks.start();
   const sweeper = setInterval(
     () =>
       void services.lifecycle
@@ -324,6 +336,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       clearInterval(agentWatch);
       // Not forced: requests in flight finish (a create mid-training completes) before the database closes.
       await app.stop(false);
+      await services.webhooks.stop();
       await services.localLivekit?.stop();
       await services.retraining.idle();
       await removeServiceRecord(config);

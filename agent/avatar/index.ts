@@ -50,6 +50,8 @@ export interface Avatar {
   audible: Promise<void>;
   /** The visitor started or stopped speaking: a drawn face nods at their pauses (a service ignores it). */
   visitorSpeaking(speaking: boolean): void;
+  /** Video frames published so far, for a face drawn here; absent for a voice alone or an avatar service. */
+  framesPublished?(): number;
   stop(): Promise<void>;
 }
 
@@ -93,7 +95,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
   const speech = new AvatarSpeech();
   const runner = new AvatarRunner({ room: options.room, renderer, rendererReady: ready, speech, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
   await runner.start();
-  return { speech, audible: runner.audible, visitorSpeaking: (speaking) => runner.setVisitorSpeaking(speaking), stop: () => runner.stop() };
+  return { speech, audible: runner.audible, visitorSpeaking: (speaking) => runner.setVisitorSpeaking(speaking), framesPublished: () => runner.framesPublished, stop: () => runner.stop() };
 }
 
 /** A session without an avatar: the agent's voice alone, paced and published the same way. */

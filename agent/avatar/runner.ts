@@ -63,6 +63,7 @@ export class AvatarRunner {
   /** performance.now() of frame 0; frame k is due at #startedAt + k·FRAME_MS. */
   #startedAt = 0;
   #frameIndex = 0;
+  #framesPublished = 0;
   #firstFrameSent = false;
   /** Whether the visitor is speaking; undefined until the conversation says. */
   #visitorSpeaking: boolean | undefined;
@@ -129,6 +130,11 @@ export class AvatarRunner {
     this.#tick();
   }
 
+  /** Video frames handed to the published track so far: frames skipped after a stall are not (the session's delivered fps). */
+  get framesPublished(): number {
+    return this.#framesPublished;
+  }
+
   /** The visitor started or stopped speaking (the renderer's listening nods follow their pauses). */
   setVisitorSpeaking(speaking: boolean): void {
     this.#visitorSpeaking = speaking;
@@ -167,6 +173,7 @@ export class AvatarRunner {
         });
         // The source copies the pixels before returning, so renderers may reuse their buffer.
         this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
+        this.#framesPublished++;
       }
     } catch (error) {
       if (!this.#stopped) this.#options.logger.warn(`the avatar stopped streaming: ${String(error)}`);

@@ -6,13 +6,14 @@ import { inference, llm, type metrics, voice, type JobContext, type VAD } from '
 import { acceptChat } from './chat.ts';
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
-import type { ParsedDispatch, SpokenLanguage, TranscriptReport } from '../../src/contract/index.ts';
+import type { ParsedDispatch, SpokenLanguage, TranscriptReport, TurnMetricsReport } from '../../src/contract/index.ts';
 import type { Reporter } from '../metering/index.ts';
 import { createProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
 import { CameraSampler } from './camera.ts';
 import { greetingText } from './greeting.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
+import { TurnQuality } from './quality.ts';
 import { TranscriptLog } from './transcripts.ts';
 import { transcriptTurnDetector, type SentenceReader, type TextTurnDetector } from './transcript-turns.ts';
 
@@ -37,6 +38,10 @@ export interface ConversationOptions {
   onVisitorSpeaking?(speaking: boolean): void;
   /** Where transcript turns go (the session's report endpoint). */
   transcriptReporter: Reporter<TranscriptReport>;
+  /** Where each agent turn's quality goes (the same endpoint). */
+  qualityReporter: Reporter<TurnMetricsReport>;
+  /** Video frames the avatar published so far (its delivered fps); absent when the job draws no face. */
+  framesPublished?: () => number;
   logger: { info(message: string): void; warn(message: string): void };
 }
 
@@ -87,6 +92,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
   logger.info(`conversation providers: stt ${providers.names.stt}, llm ${providers.names.llm}, tts ${providers.names.tts}; language ${mode}`);
 
   const transcripts = new TranscriptLog(options.transcriptReporter, logger);
+  const quality = new TurnQuality({ reporter: options.qualityReporter, providers: providers.names, framesPublished: options.framesPublished, logger });
   const camera = metadata.visual_awareness ? new CameraSampler({ room: ctx.room, visitorIdentity: metadata.visitor_identity, logger }) : null;
   /** The language the agent speaks now: pinned, or in auto mode the visitor's last detected one. */
   let speaking: SpokenLanguage = mode === 'auto' ? 'en' : mode;
@@ -153,6 +159,8 @@ export async function startConversation(options: ConversationOptions): Promise<C
       started_at: new Date(item.createdAt).toISOString(),
       ended_at: new Date(event.createdAt).toISOString(),
     });
+    if (item.role === 'user') quality.visitorTurn(item.metrics ?? {});
+    else quality.agentTurn({ id: item.id, interrupted: item.interrupted, metrics: item.metrics ?? {} });
   });
   // One line per stage of each turn: where a reply's latency went, for operators and bench/conversation.
   session.on(voice.AgentSessionEventTypes.MetricsCollected, ({ metrics }) => {
@@ -195,7 +203,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
     async close() {
       camera?.close();
       await session.close().catch(() => undefined);
-      await transcripts.close();
+      await Promise.all([transcripts.close(), quality.close()]);
     },
   };
 }

@@ -15,7 +15,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Set the balance below which the `credits.low` webhook event is sent */
+        patch: operations["updateCreditSettings"];
         trace?: never;
     };
     "/v1/identities": {
@@ -220,6 +221,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's webhook endpoints */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint; its signing secret is in this answer only
+         * @description Events are POSTed as JSON `{type, timestamp, data}` with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried for about a day until a 2xx comes back.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one webhook endpoint */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint; deliveries not yet made are dropped */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint: URL, events, description, enabled */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint's recent deliveries, newest first, with each attempt's status code */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a `webhook.test` event to this endpoint now
+         * @description Answers at once with the delivery; its outcome shows in the endpoint's deliveries moments later.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -269,7 +347,8 @@ export interface operations {
                      *           "created_at": "2026-11-24T09:30:01.000Z"
                      *         }
                      *       ],
-                     *       "has_more": true
+                     *       "has_more": true,
+                     *       "low_balance_threshold": 100
                      *     }
                      */
                     "application/json": {
@@ -292,6 +371,68 @@ export interface operations {
                         }[];
                         /** @description More entries follow: ask again with `after` set to the last entry_id. */
                         has_more: boolean;
+                        /** @description A charge that takes the balance below this sends the `credits.low` webhook event; 0: never. Default 100. */
+                        low_balance_threshold: number;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateCreditSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "*/*"?: never;
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "balance": 840,
+                     *       "low_balance_threshold": 200
+                     *     }
+                     */
+                    "application/json": {
+                        balance: number;
+                        /** @description A charge that takes the balance below this sends the `credits.low` webhook event; 0: never. Default 100. */
+                        low_balance_threshold: number;
                     };
                 };
             };
@@ -1123,7 +1264,22 @@ export interface operations {
                      *         "joined_at": "2026-11-24T09:30:04.000Z",
                      *         "streaming_started_at": "2026-11-24T09:30:04.600Z",
                      *         "ended_at": "2026-11-24T09:32:50.000Z",
-                     *         "avatar_fallback": null
+                     *         "avatar_fallback": null,
+                     *         "metrics": {
+                     *           "first_frame_ms": 600,
+                     *           "voice_to_voice_ms": {
+                     *             "p50": 1180,
+                     *             "p95": 1720
+                     *           },
+                     *           "fps": 24.9,
+                     *           "turns": 7,
+                     *           "interruptions": 1,
+                     *           "providers": {
+                     *             "stt": "deepgram",
+                     *             "llm": "openai-compatible",
+                     *             "tts": "elevenlabs"
+                     *           }
+                     *         }
                      *       }
                      *     ]
                      */
@@ -1155,6 +1311,32 @@ export interface operations {
                         joined_at: ((string | null) | null) | null;
                         /** @enum {string} */
                         language: "auto" | "en" | "es" | "pl" | "uk";
+                        /** @description Per-session quality, from the agent job's reports of each turn. */
+                        metrics: {
+                            /** @description The visitor joining → the avatar's first video frame (0 when the avatar was there first). */
+                            first_frame_ms: (number | null) | null;
+                            /** @description Video frames per second the avatar delivered (target 25); null without a face drawn by the service. */
+                            fps: ((number | null) | null) | null;
+                            /** @description Agent turns the visitor cut off. */
+                            interruptions: number;
+                            providers: {
+                                /** @description The language model provider: `offline` or the cloud plugin's name; null before the first turn. */
+                                llm: ((string | null) | null) | null;
+                                /** @description The speech-to-text provider: `offline` or the cloud plugin's name; null before the first turn. */
+                                stt: ((string | null) | null) | null;
+                                /** @description The text-to-speech provider: `offline` or the cloud plugin's name; null before the first turn. */
+                                tts: ((string | null) | null) | null;
+                            };
+                            /** @description Agent turns that answered the visitor. */
+                            turns: number;
+                            /** @description Over the answered turns: the visitor stops speaking → the agent's first audio (the last 500 turns). */
+                            voice_to_voice_ms: {
+                                /** @description Median. */
+                                p50: (number | null) | null;
+                                /** @description 95th percentile. */
+                                p95: (number | null) | null;
+                            };
+                        };
                         session_id: string;
                         /** @enum {string} */
                         status: "running" | "ended";
@@ -1225,7 +1407,22 @@ export interface operations {
                      *       "joined_at": "2026-11-24T09:30:04.000Z",
                      *       "streaming_started_at": "2026-11-24T09:30:04.600Z",
                      *       "ended_at": "2026-11-24T09:32:50.000Z",
-                     *       "avatar_fallback": null
+                     *       "avatar_fallback": null,
+                     *       "metrics": {
+                     *         "first_frame_ms": 600,
+                     *         "voice_to_voice_ms": {
+                     *           "p50": 1180,
+                     *           "p95": 1720
+                     *         },
+                     *         "fps": 24.9,
+                     *         "turns": 7,
+                     *         "interruptions": 1,
+                     *         "providers": {
+                     *           "stt": "deepgram",
+                     *           "llm": "openai-compatible",
+                     *           "tts": "elevenlabs"
+                     *         }
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -1256,6 +1453,32 @@ export interface operations {
                         joined_at: ((string | null) | null) | null;
                         /** @enum {string} */
                         language: "auto" | "en" | "es" | "pl" | "uk";
+                        /** @description Per-session quality, from the agent job's reports of each turn. */
+                        metrics: {
+                            /** @description The visitor joining → the avatar's first video frame (0 when the avatar was there first). */
+                            first_frame_ms: (number | null) | null;
+                            /** @description Video frames per second the avatar delivered (target 25); null without a face drawn by the service. */
+                            fps: ((number | null) | null) | null;
+                            /** @description Agent turns the visitor cut off. */
+                            interruptions: number;
+                            providers: {
+                                /** @description The language model provider: `offline` or the cloud plugin's name; null before the first turn. */
+                                llm: ((string | null) | null) | null;
+                                /** @description The speech-to-text provider: `offline` or the cloud plugin's name; null before the first turn. */
+                                stt: ((string | null) | null) | null;
+                                /** @description The text-to-speech provider: `offline` or the cloud plugin's name; null before the first turn. */
+                                tts: ((string | null) | null) | null;
+                            };
+                            /** @description Agent turns that answered the visitor. */
+                            turns: number;
+                            /** @description Over the answered turns: the visitor stops speaking → the agent's first audio (the last 500 turns). */
+                            voice_to_voice_ms: {
+                                /** @description Median. */
+                                p50: (number | null) | null;
+                                /** @description 95th percentile. */
+                                p95: (number | null) | null;
+                            };
+                        };
                         session_id: string;
                         /** @enum {string} */
                         status: "running" | "ended";
@@ -1830,6 +2053,590 @@ export interface operations {
             };
             /** @description An error with a message. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "webhook_id": "whk_4Tq8Zn1Vc6Lm3Rx9Pw2KdJ",
+                     *           "url": "https://crm.example.com/likeness/events",
+                     *           "events": [
+                     *             "session.ended",
+                     *             "credits.low"
+                     *           ],
+                     *           "description": "Billing system",
+                     *           "enabled": true,
+                     *           "created_at": "2026-11-24T09:30:00.000Z",
+                     *           "updated_at": "2026-11-24T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Newest first. */
+                        webhooks: {
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string | null;
+                            enabled: boolean;
+                            events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                            webhook_id: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "*/*"?: never;
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook_id": "whk_4Tq8Zn1Vc6Lm3Rx9Pw2KdJ",
+                     *       "url": "https://crm.example.com/likeness/events",
+                     *       "events": [
+                     *         "session.ended",
+                     *         "credits.low"
+                     *       ],
+                     *       "description": "Billing system",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2bK8rV2zQ+E="
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string | null;
+                        enabled: boolean;
+                        events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        /** @description The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
+                        secret: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        url: string;
+                        webhook_id: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "url"
+                     *           ],
+                     *           "msg": "url: 10.0.0.7 is not a public address (private, loopback, link-local or reserved)",
+                     *           "type": "url_not_allowed"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook_id": "whk_4Tq8Zn1Vc6Lm3Rx9Pw2KdJ",
+                     *       "url": "https://crm.example.com/likeness/events",
+                     *       "events": [
+                     *         "session.ended",
+                     *         "credits.low"
+                     *       ],
+                     *       "description": "Billing system",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string | null;
+                        enabled: boolean;
+                        events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        /** Format: date-time */
+                        updated_at: string;
+                        url: string;
+                        webhook_id: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Webhook not found"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 204 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "*/*"?: never;
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook_id": "whk_4Tq8Zn1Vc6Lm3Rx9Pw2KdJ",
+                     *       "url": "https://crm.example.com/likeness/events",
+                     *       "events": [
+                     *         "session.ended",
+                     *         "credits.low"
+                     *       ],
+                     *       "description": "Billing system",
+                     *       "enabled": false,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string | null;
+                        enabled: boolean;
+                        events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        /** Format: date-time */
+                        updated_at: string;
+                        url: string;
+                        webhook_id: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "delivery_id": "dlv_6Yh3Mk8Pq1Wz5Cv0Nt7RbS",
+                     *           "message_id": "msg_0Lr4Tw9Xe2Jd6Fq3Vn8HaK",
+                     *           "event_type": "session.ended",
+                     *           "status": "delivered",
+                     *           "attempts": 2,
+                     *           "response_status": 200,
+                     *           "last_error": null,
+                     *           "next_attempt_at": null,
+                     *           "created_at": "2026-11-24T09:32:50.000Z",
+                     *           "delivered_at": "2026-11-24T09:32:55.300Z",
+                     *           "attempt_log": [
+                     *             {
+                     *               "at": "2026-11-24T09:32:50.020Z",
+                     *               "status_code": 503,
+                     *               "error": "answered 503: upstream unavailable",
+                     *               "duration_ms": 41
+                     *             },
+                     *             {
+                     *               "at": "2026-11-24T09:32:55.250Z",
+                     *               "status_code": 200,
+                     *               "error": null,
+                     *               "duration_ms": 38
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        deliveries: {
+                            /** @description The last attempts, oldest first. */
+                            attempt_log: {
+                                /** Format: date-time */
+                                at: string;
+                                duration_ms: number;
+                                error: string | null;
+                                /** @description The receiver's HTTP status; null when none came (timeout, refused address, network). */
+                                status_code: number | null;
+                            }[];
+                            attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            delivered_at: string | null;
+                            delivery_id: string;
+                            event_type: string;
+                            last_error: string | null;
+                            /** @description The `webhook-id` header: the same on every retry; deduplicate on it. */
+                            message_id: string;
+                            /**
+                             * Format: date-time
+                             * @description When a pending delivery is tried again.
+                             */
+                            next_attempt_at: string | null;
+                            /** @description The last attempt's HTTP status. */
+                            response_status: number | null;
+                            /**
+                             * @description `pending`: not yet delivered (a retry is scheduled); `delivered`: a 2xx came back; `failed`: every retry failed.
+                             * @enum {string}
+                             */
+                            status: "pending" | "delivered" | "failed";
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 202 */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "delivery_id": "dlv_2Nw7Xc4Rt9Kp1Vm6Hb3ZqL",
+                     *       "message_id": "msg_8Fj2Lq5Wc0Ys7Dn4Tx1VaR",
+                     *       "event_type": "webhook.test",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "response_status": null,
+                     *       "last_error": null,
+                     *       "next_attempt_at": "2026-11-24T09:30:00.000Z",
+                     *       "created_at": "2026-11-24T09:32:50.000Z",
+                     *       "delivered_at": null,
+                     *       "attempt_log": []
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The last attempts, oldest first. */
+                        attempt_log: {
+                            /** Format: date-time */
+                            at: string;
+                            duration_ms: number;
+                            error: string | null;
+                            /** @description The receiver's HTTP status; null when none came (timeout, refused address, network). */
+                            status_code: number | null;
+                        }[];
+                        attempts: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        delivered_at: string | null;
+                        delivery_id: string;
+                        event_type: string;
+                        last_error: string | null;
+                        /** @description The `webhook-id` header: the same on every retry; deduplicate on it. */
+                        message_id: string;
+                        /**
+                         * Format: date-time
+                         * @description When a pending delivery is tried again.
+                         */
+                        next_attempt_at: string | null;
+                        /** @description The last attempt's HTTP status. */
+                        response_status: number | null;
+                        /**
+                         * @description `pending`: not yet delivered (a retry is scheduled); `delivered`: a 2xx came back; `failed`: every retry failed.
+                         * @enum {string}
+                         */
+                        status: "pending" | "delivered" | "failed";
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,6 +2,9 @@ import { sql } from 'drizzle-orm';
 import { check, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import type { AccountLimits } from '../config.ts';
 
+/** Ten avatar minutes at the default rate: time to top up before sessions end for want of credits. */
+export const DEFAULT_LOW_BALANCE_THRESHOLD = 100;
+
 export const accounts = pgTable(
   'accounts',
   {
@@ -13,6 +16,8 @@ export const accounts = pgTable(
     maxSessionSeconds: integer('max_session_seconds'),
     /** This account's own limits (src/limits), each overriding the service default; null: the defaults. */
     limits: jsonb('limits').$type<Partial<AccountLimits>>(),
+    /** A charge that takes the balance below this sends `credits.low` (docs/api.md#webhooks); 0: never. */
+    lowBalanceThreshold: integer('low_balance_threshold').notNull().default(DEFAULT_LOW_BALANCE_THRESHOLD),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [check('accounts_balance_not_negative', sql`${t.balance} >= 0`)],

@@ -1,8 +1,9 @@
 // What an agent job reports to the control plane about its session (docs/api.md#internal),
 // POSTed as JSON to the dispatch's `report_url`. The control plane validates each with this
 // schema at its edge (src/sessions/job-reports.ts); the job builds them with these types
-// (agent/metering, agent/conversation/transcripts.ts). Every report may be delivered twice:
-// minutes are charged once per (session, index), turns stored once per `turn_id`.
+// (agent/metering, agent/conversation/transcripts.ts, agent/conversation/quality.ts). Every
+// report may be delivered twice: minutes are charged once per (session, index), turns stored
+// and turn metrics counted once per `turn_id`.
 import { Type, type Static } from '@sinclair/typebox';
 import { literalUnion } from './schema-parts.ts';
 
@@ -47,9 +48,62 @@ export const AvatarFallbackReport = Type.Object({
   reason: Type.String({ maxLength: 500 }),
 });
 
-export const JobReport = Type.Union([...MeterReport.anyOf, TranscriptReport, AvatarFallbackReport]);
+/** A latency in ms, null where the turn did not measure it. */
+const Milliseconds = Type.Union([Type.Number({ minimum: 0, maximum: 3_600_000 }), Type.Null()]);
+const ProviderName = Type.String({ minLength: 1, maxLength: 100 });
+
+/**
+ * One agent turn's quality, sent once it was spoken or cut off (docs/api.md#session-metrics).
+ * `turn_id` is the agent turn's transcript id: the control plane counts each once.
+ */
+export const TurnMetricsReport = Type.Object({
+  type: Type.Literal('turn_metrics'),
+  turn_id: Type.String({ minLength: 1, maxLength: 200 }),
+  /** It answered the visitor; false for the greeting and other speech nobody asked for. */
+  reply: Type.Boolean(),
+  /** The visitor stopped speaking → the agent's first audio out, as the session measured it. */
+  voice_to_voice_ms: Milliseconds,
+  stages: Type.Object({
+    /** End of speech → the final transcript. */
+    stt_ms: Milliseconds,
+    /** End of speech → the turn judged over (includes the transcript's wait). */
+    eou_ms: Milliseconds,
+    /** The reply's request → its first token. */
+    llm_ttft_ms: Milliseconds,
+    /** The first text to synthesise → its first audio. */
+    tts_ttfb_ms: Milliseconds,
+  }),
+  interrupted: Type.Boolean(),
+  /** `offline` or the cloud plugin's name, per stage. */
+  providers: Type.Object({ stt: ProviderName, llm: ProviderName, tts: ProviderName }),
+  /** Video frames the avatar published since the job's previous turn report; null without a face drawn by the job (no avatar, or an avatar service). */
+  video: Type.Union([Type.Object({ frames: Type.Integer({ minimum: 0 }), seconds: Type.Number({ minimum: 0, maximum: 86_400 }) }), Type.Null()]),
+});
+
+export const JobReport = Type.Union([...MeterReport.anyOf, TranscriptReport, AvatarFallbackReport, TurnMetricsReport]);
 
 export type TranscriptReport = Static<typeof TranscriptReport>;
 export type AvatarFallbackReport = Static<typeof AvatarFallbackReport>;
+export type TurnMetricsReport = Static<typeof TurnMetricsReport>;
 export type MeterReport = Static<typeof MeterReport>;
 export type JobReport = Static<typeof JobReport>;
+
+/**
+ * What the control plane keeps of a session's quality (sessions.quality), folded from the
+ * job's turn_metrics reports (src/sessions/quality.ts); GET /v1/sessions/{id} derives its
+ * `metrics` from it.
+ */
+export interface SessionQuality {
+  /** The last turn ids folded in, so a redelivered report counts once (bounded: redeliveries come within seconds). */
+  turn_ids: string[];
+  /** Voice-to-voice of the last answered turns, ms, oldest first (bounded). */
+  voice_to_voice_ms: number[];
+  /** Agent turns that answered the visitor. */
+  turns: number;
+  /** Agent turns the visitor cut off. */
+  interruptions: number;
+  /** Video frames the avatar published, and over how long: delivered fps = frames / seconds. */
+  frames: number;
+  frame_seconds: number;
+  providers: { stt: string; llm: string; tts: string } | null;
+}

@@ -12,6 +12,12 @@ export const LedgerEntryResponse = t.Object({
   created_at: t.String({ format: 'date-time' }),
 });
 
+const LowBalanceThreshold = t.Integer({
+  minimum: 0,
+  maximum: 2_147_483_647,
+  description: 'A charge that takes the balance below this sends the `credits.low` webhook event; 0: never. Default 100.',
+});
+
 export const CreditsQuery = t.Object({
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: 'Entries per page; default 100.' })),
   after: t.Optional(t.String({ description: 'entry_id of the last entry of the previous page.' })),
@@ -21,7 +27,12 @@ export const CreditsResponse = t.Object({
   balance: t.Integer({ description: 'Credits the account holds now.' }),
   entries: t.Array(LedgerEntryResponse, { description: 'The ledger, newest first.' }),
   has_more: t.Boolean({ description: 'More entries follow: ask again with `after` set to the last entry_id.' }),
+  low_balance_threshold: LowBalanceThreshold,
 });
+
+export const CreditSettingsRequest = t.Object({ low_balance_threshold: LowBalanceThreshold });
+
+export const CreditSettingsResponse = t.Object({ balance: t.Integer(), low_balance_threshold: LowBalanceThreshold });
 
 export const USAGE_GRANULARITIES = ['day', 'hour'] as const;
 

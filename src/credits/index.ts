@@ -6,6 +6,7 @@ import type { Database, Queryable } from '../db/index.ts';
 import { newId } from '../db/ids.ts';
 import { accounts } from '../accounts/schema.ts';
 import { creditLedger } from './schema.ts';
+import { writeEvent } from '../webhooks/index.ts';
 
 export type LedgerKind = (typeof creditLedger.$inferInsert)['kind'];
 
@@ -44,6 +45,17 @@ export class CreditLedger {
     return row?.balance;
   }
 
+  /** Below this balance a charge sends `credits.low` (0: never). */
+  async lowBalanceThreshold(accountId: string): Promise<number> {
+    const [row] = await this.db.select({ threshold: accounts.lowBalanceThreshold }).from(accounts).where(eq(accounts.id, accountId));
+    return row?.threshold ?? 0;
+  }
+
+  async setLowBalanceThreshold(accountId: string, threshold: number): Promise<number> {
+    await this.db.update(accounts).set({ lowBalanceThreshold: threshold }).where(eq(accounts.id, accountId));
+    return threshold;
+  }
+
   /** True when the account could pay `amount` now (a hint: `charge` is what decides). */
   async canAfford(accountId: string, amount: number): Promise<boolean> {
     return ((await this.balance(accountId)) ?? 0) >= amount;
@@ -69,8 +81,14 @@ export class CreditLedger {
         .update(accounts)
         .set({ balance: sql`${accounts.balance} - ${entry.amount}` })
         .where(and(eq(accounts.id, entry.accountId), gte(accounts.balance, entry.amount)))
-        .returning({ balance: accounts.balance });
+        .returning({ balance: accounts.balance, threshold: accounts.lowBalanceThreshold });
       if (updated.length === 0) throw new InsufficientCredits(entry.accountId, entry.amount);
+      const { balance, threshold } = updated[0]!;
+      // Once per crossing: this charge took the balance below the account's threshold. Holds do
+      // not count (their release gives them back); the minute charged with the release does.
+      if (entry.kind !== 'session_hold' && balance < threshold && balance + entry.amount >= threshold) {
+        await writeEvent(tx, entry.accountId, 'credits.low', { balance, threshold, charged: entry.amount, kind: entry.kind, reference: entry.reference });
+      }
       return true;
     };
     // Inside a caller's transaction this is a savepoint: a refused charge rolls back only itself.

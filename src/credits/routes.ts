@@ -3,7 +3,7 @@
 import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 import { ErrorResponse, invalid, ValidationErrorResponse } from '../http/errors.ts';
-import { CreditsQuery, CreditsResponse, UsageQuery, UsageResponse } from './contract.ts';
+import { CreditSettingsRequest, CreditSettingsResponse, CreditsQuery, CreditsResponse, UsageQuery, UsageResponse } from './contract.ts';
 import type { CreditLedger } from './index.ts';
 import { accountUsage, usageRange } from './usage.ts';
 
@@ -24,12 +24,25 @@ export function creditRoutes({ db, ledger }: { db: Database; ledger: CreditLedge
             created_at: entry.createdAt.toISOString(),
           })),
           has_more: page.hasMore,
+          low_balance_threshold: await ledger.lowBalanceThreshold(caller.accountId),
         };
       },
       {
         query: CreditsQuery,
         response: { 200: CreditsResponse, 401: ErrorResponse, 422: ValidationErrorResponse },
         detail: { operationId: 'getCredits', summary: "The caller's balance and its ledger, newest first, paged" },
+      },
+    )
+    .patch(
+      '/credits',
+      async ({ caller, body }) => ({
+        balance: (await ledger.balance(caller.accountId)) ?? 0,
+        low_balance_threshold: await ledger.setLowBalanceThreshold(caller.accountId, body.low_balance_threshold),
+      }),
+      {
+        body: CreditSettingsRequest,
+        response: { 200: CreditSettingsResponse, 401: ErrorResponse, 422: ValidationErrorResponse },
+        detail: { operationId: 'updateCreditSettings', summary: 'Set the balance below which the `credits.low` webhook event is sent' },
       },
     )
     .get('/usage', async ({ caller, query }) => accountUsage(db, caller.accountId, usageRange(query)), {

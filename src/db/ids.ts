@@ -17,6 +17,6 @@ export function randomBase62(length: number): string {
   return out.slice(0, length);
 }
 
-export function newId(prefix: 'acc' | 'key' | 'idn' | 'led' | 'req' | 'ses' | 'cs'): string {
+export function newId(prefix: 'acc' | 'key' | 'idn' | 'led' | 'req' | 'ses' | 'cs' | 'whk' | 'msg' | 'dlv'): string {
   return `${prefix}_${randomBase62(22)}`;
 }

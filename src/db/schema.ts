@@ -9,3 +9,4 @@ export * from '../console/schema.ts';
 export * from '../limits/schema.ts';
 export * from '../voices/schema.ts';
 export * from '../workers/schema.ts';
+export * from '../webhooks/schema.ts';

@@ -23,6 +23,7 @@ import { identities } from './schema.ts';
 import { holdLease, leaseUntil } from './work-lease.ts';
 import { creditsCharged, timedTraining } from '../metrics/index.ts';
 import { log } from '../logging/index.ts';
+import { writeEvent } from '../webhooks/index.ts';
 
 export interface OnboardingDeps {
   db: Database;
@@ -152,6 +153,7 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
         .set({ status: 'ready', image, audio, voice, training, onboardedAt: now, updatedAt: now })
         .where(eq(identities.id, id))
         .returning();
+      await writeEvent(tx, fields.accountId, 'identity.ready', { identity_id: id, name: row!.name, pipeline_id: row!.pipelineId, retrained: false });
       return row!;
     });
     if (onboardingCost > 0) creditsCharged.inc({ kind: 'onboarding' }, onboardingCost);

@@ -7,6 +7,7 @@ import { and, eq, isNotNull } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
+import { writeEvent } from '../webhooks/index.ts';
 import { providerAvatarOf, releaseTraining, type PipelineRegistry, type TrainingResult } from '../pipelines/index.ts';
 import { inspectAudio, inspectImage, MediaError, type InspectedImage, type MediaLimits } from '../media/index.ts';
 import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
@@ -166,20 +167,24 @@ export class Retraining {
       const named = row.training?.provider_avatar_made === true ? undefined : providerAvatarOf(row.training);
       if (image) retrained = await timedTraining(pipeline.id, () => pipeline.train({ identityId, image, audio, store, prefix, providerAvatarId: named }));
       const trained = retrained ?? { image: row.image, training: row.training ?? {} };
-      const [updated] = await db
-        .update(identities)
-        .set({
-          status: 'ready',
-          detail: null,
-          image: trained.image,
-          audio: pending.audio ?? row.audio,
-          voice: voice ?? row.voice,
-          training: trained.training,
-          pendingRetrain: null,
-          updatedAt: new Date(),
-        })
-        .where(and(eq(identities.id, identityId), eq(identities.status, 'training')))
-        .returning({ id: identities.id });
+      const updated = await db.transaction(async (tx) => {
+        const [ready] = await tx
+          .update(identities)
+          .set({
+            status: 'ready',
+            detail: null,
+            image: trained.image,
+            audio: pending.audio ?? row.audio,
+            voice: voice ?? row.voice,
+            training: trained.training,
+            pendingRetrain: null,
+            updatedAt: new Date(),
+          })
+          .where(and(eq(identities.id, identityId), eq(identities.status, 'training')))
+          .returning({ id: identities.id, name: identities.name, pipelineId: identities.pipelineId });
+        if (ready) await writeEvent(tx, row.accountId, 'identity.ready', { identity_id: identityId, name: ready.name, pipeline_id: ready.pipelineId, retrained: true });
+        return ready;
+      });
       if (!updated) {
         // deleted while training
         await store.deletePrefix(prefix);
@@ -194,10 +199,15 @@ export class Retraining {
       if (retrained) await releaseTraining(pipeline, row.training);
     } catch (error) {
       log.error({ err: error, identity_id: identityId }, 'retraining failed');
-      await db
-        .update(identities)
-        .set({ status: 'ready', detail: retrainFailure(error), pendingRetrain: null, updatedAt: new Date() })
-        .where(eq(identities.id, identityId));
+      const detail = retrainFailure(error);
+      await db.transaction(async (tx) => {
+        const [failed] = await tx
+          .update(identities)
+          .set({ status: 'ready', detail, pendingRetrain: null, updatedAt: new Date() })
+          .where(eq(identities.id, identityId))
+          .returning({ name: identities.name });
+        if (failed) await writeEvent(tx, row.accountId, 'identity.training_failed', { identity_id: identityId, name: failed.name, detail });
+      });
       await store.deletePrefix(prefix);
       await voices.release(voice);
       await releaseTraining(pipeline, retrained?.training);

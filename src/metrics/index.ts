@@ -1,7 +1,8 @@
-// Prometheus metrics of an API process (docs/operations.md#metrics), in prom-client's text
+// Prometheus metrics of an API process (README "Metrics"), in prom-client's text
 // format at GET /metrics. Two kinds:
 // - events this process saw (requests, sessions started and ended, minutes and identities
-//   charged, trainings, join → first frame): counters and histograms kept in memory, so
+//   charged, trainings, join → first frame, each agent turn's quality as its job reported
+//   it): counters and histograms kept in memory, so
 //   Prometheus sums them across API replicas as usual;
 // - the fleet as the database sees it (running sessions, agent workers, their jobs and free
 //   slots): gauges read at scrape time, the same on every replica (take max, not sum).
@@ -55,11 +56,52 @@ export const firstFrameSeconds = new Histogram({
   registers: [registry],
 });
 
+/** Which kind of providers a turn ran on: every stage offline, every stage cloud, or some of each. */
+export const PROVIDER_SETS = ['cloud', 'offline', 'mixed'] as const;
+export type ProviderSet = (typeof PROVIDER_SETS)[number];
+
+export const voiceToVoiceSeconds = new Histogram({
+  name: 'likeness_turn_voice_to_voice_seconds',
+  help: "An answered turn: the visitor stopped speaking → the agent's first audio, by provider set (cloud, offline, mixed).",
+  labelNames: ['provider_set'] as const,
+  buckets: [0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 8, 13],
+  registers: [registry],
+});
+
+export const turnStageSeconds = new Histogram({
+  name: 'likeness_turn_stage_seconds',
+  help: "A turn's stage latencies by stage: stt (end of speech → final transcript), eou (→ turn judged over), llm (time to first token), tts (time to first audio).",
+  labelNames: ['stage'] as const,
+  buckets: [0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10],
+  registers: [registry],
+});
+
+export const deliveredFps = new Histogram({
+  name: 'likeness_avatar_delivered_fps',
+  help: 'Frames per second the avatar published between two turns of a session (25 is its target).',
+  buckets: [5, 10, 15, 18, 20, 22, 23, 24, 24.5, 25, 26, 30],
+  registers: [registry],
+});
+
+export const turnInterruptions = new Counter({
+  name: 'likeness_turn_interruptions_total',
+  help: 'Agent turns the visitor cut off, by provider set.',
+  labelNames: ['provider_set'] as const,
+  registers: [registry],
+});
+
 export const trainingSeconds = new Histogram({
   name: 'likeness_identity_training_seconds',
   help: "An identity's training (create or retrain), by pipeline and outcome.",
   labelNames: ['pipeline', 'outcome'] as const,
   buckets: [0.25, 0.5, 1, 2, 5, 10, 20, 60, 120, 300],
+  registers: [registry],
+});
+
+export const webhookAttempts = new Counter({
+  name: 'likeness_webhook_attempts_total',
+  help: "Customers' webhook delivery attempts by this process, by outcome (delivered, retrying, failed: the last retry failed).",
+  labelNames: ['outcome'] as const,
   registers: [registry],
 });
 

@@ -56,6 +56,25 @@ export const EndSessionResponse = t.Object({
   metadata: t.Nullable(SessionEndMetadata),
 });
 
+const OptionalMs = (description: string) => t.Nullable(t.Integer({ minimum: 0 }), { description });
+const ProviderName = (stage: string) => t.Nullable(t.String({ description: `The ${stage} provider: \`offline\` or the cloud plugin's name; null before the first turn.` }));
+
+/** What the visitor experienced (docs/api.md#session-metrics); null where nothing was measured yet. */
+export const SessionMetrics = t.Object(
+  {
+    first_frame_ms: OptionalMs("The visitor joining → the avatar's first video frame (0 when the avatar was there first)."),
+    voice_to_voice_ms: t.Object(
+      { p50: OptionalMs('Median.'), p95: OptionalMs('95th percentile.') },
+      { description: "Over the answered turns: the visitor stops speaking → the agent's first audio (the last 500 turns)." },
+    ),
+    fps: t.Nullable(t.Number({ minimum: 0 }), { description: 'Video frames per second the avatar delivered (target 25); null without a face drawn by the service.' }),
+    turns: t.Integer({ minimum: 0, description: 'Agent turns that answered the visitor.' }),
+    interruptions: t.Integer({ minimum: 0, description: 'Agent turns the visitor cut off.' }),
+    providers: t.Object({ stt: ProviderName('speech-to-text'), llm: ProviderName('language model'), tts: ProviderName('text-to-speech') }),
+  },
+  { description: 'Per-session quality, from the agent job\'s reports of each turn.' },
+);
+
 export const SessionResponse = t.Object({
   session_id: t.String(),
   status: oneOf(SESSION_STATUSES),
@@ -72,6 +91,7 @@ export const SessionResponse = t.Object({
   streaming_started_at: t.Nullable(Timestamp),
   ended_at: t.Nullable(Timestamp),
   avatar_fallback: AvatarFallback,
+  metrics: SessionMetrics,
 });
 
 export const ListSessionsQuery = t.Object({

@@ -1,6 +1,7 @@
 // POST /internal/sessions/{id}/reports (docs/api.md#internal): what a session's agent job
 // reports (src/contract/job-reports.ts): its arrival, the avatar streaming, each minute to
-// charge, the visitor leaving, transcript turns. Each job holds a token for its own session.
+// charge, the visitor leaving, transcript turns, each agent turn's quality. Each job holds a
+// token for its own session.
 import { and, eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import { hashApiKey } from '../auth/api-keys.ts';
@@ -13,6 +14,7 @@ import type { AgentWatch } from './agent-watch.ts';
 import type { SessionLifecycle } from './lifecycle.ts';
 import { sessions } from './schema.ts';
 import { log } from '../logging/index.ts';
+import { observeTurn, recordTurnMetrics } from './quality.ts';
 import { recordTurn } from './transcripts.ts';
 
 export interface JobReportDeps {
@@ -58,6 +60,11 @@ export function jobReportRoutes(deps: JobReportDeps) {
         if (body.type === 'transcript') {
           // The last turns may arrive while the job leaves a session that just ended: keep them.
           await recordTurn(db, session.id, body);
+          return { ok: true };
+        }
+        if (body.type === 'turn_metrics') {
+          // Like transcript turns, kept after the session ended; observed only the first time it counts.
+          if (await recordTurnMetrics(db, session.id, body)) observeTurn(body);
           return { ok: true };
         }
         if (session.status === 'ended') throw new ApiError(409, 'The session has ended');

@@ -11,6 +11,7 @@ import type { SessionBilling } from './billing.ts';
 import { sessions, type EndReason } from './schema.ts';
 import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
 import { log } from '../logging/index.ts';
+import { writeEvent } from '../webhooks/index.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
 
@@ -76,6 +77,15 @@ export class SessionLifecycle {
         .returning();
       if (!ended) return (await tx.select().from(sessions).where(eq(sessions.id, sessionId)))[0]!;
       await this.deps.billing.release(tx, ended);
+      await writeEvent(tx, ended.accountId, 'session.ended', {
+        session_id: ended.id,
+        identity_id: ended.identityId,
+        reason: ended.endReason ?? reason,
+        billed_minutes: ended.billedMinutes,
+        credits_charged: ended.creditsCharged,
+        created_at: ended.createdAt.toISOString(),
+        ended_at: ended.endedAt!.toISOString(),
+      });
       endedHere = true;
       return ended;
     });

@@ -1,5 +1,6 @@
-// Session rows as response bodies (docs/api.md#sessions-end, #sessions-read).
+// Session rows as response bodies (docs/api.md#sessions-end, #sessions-read, #session-metrics).
 import type { SessionRow } from './lifecycle.ts';
+import { sessionMetrics } from './quality.ts';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
@@ -39,5 +40,6 @@ export function sessionResponse(row: SessionRow) {
     streaming_started_at: iso(row.streamingStartedAt),
     ended_at: iso(row.endedAt),
     avatar_fallback: row.avatarFallback ?? null,
+    metrics: sessionMetrics(row),
   };
 }

@@ -4,6 +4,7 @@ import { FORM_FACTORS } from '../contract/avatar-video.ts';
 import { TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { identities } from '../identities/schema.ts';
+import type { SessionQuality } from '../contract/job-reports.ts';
 
 export const SESSION_STATUSES = ['running', 'ended'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -68,6 +69,8 @@ export const sessions = pgTable(
     streamingStartedAt: timestamp('streaming_started_at', { withTimezone: true, mode: 'date' }),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
     /** The identity's avatar service failed and our own face streamed instead (the job's report). */
+    /** What the visitor experienced, from the job's reports (docs/api.md#session-metrics); null until the first. */
+    quality: jsonb('quality').$type<SessionQuality>(),
     avatarFallback: jsonb('avatar_fallback').$type<{ pipeline_id: string; fallback: 'builtin' | 'standin'; reason: string }>(),
   },
   (t) => [

@@ -22,6 +22,7 @@ import { lockAccountLimits, readAccountLimits, type AccountLimits } from '../lim
 import { checkSessionLimits } from './limits.ts';
 import { sessions } from './schema.ts';
 import { sessionsStarted } from '../metrics/index.ts';
+import { writeEvent } from '../webhooks/index.ts';
 import { log } from '../logging/index.ts';
 
 /** What a 503 tells a client to wait: about one heartbeat round, long enough for a slot to show. */
@@ -151,6 +152,13 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
         dispatchedAt: new Date(),
       })
       .returning();
+      await writeEvent(tx, accountId, 'session.started', {
+        session_id: sessionId,
+        identity_id: identity?.id ?? null,
+        avatar_enabled: avatarEnabled,
+        language,
+        created_at: inserted!.createdAt.toISOString(),
+      });
       return inserted!;
     });
     sessionsStarted.inc({ avatar: String(avatarEnabled) });

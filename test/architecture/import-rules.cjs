@@ -38,12 +38,12 @@ module.exports = {
     {
       name: 'browser-code-bundles-no-server-code',
       comment:
-        'Pages (src/console/web/, examples/web-client/) are bundled for browsers: of ours they take types only, and the constants of src/contract/wire-names.ts and languages.ts.',
+        'Pages (src/console/web/, examples/web-client/) are bundled for browsers: of ours they take types only, and the constants of src/contract/wire-names.ts, languages.ts and webhook-events.ts.',
       severity: 'error',
       from: { path: '^(src/console/web|examples/web-client)/' },
       to: {
         path: '^(src|agent)/',
-        pathNot: ['^src/console/web/', '^src/contract/(wire-names|languages)\\.ts$'],
+        pathNot: ['^src/console/web/', '^src/contract/(wire-names|languages|webhook-events)\\.ts$'],
         dependencyTypesNot: ['type-only'],
       },
     },

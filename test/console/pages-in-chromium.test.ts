@@ -11,6 +11,7 @@ import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../su
 import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
+import { WebhookReceiver } from '../support/webhooks.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
 /**
@@ -93,7 +94,8 @@ describe('console in Chromium', () => {
 
   beforeAll(async () => {
     // Minutes of 3 s: the insufficient-credits case runs out within seconds.
-    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { CONSOLE_STARTER_CREDITS: '1000', BILLING_INTERVAL_SECONDS: '3' } });
+    // Webhooks go to a receiver on loopback.
+    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { CONSOLE_STARTER_CREDITS: '1000', BILLING_INTERVAL_SECONDS: '3', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' } });
     // The Deepgram fake transcribes whatever speech it hears as its scripted utterance.
     browser = await launchBrowser({ audioFile: await speechWav('Hello, how are you today?', { pauseSeconds: 1.5 }) });
     visitor = await browser.newPage({ viewport: PHONE, baseURL: service.url });
@@ -213,6 +215,20 @@ describe('console in Chromium', () => {
     await page.locator('[data-testid=view-transcript]').last().click();
     await page.waitForSelector('#session-transcript-turns li');
     expect(await page.textContent('#session-transcript')).toContain('Hello, how are you today?');
+    // Above it, what the visitor experienced (docs/api.md#session-metrics): this short talk's
+    // greeting, cut off by the visitor, reported the providers it ran on.
+    const metric = (label: string) => page.textContent(`#session-metrics td[data-label="${label}"]`);
+    // The job's report may arrive after the room closed: wait for the API to have it, then look again.
+    const first = ((await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as { session_id: string }[]).at(-1)!;
+    await eventually(
+      async () => ((await page.evaluate(async (id) => (await fetch(`/console/api/sessions/${id}`)).json(), first.session_id)) as { metrics: { providers: unknown } }).metrics.providers !== null,
+      15_000,
+      'the first session’s quality report',
+    );
+    await page.locator('[data-testid=view-transcript]').last().click();
+    await page.waitForSelector('#session-transcript-turns li');
+    expect(await metric('Speech · model · voice')).toBe('deepgram · openai-compatible · elevenlabs');
+    expect(await metric('Interruptions')).toMatch(/^\d+$/);
     await screenshot(page, 'sessions');
     await page.goto('/console#/credits');
     await page.waitForSelector('#ledger-table tr[data-entry-id]');
@@ -251,6 +267,49 @@ describe('console in Chromium', () => {
       expect({ hash, ...(await usability(page)) }).toEqual({ hash, unlabelled: [], overflow: 0 });
     }
     expect(await page.content()).not.toContain(second);
+  }, 60_000);
+
+  test('webhooks: add an endpoint (its secret shown once), send a test event and see it delivered; set the low-balance threshold', async () => {
+    const receiver = new WebhookReceiver();
+    try {
+      const { page } = visitor;
+      await page.goto('/console#/webhooks');
+      await page.waitForSelector('#webhook-form');
+      await page.fill('#webhook-url', receiver.url('/console-hook'));
+      await page.check('#webhook-event-credits-low');
+      await page.fill('#webhook-description', 'CRM');
+      await page.click('#add-webhook');
+      const secret = (await (await page.waitForSelector('#webhook-secret-once')).textContent())!.trim();
+      expect(secret).toMatch(/^whsec_/);
+      await page.click('#webhook-secret-done');
+      await page.waitForSelector('#webhook-secret-once', { state: 'detached' });
+      expect(await page.content()).not.toContain(secret);
+      const row = page.locator('#webhooks-table tr[data-webhook-id]');
+      expect(await row.count()).toBe(1);
+      expect(await row.textContent()).toContain('session.ended, credits.low');
+      await page.click('[data-testid=test-webhook]');
+      await page.waitForSelector('#deliveries-table tr[data-status=delivered]', { timeout: 15_000 });
+      expect(await page.textContent('#deliveries-table')).toContain('webhook.test');
+      // What the page showed as delivered reached the receiver, signed with the secret it showed once.
+      expect(receiver.verified('/console-hook', secret).map((e) => e.type)).toEqual(['webhook.test']);
+      await page.fill('#low-balance-threshold', '250');
+      await page.click('#save-threshold');
+      await page.waitForSelector('#threshold-status:has-text("Saved.")');
+      expect(((await page.evaluate(async () => (await fetch('/console/api/credits?limit=1')).json())) as { low_balance_threshold: number }).low_balance_threshold).toBe(250);
+      expect(await usability(page)).toEqual({ unlabelled: [], overflow: 0 });
+      await screenshot(page, 'webhooks');
+      // A URL the service refuses shows its reason at the form (Chromium logs the 422 it was
+      // answered with: that one line is expected, the later "no console errors" check skips it).
+      const logged = visitor.errors.length;
+      await page.fill('#webhook-url', 'ftp://example.com/hook');
+      await page.click('#add-webhook');
+      await page.waitForSelector('#webhook-form-error:not([hidden])');
+      expect(await page.textContent('#webhook-form-error')).toContain('http');
+      const refusal = visitor.errors.splice(logged);
+      expect(refusal.every((line) => line.includes('422'))).toBe(true);
+    } finally {
+      receiver.stop();
+    }
   }, 60_000);
 
   test('no API key in any page source, script bundle, or browser storage', async () => {

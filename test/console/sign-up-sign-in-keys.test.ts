@@ -43,8 +43,8 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       expect(keys[0]!.prefix).toBe(body.api_key!.api_key.slice(0, 7));
       expect(JSON.stringify(keys)).not.toContain(body.api_key!.api_key);
       // The grant is in the ledger; only a hash of the password is stored.
-      const credits = (await (await browser.call('GET', '/console/api/credits')).json()) as { balance: number; entries: { kind: string; amount: number }[]; has_more: boolean };
-      expect(credits).toEqual({ balance: STARTER_CREDITS, entries: [expect.objectContaining({ kind: 'grant', amount: STARTER_CREDITS })], has_more: false });
+      const credits = (await (await browser.call('GET', '/console/api/credits')).json()) as { balance: number; entries: { kind: string; amount: number }[]; has_more: boolean; low_balance_threshold: number };
+      expect(credits).toEqual({ balance: STARTER_CREDITS, entries: [expect.objectContaining({ kind: 'grant', amount: STARTER_CREDITS })], has_more: false, low_balance_threshold: 100 });
       const [login] = await service.services.database.db.select().from(consoleLogins).where(eq(consoleLogins.accountId, body.account.account_id));
       expect(login!.passwordHash).toStartWith('$argon2id$');
       expect(login!.passwordHash).not.toContain('correct horse');

@@ -10,6 +10,7 @@ import type { ChatRecord } from '../support/fakes/openai.ts';
 import { file, identityForm, type IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { sessionMetricsOnce } from '../support/session-metrics.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
@@ -143,6 +144,14 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
         "Hi, I'm Ada, a tour guide in Paris. How can I help you today?",
         'It is sunny and mild in Paris today.',
       ]);
+      // What the visitor experienced: one reply, measured, on the cloud plugins, at about the avatar's 25 fps.
+      const metrics = await sessionMetricsOnce(account, conversation.session.room_name, (m) => m.turns >= 1);
+      expect(metrics).toMatchObject({ turns: 1, interruptions: 0, providers: { stt: 'deepgram', llm: 'openai-compatible', tts: 'elevenlabs' } });
+      expect(metrics.voice_to_voice_ms.p50).toBeGreaterThan(0);
+      expect(metrics.voice_to_voice_ms.p50).toBeLessThan(15_000);
+      expect(metrics.fps).toBeGreaterThan(15);
+      expect(metrics.fps).toBeLessThanOrEqual(26);
+      expect(metrics.first_frame_ms).toBeGreaterThanOrEqual(0);
     } finally {
       await conversation.end();
     }
@@ -238,6 +247,8 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       // What was said before the interruption, not the whole reply.
       expect(transcript.text.length).toBeLessThan(long.length);
       expect(long.startsWith(transcript.text.slice(0, 20))).toBe(true);
+      // The cut-off reply counts as an interruption in the session's metrics.
+      expect((await sessionMetricsOnce(account, conversation.session.room_name, (m) => m.interruptions >= 1)).turns).toBeGreaterThanOrEqual(1);
     } finally {
       await conversation.end();
     }

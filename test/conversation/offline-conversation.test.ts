@@ -10,6 +10,7 @@ import type { Subprocess } from 'bun';
 import { identityForm, type IdentityBody } from '../support/forms.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { sessionMetricsOnce } from '../support/session-metrics.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
@@ -98,6 +99,12 @@ describe('the voice agent on the offline models', () => {
       // Piper really spoke it: the reply was heard for a while, not a click.
       const loud = ears.levels.filter((level) => level.at >= replied && level.rms > 300);
       expect(loud.length * 10).toBeGreaterThan(500);
+      // The session's metrics name the offline models and measured the reply (docs/api.md#session-metrics).
+      const metrics = await sessionMetricsOnce(account, session.room_name, (m) => m.turns >= 1);
+      console.log(`offline metrics: ${JSON.stringify(metrics)}`);
+      expect(metrics.providers).toEqual({ stt: 'offline', llm: 'offline', tts: 'offline' });
+      expect(metrics.voice_to_voice_ms.p50).toBeGreaterThan(0);
+      expect(metrics.fps).toBeGreaterThan(10);
     } finally {
       ears.close();
       await microphone.stop();

@@ -15,6 +15,7 @@ interface Credits {
   balance: number;
   entries: { entry_id: string; kind: string; amount: number; reference: string; created_at: string }[];
   has_more: boolean;
+  low_balance_threshold: number;
 }
 interface Counts {
   sessions: number;
@@ -68,7 +69,23 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
     expect(credits.entries.find((e) => e.kind === 'session_minute')!.reference).toContain(room);
     // Another account sees only its own.
     const theirs = await get<Credits>(other, '/v1/credits');
-    expect(theirs).toEqual({ balance: 300, entries: [expect.objectContaining({ kind: 'grant', amount: 300 })], has_more: false });
+    expect(theirs).toEqual({ balance: 300, entries: [expect.objectContaining({ kind: 'grant', amount: 300 })], has_more: false, low_balance_threshold: 100 });
+  });
+
+  test('PATCH /v1/credits sets this account’s low-balance threshold (credits.low), shown by GET; bad values answer 422', async () => {
+    const patch = (who: TestAccount, body: unknown) => who.call('PATCH', '/v1/credits', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const answer = await patch(account, { low_balance_threshold: 250 });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ balance: 1_000 - ONBOARDING - 2 * PER_MINUTE, low_balance_threshold: 250 });
+    expect((await get<{ low_balance_threshold: number }>(account, '/v1/credits')).low_balance_threshold).toBe(250);
+    expect((await get<{ low_balance_threshold: number }>(other, '/v1/credits')).low_balance_threshold).toBe(100);
+    for (const bad of [{ low_balance_threshold: -1 }, { low_balance_threshold: 1.5 }, { low_balance_threshold: 'ten' }, {}]) {
+      const refused = await patch(account, bad);
+      expect(refused.status).toBe(422);
+      expect(((await refused.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toContain('low_balance_threshold');
+    }
+    expect((await patch(account, { low_balance_threshold: 0 })).status).toBe(200);
+    expect((await get<{ low_balance_threshold: number }>(account, '/v1/credits')).low_balance_threshold).toBe(0);
   });
 
   test('/v1/credits pages with limit and after; a cursor not in the caller\'s ledger answers 422', async () => {

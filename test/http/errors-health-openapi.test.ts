@@ -117,7 +117,15 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
       'get /v1/sessions/{session_id}/transcript': 'getSessionTranscript',
       'get /v1/sessions': 'listSessions',
       'get /v1/credits': 'getCredits',
+      'patch /v1/credits': 'updateCreditSettings',
       'get /v1/usage': 'getUsage',
+      'post /v1/webhooks': 'createWebhook',
+      'get /v1/webhooks': 'listWebhooks',
+      'get /v1/webhooks/{webhook_id}': 'getWebhook',
+      'patch /v1/webhooks/{webhook_id}': 'updateWebhook',
+      'delete /v1/webhooks/{webhook_id}': 'deleteWebhook',
+      'post /v1/webhooks/{webhook_id}/test': 'testWebhook',
+      'get /v1/webhooks/{webhook_id}/deliveries': 'listWebhookDeliveries',
     });
   });
 

@@ -1,7 +1,8 @@
 // GET /metrics (docs/operations.md#metrics), read by Prometheus' own text parser (the Python
 // prometheus_client package the bootstrap installs): the API process's requests, sessions,
 // trainings, charges and the fleet's slots, and the agent worker's on its health port. A real
-// session (worker, LiveKit, a visitor who sees the avatar) moves the counters and histograms.
+// session (worker, LiveKit, a visitor who sees the avatar and asks a question the wire-faked
+// cloud providers answer) moves the counters and histograms, the turn's quality among them.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind } from '@livekit/rtc-node';
 import { serveWorkerHealth, type WorkerHealth } from '../../agent/health.ts';
@@ -11,6 +12,7 @@ import { file, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
+import { Listener, Microphone, speech } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
 const METRICS_TOKEN = 'metrics-test-token';
@@ -116,7 +118,15 @@ describe('GET /metrics on the API port', () => {
 
     const session = await startSession(account, { identity_id: identity.identity_id });
     let video: FrameLog | undefined;
-    const visitor = await joinAsVisitor(session, { onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && (video = new FrameLog(track))) });
+    let ears: Listener | undefined;
+    let microphone: Microphone | undefined;
+    const joinedAt = performance.now();
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track) => {
+        if (track.kind === TrackKind.KIND_VIDEO) video = new FrameLog(track);
+        else ears = new Listener(track);
+      },
+    });
     try {
       await eventually(() => (video?.frames.length ?? 0) > 0, 30_000, 'the first avatar frame');
       // The job reports the first frame and the first minute; the workers' heartbeats carry the job.
@@ -136,7 +146,41 @@ describe('GET /metrics on the API port', () => {
       expect(value(worker, 'likeness_worker_jobs_running')).toBe(1);
       expect(value(worker, 'likeness_worker_slots_free')).toBe(service.worker!.capacity - 1);
       expect(value(worker, 'likeness_worker_draining')).toBe(0);
+
+      // A turn: the greeting, then the visitor's question answered; the job reports both turns' quality.
+      fakes.openai.respond(() => 'It opens at nine.');
+      microphone = await Microphone.publish(visitor.room);
+      const greeting = await eventually(() => ears?.soundAfter(joinedAt), 30_000, 'the greeting');
+      await eventually(() => ears!.silenceAfter(greeting, 400), 30_000, 'the end of the greeting');
+      fakes.deepgram.script({ transcript: 'When does the museum open?', language: 'en' });
+      const asked = await microphone.say(await speech('When does the museum open?'));
+      await eventually(() => ears!.soundAfter(asked.endedAt), 30_000, 'the reply');
+      const answered = await eventually(async () => {
+        const now = await scrape();
+        return delta(now, 'likeness_turn_voice_to_voice_seconds_count', { provider_set: 'cloud' }) >= 1 ? now : undefined;
+      }, 20_000, 'the answered turn in /metrics');
+      expect(answered.find((f) => f.name === 'likeness_turn_voice_to_voice_seconds')!.type).toBe('histogram');
+      const v2v = delta(answered, 'likeness_turn_voice_to_voice_seconds_sum', { provider_set: 'cloud' });
+      expect(v2v).toBeGreaterThan(0);
+      expect(v2v).toBeLessThan(20);
+      expect(delta(answered, 'likeness_turn_voice_to_voice_seconds_count', { provider_set: 'offline' })).toBe(0);
+      for (const stage of ['stt', 'eou', 'llm', 'tts']) expect({ stage, n: delta(answered, 'likeness_turn_stage_seconds_count', { stage }) >= 1 }).toEqual({ stage, n: true });
+      // The greeting's report and the reply's each carry the frames published since the one before.
+      const fpsCount = delta(answered, 'likeness_avatar_delivered_fps_count');
+      expect(fpsCount).toBeGreaterThanOrEqual(1);
+      const fps = delta(answered, 'likeness_avatar_delivered_fps_sum') / fpsCount;
+      expect(fps).toBeGreaterThan(15);
+      expect(fps).toBeLessThanOrEqual(26);
+      console.log(`metrics: a wire-faked cloud turn answered in ${Math.round(v2v * 1000)} ms voice-to-voice, the avatar at ${fps.toFixed(1)} fps`);
+      expect(answered.some((f) => f.name === 'likeness_turn_interruptions')).toBe(true);
+      // The same turn in the session's own metrics (docs/api.md#session-metrics).
+      const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { metrics: { turns: number; voice_to_voice_ms: { p50: number }; providers: unknown } };
+      expect(read.metrics.turns).toBe(1);
+      expect(read.metrics.voice_to_voice_ms.p50).toBe(Math.round(v2v * 1000));
+      expect(read.metrics.providers).toEqual({ stt: 'deepgram', llm: 'openai-compatible', tts: 'elevenlabs' });
     } finally {
+      ears?.close();
+      await microphone?.stop();
       video?.close();
       await account.call('POST', `/v1/sessions/${session.room_name}/end`);
       await visitor.leave();

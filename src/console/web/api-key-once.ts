@@ -28,7 +28,7 @@ export function apiKeyOnce(apiKey: string, options: { continueLabel: string; onC
 }
 
 /** The Clipboard API needs a secure context; plain-http deployments fall back to selection. */
-async function copyText(element: HTMLElement): Promise<boolean> {
+export async function copyText(element: HTMLElement): Promise<boolean> {
   const text = element.textContent ?? '';
   try {
     await navigator.clipboard.writeText(text);

@@ -11,6 +11,11 @@
 //                rows tr[data-key-id]; [data-testid=rename-key] [data-testid=revoke-key]
 //                [data-testid=rename-key-form] [data-testid=rename-key-input]
 //   credits:     #credits-balance #credits-error #ledger-table (rows tr[data-entry-id])
+//   webhooks:    #webhook-form #webhook-url #webhook-description #webhook-event-<event with - for .> #add-webhook
+//                #webhook-form-error #webhook-secret-slot #webhook-secret-once #webhook-secret-done #webhooks-error
+//                #webhooks-list #webhooks-table (rows tr[data-webhook-id]) [data-testid=test-webhook|show-deliveries|
+//                toggle-webhook|delete-webhook] #webhook-deliveries #deliveries-table (rows tr[data-delivery-id][data-status])
+//                #threshold-form #low-balance-threshold #save-threshold #threshold-status #threshold-error
 //   identities:  #identity-gallery #identities-empty #identities-error #identities-status
 //                cards li[data-testid=identity-card][data-identity-id][data-status]
 //                  [data-testid=identity-status] [data-testid=talk-identity] [data-testid=edit-identity] [data-testid=delete-identity]
@@ -36,6 +41,7 @@ import type { Page, PageContext } from './pages/page.ts';
 import { sessionsPage } from './pages/sessions.ts';
 import { signInPage } from './pages/sign-in.ts';
 import { talkPage } from './pages/talk.ts';
+import { webhooksPage } from './pages/webhooks.ts';
 
 interface Route {
   page: Page;
@@ -51,6 +57,7 @@ const ROUTES: Record<string, Route> = {
   '/sessions': { page: sessionsPage, title: 'Sessions', nav: true },
   '/credits': { page: creditsPage, title: 'Credits', nav: true },
   '/keys': { page: keysPage, title: 'API keys', nav: true },
+  '/webhooks': { page: webhooksPage, title: 'Webhooks', nav: true },
   // Reached from the account's email in the top bar.
   '/account': { page: accountPage, title: 'Account', nav: false },
 };

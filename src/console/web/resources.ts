@@ -9,6 +9,7 @@ import type * as consoleContract from '../contract.ts';
 import type * as identityContract from '../../identities/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
 import type { VoiceItem } from '../../voices/contract.ts';
+import type * as webhookContract from '../../webhooks/contract.ts';
 
 export type Account = Static<typeof consoleContract.ConsoleAccount>;
 export type SignedIn = Static<typeof consoleContract.SignedIn>;
@@ -18,6 +19,10 @@ export type ApiKeySummary = Static<typeof consoleContract.KeySummary>;
 export type { LedgerKind };
 export type Credits = Static<typeof creditContract.CreditsResponse>;
 export type Usage = Static<typeof creditContract.UsageResponse>;
+export type Webhook = Static<typeof webhookContract.WebhookResponse>;
+export type CreatedWebhook = Static<typeof webhookContract.CreatedWebhookResponse>;
+export type WebhookDelivery = Static<typeof webhookContract.DeliveryResponse>;
+export { WEBHOOK_EVENTS } from '../../contract/webhook-events.ts';
 
 export { LANGUAGES, type Language } from '../../contract/languages.ts';
 /** The language modes as the console labels them. */

@@ -1,4 +1,5 @@
-// Sessions: every conversation with its length and charges; choosing one shows its transcript.
+// Sessions: every conversation with its length and charges; choosing one shows what the
+// visitor experienced (its metrics) and its transcript.
 import { api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatCredits, formatDate, formatDuration } from '../format.ts';
@@ -6,6 +7,25 @@ import { errorBox, showError } from '../forms.ts';
 import type { EndReason, IdentityListItem, Session, Transcript } from '../resources.ts';
 import { cell, dataTable } from '../table.ts';
 import { pageHeading, type Page } from './page.ts';
+
+const ms = (value: number | null) => (value === null ? '—' : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${Math.round(value)} ms`);
+
+/** The session's quality as its API answer has it (docs/api.md#session-metrics), one row. */
+function metricsTable(metrics: Session['metrics']): HTMLTableElement {
+  const { voice_to_voice_ms: v2v, providers } = metrics;
+  const names = [providers.stt, providers.llm, providers.tts];
+  const row = h(
+    'tr',
+    null,
+    cell('First frame', ms(metrics.first_frame_ms)),
+    cell('Voice to voice (p50 / p95)', v2v.p50 === null ? '—' : `${ms(v2v.p50)} / ${ms(v2v.p95)}`),
+    cell('Frames per second', metrics.fps === null ? '—' : metrics.fps.toFixed(1)),
+    cell('Replies', String(metrics.turns)),
+    cell('Interruptions', String(metrics.interruptions)),
+    cell('Speech · model · voice', names.every((name) => name === null) ? '—' : names.map((name) => name ?? '?').join(' · ')),
+  );
+  return dataTable('session-metrics', 'What the visitor experienced in this session', ['First frame', 'Voice to voice (p50 / p95)', 'Frames per second', 'Replies', 'Interruptions', 'Speech · model · voice'], [row]);
+}
 
 const END_REASON_NAMES: Record<EndReason, string> = {
   ended_by_api: 'Ended on request',
@@ -45,13 +65,18 @@ export const sessionsPage: Page = async (context) => {
     row.setAttribute('aria-current', 'true');
     transcript.hidden = false;
     const title = h('h2', { tabindex: -1 }, `Transcript — ${nameOf(session)}, ${formatDate(session.created_at)}`);
-    replaceChildren(transcript, title, h('p', { class: 'muted' }, 'Loading…'));
+    let quality = metricsTable(session.metrics);
+    replaceChildren(transcript, title, quality, h('p', { class: 'muted' }, 'Loading…'));
     try {
-      const { turns } = await api.get<Transcript>(`/console/api/sessions/${encodeURIComponent(session.session_id)}/transcript`);
+      const path = `/console/api/sessions/${encodeURIComponent(session.session_id)}`;
+      // Read again: a running session's metrics grow with each turn.
+      const [fresh, { turns }] = await Promise.all([api.get<Session>(path), api.get<Transcript>(`${path}/transcript`)]);
+      quality = metricsTable(fresh.metrics);
       const identityName = nameOf(session);
       replaceChildren(
         transcript,
         title,
+        quality,
         turns.length
           ? h(
               'ol',
@@ -69,7 +94,7 @@ export const sessionsPage: Page = async (context) => {
           : h('p', { class: 'muted' }, 'Nothing was said in this session.'),
       );
     } catch (caught) {
-      replaceChildren(transcript, title, h('p', { class: 'error', role: 'alert' }, caught instanceof Error ? caught.message : String(caught)));
+      replaceChildren(transcript, title, quality, h('p', { class: 'error', role: 'alert' }, caught instanceof Error ? caught.message : String(caught)));
     }
     title.focus();
   }

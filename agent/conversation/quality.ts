@@ -1,0 +1,93 @@
+// Each agent turn's quality, reported to the control plane once the turn is in the chat
+// history (a `turn_metrics` job report, docs/api.md#session-metrics): voice-to-voice as the
+// agent session measured it, the stage latencies, whether the visitor cut it off, the
+// providers, and the frames the avatar published since the previous report. Keyed by the
+// turn's id, so a report delivered twice counts once.
+import type { llm } from '@livekit/agents';
+import type { TurnMetricsReport } from '../../src/contract/index.ts';
+import { deliver, type Reporter } from '../metering/index.ts';
+
+const ATTEMPTS = 4;
+
+/** agents' seconds as whole ms; null where it did not measure (or measured nonsense). */
+function ms(seconds: number | undefined): number | null {
+  return seconds === undefined || !Number.isFinite(seconds) ? null : Math.max(0, Math.round(seconds * 1000));
+}
+
+export interface TurnQualityOptions {
+  reporter: Reporter<TurnMetricsReport>;
+  providers: TurnMetricsReport['providers'];
+  /** Frames the avatar published so far; absent when the job draws no face. */
+  framesPublished?: () => number;
+  logger: { warn(message: string): void };
+  /** ms, monotonic. */
+  now?: () => number;
+}
+
+export class TurnQuality {
+  readonly #options: TurnQualityOptions;
+  readonly #now: () => number;
+  #pending = new Set<Promise<void>>();
+  /** The visitor's last turn, not answered yet: its metrics hold the end of speech, transcript and end-of-turn delays. */
+  #question: llm.MetricsReport | null = null;
+  #frames: number;
+  #framesAt: number;
+
+  constructor(options: TurnQualityOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => performance.now());
+    this.#frames = options.framesPublished?.() ?? 0;
+    this.#framesAt = this.#now();
+  }
+
+  visitorTurn(metrics: llm.MetricsReport): void {
+    this.#question = metrics;
+  }
+
+  /** An agent turn, spoken or cut off: reported with the visitor's turn it answers, if any. */
+  agentTurn(turn: { id: string; interrupted: boolean; metrics: llm.MetricsReport }): void {
+    const question = this.#question;
+    this.#question = null;
+    const stages = {
+      stt_ms: ms(question?.transcriptionDelay),
+      eou_ms: ms(question?.endOfTurnDelay),
+      llm_ttft_ms: ms(turn.metrics.llmNodeTtft),
+      tts_ttfb_ms: ms(turn.metrics.ttsNodeTtfb),
+    };
+    // agents measures it directly (end of the visitor's speech → our first audio out); the
+    // sum of the stages is the usual estimate where it could not.
+    const estimate = stages.eou_ms !== null && stages.llm_ttft_ms !== null && stages.tts_ttfb_ms !== null ? stages.eou_ms + stages.llm_ttft_ms + stages.tts_ttfb_ms : null;
+    const report: TurnMetricsReport = {
+      type: 'turn_metrics',
+      turn_id: turn.id,
+      reply: question !== null,
+      voice_to_voice_ms: question ? (ms(turn.metrics.e2eLatency) ?? estimate) : null,
+      stages,
+      interrupted: turn.interrupted,
+      providers: this.#options.providers,
+      video: this.#video(),
+    };
+    const delivery = deliver(this.#options.reporter, report, ATTEMPTS).then((delivered) => {
+      if (!delivered) this.#options.logger.warn("an agent turn's metrics could not be delivered");
+    });
+    this.#pending.add(delivery);
+    void delivery.finally(() => this.#pending.delete(delivery));
+  }
+
+  /** Waits for the reports still on their way (at shutdown). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Frames published since the previous report, and over how long. */
+  #video(): TurnMetricsReport['video'] {
+    const count = this.#options.framesPublished;
+    if (!count) return null;
+    const frames = count();
+    const at = this.#now();
+    const video = { frames: frames - this.#frames, seconds: Math.round(at - this.#framesAt) / 1000 };
+    this.#frames = frames;
+    this.#framesAt = at;
+    return video;
+  }
+}

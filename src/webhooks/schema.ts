@@ -1,0 +1,75 @@
+import { index, integer, jsonb, pgTable, text, timestamp, boolean, uniqueIndex } from 'drizzle-orm/pg-core';
+import { accounts } from '../accounts/schema.ts';
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** A customer's URL that receives the events it subscribed to, signed with its own secret. */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    /** Event types (src/webhooks/contract.ts WEBHOOK_EVENTS) this endpoint receives. */
+    events: jsonb('events').$type<string[]>().notNull(),
+    description: text('description'),
+    enabled: boolean('enabled').notNull().default(true),
+    /**
+     * `whsec_` + base64 of 32 random bytes (Standard Webhooks). Kept as is: signing needs the
+     * secret itself, unlike an API key, which is only compared.
+     */
+    secret: text('secret').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('webhook_endpoints_account_idx').on(t.accountId, t.createdAt)],
+);
+
+/** One attempt's outcome, newest last (a delivery keeps its last few). */
+export interface DeliveryAttempt {
+  at: string;
+  /** The receiver's HTTP status; null when no answer came (refused address, timeout, network). */
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+/**
+ * The outbox: one row per event and endpoint, written in the transaction of the change it
+ * reports, sent (and retried) by whichever API process claims it first.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    /** The `webhook-id` header: one per event, the same on every retry and every endpoint. */
+    messageId: text('message_id').notNull(),
+    endpointId: text('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    eventType: text('event_type').notNull(),
+    /** The exact body sent (and signed) on every attempt. */
+    payload: text('payload').notNull(),
+    status: text('status', { enum: DELIVERY_STATUSES }).notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** A process sending it holds it until then; after a crash another takes it over. */
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    attemptLog: jsonb('attempt_log').$type<DeliveryAttempt[]>().notNull().default([]),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
+    index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.createdAt),
+    uniqueIndex('webhook_deliveries_message_endpoint_uq').on(t.messageId, t.endpointId),
+  ],
+);

@@ -1,0 +1,93 @@
+// What the job reports of each agent turn (agent/conversation/quality.ts): the greeting is no
+// reply; a reply carries agents' own voice-to-voice measure, or the sum of its stages where
+// there is none; the stages come from the visitor's turn and the reply; frames are counted
+// between reports; every report is valid for the control plane's schema.
+import { expect, test } from 'bun:test';
+import { Value } from '@sinclair/typebox/value';
+import { TurnQuality } from '../../agent/conversation/quality.ts';
+import { JobReport, type TurnMetricsReport } from '../../src/contract/index.ts';
+
+const PROVIDERS = { stt: 'offline', llm: 'offline', tts: 'elevenlabs' };
+
+function harness(options: { framesPublished?: boolean } = {}) {
+  const sent: TurnMetricsReport[] = [];
+  let frames = 100;
+  let now = 1_000;
+  const quality = new TurnQuality({
+    reporter: async (report) => {
+      sent.push(report);
+      return 'accepted';
+    },
+    providers: PROVIDERS,
+    framesPublished: options.framesPublished === false ? undefined : () => frames,
+    logger: { warn: () => {} },
+    now: () => now,
+  });
+  const pass = (ms: number, published: number) => {
+    now += ms;
+    frames += published;
+  };
+  return { quality, sent, pass };
+}
+
+test('the greeting, then a reply: measured voice-to-voice, the stages, the frames since the previous report', async () => {
+  const { quality, sent, pass } = harness();
+  pass(4_000, 100);
+  quality.agentTurn({ id: 'greeting', interrupted: false, metrics: { ttsNodeTtfb: 0.21, startedSpeakingAt: 10 } });
+  pass(6_000, 144);
+  quality.visitorTurn({ stoppedSpeakingAt: 20, transcriptionDelay: 0.18, endOfTurnDelay: 0.62 });
+  quality.agentTurn({ id: 'reply', interrupted: true, metrics: { llmNodeTtft: 0.35, ttsNodeTtfb: 0.2, e2eLatency: 1.2345 } });
+  await quality.close();
+  expect(sent).toEqual([
+    {
+      type: 'turn_metrics',
+      turn_id: 'greeting',
+      reply: false,
+      voice_to_voice_ms: null,
+      stages: { stt_ms: null, eou_ms: null, llm_ttft_ms: null, tts_ttfb_ms: 210 },
+      interrupted: false,
+      providers: PROVIDERS,
+      video: { frames: 100, seconds: 4 },
+    },
+    {
+      type: 'turn_metrics',
+      turn_id: 'reply',
+      reply: true,
+      voice_to_voice_ms: 1235,
+      stages: { stt_ms: 180, eou_ms: 620, llm_ttft_ms: 350, tts_ttfb_ms: 200 },
+      interrupted: true,
+      providers: PROVIDERS,
+      video: { frames: 144, seconds: 6 },
+    },
+  ]);
+  for (const report of sent) expect(Value.Check(JobReport, report)).toBe(true);
+});
+
+test('without agents’ own measure a reply is estimated from its stages; a turn is answered once; no face, no video', async () => {
+  const { quality, sent } = harness({ framesPublished: false });
+  quality.visitorTurn({ transcriptionDelay: 0.1, endOfTurnDelay: 0.5 });
+  quality.agentTurn({ id: 'a', interrupted: false, metrics: { llmNodeTtft: 0.3, ttsNodeTtfb: 0.2 } });
+  // Said again with no new question from the visitor: not a reply.
+  quality.agentTurn({ id: 'b', interrupted: false, metrics: { llmNodeTtft: 0.3, ttsNodeTtfb: 0.2, e2eLatency: Number.NaN } });
+  // A stage missing: no estimate.
+  quality.visitorTurn({ transcriptionDelay: 0.1 });
+  quality.agentTurn({ id: 'c', interrupted: false, metrics: { llmNodeTtft: 0.3, ttsNodeTtfb: 0.2 } });
+  await quality.close();
+  expect(sent.map((r) => [r.turn_id, r.reply, r.voice_to_voice_ms, r.video])).toEqual([
+    ['a', true, 1000, null],
+    ['b', false, null, null],
+    ['c', true, null, null],
+  ]);
+});
+
+test('a report the control plane cannot take now is tried again, and close() waits for it', async () => {
+  let attempts = 0;
+  const quality = new TurnQuality({
+    reporter: async () => (++attempts < 2 ? 'retry' : 'accepted'),
+    providers: PROVIDERS,
+    logger: { warn: () => {} },
+  });
+  quality.agentTurn({ id: 'x', interrupted: false, metrics: {} });
+  await quality.close();
+  expect(attempts).toBe(2);
+});
