@@ -8,6 +8,8 @@ import type { TurnMetricsReport } from '../../src/contract/index.ts';
 import { deliver, type Reporter } from '../metering/index.ts';
 
 const ATTEMPTS = 4;
+/** The id of the report close() sends (no turn of agents has it). */
+export const CLOSING_TURN_ID = 'closing';
 
 /** agents' seconds as whole ms; null where it did not measure (or measured nonsense). */
 function ms(seconds: number | undefined): number | null {
@@ -32,6 +34,7 @@ export class TurnQuality {
   #question: llm.MetricsReport | null = null;
   #frames: number;
   #framesAt: number;
+  #reported = false;
 
   constructor(options: TurnQualityOptions) {
     this.#options = options;
@@ -67,16 +70,30 @@ export class TurnQuality {
       providers: this.#options.providers,
       video: this.#video(),
     };
+    this.#send(report);
+  }
+
+  /**
+   * At shutdown: reports what no turn did yet (the providers of a session closed during its
+   * greeting; the frames published since the last turn), then waits for every report still
+   * on its way.
+   */
+  async close(): Promise<void> {
+    const unreported = this.#options.framesPublished && this.#options.framesPublished() > this.#frames;
+    if (!this.#reported || unreported) {
+      const stages = { stt_ms: null, eou_ms: null, llm_ttft_ms: null, tts_ttfb_ms: null };
+      this.#send({ type: 'turn_metrics', turn_id: CLOSING_TURN_ID, reply: false, voice_to_voice_ms: null, stages, interrupted: false, providers: this.#options.providers, video: this.#video() });
+    }
+    await Promise.allSettled([...this.#pending]);
+  }
+
+  #send(report: TurnMetricsReport): void {
+    this.#reported = true;
     const delivery = deliver(this.#options.reporter, report, ATTEMPTS).then((delivered) => {
       if (!delivered) this.#options.logger.warn("an agent turn's metrics could not be delivered");
     });
     this.#pending.add(delivery);
     void delivery.finally(() => this.#pending.delete(delivery));
-  }
-
-  /** Waits for the reports still on their way (at shutdown). */
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.#pending]);
   }
 
   /** Frames published since the previous report, and over how long. */

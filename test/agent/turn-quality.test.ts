@@ -91,3 +91,27 @@ test('a report the control plane cannot take now is tried again, and close() wai
   await quality.close();
   expect(attempts).toBe(2);
 });
+
+test('closing: a session that ended during its greeting still reports its providers and frames; frames after the last turn are reported', async () => {
+  const early = harness();
+  early.pass(1_500, 37);
+  await early.quality.close();
+  expect(early.sent.map((r) => [r.turn_id, r.reply, r.providers, r.video])).toEqual([['closing', false, PROVIDERS, { frames: 37, seconds: 1.5 }]]);
+  expect(Value.Check(JobReport, early.sent[0])).toBe(true);
+
+  const later = harness();
+  later.pass(2_000, 50);
+  later.quality.agentTurn({ id: 'greeting', interrupted: false, metrics: {} });
+  later.pass(3_000, 75);
+  await later.quality.close();
+  expect(later.sent.map((r) => [r.turn_id, r.video])).toEqual([
+    ['greeting', { frames: 50, seconds: 2 }],
+    ['closing', { frames: 75, seconds: 3 }],
+  ]);
+
+  // Nothing new since the last turn: no closing report.
+  const quiet = harness({ framesPublished: false });
+  quiet.quality.agentTurn({ id: 'only', interrupted: false, metrics: {} });
+  await quiet.quality.close();
+  expect(quiet.sent.map((r) => r.turn_id)).toEqual(['only']);
+});

@@ -221,7 +221,7 @@ describe('console in Chromium', () => {
     // The job's report may arrive after the room closed: wait for the API to have it, then look again.
     const first = ((await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as { session_id: string }[]).at(-1)!;
     await eventually(
-      async () => ((await page.evaluate(async (id) => (await fetch(`/console/api/sessions/${id}`)).json(), first.session_id)) as { metrics: { providers: unknown } }).metrics.providers !== null,
+      async () => ((await page.evaluate(async (id) => (await fetch(`/console/api/sessions/${id}`)).json(), first.session_id)) as { metrics: { providers: { stt: string | null } } }).metrics.providers.stt !== null,
       15_000,
       'the first session’s quality report',
     );
