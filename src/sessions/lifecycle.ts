@@ -209,7 +209,7 @@ export class SessionLifecycle {
           ),
         ),
       );
-    let ended = 0;
+    let ended = await this.#endVanished(now);
     for (const session of due) {
       try {
         const agentLate = !session.agentJoinedAt && session.waitingSince < agentCutoff;
@@ -225,7 +225,44 @@ export class SessionLifecycle {
     }
     return ended;
   }
+
+  /**
+   * Running sessions whose room LiveKit no longer has: it lost them without a room_finished
+   * webhook (a LiveKit node killed and restarted, say), so nobody else would end them; their
+   * visitor was disconnected with the room. Ended like a room LiveKit closed. Nothing is done
+   * while LiveKit does not answer.
+   */
+  async #endVanished(now: Date): Promise<number> {
+    const running = await this.deps.db
+      .select({ id: sessions.id, joinedAt: sessions.joinedAt })
+      .from(sessions)
+      .where(and(eq(sessions.status, 'running'), lt(sessions.createdAt, new Date(now.getTime() - ROOM_CHECK_AFTER_MS))));
+    let ended = 0;
+    for (let i = 0; i < running.length; i += ROOM_CHECK_BATCH) {
+      const batch = running.slice(i, i + ROOM_CHECK_BATCH);
+      let rooms: Set<string>;
+      try {
+        rooms = new Set((await this.deps.livekit.rooms.listRooms(batch.map((s) => s.id))).map((room) => room.name));
+      } catch {
+        return ended;
+      }
+      for (const session of batch) {
+        if (rooms.has(session.id)) continue;
+        log.warn({ session_id: session.id }, 'the session\'s room is gone from LiveKit; ending it');
+        await this.end(session.id, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false }).catch((error) =>
+          log.error({ err: error, session_id: session.id }, 'ending a session whose room is gone failed'),
+        );
+        ended++;
+      }
+    }
+    return ended;
+  }
 }
+
+/** Sessions younger than this are not checked against LiveKit's rooms (a node may not list a new room at once). */
+const ROOM_CHECK_AFTER_MS = 10_000;
+/** Room names per listRooms call. */
+const ROOM_CHECK_BATCH = 200;
 
 /** Join → first avatar frame, once both are known (whichever came second records it); 0 when the avatar was there first. */
 function observeFirstFrame({ joinedAt, streamingStartedAt }: { joinedAt: Date | null; streamingStartedAt: Date | null }): void {

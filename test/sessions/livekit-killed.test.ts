@@ -1,6 +1,7 @@
 // The embedded LiveKit server killed with SIGKILL mid-session (docs/reliability.md): the
-// service restarts it, the session whose room died with it ends, nothing more is charged
-// for it and its hold is not kept, and the next session works (its avatar streams).
+// service restarts it, the session whose room died with it ends (`room_closed`: the sweep
+// finds its room gone, as no webhook will say so), nothing more is charged for it, and the
+// next session works (its avatar streams).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
 import { and, eq, like } from 'drizzle-orm';
@@ -37,9 +38,10 @@ describe('LiveKit killed mid-session', () => {
     process.kill(pid, 'SIGKILL');
     const killedAt = Date.now();
     await eventually(() => livekit.restarts === 1 && livekit.pid !== undefined && livekit.pid !== pid, 30_000, 'LiveKit restarted');
-    const ended = await eventually(async () => ((await row()).status === 'ended' ? await row() : undefined), 90_000, 'the session ended');
+    // No room_finished webhook comes from a killed server: the sweep finds the room gone.
+    const ended = await eventually(async () => ((await row()).status === 'ended' ? await row() : undefined), 45_000, 'the session ended');
     console.log(`LiveKit SIGKILL: restarted; session ended after ${Date.now() - killedAt} ms, reason ${ended.endReason}, ${ended.billedMinutes} minutes billed`);
-    expect(ended.endReason).not.toBeNull();
+    expect(ended.endReason).toBe('room_closed');
     // Nothing charged for a minute that began after the room died (one under way at the kill may land).
     const minutes = await db
       .select()
