@@ -153,6 +153,8 @@ export interface WebhookSettings {
   pollMs: number;
   /** Endpoints one account may have. */
   maxEndpointsPerAccount: number;
+  /** Delivered and failed deliveries are kept this long for GET …/deliveries, then deleted (WEBHOOKS_RETENTION_DAYS). */
+  retentionDays: number;
 }
 
 export const DEFAULT_WEBHOOK_RETRY_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600];
@@ -318,6 +320,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutSeconds: integer(env, 'WEBHOOKS_TIMEOUT_SECONDS', 10, 1),
       pollMs: integer(env, 'WEBHOOKS_POLL_MS', 1000, 50),
       maxEndpointsPerAccount: integer(env, 'WEBHOOKS_MAX_PER_ACCOUNT', 20, 1),
+      retentionDays: integer(env, 'WEBHOOKS_RETENTION_DAYS', 30, 1),
     },
   };
 }

@@ -19,6 +19,8 @@ type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 const BATCH = 20;
 /** Attempts kept on a delivery's record. */
 const ATTEMPTS_KEPT = 10;
+/** How often old deliveries are deleted. */
+const PRUNE_EVERY_MS = 3_600_000;
 /** When to look after this process wrote events (ms). */
 const NUDGE_AFTER_MS = [20, 250];
 /** A receiver's answer is read this far (for the log), the rest dropped. */
@@ -32,6 +34,7 @@ export interface SenderDeps {
 
 export class WebhookSender {
   #timer: ReturnType<typeof setInterval> | undefined;
+  #pruneTimer: ReturnType<typeof setInterval> | undefined;
   #unsubscribe: (() => void) | undefined;
   #running: Promise<void> | undefined;
   #again = false;
@@ -40,6 +43,7 @@ export class WebhookSender {
 
   start(): void {
     this.#timer = setInterval(() => this.#kick(), this.deps.settings.pollMs);
+    this.#pruneTimer = setInterval(() => void this.prune().catch((error) => log.error({ err: error }, 'pruning old webhook deliveries failed')), PRUNE_EVERY_MS);
     // An event this process wrote goes at once: it is written inside a transaction that
     // commits moments later, so look just after, and once more in case that took longer.
     this.#unsubscribe = onEventsWritten(() => {
@@ -50,6 +54,7 @@ export class WebhookSender {
   /** Stops polling and waits for the attempts under way. */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
+    clearInterval(this.#pruneTimer);
     this.#unsubscribe?.();
     this.#timer = undefined;
     await this.#running;
@@ -70,6 +75,20 @@ export class WebhookSender {
           this.#kick();
         }
       });
+  }
+
+  /** Deletes settled deliveries older than the retention; returns how many. Pending ones stay, whatever their age. */
+  async prune(): Promise<number> {
+    const deleted = await this.deps.db
+      .delete(webhookDeliveries)
+      .where(
+        and(
+          inArray(webhookDeliveries.status, ['delivered', 'failed']),
+          lt(webhookDeliveries.createdAt, sql`now() - make_interval(days => ${this.deps.settings.retentionDays})`),
+        ),
+      )
+      .returning({ id: webhookDeliveries.id });
+    return deleted.length;
   }
 
   /** Sends every delivery due now; returns how many were attempted. */

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
 import { webhookAttempts } from '../../src/metrics/index.ts';
+import { webhookDeliveries } from '../../src/webhooks/schema.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
 import { ENGINES, startTestService, type TestService } from '../support/service.ts';
 import { addWebhook, deliveriesOf, json, latestDelivery, WebhookReceiver, type Delivery, type Endpoint } from '../support/webhooks.ts';
@@ -184,6 +185,28 @@ describe.each(ENGINES)('customer webhooks on %s', (engine) => {
     await Bun.sleep(1500);
     expect(receiver.on('/down')).toHaveLength(4);
   }, 30_000);
+
+  test('settled deliveries older than WEBHOOKS_RETENTION_DAYS (30) are deleted; pending ones and recent ones stay', async () => {
+    const account = await service.account();
+    const endpoint = await addWebhook(account, { url: receiver.url('/old'), events: ['session.ended'] });
+    const db = service.services.database.db;
+    const longAgo = new Date(Date.now() - 31 * 86_400_000);
+    const row = (id: string, status: 'delivered' | 'failed' | 'pending', createdAt: Date) => ({
+      id,
+      messageId: `msg_${id}`,
+      endpointId: endpoint.webhook_id,
+      accountId: account.accountId,
+      eventType: 'session.ended',
+      payload: '{}',
+      status,
+      createdAt,
+      // Not due: the sender leaves the pending one alone during the test.
+      nextAttemptAt: new Date(Date.now() + 3_600_000),
+    });
+    await db.insert(webhookDeliveries).values([row('dlv_old_delivered', 'delivered', longAgo), row('dlv_old_failed', 'failed', longAgo), row('dlv_old_pending', 'pending', longAgo), row('dlv_recent', 'delivered', new Date())]);
+    expect(await service.services.webhooks.prune()).toBe(2);
+    expect((await deliveriesOf(account, endpoint.webhook_id)).map((d) => d.delivery_id).sort()).toEqual(['dlv_old_pending', 'dlv_recent']);
+  });
 
   test('a disabled endpoint receives nothing; enabled again, only what came after', async () => {
     const account = await service.account();

@@ -1,0 +1,88 @@
+// A Postgres crash mid-session (docs/reliability.md): one of the service's server processes
+// SIGKILLed, so the postmaster ends every connection and recovers, as after a crash. The
+// session streams on through it; the job's minute reports that failed meanwhile are tried
+// again, so every minute is charged once, none twice and none lost; the service is ready
+// again within seconds and answers as before.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { SQL } from 'bun';
+import { and, eq, like } from 'drizzle-orm';
+import { creditLedger } from '../../src/credits/schema.ts';
+import { sessions } from '../../src/sessions/schema.ts';
+import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor } from '../support/visitor.ts';
+
+const MINUTE_SECONDS = 2;
+
+describe('Postgres crashing mid-session', () => {
+  let service: TestService;
+  let account: TestAccount;
+
+  beforeAll(async () => {
+    service = await startTestService('postgres', { livekit: 'local', agent: true, env: { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) } });
+    account = await service.account({ credits: 10_000 });
+  }, 120_000);
+  afterAll(() => service?.stop());
+
+  test('the session streams on, every minute is charged once, and the service is ready again', async () => {
+    const db = service.services.database.db;
+    const identity = await createAstronaut(account, { language: 'en' });
+    const session = await startSession(account, { identity_id: identity.identity_id });
+    const videos: FrameLog[] = [];
+    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    const row = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
+    try {
+      await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
+      await eventually(async () => (await row()).billedMinutes >= 1, 15_000, 'a minute charged');
+
+      // One of the service's own server processes, killed outright: Postgres then ends every
+      // connection (this service's pool included) and runs crash recovery.
+      const observer = new SQL(service.config.databaseUrl!);
+      const [backend] = (await observer`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() limit 1`) as { pid: number }[];
+      await observer.close();
+      expect(backend).toBeDefined();
+      const framesBefore = videos[0]!.frames.length;
+      process.kill(backend!.pid, 'SIGKILL');
+      const crashedAt = Date.now();
+
+      // Not ready while Postgres recovers (so the crash did happen), ready again within seconds.
+      let sawNotReady = false;
+      await eventually(
+        async () => {
+          const ready = (await fetch(`${service.url}/readyz`).catch(() => undefined))?.status === 200;
+          sawNotReady ||= !ready;
+          return sawNotReady && ready;
+        },
+        30_000,
+        '/readyz 503 during recovery, then 200',
+      );
+      console.log(`Postgres backend SIGKILL: /readyz 200 again after ${Date.now() - crashedAt} ms`);
+      const billedAfterCrash = (await row()).billedMinutes;
+      // The session runs on: the avatar kept streaming, and minutes go on being charged.
+      await eventually(async () => (await row()).billedMinutes >= billedAfterCrash + 2, 6 * MINUTE_SECONDS * 1000, 'two more minutes charged');
+      expect(videos).toHaveLength(1);
+      expect(videos[0]!.frames.length).toBeGreaterThan(framesBefore + 25);
+      expect(visitor.room.isConnected).toBe(true);
+      const current = await row();
+      expect(current.status).toBe('running');
+      // Every minute charged exactly once, numbered without a gap, and the row agrees with the ledger.
+      const minutes = await db
+        .select({ reference: creditLedger.reference })
+        .from(creditLedger)
+        .where(and(eq(creditLedger.kind, 'session_minute'), like(creditLedger.reference, `session:${session.room_name}:minute:%`)));
+      const indices = minutes.map((m) => Number(m.reference.split(':').at(-1))).sort((a, b) => a - b);
+      expect(indices).toEqual(Array.from({ length: indices.length }, (_, i) => i));
+      expect(current.billedMinutes).toBe(indices.length);
+      // The API answers as before.
+      expect((await account.call('GET', `/v1/sessions/${session.room_name}`)).status).toBe(200);
+    } finally {
+      await visitor.leave();
+    }
+    const ended = await eventually(async () => ((await row()).status === 'ended' ? await row() : undefined), 15_000, 'the session ended');
+    expect(ended.endReason).toBe('client_left');
+    const balance = (await service.services.ledger.balance(account.accountId))!;
+    const entries = await service.services.ledger.entries(account.accountId, 1000);
+    expect(entries.reduce((sum, e) => sum + e.amount, 0)).toBe(balance);
+  }, 120_000);
+});
