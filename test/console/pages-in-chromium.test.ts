@@ -3,30 +3,18 @@
 // its fake camera shows a test pattern. Screenshots of each page: `UPDATE_SCREENSHOTS=1 npm test
 // -- test/console/pages-in-chromium.test.ts` writes them to docs/console/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../support/browser.ts';
 import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
-import { WebhookReceiver } from '../support/webhooks.ts';
+import { removeScreenshots, screenshot, usability } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
-/**
- * docs/console when UPDATE_SCREENSHOTS=1 (then commit them); otherwise a temporary folder, so a
- * test run leaves the checkout clean but still takes every screenshot.
- */
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(import.meta.dir, '../../docs/console') : join(tmpdir(), `likeness-screenshots-${process.pid}`);
 const API_KEY = /lk_[0-9A-Za-z]{43}/;
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
 
 /** The avatar video plays: a size, time moving on, and pictures that change. */
 async function videoPlays(page: Page): Promise<{ width: number; height: number }> {
@@ -60,20 +48,6 @@ async function videoPlays(page: Page): Promise<{ width: number; height: number }
   return { width: first.width, height: first.height };
 }
 
-/**
- * What a phone user or a keyboard user would trip on: form controls without a label, and a
- * page wider than the viewport.
- */
-async function usability(page: Page): Promise<{ unlabelled: string[]; overflow: number }> {
-  return page.evaluate(() => {
-    const controls = Array.from(document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea'));
-    const unlabelled = controls
-      .filter((c) => c.type !== 'hidden' && !c.hidden && (c.labels?.length ?? 0) === 0 && !c.getAttribute('aria-label'))
-      .map((c) => c.id || c.name || c.outerHTML.slice(0, 60));
-    return { unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth };
-  });
-}
-
 /** Every <audio> element on the page, with what it plays. */
 function audioElements(page: Page) {
   return page.evaluate(() =>
@@ -94,8 +68,7 @@ describe('console in Chromium', () => {
 
   beforeAll(async () => {
     // Minutes of 3 s: the insufficient-credits case runs out within seconds.
-    // Webhooks go to a receiver on loopback.
-    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { CONSOLE_STARTER_CREDITS: '1000', BILLING_INTERVAL_SECONDS: '3', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' } });
+    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { CONSOLE_STARTER_CREDITS: '1000', BILLING_INTERVAL_SECONDS: '3' } });
     // The Deepgram fake transcribes whatever speech it hears as its scripted utterance.
     browser = await launchBrowser({ audioFile: await speechWav('Hello, how are you today?', { pauseSeconds: 1.5 }) });
     visitor = await browser.newPage({ viewport: PHONE, baseURL: service.url });
@@ -104,7 +77,7 @@ describe('console in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await service?.stop();
-    if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(SCREENSHOTS, { recursive: true, force: true });
+    removeScreenshots();
   });
 
   test('sign up: the API key is shown once, then gone from the page', async () => {
@@ -267,49 +240,6 @@ describe('console in Chromium', () => {
       expect({ hash, ...(await usability(page)) }).toEqual({ hash, unlabelled: [], overflow: 0 });
     }
     expect(await page.content()).not.toContain(second);
-  }, 60_000);
-
-  test('webhooks: add an endpoint (its secret shown once), send a test event and see it delivered; set the low-balance threshold', async () => {
-    const receiver = new WebhookReceiver();
-    try {
-      const { page } = visitor;
-      await page.goto('/console#/webhooks');
-      await page.waitForSelector('#webhook-form');
-      await page.fill('#webhook-url', receiver.url('/console-hook'));
-      await page.check('#webhook-event-credits-low');
-      await page.fill('#webhook-description', 'CRM');
-      await page.click('#add-webhook');
-      const secret = (await (await page.waitForSelector('#webhook-secret-once')).textContent())!.trim();
-      expect(secret).toMatch(/^whsec_/);
-      await page.click('#webhook-secret-done');
-      await page.waitForSelector('#webhook-secret-once', { state: 'detached' });
-      expect(await page.content()).not.toContain(secret);
-      const row = page.locator('#webhooks-table tr[data-webhook-id]');
-      expect(await row.count()).toBe(1);
-      expect(await row.textContent()).toContain('session.ended, credits.low');
-      await page.click('[data-testid=test-webhook]');
-      await page.waitForSelector('#deliveries-table tr[data-status=delivered]', { timeout: 15_000 });
-      expect(await page.textContent('#deliveries-table')).toContain('webhook.test');
-      // What the page showed as delivered reached the receiver, signed with the secret it showed once.
-      expect(receiver.verified('/console-hook', secret).map((e) => e.type)).toEqual(['webhook.test']);
-      await page.fill('#low-balance-threshold', '250');
-      await page.click('#save-threshold');
-      await page.waitForSelector('#threshold-status:has-text("Saved.")');
-      expect(((await page.evaluate(async () => (await fetch('/console/api/credits?limit=1')).json())) as { low_balance_threshold: number }).low_balance_threshold).toBe(250);
-      expect(await usability(page)).toEqual({ unlabelled: [], overflow: 0 });
-      await screenshot(page, 'webhooks');
-      // A URL the service refuses shows its reason at the form (Chromium logs the 422 it was
-      // answered with: that one line is expected, the later "no console errors" check skips it).
-      const logged = visitor.errors.length;
-      await page.fill('#webhook-url', 'ftp://example.com/hook');
-      await page.click('#add-webhook');
-      await page.waitForSelector('#webhook-form-error:not([hidden])');
-      expect(await page.textContent('#webhook-form-error')).toContain('http');
-      const refusal = visitor.errors.splice(logged);
-      expect(refusal.every((line) => line.includes('422'))).toBe(true);
-    } finally {
-      receiver.stop();
-    }
   }, 60_000);
 
   test('no API key in any page source, script bundle, or browser storage', async () => {

@@ -1,5 +1,10 @@
-// A console visitor at the HTTP level: keeps the sign-in cookie and the CSRF token the way the
-// browser page does, so the console API can be tested without a browser.
+// What the console suites share: a console visitor at the HTTP level (keeps the sign-in cookie
+// and the CSRF token the way the browser page does, so the console API can be tested without a
+// browser), and for the Chromium suites, screenshots and a page's usability check.
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import type { TestService } from '../support/service.ts';
 
 export interface ConsoleAccountBody {
@@ -55,3 +60,35 @@ let counter = 0;
 export function uniqueEmail(): string {
   return `console${++counter}-${crypto.randomUUID().slice(0, 8)}@example.com`;
 }
+
+/**
+ * docs/console when UPDATE_SCREENSHOTS=1 (then commit them); otherwise a temporary folder, so a
+ * test run leaves the checkout clean but still takes every screenshot.
+ */
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(import.meta.dir, '../../docs/console') : join(tmpdir(), `likeness-screenshots-${process.pid}`);
+
+/** A full-page PNG of `page` under the screenshots folder. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** After a suite: the temporary screenshots go (committed ones stay). */
+export function removeScreenshots(): void {
+  if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(SCREENSHOTS, { recursive: true, force: true });
+}
+
+/**
+ * What a phone user or a keyboard user would trip on: form controls without a label, and a
+ * page wider than the viewport.
+ */
+export async function usability(page: Page): Promise<{ unlabelled: string[]; overflow: number }> {
+  return page.evaluate(() => {
+    const controls = Array.from(document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea'));
+    const unlabelled = controls
+      .filter((c) => c.type !== 'hidden' && !c.hidden && (c.labels?.length ?? 0) === 0 && !c.getAttribute('aria-label'))
+      .map((c) => c.id || c.name || c.outerHTML.slice(0, 60));
+    return { unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth };
+  });
+}
+

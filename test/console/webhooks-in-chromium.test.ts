@@ -1,0 +1,79 @@
+// The console's Webhooks page in real headless Chromium (issue 17): add an endpoint (its signing
+// secret shown once), send a test event to a receiver on loopback that verifies it with the
+// secret the page showed, see the delivery, set the low-balance threshold; a refused URL shows
+// its reason. `UPDATE_SCREENSHOTS=1` writes docs/console/webhooks.png.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { WebhookReceiver } from '../support/webhooks.ts';
+import { removeScreenshots, screenshot, usability } from './support.ts';
+
+describe('the Webhooks page in Chromium', () => {
+  let service: TestService;
+  let browser: TestBrowser;
+  let visitor: TestPage;
+
+  beforeAll(async () => {
+    // The receiver is on loopback.
+    service = await startTestService('pglite', { env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' } });
+    browser = await launchBrowser();
+    visitor = await browser.newPage({ viewport: { width: 390, height: 844 }, baseURL: service.url });
+    const { page } = visitor;
+    await page.goto('/');
+    await page.waitForSelector('#sign-in-form');
+    await page.fill('#email', 'grace@example.com');
+    await page.fill('#password', 'a long enough password');
+    await page.click('#sign-up');
+    await page.waitForSelector('#api-key-once');
+    await page.click('#continue');
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+    removeScreenshots();
+  });
+
+  test('webhooks: add an endpoint (its secret shown once), send a test event and see it delivered; set the low-balance threshold', async () => {
+    const receiver = new WebhookReceiver();
+    try {
+      const { page } = visitor;
+      await page.goto('/console#/webhooks');
+      await page.waitForSelector('#webhook-form');
+      await page.fill('#webhook-url', receiver.url('/console-hook'));
+      await page.check('#webhook-event-credits-low');
+      await page.fill('#webhook-description', 'CRM');
+      await page.click('#add-webhook');
+      const secret = (await (await page.waitForSelector('#webhook-secret-once')).textContent())!.trim();
+      expect(secret).toMatch(/^whsec_/);
+      await page.click('#webhook-secret-done');
+      await page.waitForSelector('#webhook-secret-once', { state: 'detached' });
+      expect(await page.content()).not.toContain(secret);
+      const row = page.locator('#webhooks-table tr[data-webhook-id]');
+      expect(await row.count()).toBe(1);
+      expect(await row.textContent()).toContain('session.ended, credits.low');
+      await page.click('[data-testid=test-webhook]');
+      await page.waitForSelector('#deliveries-table tr[data-status=delivered]', { timeout: 15_000 });
+      expect(await page.textContent('#deliveries-table')).toContain('webhook.test');
+      // What the page showed as delivered reached the receiver, signed with the secret it showed once.
+      expect(receiver.verified('/console-hook', secret).map((e) => e.type)).toEqual(['webhook.test']);
+      await page.fill('#low-balance-threshold', '250');
+      await page.click('#save-threshold');
+      await page.waitForSelector('#threshold-status:has-text("Saved.")');
+      expect(((await page.evaluate(async () => (await fetch('/console/api/credits?limit=1')).json())) as { low_balance_threshold: number }).low_balance_threshold).toBe(250);
+      expect(await usability(page)).toEqual({ unlabelled: [], overflow: 0 });
+      await screenshot(page, 'webhooks');
+      // A URL the service refuses shows its reason at the form (Chromium logs the 422 it was
+      // answered with: the one console error this page may have).
+      const logged = visitor.errors.length;
+      await page.fill('#webhook-url', 'ftp://example.com/hook');
+      await page.click('#add-webhook');
+      await page.waitForSelector('#webhook-form-error:not([hidden])');
+      expect(await page.textContent('#webhook-form-error')).toContain('http');
+      expect(visitor.errors.slice(0, logged).filter((e) => !/status of 401 \(Unauthorized\)/.test(e))).toEqual([]);
+      expect(visitor.errors.slice(logged).every((line) => line.includes('422'))).toBe(true);
+    } finally {
+      receiver.stop();
+    }
+  }, 60_000);
+
+});
