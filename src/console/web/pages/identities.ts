@@ -13,11 +13,11 @@ import {
   type IdentityStatusResponse,
   type Voice,
 } from '../resources.ts';
+import { uploadableVoice, VOICE_FILE_TYPES } from '../voice-sample.ts';
 import { pageHeading, type Page, type PageContext } from './page.ts';
 
 const POLL_MS = 1500;
 const IMAGE_TYPES = 'image/jpeg,image/png,image/webp';
-const AUDIO_TYPES = 'audio/wav,audio/mpeg,audio/mp4';
 const STATUS_NAMES: Record<IdentityStatus, string> = { created: 'Created', training: 'Training…', ready: 'Ready', failed: 'Failed' };
 const LANGUAGE_HINT = 'Every language but English needs a voice sample or a multilingual preset voice.';
 const VOICE_CONFLICT = 'Choose either a voice sample or a preset voice, not both.';
@@ -173,7 +173,7 @@ function identityCreateForm(voices: Voice[], context: PageContext, created: (ide
   const name = h('input', { id: 'identity-name', name: 'name', required: true, maxlength: 200, autocomplete: 'off' });
   const prompt = h('textarea', { id: 'identity-prompt', name: 'prompt', required: true, maxlength: 20000, rows: 6, placeholder: 'You are Ada, a friendly guide to our museum. Keep answers short.' });
   const image = h('input', { id: 'identity-image', name: 'image', type: 'file', accept: IMAGE_TYPES, required: true });
-  const audio = h('input', { id: 'identity-audio', name: 'audio', type: 'file', accept: AUDIO_TYPES });
+  const audio = h('input', { id: 'identity-audio', name: 'audio', type: 'file', accept: VOICE_FILE_TYPES });
   const language = languageSelect('identity-language', 'auto');
   const voice = select('identity-voice', 'voice_id', [['', 'None'], ...voiceOptions(voices)], '');
   const submit = h('button', { type: 'submit', id: 'create-identity' }, 'Create identity');
@@ -185,7 +185,7 @@ function identityCreateForm(voices: Voice[], context: PageContext, created: (ide
     field('Name', name),
     field('Prompt (the personality)', prompt, 'The system prompt: who the identity is and how it should talk.'),
     field('Portrait photo', image, 'JPEG, PNG or WebP; one face, looking at the camera.'),
-    field('Voice sample (optional)', audio, 'WAV, MP3 or M4A, up to 2 minutes; 10–30 seconds of clear speech is enough. Its voice is cloned.'),
+    field('Voice sample (optional)', audio, 'WAV, MP3 or M4A, or a browser recording (WebM, Ogg: converted to WAV here), up to 2 minutes; 10–30 seconds of clear speech is enough. Its voice is cloned.'),
     field('Preset voice (optional)', voice, voices.length ? 'Instead of a voice sample. With neither, the default English voice is used.' : 'Preset voices could not be loaded.'),
     field('Language', language, LANGUAGE_HINT),
     error,
@@ -204,11 +204,11 @@ function identityCreateForm(voices: Voice[], context: PageContext, created: (ide
     body.set('name', name.value.trim());
     body.set('prompt', prompt.value);
     body.set('image', imageFile);
-    if (audioFile) body.set('audio', audioFile);
     body.set('language', language.value);
     if (voice.value) body.set('voice_id', voice.value);
     progress.textContent = 'Uploading and training… this can take a minute.';
     try {
+      if (audioFile) body.set('audio', await uploadableVoice(audioFile));
       const identity = await whileBusy([submit], 'Creating…', () => api.post<Identity>('/console/api/identities', body));
       progress.textContent = `${identity.name} was created.`;
       form.reset();
@@ -232,7 +232,7 @@ function editForm(identity: Identity, voices: Voice[], done: { saved: (identity:
   const voiceChoices: [string, string][] = identity.voice_id === null ? [['', 'Keep the cloned voice'], ...voiceOptions(voices)] : voiceOptions(voices);
   const voice = select('edit-identity-voice', 'voice_id', voiceChoices, identity.voice_id ?? '');
   const image = h('input', { id: 'edit-identity-image', name: 'image', type: 'file', accept: IMAGE_TYPES });
-  const audio = h('input', { id: 'edit-identity-audio', name: 'audio', type: 'file', accept: AUDIO_TYPES });
+  const audio = h('input', { id: 'edit-identity-audio', name: 'audio', type: 'file', accept: VOICE_FILE_TYPES });
   const save = h('button', { type: 'submit', id: 'save-identity' }, 'Save');
   const cancel = h('button', { type: 'button', id: 'cancel-edit', class: 'secondary' }, 'Cancel');
   const error = errorBox('edit-identity-error');
@@ -276,6 +276,7 @@ function editForm(identity: Identity, voices: Voice[], done: { saved: (identity:
     if ([...body.keys()].length === 0) return done.cancelled();
     progress.textContent = imageFile || audioFile ? 'Uploading…' : 'Saving…';
     try {
+      if (audioFile) body.set('audio', await uploadableVoice(audioFile));
       const path = `/console/api/identities/${encodeURIComponent(identity.identity_id)}`;
       // The 202 (retrain) body is not specified, so the identity is read back either way.
       const updated = await whileBusy([save, cancel], 'Saving…', async () => {
