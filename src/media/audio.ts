@@ -26,7 +26,7 @@ export const PCM_SAMPLE_RATE = 16_000;
  * also accept playlists and other formats that can reference other files), and
  * the only decoders it may open, to keep ffmpeg's attack surface small. Video streams in an MP4 are never decoded.
  */
-const DECODING: Record<AudioKind, { demuxer: string; decoders: string[] }> = {
+const DECODING: Record<AudioKind, { demuxer: string; decoders: string[]; demuxerOptions?: string[] }> = {
   'audio/wav': {
     demuxer: 'wav',
     decoders: [
@@ -35,7 +35,13 @@ const DECODING: Record<AudioKind, { demuxer: string; decoders: string[] }> = {
     ],
   },
   'audio/mpeg': { demuxer: 'mp3', decoders: ['mp3float', 'mp3', 'mp2float', 'mp2', 'mp1float', 'mp1'] },
-  'audio/mp4': { demuxer: 'mov', decoders: ['aac', 'alac', 'mp3float', 'mp3', 'amrnb', 'amrwb'] },
+  'audio/mp4': {
+    demuxer: 'mov',
+    decoders: ['aac', 'alac', 'mp3float', 'mp3', 'amrnb', 'amrwb'],
+    // A track's data may live in another file (a data reference, `dref`): never opened. These
+    // are ffmpeg's defaults today; said here so a build or a version that changes them cannot.
+    demuxerOptions: ['-enable_drefs', '0', '-use_absolute_path', '0'],
+  },
 };
 
 const KIND_NAME: Record<AudioKind, string> = { 'audio/wav': 'WAV', 'audio/mpeg': 'MP3', 'audio/mp4': 'MP4/M4A' };
@@ -84,7 +90,7 @@ export function withResourceLimits(args: string[], timeoutMs: number): string[] 
  */
 async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, limits: MediaLimits): Promise<Int16Array> {
   const name = KIND_NAME[kind];
-  const { demuxer, decoders } = DECODING[kind];
+  const { demuxer, decoders, demuxerOptions = [] } = DECODING[kind];
   const maxDecodedSeconds = limits.audioMaxSeconds + 1;
   const timeoutMs = limits.ffmpegTimeoutMs ?? DEFAULT_FFMPEG_TIMEOUT_MS;
 
@@ -99,6 +105,7 @@ async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, limits: Me
       '-protocol_whitelist', 'file',
       '-codec_whitelist', decoders.join(','),
       '-f', demuxer,
+      ...demuxerOptions,
       // WAV only: read samples to the end of the file, not the header's data size.
       ...(kind === 'audio/wav' ? ['-ignore_length', '1'] : []),
       '-i', inputPath,

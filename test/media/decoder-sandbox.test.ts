@@ -13,7 +13,7 @@ describe('the decoder’s sandbox', () => {
   // no file), then fails; the report comes back in the decoding error's cause.
   const reportingFfmpeg = fixtures.writeTempFile(
     `reporting-ffmpeg-${process.pid}.sh`,
-    `#!/bin/sh\n{ echo "ENV:$(env | cut -d= -f1 | tr '\\n' ' ')"; echo "CWD:$(pwd)"; cat /proc/self/limits; } >&2\nexit 1\n`,
+    `#!/bin/sh\n{ echo "ENV:$(env | cut -d= -f1 | tr '\\n' ' ')"; echo "CWD:$(pwd)"; echo "ARGS:$*"; cat /proc/self/limits; } >&2\nexit 1\n`,
     0o755,
   );
   let saved: string | undefined;
@@ -38,6 +38,13 @@ describe('the decoder’s sandbox', () => {
     expect(limit('Max address space')).toBe(String(1024 * 1024 * 1024));
     expect(limit('Max file size')).toBe('0');
     expect(limit('Max open files')).toBe('64');
+  });
+
+  test('an MP4 is opened with external data references (`dref`) off: a track cannot pull in another file', async () => {
+    const m4a = await fixtures.m4a({ seconds: 3 });
+    const error = (await inspectAudio(m4a, { ...defaultMediaLimits, ffmpegPath: reportingFfmpeg, ffmpegTimeoutMs: 20_000 }).catch((e: unknown) => e)) as MediaError;
+    const args = /ARGS:(.*)/.exec(String((error.cause as Error).message))![1]!;
+    expect(args).toContain('-f mov -enable_drefs 0 -use_absolute_path 0 -i ');
   });
 
   test('a decompression bomb that needs more than the memory limit fails as undecodable, not the service', async () => {
