@@ -135,7 +135,7 @@ describe('duration rules', () => {
       expect(wavArgs).toContain('-ac 1 -ar 16000 -f s16le');
       expect(await argsFor(await fixtures.mp3({ seconds: 3 }))).toContain('-f mp3 -i ');
       const mp4Args = await argsFor(await fixtures.m4a({ seconds: 3 }));
-      expect(mp4Args).toContain('-f mov -i ');
+      expect(mp4Args).toContain('-f mov -enable_drefs 0 -use_absolute_path 0 -i ');
       expect(mp4Args).not.toContain('ignore_length');
     } finally {
       rmSync(recordingFfmpeg, { force: true });
