@@ -186,9 +186,9 @@ export class WebhookSender {
       },
       body: delivery.payload,
     });
-    const body = response.ok ? '' : (await response.text().catch(() => '')).slice(0, ERROR_BODY_CHARS);
     if (response.ok) await response.body?.cancel().catch(() => undefined);
-    return { status: response.status, ok: response.status >= 200 && response.status < 300, body };
+    const body = response.ok ? '' : (await response.text().catch(() => '')).slice(0, ERROR_BODY_CHARS);
+    return { status: response.status, ok: response.ok, body };
   }
 }
 

@@ -92,3 +92,15 @@ export async function usability(page: Page): Promise<{ unlabelled: string[]; ove
   });
 }
 
+
+/** Signs up a new account on the console's sign-in page; returns the API key it showed once. */
+export async function signUpInBrowser(page: Page, email: string): Promise<string> {
+  await page.goto('/');
+  await page.waitForSelector('#sign-in-form');
+  await page.fill('#email', email);
+  await page.fill('#password', 'a long enough password');
+  await page.click('#sign-up');
+  const apiKey = (await (await page.waitForSelector('#api-key-once')).textContent())!.trim();
+  await page.click('#continue');
+  return apiKey;
+}

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../support/browser.ts';
 import { file, identityForm, type IdentityBody } from '../support/forms.ts';
 import { startTestService, waitForStatus, type TestService } from '../support/service.ts';
+import { signUpInBrowser } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
 
@@ -33,14 +34,7 @@ describe('a voice recorded in a browser, through the console', () => {
     ogg = await recording(await speechWav('And this is a second recording, made a little later, with other words in it.', { pauseSeconds: 0.5 }), 'ogg');
     browser = await launchBrowser();
     visitor = await browser.newPage({ viewport: { width: 390, height: 844 }, baseURL: service.url });
-    const { page } = visitor;
-    await page.goto('/');
-    await page.waitForSelector('#sign-in-form');
-    await page.fill('#email', 'rosa@example.com');
-    await page.fill('#password', 'a long enough password');
-    await page.click('#sign-up');
-    apiKey = (await (await page.waitForSelector('#api-key-once')).textContent())!.trim();
-    await page.click('#continue');
+    apiKey = await signUpInBrowser(visitor.page, 'rosa@example.com');
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -70,7 +64,7 @@ describe('a voice recorded in a browser, through the console', () => {
     const stored = await fetch(created.audio!);
     expect(stored.headers.get('content-type')).toBe('audio/wav');
     const first = new Uint8Array(await stored.arrayBuffer());
-    // About the recording's length (5–9 s of 24 kHz mono 16-bit), not a stub.
+    // About the recording's length (5–9 s of 24 kHz mono 16-bit), not an empty file.
     expect(first.length).toBeGreaterThan(5 * 48_000);
 
     await page.click('[data-testid=edit-identity]');

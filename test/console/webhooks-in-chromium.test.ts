@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { WebhookReceiver } from '../support/webhooks.ts';
-import { removeScreenshots, screenshot, usability } from './support.ts';
+import { removeScreenshots, screenshot, signUpInBrowser, usability } from './support.ts';
 
 describe('the Webhooks page in Chromium', () => {
   let service: TestService;
@@ -18,14 +18,7 @@ describe('the Webhooks page in Chromium', () => {
     service = await startTestService('pglite', { env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' } });
     browser = await launchBrowser();
     visitor = await browser.newPage({ viewport: { width: 390, height: 844 }, baseURL: service.url });
-    const { page } = visitor;
-    await page.goto('/');
-    await page.waitForSelector('#sign-in-form');
-    await page.fill('#email', 'grace@example.com');
-    await page.fill('#password', 'a long enough password');
-    await page.click('#sign-up');
-    await page.waitForSelector('#api-key-once');
-    await page.click('#continue');
+    await signUpInBrowser(visitor.page, 'grace@example.com');
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

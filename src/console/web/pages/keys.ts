@@ -1,6 +1,6 @@
 // API keys: list, create (the key is shown once), rename and revoke.
 import { api } from '../api.ts';
-import { apiKeyOnce } from '../api-key-once.ts';
+import { apiKeyOnce } from '../secret-once.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';

@@ -1,6 +1,6 @@
 // Sign in, or create an account (which shows its first API key once before going on).
 import { api, ApiError, tryAgainIn } from '../api.ts';
-import { apiKeyOnce } from '../api-key-once.ts';
+import { apiKeyOnce } from '../secret-once.ts';
 import { h } from '../dom.ts';
 import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
 import type { NewApiKey, SignedIn } from '../resources.ts';

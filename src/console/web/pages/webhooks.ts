@@ -2,7 +2,7 @@
 // once; enable or disable, send a test event, delete), each endpoint's recent deliveries with
 // the receiver's status codes, and the balance below which `credits.low` is sent.
 import { api } from '../api.ts';
-import { copyText } from '../api-key-once.ts';
+import { secretOnce } from '../secret-once.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
@@ -145,29 +145,6 @@ export const webhooksPage: Page = async (context) => {
     }
   }
 
-  function secretOnce(secret: string): HTMLElement {
-    const text = h('code', { id: 'webhook-secret-once', class: 'secret' }, secret);
-    const copyStatus = h('span', { class: 'copy-status', role: 'status', 'aria-live': 'polite' });
-    const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy');
-    const done = h('button', { type: 'button', id: 'webhook-secret-done' }, 'Done, I saved it');
-    const box = h(
-      'section',
-      { class: 'key-once', 'aria-labelledby': 'webhook-secret-title' },
-      h('h2', { id: 'webhook-secret-title' }, 'The signing secret — shown once, copy it now'),
-      h('p', null, 'Your receiver verifies each request’s webhook-signature with it (any Standard Webhooks library does). If it is lost, delete the endpoint and add it again.'),
-      text,
-      h('div', { class: 'actions' }, copy, done, copyStatus),
-    );
-    copy.addEventListener('click', async () => {
-      copyStatus.textContent = (await copyText(text)) ? 'Copied.' : 'Select the secret and copy it by hand.';
-    });
-    done.addEventListener('click', () => {
-      text.textContent = '';
-      box.remove();
-    });
-    return box;
-  }
-
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearError(formError);
@@ -178,7 +155,16 @@ export const webhooksPage: Page = async (context) => {
       );
       url.value = '';
       description.value = '';
-      replaceChildren(secretSlot, secretOnce(created.secret));
+      replaceChildren(
+        secretSlot,
+        secretOnce(created.secret, {
+          ids: { text: 'webhook-secret-once', proceed: 'webhook-secret-done', title: 'webhook-secret-title' },
+          title: 'The signing secret — shown once, copy it now',
+          explanation: 'Your receiver verifies each request’s webhook-signature with it (any Standard Webhooks library does). If it is lost, delete the endpoint and add it again.',
+          noun: 'secret',
+          continueLabel: 'Done, I saved it',
+        }),
+      );
       await load();
     } catch (error) {
       showError(formError, error);
