@@ -12,6 +12,13 @@ const JAW_REACH = 0.7;
  */
 const CHEEK_FOLLOW = 0.2;
 const CHEEK_REACH = 1.4;
+/**
+ * The nostrils' base follows the jaw down by this share of its drop (the upper lip's skin
+ * stretching), across the nose's width (about 0.7 × the mouth's), fading out up the nose over
+ * about the philtrum's length and before the lip.
+ */
+const NOSTRIL_FOLLOW = 0.06;
+const NOSE_WIDTH = 0.7;
 /** The lower teeth start to show once the gap is this share of the widest opening past the upper teeth… */
 const LOWER_TEETH_FROM = 0.3;
 /** …and rise by this share of the gap's further growth. */
@@ -26,6 +33,11 @@ export interface MouthTables extends ColumnFrame {
   lateral: Float32Array;
   /** How far the cheek beside the mouth at this column follows the jaw (none across the lips). */
   cheek: Float32Array;
+  /** How far the nostrils' base above this column follows the jaw (0 beyond the nose's wings). */
+  nostril: Float32Array;
+  /** v where the nostrils' pull fades out up the nose, and down the philtrum. */
+  nostrilTop: number;
+  nostrilBottom: number;
   /** Where the jaw's motion fades out below the chin. */
   fadeStart: Float32Array;
   fadeEnd: Float32Array;
@@ -74,7 +86,7 @@ export function mapMouth(
   const { ox, oy, ax, ay, u0, columns, vMin, vMax, nose, blend, textureU, teeth, lowerTeeth, maxOpen } = m;
   const cavityRows = textureRows - 1 - teeth - lowerTeeth;
   const lowerFrom = LOWER_TEETH_FROM * maxOpen;
-  const { cheek: cheekAt } = m;
+  const { cheek: cheekAt, nostril: nostrilAt, nostrilTop, nostrilBottom } = m;
   const { split: splitAt, lens: lensAt, lateral: lateralAt, fadeStart: fadeStartAt, fadeEnd: fadeEndAt, top: topAt, bottom: bottomAt, roundAcross, roundAlong } = m;
   const { pressing, meet: meetAt, drop: dropAt, rise: riseAt } = m;
   const lift = open * UPPER_LIFT;
@@ -137,6 +149,13 @@ export function mapMouth(
         let t = (v - nose) / (split - nose);
         t = t > 1 ? 1 : t;
         sv -= cheek * t * t * (3 - 2 * t);
+      }
+      // The nostrils' base follows too, a little: most at the base, none up the nose or at the lip.
+      const pull = open * nostrilAt[k0]!;
+      if (pull > 0 && v > nostrilTop && v < nostrilBottom) {
+        let t = v <= nose ? (v - nostrilTop) / (nose - nostrilTop) : (nostrilBottom - v) / (nostrilBottom - nose);
+        t = t > 1 ? 1 : t;
+        sv -= pull * t * t * (3 - 2 * t);
       }
     } else if (v < bottom) {
       // In the gap; whichever lip edge is nearer shows through the part of the pixel outside it.
@@ -235,6 +254,7 @@ export function mouthTables(rig: FaceRig): MouthTables {
   const lens = new Float32Array(columns);
   const lateral = new Float32Array(columns);
   const cheek = new Float32Array(columns);
+  const nostril = new Float32Array(columns);
   const fadeStart = new Float32Array(columns);
   const fadeEnd = new Float32Array(columns);
   const roundAcross = new Float32Array(columns);
@@ -248,6 +268,7 @@ export function mouthTables(rig: FaceRig): MouthTables {
     const side = u < 0 ? jawLeft : jawRight;
     lateral[k] = 1 - smoothstep(0.9 * Math.abs(corner), Math.abs(side), Math.abs(u));
     cheek[k] = CHEEK_FOLLOW * (1 - smoothstep(Math.abs(corner), CHEEK_REACH * Math.abs(corner), Math.abs(u))) * (1 - lens[k]!);
+    nostril[k] = NOSTRIL_FOLLOW * (1 - smoothstep(0.6 * NOSE_WIDTH * halfWidth, NOSE_WIDTH * halfWidth, Math.abs(u)));
     const jaw = interpolate(mouth.jaw, u);
     fadeStart[k] = jaw - 0.1 * chin;
     fadeEnd[k] = jaw + span;
@@ -256,13 +277,18 @@ export function mouthTables(rig: FaceRig): MouthTables {
     const reach = Math.min(1.7 * halfWidth, (u < 0 ? -u0 : u0 + columns - 1) - 2);
     roundAcross[k] = 1 - smoothstep(Math.min(0.7 * halfWidth, 0.5 * reach), reach, Math.abs(u));
   }
-  const vMin = Math.floor(mouth.nose) - 1;
+  // The philtrum's length (nose to the lips' parting line, at the middle) sizes the nostrils' pull.
+  const philtrum = Math.max(1, interpolate(mouth.split, 0) - mouth.nose);
+  const nostrilTop = mouth.nose - philtrum;
+  const nostrilBottom = mouth.nose + 0.5 * philtrum;
+  const noseRow = Math.floor(mouth.nose) - 1;
+  const vMin = Math.min(noseRow, Math.floor(nostrilTop) - 1);
   const vMax = Math.ceil(deepest) + 2;
   const roundAlong = new Float32Array(vMax - vMin + 1);
   // …and before the nose above the mouth (the region's top edge), the chin's reach below.
   for (let j = 0; j < roundAlong.length; j++) {
     const v = vMin + j;
-    roundAlong[j] = 1 - smoothstep(0, v < 0 ? Math.max(1, -vMin - 1) : 0.8 * chin, Math.abs(v));
+    roundAlong[j] = 1 - smoothstep(0, v < 0 ? Math.max(1, -noseRow - 1) : 0.8 * chin, Math.abs(v));
   }
   smoothLine(split, mouth.corners, u0);
   let inner: Float32Array | null = null;
@@ -287,6 +313,9 @@ export function mouthTables(rig: FaceRig): MouthTables {
     lens,
     lateral,
     cheek,
+    nostril,
+    nostrilTop,
+    nostrilBottom,
     fadeStart,
     fadeEnd,
     roundAcross,

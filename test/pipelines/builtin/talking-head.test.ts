@@ -245,7 +245,7 @@ describe('the talking head', () => {
     expect(draw({ press: 0 })[ty * framing.width + tx]!).toBe(teeth);
   });
 
-  test('the cheeks beside the mouth follow the jaw down a little; the nose and the face\'s sides stay', () => {
+  test('the cheeks beside the mouth and the nostrils follow the jaw down a little; the nose above and the face\'s sides stay', () => {
     const framing = face.framings.portrait;
     const { rig, textures } = buildFaceRig(framing);
     const { width, height } = framing;
@@ -267,5 +267,11 @@ describe('the talking head', () => {
       expect(movedDown(1.08 * corner, mouth.nose)).toBe(0); // up at the nose: still
       expect(movedDown(2 * corner, 0)).toBe(0); // out toward the face's side: still
     }
+    // The nostrils' base, a little (a share of the drop), neither the nose above it nor the lip below.
+    const philtrum = mouth.split.reduce((best, p) => (Math.abs(p[0]) < Math.abs(best[0]) ? p : best))[1] - mouth.nose;
+    expect(movedDown(0, mouth.nose)).toBeGreaterThanOrEqual(1);
+    expect(movedDown(0, mouth.nose)).toBeLessThanOrEqual(0.1 * mouth.maxOpen);
+    expect(movedDown(0, mouth.nose - 1.1 * philtrum)).toBe(0);
+    expect(movedDown(mouth.corners[1], mouth.nose - 0.5 * philtrum)).toBe(0); // beside the nose's wings
   });
 });
