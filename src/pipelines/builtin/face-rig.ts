@@ -209,10 +209,11 @@ function mouthTexture(image: RgbaImage, mouth: MouthRig, lipPoints: Point[], int
     for (let v = top + 1; v < bottom - 1; v += 1) interiorPoints.push(toImage(interior.frame, [u, v]));
   }
   // Teeth take the photo's own colour when it shows them; otherwise an off-white with a
-  // little of the lips' warmth (none in a greyscale photo).
+  // little of the lips' warmth (none in a greyscale photo), lit as the skin beside the mouth
+  // is: a fixed white glowed in dim photos.
   const shown = interiorPoints.length > 0 ? brightest(image, interiorPoints) : undefined;
   const warmth = lip.map((channel) => 0.88 + (0.12 * channel) / Math.max(1, luma(lip))) as Rgb;
-  const teeth: Rgb = shown && luma(shown) > 120 ? shown : scale(warmth, 212);
+  const teeth: Rgb = shown && luma(shown) > 120 ? shown : scale(warmth, teethLuma(image, mouth, interior.frame));
   const shadow = scale(lip, 0.2);
   const throat = scale(lip, 0.36);
   // The tongue: the lips' hue, a little lighter and pinker than the cavity around it.
@@ -264,6 +265,21 @@ function mouthTexture(image: RgbaImage, mouth: MouthRig, lipPoints: Point[], int
 }
 
 type Rgb = [number, number, number];
+
+/** Generated teeth are this much brighter than the skin beside the mouth, within these bounds. */
+const TEETH_OVER_SKIN = 1.15;
+const TEETH_LUMA = { min: 120, max: 212 } as const;
+
+/** How bright generated teeth are: from the cheeks beside the mouth's corners, between the nose and the lips. */
+function teethLuma(image: RgbaImage, mouth: MouthRig, frame: LocalFrame): number {
+  const points: Point[] = [];
+  const lips = interpolate(mouth.split, 0);
+  for (const corner of mouth.corners) {
+    for (let step = 0; step <= 4; step++) points.push(toImage(frame, [1.25 * corner, mouth.nose + ((lips - mouth.nose) * step) / 4]));
+  }
+  const skin = luma(averageColour(image, points, 2));
+  return Math.min(TEETH_LUMA.max, Math.max(TEETH_LUMA.min, TEETH_OVER_SKIN * skin));
+}
 
 function averageColour(image: RgbaImage, points: Point[], radius: number): Rgb {
   const sum: Rgb = [0, 0, 0];

@@ -56,6 +56,19 @@ describe('the face rig', () => {
     for (const colour of [teeth, throat]) expect(Math.max(...colour) - Math.min(...colour)).toBeLessThanOrEqual(2);
   });
 
+  test('teeth a photo does not show are lit as its skin is: a brighter copy gets brighter teeth', async () => {
+    const framing = await faceFraming('cameraman', 'portrait');
+    const brighter = { ...framing, rgba: framing.rgba.map((value, i) => (i % 4 === 3 ? value : Math.min(255, Math.round(value * 1.3)))) };
+    const teethOf = (input: FaceRigInput) => {
+      const { rig, textures } = buildFaceRig(input);
+      return luma(pixel(textures.mouth!, textures.mouth!.width >> 1, rig.mouth.teeth >> 1));
+    };
+    const [dim, bright] = [teethOf(framing), teethOf(brighter)];
+    // (A fixed off-white made both the same, and glowed in dim photos.)
+    expect(bright).toBeGreaterThan(dim + 25);
+    expect(dim).toBeLessThan(180);
+  });
+
   test.each(['astronaut', 'cameraman'] as const)("%s: the mouth's inside has depth, a tongue and lower teeth, and no flat black", async (photo) => {
     const framing = await faceFraming(photo, 'portrait');
     const { rig, textures } = buildFaceRig(framing);
