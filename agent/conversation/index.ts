@@ -55,6 +55,12 @@ export interface Conversation {
  * a client that never subscribes (a bot, a broken one) is greeted anyway.
  */
 const GREETING_WAIT_MS = 3_000;
+/**
+ * …and then this long: the visitor's first video frame (a keyframe, encoded and sent on
+ * request once they subscribe) comes first, and the greeting's synthesis, which starts the
+ * moment it is said, does not take the CPU that frame needs (measured, docs/benchmarks.md).
+ */
+const GREETING_AFTER_HEARD_MS = 400;
 
 /** One language normalised from whatever the STT reports ('es', 'es-ES', 'Spanish'…). */
 function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
@@ -189,10 +195,13 @@ export async function startConversation(options: ConversationOptions): Promise<C
   // Spoken once the visitor hears us: earlier, its first words would be lost, and during a
   // burst its synthesis would take the CPU the visitors' first frames need.
   await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
+  await Bun.sleep(GREETING_AFTER_HEARD_MS);
   try {
     const greeting = greetingText({ name: metadata.identity?.name ?? null, prompt: metadata.identity?.prompt ?? null, language: mode });
-    session.say(greeting);
-    providers.prepareReplies(instructions, greeting);
+    const greeted = session.say(greeting);
+    // The replies' prompt is read ahead once the greeting has been spoken (a visitor speaking
+    // sooner has their reply read it): not beside the greeting's synthesis and first frames.
+    void greeted.waitForPlayout().then(() => providers.prepareReplies(instructions, greeting), () => undefined);
   } catch (error) {
     // The session closed while waiting (the visitor left at once): nobody to greet.
     logger.info(`no greeting: ${(error as Error).message}`);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { configureLogging } from '../../src/logging/index.ts';
 import { startService, type RunningService } from '../../src/server.ts';
 
 export interface BenchService {
@@ -20,7 +21,10 @@ export async function startBenchService({ agent = false, env = {} }: { agent?: b
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
   const port = probe.port!;
   probe.stop(true);
-  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), SESSION_ADMISSION: agent ? 'workers' : 'off', ...env });
+  // The service logs at the bench's level (warn): an access line per request drowned its figures.
+  const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
+  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), SESSION_ADMISSION: agent ? 'workers' : 'off', LOG_LEVEL: logLevel, ...env });
+  configureLogging(config.log);
   const service = await startService(config);
   const { livekit } = service.services;
   const worker = agent
