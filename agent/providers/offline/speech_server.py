@@ -205,15 +205,19 @@ class Speaker:
     def __init__(self, model_path, config_path, threads):
         import onnxruntime
         from piper import PiperVoice, SynthesisConfig
+        from piper.config import PiperConfig
 
-        self.voice = PiperVoice.load(model_path, config_path=config_path)
         # Piper's own session spins its threads while idle; on a shared 2-core machine that
-        # steals the CPU Whisper and the LLM need. Same model, a polite session.
+        # steals the CPU Whisper and the LLM need. Same model, a polite session, made once:
+        # PiperVoice.load makes its own first (1.2 s of CPU a job process spent for nothing).
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.voice.session = onnxruntime.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
+        with open(config_path, "r", encoding="utf-8") as config_file:
+            config = PiperConfig.from_dict(json.load(config_file))
+        session = onnxruntime.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
+        self.voice = PiperVoice(config=config, session=session)
         self.SynthesisConfig = SynthesisConfig
         self.sample_rate = self.voice.config.sample_rate
 
