@@ -3,7 +3,7 @@
 // dispatch metadata and reports back over HTTP.
 import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
 import { RoomEvent } from '@livekit/rtc-node';
-import { loadProviders } from '../src/config.ts';
+import { JOB_MODELS_IN_BACKGROUND_VARIABLE, loadProviders } from '../src/config.ts';
 import { avatarShapeFor, isSessionRoom, parseDispatchMetadata, type AvatarFallbackReport, type TranscriptReport, type TurnMetricsReport } from '../src/contract/index.ts';
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { startConversation, type Conversation } from './conversation/index.ts';
@@ -23,7 +23,8 @@ async function closeWithin(conversation: Conversation | undefined, ms: number, l
 /** What the job process loads before it is given a job (agents' prewarm). */
 interface ProcessData {
   vad?: VAD;
-  offline?: OfflineModels;
+  /** Loaded before the process takes a job, or (a replacement process) while its first session starts. */
+  offline?: Promise<OfflineModels | undefined>;
   /** SmolLM2 alone, for `transcript` turn detection when every reply part is a cloud one. */
   sentenceEnd?: SentenceEnd;
 }
@@ -65,7 +66,17 @@ export default defineAgent({
       }
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
       const { loadOfflineModels } = await import('./providers/offline/index.ts');
-      (proc.userData as ProcessData).offline = await loadOfflineModels({ modelsDir: providers.modelsDir });
+      const loading = loadOfflineModels({ modelsDir: providers.modelsDir });
+      if (!process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE]) {
+        (proc.userData as ProcessData).offline = Promise.resolve(await loading);
+        return;
+      }
+      // A replacement for a process whose session ended (agent/worker.ts): its session's face
+      // need not wait for the models, only its conversation does.
+      (proc.userData as ProcessData).offline = loading.catch((error: unknown) => {
+        log().error({ err: error }, 'the offline models could not be loaded; sessions of this process get no conversation');
+        return undefined;
+      });
     } finally {
       // From here agents' own handler takes the shutdown request (it is added right after prewarm).
       process.off('message', exitOnEarlyShutdown);
@@ -164,12 +175,15 @@ async function serveSession(ctx: JobContext): Promise<void> {
     leaving = true;
     await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
   });
+  // The face streams already; a process that took the job while loading its models finishes here.
+  const offline = await (ctx.proc.userData as ProcessData).offline;
+  if (leaving) return;
   conversation = await startConversation({
     ctx,
     metadata,
     providers: loadProviders(process.env),
-    offline: (ctx.proc.userData as ProcessData).offline,
-    sentenceReader: (ctx.proc.userData as ProcessData).offline?.sentenceEnd ?? (ctx.proc.userData as ProcessData).sentenceEnd,
+    offline,
+    sentenceReader: offline?.sentenceEnd ?? (ctx.proc.userData as ProcessData).sentenceEnd,
     vad: (ctx.proc.userData as ProcessData).vad ?? new inference.VAD(),
     speech: (avatar ?? voiceOnly)!.speech,
     audible: (avatar ?? voiceOnly)!.audible,

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { CONTROL_PLANE_SECRETS, JOB_ENV_EXCLUDE_VARIABLE, loadAgentSettings } from '../src/config.ts';
+import { CONTROL_PLANE_SECRETS, JOB_ENV_EXCLUDE_VARIABLE, JOB_MODELS_IN_BACKGROUND_VARIABLE, loadAgentSettings } from '../src/config.ts';
 import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_PATH, type WorkerHeartbeat } from '../src/contract/index.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
@@ -187,6 +187,18 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
 
   let stopped: Promise<void> | undefined;
   let warmedUp = false;
+  // Once a process was warm for every slot (readiness waits for that), processes forked to
+  // replace ended sessions take a job before their offline models are loaded: three sessions
+  // ending together left three processes loading at once for ~10 s on two cores, and a visitor
+  // arriving then waited for one with a blank room. Now the face comes first, the voice when
+  // the models are in (the environment is copied at fork).
+  delete process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE];
+  const warmWatch = setInterval(() => {
+    if (server.warmProcesses < maxConcurrentJobs) return;
+    process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE] = '1';
+    clearInterval(warmWatch);
+  }, 250);
+  warmWatch.unref();
   return {
     id: workerId,
     healthUrl: `http://${healthHost.includes(':') ? `[${healthHost}]` : healthHost}:${healthPort}`,
@@ -199,6 +211,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     stop({ drainTimeoutMs = 0 } = {}) {
       stopped ??= (async () => {
         stopping = true;
+        clearInterval(warmWatch);
         freedSlots.stop();
         // Draining from now: the control plane sends no more sessions this way, and the
         // heartbeats go on listing the running ones, which are not lost while they drain.

@@ -35,6 +35,15 @@ function machineBusy(): { busy: number; total: number } {
   return { busy, total };
 }
 
+/** Waits (at most a minute) until both cores were less than a third busy over a second. */
+async function settled(): Promise<void> {
+  for (const deadline = performance.now() + 60_000; performance.now() < deadline; ) {
+    const before = machineBusy();
+    await Bun.sleep(1_000);
+    if (busyShare(before, machineBusy()) < 1 / 3) return;
+  }
+}
+
 function busyShare(before: { busy: number; total: number }, after: { busy: number; total: number }): number {
   return (after.busy - before.busy) / Math.max(1, after.total - before.total);
 }
@@ -114,6 +123,9 @@ try {
     // LiveKit hears a worker's load every 2.5 s: a burst right after the last one ended
     // would find the worker still full there, and its dispatches are sent again 2 s later.
     await Bun.sleep(3_000);
+    // Idle: processes forked to replace the last burst's take jobs while their models still
+    // load (agent/job.ts), so "warm" alone no longer means the machine has settled.
+    await settled();
     // How busy the machine and this process (the API, the worker and the visitors) were during
     // the burst: on 2 cores the burst's tail is CPU-bound (docs/benchmarks.md).
     const stalls = monitorEventLoopDelay({ resolution: 10 });

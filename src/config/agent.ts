@@ -79,6 +79,12 @@ export interface TurnSettings {
 export const CONTROL_PLANE_SECRETS = ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'ADMIN_TOKEN', 'METRICS_TOKEN'] as const;
 /** The variable agents' patched fork reads the names to leave out of a job's environment from. */
 export const JOB_ENV_EXCLUDE_VARIABLE = 'LIKENESS_JOB_ENV_EXCLUDE';
+/**
+ * Set by the worker (to "1") once its first job processes are warm: a process forked after it
+ * (replacing one whose session ended) loads its offline models behind its first session's face
+ * rather than before taking a job (agent/job.ts).
+ */
+export const JOB_MODELS_IN_BACKGROUND_VARIABLE = 'LIKENESS_JOB_MODELS_IN_BACKGROUND';
 
 /** A hosted avatar provider's key and API (undefined: wherever its plugin goes by default). */
 export type HostedAvatar<Url extends string | undefined = string | undefined> = { apiKey: string; apiUrl: Url };

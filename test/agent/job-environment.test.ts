@@ -4,7 +4,7 @@
 // in them could.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readdir, readFile } from 'node:fs/promises';
-import { CONTROL_PLANE_SECRETS } from '../../src/config.ts';
+import { CONTROL_PLANE_SECRETS, JOB_MODELS_IN_BACKGROUND_VARIABLE } from '../../src/config.ts';
 import { setProcessEnv } from '../support/environment.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -49,4 +49,11 @@ test('job processes have no database URL, storage secret or admin token; they ke
     // The providers' settings stay (the wire fakes' URLs here).
     for (const [name, value] of Object.entries(fakes.env)) expect(job.env.get(name)).toBe(value);
   }
+}, 60_000);
+
+test("the worker's first job processes load their models before taking a job; once they are warm, replacements are told to load them behind the face", async () => {
+  const first = await eventually(async () => ((await jobProcesses()).length > 0 ? jobProcesses() : undefined), 30_000, 'warm job processes');
+  for (const job of first) expect([job.pid, job.env.has(JOB_MODELS_IN_BACKGROUND_VARIABLE)]).toEqual([job.pid, false]);
+  // Forks copy the environment: the worker sets the variable in its own once every slot has a warm process.
+  await eventually(async () => (process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE] === '1' ? true : undefined), 30_000, 'the worker to mark its later forks');
 }, 60_000);
