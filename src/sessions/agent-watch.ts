@@ -18,7 +18,7 @@ import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
-import { HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
+import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
 import { randomBase62 } from '../db/ids.ts';
 import { findIdentity } from '../identities/queries.ts';
@@ -53,15 +53,34 @@ export interface AgentWatchDeps {
   log?: (line: string) => void;
 }
 
+/**
+ * After this process last failed to reach the database, this long before an agent may be taken
+ * for lost: the workers' heartbeats failed to be recorded too (a Postgres crash, a failover),
+ * and the first look after recovery saw every session unlisted and moved a live agent.
+ */
+const LOST_GRACE_AFTER_DB_FAILURE_MS = (HEARTBEAT_TTL_SECONDS + 2 * HEARTBEAT_INTERVAL_SECONDS) * 1000;
+
 export class AgentWatch {
+  #databaseFailedAt = -Infinity;
+
   constructor(private readonly deps: AgentWatchDeps) {}
 
   /** One look at every running session; returns the ids dispatched again. */
   async tick(): Promise<string[]> {
+    try {
+      return await this.#look();
+    } catch (error) {
+      this.#databaseFailedAt = performance.now();
+      throw error;
+    }
+  }
+
+  async #look(): Promise<string[]> {
     const { db } = this.deps;
     const redispatched: string[] = [];
     // Lost agents first: claimed by clearing the join, so a second process finds nothing.
-    const lost = await db
+    const heartbeatsRecorded = performance.now() - this.#databaseFailedAt > LOST_GRACE_AFTER_DB_FAILURE_MS;
+    const lost = !heartbeatsRecorded ? [] : await db
       .update(sessions)
       .set({ agentJoinedAt: null, agentWaitSince: sql`now()`, dispatchedAt: sql`now()` })
       .where(

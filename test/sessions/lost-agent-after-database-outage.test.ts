@@ -1,0 +1,49 @@
+// The agent watch (src/sessions/agent-watch.ts) takes a session's agent for lost when no
+// worker's heartbeat has listed the session lately. While the database is unreachable the
+// heartbeats cannot be recorded either, so right after an outage every session looks unlisted:
+// the watch waits a heartbeat's lifetime after its last failure before judging (a Postgres
+// crash test once saw a live agent moved and a second one join). Here the failure is made to
+// order and the watch is driven by hand (SESSION_ADMISSION=off: the service runs no watch of its own).
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { eq, sql } from 'drizzle-orm';
+import { sessions } from '../../src/sessions/schema.ts';
+import { HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
+import { createAstronaut, startSession } from '../avatar/support.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let service: TestService;
+
+beforeAll(async () => {
+  service = await startTestService('pglite', { livekit: 'local', env: { SESSION_ADMISSION: 'off' } });
+}, 120_000);
+afterAll(() => service?.stop());
+
+test('an agent unlisted only because heartbeats could not be recorded is not taken for lost; once they could have been, it is', async () => {
+  const account = await service.account({ credits: 1_000 });
+  const identity = await createAstronaut(account, { language: 'en' });
+  const session = await startSession(account, { identity_id: identity.identity_id });
+  const db = service.services.database.db;
+  // An agent joined, last listed well over a heartbeat's lifetime ago.
+  await db.update(sessions).set({ agentJoinedAt: sql`now() - interval '10 seconds'`, agentSeenAt: sql`now() - interval '10 seconds'` }).where(eq(sessions.id, session.room_name));
+  const joined = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!.agentJoinedAt;
+  const watch = service.services.agentWatch;
+
+  // The database goes away for one look.
+  const update = db.update.bind(db);
+  db.update = (() => {
+    throw new Error('connection terminated');
+  }) as typeof db.update;
+  try {
+    await expect(watch.tick()).rejects.toThrow('connection terminated');
+  } finally {
+    db.update = update;
+  }
+  // Back at once: the stale listing is the outage's, not the agent's.
+  expect(await watch.tick()).toEqual([]);
+  expect(await joined()).not.toBeNull();
+
+  // A heartbeat's lifetime and two intervals later, an unlisted agent is lost: dispatched again.
+  await Bun.sleep(HEARTBEAT_TTL_SECONDS * 1000 + 1_200);
+  expect(await watch.tick()).toEqual([session.room_name]);
+  expect(await joined()).toBeNull();
+}, 60_000);
