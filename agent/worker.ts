@@ -191,13 +191,17 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   // replace ended sessions take a job before their offline models are loaded: three sessions
   // ending together left three processes loading at once for ~10 s on two cores, and a visitor
   // arriving then waited for one with a blank room. Now the face comes first, the voice when
-  // the models are in (the environment is copied at fork).
+  // the models are in (the environment is copied at fork). Watched until then, as readiness
+  // probes may never ask.
   delete process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE];
-  const warmWatch = setInterval(() => {
-    if (server.warmProcesses < maxConcurrentJobs) return;
+  const isWarmedUp = (): boolean => {
+    if (warmedUp || server.warmProcesses < maxConcurrentJobs) return warmedUp;
+    warmedUp = true;
     process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE] = '1';
     clearInterval(warmWatch);
-  }, 250);
+    return true;
+  };
+  const warmWatch = setInterval(isWarmedUp, 250);
   warmWatch.unref();
   return {
     id: workerId,
@@ -205,7 +209,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     capacity: maxConcurrentJobs,
     // agents keeps them in a private pool; a dependency patch (agent/patches) exposes the count.
     warmProcesses: () => server.warmProcesses,
-    warmedUp: () => (warmedUp ||= server.warmProcesses >= maxConcurrentJobs),
+    warmedUp: isWarmedUp,
     runningSessions: () => server.activeJobs.length,
     stopping: () => stopping,
     stop({ drainTimeoutMs = 0 } = {}) {
