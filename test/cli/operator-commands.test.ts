@@ -112,7 +112,10 @@ describe('likeness CLI', () => {
 
   test('goes through the running service when it holds the embedded database', async () => {
     const dataDir = await tempDir(dirs, 'likeness-cli-');
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    // A port free now (a random one collided with an ephemeral port in a clean run).
+    const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+    const port = String(probe.port);
+    probe.stop(true);
     const server = Bun.spawn(['bun', CLI, 'serve'], { env: { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' }, stdout: 'pipe', stderr: 'inherit' });
     try {
       await readUntil(server.stdout, 'listening');
@@ -132,7 +135,10 @@ describe('likeness CLI', () => {
 describe('one embedded service per data folder', () => {
   test('a second service on the same DATA_DIR or port refuses to start', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'likeness-twice-'));
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    // A port free now (a random one collided with an ephemeral port in a clean run).
+    const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+    const port = String(probe.port);
+    probe.stop(true);
     const env = { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' };
     const first = Bun.spawn(['bun', CLI, 'serve'], { env, stdout: 'pipe', stderr: 'inherit' });
     try {
