@@ -136,9 +136,13 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     expect(after.image).not.toBe(created.image);
     expect(after.detail).toBeNull();
     expect((await fetch(after.image)).status).toBe(200);
-    expect((await fetch(created.image)).status).toBe(404); // the old face is gone
-    const keys = await service.assetKeys();
-    expect(keys.filter((k) => k.includes(created.identity_id) && k.includes('upload'))).toEqual([]);
+    // The old face and the raw upload serve until the switch to ready and are deleted right after it.
+    await eventually(async () => (await fetch(created.image)).status === 404, 5_000, 'the old face to be deleted');
+    await eventually(
+      async () => (await service.assetKeys()).every((k) => !(k.includes(created.identity_id) && k.includes('upload'))),
+      5_000,
+      'the raw upload to be deleted',
+    );
   });
 
   test('PATCH with audio and prompt retrains the voice and keeps the image', async () => {
@@ -149,7 +153,7 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     const after = (await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody;
     expect(after.image).toBe(created.image);
     expect(new URL(after.audio!).pathname).toMatch(/\.mp3$/);
-    expect((await fetch(created.audio!)).status).toBe(404);
+    await eventually(async () => (await fetch(created.audio!)).status === 404, 5_000, 'the old voice sample to be deleted');
   });
 
   test('a second retrain while one runs answers 409; they never interleave', async () => {
