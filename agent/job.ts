@@ -10,6 +10,7 @@ import { startConversation, type Conversation } from './conversation/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
+import { joinSessionsHere, replyThreadsHere } from './sessions-here.ts';
 
 /** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
 const CONVERSATION_CLOSE_MS = 5_000;
@@ -25,7 +26,7 @@ interface ProcessData {
   vad?: VAD;
   /** Loaded before the process takes a job, or (a replacement process) while its first session starts. */
   offline?: Promise<OfflineModels | undefined>;
-  /** SmolLM2 alone, for `transcript` turn detection when every reply part is a cloud one. */
+  /** SmolLM2 alone, for `transcript` turn detection when the replies come from a cloud model. */
   sentenceEnd?: SentenceEnd;
 }
 
@@ -66,7 +67,7 @@ export default defineAgent({
       }
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
       const { loadOfflineModels } = await import('./providers/offline/index.ts');
-      const loading = loadOfflineModels({ modelsDir: providers.modelsDir });
+      const loading = loadOfflineModels({ modelsDir: providers.modelsDir, replyThreads: () => replyThreadsHere() });
       if (!process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE]) {
         (proc.userData as ProcessData).offline = Promise.resolve(await loading);
         return;
@@ -149,6 +150,9 @@ async function serveSession(ctx: JobContext): Promise<void> {
   }
   meter.agentJoined();
   meterRoomParticipants(ctx.room, meter);
+  // Counted among the machine's sessions while it serves (the offline replies' threads follow the count).
+  const leaveSessionsHere = joinSessionsHere();
+  ctx.addShutdownCallback(async () => leaveSessionsHere());
 
   // The avatar streams from the moment the job is in the room (billing starts at its first frame).
   const avatar = preparedAvatar

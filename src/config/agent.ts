@@ -51,7 +51,7 @@ export interface ProviderSettings {
   openai: CloudProvider | undefined;
   /** ElevenLabs text-to-speech and instant voice cloning (ELEVENLABS_API_KEY). */
   elevenlabs: CloudProvider | undefined;
-  /** Where the bootstrap put the offline models (Whisper, SmolLM2, Piper). */
+  /** Where the bootstrap put the offline models (Whisper, Qwen2.5-Coder-0.5B, SmolLM2-135M, Piper). */
   modelsDir: string;
   turns: TurnSettings;
 }

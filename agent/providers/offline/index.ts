@@ -1,14 +1,15 @@
 // The offline models a session falls back on when a part has no cloud key: Whisper (STT),
-// SmolLM2 (LLM), Piper and espeak-ng (TTS), all installed by src/bootstrap/models.mjs into the
-// models folder. They stay loaded for the whole job: Whisper and Piper in one Python process
-// (speech_server.py), SmolLM2 in this process through node-llama-cpp.
+// Qwen2.5-Coder-0.5B-Instruct (LLM), SmolLM2-135M (reads whether a turn has ended), Piper and
+// espeak-ng (TTS), all installed by src/bootstrap/models.mjs into the models folder. They stay
+// loaded for the whole job: Whisper and Piper in one Python process (speech_server.py), the two
+// language models in this process through node-llama-cpp.
 import { readFile } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { stt } from '@livekit/agents';
 import { replyGrammar } from './alphabets.ts';
 import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaGrammar, type LlamaModel } from './llama.ts';
-import { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
+import { OfflineLLM, type OfflineLLMOptions, type ReplyThreads } from './llm.ts';
 import { SentenceEnd } from './sentence-end.ts';
 import { SpeechServer } from './speech-server.ts';
 import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
@@ -24,11 +25,11 @@ export { OFFLINE_TTS_SAMPLE_RATE, OfflineTTS, planVoice, type OfflineTTSOptions,
 export interface OfflineModels {
   /** Pinned language: recognise in it; 'auto': detect (SpeechData.language carries the ISO code). */
   stt(language: SpokenLanguage | 'auto'): stt.STT;
-  /** Shares the one loaded SmolLM2: one session per job, so one generation at a time. */
+  /** Shares the one loaded reply model: one session per job, so one generation at a time. */
   llm(): OfflineLLM;
   /** Speaks `language`; `profile` null = the default English voice (Piper joe). 22 050 Hz mono. */
   tts(options: { language: SpokenLanguage; profile: OfflineVoiceProfile | null }): OfflineTTS;
-  /** SmolLM2's reading of whether the visitor's words end a sentence (for end-of-turn detection). */
+  /** SmolLM2-135M's reading of whether the visitor's words end a sentence (for end-of-turn detection). */
   sentenceEnd: SentenceEnd;
   close(): Promise<void>;
 }
@@ -38,13 +39,16 @@ interface Manifest {
   layout: number;
   python: string;
   whisper: { en: string; multilingual: string };
+  /** The replies' model (GGUF). */
   llm: string;
+  /** The end-of-turn reader's model (GGUF), calibrated on SmolLM2-135M (sentence-end.ts). */
+  reader: string;
   nodeLlamaCpp: string;
   piper: { model: string; config: string };
 }
 
-/** The bootstrap's LAYOUT_VERSION (2: Piper's model patched for phoneme timing). */
-const MANIFEST_LAYOUT = 2;
+/** The bootstrap's LAYOUT_VERSION (2: Piper's model patched for phoneme timing; 3: a reply model beside the reader). */
+const MANIFEST_LAYOUT = 3;
 
 
 async function readManifest(modelsDir: string): Promise<Manifest> {
@@ -72,11 +76,12 @@ export interface LoadOfflineModelsOptions {
   /** CPU threads of Whisper and Piper (default 2: measured 0.6 s vs 0.8 s per utterance with tiny.en). */
   speechThreads?: number;
   /**
-   * CPU threads of SmolLM2 (default 1): it generates while Piper speaks the first sentence,
-   * and llama.cpp's spinning threads slow down sharply when the cores are oversubscribed
-   * (measured under load: 60 tokens in 1 s with one thread, 15–50 s with two).
+   * CPU threads of the reply about to start (default 1), asked before each reply: llama.cpp's
+   * threads spin-wait for each other, so more threads than the cores have free collapse
+   * (measured under load: 60 tokens in 1 s with one thread, 15–50 s with two). The job passes
+   * two while its session has the machine's cores to itself (agent/sessions-here.ts).
    */
-  llmThreads?: number;
+  replyThreads?: () => number;
   llm?: Partial<OfflineLLMOptions>;
   /** espeak-ng command (default: from PATH; the bootstrap installs it). */
   espeakCommand?: string;
@@ -88,18 +93,20 @@ export interface LoadOfflineModelsOptions {
  */
 export async function loadOfflineLanguageModel(modelsDir: string, options: { threads?: number; modelPath?: string; llm?: Partial<OfflineLLMOptions> } = {}) {
   const manifest = await readManifest(modelsDir);
-  const loaded = await loadLanguageModel({ ...manifest, llm: options.modelPath ?? manifest.llm }, modelsDir, options.threads ?? 1);
-  return { llm: new OfflineLLM(loaded.chat, options.llm, loaded.grammars), close: loaded.close };
+  const threads = options.threads ?? 1;
+  const loaded = await loadLanguageModel({ ...manifest, llm: options.modelPath ?? manifest.llm }, modelsDir, () => threads);
+  return { llm: new OfflineLLM(loaded.reply, options.llm), close: loaded.close };
 }
 
 /**
  * SmolLM2 for end-of-turn detection alone, when the replies come from a cloud model (the
- * offline models' `sentenceEnd` shares the loaded one otherwise).
+ * offline models' `sentenceEnd` shares its node-llama-cpp otherwise).
  */
 export async function loadOfflineSentenceEnd(modelsDir: string): Promise<SentenceEnd> {
-  const { model, release } = await openLanguageModel(await readManifest(modelsDir), modelsDir);
+  const manifest = await readManifest(modelsDir);
+  const { models, release } = await openLanguageModels(manifest, modelsDir, [manifest.reader]);
   try {
-    return await SentenceEnd.on(model, release);
+    return await SentenceEnd.on(models[0]!, release);
   } catch (error) {
     await release();
     throw error;
@@ -121,38 +128,53 @@ function startSpeechServer(manifest: Manifest, modelsDir: string, threads: numbe
   });
 }
 
-/** node-llama-cpp and the manifest's GGUF, loaded; `release` frees both. */
-async function openLanguageModel(manifest: Manifest, modelsDir: string) {
+/** node-llama-cpp and the given GGUF files on one instance (one thread budget); `release` frees them all. */
+async function openLanguageModels(manifest: Manifest, modelsDir: string, files: string[]) {
   const llamaCpp = await importNodeLlamaCpp(pathToFileURL(inModelsDir(modelsDir, manifest.nodeLlamaCpp)).href);
   // build 'never': only the prebuilt CPU binaries the bootstrap installed, no download or compile.
   const llama: Llama = await llamaCpp.getLlama({ gpu: false, build: 'never', logLevel: llamaCpp.LlamaLogLevel.error, progressLogs: false });
-  let model: LlamaModel;
-  try {
-    model = await llama.loadModel({ modelPath: inModelsDir(modelsDir, manifest.llm) });
-  } catch (error) {
-    await llama.dispose();
-    throw error;
-  }
+  const models: LlamaModel[] = [];
   const release = async () => {
-    await model.dispose();
+    for (const model of models) await model.dispose();
     await llama.dispose();
   };
-  return { llamaCpp, llama, model, release };
+  try {
+    for (const file of files) models.push(await llama.loadModel({ modelPath: inModelsDir(modelsDir, file) }));
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  return { llamaCpp, llama, models, release };
 }
 
-async function loadLanguageModel(manifest: Manifest, modelsDir: string, threads: number) {
-  const { llamaCpp, llama, model, release } = await openLanguageModel(manifest, modelsDir);
+/** The most threads a reply may take (its context is made for this many; each reply takes 1 to it). */
+const MAX_REPLY_THREADS = 2;
+
+/**
+ * The reply model, with the reader's model on the same node-llama-cpp when it is another file.
+ * Before each reply the instance's thread budget is set to what `replyThreads` says.
+ */
+async function loadLanguageModel(manifest: Manifest, modelsDir: string, replyThreads: () => number) {
+  const files = manifest.reader && manifest.reader !== manifest.llm ? [manifest.llm, manifest.reader] : [manifest.llm];
+  const { llamaCpp, llama, models, release } = await openLanguageModels(manifest, modelsDir, files);
+  const [replyModel, readerModel = replyModel] = models as [LlamaModel, LlamaModel?];
   let context: LlamaContext | undefined;
   try {
-    context = await model.createContext({ contextSize: 2048, threads, sequences: 1 });
+    context = await replyModel.createContext({ contextSize: 2048, threads: { ideal: MAX_REPLY_THREADS, min: 1 }, sequences: 1 });
     const chat = new llamaCpp.LlamaChat({ contextSequence: context.getSequence() });
-    const grammars = Object.fromEntries(
+    const alphabets = Object.fromEntries(
       await Promise.all(SPOKEN_LANGUAGES.map(async (language) => [language, await llama.createGrammar({ grammar: replyGrammar(language) })] as const)),
     ) as Record<SpokenLanguage, LlamaGrammar>;
+    const created = context;
+    const threads: ReplyThreads = {
+      choose: (most = MAX_REPLY_THREADS) => {
+        llama.maxThreads = Math.min(most, MAX_REPLY_THREADS, Math.max(1, Math.floor(replyThreads())));
+      },
+      used: () => created.currentThreads,
+    };
     return {
-      chat,
-      model,
-      grammars,
+      reply: { chat, name: basename(manifest.llm).replace(/\.gguf$/i, ''), alphabets, threads },
+      readerModel,
       close: async () => {
         await chat.dispose();
         await context?.dispose();
@@ -173,7 +195,7 @@ export async function loadOfflineModels(options: LoadOfflineModelsOptions): Prom
   // Both load at once: Python imports and reads Whisper/Piper while llama.cpp maps the GGUF.
   const [speech, language] = await Promise.allSettled([
     startSpeechServer(manifest, modelsDir, options.speechThreads ?? 2),
-    loadLanguageModel(manifest, modelsDir, options.llmThreads ?? 1),
+    loadLanguageModel(manifest, modelsDir, options.replyThreads ?? (() => 1)),
   ]);
   if (speech.status === 'rejected' || language.status === 'rejected') {
     if (speech.status === 'fulfilled') await speech.value.close();
@@ -181,10 +203,10 @@ export async function loadOfflineModels(options: LoadOfflineModelsOptions): Prom
     throw speech.status === 'rejected' ? speech.reason : (language as PromiseRejectedResult).reason;
   }
   const server = speech.value;
-  const languageModel = new OfflineLLM(language.value.chat, options.llm, language.value.grammars);
+  const languageModel = new OfflineLLM(language.value.reply, options.llm);
   let sentenceEnd: SentenceEnd;
   try {
-    sentenceEnd = await SentenceEnd.on(language.value.model);
+    sentenceEnd = await SentenceEnd.on(language.value.readerModel);
   } catch (error) {
     await Promise.all([server.close(), language.value.close()]);
     throw error;

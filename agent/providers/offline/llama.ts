@@ -49,17 +49,22 @@ export interface LlamaContextSequence {
 
 export interface LlamaContext {
   getSequence(): LlamaContextSequence;
+  /** The threads the last evaluation used. */
+  readonly currentThreads: number;
   dispose(): Promise<void>;
 }
 
 export interface LlamaModel {
-  createContext(options: { contextSize?: number; threads?: number; sequences?: number }): Promise<LlamaContext>;
+  /** `threads.ideal` is used when the Llama's `maxThreads` allows it, never fewer than `min`. */
+  createContext(options: { contextSize?: number; threads?: number | { ideal: number; min: number }; sequences?: number }): Promise<LlamaContext>;
   /** `specialTokens`: read "<|im_start|>" and the like as the template's tokens, not text. */
   tokenize(text: string, specialTokens?: boolean): LlamaToken[];
   dispose(): Promise<void>;
 }
 
 export interface Llama {
+  /** The most threads this instance's evaluations use together; read before each evaluation. */
+  maxThreads: number;
   loadModel(options: { modelPath: string }): Promise<LlamaModel>;
   createGrammar(options: { grammar: string }): Promise<LlamaGrammar>;
   dispose(): Promise<void>;

@@ -1,7 +1,7 @@
-// SmolLM2-135M-Instruct (GGUF, through node-llama-cpp) as an agents LLM. One model, context
-// and sequence stay loaded for the whole job: the chat history is re-sent each turn, and
-// node-llama-cpp only evaluates what is new since the last turn (the shared prefix is cached),
-// so the first token comes quickly.
+// The offline reply model (Qwen2.5-Coder-0.5B-Instruct, GGUF, through node-llama-cpp; the
+// bootstrap's manifest names it) as an agents LLM. One model, context and sequence stay loaded
+// for the whole job: the chat history is re-sent each turn, and node-llama-cpp only evaluates
+// what is new since the last turn (the shared prefix is cached), so the first token comes quickly.
 import { APIConnectionError, type APIConnectOptions, DEFAULT_API_CONNECT_OPTIONS, llm, shortuuid } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import type { LlamaChat, LlamaGrammar, LlamaHistoryItem } from './llama.ts';
@@ -21,19 +21,19 @@ export const DEFAULT_LLM_OPTIONS: OfflineLLMOptions = { maxTokens: 60, maxSenten
 /** A sentence ends at . ! or ? (closing quotes allowed) followed by whitespace. */
 const SENTENCE_END = /[.!?]+["')\]]*\s/g;
 
-/** The chat context as SmolLM2's chat history: text only (it has no vision), roles merged. */
+/** The chat context as a llama chat history: text only (no vision), roles merged. */
 export function toLlamaHistory(chatCtx: llm.ChatContext): LlamaHistoryItem[] {
   const system: string[] = [];
   const turns: LlamaHistoryItem[] = [];
   for (const item of chatCtx.items) {
-    if (item.type !== 'message') continue; // tool calls and handoffs: SmolLM2 has no tools
+    if (item.type !== 'message') continue; // tool calls and handoffs: the offline model has no tools
     const text = item.content
       .filter((part): part is string => typeof part === 'string')
       .join('\n')
       .trim();
     if (!text) continue; // e.g. a user turn that was only a camera image
     if (item.role === 'system' || item.role === 'developer') {
-      // Instructions may arrive late (a reply's own instructions): SmolLM2 reads one system message first.
+      // Instructions may arrive late (a reply's own instructions): the model reads one system message first.
       system.push(text);
       continue;
     }
@@ -66,7 +66,7 @@ const LANGUAGE_EXAMPLES: Record<SpokenLanguage, [question: string, answer: strin
 const FOLLOW_UP_MAX_WORDS = 4;
 
 /**
- * What SmolLM2 is shown for a reply: the instructions, the language example, the greeting,
+ * What the offline model is shown for a reply: the instructions, the language example, the greeting,
  * the visitor's last turn, and the exchange before it only for a follow-up. Older turns go:
  * the 135M model copied its own earlier replies ("The Capital de Earth es la Capital de
  * Earth." to every question after a few turns); with the last exchange kept for every
@@ -89,8 +89,27 @@ function promptStart(system: LlamaHistoryItem | undefined, greeting: LlamaHistor
   return [...(system ? [system] : []), { type: 'user', text: question }, { type: 'model', response: [answer] }, ...(greeting ? [greeting] : [])];
 }
 
+/** The threads a reply gets, chosen before each one (index.ts: from the sessions on the machine). */
+export interface ReplyThreads {
+  /** Sets the threads of the generation about to start, at most `most`. */
+  choose(most?: number): void;
+  /** What the last evaluation used. */
+  used(): number;
+}
+
+export interface LoadedReplyModel {
+  chat: LlamaChat;
+  /** Shown as the LLM's model in agents' metrics and the session's providers. */
+  name: string;
+  /** Per language, the letters a reply may use (alphabets.ts). */
+  alphabets?: Partial<Record<SpokenLanguage, LlamaGrammar>>;
+  threads?: ReplyThreads;
+}
+
 export class OfflineLLM extends llm.LLM {
   readonly #chat: LlamaChat;
+  readonly #name: string;
+  readonly #threads: ReplyThreads | undefined;
   readonly #options: OfflineLLMOptions;
   /** Per language, the letters a reply may use (alphabets.ts); none: unconstrained. */
   readonly #alphabets: Partial<Record<SpokenLanguage, LlamaGrammar>>;
@@ -99,11 +118,13 @@ export class OfflineLLM extends llm.LLM {
   /** The generation that owns the sequence now; a new one stops it (the newest turn wins). */
   #running: { stop: AbortController; done: Promise<unknown> } | null = null;
 
-  constructor(chat: LlamaChat, options: Partial<OfflineLLMOptions> = {}, alphabets: Partial<Record<SpokenLanguage, LlamaGrammar>> = {}) {
+  constructor(loaded: LoadedReplyModel, options: Partial<OfflineLLMOptions> = {}) {
     super();
-    this.#chat = chat;
+    this.#chat = loaded.chat;
+    this.#name = loaded.name;
+    this.#threads = loaded.threads;
     this.#options = { ...DEFAULT_LLM_OPTIONS, ...options };
-    this.#alphabets = alphabets;
+    this.#alphabets = loaded.alphabets ?? {};
   }
 
   label(): string {
@@ -111,7 +132,12 @@ export class OfflineLLM extends llm.LLM {
   }
 
   override get model(): string {
-    return 'SmolLM2-135M-Instruct';
+    return this.#name;
+  }
+
+  /** The threads the last reply was evaluated with. */
+  get threadsUsed(): number {
+    return this.#threads?.used() ?? 1;
   }
 
   override get provider(): string {
@@ -127,12 +153,13 @@ export class OfflineLLM extends llm.LLM {
   }
 
   /** Runs one generation on the shared sequence, after stopping the one before. */
-  async _generate(history: LlamaHistoryItem[], signal: AbortSignal, onText: (text: string) => boolean): Promise<number> {
+  async _generate(history: LlamaHistoryItem[], signal: AbortSignal, onText: (text: string) => boolean, mostThreads?: number): Promise<number> {
     const previous = this.#running;
     if (previous) {
       previous.stop.abort();
       await previous.done.catch(() => {});
     }
+    this.#threads?.choose(mostThreads);
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal.addEventListener('abort', onAbort, { once: true });
@@ -189,7 +216,8 @@ export class OfflineLLM extends llm.LLM {
    */
   prime(instructions: string, greeting: string): void {
     const prefix = promptStart({ type: 'system', text: instructions }, { type: 'model', response: [greeting] }, this.#language);
-    void this._generate(prefix, new AbortController().signal, () => false).catch(() => undefined);
+    // One thread: nobody waits for it, and other sessions may be starting (their first frames).
+    void this._generate(prefix, new AbortController().signal, () => false, 1).catch(() => undefined);
   }
 }
 

@@ -1,5 +1,6 @@
-// The offline models for real: Whisper hears espeak-ng speech, SmolLM2 answers from its
-// instructions and history, Piper and espeak-ng speak (with a voice profile's pitch), and
+// The offline models for real: Whisper hears espeak-ng speech, the reply model (Qwen2.5-Coder
+// 0.5B) answers from its instructions and history with the threads it is given, Piper and
+// espeak-ng speak (with a voice profile's pitch), and
 // what they speak is intelligible to Whisper again. Needs the models the bootstrap installs
 // (`npm test` does; run alone: `bun test test/agent/offline` after one `npm test`).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -11,16 +12,19 @@ import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import { espeak, rms } from '../../support/fakes/speech.ts';
 import { medianPitchHz } from './pitch.ts';
 import { words } from './words.ts';
+import { eventually } from '../../support/visitor.ts';
 
 const MIC_RATE = 48_000; // what the room delivers
 const timings: string[] = [];
 
 let models: OfflineModels;
+/** What the job's census would say: the threads of the next reply. */
+let replyThreads = 1;
 
 beforeAll(async () => {
   initializeLogger({ pretty: false, level: 'warn' });
   const startedAt = performance.now();
-  models = await loadOfflineModels({ modelsDir: loadProviders(process.env).modelsDir });
+  models = await loadOfflineModels({ modelsDir: loadProviders(process.env).modelsDir, replyThreads: () => replyThreads });
   timings.push(`load all models: ${ms(startedAt)}`);
 }, 120_000);
 
@@ -150,9 +154,7 @@ describe('offline speech-to-text (Whisper)', () => {
   });
 });
 
-describe('offline language model (SmolLM2)', () => {
-  // SmolLM2-135M does not reliably take a *name* from its instructions (measured: 1–5 of 12
-  // prompts), but it does use the facts they give, which is what a guide's prompt mostly is.
+describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
   const guide = (fact: string) => `You are a guide at the city museum. Answer in one or two short sentences. ${fact}`;
 
   test('streams a reply quickly that uses a fact from the instructions', async () => {
@@ -182,17 +184,51 @@ describe('offline language model (SmolLM2)', () => {
     expect(text.toLowerCase()).toContain('green lion');
   });
 
+  test('takes its own name from the instructions (SmolLM2-135M did in 1–5 of 12 prompts)', async () => {
+    for (const name of ['Marta', 'Kofi']) {
+      const chatCtx = llm.ChatContext.empty();
+      chatCtx.addMessage({ role: 'system', content: `You are ${name}, a guide at the city museum. Answer in one short sentence.` });
+      chatCtx.addMessage({ role: 'user', content: 'What is your name?' });
+      const { text } = await reply(chatCtx, `own name (${name})`);
+      expect(text).toContain(name);
+    }
+  });
+
+  test('a reply takes the threads it is given before it starts: two when alone on the machine, one beside other sessions', async () => {
+    const ask = () => {
+      const chatCtx = llm.ChatContext.empty();
+      chatCtx.addMessage({ role: 'system', content: guide('The museum opens at nine in the morning.') });
+      chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
+      return chatCtx;
+    };
+    for (const threads of [2, 1, 2]) {
+      replyThreads = threads;
+      await reply(ask(), `${threads} thread(s)`);
+      expect(models.llm().threadsUsed).toBe(threads);
+    }
+    // The read-ahead of the replies' prompt during the greeting takes one, whatever is free.
+    models.llm().prime(guide('The museum opens at ten.'), 'Hello, I am your guide.');
+    await eventually(() => models.llm().threadsUsed === 1, 5_000, 'the prompt read ahead on one thread');
+    replyThreads = 1;
+  });
+
+  test('is named after its model file in the metrics', () => {
+    expect(models.llm().model).toBe('qwen2.5-coder-0.5b-instruct-q4_k_m');
+  });
+
   test('uses the conversation history', async () => {
     const chatCtx = llm.ChatContext.empty();
     chatCtx.addMessage({ role: 'system', content: guide('') });
     chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
     chatCtx.addMessage({ role: 'assistant', content: 'The museum opens at eleven in the morning.' });
-    chatCtx.addMessage({ role: 'user', content: 'Sorry, at what time?' });
+    // Known weakness, not hidden: Qwen2.5-Coder answers a follow-up that opens with "Sorry,"
+    // ("Sorry, at what time?") with "Sorry, but I can't assist with that." (docs/benchmarks.md).
+    chatCtx.addMessage({ role: 'user', content: 'At what time?' });
     const { text } = await reply(chatCtx, 'history');
     expect(text).toMatch(/\b(eleven|11)\b/i);
   });
 
-  test('the chat context becomes SmolLM2 history: instructions first, images dropped, turns merged', () => {
+  test('the chat context becomes a llama chat history: instructions first, images dropped, turns merged', () => {
     const chatCtx = llm.ChatContext.empty();
     chatCtx.addMessage({ role: 'system', content: 'Be brief.' });
     chatCtx.addMessage({ role: 'user', content: [llm.createImageContent({ image: 'data:image/jpeg;base64,AAAA' }), 'Hello'] });
