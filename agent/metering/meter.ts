@@ -130,6 +130,17 @@ export class StreamingMeter {
   }
 
   /**
+   * The visitor went out of sight because the job's own connection to LiveKit broke (a
+   * participant list dropped on reconnecting): no minutes while unseen, but no `visitor_left`,
+   * which would end the session as the visitor's doing; LiveKit's webhook or the sweep says
+   * what really happened (a killed server: `room_closed`).
+   */
+  participantLost(identity: string): void {
+    if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return;
+    this.#visitorConnections--;
+  }
+
+  /**
    * Stops metering (no further minutes) and resolves once the reports already queued have
    * been delivered or given up on.
    */

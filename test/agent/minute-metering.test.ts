@@ -1,8 +1,11 @@
 // The streaming meter on a fake clock: which minutes are reported, when, and what happens
 // when the control plane fails or says the credits ran out.
 import { afterEach, describe, expect, test } from 'bun:test';
+import { EventEmitter } from 'node:events';
+import { ConnectionState, RoomEvent, type Room } from '@livekit/rtc-node';
 import {
   httpReporter,
+  meterRoomParticipants,
   outcomeOf,
   StreamingMeter,
   type MeterClock,
@@ -400,5 +403,38 @@ describe('httpReporter', () => {
       'refused',
       'refused',
     ]);
+  });
+});
+
+describe('the room feeding the meter', () => {
+  /** Stands in for rtc-node's Room: its participant events and its own connection state. */
+  class FakeRoom extends EventEmitter {
+    connectionState = ConnectionState.CONN_CONNECTED;
+    remoteParticipants = new Map<string, { identity: string }>();
+  }
+
+  test('a visitor who leaves while the job is connected is reported gone; one dropped while the job reconnects is not', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    const room = new FakeRoom();
+    room.remoteParticipants.set(VISITOR, { identity: VISITOR });
+    const stop = meterRoomParticipants(room as unknown as Room, meter);
+    meter.firstFramePublished();
+    await clock.advance(0);
+    // The server dies: the job reconnects and its participant list is dropped.
+    room.connectionState = ConnectionState.CONN_RECONNECTING;
+    room.emit(RoomEvent.ParticipantDisconnected, { identity: VISITOR });
+    await clock.advance(2 * MINUTE);
+    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0']); // no visitor_left, no minutes unseen
+    // Back, and the visitor is there again; then really leaves.
+    room.connectionState = ConnectionState.CONN_CONNECTED;
+    room.emit(RoomEvent.ParticipantConnected, { identity: VISITOR });
+    await clock.advance(0);
+    room.emit(RoomEvent.ParticipantDisconnected, { identity: VISITOR });
+    await clock.advance(0);
+    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'minute 2', 'visitor_left']);
+    stop();
+    await meter.close();
   });
 });

@@ -147,7 +147,7 @@ async function openLanguageModels(manifest: Manifest, modelsDir: string, files: 
   return { llamaCpp, llama, models, release };
 }
 
-/** The most threads a reply may take (its context is made for this many; each reply takes 1 to it). */
+/** The most threads a reply may take (its context is made for this many; each reply is given one or two). */
 const MAX_REPLY_THREADS = 2;
 
 /**
