@@ -48,7 +48,7 @@ export function jobReportRoutes(deps: JobReportDeps) {
           return { ok: true };
         }
         if (body.type === 'visitor_left') {
-          await lifecycle.end(session.id, 'client_left').catch((e) => log.error({ err: e, session_id: session.id }, 'ending a session failed'));
+          await lifecycle.visitorLeft(session.id).catch((e) => log.error({ err: e, session_id: session.id }, 'ending a session failed'));
           return { ok: true };
         }
         if (body.type === 'avatar_fallback') {

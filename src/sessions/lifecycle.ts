@@ -111,6 +111,21 @@ export class SessionLifecycle {
     }
   }
 
+  /**
+   * The session's job saw its visitor leave. The room is asked first: a job whose own
+   * connection broke (LiveKit killed and restarted) sees everyone leave a room that is gone,
+   * and that session ended because its room closed. LiveKit unreachable: the job's word stands.
+   */
+  async visitorLeft(sessionId: string): Promise<void> {
+    let roomGone = false;
+    try {
+      roomGone = (await this.deps.livekit.rooms.listRooms([sessionId])).length === 0;
+    } catch {
+      // unreachable: as before this check
+    }
+    await this.end(sessionId, roomGone ? 'room_closed' : 'client_left', { closeRoom: !roomGone });
+  }
+
   /** Credits ran out: tell the room, then end the session with that reason (docs/api.md#notices). */
   async endForInsufficientCredits(sessionId: string): Promise<void> {
     await this.notify(sessionId, { type: 'insufficient_credits', session_id: sessionId });

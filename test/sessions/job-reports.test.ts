@@ -168,6 +168,20 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     }
   });
 
+  test('a visitor_left report ends the session as client_left while its room exists, as room_closed once the room is gone', async () => {
+    const { services } = service;
+    const real = services.livekit;
+    const here = await startSession();
+    expect((await here.report({ type: 'visitor_left' })).status).toBe(200);
+    expect(await services.lifecycle.find(here.id)).toMatchObject({ status: 'ended', endReason: 'client_left' });
+    // A job that lost its connection with a killed LiveKit: the restarted server has no such room.
+    const gone = await startSession();
+    const rooms = Object.assign(Object.create(real.rooms), { listRooms: async () => [] });
+    const restarted = new SessionLifecycle({ db: services.database.db, billing: services.billing, livekit: { ...real, rooms }, joinTimeoutSeconds: 60, agentTimeoutSeconds: 60 });
+    await restarted.visitorLeft(gone.id);
+    expect(await services.lifecycle.find(gone.id)).toMatchObject({ status: 'ended', endReason: 'room_closed' });
+  });
+
   test('the sweep ends a session past its maximum duration (the deadline is computed in SQL on every engine)', async () => {
     const session = await startSession();
     await service.services.database.db.update(sessions).set({ maxDurationSeconds: 1, joinedAt: new Date() }).where(eq(sessions.id, session.id));
