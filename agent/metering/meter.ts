@@ -124,9 +124,7 @@ export class StreamingMeter {
   }
 
   participantDisconnected(identity: string): void {
-    if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return;
-    this.#visitorConnections--;
-    if (this.#visitorConnections === 0) this.#enqueue({ type: 'visitor_left' });
+    if (this.#unsee(identity) && this.#visitorConnections === 0) this.#enqueue({ type: 'visitor_left' });
   }
 
   /**
@@ -136,8 +134,14 @@ export class StreamingMeter {
    * what really happened (a killed server: `room_closed`).
    */
   participantLost(identity: string): void {
-    if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return;
+    this.#unsee(identity);
+  }
+
+  /** One connection of the visitor fewer in sight; false when it was not the visitor's. */
+  #unsee(identity: string): boolean {
+    if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return false;
     this.#visitorConnections--;
+    return true;
   }
 
   /**

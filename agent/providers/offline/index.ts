@@ -94,7 +94,7 @@ export interface LoadOfflineModelsOptions {
 export async function loadOfflineLanguageModel(modelsDir: string, options: { threads?: number; modelPath?: string; llm?: Partial<OfflineLLMOptions> } = {}) {
   const manifest = await readManifest(modelsDir);
   const threads = options.threads ?? 1;
-  const loaded = await loadLanguageModel({ ...manifest, llm: options.modelPath ?? manifest.llm }, modelsDir, () => threads);
+  const loaded = await loadLanguageModel({ ...manifest, llm: options.modelPath ?? manifest.llm }, modelsDir, () => threads, null);
   return { llm: new OfflineLLM(loaded.reply, options.llm), close: loaded.close };
 }
 
@@ -151,11 +151,12 @@ async function openLanguageModels(manifest: Manifest, modelsDir: string, files: 
 const MAX_REPLY_THREADS = 2;
 
 /**
- * The reply model, with the reader's model on the same node-llama-cpp when it is another file.
- * Before each reply the instance's thread budget is set to what `replyThreads` says.
+ * The reply model, and the reader's (`readerFile`, null: none) on the same node-llama-cpp; one
+ * file serving both is loaded once. Before each reply the instance's thread budget is set to
+ * what `replyThreads` says.
  */
-async function loadLanguageModel(manifest: Manifest, modelsDir: string, replyThreads: () => number) {
-  const files = manifest.reader && manifest.reader !== manifest.llm ? [manifest.llm, manifest.reader] : [manifest.llm];
+async function loadLanguageModel(manifest: Manifest, modelsDir: string, replyThreads: () => number, readerFile: string | null) {
+  const files = readerFile && readerFile !== manifest.llm ? [manifest.llm, readerFile] : [manifest.llm];
   const { llamaCpp, llama, models, release } = await openLanguageModels(manifest, modelsDir, files);
   const [replyModel, readerModel = replyModel] = models as [LlamaModel, LlamaModel?];
   let context: LlamaContext | undefined;
@@ -195,7 +196,7 @@ export async function loadOfflineModels(options: LoadOfflineModelsOptions): Prom
   // Both load at once: Python imports and reads Whisper/Piper while llama.cpp maps the GGUF.
   const [speech, language] = await Promise.allSettled([
     startSpeechServer(manifest, modelsDir, options.speechThreads ?? 2),
-    loadLanguageModel(manifest, modelsDir, options.replyThreads ?? (() => 1)),
+    loadLanguageModel(manifest, modelsDir, options.replyThreads ?? (() => 1), manifest.reader),
   ]);
   if (speech.status === 'rejected' || language.status === 'rejected') {
     if (speech.status === 'fulfilled') await speech.value.close();
