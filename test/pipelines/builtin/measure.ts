@@ -84,6 +84,14 @@ export function pearson(a: number[], b: number[]): number {
   return ab / Math.sqrt(aa * bb);
 }
 
+/** How much a and b move together once what `control` explains of each is taken out. */
+export function partialCorrelation(a: number[], b: number[], control: number[]): number {
+  const ab = pearson(a, b);
+  const ac = pearson(a, control);
+  const bc = pearson(b, control);
+  return (ab - ac * bc) / Math.sqrt((1 - ac * ac) * (1 - bc * bc));
+}
+
 /** RMS of 16-bit samples, full scale 1. */
 export function rms(samples: Int16Array, count = samples.length): number {
   let sum = 0;

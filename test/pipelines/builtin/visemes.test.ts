@@ -11,11 +11,11 @@ import { VideoBufferType, VideoFrame, type AudioFrame } from '@livekit/rtc-node'
 import { AvatarSpeech } from '../../../agent/avatar/index.ts';
 import { loadOfflineSpeech, OfflineTTS } from '../../../agent/providers/offline/index.ts';
 import type { SpeechServer } from '../../../agent/providers/offline/speech-server.ts';
-import { VISEME_CUES, type Viseme, type VisemeCue } from '../../../agent/visemes/index.ts';
+import { VISEME_CUES, VISEME_SHAPES, type Viseme, type VisemeCue } from '../../../agent/visemes/index.ts';
 import { loadProviders } from '../../../src/config.ts';
 import { detectFaces } from '../../../src/pipelines/builtin/face-detection.ts';
 import type { Photo } from './face.ts';
-import { pearson, rms } from './measure.ts';
+import { partialCorrelation, rms } from './measure.ts';
 import { serveFace, talkingHead } from './served-face.ts';
 
 const PASSAGE = 'Bob, please move your map of Paris over here. I think the capital of France is Paris, a beautiful old city on the river Seine.';
@@ -86,6 +86,16 @@ async function measure(frame: VideoFrame, loudness: number, visemes: Partial<Rec
 }
 
 const dominant = (m: Measured, viseme: Viseme, share: number) => (m.visemes[viseme] ?? 0) >= share;
+/** The opening the visemes alone would give, by share. */
+function visemeOpening(visemes: Partial<Record<Viseme, number>>): number {
+  let total = 0;
+  let open = 0;
+  for (const [viseme, share] of Object.entries(visemes) as Array<[Viseme, number]>) {
+    total += share;
+    open += share * VISEME_SHAPES[viseme].open;
+  }
+  return total > 0 ? open / total : 0;
+}
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 describe('visemes from the voice', () => {
@@ -162,7 +172,17 @@ describe('visemes from the voice', () => {
     test('the opening still follows loudness where the lips are free to open', () => {
       const free = spoken.filter((m) => m.loudness > 0.003 && (m.visemes.closed ?? 0) < 0.3 && (m.visemes['lip-teeth'] ?? 0) < 0.5);
       expect(free.length).toBeGreaterThan(60);
-      expect(pearson(free.map((m) => m.aperture), free.map((m) => m.loudness))).toBeGreaterThanOrEqual(0.6);
+      // Loud sounds are mostly open vowels, so the opening follows loudness through the visemes
+      // alone: what counts is how it follows loudness beyond them. Piper's timing and pitch vary
+      // from run to run (it samples noise); over 16 runs this was 0.38–0.60 on either photo, and
+      // −0.03–0.14 with the loudness term taken out of the lips (plain correlation: 0.64–0.75
+      // against 0.43–0.51, too close to hold a line between).
+      const follows = partialCorrelation(
+        free.map((m) => m.aperture),
+        free.map((m) => m.loudness),
+        free.map((m) => visemeOpening(m.visemes)),
+      );
+      expect(follows, `partial correlation of opening and loudness over ${free.length} frames`).toBeGreaterThanOrEqual(0.25);
     });
   });
 });
