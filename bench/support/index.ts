@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
+import { startAgentWorker, type AgentLogLevel, type AgentWorker } from '../../agent/worker.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { configureLogging } from '../../src/logging/index.ts';
 import { startService, type RunningService } from '../../src/server.ts';
@@ -21,14 +21,14 @@ export async function startBenchService({ agent = false, env = {} }: { agent?: b
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
   const port = probe.port!;
   probe.stop(true);
-  // The service logs at the bench's level (warn): an access line per request drowned its figures.
-  const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
+  // The service and the worker log at the bench's level (warn): an access line per request drowned its figures.
+  const logLevel = (process.env.BENCH_LOG_LEVEL ?? 'warn') as AgentLogLevel;
   const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), SESSION_ADMISSION: agent ? 'workers' : 'off', LOG_LEVEL: logLevel, ...env });
   configureLogging(config.log);
   const service = await startService(config);
   const { livekit } = service.services;
   const worker = agent
-    ? await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, controlPlaneUrl: service.url, logLevel: (process.env.BENCH_LOG_LEVEL as 'info' | 'warn' | 'error' | undefined) ?? 'error' })
+    ? await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, controlPlaneUrl: service.url, logLevel })
     : undefined;
   return {
     service,
