@@ -91,7 +91,7 @@ describe('the voice agent on the offline models', () => {
       const asked = ['what', 'time', 'does', 'the', 'museum', 'open', 'today'];
       expect(asked.filter((word) => heard.has(word)).length).toBeGreaterThanOrEqual(5);
       expect(heard.has('museum')).toBe(true);
-      // The identity's greeting, then SmolLM2's real answer: not empty, not the greeting again.
+      // The identity's greeting, then the reply model's real answer: not empty, not the greeting again.
       const said = transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text);
       expect(said[0]).toBe("Hi, I'm Ada, a friendly tour guide in Paris. How can I help you today?");
       expect(said[1]!.split(/\s+/).length).toBeGreaterThanOrEqual(2);

@@ -1,6 +1,7 @@
-// SmolLM2's replies keep to the letters of the language they are in (agent/providers/offline/
-// alphabets.ts). Without the grammar the 135M model answered 5 of the evaluation's 6 Ukrainian
-// questions in Russian or with Latin words ("Яа Ada, её. Обязательно."). Needs the installed models.
+// The offline reply model (Qwen2.5-Coder-0.5B) keeps to the letters of the language it
+// answers in (agent/providers/offline/alphabets.ts). Without the grammar SmolLM2-135M, the
+// reply model before it, answered 5 of the evaluation's 6 Ukrainian questions in Russian or
+// with Latin words ("Яа Ada, её. Обязательно."). Needs the installed models.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, llm } from '@livekit/agents';
 import { greetingText } from '../../../agent/conversation/greeting.ts';
@@ -43,7 +44,7 @@ async function replies(language: SpokenLanguage, questions: string[]): Promise<s
 
 const questionsIn = (language: SpokenLanguage) => QUESTIONS.filter((question) => question.language === language).map((question) => question.text);
 
-describe("SmolLM2's replies keep to the session language's alphabet", () => {
+describe("the offline reply model keeps to the session language's alphabet", () => {
   test('Ukrainian questions get Ukrainian letters only: no Latin words, no Russian ы э ё ъ', async () => {
     const answers = await replies('uk', questionsIn('uk'));
     expect(answers.filter((answer) => !withinAlphabet(answer, 'uk'))).toEqual([]);

@@ -1,4 +1,4 @@
-// What SmolLM2 is shown for a reply (agent/providers/offline/llm.ts): the instructions, one
+// What the offline reply model is shown for a reply (agent/providers/offline/llm.ts): the instructions, one
 // example exchange in the reply's language, the greeting, and the visitor's last turn, with
 // the exchange before it only for a short follow-up.
 import { describe, expect, test } from 'bun:test';
@@ -16,7 +16,7 @@ const conversation: LlamaHistoryItem[] = [
   { type: 'model', response: ['At eleven.'] },
 ];
 
-describe("SmolLM2's prompt", () => {
+describe("the offline reply model's prompt", () => {
   test('a full question: instructions, the language example, the greeting and the question; older turns dropped', () => {
     const prompt = smallModelPrompt([...conversation, { type: 'user', text: 'What is the capital of Spain?' }], 'en');
     expect(prompt).toEqual([
