@@ -36,11 +36,14 @@ const LIP_STEP_PX = 0.5;
 const MAX_GAZE = 0.3;
 const GAZE_STEP_PX = 0.3;
 
-// What moves a run's pixels: the head rigidly, the head fading out, the mouth, an eye (EYE + n for eye n).
+// What moves a run's pixels: the head rigidly, the head fading out, the mouth, an eye (EYE + n
+// for eye n), or where the mouth's and eye n's reach overlap (MOUTH_OR_EYE + n), whichever of
+// the two is nearer as the head is drawn.
 const RIGID = 0;
 const FADING = 1;
 const MOUTH = 2;
 const EYE = 3;
+const MOUTH_OR_EYE = 5;
 
 export function i420Length(width: number, height: number): number {
   return width * height + 2 * ((width + 1) >> 1) * ((height + 1) >> 1);
@@ -150,19 +153,26 @@ export class FaceWarp {
     const margin = Math.ceil(this.#maxShift * Math.SQRT2 + MAX_ROLL * Math.max(...reaches)) + 2;
     const locals = [this.#mouth, ...this.#eyes].map((local) => ({ x0: local.x0 - margin, y0: local.y0 - margin, x1: local.x1 + margin, y1: local.y1 + margin }));
     // Where boxes overlap (the eyes' do, between the eyes, once widened by the margin) a pixel
-    // goes to the mouth, else to the eye whose box's centre is nearest: the one whose region
-    // (its brow's lift included) can reach it.
+    // goes to the eye whose box's centre is nearest: the one whose region (its brow's lift
+    // included) can reach it. Where the mouth's overlaps an eye's (the nostrils' reach below a
+    // low eye: a tilted face's lower one), each frame decides (#nearer): given to the mouth for
+    // good, that eye's lower lid was never closed, a strip of eye left under the blink.
     const kindAt = (x: number, y: number, weight: number): number => {
       let best = -1;
       let bestDistance = Infinity;
+      let mouth = false;
       for (let index = 0; index < locals.length; index++) {
         const b = locals[index]!;
         if (!(x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1)) continue;
-        if (index === 0) return MOUTH;
+        if (index === 0) {
+          mouth = true;
+          continue;
+        }
         const distance = Math.hypot(x - (b.x0 + b.x1) / 2, y - (b.y0 + b.y1) / 2);
         if (distance < bestDistance) [best, bestDistance] = [index, distance];
       }
-      return best < 0 ? (weight >= 1 ? RIGID : FADING) : EYE + best - 1;
+      if (best < 0) return mouth ? MOUTH : weight >= 1 ? RIGID : FADING;
+      return (mouth ? MOUTH_OR_EYE : EYE) + best - 1;
     };
     this.#lumaRuns = this.#cutRuns(1, kindAt);
     this.#chromaRuns = this.#cutRuns(2, kindAt);
@@ -264,10 +274,11 @@ export class FaceWarp {
       const chroma = plane === 1;
       const { list, count } = chroma ? this.#chromaRuns : this.#lumaRuns;
       for (let r = 0; r < count; r++) {
-        const kind = list[4 * r + 3]!;
         const row = list[4 * r]!;
         const start = list[4 * r + 1]!;
         const end = list[4 * r + 2]!;
+        let kind = list[4 * r + 3]!;
+        if (kind >= MOUTH_OR_EYE) kind = this.#nearer(kind - MOUTH_OR_EYE, chroma ? start + end : (start + end) / 2, chroma ? 2 * row : row);
         if (kind === RIGID) {
           if (headMoved) {
             if (chroma) rigidChroma(head, row, start, end - start, this.#base, this.#chromaWidth, this.#chromaHeight, this.#uOffset, this.#vOffset, out);
@@ -300,6 +311,14 @@ export class FaceWarp {
         this.#local(kind, chroma, row, a, b, drawn.open, drawn.round, blink, out);
       }
     }
+  }
+
+  /** MOUTH, or EYE + `eye`: the region whose box, moved with the head as drawn, is nearer to (x, y) (luma pixels). */
+  #nearer(eye: number, x: number, y: number): number {
+    const { tx, ty } = this.#drawn;
+    const outside = (box: ColumnFrame) =>
+      Math.hypot(Math.max(box.x0 + tx - x, 0, x - (box.x1 + tx)), Math.max(box.y0 + ty - y, 0, y - (box.y1 + ty)));
+    return outside(this.#eyes[eye]!) < outside(this.#mouth) ? EYE + eye : MOUTH;
   }
 
   /** Pixels [start, end) of a row (in the plane's pixels) moved by the head alone. */

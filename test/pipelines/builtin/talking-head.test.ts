@@ -166,10 +166,12 @@ describe('the talking head', () => {
       // About 150 ms.
       expect(blink.frames.length * FRAME_MS).toBeGreaterThanOrEqual(120);
       expect(blink.frames.length * FRAME_MS).toBeLessThanOrEqual(200);
-      // The middle frame: the iris is gone under skin, hardly any dark pixel is left.
+      // The middle frame: the iris is gone under skin, hardly any dark pixel is left in either
+      // eye. (The lower eye of this photo, the head a little tilted, once kept 20 of its 156, a strip of iris and
+      // white under the closed lid, where the mouth's reach took its lower lid: 13 %.)
       const middle = blink.frames.reduce((a, b) => (eyes.reduce((s, box) => s + darkPixels(a, width, box, 60), 0) <= eyes.reduce((s, box) => s + darkPixels(b, width, box, 60), 0) ? a : b));
       irises.forEach((box, e) => expect(meanLuma(middle, width, box)).toBeGreaterThan(openIris[e]! + 50));
-      eyes.forEach((box, e) => expect(darkPixels(middle, width, box, 60)).toBeLessThanOrEqual(openDark[e]! * 0.25));
+      eyes.forEach((box, e) => expect({ eye: e, dark: darkPixels(middle, width, box, 60) <= openDark[e]! * 0.05 }).toEqual({ eye: e, dark: true }));
     }
   });
 
