@@ -19,6 +19,11 @@ const CHEEK_REACH = 1.4;
  */
 const NOSTRIL_FOLLOW = 0.06;
 const NOSE_WIDTH = 0.7;
+/**
+ * The gap closes this share of the way to each corner: the corners stay together, as lips do.
+ * Open to the corners themselves, a smile's upturned parting line drew a dark horn at each end.
+ */
+const LENS_REACH = 0.85;
 /** The lower teeth start to show once the gap is this share of the widest opening past the upper teeth… */
 const LOWER_TEETH_FROM = 0.3;
 /** …and rise by this share of the gap's further growth. */
@@ -263,7 +268,7 @@ export function mouthTables(rig: FaceRig): MouthTables {
     const u = u0 + k;
     split[k] = interpolate(mouth.split, u);
     const corner = u < 0 ? left : right;
-    const across = u / corner;
+    const across = u / (LENS_REACH * corner);
     lens[k] = across >= 1 ? 0 : 1 - across * across;
     const side = u < 0 ? jawLeft : jawRight;
     lateral[k] = 1 - smoothstep(0.9 * Math.abs(corner), Math.abs(side), Math.abs(u));

@@ -9,8 +9,9 @@ import { darkPixels, eyeBoxes, luma, maxDifference, meanDifference, mouthBox, pe
 import { serveFace, talkingHead, type ServedFace } from './served-face.ts';
 import { NEUTRAL_POSE } from '../../../agent/pipelines/builtin/pose.ts';
 import { FaceWarp, i420Length } from '../../../agent/pipelines/builtin/warp.ts';
+import { mapMouth, mouthTables, poseMouth } from '../../../agent/pipelines/builtin/mouth.ts';
 import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
-import { toImage } from '../../../src/contract/face-rig.ts';
+import { interpolate, toImage } from '../../../src/contract/face-rig.ts';
 
 const SLICE = 1920; // 40 ms at 48 kHz
 const FRAME_MS = 40;
@@ -245,6 +246,36 @@ describe('the talking head', () => {
     expect(pressed[ty * framing.width + tx]!).toBeLessThan(teeth - 10);
     expect(red(pressed)).toBeGreaterThan(red(base as Uint8Array) + 6);
     expect(draw({ press: 0 })[ty * framing.width + tx]!).toBe(teeth);
+  });
+
+  test('wide open, the inside shows across the middle of the lips and not at their corners', () => {
+    // Open to the corners themselves, a smile's upturned parting line drew a thin dark horn at
+    // each end (seen on a tilted photo a visitor received; docs/avatar-speaking.png's "a").
+    const { rig } = buildFaceRig(face.framings.portrait);
+    const mouth = mouthTables(rig);
+    poseMouth(mouth, rig.mouth.maxOpen, 0, 0);
+    const one = () => new Float32Array(1);
+    const [sx, sy, alpha, tu, tv] = [one(), one(), one(), one(), one()];
+    /** Whether the mouth's inside shows at (u, v) of the mouth's frame, wide open. */
+    const inside = (u: number, v: number) => {
+      [sx[0], sy[0]] = toImage(rig.mouth, [u, v]);
+      mapMouth(mouth, rig.mouth.maxOpen, 0, 64, 1, sx, sy, alpha, tu, tv);
+      return alpha[0]! > 0;
+    };
+    const [left, right] = rig.mouth.corners;
+    const showing = (from: number, to: number) => {
+      const seen: number[] = [];
+      for (const corner of [left, right]) {
+        for (let share = from; share <= to + 1e-9; share += 0.01) {
+          const u = share * corner;
+          const split = interpolate(rig.mouth.split, u);
+          for (let dv = -2; dv <= 4; dv += 0.5) if (inside(u, split + dv)) seen.push(Math.round(100 * share));
+        }
+      }
+      return seen;
+    };
+    expect(showing(0, 0.6).length).toBeGreaterThan(100);
+    expect(showing(0.88, 1)).toEqual([]);
   });
 
   test('the cheeks beside the mouth and the nostrils follow the jaw down a little; the nose above and the face\'s sides stay', () => {
