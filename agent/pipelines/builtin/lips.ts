@@ -69,7 +69,7 @@ export class LipSync {
     const loudness = rms > GATE_RMS ? Math.min(1, 1.1 * Math.pow(rms / this.#peak, 0.75)) : 0;
     let target = 0;
     let round = 0;
-    const said = visemes && sharesOf(visemes);
+    const said = visemes && blendedShape(visemes);
     if (said) {
       if ((visemes.closed ?? 0) >= CLOSED_SHARE) {
         // Pressed lips, whatever the loudness (an "m" hums): at once, not eased.
@@ -98,7 +98,7 @@ export class LipSync {
 }
 
 /** The blend of the visemes' shapes, by share; undefined when nothing was said. */
-function sharesOf(visemes: Partial<Record<Viseme, number>>): { open: number; round: number; press: number } | undefined {
+export function blendedShape(visemes: Partial<Record<Viseme, number>>): { open: number; round: number; press: number } | undefined {
   let total = 0;
   let open = 0;
   let round = 0;

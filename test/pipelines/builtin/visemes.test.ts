@@ -11,7 +11,8 @@ import { VideoBufferType, VideoFrame, type AudioFrame } from '@livekit/rtc-node'
 import { AvatarSpeech } from '../../../agent/avatar/index.ts';
 import { loadOfflineSpeech, OfflineTTS } from '../../../agent/providers/offline/index.ts';
 import type { SpeechServer } from '../../../agent/providers/offline/speech-server.ts';
-import { VISEME_CUES, VISEME_SHAPES, type Viseme, type VisemeCue } from '../../../agent/visemes/index.ts';
+import { VISEME_CUES, type Viseme, type VisemeCue } from '../../../agent/visemes/index.ts';
+import { blendedShape } from '../../../agent/pipelines/builtin/lips.ts';
 import { loadProviders } from '../../../src/config.ts';
 import { detectFaces } from '../../../src/pipelines/builtin/face-detection.ts';
 import type { Photo } from './face.ts';
@@ -91,16 +92,6 @@ async function measure(frame: VideoFrame, loudness: number, recentLoudness: numb
 }
 
 const dominant = (m: Measured, viseme: Viseme, share: number) => (m.visemes[viseme] ?? 0) >= share;
-/** The opening the visemes alone would give, by share. */
-function visemeOpening(visemes: Partial<Record<Viseme, number>>): number {
-  let total = 0;
-  let open = 0;
-  for (const [viseme, share] of Object.entries(visemes) as Array<[Viseme, number]>) {
-    total += share;
-    open += share * VISEME_SHAPES[viseme].open;
-  }
-  return total > 0 ? open / total : 0;
-}
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 describe('visemes from the voice', () => {
@@ -186,7 +177,7 @@ describe('visemes from the voice', () => {
       // Loud sounds are mostly open vowels, so the opening follows loudness through the visemes
       // alone (r 0.46–0.56 with the loudness term taken out of the lips): what tells is how it
       // follows loudness beyond them: 0.49–0.66 in the same runs, 0.08–0.22 without the term.
-      const beyond = partialCorrelation(aperture, loudness, free.map((m) => visemeOpening(m.visemes)));
+      const beyond = partialCorrelation(aperture, loudness, free.map((m) => blendedShape(m.visemes)?.open ?? 0));
       expect(beyond, `partial r over ${free.length} frames`).toBeGreaterThanOrEqual(0.35);
     });
   });
