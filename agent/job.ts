@@ -10,6 +10,7 @@ import { startConversation, type Conversation } from './conversation/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
+import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
 import { joinSessionsHere, replyThreadsHere } from './sessions-here.ts';
 
 /** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
@@ -148,6 +149,8 @@ async function serveSession(ctx: JobContext): Promise<void> {
     ctx.shutdown('session room gone');
     return;
   }
+  // Before anything registers a handler: the framework's defaults included (room-inputs.ts).
+  serveOnly(ctx.room, JOB_INPUTS, logger);
   meter.agentJoined();
   meterRoomParticipants(ctx.room, meter);
   // Counted among the machine's sessions while it serves (the offline replies' threads follow the count).

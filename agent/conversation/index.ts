@@ -3,6 +3,7 @@
 // session's language, through the avatar when there is one. The client sends nothing but
 // its microphone (and camera, with visual awareness).
 import { inference, llm, type metrics, voice, type JobContext, type VAD } from '@livekit/agents';
+import { closeRemoteSessionHost } from '../agents-internals.ts';
 import { acceptChat } from './chat.ts';
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
@@ -191,6 +192,9 @@ export async function startConversation(options: ConversationOptions): Promise<C
     outputOptions: { audioEnabled: false },
     record: false,
   });
+  // Given the room, agents 1.9 also starts a remote-session host for the visitor (issue 28): it
+  // could not hear them (agent/room-inputs.ts refused its topic), and now it tells them nothing.
+  await closeRemoteSessionHost(session);
   acceptChat(ctx.room, visitor.identity, session, logger);
   // Spoken once the visitor hears us: earlier, its first words would be lost, and during a
   // burst its synthesis would take the CPU the visitors' first frames need.

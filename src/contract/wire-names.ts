@@ -12,6 +12,9 @@ export const VOICE_TRACK = 'agent_voice';
 /** Reliable data messages from the service to the room (notices.ts says what they carry). */
 export const NOTICE_TOPIC = 'likeness.notice';
 
+/** What the visitor types: a text stream, as LiveKit's chat components send it (agents' TOPIC_CHAT). */
+export const CHAT_TOPIC = 'lk.chat';
+
 /** LiveKit Agents' text stream of transcriptions, the visitor's and the agent's. */
 export const TRANSCRIPTION_TOPIC = 'lk.transcription';
 /** Attributes of a transcription stream (agents' own names). */
@@ -19,6 +22,9 @@ export const TRANSCRIPTION_SEGMENT_ID = 'lk.segment_id';
 export const TRANSCRIPTION_FINAL = 'lk.transcription_final';
 /** The track a transcription was heard on: the visitor's microphone for their own words. */
 export const TRANSCRIBED_TRACK_ID = 'lk.transcribed_track_id';
+
+/** The agent's state (`initializing`, `listening`, `thinking`, `speaking`), as LiveKit's agents set it (ATTRIBUTE_AGENT_STATE). */
+export const AGENT_STATE_ATTRIBUTE = 'lk.agent.state';
 
 /** LiveKit's attribute naming the agent an avatar participant publishes for (agents' ATTRIBUTE_PUBLISH_ON_BEHALF). */
 export const PUBLISH_ON_BEHALF = 'lk.publish_on_behalf';
