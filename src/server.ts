@@ -3,7 +3,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Elysia } from 'elysia';
-import { adminRoutes } from './admin/index.ts';
+import { adminDoor, adminRoutes } from './admin/index.ts';
 import { databaseOperations, type Operations } from './admin/operations.ts';
 import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './admin/service-record.ts';
 import { createAssetStore, type AssetStore } from './assets/index.ts';
@@ -27,8 +27,8 @@ import { signalProxy } from './livekit/signal-proxy.ts';
 import { AgentWatch } from './sessions/agent-watch.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { sessionRoutes } from './sessions/index.ts';
-import { jobReportRoutes } from './sessions/job-reports.ts';
-import { livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
+import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
+import { LIVEKIT_WEBHOOK_PATH, livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
 import { recoverIdentities } from './identities/recovery.ts';
@@ -40,7 +40,7 @@ import { apiDocs } from './openapi/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
 import { pipelineRoutes } from './pipelines/routes.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
-import { forgetGoneWorkers, workerRoutes } from './workers/index.ts';
+import { forgetGoneWorkers, heartbeatDoor, workerRoutes } from './workers/index.ts';
 import { WebhookSender, webhookRoutes } from './webhooks/index.ts';
 import type { Resolver } from './webhooks/destinations.ts';
 import packageJson from '../package.json' with { type: 'json' };
@@ -96,7 +96,7 @@ async function openLivekit(config: Config): Promise<{ connection: LivekitConnect
   const local = await LocalLivekitServer.start({
     binary: livekitBinary(),
     dataDir: join(config.dataDir, 'livekit'),
-    webhookUrl: `${config.internalUrl}/internal/livekit/webhook`,
+    webhookUrl: `${config.internalUrl}${LIVEKIT_WEBHOOK_PATH}`,
     nodeIp,
     udpPorts,
     iceTcp: tcpPort || false,
@@ -235,7 +235,14 @@ export function buildApp(services: Services) {
         throw new ApiError(413, `Request body too large: at most ${config.maxRequestBytes} bytes`);
       }
     })
-    .use(credentialsBeforeBodies(database.db, CONSOLE_OPEN_PATHS))
+    .use(
+      credentialsBeforeBodies(database.db, CONSOLE_OPEN_PATHS, [
+        adminDoor(services.adminToken),
+        jobReportDoor(database.db),
+        heartbeatDoor(services.livekit),
+        livekitWebhookDoor(services.livekit),
+      ]),
+    )
     .use(bodyParsers)
     .use(apiDocs(packageJson.version))
     .use(healthRoutes(services.readiness))

@@ -2,6 +2,7 @@
 // Guarded by the admin token (ADMIN_TOKEN, or the one generated into DATA_DIR).
 import { timingSafeEqual } from 'node:crypto';
 import { Elysia, t } from 'elysia';
+import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
 import { ApiError } from '../http/errors.ts';
 import { OperatorError, type Operations } from './operations.ts';
 
@@ -20,13 +21,20 @@ const run = async <T>(action: () => Promise<T>): Promise<T> => {
   }
 };
 
+function checkAdminToken(request: Request, adminToken: string): void {
+  const presented = bearerToken(request);
+  if (!presented || !sameSecret(presented, adminToken)) throw new ApiError(401, 'Invalid admin token');
+}
+
+/** The admin API's callers, checked before a body is read (src/auth/internal-doors.ts); its bodies are a few fields. */
+export function adminDoor(adminToken: string): InternalDoor {
+  return { matches: (path) => path.startsWith('/internal/admin/'), maxBodyBytes: 64 * 1024, admit: async (request) => checkAdminToken(request, adminToken) };
+}
+
 export function adminRoutes(operations: Operations, adminToken: string) {
   const AccountRef = t.Object({ account_id: t.String() });
   return new Elysia({ prefix: '/internal/admin', detail: { hide: true } })
-    .onBeforeHandle(({ request }) => {
-      const presented = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
-      if (!presented || !sameSecret(presented, adminToken)) throw new ApiError(401, 'Invalid admin token');
-    })
+    .onBeforeHandle(({ request }) => checkAdminToken(request, adminToken))
     .post('/accounts', ({ body }) => run(() => operations.createAccount(body)), {
       body: t.Object({ email: t.String(), credits: t.Optional(t.Integer()) }),
     })

@@ -6,6 +6,7 @@ import { CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession, type Browser
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { accountForKey } from './api-keys.ts';
+import { admitInternal, type InternalDoor } from './internal-doors.ts';
 
 export interface Caller {
   accountId: string;
@@ -80,19 +81,31 @@ function hasBody(request: Request): boolean {
 }
 
 /**
- * Credentials before bodies: a request with a body to either door's routes is answered 401
- * (or the console's 403) before its body is read when its credentials do not hold, so an
- * anonymous client cannot make the service buffer and parse uploads of tens of megabytes.
- * Runs before routing (Elysia's parse step would read the body first); `open` are the paths
- * that take no credentials (the console's sign-in and sign-up).
+ * Credentials before bodies: a request with a body to either door's routes, or to an internal
+ * route, is answered 401 (or the console's 403) before its body is read when its credentials
+ * do not hold, so an anonymous client cannot make the service buffer and parse uploads of tens
+ * of megabytes. Runs before routing (Elysia's parse step would read the body first); `open`
+ * are the paths that take no credentials (the console's sign-in and sign-up), whose bodies
+ * are bounded instead; `internal` the internal routes' doors (internal-doors.ts).
  */
-export function credentialsBeforeBodies(db: Database, open: readonly string[]) {
+export function credentialsBeforeBodies(db: Database, open: readonly string[], internal: readonly InternalDoor[]) {
   return new Elysia({ name: 'likeness/credentials-before-bodies' }).onRequest(async ({ request }) => {
     if (!hasBody(request)) return;
     const path = new URL(request.url).pathname;
-    const audience = path.startsWith(`${PUBLIC_API.prefix}/`) ? PUBLIC_API : path.startsWith(`${CONSOLE_API.prefix}/`) && !open.includes(path) ? CONSOLE_API : undefined;
+    if (path.startsWith('/internal/')) return admitInternal(internal, request, path);
+    if (open.includes(path)) return boundOpenBody(request);
+    const audience = path.startsWith(`${PUBLIC_API.prefix}/`) ? PUBLIC_API : path.startsWith(`${CONSOLE_API.prefix}/`) ? CONSOLE_API : undefined;
     if (audience) knownCallers.set(request, await callerFor(db, audience, request));
   });
+}
+
+/** An email and a password, with room to spare: what a route open to anyone reads at most. */
+const OPEN_BODY_BYTES = 16 * 1024;
+
+function boundOpenBody(request: Request): void {
+  const length = request.headers.get('content-length');
+  if (length === null) throw new ApiError(411, 'This route needs a Content-Length');
+  if (Number(length) > OPEN_BODY_BYTES) throw new ApiError(413, `Request body too large: at most ${OPEN_BODY_BYTES} bytes`);
 }
 
 /**

@@ -5,6 +5,7 @@
 import { and, eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import { hashApiKey } from '../auth/api-keys.ts';
+import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
 import { JobReport } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
@@ -24,21 +25,44 @@ export interface JobReportDeps {
   agentWatch: AgentWatch;
 }
 
+type SessionRow = typeof sessions.$inferSelect;
+
+/** Sessions whose job was admitted by the door, for the route (no second lookup). */
+const admittedReporters = new WeakMap<Request, SessionRow>();
+
+/** The session a report is for, when the request holds its token: each job holds its own session's only. */
+async function reportingSession(db: Database, request: Request, sessionId: string): Promise<SessionRow> {
+  const token = bearerToken(request);
+  // Ids are letters, digits and `_`: anything else names no session (and never reaches SQL).
+  const [session] = token && /^\w+$/.test(sessionId) ? await db.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.reportTokenHash, hashApiKey(token)))) : [];
+  if (!session) throw new ApiError(401, 'Unknown session or report token');
+  return session;
+}
+
+const REPORT_PATH = /^\/internal\/sessions\/(\w+)\/reports$/;
+/** The largest report: a transcript turn of a long reply, with room to spare. */
+const REPORT_BODY_BYTES = 256 * 1024;
+
+/** Jobs, checked before their reports are read (src/auth/internal-doors.ts). */
+export function jobReportDoor(db: Database): InternalDoor {
+  return {
+    matches: (path) => path.startsWith('/internal/sessions/'),
+    maxBodyBytes: REPORT_BODY_BYTES,
+    async admit(request, path) {
+      const sessionId = REPORT_PATH.exec(path)?.[1];
+      if (!sessionId) throw new ApiError(401, 'Unknown session or report token');
+      admittedReporters.set(request, await reportingSession(db, request, sessionId));
+    },
+  };
+}
+
 export function jobReportRoutes(deps: JobReportDeps) {
   const { db, billing, lifecycle } = deps;
   return new Elysia({ prefix: '/internal', detail: { hide: true } })
     .post(
       '/sessions/:session_id/reports',
       async ({ params, body, request, set }) => {
-        // Each job holds a token for its own session only.
-        const token = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
-        const [session] = token
-          ? await db
-              .select()
-              .from(sessions)
-              .where(and(eq(sessions.id, params.session_id), eq(sessions.reportTokenHash, hashApiKey(token))))
-          : [];
-        if (!session) throw new ApiError(401, 'Unknown session or report token');
+        const session = admittedReporters.get(request) ?? (await reportingSession(db, request, params.session_id));
         // Any report proves the job reached the room, whether or not LiveKit's webhooks reach us.
         if (!session.agentJoinedAt) await lifecycle.markAgentJoined(session.id);
         if (body.type === 'agent_joined') return { ok: true };

@@ -7,6 +7,7 @@ import { Elysia } from 'elysia';
 import { TokenVerifier } from 'livekit-server-sdk';
 import { HEARTBEAT_PATH, HEARTBEAT_TTL_SECONDS, WorkerHeartbeat } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
+import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
 import { ApiError } from '../http/errors.ts';
 import { sessions } from '../sessions/schema.ts';
 import { agentWorkers } from './schema.ts';
@@ -21,15 +22,40 @@ export async function forgetGoneWorkers(db: Database): Promise<void> {
   await db.delete(agentWorkers).where(lt(agentWorkers.expiresAt, sql`now() - make_interval(secs => ${FORGET_AFTER_SECONDS})`));
 }
 
-export function workerRoutes(deps: { db: Database; livekit: { apiKey: string; apiSecret: string } }) {
+type LivekitCredentials = { apiKey: string; apiSecret: string };
+
+/** The worker a heartbeat's token was signed for (its `sub`), once per request: the door asks first, the route after. */
+const signedWorkers = new WeakMap<Request, Promise<string | undefined>>();
+
+function signedWorker(verifier: TokenVerifier, request: Request): Promise<string | undefined> {
+  let worker = signedWorkers.get(request);
+  if (!worker) {
+    const token = bearerToken(request);
+    worker = token ? verifier.verify(token).then((claims) => claims.sub, () => undefined) : Promise.resolve(undefined);
+    signedWorkers.set(request, worker);
+  }
+  return worker;
+}
+
+/** Workers, checked before their heartbeats are read (src/auth/internal-doors.ts); a heartbeat lists at most a worker's sessions. */
+export function heartbeatDoor(livekit: LivekitCredentials): InternalDoor {
+  const verifier = new TokenVerifier(livekit.apiKey, livekit.apiSecret);
+  return {
+    matches: (path) => path === HEARTBEAT_PATH,
+    maxBodyBytes: 64 * 1024,
+    async admit(request) {
+      if (!(await signedWorker(verifier, request))) throw new ApiError(401, 'Unknown or unsigned worker');
+    },
+  };
+}
+
+export function workerRoutes(deps: { db: Database; livekit: LivekitCredentials }) {
   const verifier = new TokenVerifier(deps.livekit.apiKey, deps.livekit.apiSecret);
   return new Elysia({ detail: { hide: true } }).post(
     HEARTBEAT_PATH,
     async ({ body, request }) => {
-      const token = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
-      const claims = token ? await verifier.verify(token).catch(() => undefined) : undefined;
       // The token names the worker it was made for: one worker cannot report for another.
-      if (!claims || claims.sub !== body.worker_id) throw new ApiError(401, 'Unknown or unsigned worker');
+      if ((await signedWorker(verifier, request)) !== body.worker_id) throw new ApiError(401, 'Unknown or unsigned worker');
       const values = {
         agentName: body.agent_name,
         capacity: body.capacity,
