@@ -20,6 +20,7 @@ import { healthRoutes, Readiness } from './health/index.ts';
 import { warmUp } from './warm-up.ts';
 import { ApiError, httpErrors } from './http/errors.ts';
 import { bodyParsers } from './http/body.ts';
+import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { identityRoutes } from './identities/index.ts';
 import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
@@ -244,6 +245,7 @@ export function buildApp(services: Services) {
       ]),
     )
     .use(bodyParsers)
+    .use(refuseUnstorableText)
     .use(apiDocs(packageJson.version))
     .use(healthRoutes(services.readiness))
     .use(metricsRoutes({ db: database.db, agentName: config.livekit.agentName, tokens: [config.metricsToken ?? '', services.adminToken] }))

@@ -413,7 +413,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "*/*"?: never;
+                /**
+                 * @example {
+                 *       "low_balance_threshold": 200
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A charge that takes the balance below this sends the `credits.low` webhook event; 0: never. Default 100. */
+                    low_balance_threshold: number;
+                };
             };
         };
         responses: {
@@ -2135,7 +2143,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "*/*"?: never;
+                /**
+                 * @example {
+                 *       "url": "https://crm.example.com/likeness/events",
+                 *       "events": [
+                 *         "session.ended",
+                 *         "credits.low"
+                 *       ],
+                 *       "description": "Billing system"
+                 *     }
+                 */
+                "application/json": {
+                    description?: string;
+                    /** @description Default true; a disabled endpoint receives nothing. */
+                    enabled?: boolean;
+                    /** @description The events this endpoint receives. */
+                    events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                    /**
+                     * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
+                     * @example https://example.com/likeness/events
+                     */
+                    url: string;
+                };
             };
         };
         responses: {
@@ -2354,7 +2383,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "*/*"?: never;
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    description?: string | null;
+                    enabled?: boolean;
+                    /** @description The events this endpoint receives. */
+                    events?: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                    /**
+                     * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
+                     * @example https://example.com/likeness/events
+                     */
+                    url?: string;
+                };
             };
         };
         responses: {

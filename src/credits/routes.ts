@@ -41,6 +41,7 @@ export function creditRoutes({ db, ledger }: { db: Database; ledger: CreditLedge
       }),
       {
         body: CreditSettingsRequest,
+        parse: 'json',
         response: { 200: CreditSettingsResponse, 401: ErrorResponse, 422: ValidationErrorResponse },
         detail: { operationId: 'updateCreditSettings', summary: 'Set the balance below which the `credits.low` webhook event is sent' },
       },

@@ -1,7 +1,15 @@
 // Request bodies. Our own multipart parsing: Elysia's default would JSON-decode any text
 // field that starts with `{` or `[` (a prompt can), and would merge duplicate fields silently.
+// Both parsers refuse text the database cannot store (unstorable-text.ts) as they read it, field
+// names included, before a schema drops the fields it does not know.
 import { Elysia } from 'elysia';
 import { ApiError } from './errors.ts';
+import { unstorableText } from './unstorable-text.ts';
+
+function refuseUnstorable(body: unknown): void {
+  const problems = unstorableText(body, ['body']);
+  if (problems.length) throw new ApiError(422, problems);
+}
 
 export type FormBody = Record<string, string | File>;
 
@@ -26,6 +34,7 @@ export async function parseMultipart(request: Request): Promise<FormBody> {
       [...duplicates].map((key) => ({ loc: ['body', key], msg: `Field "${key}" was sent more than once`, type: 'duplicate_field' })),
     );
   }
+  refuseUnstorable(body);
   return body;
 }
 
@@ -45,6 +54,7 @@ export async function parseJson(request: Request): Promise<unknown> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ApiError(422, [{ loc: ['body'], msg: 'The body must be a JSON object', type: 'object_type' }]);
   }
+  refuseUnstorable(parsed);
   return parsed;
 }
 

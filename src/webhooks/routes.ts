@@ -105,6 +105,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
       },
       {
         body: CreateWebhookRequest,
+        parse: 'json',
         response: { 201: CreatedWebhookResponse, ...errors },
         detail: {
           operationId: 'createWebhook',
@@ -148,6 +149,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
       {
         params: WebhookParams,
         body: UpdateWebhookRequest,
+        parse: 'json',
         response: { 200: WebhookResponse, ...errors },
         detail: { operationId: 'updateWebhook', summary: 'Change a webhook endpoint: URL, events, description, enabled' },
       },
