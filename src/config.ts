@@ -64,6 +64,12 @@ export interface SessionSettings {
    * agent workers that do not report (another implementation), and tests without workers.
    */
   admission: 'workers' | 'off';
+  /**
+   * SESSION_RESERVED_PERCENT: the share of the agent workers' slots (rounded up) kept, once
+   * that few are free, for accounts that run no session (admission's fair share). 0: none kept,
+   * for a service with one account.
+   */
+  reservedPercent: number;
   /** Default maximum length of a session; accounts may have their own. */
   maxDurationSeconds: number;
   /** Length of a billed "minute" (tests shorten it). */
@@ -291,6 +297,7 @@ export function loadConfig(env: Env = process.env): Config {
       joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),
       agentTimeoutSeconds: integer(env, 'SESSION_AGENT_TIMEOUT_SECONDS', 60, 1),
       admission: oneOfValues(env, 'SESSION_ADMISSION', ['workers', 'off'] as const, 'workers'),
+      reservedPercent: Math.min(integer(env, 'SESSION_RESERVED_PERCENT', 20, 0), 90),
       maxDurationSeconds: integer(env, 'SESSION_MAX_DURATION_SECONDS', 30 * 60, 1),
       billingIntervalSeconds: integer(env, 'BILLING_INTERVAL_SECONDS', 60, 1),
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),

@@ -14,7 +14,8 @@ import { report } from '../support/index.ts';
 const { values } = parseArgs({ options: { concurrent: { type: 'string', default: '20' }, bursts: { type: 'string', default: '5' } } });
 const CONCURRENT = Number(values.concurrent);
 const dirs: string[] = [];
-const cluster = await startCluster(dirs, { agentMaxJobs: Math.ceil(CONCURRENT / 2) });
+// One account fills every slot: admission's fair share (slots kept for other accounts) is off.
+const cluster = await startCluster(dirs, { agentMaxJobs: Math.ceil(CONCURRENT / 2), apiEnv: { SESSION_RESERVED_PERCENT: '0' } });
 const database = await openDatabase({ databaseUrl: cluster.databaseUrl });
 try {
   console.log(`cpus=${navigator.hardwareConcurrency} bun=${Bun.version} api processes=2 workers=2 concurrent=${CONCURRENT} bursts=${values.bursts}`);

@@ -84,6 +84,7 @@ const child = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/cli/
     LIMIT_SESSION_STARTS_PER_MINUTE: '0',
     LIMIT_CONCURRENT_SESSIONS: '0',
     LIMIT_IDENTITY_CREATES_PER_HOUR: '0',
+    SESSION_RESERVED_PERCENT: '0',
   },
   stdin: 'ignore',
   stdout: 'pipe',

@@ -23,7 +23,8 @@ export async function startBenchService({ agent = false, env = {} }: { agent?: b
   probe.stop(true);
   // The service and the worker log at the bench's level (warn): an access line per request drowned its figures.
   const logLevel = (process.env.BENCH_LOG_LEVEL ?? 'warn') as AgentLogLevel;
-  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), SESSION_ADMISSION: agent ? 'workers' : 'off', LOG_LEVEL: logLevel, ...env });
+  // One account fills the worker: admission's fair share (a slot kept for other accounts) is off.
+  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), SESSION_ADMISSION: agent ? 'workers' : 'off', SESSION_RESERVED_PERCENT: '0', LOG_LEVEL: logLevel, ...env });
   configureLogging(config.log);
   const service = await startService(config);
   const { livekit } = service.services;

@@ -1,7 +1,7 @@
 // POST /v1/sessions/start (docs/api.md#sessions-start), checked in this order: identity →
-// state → language and voice → the account's limits → a free agent (admission) → credits
-// (early) → room → dispatch → token → then, in one transaction with the account locked,
-// the limits again, the credit hold and the row. When anything fails, nothing is left behind:
+// state → language and voice → the account's limits → a free agent and the fair share
+// (admission) → credits (early) → room → dispatch → token → then, in one transaction with the
+// account locked, the limits and admission again, the credit hold and the row. When anything fails, nothing is left behind:
 // the room is deleted, and the hold and the row roll back together.
 import { eq } from 'drizzle-orm';
 import type { AssetLinks } from '../assets/links.ts';
@@ -16,7 +16,7 @@ import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { findIdentity, type IdentityRow } from '../identities/queries.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import type { SessionBilling } from './billing.ts';
-import { freeAgentSlots } from '../workers/admission.ts';
+import { admitSession } from '../workers/admission.ts';
 import { dispatchMetadata } from './dispatch.ts';
 import { lockAccountLimits, readAccountLimits, type AccountLimits } from '../limits/index.ts';
 import { checkSessionLimits } from './limits.ts';
@@ -24,9 +24,6 @@ import { sessions } from './schema.ts';
 import { sessionsStarted } from '../metrics/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { log } from '../logging/index.ts';
-
-/** What a 503 tells a client to wait: about one heartbeat round, long enough for a slot to show. */
-const ADMISSION_RETRY_AFTER_SECONDS = 5;
 
 export interface StartRequest {
   identity_id?: string;
@@ -84,13 +81,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
   // Early refusals, before any LiveKit work (the transaction below decides): the account's
   // limits, a free agent (admission), its credits for an avatar's first minute.
   await checkSessionLimits(db, accountId, await readAccountLimits(db, accountId, deps.limits));
-  if (settings.admission === 'workers') {
-    const slots = await freeAgentSlots(db, deps.agentName, settings.agentTimeoutSeconds);
-    if (slots.free <= 0) {
-      const detail = slots.workers ? 'Every agent is busy; retry shortly' : 'No agent worker is running; retry shortly';
-      throw new ApiError(503, detail, { 'retry-after': String(ADMISSION_RETRY_AFTER_SECONDS) });
-    }
-  }
+  if (settings.admission === 'workers') await admitSession(db, accountId, deps.agentName, settings);
   if (avatarEnabled && !(await deps.billing.canHold(accountId))) throw insufficientCredits(deps.billing.perMinute);
 
   const sessionId = newId('ses');
@@ -130,6 +121,9 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
     // row: one transaction, one request at a time per account.
     const row = await db.transaction(async (tx) => {
       await checkSessionLimits(tx, accountId, await lockAccountLimits(tx, accountId, deps.limits));
+      // The fair share again, with this account's other starts settled (cluster-wide: the
+      // slots and sessions are the database's).
+      if (settings.admission === 'workers') await admitSession(tx, accountId, deps.agentName, settings);
       const heldCredits = avatarEnabled ? await deps.billing.hold(tx, accountId, sessionId) : 0;
       const [inserted] = await tx
       .insert(sessions)

@@ -11,6 +11,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type DatabaseHandle } from '../../src/db/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
+import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { FrameLog } from '../avatar/support.ts';
 import * as fx from '../fixtures/index.ts';
 import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
@@ -23,15 +24,25 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   let database: DatabaseHandle;
   let authorization = '';
   let identityId = '';
+  /** Two more accounts with an identity each: admission's fair share keeps a slot for accounts that run none. */
+  const others: { authorization: string; identityId: string }[] = [];
 
-  const call = (base: string, method: string, path: string, body?: unknown) =>
-    fetch(`${base}${path}`, { method, headers: { authorization, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const call = (base: string, method: string, path: string, body?: unknown, auth = authorization) =>
+    fetch(`${base}${path}`, { method, headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
   const row = async (id: string) => (await database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
+  async function newAccount(email: string): Promise<string> {
+    const created = await fetch(`${cluster.apis[0]!.url}/internal/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cluster.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, credits: 100_000 }),
+    });
+    return `Bearer ${((await created.json()) as { api_key: string }).api_key}`;
+  }
 
   /** A session started through `base`, and a visitor receiving its avatar (through that API's /rtc). */
-  async function visit(base: string) {
+  async function visit(base: string, account = { authorization, identityId }) {
     const session = await eventually(async () => {
-      const started = await call(base, 'POST', '/v1/sessions/start', { identity_id: identityId });
+      const started = await call(base, 'POST', '/v1/sessions/start', { identity_id: account.identityId }, account.authorization);
       return started.status === 200 ? ((await started.json()) as StartedSession) : undefined;
     }, 30_000, 'a session admitted');
     expect(session.rtc_url).toBe(base.replace('http', 'ws'));
@@ -44,16 +55,15 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   beforeAll(async () => {
     cluster = await startCluster(dirs);
     database = await openDatabase({ databaseUrl: cluster.databaseUrl });
-    const created = await fetch(`${cluster.apis[0]!.url}/internal/admin/accounts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${cluster.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'cluster@example.com', credits: 100_000 }),
-    });
-    authorization = `Bearer ${((await created.json()) as { api_key: string }).api_key}`;
     // Through the second API process: the first one's training is the one that hangs (later).
-    const identity = await fetch(`${cluster.apis[1]!.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language: 'en' }) });
-    expect(identity.status).toBe(200);
-    identityId = ((await identity.json()) as IdentityBody).identity_id;
+    const withIdentity = async (email: string) => {
+      const auth = await newAccount(email);
+      const identity = await fetch(`${cluster.apis[1]!.url}/v1/identities`, { method: 'POST', headers: { authorization: auth }, body: await identityForm({ language: 'en' }) });
+      expect(identity.status).toBe(200);
+      return { authorization: auth, identityId: ((await identity.json()) as IdentityBody).identity_id };
+    };
+    ({ authorization, identityId } = await withIdentity('cluster@example.com'));
+    others.push(await withIdentity('cluster-b@example.com'), await withIdentity('cluster-c@example.com'));
   }, 180_000);
   afterAll(async () => {
     await database?.close();
@@ -77,8 +87,10 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   test('sessions started alternately through both API processes land on both workers and both LiveKit nodes; each ends through the other one', async () => {
     const visits: Awaited<ReturnType<typeof visit>>[] = [];
     try {
+      // Four slots: the first account takes two, then two accounts that run none the rest.
+      const accounts = [{ authorization, identityId }, { authorization, identityId }, ...others];
       for (let i = 0; i < 4; i++) {
-        visits.push(await visit(cluster.apis[i % 2]!.url));
+        visits.push(await visit(cluster.apis[i % 2]!.url, accounts[i]));
         // LiveKit nodes share their room counts through Redis every few seconds.
         await Bun.sleep(2_500);
       }
@@ -92,7 +104,7 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
       expect(rooms.every((n) => n >= 1)).toBe(true);
       expect(rooms.reduce((a, b) => a + b)).toBe(4);
       for (const [i, { session }] of visits.entries()) {
-        const ended = await call(cluster.apis[(i + 1) % 2]!.url, 'POST', `/v1/sessions/${session.room_name}/end`);
+        const ended = await call(cluster.apis[(i + 1) % 2]!.url, 'POST', `/v1/sessions/${session.room_name}/end`, undefined, accounts[i]!.authorization);
         expect(ended.status).toBe(200);
         expect(((await ended.json()) as { status: string }).status).toBe('ended');
       }
@@ -110,6 +122,28 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
       }
     }
   }, 180_000);
+
+  test("admission's fair share holds across both API processes: an account takes 3 of the 4 slots, the last is kept for an account that runs none", async () => {
+    await eventually(async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= 4, 30_000, 'every slot free');
+    const hog = await newAccount('cluster-hog@example.com');
+    const newcomer = await newAccount('cluster-newcomer@example.com');
+    const started: { auth: string; room: string }[] = [];
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const answer = await call(cluster.apis[i % 2]!.url, 'POST', '/v1/sessions/start', { avatar_enabled: false }, hog);
+        statuses.push(answer.status);
+        if (answer.status === 200) started.push({ auth: hog, room: ((await answer.json()) as StartedSession).room_name });
+        else expect(answer.headers.get('retry-after')).toBe('15');
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      const last = await call(cluster.balancer.url, 'POST', '/v1/sessions/start', { avatar_enabled: false }, newcomer);
+      expect(last.status).toBe(200);
+      started.push({ auth: newcomer, room: ((await last.json()) as StartedSession).room_name });
+    } finally {
+      for (const { auth, room } of started) await call(cluster.balancer.url, 'POST', `/v1/sessions/${room}/end`, undefined, auth);
+    }
+  }, 90_000);
 
   test('a worker SIGKILLed mid-conversation: the other brings the avatar back into the same room; the visitor stays', async () => {
     const { session, visitor, videos } = await visit(cluster.apis[0]!.url);

@@ -72,7 +72,8 @@ async function prometheusRooms(port: number): Promise<number> {
   return Number(/^livekit_room_total\{[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
-export async function startCluster(dirs: string[], { agentMaxJobs = 2 }: { agentMaxJobs?: number } = {}): Promise<Cluster> {
+/** `apiEnv`: settings of the API processes over compose's and TEST_TUNING (a bench turns the fair share off). */
+export async function startCluster(dirs: string[], { agentMaxJobs = 2, apiEnv = {} }: { agentMaxJobs?: number; apiEnv?: Record<string, string> } = {}): Promise<Cluster> {
   const redis = await startRedis(dirs);
   const credentials = { apiKey: 'likeness', apiSecret: crypto.randomUUID().replaceAll('-', '') + crypto.randomUUID().replaceAll('-', '') };
   const apiPorts = [await freeTcpPort('127.0.0.1'), await freeTcpPort('127.0.0.1')];
@@ -120,6 +121,7 @@ export async function startCluster(dirs: string[], { agentMaxJobs = 2 }: { agent
       const env = {
         ...composeEnvironment('api', local(nodes[i]!, { PUBLIC_URL: url, PORT: String(port) })),
         ...TEST_TUNING,
+        ...apiEnv,
         DATA_DIR: await tempDir(dirs, `likeness-cluster-api${i}-`),
         // The first API process's first training never ends: the test kills it mid-retrain.
         ...(i === 0 ? { PIPELINE_MODULES: HANGING_PIPELINE, HANG_ON_TRAINING: '1' } : {}),

@@ -2,6 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import { resolve } from 'node:path';
 import { hostAddress, loadConfig } from '../../src/config.ts';
+import { reservedSlots } from '../../src/workers/admission.ts';
 
 describe('configuration', () => {
   test("embedded defaults: port 8080 on every interface, PUBLIC_URL at the host's network address, ./data, PGlite, local assets under PUBLIC_URL/assets", () => {
@@ -20,6 +21,14 @@ describe('configuration', () => {
     expect(loadConfig({}).limits).toEqual({ concurrent_sessions: 10, session_starts_per_minute: 20, concurrent_identity_creates: 3, identity_creates_per_hour: 60 });
     expect(loadConfig({ LIMIT_CONCURRENT_SESSIONS: '0', LIMIT_IDENTITY_CREATES_PER_HOUR: '5' }).limits).toMatchObject({ concurrent_sessions: 0, identity_creates_per_hour: 5 });
     expect(() => loadConfig({ LIMIT_SESSION_STARTS_PER_MINUTE: '-1' })).toThrow('LIMIT_SESSION_STARTS_PER_MINUTE');
+  });
+
+  test("admission's fair share keeps 20 % of the agent slots, rounded up, for accounts that run none (0: off; at most 90 %)", () => {
+    expect(loadConfig({}).sessions.reservedPercent).toBe(20);
+    expect(loadConfig({ SESSION_RESERVED_PERCENT: '0' }).sessions.reservedPercent).toBe(0);
+    expect(loadConfig({ SESSION_RESERVED_PERCENT: '100' }).sessions.reservedPercent).toBe(90);
+    expect([3, 10, 100, 0].map((capacity) => reservedSlots(capacity, 20))).toEqual([1, 2, 20, 0]);
+    expect(() => loadConfig({ SESSION_RESERVED_PERCENT: '-5' })).toThrow('SESSION_RESERVED_PERCENT');
   });
 
   test('ASSETS_URL follows PUBLIC_URL unless set; trailing slashes are dropped', () => {

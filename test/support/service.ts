@@ -82,6 +82,8 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       LIMIT_SESSION_STARTS_PER_MINUTE: '0',
       LIMIT_CONCURRENT_IDENTITY_CREATES: '0',
       LIMIT_IDENTITY_CREATES_PER_HOUR: '0',
+      // Suites fill their workers from one account; admission's fair share has its own suite.
+      SESSION_RESERVED_PERCENT: '0',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     });
