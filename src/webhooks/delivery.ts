@@ -8,8 +8,9 @@ import type { WebhookSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { webhookAttempts } from '../metrics/index.ts';
-import { checkDestination, DestinationRefused, systemResolver, type Resolver } from './destinations.ts';
+import { DestinationRefused, systemResolver, type Resolver } from './destinations.ts';
 import { onEventsWritten } from './outbox.ts';
+import { pinnedFetch } from './pinned-fetch.ts';
 import { webhookDeliveries, webhookEndpoints, type DeliveryAttempt } from './schema.ts';
 import packageJson from '../../package.json' with { type: 'json' };
 
@@ -23,13 +24,17 @@ const ATTEMPTS_KEPT = 10;
 const PRUNE_EVERY_MS = 3_600_000;
 /** When to look after this process wrote events (ms). */
 const NUDGE_AFTER_MS = [20, 250];
-/** A receiver's answer is read this far (for the log), the rest dropped. */
+/** A receiver's answer is read this far (for the log), the rest never downloaded. */
+const ANSWER_BYTES_READ = 1024;
+/** What of it is kept on the attempt. */
 const ERROR_BODY_CHARS = 200;
 
 export interface SenderDeps {
   db: Database;
   settings: WebhookSettings;
   resolve?: Resolver;
+  /** Certificates trusted instead of the public CAs, for tests whose receiver has one of its own. */
+  ca?: string;
 }
 
 export class WebhookSender {
@@ -61,6 +66,8 @@ export class WebhookSender {
   }
 
   #kick(): void {
+    // Stopped: a nudge timer still pending must not start a round (the database may be closing).
+    if (!this.#timer) return;
     if (this.#running) {
       this.#again = true;
       return;
@@ -136,7 +143,6 @@ export class WebhookSender {
     if (!endpoint.enabled) error = 'the endpoint is disabled';
     else {
       try {
-        await checkDestination(endpoint.url, { allowPrivate: settings.allowPrivate, resolve: this.deps.resolve ?? systemResolver });
         const response = await this.#post(endpoint.url, endpoint.secret, delivery, startedAt);
         statusCode = response.status;
         if (!response.ok) error = `answered ${response.status}${response.body ? `: ${response.body}` : ''}`;
@@ -171,12 +177,17 @@ export class WebhookSender {
     else log.info({ ...fields, error, retry_in_seconds: retryIn }, 'webhook not delivered, retrying');
   }
 
-  /** One signed POST; redirects are not followed (they could lead anywhere). */
+  /** One signed POST to the address the endpoint's host resolves to now, if that may be called (pinned-fetch.ts). */
   async #post(url: string, secret: string, delivery: DeliveryRow, at: Date): Promise<{ status: number; ok: boolean; body: string }> {
-    const response = await fetch(url, {
+    const { settings, resolve, ca } = this.deps;
+    const answer = await pinnedFetch(url, {
       method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(this.deps.settings.timeoutSeconds * 1000),
+      timeoutMs: settings.timeoutSeconds * 1000,
+      allowPrivate: settings.allowPrivate,
+      resolve: resolve ?? systemResolver,
+      maxAnswerBytes: ANSWER_BYTES_READ,
+      skipOkBody: true,
+      ca,
       headers: {
         'content-type': 'application/json',
         'user-agent': `Likeness-Webhooks/${packageJson.version}`,
@@ -186,9 +197,7 @@ export class WebhookSender {
       },
       body: delivery.payload,
     });
-    if (response.ok) await response.body?.cancel().catch(() => undefined);
-    const body = response.ok ? '' : (await response.text().catch(() => '')).slice(0, ERROR_BODY_CHARS);
-    return { status: response.status, ok: response.ok, body };
+    return { status: answer.status, ok: answer.ok, body: answer.ok ? '' : answer.body.slice(0, ERROR_BODY_CHARS) };
   }
 }
 
