@@ -2,11 +2,12 @@
 # `npm start` runs them (--role all), or either alone (--role api | agent; deploy/compose.yaml).
 #
 #   docker build -t likeness .
-#   docker run -p 8080:8080 -p 7881:7881 -p 50000-50099:50000-50099/udp \
-#     -e PUBLIC_URL=http://<host>:8080 -e LIVEKIT_NODE_IP=<host> -v likeness:/data likeness
+#   docker run -p 8080:8080 -p 8443:8443 -p 7881:7881 -p 50000-50099:50000-50099/udp \
+#     -e LIVEKIT_NODE_IP=<host> -v likeness:/data likeness
 #
-# A container's own address is not one clients reach: give it the host's (LIVEKIT_NODE_IP, and
-# PUBLIC_URL, https:// behind a TLS proxy). With an external LiveKit set LIVEKIT_URL,
+# A container's own address is not one clients reach: give it the host's (LIVEKIT_NODE_IP; the
+# self-made certificate of the HTTPS port 8443 then covers it; PUBLIC_URL https:// and TLS_PORT=0
+# behind a TLS proxy). With an external LiveKit set LIVEKIT_URL,
 # LIVEKIT_API_KEY and LIVEKIT_API_SECRET.
 
 # The LiveKit server, from its Go module at the tag the bootstrap pins (src/bootstrap/livekit.mjs).
@@ -41,7 +42,7 @@ USER likeness
 ENV PORT=8080 DATA_DIR=/data LIKENESS_LIVEKIT_BIN=/usr/local/bin/livekit-server LIKENESS_MODELS_DIR=/models
 VOLUME /data
 # The API and LiveKit's signalling (/rtc); ICE over TCP; WebRTC media.
-EXPOSE 8080 7881 50000-50099/udp
+EXPOSE 8080 8443 7881 50000-50099/udp
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s CMD ["bun", "src/cli/index.ts", "health", "http://127.0.0.1:8080/readyz"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # Never `bun build --compile`: agent jobs fork files that must exist on disk.

@@ -98,6 +98,8 @@ export interface Config {
   internalUrl: string;
   /** `{assets_url}` of docs/api.md#assets: where stored images and audio are served from. */
   assetsUrl: string;
+  /** The HTTPS listener beside the plain one (src/tls); undefined: none. */
+  tls: TlsSettings | undefined;
   /** A signed asset link's shortest life (ASSET_URL_TTL, seconds): links are made afresh on every read. */
   assetUrlTtlSeconds: number;
   dataDir: string;
@@ -139,6 +141,25 @@ export interface Config {
   providers: ProviderSettings;
   agent: AgentSettings;
   webhooks: WebhookSettings;
+}
+
+/**
+ * HTTPS beside plain HTTP, on a port of its own (docs/api.md#reaching-the-service): browsers let
+ * a page use the microphone only on a secure origin (HTTPS, or localhost), so a phone on the
+ * network needs it to talk. On by default unless the service listens on loopback alone.
+ */
+export interface TlsSettings {
+  /** TLS_PORT (8443); 0 turns the listener off. */
+  port: number;
+  /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): the operator's certificate; unset: one made and kept in DATA_DIR/tls for this host's names and addresses. */
+  certFile: string | undefined;
+  keyFile: string | undefined;
+  /**
+   * Whether clients that come in over it are given https/wss addresses on the host they used
+   * (their identities' `image` and `audio`, a session's `rtc_url`), rather than PUBLIC_URL's,
+   * ASSETS_URL's and LIVEKIT_PUBLIC_URL's: true unless those are set (the operator decided).
+   */
+  addressesFollowRequest: { assets: boolean; rtc: boolean };
 }
 
 /** Customer webhooks (src/webhooks, docs/api.md#webhooks). */
@@ -235,6 +256,24 @@ export function loadLocalMedia(env: Env, host: string): LocalMediaSettings {
   };
 }
 
+/** The default TLS_PORT. */
+export const DEFAULT_TLS_PORT = 8443;
+
+export function loadTls(env: Env, host: string): TlsSettings | undefined {
+  const certFile = env.TLS_CERT_FILE || undefined;
+  const keyFile = env.TLS_KEY_FILE || undefined;
+  if (Boolean(certFile) !== Boolean(keyFile)) throw new Error('TLS_CERT_FILE and TLS_KEY_FILE go together: set both, or neither for a certificate made here');
+  // On loopback alone the browser is on this machine, and localhost is a secure origin already.
+  const port = integer(env, 'TLS_PORT', isLoopback(host) && !certFile ? 0 : DEFAULT_TLS_PORT);
+  if (port === 0) return undefined;
+  return {
+    port,
+    certFile,
+    keyFile,
+    addressesFollowRequest: { assets: !env.ASSETS_URL && !env.PUBLIC_URL, rtc: !env.LIVEKIT_PUBLIC_URL && !env.PUBLIC_URL },
+  };
+}
+
 /** http(s)://… as ws(s)://… (browsers on an https page may only open wss). */
 export function websocketUrlOf(url: string): string {
   return url.replace(/^http(s?):\/\//, 'ws$1://');
@@ -265,6 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
     internalUrl: withoutTrailingSlash(env.INTERNAL_URL || `http://127.0.0.1:${port}`),
     assetsUrl: withoutTrailingSlash(env.ASSETS_URL || `${publicUrl}/assets`),
     assetUrlTtlSeconds: integer(env, 'ASSET_URL_TTL', 3600, 60),
+    tls: loadTls(env, host),
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     s3,

@@ -20,11 +20,13 @@ import { healthRoutes, Readiness } from './health/index.ts';
 import { warmUp } from './warm-up.ts';
 import { ApiError, httpErrors } from './http/errors.ts';
 import { bodyParsers } from './http/body.ts';
+import { clientAddresses } from './http/client-addresses.ts';
 import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { identityRoutes } from './identities/index.ts';
 import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
 import { signalProxy } from './livekit/signal-proxy.ts';
+import { listenSecurely, type SecureListener } from './tls/index.ts';
 import { AgentWatch } from './sessions/agent-watch.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { sessionRoutes } from './sessions/index.ts';
@@ -195,6 +197,7 @@ function methodsByPath(app: Elysia<any>): (path: string) => string[] {
 
 export function buildApp(services: Services) {
   const { config, database } = services;
+  const addressesFor = clientAddresses({ links: services.assetLinks, rtcUrl: services.livekit.publicUrl, tls: config.tls });
   const identityDeps = {
     db: database.db,
     ledger: services.ledger,
@@ -202,7 +205,7 @@ export function buildApp(services: Services) {
     pipelines: services.pipelines,
     retraining: services.retraining,
     mediaLimits: services.mediaLimits,
-    assetLinks: services.assetLinks,
+    addressesFor,
     onboardingCost: config.credits.onboardingCost,
     voices: services.voices,
     workLeaseSeconds: config.workLeaseSeconds,
@@ -217,6 +220,7 @@ export function buildApp(services: Services) {
     settings: config.sessions,
     agentName: config.livekit.agentName,
     assetLinks: services.assetLinks,
+    addressesFor,
     internalUrl: config.internalUrl,
     limits: config.limits,
   };
@@ -276,6 +280,8 @@ const AGENT_WATCH_INTERVAL_MS = 250;
 export interface RunningService {
   services: Services;
   url: string;
+  /** The HTTPS listener (TLS_PORT), when there is one. */
+  secure?: SecureListener;
   stop(): Promise<void>;
 }
 
@@ -311,6 +317,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     throw error;
   }
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${app.server!.port}`;
+  let secure: SecureListener | undefined;
+  try {
+    secure = config.tls ? await listenSecurely(app, config, config.tls) : undefined;
+  } catch (error) {
+    await app.stop(true);
+    await services.localLivekit?.stop();
+    await services.database.close();
+    throw error;
+  }
   await writeServiceRecord(config, { pid: process.pid, url });
   services.webhooks.start();
   const sweeper = setInterval(
@@ -340,11 +355,12 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   return {
     services,
     url,
+    secure,
     async stop() {
       clearInterval(sweeper);
       clearInterval(agentWatch);
       // Not forced: requests in flight finish (a create mid-training completes) before the database closes.
-      await app.stop(false);
+      await Promise.all([app.stop(false), secure?.stop()]);
       await services.webhooks.stop();
       await services.localLivekit?.stop();
       await services.retraining.idle();

@@ -14,12 +14,17 @@ export class AssetLinks {
     /** ASSETS_URL: where /assets/* is reached. */
     readonly baseUrl: string,
     /** The key links are signed with (derived from the admin token: every replica has it). */
-    secret: string,
+    secret: string | Buffer,
     /** ASSET_URL_TTL: a link's shortest life, in seconds. */
     readonly ttlSeconds: number,
     private readonly now: () => number = Date.now,
   ) {
-    this.#secret = createHmac('sha256', secret).update('likeness asset links v1').digest();
+    this.#secret = Buffer.isBuffer(secret) ? secret : createHmac('sha256', secret).update('likeness asset links v1').digest();
+  }
+
+  /** The same links on another base (the one a client reached the service at: src/http/client-addresses.ts). */
+  withBase(baseUrl: string): AssetLinks {
+    return new AssetLinks(baseUrl, this.#secret, this.ttlSeconds, this.now);
   }
 
   /** A link to `key`, valid for at least `ttlSeconds` (the default lifetime, or longer for a session's job). */

@@ -7,6 +7,7 @@ import { loadConfig, type AccountLimits, type Config } from '../config.ts';
 import { LIMIT_NAMES } from '../limits/limits.ts';
 import { openDatabase, pgliteDirFor } from '../db/index.ts';
 import type { AgentWorker } from '../../agent/worker.ts';
+import type { RunningService } from '../server.ts';
 import { adminTokenFor, runningService } from '../admin/service-record.ts';
 
 /** What `serve --role` runs: the control plane, the agent worker, or both in one process. */
@@ -91,6 +92,16 @@ function whole(value: string, name: string): number {
   return Number(value);
 }
 
+/** The start line: the address to give people, and what their browser says the first time. */
+function whereToOpen(config: Config, service: RunningService): string {
+  const secure = service.secure;
+  if (!secure) return `listening: open ${config.publicUrl}/console`;
+  const warning = secure.certificate.selfMade
+    ? ' (the certificate is made by this service: the browser warns once per device, "Your connection is not private"; choose Advanced, then Proceed)'
+    : '';
+  return `listening: open ${secure.url}/console on any device of the network${warning}; plain HTTP at ${config.publicUrl}`;
+}
+
 /** Run the control plane, the agent worker, or both (the default) in this process. */
 async function serve(config: Config, role: Role): Promise<void> {
   // Loaded here, not at the top: the operator commands need neither the server nor the agents SDK.
@@ -102,9 +113,7 @@ async function serve(config: Config, role: Role): Promise<void> {
   const { startAgentWorker } = await import('../../agent/worker.ts');
   const { serveWorkerHealth } = await import('../../agent/health.ts');
   const service = role === 'agent' ? undefined : await startService(config);
-  if (service) {
-    log().info({ url: service.url, public_url: config.publicUrl, database: service.services.database.engine }, `listening on ${service.url}`);
-  }
+  if (service) log().info({ url: service.url, public_url: config.publicUrl, secure_url: service.secure?.url, database: service.services.database.engine }, whereToOpen(config, service));
   let worker: AgentWorker | undefined;
   if (role !== 'api') {
     // Alone, the worker needs an external LiveKit; beside the API it uses the API's (maybe local) one.

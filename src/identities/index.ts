@@ -2,10 +2,10 @@
 import { t } from 'elysia';
 import { and, eq } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
-import type { AssetLinks } from '../assets/links.ts';
 import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
+import type { AddressesFor } from '../http/client-addresses.ts';
 import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
 import { releaseTraining, type Pipeline, type PipelineRegistry } from '../pipelines/index.ts';
 import { presetVoice, sampleProfile, voiceChoiceProblems, type Voices } from '../voices/index.ts';
@@ -35,7 +35,8 @@ export interface IdentityDeps {
   pipelines: PipelineRegistry;
   retraining: Retraining;
   mediaLimits: MediaLimits;
-  assetLinks: AssetLinks;
+  /** The addresses a client is given (signed asset links on the base it reached). */
+  addressesFor: AddressesFor;
   onboardingCost: number;
   voices: Voices;
   /** The lease a create holds on its row while it runs (WORK_LEASE_SECONDS). */
@@ -78,8 +79,8 @@ async function checkImageFor(pipeline: Pipeline, image: InspectedImage): Promise
 
 /** The identity routes behind one door: the public API (`/v1`) or the console's (`/console/api`). */
 export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_API) {
-  const { db, assetLinks } = deps;
-  const present = (row: Parameters<typeof identityResponse>[0]) => identityResponse(row, assetLinks);
+  const { db, addressesFor } = deps;
+  const present = (row: Parameters<typeof identityResponse>[0], request: Request) => identityResponse(row, addressesFor(request).links);
   const findOwned = async (accountId: string, identityId: string) => {
     const row = await findIdentity(db, accountId, identityId);
     if (!row) throw notFound('Identity');
@@ -95,7 +96,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
   return authenticatedRoutes(db, audience, '/identities', 'Identities')
     .get(
       '',
-      async ({ caller, query, set }) => {
+      async ({ caller, query, set, request }) => {
         let after: { createdAt: Date; id: string } | undefined;
         if (query.after) {
           const cursor = await findIdentity(db, caller.accountId, query.after);
@@ -106,7 +107,8 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         if (query.limit && rows.length === query.limit) {
           set.headers['link'] = `<${audience.prefix}/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
         }
-        return rows.map((row) => identityListItem(row, assetLinks));
+        const { links } = addressesFor(request);
+        return rows.map((row) => identityListItem(row, links));
       },
       {
         query: ListIdentitiesQuery,
@@ -116,7 +118,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
     )
     .post(
       '',
-      async ({ caller, body }) => {
+      async ({ caller, body, request }) => {
         const pipelineId = body.pipeline_id ?? deps.pipelines.defaultId;
         const pipeline = deps.pipelines.get(pipelineId);
         throwIfProblems([
@@ -147,7 +149,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         }).catch((error: unknown) => {
           throw asApiError(error);
         });
-        return present(row);
+        return present(row, request);
       },
       {
         body: CreateIdentityForm,
@@ -159,7 +161,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         },
       },
     )
-    .get('/:identity_id', async ({ caller, params }) => present(await findOwned(caller.accountId, params.identity_id)), {
+    .get('/:identity_id', async ({ caller, params, request }) => present(await findOwned(caller.accountId, params.identity_id), request), {
       params: IdentityParams,
       response: { 200: IdentityResponse, ...unauthorized, ...notFoundError },
       detail: { operationId: 'getIdentity', summary: 'Read one identity' },
@@ -175,7 +177,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
     )
     .patch(
       '/:identity_id',
-      async ({ caller, params, body, set }) => {
+      async ({ caller, params, body, set, request }) => {
         const current = await findOwned(caller.accountId, params.identity_id);
         for (const field of ['pipeline_id', 'provider_avatar_id'] as const) {
           if (body[field] !== undefined) throw invalid(['body', field], `${field} cannot be changed; create a new identity instead`, 'immutable_field');
@@ -208,7 +210,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
           });
           if (voice !== undefined) await dropReplacedVoice(current);
           set.status = 202;
-          return present(row);
+          return present(row, request);
         }
         const [row] = await db
           .update(identities)
@@ -236,7 +238,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
           throw notFound('Identity');
         }
         if (voice !== undefined) await dropReplacedVoice(current);
-        return present(row);
+        return present(row, request);
       },
       {
         params: IdentityParams,

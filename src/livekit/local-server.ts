@@ -84,11 +84,18 @@ function defaultLog(line: string) {
   process.stderr.write(`[livekit] ${line}\n`);
 }
 
-/** setpriv's parent-death signal kills the server even if this process is SIGKILLed (Linux). */
+/**
+ * setpriv's parent-death signal kills the server even if this process is SIGKILLed (Linux), and
+ * setsid puts it in a session of its own: a signal to this process's group (Ctrl-C in the
+ * terminal, a supervisor's SIGTERM to the group) does not reach it, so it does not die under
+ * the sessions still draining and is not taken for crashed and restarted during the stop;
+ * stop() ends it once the rest has stopped.
+ */
 function launcher(): string[] {
   if (process.platform !== 'linux') return [];
   const setpriv = Bun.which('setpriv');
-  return setpriv ? [setpriv, '--pdeathsig', 'SIGKILL', '--'] : [];
+  const setsid = Bun.which('setsid');
+  return [...(setpriv ? [setpriv, '--pdeathsig', 'SIGKILL', '--'] : []), ...(setsid ? [setsid] : [])];
 }
 
 export class LocalLivekitServer {

@@ -6,6 +6,7 @@
 // Media do not come this way: they go to the node's UDP ports (or ICE over TCP).
 import type { ServerWebSocket } from 'bun';
 import { Elysia } from 'elysia';
+import { secureListenerOf } from '../http/listeners.ts';
 import { httpUrlOf } from './connection.ts';
 
 type Message = string | ArrayBuffer | Uint8Array;
@@ -70,7 +71,9 @@ export function signalProxy(livekitUrl: string) {
     const authorization = request.headers.get('authorization');
     const headers: Record<string, string> = authorization ? { authorization } : {};
     if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
-      if (server?.upgrade(request, { data: new Tunnel(`${wsBase}${path}`, headers) })) return;
+      // Upgraded by the listener it came in on: Elysia's server is the plain one.
+      const listener = secureListenerOf(request) ?? server;
+      if (listener?.upgrade(request, { data: new Tunnel(`${wsBase}${path}`, headers) })) return;
       return new Response('Expected a WebSocket connection', { status: 400 });
     }
     // The validate probe: LiveKit says why a join failed (a bad token, say).

@@ -8,12 +8,15 @@ import { EndSessionResponse, ListSessionsQuery, SessionParams, SessionResponse, 
 import { RoomClosureUnconfirmed, type SessionLifecycle } from './lifecycle.ts';
 import { endResponse, sessionResponse } from './presenter.ts';
 import { sessions } from './schema.ts';
+import type { AddressesFor } from '../http/client-addresses.ts';
 import { startSession, type StartDeps } from './start.ts';
 import { transcriptOf } from './transcripts.ts';
 import { log } from '../logging/index.ts';
 
 export interface SessionDeps extends StartDeps {
   lifecycle: SessionLifecycle;
+  /** Where a client joins a room (its rtc_url): src/http/client-addresses.ts. */
+  addressesFor: AddressesFor;
 }
 
 export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API) {
@@ -25,7 +28,7 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
   };
 
   return authenticatedRoutes(db, audience, '/sessions', 'Sessions')
-    .post('/start', ({ caller, body }) => startSession(deps, caller.accountId, body ?? {}), {
+    .post('/start', ({ caller, body, request }) => startSession(deps, caller.accountId, body ?? {}, deps.addressesFor(request).rtcUrl), {
       body: t.Optional(StartSessionBody),
       parse: 'json',
       response: {

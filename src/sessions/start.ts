@@ -51,7 +51,8 @@ export function hasMultilingualVoice(identity: IdentityRow | undefined): boolean
   return identity?.voice?.multilingual === true;
 }
 
-export async function startSession(deps: StartDeps, accountId: string, request: StartRequest) {
+/** `rtcUrl`: where this client joins the room (the service's LIVEKIT_PUBLIC_URL, or wss on the host it used: src/http/client-addresses.ts). */
+export async function startSession(deps: StartDeps, accountId: string, request: StartRequest, rtcUrl = deps.livekit.publicUrl) {
   const { db, settings } = deps;
   let identity: IdentityRow | undefined;
   if (request.identity_id !== undefined) {
@@ -160,7 +161,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
     return {
       room_name: sessionId,
       token,
-      rtc_url: livekit.publicUrl,
+      rtc_url: rtcUrl,
       dispatch_id: dispatch.id,
       user: { id: accountId },
       created_at: row.createdAt.toISOString(),

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROLES } from '../../src/cli/index.ts';
-import { DEFAULT_ICE_TCP_PORT, DEFAULT_UDP_PORTS } from '../../src/config.ts';
+import { DEFAULT_ICE_TCP_PORT, DEFAULT_TLS_PORT, DEFAULT_UDP_PORTS } from '../../src/config.ts';
 import { configYaml, PLI_THROTTLE_MS } from '../../src/livekit/local-files.ts';
 import { compose, composeService, likenessServices } from '../cluster/compose.ts';
 
@@ -82,7 +82,7 @@ describe('Dockerfile', () => {
     expect(user).not.toMatch(/root|\b0\b/);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*"src\/cli\/index\.ts", "health", "http:\/\/127\.0\.0\.1:8080\/readyz"\]$/m);
-    expect(dockerfile).toMatch(new RegExp(`^EXPOSE 8080 ${DEFAULT_ICE_TCP_PORT} ${DEFAULT_UDP_PORTS.start}-${DEFAULT_UDP_PORTS.end}/udp$`, 'm'));
+    expect(dockerfile).toMatch(new RegExp(`^EXPOSE 8080 ${DEFAULT_TLS_PORT} ${DEFAULT_ICE_TCP_PORT} ${DEFAULT_UDP_PORTS.start}-${DEFAULT_UDP_PORTS.end}/udp$`, 'm'));
     expect(dockerfile).toMatch(new RegExp(`livekit-server/cmd/server@${LIVEKIT_SERVER_TAG.replaceAll('.', '\\.')}`));
     expect(dockerfile).toMatch(/^CMD \["bun", "src\/cli\/index\.ts", "serve"\]$/m);
   });
