@@ -1,9 +1,10 @@
 // The photo cropped and scaled into the avatar's frame, once per shape, at training: the
 // face placed the same way whatever the photo (eyes level, at 40 % of the height, forehead
-// to chin 35 % of it, centred), and where the photo does not reach the frame's edge it is
-// continued by its own blurred edge rather than black bars.
+// to chin 35 % of it, centred), and where the photo does not reach the frame's edge, laid on
+// a blurred, darkened copy of itself (backdrop.ts) rather than black bars or smeared edges.
 import { AVATAR_FRAME_SIZES, type AvatarShape } from '../../contract/index.ts';
 import type { InspectedImage } from '../../media/index.ts';
+import { fillBeyondPhoto } from './backdrop.ts';
 import { photoPixels, type FoundFace, type Point } from './face-detection.ts';
 
 export interface Framing {
@@ -14,7 +15,7 @@ export interface Framing {
   rgb: Uint8Array;
   /** The face's 478 landmarks in the framing's pixels. */
   landmarks: Point[];
-  /** Whether part of the frame lies beyond the photo and was filled from its blurred edge. */
+  /** Whether part of the frame lies beyond the photo and shows the backdrop. */
   extended: boolean;
 }
 
@@ -24,10 +25,6 @@ export const EYE_LINE = 0.4;
 export const FACE_HEIGHT_SHARE = 0.35;
 /** A head tilted less than this stays as photographed (a copy, no resampling); more is levelled. */
 export const LEVEL_BELOW_DEGREES = 3;
-/** Width of the soft seam where the photo fades into its blurred continuation, in frame pixels. */
-const SEAM = 12;
-/** The blurred continuation is computed over cells of this many pixels a side. */
-const CELL = 16;
 
 // FaceMesh points (the canonical MediaPipe topology).
 const FOREHEAD = 10;
@@ -118,7 +115,7 @@ export async function frameFace(image: InspectedImage, face: FoundFace, shape: A
   const geometry: SampleGeometry = { regionWidth, regionHeight, regionX: x0, regionY: y0, width, height, placement };
   const pixels = new Uint8Array(region.buffer, region.byteOffset, region.byteLength);
   const { rgb, outside, extended } = roll === 0 ? copyFrame(pixels, geometry) : sampleFrame(pixels, geometry);
-  const finished = extended ? continueEdges(rgb, outside, width, height) : rgb;
+  const finished = extended ? await fillBeyondPhoto(rgb, outside, width, height) : rgb;
   return { shape, width, height, rgb: finished, landmarks: marks.map((p) => round2(toFrame(p, placement))), extended };
 }
 
@@ -140,15 +137,20 @@ interface Sampled {
   extended: boolean;
 }
 
-/** Signed distance from region pixel index (u, v) to the region's edge: positive outside. */
+/**
+ * Signed distance from region pixel index (u, v) to the region's edge: positive outside,
+ * round past its corners (the backdrop's shading follows it, and square corners drew mitres).
+ */
 function beyondEdge(u: number, v: number, rw: number, rh: number): number {
-  return Math.max(-0.5 - u, u - (rw - 0.5), -0.5 - v, v - (rh - 0.5));
+  const du = Math.max(-0.5 - u, u - (rw - 0.5));
+  const dv = Math.max(-0.5 - v, v - (rh - 0.5));
+  return du > 0 && dv > 0 ? Math.sqrt(du * du + dv * dv) : Math.max(du, dv);
 }
 
 /**
  * The unrotated case: the scaled region sits at a whole-pixel offset in the frame, so rows
  * are copied, and beyond the region each row continues with its edge pixel (as the sampler
- * below would clamp).
+ * below would clamp; the backdrop covers them).
  */
 function copyFrame(region: Uint8Array, g: SampleGeometry): Sampled {
   const { regionWidth: rw, regionHeight: rh, width, height } = g;
@@ -182,8 +184,8 @@ function copyFrame(region: Uint8Array, g: SampleGeometry): Sampled {
 
 /**
  * Bilinear resampling of the scaled region into the frame, clamped at the region's edges
- * (so the area beyond the photo starts as its edge pixels, smeared outwards). `covered`
- * marks the frame pixels that lie on the photo.
+ * (so the area beyond the photo starts as its edge pixels, smeared outwards, until the
+ * backdrop covers it). `outside` tells the frame pixels on the photo from those beyond it.
  */
 function sampleFrame(region: Uint8Array, g: SampleGeometry): Sampled {
   const { regionWidth: rw, regionHeight: rh, width, height } = g;
@@ -233,79 +235,6 @@ function sampleFrame(region: Uint8Array, g: SampleGeometry): Sampled {
 function regionCoordinate(frame: Point, g: SampleGeometry): Point {
   const p = toPhoto(frame, g.placement);
   return [(p[0] - g.regionX) * g.placement.scaleX - 0.5, (p[1] - g.regionY) * g.placement.scaleY - 0.5];
-}
-
-/**
- * Beyond the photo: its edge, smeared outwards by the sampler, heavily blurred (block means
- * over 16 px cells, smoothed, then interpolated back); over the last SEAM px before its edge
- * the photo fades into that, so no line shows where it ends.
- */
-function continueEdges(rgb: Uint8Array, outside: Float32Array, width: number, height: number): Uint8Array {
-  const cellsX = Math.ceil(width / CELL);
-  const cellsY = Math.ceil(height / CELL);
-  const cells = new Float32Array(cellsX * cellsY * 3);
-  const counts = new Float32Array(cellsX * cellsY);
-  for (let y = 0; y < height; y++) {
-    const rowCell = ((y / CELL) | 0) * cellsX;
-    for (let x = 0; x < width; x++) {
-      const c = rowCell + ((x / CELL) | 0);
-      const o = (y * width + x) * 3;
-      cells[c * 3]! += rgb[o]!;
-      cells[c * 3 + 1]! += rgb[o + 1]!;
-      cells[c * 3 + 2]! += rgb[o + 2]!;
-      counts[c]! += 1;
-    }
-  }
-  for (let c = 0; c < counts.length; c++) for (let k = 0; k < 3; k++) cells[c * 3 + k]! /= counts[c]!;
-  for (let pass = 0; pass < 2; pass++) {
-    smoothCells(cells, cellsX, cellsY, 1, 0);
-    smoothCells(cells, cellsX, cellsY, 0, 1);
-  }
-
-  const out = rgb.slice();
-  for (let y = 0; y < height; y++) {
-    const cy = clamp((y + 0.5) / CELL - 0.5, 0, cellsY - 1);
-    const y0 = Math.floor(cy);
-    const y1 = Math.min(y0 + 1, cellsY - 1);
-    const fy = cy - y0;
-    for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      const d = outside[i]!;
-      if (d <= -SEAM) continue; // well inside the photo: untouched
-      // The seam lies on the photo's side: beyond the edge is all blur, no smeared streaks.
-      const keep = d >= 0 ? 0 : smoothstep(-d / SEAM);
-      const cx = clamp((x + 0.5) / CELL - 0.5, 0, cellsX - 1);
-      const x0 = Math.floor(cx);
-      const x1 = Math.min(x0 + 1, cellsX - 1);
-      const fx = cx - x0;
-      for (let k = 0; k < 3; k++) {
-        const top = cells[(y0 * cellsX + x0) * 3 + k]! * (1 - fx) + cells[(y0 * cellsX + x1) * 3 + k]! * fx;
-        const bottom = cells[(y1 * cellsX + x0) * 3 + k]! * (1 - fx) + cells[(y1 * cellsX + x1) * 3 + k]! * fx;
-        const blurred = top * (1 - fy) + bottom * fy;
-        out[i * 3 + k] = rgb[i * 3 + k]! * keep + blurred * (1 - keep) + 0.5;
-      }
-    }
-  }
-  return out;
-}
-
-/** One pass of a [1 4 6 4 1] / 16 blur over the cell grid along (dx, dy), edges clamped. */
-function smoothCells(cells: Float32Array, cellsX: number, cellsY: number, dx: number, dy: number): void {
-  const source = cells.slice();
-  const at = (x: number, y: number, k: number) => source[(clamp(y, 0, cellsY - 1) * cellsX + clamp(x, 0, cellsX - 1)) * 3 + k]!;
-  for (let y = 0; y < cellsY; y++) {
-    for (let x = 0; x < cellsX; x++) {
-      for (let k = 0; k < 3; k++) {
-        cells[(y * cellsX + x) * 3 + k] =
-          (at(x - 2 * dx, y - 2 * dy, k) + 4 * at(x - dx, y - dy, k) + 6 * at(x, y, k) + 4 * at(x + dx, y + dy, k) + at(x + 2 * dx, y + 2 * dy, k)) / 16;
-      }
-    }
-  }
-}
-
-function smoothstep(t: number): number {
-  const c = clamp(t, 0, 1);
-  return c * c * (3 - 2 * c);
 }
 
 /** A framing's pixels as the renderer's rig builder takes them: RGBA, fully opaque. */

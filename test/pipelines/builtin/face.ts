@@ -8,16 +8,26 @@ import { inspectImage } from '../../../src/media/index.ts';
 import { defaultMediaLimits } from '../../../src/media/limits.ts';
 import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import { frameFace, opaqueRgba } from '../../../src/pipelines/builtin/framing.ts';
-import { cameramanPng, portraitPng, tiltedSmallPortraitPng } from '../../fixtures/index.ts';
+import { cameramanPng, portraitPng, tightHeadshotPng, tiltedSmallPortraitPng } from '../../fixtures/index.ts';
 
 export type Shape = 'portrait' | 'landscape';
-export type Photo = 'astronaut' | 'cameraman' | 'astronaut-tilted';
+export type Photo = 'astronaut' | 'cameraman' | 'astronaut-tilted' | 'headshot';
 
 export const FRAME_SIZES = AVATAR_FRAME_SIZES;
 
-const PHOTOS: Record<Photo, () => Uint8Array | Promise<Uint8Array>> = { astronaut: portraitPng, cameraman: cameramanPng, 'astronaut-tilted': tiltedSmallPortraitPng };
+const PHOTOS: Record<Photo, () => Uint8Array | Promise<Uint8Array>> = {
+  astronaut: portraitPng,
+  cameraman: cameramanPng,
+  'astronaut-tilted': tiltedSmallPortraitPng,
+  headshot: tightHeadshotPng,
+};
 
 const framings = new Map<string, Promise<FaceRigInput>>();
+
+/** A fixture photo's bytes, as uploaded. */
+export function photoBytes(photo: Photo): Uint8Array | Promise<Uint8Array> {
+  return PHOTOS[photo]();
+}
 
 /** A fixture photo framed for `shape` as training frames it, with its 478 landmarks in frame pixels. */
 export function faceFraming(photo: Photo, shape: Shape): Promise<FaceRigInput> {
@@ -25,7 +35,7 @@ export function faceFraming(photo: Photo, shape: Shape): Promise<FaceRigInput> {
   let framing = framings.get(key);
   if (!framing) {
     framing = (async () => {
-      const image = await inspectImage(await PHOTOS[photo](), defaultMediaLimits);
+      const image = await inspectImage(await photoBytes(photo), defaultMediaLimits);
       const framed = await frameFace(image, await findFace(image), shape);
       return { width: framed.width, height: framed.height, rgba: opaqueRgba(framed.rgb), landmarks: framed.landmarks };
     })();

@@ -1,6 +1,7 @@
 // What the renderer tests measure on frames: regions of the face from its landmarks, and
 // how a region's luma differs between two frames.
 import type { FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
+import type { Point } from '../../../src/contract/face-rig.ts';
 
 export interface Box {
   x0: number;
@@ -97,4 +98,40 @@ export function rms(samples: Int16Array, count = samples.length): number {
   let sum = 0;
   for (let i = 0; i < count; i++) sum += samples[i]! * samples[i]!;
   return count > 0 ? Math.sqrt(sum / count) / 32768 : 0;
+}
+
+/**
+ * Where the photo lies in a framing, found from the face alone (not from the framing's code):
+ * the similarity that carries the photo's landmarks onto the framing's, fitted by least
+ * squares. Returns, per frame point, how far (frame pixels) it lies beyond the photo's edge;
+ * negative on the photo.
+ */
+export function beyondPhoto(photo: { width: number; height: number; landmarks: Point[] }, framed: { landmarks: Point[] }): (x: number, y: number) => number {
+  const n = Math.min(photo.landmarks.length, framed.landmarks.length);
+  const mean = (points: Point[]) => points.slice(0, n).reduce(([sx, sy], [x, y]) => [sx + x / n, sy + y / n], [0, 0]);
+  const [px, py] = mean(photo.landmarks);
+  const [qx, qy] = mean(framed.landmarks);
+  let dot = 0;
+  let cross = 0;
+  let norm = 0;
+  for (let i = 0; i < n; i++) {
+    const [ax, ay] = [photo.landmarks[i]![0] - px, photo.landmarks[i]![1] - py];
+    const [bx, by] = [framed.landmarks[i]![0] - qx, framed.landmarks[i]![1] - qy];
+    dot += ax * bx + ay * by;
+    cross += ax * by - ay * bx;
+    norm += ax * ax + ay * ay;
+  }
+  // frame = s·R·(p − mean_p) + mean_q, with s·R = [a −b; b a].
+  const a = dot / norm;
+  const b = cross / norm;
+  const scale = Math.hypot(a, b);
+  return (x, y) => {
+    const dx = x - qx;
+    const dy = y - qy;
+    const u = (a * dx + b * dy) / (scale * scale) + px;
+    const v = (-b * dx + a * dy) / (scale * scale) + py;
+    const du = Math.max(-u, u - photo.width);
+    const dv = Math.max(-v, v - photo.height);
+    return scale * (du > 0 && dv > 0 ? Math.hypot(du, dv) : Math.max(du, dv));
+  };
 }
