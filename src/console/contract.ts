@@ -24,6 +24,9 @@ export const ConsoleAccount = t.Object({ account_id: t.String(), email: t.String
 
 export const SignedIn = t.Object({ account: ConsoleAccount, csrf_token: t.String() });
 
+/** Whether this browser is signed in: `account` and `csrf_token` only when it is. */
+export const SignInState = t.Object({ signed_in: t.Boolean(), account: t.Optional(ConsoleAccount), csrf_token: t.Optional(t.String()) });
+
 export const IssuedKeyResponse = t.Object({
   key_id: t.String(),
   /** Shown once: only its hash is kept. */

@@ -11,7 +11,7 @@ import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../auth/ap
 import type { ConsoleSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
-import { clearedCookie, closeBrowserSession, openBrowserSession, sessionCookie } from '../auth/browser-sessions.ts';
+import { clearedCookie, closeBrowserSession, cookieToken, findBrowserSession, openBrowserSession, sessionCookie } from '../auth/browser-sessions.ts';
 import {
   ChangePasswordBody,
   CreateKeyBody,
@@ -21,6 +21,7 @@ import {
   RenameKeyBody,
   SignedIn,
   SignedUp,
+  SignInState,
   SignInBody,
   SignUpBody,
 } from './contract.ts';
@@ -134,6 +135,21 @@ export function consoleRoutes(deps: ConsoleDeps) {
       { body: SignInBody, parse: 'json', response: { 200: SignedIn, 401: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },
     );
 
+  // The page asks as it opens. 200 either way: browsers log every 401 in their console, and a
+  // visitor who has not signed in yet did nothing wrong.
+  const signInStateRoute = new Elysia({ prefix: CONSOLE_API.prefix, detail: { hide: true } }).get(
+    '/signed-in',
+    async ({ request, set }) => {
+      noStore(set);
+      const token = cookieToken(request);
+      const session = token ? await findBrowserSession(db, token) : undefined;
+      // An account deleted under a live cookie counts as signed out.
+      const account = session ? await accountView(session.accountId).catch((error: unknown) => (error instanceof ApiError && error.status === 401 ? undefined : Promise.reject(error))) : undefined;
+      return session && account ? { signed_in: true, account, csrf_token: session.csrfToken } : { signed_in: false };
+    },
+    { response: { 200: SignInState } },
+  );
+
   const signedInRoutes = new Elysia({ prefix: CONSOLE_API.prefix, detail: { hide: true } })
     .use(authentication(db, CONSOLE_API))
     .post(
@@ -203,5 +219,5 @@ export function consoleRoutes(deps: ConsoleDeps) {
       { params: KeyParams, response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse } },
     );
 
-  return new Elysia({ name: 'likeness/console' }).use(accountRoutes).use(signedInRoutes).use(frontEndRoutes());
+  return new Elysia({ name: 'likeness/console' }).use(accountRoutes).use(signInStateRoute).use(signedInRoutes).use(frontEndRoutes());
 }

@@ -72,7 +72,7 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
     throw invalid(
       ['body', 'language'],
       identity
-        ? `Language mode "${language}" needs an identity with a multilingual voice (upload reference audio); this identity has an English-only voice`
+        ? `Language mode "${language}" needs a multilingual voice, and this identity's voice speaks English only: give the identity a multilingual preset voice (voice_id, GET /v1/voices) or a voice sample (audio), or start with "language": "en"`
         : `Language mode "${language}" needs an identity with a multilingual voice; send identity_id`,
       'multilingual_voice_required',
     );

@@ -4,59 +4,17 @@
 // -- test/console/pages-in-chromium.test.ts` writes them to docs/console/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../support/browser.ts';
 import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
+import { audioElements, conversationLayout, headerWordsSplit, inside, usageChartLastBar, videoPlays } from './measure.ts';
 import { removeScreenshots, screenshot, usability } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
 const API_KEY = /lk_[0-9A-Za-z]{43}/;
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
-
-/** The avatar video plays: a size, time moving on, and pictures that change. */
-async function videoPlays(page: Page): Promise<{ width: number; height: number }> {
-  await page.waitForFunction(() => {
-    const video = document.querySelector<HTMLVideoElement>('#avatar-video');
-    return !!video && video.videoWidth > 0 && video.currentTime > 0.5;
-  }, undefined, { timeout: 30_000 });
-  const sample = () =>
-    page.evaluate(() => {
-      const video = document.querySelector<HTMLVideoElement>('#avatar-video')!;
-      const canvas = document.createElement('canvas');
-      canvas.width = video.videoWidth;
-      canvas.height = video.videoHeight;
-      const context = canvas.getContext('2d')!;
-      context.drawImage(video, 0, 0);
-      const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
-      let sum = 0;
-      for (let i = 0; i < pixels.length; i += 4) sum += pixels[i]! * ((i % 997) + 1);
-      return { time: video.currentTime, sum, width: video.videoWidth, height: video.videoHeight, paused: video.paused };
-    });
-  const first = await sample();
-  let later = first;
-  // The avatar breathes and blinks: within a few seconds the picture differs.
-  for (let i = 0; i < 20 && later.sum === first.sum; i++) {
-    await Bun.sleep(250);
-    later = await sample();
-  }
-  expect(first.paused).toBe(false);
-  expect(later.time).toBeGreaterThan(first.time);
-  expect(later.sum).not.toBe(first.sum);
-  return { width: first.width, height: first.height };
-}
-
-/** Every <audio> element on the page, with what it plays. */
-function audioElements(page: Page) {
-  return page.evaluate(() =>
-    Array.from(document.querySelectorAll('audio')).map((audio) => {
-      const stream = audio.srcObject as MediaStream | null;
-      return { id: audio.id, paused: audio.paused, tracks: stream ? stream.getAudioTracks().map((t) => t.readyState) : [] };
-    }),
-  );
-}
 
 describe('console in Chromium', () => {
   let service: TestService;
@@ -80,15 +38,24 @@ describe('console in Chromium', () => {
     removeScreenshots();
   });
 
-  test('sign up: the API key is shown once, then gone from the page', async () => {
+  test('sign up: the API key is shown once on the identities page, then gone from the page', async () => {
     const { page } = visitor;
+    // Opening the console signed out is no error: nothing fails, nothing is logged.
+    const failed: string[] = [];
+    page.on('response', (response) => void (response.status() >= 400 && failed.push(`${response.status()} ${response.url()}`)));
+    page.on('requestfailed', (request) => void failed.push(`failed ${request.url()}`));
     await page.goto('/');
     await page.waitForSelector('#sign-in-form');
+    await page.waitForLoadState('networkidle');
+    expect({ failed, errors: visitor.errors }).toEqual({ failed: [], errors: [] });
     await screenshot(page, 'sign-in');
     await page.fill('#email', 'ada@example.com');
     await page.fill('#password', 'a long enough password');
     await page.click('#sign-up');
     const shown = await page.waitForSelector('#api-key-once');
+    // Signed up is signed in: the URL and the page are the console's first page, the key above it.
+    expect(new URL(page.url()).hash).toBe('#/identities');
+    expect(await page.textContent('#page h1')).toBe('Identities');
     apiKey = (await shown.textContent())!.trim();
     expect(apiKey).toMatch(new RegExp(`^${API_KEY.source}$`));
     await screenshot(page, 'api-key-once');
@@ -98,6 +65,7 @@ describe('console in Chromium', () => {
     await page.waitForSelector('#api-key-once', { state: 'detached' });
     expect(await page.content()).not.toContain(apiKey);
     expect(await page.textContent('#account-email')).toContain('ada@example.com');
+    expect(new URL(page.url()).hash).toBe('#/identities');
   });
 
   test('create an identity from a photo; it shows as ready', async () => {
@@ -158,6 +126,9 @@ describe('console in Chromium', () => {
       undefined,
       { timeout: 15_000 },
     );
+    // On a phone too, the face, the controls and the latest turn share the screen.
+    const layout = await conversationLayout(page);
+    expect([layout.video, layout.mute, layout.end, layout.lastRow].map((part) => inside(part, layout.screen))).toEqual([true, true, true, true]);
     await screenshot(page, 'talk');
     await page.click('#end-session');
     await page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
@@ -286,12 +257,26 @@ describe('console in Chromium', () => {
     await desktop.page.selectOption('#talk-form-factor', 'desktop');
     await desktop.page.click('#start-talk');
     expect(await videoPlays(desktop.page)).toEqual({ width: 960, height: 540 });
+    const layout = await conversationLayout(desktop.page);
+    expect([layout.video, layout.mute, layout.end].map((part) => inside(part, layout.screen))).toEqual([true, true, true]);
     await screenshot(desktop.page, 'talk-desktop');
     await desktop.page.click('#end-session');
     await desktop.page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
-    // Signed out, the page's first /me answers 401, which Chromium logs. livekit-client logs
-    // transport events of its own (with their room context); anything else is the page's fault.
-    const unexpected = (errors: string[]) => errors.filter((e) => !/status of 401 \(Unauthorized\)/.test(e) && !/\{room: ses_/.test(e));
+    // The sessions' column names and the stats' ("Replies") wrap between words only.
+    await desktop.page.goto('/console#/sessions');
+    await desktop.page.locator('[data-testid=view-transcript]').first().click();
+    await desktop.page.waitForSelector('#session-metrics');
+    expect({ sessions: await headerWordsSplit(desktop.page, '#sessions-table'), stats: await headerWordsSplit(desktop.page, '#session-metrics') }).toEqual({ sessions: [], stats: [] });
+    // Today's bar in the usage chart is drawn whole, with room between it and the plot's edge.
+    await desktop.page.goto('/console#/credits');
+    await desktop.page.waitForSelector('#usage-chart canvas');
+    const bar = await usageChartLastBar(desktop.page);
+    expect(bar.found).toBe(true);
+    expect(bar.barRight - bar.barLeft).toBeGreaterThan(4);
+    expect(bar.plotRight - bar.barRight).toBeGreaterThanOrEqual(2);
+    // livekit-client logs transport events of its own (with their room context); anything else,
+    // a 401 before signing in included, is the page's fault.
+    const unexpected = (errors: string[]) => errors.filter((e) => !/\{room: ses_/.test(e));
     expect(unexpected(desktop.errors)).toEqual([]);
     expect(unexpected(visitor.errors)).toEqual([]);
     await desktop.close();

@@ -156,6 +156,25 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       expect(await replay.json()).toEqual({ detail: 'Not signed in to the console' });
     });
 
+    test('GET /signed-in answers 200 either way: signed_in false without a live cookie, else the account and the CSRF token', async () => {
+      const browser = new ConsoleClient(service);
+      const state = () => browser.call('GET', '/console/api/signed-in');
+      const before = await state();
+      expect(before.status).toBe(200);
+      expect(before.headers.get('cache-control')).toBe('no-store');
+      expect(await before.json()).toEqual({ signed_in: false });
+      const email = uniqueEmail();
+      const { account } = await browser.signUp(email);
+      expect(await (await state()).json()).toEqual({ signed_in: true, account: { account_id: account.account_id, email, balance: STARTER_CREDITS }, csrf_token: browser.csrf });
+      // A cookie of a session that ended, or a made-up one, is not signed in either.
+      const cookie = browser.cookie!;
+      expect((await browser.call('POST', '/console/api/sign-out')).status).toBe(204);
+      for (const stale of [cookie, `likeness_console=${'x'.repeat(43)}`]) {
+        const answer = await fetch(`${service.url}/console/api/signed-in`, { headers: { cookie: stale } });
+        expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 200, body: { signed_in: false } });
+      }
+    });
+
     test('an expired session answers 401', async () => {
       const browser = new ConsoleClient(service);
       const { account } = await browser.signUp(uniqueEmail());

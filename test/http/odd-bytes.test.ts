@@ -131,6 +131,7 @@ const consoleRoutes = (email: string): Route[] => [
   { method: 'POST', path: '/console/api/sign-up', query: [], body: { kind: 'json', valid: { email: 'newcomer@example.com', password: PASSWORD }, text: ['email', 'password'] } },
   { method: 'POST', path: '/console/api/sign-in', query: [], body: { kind: 'json', valid: { email, password: PASSWORD }, text: ['email', 'password'] } },
   { method: 'GET', path: '/console/api/me', query: [] },
+  { method: 'GET', path: '/console/api/signed-in', query: [] },
   { method: 'GET', path: '/console/api/keys', query: [] },
   { method: 'POST', path: '/console/api/keys', query: [], body: { kind: 'json', valid: { name: 'laptop' }, text: ['name'] } },
   { method: 'PATCH', path: '/console/api/keys/{key_id}', query: [], body: { kind: 'json', valid: { name: 'laptop' }, text: ['name'] } },

@@ -1,6 +1,7 @@
 // The console's only way to the server: same-origin fetch with the session cookie, the CSRF
 // header on every change, and errors turned into sentences a person can act on.
 
+import { problemSentence } from './problems.ts';
 // Types only: erased from the bundle, they keep the page in step with the server's shapes.
 import type { FieldProblem } from '../../http/errors.ts';
 
@@ -33,7 +34,7 @@ export function onUnauthorized(handler: () => void): void {
 }
 
 interface RequestOptions {
-  /** Sign-in, sign-up and the first GET /me expect 401 and handle it themselves. */
+  /** Sign-in and sign-up expect 401 and handle it themselves. */
   expectUnauthorized?: boolean;
 }
 
@@ -73,7 +74,7 @@ async function errorOf(response: Response): Promise<ApiError> {
   }
   if (Array.isArray(detail)) {
     const problems = detail as FieldProblem[];
-    const message = problems.map((p) => (fieldOf(p) ? `${fieldOf(p)}: ${p.msg}` : p.msg)).join(' · ') || 'Some fields are not valid.';
+    const message = [...new Set(problems.map(problemSentence))].join(' ') || 'Some fields are not valid.';
     return new ApiError(response.status, message, problems);
   }
   let message = typeof detail === 'string' && detail ? detail : fallbackMessage(response.status);
@@ -85,12 +86,6 @@ async function errorOf(response: Response): Promise<ApiError> {
 
 export function tryAgainIn(seconds: number): string {
   return seconds >= 120 ? `Try again in ${Math.ceil(seconds / 60)} minutes.` : `Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
-}
-
-/** The form field a 422 problem is about (`['body', 'image']` → `image`), if any. */
-export function fieldOf(problem: FieldProblem): string | null {
-  const last = problem.loc[problem.loc.length - 1];
-  return typeof last === 'string' && last !== 'body' ? last : null;
 }
 
 function fallbackMessage(status: number): string {

@@ -4,7 +4,8 @@
 //   shell:       #top-bar #console-nav #account-email (a link to #/account) #account-balance #sign-out #page #boot-error
 //   account:     #account-page-email #password-form #current-password #new-password #change-password
 //                #password-form-error #password-changed
-//   sign-in:     #sign-in-form #email #password #sign-in #sign-up #sign-in-error
+//   sign-in:     #sign-in-form #email #password #sign-in #sign-up #sign-in-error (after sign-up, the key once
+//                is carried over to the next page in section.welcome)
 //   key once:    #api-key-once (the key text) #copy-api-key #continue, [data-testid=api-key-once-box]
 //   confirm:     #confirm-dialog #confirm-message #confirm-accept #confirm-cancel
 //   keys:        #key-form #key-name #create-key #key-form-error #new-key-slot #keys-error #keys-list #keys-table
@@ -20,19 +21,21 @@
 //                cards li[data-testid=identity-card][data-identity-id][data-status]
 //                  [data-testid=identity-status] [data-testid=talk-identity] [data-testid=edit-identity] [data-testid=delete-identity]
 //                #identity-form #identity-name #identity-prompt #identity-image #identity-audio #identity-voice
-//                #identity-language #create-identity #identity-form-error #identity-form-status
+//                #identity-language #identity-language-problem #create-identity #identity-form-error #identity-form-status
 //                #edit-identity-form #edit-identity-name #edit-identity-prompt #edit-identity-language #edit-identity-voice
-//                #edit-identity-image #edit-identity-audio #save-identity #cancel-edit #edit-identity-error
+//                #edit-identity-language-problem #edit-identity-image #edit-identity-audio #save-identity #cancel-edit
+//                #edit-identity-error
 //   sessions:    #sessions-table (rows tr[data-session-id]) [data-testid=view-transcript] #sessions-error #sessions-list
 //                #session-transcript #session-transcript-turns
-//   talk:        #talk-form #talk-identity #talk-language #talk-form-factor #talk-visual-awareness #start-talk #talk-error
+//   talk:        #talk-form #talk-identity #talk-language #talk-language-note #talk-form-factor #talk-visual-awareness
+//                #start-talk #talk-error (microphone problems too, with a link to the HTTPS address)
 //                #talk-stage #connection-state[data-state] #notice[data-type] #media-error #avatar-video #avatar-audio
 //                #enable-audio #mic-toggle #camera-toggle #end-session #new-session #transcript
 import './app.css';
-import { api, ApiError, onUnauthorized, setCsrfToken } from './api.ts';
+import { api, onUnauthorized, setCsrfToken } from './api.ts';
 import { h, replaceChildren } from './dom.ts';
 import { formatCredits } from './format.ts';
-import type { Account, SignedIn } from './resources.ts';
+import type { Account, SignedIn, SignInState } from './resources.ts';
 import { accountPage } from './pages/account.ts';
 import { creditsPage } from './pages/credits.ts';
 import { identitiesPage } from './pages/identities.ts';
@@ -68,6 +71,8 @@ let account: Account | null = null;
 /** The page asked for while signed out, opened after signing in. */
 let returnTo: string | null = null;
 let leavePage: AbortController | null = null;
+/** Put at the top of the next page rendered (PageContext.carryOver). */
+let carried: HTMLElement | null = null;
 
 const main = document.getElementById('page') as HTMLElement;
 const email = h('a', { id: 'account-email', class: 'account-email', href: '#/account', title: 'Your account and password' });
@@ -148,6 +153,9 @@ async function route(moveFocus = true): Promise<void> {
   // moved on writes into a detached element instead of over the new page.
   const root = h('div', { class: `page page-${path.slice(1)}` });
   replaceChildren(main, root);
+  const arrived = carried;
+  carried = null;
+  if (arrived) root.append(arrived);
   const context: PageContext = {
     root,
     query,
@@ -161,15 +169,17 @@ async function route(moveFocus = true): Promise<void> {
       returnTo = null;
       return target;
     },
+    carryOver: (element) => (carried = element),
   };
   try {
     await current.page(context);
   } catch (error) {
     if (!controller.signal.aborted) root.append(h('p', { class: 'error', role: 'alert' }, error instanceof Error ? error.message : String(error)));
   }
-  // Screen readers hear the new page's title, unless the page put the focus somewhere itself.
+  // Screen readers hear the new page's title, unless the page put the focus somewhere itself
+  // (or something carried over to it asks for attention first).
   if (moveFocus && !controller.signal.aborted && !root.contains(document.activeElement)) {
-    root.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
+    (arrived?.querySelector<HTMLElement>('button') ?? root.querySelector<HTMLElement>('h1'))?.focus({ preventScroll: true });
   }
 }
 
@@ -195,13 +205,13 @@ signOut.addEventListener('click', async () => {
 
 async function start(): Promise<void> {
   try {
-    signedIn(await api.get<SignedIn>('/console/api/me', { expectUnauthorized: true }));
+    // Answers 200 signed in or not: a 401 here would be logged in the browser's console.
+    const state = await api.get<SignInState>('/console/api/signed-in');
+    if (state.account && state.csrf_token) signedIn({ account: state.account, csrf_token: state.csrf_token });
   } catch (error) {
-    if (!(error instanceof ApiError) || error.status !== 401) {
-      const retry = h('button', { type: 'button', onclick: () => location.reload() }, 'Try again');
-      replaceChildren(main, h('div', { id: 'boot-error', class: 'card narrow', role: 'alert' }, h('p', null, `The console could not load: ${error instanceof Error ? error.message : String(error)}`), retry));
-      return;
-    }
+    const retry = h('button', { type: 'button', onclick: () => location.reload() }, 'Try again');
+    replaceChildren(main, h('div', { id: 'boot-error', class: 'card narrow', role: 'alert' }, h('p', null, `The console could not load: ${error instanceof Error ? error.message : String(error)}`), retry));
+    return;
   }
   window.addEventListener('hashchange', () => void route());
   await route(false);

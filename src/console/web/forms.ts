@@ -1,6 +1,7 @@
 // Labelled fields and error display shared by the console's forms.
-import { ApiError, fieldOf } from './api.ts';
+import { ApiError } from './api.ts';
 import { h } from './dom.ts';
+import { fieldOf, problemSentence } from './problems.ts';
 
 /** A label, its control and an optional hint the control is described by. */
 export function field(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint?: string): HTMLDivElement {
@@ -48,7 +49,7 @@ export function showFieldProblems(form: HTMLFormElement, error: unknown): void {
     const name = fieldOf(problem);
     const control = name ? form.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`) : null;
     if (!control) continue;
-    const note = h('p', { class: 'field-error', id: `${control.id}-error` }, problem.msg);
+    const note = h('p', { class: 'field-error', id: `${control.id}-error` }, problemSentence(problem));
     control.after(note);
     control.setAttribute('aria-invalid', 'true');
     control.setAttribute('aria-describedby', [control.getAttribute('aria-describedby'), note.id].filter(Boolean).join(' '));

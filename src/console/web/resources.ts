@@ -13,6 +13,7 @@ import type * as webhookContract from '../../webhooks/contract.ts';
 
 export type Account = Static<typeof consoleContract.ConsoleAccount>;
 export type SignedIn = Static<typeof consoleContract.SignedIn>;
+export type SignInState = Static<typeof consoleContract.SignInState>;
 export type NewApiKey = Static<typeof consoleContract.IssuedKeyResponse>;
 /** `name` is null for keys made without one. */
 export type ApiKeySummary = Static<typeof consoleContract.KeySummary>;
@@ -26,7 +27,7 @@ export { WEBHOOK_EVENTS } from '../../contract/webhook-events.ts';
 
 export { LANGUAGES, type Language } from '../../contract/languages.ts';
 /** The language modes as the console labels them. */
-export const LANGUAGE_NAMES: Record<Language, string> = { auto: 'Auto (follows the visitor)', ...SPOKEN_LANGUAGE_NAMES };
+export const LANGUAGE_NAMES: Record<Language, string> = { auto: 'Auto: follows the visitor', ...SPOKEN_LANGUAGE_NAMES };
 
 /** `failed` is not an identity status (docs/api.md#identity-states); tolerated so a future status does not break the gallery. */
 export type IdentityStatus = 'created' | 'training' | 'ready' | 'failed';

@@ -20,16 +20,26 @@ export function usageChart(usage: Usage): { element: HTMLElement; draw(): void }
     plot,
     h('figcaption', { id: 'usage-summary', class: 'muted' }, `Last ${buckets.length} days: ${count(totals.sessions, 'session')}, ${count(totals.avatar_minutes, 'avatar minute')}, ${count(totals.identities, 'identity', 'identities')}, ${count(spent(totals), 'credit')} spent.`),
   );
-  const data: uPlot.AlignedData = [buckets.map((b) => Date.parse(b.start) / 1000), buckets.map((b) => b.avatar_minutes), buckets.map(spent)];
+  const days = buckets.map((b) => Date.parse(b.start) / 1000);
+  const data: uPlot.AlignedData = [days, buckets.map((b) => b.avatar_minutes), buckets.map(spent)];
+  // Half a bucket of room at each end: the first and last bars (today's) are drawn whole.
+  const halfBucket = (days.length > 1 ? days[1]! - days[0]! : 86_400) / 2;
   return {
     element,
     draw() {
+      const width = Math.max(320, plot.clientWidth || 640);
+      // On a phone the axis titles would take half the width: the legend names the series anyway.
+      const titled = width >= 520;
       new uPlot(
         {
-          width: Math.max(320, plot.clientWidth || 640),
+          width,
           height: HEIGHT,
-          scales: { x: { time: true }, minutes: { range: (_u, _min, max) => [0, Math.max(1, max)] }, credits: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-          axes: [{}, { scale: 'minutes', label: 'avatar minutes' }, { scale: 'credits', side: 1, label: 'credits spent', grid: { show: false } }],
+          scales: { x: { time: true, range: (_u, min, max) => [min - halfBucket, max + halfBucket] }, minutes: { range: (_u, _min, max) => [0, Math.max(1, max)] }, credits: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+          axes: [
+            {},
+            { scale: 'minutes', ...(titled ? { label: 'avatar minutes' } : {}) },
+            { scale: 'credits', side: 1, ...(titled ? { label: 'credits spent' } : {}), grid: { show: false } },
+          ],
           series: [
             {},
             { label: 'Avatar minutes', scale: 'minutes', stroke: '#2f6fde', fill: 'rgba(47, 111, 222, 0.35)', paths: uPlot.paths.bars!({ size: [0.6, 40] }) },

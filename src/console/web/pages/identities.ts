@@ -4,6 +4,7 @@ import { api, ApiError } from '../api.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h } from '../dom.ts';
 import { clearError, clearFieldProblems, errorBox, field, select, showError, showFieldProblems, whileBusy } from '../forms.ts';
+import { guardLanguage, presetIsMultilingual } from '../language-choice.ts';
 import {
   LANGUAGE_NAMES,
   LANGUAGES,
@@ -20,6 +21,7 @@ const POLL_MS = 1500;
 const IMAGE_TYPES = 'image/jpeg,image/png,image/webp';
 const STATUS_NAMES: Record<IdentityStatus, string> = { created: 'Created', training: 'Training…', ready: 'Ready', failed: 'Failed' };
 const LANGUAGE_HINT = 'Every language but English needs a voice sample or a multilingual preset voice.';
+const CREATE_LANGUAGE_HINT = `English, or Auto once the voice is multilingual. ${LANGUAGE_HINT}`;
 const VOICE_CONFLICT = 'Choose either a voice sample or a preset voice, not both.';
 
 const isSettling = (status: IdentityStatus) => status === 'created' || status === 'training';
@@ -174,8 +176,9 @@ function identityCreateForm(voices: Voice[], context: PageContext, created: (ide
   const prompt = h('textarea', { id: 'identity-prompt', name: 'prompt', required: true, maxlength: 20000, rows: 6, placeholder: 'You are Ada, a friendly guide to our museum. Keep answers short.' });
   const image = h('input', { id: 'identity-image', name: 'image', type: 'file', accept: IMAGE_TYPES, required: true });
   const audio = h('input', { id: 'identity-audio', name: 'audio', type: 'file', accept: VOICE_FILE_TYPES });
-  const language = languageSelect('identity-language', 'auto');
-  const voice = select('identity-voice', 'voice_id', [['', 'None'], ...voiceOptions(voices)], '');
+  // English until the voice can speak more (language-choice.ts).
+  const language = languageSelect('identity-language', 'en');
+  const voice = select('identity-voice', 'voice_id', [['', 'None: default voice, English only'], ...voiceOptions(voices)], '');
   const submit = h('button', { type: 'submit', id: 'create-identity' }, 'Create identity');
   const error = errorBox('identity-form-error');
   const progress = h('p', { id: 'identity-form-status', class: 'muted', role: 'status', 'aria-live': 'polite' });
@@ -187,15 +190,19 @@ function identityCreateForm(voices: Voice[], context: PageContext, created: (ide
     field('Portrait photo', image, 'JPEG, PNG or WebP; one face, looking at the camera.'),
     field('Voice sample (optional)', audio, 'WAV, MP3 or M4A, or a browser recording (WebM, Ogg: converted to WAV here), up to 2 minutes; 10–30 seconds of clear speech is enough. Its voice is cloned.'),
     field('Preset voice (optional)', voice, voices.length ? 'Instead of a voice sample. With neither, the default English voice is used.' : 'Preset voices could not be loaded.'),
-    field('Language', language, LANGUAGE_HINT),
+    field('Language', language, CREATE_LANGUAGE_HINT),
     error,
     h('div', { class: 'actions' }, submit, progress),
   );
+  const guard = guardLanguage({ language, submit, follow: true, multilingual: () => Boolean(audio.files?.length) || presetIsMultilingual(voices, voice.value) });
+  voice.addEventListener('change', guard.update);
+  audio.addEventListener('change', guard.update);
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearError(error);
     clearFieldProblems(form);
+    if (guard.blocked()) return;
     const imageFile = image.files?.[0];
     const audioFile = audio.files?.[0];
     if (!imageFile) return showError(error, 'Choose a portrait photo.');
@@ -250,6 +257,11 @@ function editForm(identity: Identity, voices: Voice[], done: { saved: (identity:
     error,
     h('div', { class: 'actions' }, save, cancel, progress),
   );
+  // "" keeps the cloned voice, which is multilingual; any other value is a preset. Only a
+  // warning here: saving charges nothing, and a rename must not wait for a new voice.
+  const guard = guardLanguage({ language, follow: false, multilingual: () => Boolean(audio.files?.length) || voice.value === '' || presetIsMultilingual(voices, voice.value) });
+  voice.addEventListener('change', guard.update);
+  audio.addEventListener('change', guard.update);
 
   // "reset" doubles as "close": another card's Edit sends it so only one editor is open.
   form.addEventListener('reset', (event) => {

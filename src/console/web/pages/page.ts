@@ -17,6 +17,8 @@ export interface PageContext {
   navigate(hash: string): void;
   /** Where to go once signed in: the page that was asked for, or the identities. */
   homeHash(): string;
+  /** Shows `element` at the top of the next page, once (a new account's key after sign-up). */
+  carryOver(element: HTMLElement): void;
 }
 
 export type Page = (context: PageContext) => void | Promise<void>;

@@ -42,10 +42,21 @@ export const signInPage: Page = (context) => {
           const created = await api.post<SignedIn & { api_key: NewApiKey }>('/console/api/sign-up', credentials, { expectUnauthorized: true });
           password.value = '';
           context.signedIn(created);
-          // The key replaces the form (and the sign-in words above it); continuing wipes it from the page.
-          heading.textContent = 'Welcome to Likeness';
-          lead.textContent = 'Your account is ready, with starter credits to create identities and talk to them.';
-          form.replaceWith(apiKeyOnce(created.api_key.api_key, { continueLabel: 'Continue to the console', onContinue: () => context.navigate(context.homeHash()) }));
+          // Signed in, so on to the console (the URL says where); its first page shows the key
+          // once above itself, and continuing wipes it.
+          const welcome = h('section', { class: 'welcome', 'aria-label': 'Welcome' });
+          welcome.append(
+            h('p', { class: 'lead' }, 'Welcome to Likeness: your account is ready, with starter credits to create identities and talk to them.'),
+            apiKeyOnce(created.api_key.api_key, {
+              continueLabel: 'Continue to the console',
+              onContinue: () => {
+                welcome.remove();
+                document.querySelector<HTMLElement>('#page h1')?.focus();
+              },
+            }),
+          );
+          context.carryOver(welcome);
+          context.navigate(context.homeHash());
         } else {
           const signedIn = await api.post<SignedIn>('/console/api/sign-in', credentials, { expectUnauthorized: true });
           password.value = '';
