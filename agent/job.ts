@@ -120,7 +120,7 @@ async function serveSession(ctx: JobContext): Promise<void> {
     intervalSeconds: metadata.billing_interval_seconds,
     visitorIdentity: metadata.visitor_identity,
     minuteOffset: metadata.minute_offset ?? 0,
-    paidUntil: metadata.paid_until ? new Date(metadata.paid_until) : undefined,
+    paidLeftMs: metadata.paid_left_ms ?? 0,
     reporter: httpReporter({ url: metadata.report_url, token: metadata.report_token }),
     logger,
   });

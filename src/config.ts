@@ -56,6 +56,12 @@ export interface LocalMediaSettings {
 export interface SessionSettings {
   /** A session nobody joins ends after this long (never billed). */
   joinTimeoutSeconds: number;
+  /**
+   * SESSION_REJOIN_SECONDS: how long a session waits for a visitor who left to come back (a
+   * reloaded page, a network that needed a new connection) before it ends `client_left`; 0 ends
+   * it at once. Nothing is billed meanwhile.
+   */
+  rejoinSeconds: number;
   /** A session whose agent job has not reached the room by then ends as `agent_unavailable`. */
   agentTimeoutSeconds: number;
   /**
@@ -335,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sessions: {
       joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),
+      rejoinSeconds: integer(env, 'SESSION_REJOIN_SECONDS', 10, 0),
       agentTimeoutSeconds: integer(env, 'SESSION_AGENT_TIMEOUT_SECONDS', 60, 1),
       admission: oneOfValues(env, 'SESSION_ADMISSION', ['workers', 'off'] as const, 'workers'),
       reservedPercent: Math.min(integer(env, 'SESSION_RESERVED_PERCENT', 20, 0), 90),

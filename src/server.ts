@@ -136,6 +136,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     livekit,
     joinTimeoutSeconds: config.sessions.joinTimeoutSeconds,
     agentTimeoutSeconds: config.sessions.agentTimeoutSeconds,
+    rejoinSeconds: config.sessions.rejoinSeconds,
     afterEnd: () => voices.releaseUnused(),
   });
   // Started now, awaited by nobody: /readyz answers 503 until it is done.

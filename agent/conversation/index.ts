@@ -187,7 +187,8 @@ export async function startConversation(options: ConversationOptions): Promise<C
     // default 24 kHz each of them resampled every 10 ms frame through its own FFI resampler:
     // about a quarter of a listening job's JS thread (bench/renderer, CPU profile).
     // Typed chat is ours (chat.ts): agents' own handler reads a message whole, however long.
-    inputOptions: { participantIdentity: visitor.identity, audioSampleRate: INPUT_SAMPLE_RATE, textEnabled: false },
+    // The visitor may come back (SESSION_REJOIN_SECONDS): the control plane ends the session if not.
+    inputOptions: { participantIdentity: visitor.identity, audioSampleRate: INPUT_SAMPLE_RATE, textEnabled: false, closeOnDisconnect: false },
     // Our runner publishes the speech (with the avatar's video, or alone).
     outputOptions: { audioEnabled: false },
     record: false,

@@ -1,9 +1,14 @@
-// Billing for one session, as seen from its agent job. Time is counted from the avatar's
-// first published video frame (t0), or, for a job that took the session over, from the end of
-// the minutes its earlier job paid if that is later; minute n covers [t0 + n·I, t0 + (n+1)·I).
-// Minute n is reported at its start while the visitor is in the room, or when the visitor
-// joins during it, so a session nobody joins is never billed. The meter knows nothing about renderers or
-// LiveKit: it is told when the first frame went out and who joined or left.
+// Billing for one session, as seen from its agent job (docs/api.md#credits). Minute 0 begins
+// when the visitor first receives the avatar: the avatar's first published frame if the
+// visitor is already in the room, else the moment they join (frames go out every 40 ms). For a
+// job that took the session over, it begins that long later again as was left of the minute
+// its earlier job's avatar was lost in. Minute n covers [t0 + n·I, t0 + (n+1)·I); it is
+// reported at its start while the visitor is in the room, or when the visitor comes back
+// during it, so a session nobody joins is never billed and a visitor who leaves and comes back
+// within a minute pays nothing more. Beside the minutes, the meter counts what an invoice
+// shows: how long the avatar streamed, and how long the visitor was in the room with it. It
+// knows nothing about renderers or LiveKit: it is told when the first frame went out and who
+// joined or left.
 import type { MeterReport } from '../../src/contract/index.ts';
 import { systemClock, type MeterClock } from './clock.ts';
 import type { Reporter } from './report-delivery.ts';
@@ -21,11 +26,11 @@ export interface StreamingMeterOptions {
   /** Minutes an earlier job of the session already billed: this one's first minute takes the next index. */
   minuteOffset?: number;
   /**
-   * Until when those minutes are paid (wall clock): when it is still ahead at the first frame,
-   * this job's first minute starts there, so the rest of the minute the earlier job began is
-   * not charged again.
+   * What was left of the last paid minute when the earlier job's avatar was lost: this job's
+   * first minute begins that long after the visitor receives its avatar, so the rest of that
+   * minute is not charged again and the time without an avatar is not charged at all.
    */
-  paidUntil?: Date;
+  paidLeftMs?: number;
   reporter: Reporter;
   clock?: MeterClock;
   /**
@@ -50,7 +55,7 @@ export class StreamingMeter {
   readonly #intervalMs: number;
   readonly #visitorIdentity: string;
   readonly #minuteOffset: number;
-  readonly #paidUntil: Date | undefined;
+  readonly #paidLeftMs: number;
   readonly #reporter: Reporter;
   readonly #clock: MeterClock;
   readonly #retryDelaysMs: readonly number[];
@@ -61,7 +66,19 @@ export class StreamingMeter {
 
   #state: MeterState = 'metering';
   /** Monotonic time of the first published frame. */
+  #firstFrameAt: number | undefined;
+  /** Monotonic time minute 0 begins (once the visitor has received the avatar). */
   #t0: number | undefined;
+  /** Time the visitor spent in the room with the avatar, closed stretches only. */
+  #visitorMs = 0;
+  /** Since when the visitor is in the room with the avatar (an open stretch). */
+  #visitorSince: number | undefined;
+  /** When the visitor last came into the room. */
+  #visitorJoinedAt: number | undefined;
+  #visitorLeftReported = false;
+  /** When the meter stopped counting (close, or the credits ran out). */
+  #stoppedAt: number | undefined;
+  #lastUsage = '';
   #lastReportedMinute = -1;
   /** Participants currently connected under the visitor's identity (LiveKit keeps it at 0 or 1). */
   #visitorConnections = 0;
@@ -75,7 +92,7 @@ export class StreamingMeter {
     this.#intervalMs = options.intervalSeconds * 1000;
     this.#visitorIdentity = options.visitorIdentity;
     this.#minuteOffset = options.minuteOffset ?? 0;
-    this.#paidUntil = options.paidUntil;
+    this.#paidLeftMs = Math.max(0, options.paidLeftMs ?? 0);
     this.#reporter = options.reporter;
     this.#clock = options.clock ?? systemClock;
     this.#retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
@@ -94,23 +111,36 @@ export class StreamingMeter {
 
   /**
    * The renderer published its first video frame at monotonic time `atMs` (the clock's
-   * `now()` scale; defaults to now). Later calls are ignored: t0 is set once.
+   * `now()` scale; defaults to now). Later calls are ignored.
    */
   firstFramePublished(atMs: number = this.#clock.now()): void {
-    if (this.#state !== 'metering' || this.#t0 !== undefined) return;
-    // Minutes count from the first frame, or from the end of what an earlier job already paid.
-    const paidUntil = this.#paidUntil ? this.#paidUntil.getTime() - this.#clock.date().getTime() + this.#clock.now() : -Infinity;
-    this.#t0 = Math.max(atMs, paidUntil);
+    if (this.#state !== 'metering' || this.#firstFrameAt !== undefined) return;
+    this.#firstFrameAt = atMs;
     const at = new Date(this.#clock.date().getTime() - (this.#clock.now() - atMs));
     this.#enqueue({ type: 'avatar_streaming', at: at.toISOString() });
-    this.#reportDueMinutes('join');
-    this.#scheduleNextBoundary();
+    // A visitor who came in before the frame went out (if after it: when the meter heard of it).
+    if (this.visitorPresent) this.#visitorReceives(Math.max(atMs, this.#visitorJoinedAt!));
   }
 
   participantConnected(identity: string): void {
     if (identity !== this.#visitorIdentity || this.#state !== 'metering') return;
     this.#visitorConnections++;
+    if (this.#visitorConnections === 1) {
+      this.#visitorJoinedAt = this.#clock.now();
+      // Back after a visitor_left: the control plane, waiting for them, keeps the session.
+      if (this.#visitorLeftReported) this.#enqueue({ type: 'visitor_joined' });
+      if (this.#firstFrameAt !== undefined) this.#visitorReceives(this.#visitorJoinedAt);
+    }
     this.#reportDueMinutes('join');
+  }
+
+  /** From `atMs` the visitor is in the room with the avatar: the first time, minute 0 is set. */
+  #visitorReceives(atMs: number): void {
+    this.#visitorSince = atMs;
+    if (this.#t0 !== undefined) return;
+    this.#t0 = atMs + this.#paidLeftMs;
+    this.#reportDueMinutes('join');
+    this.#scheduleNextBoundary();
   }
 
   /** The job joined the room: the control plane stops waiting for an agent. */
@@ -118,13 +148,22 @@ export class StreamingMeter {
     this.#enqueue({ type: 'agent_joined' });
   }
 
-  /** The job is leaving a session that goes on (its worker is stopping): the control plane moves or ends it. */
+  /**
+   * The job is leaving a session that goes on (its worker is stopping): the control plane moves
+   * or ends it. Its last usage goes first: the move gives the next job the session's reports.
+   */
   agentLeaving(): void {
+    this.#stop();
     this.#enqueue({ type: 'agent_leaving' });
   }
 
   participantDisconnected(identity: string): void {
-    if (this.#unsee(identity) && this.#visitorConnections === 0) this.#enqueue({ type: 'visitor_left' });
+    if (this.#unsee(identity) && this.#visitorConnections === 0) {
+      // The usage first: visitor_left ends the session, and the ending counts what was reported.
+      this.#reportUsage();
+      this.#enqueue({ type: 'visitor_left' });
+      this.#visitorLeftReported = true;
+    }
   }
 
   /**
@@ -141,7 +180,43 @@ export class StreamingMeter {
   #unsee(identity: string): boolean {
     if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return false;
     this.#visitorConnections--;
+    if (this.#visitorConnections === 0) this.#closeVisitorStretch(this.#clock.now());
     return true;
+  }
+
+  #closeVisitorStretch(atMs: number): void {
+    if (this.#visitorSince === undefined) return;
+    this.#visitorMs += Math.max(0, atMs - this.#visitorSince);
+    this.#visitorSince = undefined;
+  }
+
+  /** This job's usage so far: how long its avatar streamed, and the visitor was in the room with it. */
+  usage(): { streamedMs: number; visitorMs: number } {
+    const now = this.#stoppedAt ?? this.#clock.now();
+    const streamedMs = this.#firstFrameAt === undefined ? 0 : Math.max(0, now - this.#firstFrameAt);
+    const visitorMs = this.#visitorMs + (this.#visitorSince === undefined ? 0 : Math.max(0, now - this.#visitorSince));
+    return { streamedMs: Math.round(streamedMs), visitorMs: Math.round(visitorMs) };
+  }
+
+  /** Sends the usage when it changed since the last report (each report carries the whole count). */
+  #reportUsage(): void {
+    if (this.#firstFrameAt === undefined) return;
+    const { streamedMs, visitorMs } = this.usage();
+    const going = this.#stoppedAt === undefined;
+    const report = { streamed_ms: streamedMs, visitor_ms: visitorMs, streaming: going, visitor_present: going && this.#visitorSince !== undefined };
+    const key = JSON.stringify(report);
+    if (key === this.#lastUsage) return;
+    this.#lastUsage = key;
+    this.#enqueue({ type: 'usage', ...report, at: this.#clock.date().toISOString() });
+  }
+
+  /** Counting stops (the job leaves, or the credits ran out): the last usage is sent. */
+  #stop(): void {
+    if (this.#stoppedAt !== undefined) return;
+    const now = this.#clock.now();
+    this.#closeVisitorStretch(now);
+    this.#stoppedAt = now;
+    this.#reportUsage();
   }
 
   /**
@@ -149,13 +224,15 @@ export class StreamingMeter {
    * been delivered or given up on.
    */
   async close(): Promise<void> {
-    if (this.#state === 'metering') this.#state = 'closed';
     this.#closedAt ??= this.#clock.now();
+    this.#stop();
+    if (this.#state === 'metering') this.#state = 'closed';
     this.#cancelBoundaryTimer?.();
     this.#cancelBoundaryTimer = undefined;
     await this.#delivery;
   }
 
+  /** The minute `now` falls in; negative before minute 0 (a taken-over session's paid rest). */
   #minuteAt(now: number): number {
     return Math.floor((now - this.#t0!) / this.#intervalMs);
   }
@@ -165,9 +242,10 @@ export class StreamingMeter {
    * On a boundary every minute since the last report is due, in case this timer ran late
    * while the visitor stayed (a leave and re-join in between reports through 'join').
    */
-  #reportDueMinutes(cause: 'join' | 'boundary'): void {
+  #reportDueMinutes(cause: 'join' | 'boundary', now = this.#clock.now()): void {
     if (this.#state !== 'metering' || this.#t0 === undefined || !this.visitorPresent) return;
-    const current = this.#minuteAt(this.#clock.now());
+    const current = this.#minuteAt(now);
+    if (current < 0) return;
     const first = cause === 'join' ? current : this.#lastReportedMinute + 1;
     for (let index = Math.max(first, this.#lastReportedMinute + 1); index <= current; index++) {
       this.#enqueue({ type: 'minute', index: this.#minuteOffset + index });
@@ -176,18 +254,23 @@ export class StreamingMeter {
   }
 
   /** Timers are set from t0 each time, never chained from the last firing, so they cannot drift. */
-  #scheduleNextBoundary(): void {
+  #scheduleNextBoundary(reached = this.#clock.now()): void {
     if (this.#state !== 'metering' || this.#t0 === undefined) return;
     const now = this.#clock.now();
-    const nextBoundary = this.#t0 + (this.#minuteAt(now) + 1) * this.#intervalMs;
+    const nextBoundary = this.#t0 + (this.#minuteAt(Math.max(now, reached)) + 1) * this.#intervalMs;
     this.#cancelBoundaryTimer = this.#clock.setTimer(nextBoundary - now, () => {
-      this.#reportDueMinutes('boundary');
-      this.#scheduleNextBoundary();
+      // A timer may fire a fraction of a ms before the clock reads its time: the boundary it
+      // was set for is reached all the same (else that minute would be skipped).
+      const at = Math.max(this.#clock.now(), nextBoundary);
+      this.#reportDueMinutes('boundary', at);
+      this.#reportUsage();
+      this.#scheduleNextBoundary(at);
     });
   }
 
   #enqueue(report: MeterReport): void {
-    if (this.#state === 'credits_exhausted') return;
+    // Out of credits: nothing more is billed, but what was used is still told.
+    if (this.#state === 'credits_exhausted' && report.type !== 'usage') return;
     this.#queue.push(report);
     this.#delivery ??= this.#deliverQueue().finally(() => {
       this.#delivery = undefined;
@@ -198,8 +281,9 @@ export class StreamingMeter {
     for (let report = this.#queue.shift(); report; report = this.#queue.shift()) {
       await this.#deliver(report);
       if (this.#state === 'credits_exhausted') {
+        const usage = this.#queue.filter((queued) => queued.type === 'usage');
         this.#queue.length = 0;
-        return;
+        this.#queue.push(...usage);
       }
     }
   }
@@ -211,11 +295,12 @@ export class StreamingMeter {
         case 'accepted':
           return;
         case 'credits_exhausted':
-          // The control plane sends the notice and closes the room; the job only stops reporting.
+          // The control plane sends the notice and closes the room; the job only stops billing.
           this.#logger.warn(`credits exhausted at ${describe(report)}: billing reports stop`);
           this.#state = 'credits_exhausted';
           this.#cancelBoundaryTimer?.();
           this.#cancelBoundaryTimer = undefined;
+          this.#stop();
           return;
         case 'refused':
           this.#logger.warn(`the control plane refused ${describe(report)}; not retrying`);

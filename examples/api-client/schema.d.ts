@@ -1268,6 +1268,9 @@ export interface operations {
                      *         "end_reason": "ended_by_api",
                      *         "billed_minutes": 3,
                      *         "credits_charged": 30,
+                     *         "visitor_seconds": 165,
+                     *         "streamed_seconds": 165,
+                     *         "duration_seconds": 170,
                      *         "created_at": "2026-11-24T09:30:00.000Z",
                      *         "joined_at": "2026-11-24T09:30:04.000Z",
                      *         "streaming_started_at": "2026-11-24T09:30:04.600Z",
@@ -1304,10 +1307,14 @@ export interface operations {
                             /** @description What the service answered, for the operator. */
                             reason: string;
                         } | null) | null) | null;
+                        /** @description Minutes charged: minute 0 began when the visitor first received the avatar, each next one a billing interval later while the visitor was in the room with it. */
                         billed_minutes: number;
                         /** Format: date-time */
                         created_at: string;
+                        /** @description Credits those minutes cost. */
                         credits_charged: number;
+                        /** @description Seconds from the start call to the end (to now while running). */
+                        duration_seconds: number;
                         /** @enum {string|null|null} */
                         end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | null;
                         /** Format: date-time */
@@ -1348,8 +1355,12 @@ export interface operations {
                         session_id: string;
                         /** @enum {string} */
                         status: "running" | "ended";
+                        /** @description Seconds the avatar streamed, with or without the visitor. */
+                        streamed_seconds: number;
                         /** Format: date-time */
                         streaming_started_at: ((string | null) | null) | null;
+                        /** @description Seconds the visitor was in the room with the avatar streaming. */
+                        visitor_seconds: number;
                         visual_awareness: boolean;
                     }[];
                 };
@@ -1411,6 +1422,9 @@ export interface operations {
                      *       "end_reason": "ended_by_api",
                      *       "billed_minutes": 3,
                      *       "credits_charged": 30,
+                     *       "visitor_seconds": 165,
+                     *       "streamed_seconds": 165,
+                     *       "duration_seconds": 170,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "joined_at": "2026-11-24T09:30:04.000Z",
                      *       "streaming_started_at": "2026-11-24T09:30:04.600Z",
@@ -1446,10 +1460,14 @@ export interface operations {
                             /** @description What the service answered, for the operator. */
                             reason: string;
                         } | null) | null) | null;
+                        /** @description Minutes charged: minute 0 began when the visitor first received the avatar, each next one a billing interval later while the visitor was in the room with it. */
                         billed_minutes: number;
                         /** Format: date-time */
                         created_at: string;
+                        /** @description Credits those minutes cost. */
                         credits_charged: number;
+                        /** @description Seconds from the start call to the end (to now while running). */
+                        duration_seconds: number;
                         /** @enum {string|null|null} */
                         end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | null;
                         /** Format: date-time */
@@ -1490,8 +1508,12 @@ export interface operations {
                         session_id: string;
                         /** @enum {string} */
                         status: "running" | "ended";
+                        /** @description Seconds the avatar streamed, with or without the visitor. */
+                        streamed_seconds: number;
                         /** Format: date-time */
                         streaming_started_at: ((string | null) | null) | null;
+                        /** @description Seconds the visitor was in the room with the avatar streaming. */
+                        visitor_seconds: number;
                         visual_awareness: boolean;
                     };
                 };
@@ -1548,6 +1570,9 @@ export interface operations {
                      *         "end_reason": "ended_by_api",
                      *         "billed_minutes": 3,
                      *         "credits_charged": 30,
+                     *         "visitor_seconds": 165,
+                     *         "streamed_seconds": 165,
+                     *         "duration_seconds": 170,
                      *         "ended_at": "2026-11-24T09:32:50.000Z",
                      *         "avatar_fallback": null
                      *       }
@@ -1567,12 +1592,20 @@ export interface operations {
                                 /** @description What the service answered, for the operator. */
                                 reason: string;
                             } | null) | null) | null;
+                            /** @description Minutes charged: minute 0 began when the visitor first received the avatar, each next one a billing interval later while the visitor was in the room with it. */
                             billed_minutes: number;
+                            /** @description Credits those minutes cost. */
                             credits_charged: number;
+                            /** @description Seconds from the start call to the end (to now while running). */
+                            duration_seconds: number;
                             /** @enum {string} */
                             end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting";
                             /** Format: date-time */
                             ended_at: string;
+                            /** @description Seconds the avatar streamed, with or without the visitor. */
+                            streamed_seconds: number;
+                            /** @description Seconds the visitor was in the room with the avatar streaming. */
+                            visitor_seconds: number;
                         } | null) | null) | null;
                         /** @constant */
                         mode: "meeting_agent";
@@ -1906,6 +1939,8 @@ export interface operations {
                      *           "start": "2026-11-23T00:00:00.000Z",
                      *           "sessions": 0,
                      *           "avatar_minutes": 0,
+                     *           "visitor_seconds": 0,
+                     *           "streamed_seconds": 0,
                      *           "identities": 0,
                      *           "credits_spent": {
                      *             "onboarding": 0,
@@ -1917,6 +1952,8 @@ export interface operations {
                      *           "start": "2026-11-24T00:00:00.000Z",
                      *           "sessions": 4,
                      *           "avatar_minutes": 11,
+                     *           "visitor_seconds": 598,
+                     *           "streamed_seconds": 640,
                      *           "identities": 1,
                      *           "credits_spent": {
                      *             "onboarding": 50,
@@ -1928,6 +1965,8 @@ export interface operations {
                      *       "totals": {
                      *         "sessions": 4,
                      *         "avatar_minutes": 11,
+                     *         "visitor_seconds": 598,
+                     *         "streamed_seconds": 640,
                      *         "identities": 1,
                      *         "credits_spent": {
                      *           "onboarding": 50,
@@ -1959,6 +1998,10 @@ export interface operations {
                              * @description The bucket covers [start, start + granularity).
                              */
                             start: string;
+                            /** @description Seconds avatars streamed, in the sessions started in the bucket. */
+                            streamed_seconds: number;
+                            /** @description Seconds visitors were in the room with an avatar, in the sessions started in the bucket. */
+                            visitor_seconds: number;
                         }[];
                         /** Format: date-time */
                         from: string;
@@ -1981,6 +2024,10 @@ export interface operations {
                             identities: number;
                             /** @description Sessions started. */
                             sessions: number;
+                            /** @description Seconds avatars streamed, in the sessions started in the bucket. */
+                            streamed_seconds: number;
+                            /** @description Seconds visitors were in the room with an avatar, in the sessions started in the bucket. */
+                            visitor_seconds: number;
                         };
                     };
                 };

@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AVATAR_SHAPES, FORM_FACTORS } from './avatar-video.ts';
 import { LANGUAGES } from './languages.ts';
-import { HttpUrl, literalUnion, UtcTimestamp } from './schema-parts.ts';
+import { HttpUrl, literalUnion } from './schema-parts.ts';
 
 export const DispatchIdentity = Type.Object({
   identity_id: Type.String({ minLength: 1 }),
@@ -51,11 +51,11 @@ export const DispatchMetadataSchema = Type.Object({
    */
   minute_offset: Type.Optional(Type.Integer({ minimum: 0 })),
   /**
-   * Until when the minutes already billed are paid (the last one's charge plus one interval):
-   * a job that takes over before then starts its first minute there, not at its first frame,
-   * so the part of a minute the earlier job did not stream is not charged twice. Absent: none.
+   * What was left of the last paid minute when the earlier job's avatar was lost (ms): this
+   * job's first minute begins that long after the visitor receives its avatar, so the rest of
+   * that minute is not charged twice and the time without an avatar not at all. Absent: 0.
    */
-  paid_until: Type.Optional(UtcTimestamp),
+  paid_left_ms: Type.Optional(Type.Integer({ minimum: 0 })),
   identity: Type.Union([DispatchIdentity, Type.Null()]),
   /** The voice the agent speaks with. Null (or absent, from an older control plane): the default English-only voice. */
   voice: Type.Optional(Type.Union([DispatchVoice, Type.Null()])),

@@ -25,12 +25,37 @@ export const TranscriptReport = Type.Object({
   ended_at: Type.Union([Timestamp, Type.Null()]),
 });
 
+/** A very long session's milliseconds, with room: what a job's usage counts cannot pass. */
+const MAX_USAGE_MS = 7 * 24 * 3_600_000;
+
+/**
+ * The job's usage so far, sent at each minute boundary, as the visitor leaves, as the job
+ * leaves and at its close: how long its avatar streamed, and how long the visitor was in the
+ * room with it, as of `at`, and whether each is still going on then (so the control plane can
+ * count a job that stops reporting, taken over or ended, up to then). Each carries the job's
+ * whole count: the latest stands.
+ */
+export const UsageReport = Type.Object({
+  type: Type.Literal('usage'),
+  streamed_ms: Type.Integer({ minimum: 0, maximum: MAX_USAGE_MS }),
+  visitor_ms: Type.Integer({ minimum: 0, maximum: MAX_USAGE_MS }),
+  at: Timestamp,
+  streaming: Type.Boolean(),
+  visitor_present: Type.Boolean(),
+});
+
 export const MeterReport = Type.Union([
-  /** The avatar's first video frame was published: billing time starts here. */
+  /** The avatar's first video frame was published. */
   Type.Object({ type: Type.Literal('avatar_streaming'), at: Type.Optional(Timestamp) }),
-  /** Minute `index` (0-based, counted from the first frame) is to be charged. */
+  /**
+   * Minute `index` (0-based over the session's jobs) is to be charged: minute 0 begins when the
+   * visitor first receives the avatar, minute n n intervals later (docs/api.md#credits).
+   */
   Type.Object({ type: Type.Literal('minute'), index: Type.Integer({ minimum: 0 }) }),
+  UsageReport,
   Type.Object({ type: Type.Literal('visitor_left') }),
+  /** The visitor came back after a `visitor_left`: the session goes on. */
+  Type.Object({ type: Type.Literal('visitor_joined') }),
   /** The job is in the room: the session has its agent. */
   Type.Object({ type: Type.Literal('agent_joined') }),
   /** The job leaves though the session goes on: its worker is stopping (drained). The control plane moves the session, or ends it. */
@@ -86,6 +111,9 @@ export type TranscriptReport = Static<typeof TranscriptReport>;
 export type AvatarFallbackReport = Static<typeof AvatarFallbackReport>;
 export type TurnMetricsReport = Static<typeof TurnMetricsReport>;
 export type MeterReport = Static<typeof MeterReport>;
+export type UsageReport = Static<typeof UsageReport>;
+/** What the control plane keeps of the running job's usage. */
+export type JobUsage = Omit<UsageReport, 'type'>;
 export type JobReport = Static<typeof JobReport>;
 
 /**

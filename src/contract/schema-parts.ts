@@ -9,6 +9,3 @@ export function literalUnion<const T extends readonly [string, ...string[]]>(val
 
 /** An http(s) address. A pattern, not TypeBox's `uri` format: formats are registered by Elysia, which the agent does not load. */
 export const HttpUrl = Type.String({ pattern: '^https?://\\S+$' });
-
-/** A UTC timestamp as `Date.toISOString()` writes it. A pattern, for the same reason as HttpUrl. */
-export const UtcTimestamp = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?Z$' });

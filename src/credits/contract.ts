@@ -51,6 +51,8 @@ export const UsageBucket = t.Object({
   start: t.String({ format: 'date-time', description: 'The bucket covers [start, start + granularity).' }),
   sessions: t.Integer({ description: 'Sessions started.' }),
   avatar_minutes: t.Integer({ description: 'Minutes billed while an avatar streamed.' }),
+  visitor_seconds: t.Integer({ description: 'Seconds visitors were in the room with an avatar, in the sessions started in the bucket.' }),
+  streamed_seconds: t.Integer({ description: 'Seconds avatars streamed, in the sessions started in the bucket.' }),
   identities: t.Integer({ description: 'Identities charged for (created and trained).' }),
   credits_spent: Spent,
   credits_granted: t.Integer({ description: 'Credits added (grants and adjustments).' }),

@@ -46,19 +46,25 @@ export function usageRange(query: { from?: string; to?: string; granularity?: Gr
 export interface UsageCounts {
   sessions: number;
   avatar_minutes: number;
+  visitor_seconds: number;
+  streamed_seconds: number;
   identities: number;
   credits_spent: { onboarding: number; session_minute: number };
   credits_granted: number;
 }
 
-const empty = (): UsageCounts => ({ sessions: 0, avatar_minutes: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 0 });
+const empty = (): UsageCounts => ({ sessions: 0, avatar_minutes: 0, visitor_seconds: 0, streamed_seconds: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 0 });
 
 export async function accountUsage(db: Database, accountId: string, { from, to, granularity }: UsageRange) {
   const step = BUCKET_MS[granularity];
   const bucketOf = (column: typeof sessions.createdAt | typeof creditLedger.createdAt) =>
     sql<number>`extract(epoch from date_trunc(${granularity}, ${column}, 'UTC'))::float8`;
+  // A session's usage: its folded sums, and its running job's count so far (src/sessions/usage-reports.ts).
+  // Each session rounded to the second, as its own read shows it, then summed: the totals are the sessions' sum.
+  const usageSeconds = (field: 'streamed_ms' | 'visitor_ms', column: typeof sessions.streamedMs | typeof sessions.visitorMs) =>
+    sql<number>`coalesce(sum(round((${column} + coalesce((${sessions.usageCurrent} ->> ${field})::bigint, 0)) / 1000.0)), 0)::float8`;
   const started = await db
-    .select({ bucket: bucketOf(sessions.createdAt), n: count() })
+    .select({ bucket: bucketOf(sessions.createdAt), n: count(), streamedSeconds: usageSeconds('streamed_ms', sessions.streamedMs), visitorSeconds: usageSeconds('visitor_ms', sessions.visitorMs) })
     .from(sessions)
     .where(and(eq(sessions.accountId, accountId), gte(sessions.createdAt, from), lt(sessions.createdAt, to)))
     .groupBy(sql`1`);
@@ -71,7 +77,12 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
   const buckets = new Map<number, UsageCounts>();
   for (let at = from.getTime(); at < to.getTime(); at += step) buckets.set(at, empty());
   const at = (bucket: number) => buckets.get(Number(bucket) * 1000) ?? empty();
-  for (const row of started) at(row.bucket).sessions += Number(row.n);
+  for (const row of started) {
+    const counts = at(row.bucket);
+    counts.sessions += Number(row.n);
+    counts.streamed_seconds += Number(row.streamedSeconds);
+    counts.visitor_seconds += Number(row.visitorSeconds);
+  }
   for (const row of ledger) {
     const counts = at(row.bucket);
     const amount = Number(row.amount);
@@ -90,6 +101,8 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
   for (const counts of buckets.values()) {
     totals.sessions += counts.sessions;
     totals.avatar_minutes += counts.avatar_minutes;
+    totals.visitor_seconds += counts.visitor_seconds;
+    totals.streamed_seconds += counts.streamed_seconds;
     totals.identities += counts.identities;
     totals.credits_spent.onboarding += counts.credits_spent.onboarding;
     totals.credits_spent.session_minute += counts.credits_spent.session_minute;

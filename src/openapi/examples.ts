@@ -36,6 +36,9 @@ const session = {
   end_reason: 'ended_by_api',
   billed_minutes: 3,
   credits_charged: 30,
+  visitor_seconds: 165,
+  streamed_seconds: 165,
+  duration_seconds: 170,
   created_at: CREATED,
   joined_at: '2026-11-24T09:30:04.000Z',
   streaming_started_at: '2026-11-24T09:30:04.600Z',
@@ -78,7 +81,7 @@ const delivery = {
   ],
 };
 
-const usageCounts = { sessions: 4, avatar_minutes: 11, identities: 1, credits_spent: { onboarding: 50, session_minute: 110 }, credits_granted: 1000 };
+const usageCounts = { sessions: 4, avatar_minutes: 11, visitor_seconds: 598, streamed_seconds: 640, identities: 1, credits_spent: { onboarding: 50, session_minute: 110 }, credits_granted: 1000 };
 
 export interface OperationExample {
   /** The JSON body (operations with a multipart body show their fields in the schema instead). */
@@ -132,7 +135,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         identity_id: IDENTITY_ID,
         pipeline_id: 'builtin',
         mode: 'meeting_agent',
-        metadata: { end_reason: 'ended_by_api', billed_minutes: 3, credits_charged: 30, ended_at: '2026-11-24T09:32:50.000Z', avatar_fallback: null },
+        metadata: { end_reason: 'ended_by_api', billed_minutes: 3, credits_charged: 30, visitor_seconds: 165, streamed_seconds: 165, duration_seconds: 170, ended_at: '2026-11-24T09:32:50.000Z', avatar_fallback: null },
       },
     },
   },
@@ -187,7 +190,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         to: '2026-11-25T00:00:00.000Z',
         granularity: 'day',
         buckets: [
-          { start: '2026-11-23T00:00:00.000Z', sessions: 0, avatar_minutes: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 1000 },
+          { start: '2026-11-23T00:00:00.000Z', sessions: 0, avatar_minutes: 0, visitor_seconds: 0, streamed_seconds: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 1000 },
           { start: '2026-11-24T00:00:00.000Z', ...usageCounts, credits_granted: 0 },
         ],
         totals: usageCounts,

@@ -25,6 +25,7 @@ import { findIdentity } from '../identities/queries.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import { freeAgentSlots } from '../workers/admission.ts';
 import { paidUntil } from './billing.ts';
+import { foldUsage } from './usage-reports.ts';
 import { dispatchMetadata } from './dispatch.ts';
 import type { SessionLifecycle, SessionRow } from './lifecycle.ts';
 import { agentWorkers } from '../workers/schema.ts';
@@ -187,7 +188,12 @@ export class AgentWatch {
     const { db, livekit, settings } = this.deps;
     const identity = session.identityId ? await findIdentity(db, session.accountId, session.identityId) : undefined;
     const reportToken = randomBase62(43);
+    // What is left of the last paid minute, counted from when the earlier agent was last seen
+    // (its worker's last heartbeat listing the session, or its job's arrival): the new job's
+    // minutes begin that long after its avatar reaches the visitor.
     const paid = await paidUntil(db, session, settings.billingIntervalSeconds);
+    const lostAt = Math.min(Date.now(), (session.agentSeenAt ?? new Date()).getTime());
+    const paidLeftMs = paid ? Math.max(0, Math.round(paid.getTime() - lostAt)) : 0;
     const metadata = {
       ...dispatchMetadata({
         sessionId: session.id,
@@ -203,13 +209,14 @@ export class AgentWatch {
         assetLinks: this.deps.assetLinks,
       }),
       minute_offset: session.billedMinutes,
-      ...(paid ? { paid_until: paid.toISOString() } : {}),
+      ...(paidLeftMs ? { paid_left_ms: paidLeftMs } : {}),
     };
     try {
       const dispatch = await livekit.dispatches.createDispatch(session.id, this.deps.agentName, { metadata: JSON.stringify(metadata) });
       await db
         .update(sessions)
-        .set({ dispatchId: dispatch.id, reportTokenHash: hashApiKey(reportToken) })
+        // The earlier job is done: its usage counts up to when it was last seen (usage-reports.ts).
+        .set({ dispatchId: dispatch.id, reportTokenHash: hashApiKey(reportToken), ...foldUsage(new Date(lostAt)) })
         .where(and(eq(sessions.id, session.id), eq(sessions.status, 'running')));
       return true;
     } catch (error) {

@@ -39,10 +39,18 @@ export const AvatarFallback = t.Nullable(
   }),
 );
 
+/** What an invoice shows of a session (docs/api.md#credits). */
+const invoiceFields = {
+  billed_minutes: t.Integer({ description: 'Minutes charged: minute 0 began when the visitor first received the avatar, each next one a billing interval later while the visitor was in the room with it.' }),
+  credits_charged: t.Integer({ description: 'Credits those minutes cost.' }),
+  visitor_seconds: t.Integer({ description: 'Seconds the visitor was in the room with the avatar streaming.' }),
+  streamed_seconds: t.Integer({ description: 'Seconds the avatar streamed, with or without the visitor.' }),
+  duration_seconds: t.Integer({ description: 'Seconds from the start call to the end (to now while running).' }),
+};
+
 export const SessionEndMetadata = t.Object({
   end_reason: oneOf(END_REASONS),
-  billed_minutes: t.Integer(),
-  credits_charged: t.Integer(),
+  ...invoiceFields,
   ended_at: Timestamp,
   avatar_fallback: AvatarFallback,
 });
@@ -84,8 +92,7 @@ export const SessionResponse = t.Object({
   visual_awareness: t.Boolean(),
   form_factor: t.Nullable(oneOf(FORM_FACTORS)),
   end_reason: t.Nullable(oneOf(END_REASONS)),
-  billed_minutes: t.Integer(),
-  credits_charged: t.Integer(),
+  ...invoiceFields,
   created_at: Timestamp,
   joined_at: t.Nullable(Timestamp),
   streaming_started_at: t.Nullable(Timestamp),

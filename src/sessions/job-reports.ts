@@ -17,6 +17,7 @@ import { sessions } from './schema.ts';
 import { log } from '../logging/index.ts';
 import { observeTurn, recordTurnMetrics } from './quality.ts';
 import { recordTurn } from './transcripts.ts';
+import { recordUsage } from './usage-reports.ts';
 
 export interface JobReportDeps {
   db: Database;
@@ -71,6 +72,10 @@ export function jobReportRoutes(deps: JobReportDeps) {
           void deps.agentWatch.onAgentLeaving(session.id).catch((e) => log.error({ err: e, session_id: session.id }, 'moving a session to another worker failed'));
           return { ok: true };
         }
+        if (body.type === 'visitor_joined') {
+          if (session.status === 'running') await lifecycle.markJoined(session.id);
+          return { ok: true };
+        }
         if (body.type === 'visitor_left') {
           await lifecycle.visitorLeft(session.id).catch((e) => log.error({ err: e, session_id: session.id }, 'ending a session failed'));
           return { ok: true };
@@ -84,6 +89,11 @@ export function jobReportRoutes(deps: JobReportDeps) {
         if (body.type === 'transcript') {
           // The last turns may arrive while the job leaves a session that just ended: keep them.
           await recordTurn(db, session.id, body);
+          return { ok: true };
+        }
+        if (body.type === 'usage') {
+          // Kept after the end too: a job's last count comes as it leaves.
+          await recordUsage(db, session.id, body);
           return { ok: true };
         }
         if (body.type === 'turn_metrics') {

@@ -2,7 +2,7 @@
 // report), when nobody joins in time, when no agent comes, at the maximum duration, or when
 // credits run out.
 // Every path goes through `end`, which records one reason and gives back any unused hold.
-import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import { DataPacket_Kind, type WebhookEvent } from 'livekit-server-sdk';
 import { NOTICE_TOPIC, type Notice } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
@@ -11,6 +11,7 @@ import type { SessionBilling } from './billing.ts';
 import { sessions, type EndReason } from './schema.ts';
 import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
 import { log } from '../logging/index.ts';
+import { durationSeconds, foldUsage, usageSeconds } from './usage-reports.ts';
 import { writeEvent } from '../webhooks/index.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
@@ -27,6 +28,8 @@ export interface LifecycleDeps {
   livekit: LivekitConnection;
   joinTimeoutSeconds: number;
   agentTimeoutSeconds: number;
+  /** How long a visitor who left may take to come back (SESSION_REJOIN_SECONDS); default 0: the session ends at once. */
+  rejoinSeconds?: number;
   /** After a session ended (e.g. cloned voices it kept alive can go); failures are logged. */
   afterEnd?: () => Promise<unknown>;
 }
@@ -70,9 +73,11 @@ export class SessionLifecycle {
     }
     let endedHere = false;
     const row = await this.deps.db.transaction(async (tx) => {
+      const endedAt = new Date();
       const [ended] = await tx
         .update(sessions)
-        .set({ status: 'ended', endReason: sql`coalesce(${sessions.closingReason}, ${reason})`, endedAt: new Date() })
+        // The running job's usage counts up to the end: the webhook and every read agree.
+        .set({ status: 'ended', endReason: sql`coalesce(${sessions.closingReason}, ${reason})`, endedAt, ...foldUsage(endedAt) })
         .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')))
         .returning();
       if (!ended) return (await tx.select().from(sessions).where(eq(sessions.id, sessionId)))[0]!;
@@ -83,6 +88,8 @@ export class SessionLifecycle {
         reason: ended.endReason ?? reason,
         billed_minutes: ended.billedMinutes,
         credits_charged: ended.creditsCharged,
+        ...usageSeconds(ended),
+        duration_seconds: durationSeconds(ended),
         created_at: ended.createdAt.toISOString(),
         ended_at: ended.endedAt!.toISOString(),
       });
@@ -117,13 +124,23 @@ export class SessionLifecycle {
   }
 
   /**
-   * The session's job saw its visitor leave. The room is asked first: a job whose own
-   * connection broke (LiveKit killed and restarted) sees everyone leave a room that is gone,
-   * and that session ended because its room closed. LiveKit unreachable: the job's word stands.
+   * The session's visitor left (its job saw it, or LiveKit's webhook said so). The room is
+   * asked first: a job whose own connection broke (LiveKit killed and restarted) sees everyone
+   * leave a room that is gone, and that session ended because its room closed. Otherwise the
+   * session waits SESSION_REJOIN_SECONDS for the visitor to come back (a reloaded page, a
+   * network that needed a new connection), billing nothing; the sweep ends it `client_left`
+   * if they do not. LiveKit unreachable: the word stands.
    */
   async visitorLeft(sessionId: string): Promise<void> {
     const roomGone = await this.#roomGone(sessionId);
-    await this.end(sessionId, roomGone ? 'room_closed' : 'client_left', { closeRoom: !roomGone });
+    if (roomGone || !this.deps.rejoinSeconds) {
+      await this.end(sessionId, roomGone ? 'room_closed' : 'client_left', { closeRoom: !roomGone });
+      return;
+    }
+    await this.deps.db
+      .update(sessions)
+      .set({ visitorGoneSince: sql`coalesce(${sessions.visitorGoneSince}, now())` })
+      .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')));
   }
 
   /** Credits ran out: tell the room, then end the session with that reason (docs/api.md#notices). */
@@ -143,7 +160,12 @@ export class SessionLifecycle {
     }
   }
 
+  /** The visitor is in the room: its first arrival is recorded, and one who came back is no longer waited for. */
   async markJoined(sessionId: string): Promise<void> {
+    await this.deps.db
+      .update(sessions)
+      .set({ visitorGoneSince: null })
+      .where(and(eq(sessions.id, sessionId), isNotNull(sessions.visitorGoneSince)));
     const [marked] = await this.deps.db
       .update(sessions)
       .set({ joinedAt: new Date() })
@@ -195,7 +217,7 @@ export class SessionLifecycle {
     const isVisitor = event.participant?.identity === session.visitorIdentity;
     if (event.event === 'participant_joined' && event.participant?.kind === AGENT_PARTICIPANT_KIND) await this.markAgentJoined(sessionId);
     else if (event.event === 'participant_joined' && isVisitor) await this.markJoined(sessionId);
-    else if (event.event === 'participant_left' && isVisitor) await this.end(sessionId, 'client_left');
+    else if (event.event === 'participant_left' && isVisitor) await this.visitorLeft(sessionId);
     else if (event.event === 'room_finished') await this.end(sessionId, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false });
   }
 
@@ -224,7 +246,7 @@ export class SessionLifecycle {
           ),
         ),
       );
-    let ended = await this.#endVanished(now);
+    let ended = (await this.#endVanished(now)) + (await this.#endAbandoned(now));
     for (const session of due) {
       try {
         const agentLate = !session.agentJoinedAt && session.waitingSince < agentCutoff;
@@ -236,6 +258,37 @@ export class SessionLifecycle {
         ended++;
       } catch (error) {
         log.error({ err: error, session_id: session.id }, 'ending an overdue session failed (retrying on the next sweep)');
+      }
+    }
+    return ended;
+  }
+
+  /**
+   * Sessions whose visitor left longer ago than SESSION_REJOIN_SECONDS. LiveKit is asked
+   * first: a `participant_left` that came after the visitor was back (webhooks are not in
+   * order) must not end their session.
+   */
+  async #endAbandoned(now: Date): Promise<number> {
+    if (!this.deps.rejoinSeconds) return 0;
+    const cutoff = new Date(now.getTime() - this.deps.rejoinSeconds * 1000);
+    const abandoned = await this.deps.db
+      .select({ id: sessions.id, visitorIdentity: sessions.visitorIdentity })
+      .from(sessions)
+      .where(and(eq(sessions.status, 'running'), lt(sessions.visitorGoneSince, cutoff)));
+    let ended = 0;
+    for (const session of abandoned) {
+      try {
+        const back = await this.deps.livekit.rooms.listParticipants(session.id).then(
+          (participants) => participants.some((p) => p.identity === session.visitorIdentity),
+          () => false,
+        );
+        if (back) await this.markJoined(session.id);
+        else {
+          await this.end(session.id, 'client_left');
+          ended++;
+        }
+      } catch (error) {
+        log.error({ err: error, session_id: session.id }, 'ending a session its visitor left failed (retrying on the next sweep)');
       }
     }
     return ended;

@@ -1,6 +1,7 @@
 // Session rows as response bodies (docs/api.md#sessions-end, #sessions-read, #session-metrics).
 import type { SessionRow } from './lifecycle.ts';
 import { sessionMetrics } from './quality.ts';
+import { durationSeconds, usageSeconds } from './usage-reports.ts';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
@@ -16,6 +17,8 @@ export function endResponse(row: SessionRow) {
           end_reason: row.endReason,
           billed_minutes: row.billedMinutes,
           credits_charged: row.creditsCharged,
+          ...usageSeconds(row),
+          duration_seconds: durationSeconds(row),
           ended_at: iso(row.endedAt)!,
           avatar_fallback: row.avatarFallback ?? null,
         }
@@ -35,6 +38,8 @@ export function sessionResponse(row: SessionRow) {
     end_reason: row.endReason,
     billed_minutes: row.billedMinutes,
     credits_charged: row.creditsCharged,
+    ...usageSeconds(row),
+    duration_seconds: durationSeconds(row),
     created_at: row.createdAt.toISOString(),
     joined_at: iso(row.joinedAt),
     streaming_started_at: iso(row.streamingStartedAt),

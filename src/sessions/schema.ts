@@ -1,7 +1,7 @@
 import { bigserial, uniqueIndex, boolean, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { FORM_FACTORS } from '../contract/avatar-video.ts';
-import { TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
+import { TRANSCRIPT_ROLES, type JobUsage } from '../contract/job-reports.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { identities } from '../identities/schema.ts';
 import type { SessionQuality } from '../contract/job-reports.ts';
@@ -56,6 +56,8 @@ export const sessions = pgTable(
     maxDurationSeconds: integer('max_duration_seconds').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     joinedAt: timestamp('joined_at', { withTimezone: true, mode: 'date' }),
+    /** Since when the visitor is out of the room, waiting to come back (SESSION_REJOIN_SECONDS); null while in. */
+    visitorGoneSince: timestamp('visitor_gone_since', { withTimezone: true, mode: 'date' }),
     /** When the session's agent job reached the room (its report, or LiveKit's webhook); null again once that agent is lost. */
     agentJoinedAt: timestamp('agent_joined_at', { withTimezone: true, mode: 'date' }),
     /** Since when the session waits for an agent: its start, or the loss of its agent. SESSION_AGENT_TIMEOUT_SECONDS counts from here. */
@@ -68,10 +70,19 @@ export const sessions = pgTable(
     agentWorkerId: text('agent_worker_id'),
     streamingStartedAt: timestamp('streaming_started_at', { withTimezone: true, mode: 'date' }),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
-    /** The identity's avatar service failed and our own face streamed instead (the job's report). */
     /** What the visitor experienced, from the job's reports (docs/api.md#session-metrics); null until the first. */
     quality: jsonb('quality').$type<SessionQuality>(),
+    /** The identity's avatar service failed and our own face streamed instead (the job's report). */
     avatarFallback: jsonb('avatar_fallback').$type<{ pipeline_id: string; fallback: 'builtin' | 'standin'; reason: string }>(),
+    /**
+     * Usage (docs/api.md#credits), ms: how long the avatar streamed and the visitor was in the
+     * room with it, over the session's jobs that are done (taken over, or the session ended),
+     * their last stretch counted up to then. The running job's own count is `usageCurrent`.
+     */
+    streamedMs: integer('streamed_ms').notNull().default(0),
+    visitorMs: integer('visitor_ms').notNull().default(0),
+    /** The running job's last usage report; folded into the sums when it is done. */
+    usageCurrent: jsonb('usage_current').$type<JobUsage>(),
   },
   (t) => [
     index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id),

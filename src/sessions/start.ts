@@ -98,7 +98,9 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       // LiveKit counts a room with only the agent as empty: leave the no-join decision to
       // our sweep (it records the reason), with LiveKit's timeout as the backstop.
       emptyTimeout: settings.joinTimeoutSeconds + 30,
-      departureTimeout: 5,
+      // Once the visitor left, the room waits for them as the session does (SESSION_REJOIN_SECONDS),
+      // and a little longer: our sweep ends the session, LiveKit's timeout is the backstop.
+      departureTimeout: settings.rejoinSeconds + 10,
       maxParticipants: 8,
       metadata: JSON.stringify({ session_id: sessionId, avatar_enabled: avatarEnabled, language, form_factor: request.form_factor ?? null } satisfies SessionRoomMetadata),
     });

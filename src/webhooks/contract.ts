@@ -97,6 +97,9 @@ export interface EventData {
     reason: string;
     billed_minutes: number;
     credits_charged: number;
+    visitor_seconds: number;
+    streamed_seconds: number;
+    duration_seconds: number;
     created_at: string;
     ended_at: string;
   };

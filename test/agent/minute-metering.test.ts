@@ -1,5 +1,6 @@
-// The streaming meter on a fake clock: which minutes are reported, when, and what happens
-// when the control plane fails or says the credits ran out.
+// The streaming meter on a fake clock: which minutes are reported, when (minute 0 begins when
+// the visitor first receives the avatar), what an invoice's usage counts, and what happens when
+// the control plane fails or says the credits ran out.
 import { afterEach, describe, expect, test } from 'bun:test';
 import { EventEmitter } from 'node:events';
 import { ConnectionState, RoomEvent, type Room } from '@livekit/rtc-node';
@@ -48,13 +49,16 @@ class FakeClock implements MeterClock {
       const next = this.#timers.filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
       if (!next) break;
       this.#timers = this.#timers.filter((t) => t !== next);
-      this.#now = next.at;
+      this.#now = Math.max(this.#now, next.at - this.earlyMs);
       next.callback();
       await settle();
     }
     this.#now = target;
     await settle();
   }
+
+  /** Timers fire this much before their time (the clock reads slightly less than they were set for). */
+  earlyMs = 0;
 
   /** Moves time forward without firing anything, as a blocked event loop would. */
   stall(ms: number): void {
@@ -99,10 +103,12 @@ function meterWith(clock: FakeClock, reporter: StreamingMeterOptions['reporter']
 }
 
 const minutes = (sent: Sent[]) => sent.filter((s) => s.report.type === 'minute').map((s) => [(s.report as { index: number }).index, s.at]);
-const types = (sent: Sent[]) => sent.map((s) => (s.report.type === 'minute' ? `minute ${s.report.index}` : s.report.type));
+/** The reports but the usage ones (their own tests below). */
+const types = (sent: Sent[]) => sent.filter((s) => s.report.type !== 'usage').map((s) => (s.report.type === 'minute' ? `minute ${s.report.index}` : s.report.type));
+const usages = (sent: Sent[]) => sent.flatMap((s) => (s.report.type === 'usage' ? [{ ...s.report, sentAt: s.at }] : []));
 
 describe('minute boundaries', () => {
-  test('minutes are counted from the first published frame and reported at the start of each', async () => {
+  test('with the visitor in the room, minutes are counted from the first published frame and reported at the start of each', async () => {
     const clock = new FakeClock();
     const { reporter, attempts } = fakeReporter(clock);
     const meter = meterWith(clock, reporter);
@@ -125,28 +131,29 @@ describe('minute boundaries', () => {
     await meter.close();
   });
 
-  test('t0 is the time the frame went out, even when the meter hears of it later', async () => {
+  test('minute 0 begins when the visitor first receives the avatar: the frame, or their join if the frame went out first', async () => {
     const clock = new FakeClock();
     const { reporter, attempts } = fakeReporter(clock);
     const meter = meterWith(clock, reporter);
     await clock.advance(1_000);
     meter.participantConnected(VISITOR);
+    // The frame went out at 400, before the visitor came (the meter hears of it later).
     meter.firstFramePublished(400);
-    meter.firstFramePublished(900); // t0 is set once
+    meter.firstFramePublished(900); // set once
     await clock.advance(MINUTE);
     expect(attempts[0]!.report).toEqual({ type: 'avatar_streaming', at: new Date(START_DATE + 400).toISOString() });
     expect(minutes(attempts)).toEqual([
       [0, 1_000],
-      [1, 400 + MINUTE],
+      [1, 1_000 + MINUTE],
     ]);
     await meter.close();
   });
 
-  test('a job taking over a session starts its minutes where the paid ones end, not at its first frame', async () => {
+  test('a job taking over a session starts its minutes as long after the visitor receives its avatar as was left of the paid minute', async () => {
     const clock = new FakeClock();
     const { reporter, attempts } = fakeReporter(clock);
-    // Three minutes billed by the job before; the last one paid until 25 s from now.
-    const meter = meterWith(clock, reporter, { minuteOffset: 3, paidUntil: new Date(START_DATE + 25_000) });
+    // Three minutes billed by the job before; 23 s of the last one were left when its avatar was lost.
+    const meter = meterWith(clock, reporter, { minuteOffset: 3, paidLeftMs: 23_000 });
     meter.participantConnected(VISITOR);
     await clock.advance(2_000);
     meter.firstFramePublished();
@@ -161,10 +168,10 @@ describe('minute boundaries', () => {
     await meter.close();
   });
 
-  test('a paid-until already past when the new avatar streams changes nothing: its first frame starts the next minute', async () => {
+  test('nothing left of the paid minute: the visitor receiving the new avatar starts the next minute', async () => {
     const clock = new FakeClock();
     const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter, { minuteOffset: 3, paidUntil: new Date(START_DATE + 1_000) });
+    const meter = meterWith(clock, reporter, { minuteOffset: 3 });
     meter.participantConnected(VISITOR);
     await clock.advance(4_000);
     meter.firstFramePublished();
@@ -190,6 +197,21 @@ describe('minute boundaries', () => {
     expect(minutes(attempts).map(([index]) => index)).toEqual([0, 1, 2, 3]);
     await meter.close();
   });
+
+  test('a timer that fires a fraction of a ms before its boundary still reports that minute', async () => {
+    const clock = new FakeClock();
+    clock.earlyMs = 0.02;
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.firstFramePublished();
+    await clock.advance(5_000);
+    meter.participantConnected(VISITOR);
+    await clock.advance(MINUTE + 1_500);
+    expect(minutes(attempts).map(([index]) => index)).toEqual([0, 1]);
+    await clock.advance(MINUTE);
+    expect(minutes(attempts).map(([index]) => index)).toEqual([0, 1, 2]);
+    await meter.close();
+  });
 });
 
 describe('the visitor', () => {
@@ -204,21 +226,61 @@ describe('the visitor', () => {
     await meter.close();
   });
 
-  test('a visitor joining mid-minute makes that minute due at once', async () => {
+  test('a visitor joining 50 s after the avatar streams and staying 15 s pays one minute, not two', async () => {
     const clock = new FakeClock();
     const { reporter, attempts } = fakeReporter(clock);
     const meter = meterWith(clock, reporter);
     meter.firstFramePublished();
-    await clock.advance(90_000);
+    await clock.advance(50_000);
     meter.participantConnected(VISITOR);
-    await clock.advance(0);
-    expect(minutes(attempts)).toEqual([[1, 90_000]]);
-    await clock.advance(30_000);
+    await clock.advance(15_000);
+    meter.participantDisconnected(VISITOR);
+    await clock.advance(2 * MINUTE);
+    expect(minutes(attempts)).toEqual([[0, 50_000]]);
+    await meter.close();
+    expect(usages(attempts).at(-1)).toMatchObject({ visitor_ms: 15_000, streaming: false, visitor_present: false });
+  });
+
+  test('one staying 61 s pays two; the second minute begins 60 s after the join', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.firstFramePublished();
+    await clock.advance(50_000);
+    meter.participantConnected(VISITOR);
+    await clock.advance(61_000);
+    meter.participantDisconnected(VISITOR);
+    await clock.advance(2 * MINUTE);
     expect(minutes(attempts)).toEqual([
-      [1, 90_000],
-      [2, 120_000],
+      [0, 50_000],
+      [1, 110_000],
     ]);
     await meter.close();
+  });
+
+  test('a visitor who leaves and comes back within the minute pays nothing more; later, the minute they come back in', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.firstFramePublished();
+    await clock.advance(10_000);
+    meter.participantConnected(VISITOR); // minute 0 from 10 s
+    await clock.advance(20_000);
+    meter.participantDisconnected(VISITOR);
+    await clock.advance(20_000);
+    meter.participantConnected(VISITOR); // 50 s: still minute 0
+    await clock.advance(15_000);
+    meter.participantDisconnected(VISITOR); // 65 s
+    await clock.advance(60_000);
+    expect(minutes(attempts)).toEqual([[0, 10_000]]);
+    meter.participantConnected(VISITOR); // 125 s: minute 1 (70–130 s) is due at once
+    await clock.advance(0);
+    expect(minutes(attempts)).toEqual([
+      [0, 10_000],
+      [1, 125_000],
+    ]);
+    await meter.close();
+    expect(usages(attempts).at(-1)).toMatchObject({ visitor_ms: 35_000, streamed_ms: 125_000 });
   });
 
   test('leaving reports visitor_left; minutes resume only when the visitor is back', async () => {
@@ -237,7 +299,7 @@ describe('the visitor', () => {
     await clock.advance(130_000); // 200 s: minutes 2 had nobody
     meter.participantConnected(VISITOR);
     await clock.advance(0);
-    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'visitor_left', 'minute 1', 'visitor_left', 'minute 3']);
+    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'visitor_left', 'visitor_joined', 'minute 1', 'visitor_left', 'visitor_joined', 'minute 3']);
     expect(minutes(attempts)).toEqual([
       [0, 0],
       [1, MINUTE],
@@ -257,6 +319,60 @@ describe('the visitor', () => {
     await clock.advance(2 * MINUTE);
     expect(types(attempts)).toEqual(['visitor_left', 'avatar_streaming']);
     await meter.close();
+  });
+});
+
+describe('usage', () => {
+  test('reported at each minute boundary, as the visitor leaves (before visitor_left) and at the close, each with the whole count', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    await clock.advance(5_000);
+    meter.firstFramePublished();
+    await clock.advance(MINUTE + 10_000);
+    meter.participantDisconnected(VISITOR);
+    await clock.advance(5_000);
+    await meter.close();
+    const sent = attempts.map((a) => a.report.type);
+    expect(sent.indexOf('visitor_left')).toBe(sent.lastIndexOf('usage', sent.indexOf('visitor_left')) + 1);
+    expect(usages(attempts).map(({ streamed_ms, visitor_ms, streaming, visitor_present, sentAt }) => ({ streamed_ms, visitor_ms, streaming, visitor_present, sentAt }))).toEqual([
+      { streamed_ms: MINUTE, visitor_ms: MINUTE, streaming: true, visitor_present: true, sentAt: 5_000 + MINUTE },
+      { streamed_ms: MINUTE + 10_000, visitor_ms: MINUTE + 10_000, streaming: true, visitor_present: false, sentAt: 15_000 + MINUTE },
+      { streamed_ms: MINUTE + 15_000, visitor_ms: MINUTE + 10_000, streaming: false, visitor_present: false, sentAt: 20_000 + MINUTE },
+    ]);
+    expect(usages(attempts)[0]!.at).toBe(new Date(START_DATE + 5_000 + MINUTE).toISOString());
+  });
+
+  test('a job leaving a session that goes on sends its last usage before agent_leaving', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock);
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(20_000);
+    meter.agentLeaving();
+    await meter.close();
+    expect(attempts.map((a) => a.report.type).slice(-2)).toEqual(['usage', 'agent_leaving']);
+    expect(usages(attempts)).toHaveLength(1);
+    expect(usages(attempts)[0]).toMatchObject({ streamed_ms: 20_000, visitor_ms: 20_000, streaming: false });
+  });
+
+  test('nothing streamed, nothing to tell; out of credits, the usage is still told', async () => {
+    const clock = new FakeClock();
+    const { reporter, attempts } = fakeReporter(clock, (report) => (report.type === 'minute' && report.index === 1 ? 'credits_exhausted' : 'accepted'));
+    const idle = meterWith(clock, reporter);
+    idle.participantConnected(VISITOR);
+    await idle.close();
+    expect(usages(attempts)).toEqual([]);
+    const meter = meterWith(clock, reporter);
+    meter.participantConnected(VISITOR);
+    meter.firstFramePublished();
+    await clock.advance(MINUTE + 1_000);
+    expect(meter.creditsExhausted).toBe(true);
+    await clock.advance(MINUTE);
+    await meter.close();
+    expect(usages(attempts).at(-1)).toMatchObject({ streamed_ms: MINUTE, visitor_ms: MINUTE, streaming: false });
   });
 });
 

@@ -156,6 +156,10 @@ describe('console in Chromium', () => {
     await page.goto('/console#/sessions');
     await page.waitForSelector('#sessions-table tr[data-session-id]');
     expect(await page.locator('#sessions-table tr[data-session-id]').count()).toBe(2);
+    // The billing rule in one sentence, and each row's time with the visitor beside its charge.
+    expect(await page.textContent('#billing-rule')).toContain('You pay for the minutes your visitor saw the avatar');
+    const sessionsApi = (await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as { visitor_seconds: number }[];
+    expect(await page.locator('#sessions-table td[data-label="Watched"]').first().textContent()).toBe(`${sessionsApi[0]!.visitor_seconds} s`);
     await page.locator('[data-testid=view-transcript]').last().click();
     await page.waitForSelector('#session-transcript-turns li');
     expect(await page.textContent('#session-transcript')).toContain('Hello, how are you today?');

@@ -120,10 +120,10 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
     expect(usage.buckets[0]!.start).toEndWith('T00:00:00.000Z');
     const today = usage.buckets.at(-1)!;
     expect(today.start).toBe(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
-    expect(today).toEqual({ start: today.start, sessions: 1, avatar_minutes: 2, identities: 1, credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE }, credits_granted: 1_000 });
-    expect(usage.totals).toEqual({ sessions: 1, avatar_minutes: 2, identities: 1, credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE }, credits_granted: 1_000 });
+    expect(today).toEqual({ start: today.start, sessions: 1, avatar_minutes: 2, visitor_seconds: 0, streamed_seconds: 0, identities: 1, credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE }, credits_granted: 1_000 });
+    expect(usage.totals).toEqual({ sessions: 1, avatar_minutes: 2, visitor_seconds: 0, streamed_seconds: 0, identities: 1, credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE }, credits_granted: 1_000 });
     const theirs = await get<Usage>(other, '/v1/usage');
-    expect(theirs.totals).toEqual({ sessions: 0, avatar_minutes: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 300 });
+    expect(theirs.totals).toEqual({ sessions: 0, avatar_minutes: 0, visitor_seconds: 0, streamed_seconds: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 300 });
   });
 
   test('/v1/usage counts by when things happened: a range before them is empty; hours split a day', async () => {

@@ -84,6 +84,8 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       LIMIT_IDENTITY_CREATES_PER_HOUR: '0',
       // Suites fill their workers from one account; admission's fair share has its own suite.
       SESSION_RESERVED_PERCENT: '0',
+      // A visitor who leaves ends the session at once; the wait for one coming back has its own suite.
+      SESSION_REJOIN_SECONDS: '0',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     });

@@ -42,7 +42,13 @@ export const sessionsPage: Page = async (context) => {
   const error = errorBox('sessions-error');
   const list = h('div', { id: 'sessions-list' }, h('p', { class: 'muted' }, 'Loading…'));
   const transcript = h('section', { id: 'session-transcript', class: 'card', 'aria-live': 'polite', hidden: true });
-  context.root.append(pageHeading('Sessions'), error, list, transcript);
+  // The billing rule in a sentence (docs/api.md#credits), where the charges are read.
+  const rule = h(
+    'p',
+    { id: 'billing-rule', class: 'muted' },
+    'You pay for the minutes your visitor saw the avatar: the first one starts when they first see it, each next one a minute later if they are still there. Time with nobody watching, and time the avatar was lost, is free.',
+  );
+  context.root.append(pageHeading('Sessions'), rule, error, list, transcript);
 
   let sessions: Session[];
   let identityNames: Map<string, string>;
@@ -106,8 +112,9 @@ export const sessionsPage: Page = async (context) => {
       { class: 'clickable', 'data-session-id': session.session_id },
       cell('Started', formatDate(session.created_at)),
       cell('Identity', nameOf(session)),
-      cell('Duration', session.ended_at ? formatDuration((Date.parse(session.ended_at) - Date.parse(session.created_at)) / 1000) : 'Running'),
+      cell('Duration', session.ended_at ? formatDuration(session.duration_seconds) : 'Running'),
       cell('End reason', session.end_reason ? (END_REASON_NAMES[session.end_reason] ?? session.end_reason) : '—'),
+      cell('Watched', formatDuration(session.visitor_seconds)),
       cell('Charged', `${session.billed_minutes} min · ${formatCredits(session.credits_charged)}`),
       cell('Status', h('span', { class: `badge status-${session.status}` }, session.status === 'running' ? 'Running' : 'Ended')),
       cell('Transcript', view),
@@ -119,7 +126,7 @@ export const sessionsPage: Page = async (context) => {
   replaceChildren(
     list,
     rows.length
-      ? dataTable('sessions-table', 'Your sessions, newest first; choose one to read its transcript', ['Started', 'Identity', 'Duration', 'End reason', 'Charged', 'Status', 'Transcript'], rows)
+      ? dataTable('sessions-table', 'Your sessions, newest first; choose one to read its transcript', ['Started', 'Identity', 'Duration', 'End reason', 'Watched', 'Charged', 'Status', 'Transcript'], rows)
       : h('p', { class: 'muted' }, 'No sessions yet. Start one from the Talk page.'),
   );
 };
