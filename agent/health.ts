@@ -21,9 +21,13 @@ function workerMetrics(worker: AgentWorker): Registry {
     });
   gauge('likeness_worker_capacity', 'Job slots of this agent worker.', () => worker.capacity);
   gauge('likeness_worker_jobs_running', 'Sessions this agent worker runs now.', () => worker.runningSessions());
-  gauge('likeness_worker_slots_free', 'Job slots free now (0 while draining).', () => (worker.stopping() ? 0 : Math.max(0, worker.capacity - worker.runningSessions())));
+  gauge('likeness_worker_slots_free', 'Job slots free now (0 while draining).', () =>
+    worker.stopping() ? 0 : Math.max(0, worker.capacity - worker.runningSessions()),
+  );
   gauge('likeness_worker_warm_processes', 'Job processes started and waiting for a job.', () => worker.warmProcesses());
-  gauge('likeness_worker_draining', '1 while the worker finishes its sessions before it stops.', () => (worker.stopping() ? 1 : 0));
+  gauge('likeness_worker_draining', '1 while the worker finishes its sessions before it stops.', () =>
+    worker.stopping() ? 1 : 0,
+  );
   return registry;
 }
 
@@ -40,7 +44,8 @@ export function serveWorkerHealth(worker: AgentWorker, port: number): WorkerHeal
     async fetch(request) {
       const path = new URL(request.url).pathname;
       if (path === '/healthz') return Response.json({ status: 'ok' });
-      if (path === '/metrics') return new Response(await metrics.metrics(), { headers: { 'content-type': metrics.contentType } });
+      if (path === '/metrics')
+        return new Response(await metrics.metrics(), { headers: { 'content-type': metrics.contentType } });
       if (path !== '/readyz') return Response.json({ detail: 'Not found' }, { status: 404 });
       const checks = {
         warm: worker.warmedUp() ? 'ok' : `${worker.warmProcesses()} of ${worker.capacity} job processes warm`,

@@ -11,4 +11,10 @@
 //   conversation/   the AgentSession: listening, turns, instructions, camera, transcripts
 //   providers/      speech-to-text, language model and text-to-speech: cloud plugins or offline models
 //   metering/       billed minutes from the first frame, delivered to the control plane
-export { JOB_ENTRY, startAgentWorker, type AgentLogLevel, type AgentWorker, type AgentWorkerOptions } from './worker.ts';
+export {
+  type AgentLogLevel,
+  type AgentWorker,
+  type AgentWorkerOptions,
+  JOB_ENTRY,
+  startAgentWorker,
+} from './worker.ts';

@@ -1,12 +1,27 @@
 // One session's agent job. The worker forks a process per job and imports this file there,
 // so nothing here shares memory with the control plane: the job learns its session from the
 // dispatch metadata and reports back over HTTP.
-import { AutoSubscribe, defineAgent, inference, log, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
+import {
+  AutoSubscribe,
+  defineAgent,
+  inference,
+  type JobContext,
+  type JobProcess,
+  log,
+  type VAD,
+} from '@livekit/agents';
 import { RoomEvent } from '@livekit/rtc-node';
 import { JOB_MODELS_IN_BACKGROUND_VARIABLE, loadProviders } from '../src/config.ts';
-import { avatarShapeFor, isSessionRoom, parseDispatchMetadata, type AvatarFallbackReport, type TranscriptReport, type TurnMetricsReport } from '../src/contract/index.ts';
+import {
+  type AvatarFallbackReport,
+  avatarShapeFor,
+  isSessionRoom,
+  parseDispatchMetadata,
+  type TranscriptReport,
+  type TurnMetricsReport,
+} from '../src/contract/index.ts';
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
-import { startConversation, type Conversation } from './conversation/index.ts';
+import { type Conversation, startConversation } from './conversation/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
@@ -16,7 +31,11 @@ import { joinSessionsHere, replyThreadsHere } from './sessions-here.ts';
 /** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
 const CONVERSATION_CLOSE_MS = 5_000;
 
-async function closeWithin(conversation: Conversation | undefined, ms: number, logger: { warn(message: string): void }): Promise<void> {
+async function closeWithin(
+  conversation: Conversation | undefined,
+  ms: number,
+  logger: { warn(message: string): void },
+): Promise<void> {
   if (!conversation) return;
   const closed = await Promise.race([conversation.close().then(() => true), Bun.sleep(ms).then(() => false)]);
   if (!closed) logger.warn(`the conversation did not close within ${ms} ms; leaving anyway`);
@@ -63,7 +82,8 @@ export default defineAgent({
       const providers = loadProviders(process.env);
       // Loading the offline models takes seconds: do it while the process waits for a job.
       if (!needsOfflineModels(providers)) {
-        if (providers.turns.detection === 'transcript') (proc.userData as ProcessData).sentenceEnd = await loadSentenceReader(providers.modelsDir);
+        if (providers.turns.detection === 'transcript')
+          (proc.userData as ProcessData).sentenceEnd = await loadSentenceReader(providers.modelsDir);
         return;
       }
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
@@ -76,7 +96,10 @@ export default defineAgent({
       // A replacement for a process whose session ended (agent/worker.ts): its session's face
       // need not wait for the models, only its conversation does.
       (proc.userData as ProcessData).offline = loading.catch((error: unknown) => {
-        log().error({ err: error }, 'the offline models could not be loaded; sessions of this process get no conversation');
+        log().error(
+          { err: error },
+          'the offline models could not be loaded; sessions of this process get no conversation',
+        );
         return undefined;
       });
     } finally {
@@ -109,7 +132,9 @@ async function serveSession(ctx: JobContext): Promise<void> {
   if (!parsed.ok) {
     // Without a valid session the job can neither render nor bill: it never joins, and the
     // control plane sees its agent does not arrive.
-    log().error(`job ${ctx.job.id} (room ${ctx.job.room?.name}) has invalid dispatch metadata, shutting down: ${parsed.problem}`);
+    log().error(
+      `job ${ctx.job.id} (room ${ctx.job.room?.name}) has invalid dispatch metadata, shutting down: ${parsed.problem}`,
+    );
     ctx.shutdown('invalid dispatch metadata');
     return;
   }
@@ -132,7 +157,13 @@ async function serveSession(ctx: JobContext): Promise<void> {
   });
 
   // The face loads while the job connects.
-  const preparedAvatar = metadata.avatar_enabled ? prepareAvatar({ identity: metadata.identity, shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true), logger }) : null;
+  const preparedAvatar = metadata.avatar_enabled
+    ? prepareAvatar({
+        identity: metadata.identity,
+        shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true),
+        logger,
+      })
+    : null;
 
   // Audio only: the visitor's camera is subscribed to by the conversation, and only with visual awareness.
   try {
@@ -164,7 +195,10 @@ async function serveSession(ctx: JobContext): Promise<void> {
         prepared: preparedAvatar,
         onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
         onFallback: (fallback) => {
-          const reporter = httpReporter<AvatarFallbackReport>({ url: metadata.report_url, token: metadata.report_token });
+          const reporter = httpReporter<AvatarFallbackReport>({
+            url: metadata.report_url,
+            token: metadata.report_token,
+          });
           void deliver(reporter, { type: 'avatar_fallback', ...fallback }).then((delivered) => {
             if (!delivered) logger.warn('the avatar fallback could not be reported');
           });

@@ -26,15 +26,22 @@ export const JOB_INPUTS: ServedInputs = {
 };
 
 /** Makes `room` refuse every handler `served` does not list (call once it is connected). */
-export function serveOnly(room: Room, served: ServedInputs, logger: { warn(fields: object, message: string): void }): void {
+export function serveOnly(
+  room: Room,
+  served: ServedInputs,
+  logger: { warn(fields: object, message: string): void },
+): void {
   const refused = (input: 'text_topic' | 'byte_topic' | 'rpc_method', name: string) =>
     logger.warn({ input, name }, 'a handler for a room input this job does not serve was refused');
   const registerText = room.registerTextStreamHandler.bind(room);
-  room.registerTextStreamHandler = (topic, handler) => (served.textTopics.includes(topic) ? registerText(topic, handler) : refused('text_topic', topic));
+  room.registerTextStreamHandler = (topic, handler) =>
+    served.textTopics.includes(topic) ? registerText(topic, handler) : refused('text_topic', topic);
   const registerBytes = room.registerByteStreamHandler.bind(room);
-  room.registerByteStreamHandler = (topic, handler) => (served.byteTopics.includes(topic) ? registerBytes(topic, handler) : refused('byte_topic', topic));
+  room.registerByteStreamHandler = (topic, handler) =>
+    served.byteTopics.includes(topic) ? registerBytes(topic, handler) : refused('byte_topic', topic);
   const local = room.localParticipant;
   if (!local) throw new Error('serveOnly needs a connected room');
   const registerRpc = local.registerRpcMethod.bind(local);
-  local.registerRpcMethod = (method, handler) => (served.rpcMethods.includes(method) ? registerRpc(method, handler) : refused('rpc_method', method));
+  local.registerRpcMethod = (method, handler) =>
+    served.rpcMethods.includes(method) ? registerRpc(method, handler) : refused('rpc_method', method);
 }

@@ -1,14 +1,20 @@
 // The LiveKit Agents worker, run inside the service process: it registers with the LiveKit
 // server for explicit dispatch under one agent name and forks a process per job, which runs
 // agent/job.ts. It is started programmatically, never through the agents CLI.
-import { AgentServer, initializeLogger, log, ServerOptions } from '@livekit/agents';
-import { WorkerMessage, WorkerStatus } from '@livekit/protocol';
-import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
+
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { CONTROL_PLANE_SECRETS, JOB_ENV_EXCLUDE_VARIABLE, JOB_MODELS_IN_BACKGROUND_VARIABLE, loadAgentSettings } from '../src/config.ts';
+import { AgentServer, initializeLogger, log, ServerOptions } from '@livekit/agents';
+import { WorkerMessage, WorkerStatus } from '@livekit/protocol';
+import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
+import {
+  CONTROL_PLANE_SECRETS,
+  JOB_ENV_EXCLUDE_VARIABLE,
+  JOB_MODELS_IN_BACKGROUND_VARIABLE,
+  loadAgentSettings,
+} from '../src/config.ts';
 import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_PATH, type WorkerHeartbeat } from '../src/contract/index.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
@@ -95,13 +101,19 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   // takes seconds), one for each slot the running jobs leave free (agents' pool, patched in
   // agent/patches: its idle count covers the running processes too). A burst that fills the
   // worker finds every process ready, and forks no spare while its sessions start.
-  const rooms = new RoomServiceClient(options.wsURL.replace(/^ws/, 'http'), options.apiKey, options.apiSecret, { requestTimeout: 5 });
+  const rooms = new RoomServiceClient(options.wsURL.replace(/^ws/, 'http'), options.apiKey, options.apiSecret, {
+    requestTimeout: 5,
+  });
   /**
    * The sessions this worker runs or has accepted: a job waits for its assignment and for a
    * process (seconds, when none was warm) before it runs. The heartbeats list both, or the
    * control plane would take a waiting session for unanswered and send it to a second agent.
    */
-  const takenSessions = () => [...new Set([...server.activeJobs.map((job) => job.job), ...server.launchingJobs].map((job) => job.room?.name ?? job.id))];
+  const takenSessions = () => [
+    ...new Set(
+      [...server.activeJobs.map((job) => job.job), ...server.launchingJobs].map((job) => job.room?.name ?? job.id),
+    ),
+  ];
   const serverOptions = new ServerOptions({
     agent: JOB_ENTRY,
     agentName: options.agentName,
@@ -121,7 +133,12 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     // than spend a warm process finding that out. If LiveKit does not answer, take it.
     requestFunc: async (request) => {
       const name = request.room?.name;
-      const gone = name ? await rooms.listRooms([name]).then((found) => found.length === 0, () => false) : false;
+      const gone = name
+        ? await rooms.listRooms([name]).then(
+            (found) => found.length === 0,
+            () => false,
+          )
+        : false;
       if (gone) return request.reject();
       // LiveKit hears the load only now and then, and offered a full worker a second job: it
       // waited for a process that its pool (warm only for free slots) never forks. Refused,
@@ -141,7 +158,9 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   });
   if (serverOptions.agentName !== options.agentName) {
     // LIVEKIT_AGENT_NAME_OVERRIDE (set by `lk simulate`) silently replaces the name given here.
-    throw new Error(`the agent name was overridden to "${serverOptions.agentName}" by LIVEKIT_AGENT_NAME_OVERRIDE; unset it`);
+    throw new Error(
+      `the agent name was overridden to "${serverOptions.agentName}" by LIVEKIT_AGENT_NAME_OVERRIDE; unset it`,
+    );
   }
   const server = new AgentServer(serverOptions);
 
@@ -238,12 +257,21 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
  * the control plane 2 s later. This tells LiveKit at once when a full worker frees a slot; it
  * only adds the full → available message (never while stopping), agents' own loop goes on.
  */
-function announceFreedSlots(server: AgentServer, capacity: number, stopping: () => boolean): { check(): void; stop(): void } {
+function announceFreedSlots(
+  server: AgentServer,
+  capacity: number,
+  stopping: () => boolean,
+): { check(): void; stop(): void } {
   let lastRunning = 0;
   const check = () => {
     const running = server.activeJobs.length;
     if (!stopping() && lastRunning >= capacity && running < capacity) {
-      server.event.emit('worker_msg', new WorkerMessage({ message: { case: 'updateWorker', value: { load: running / capacity, status: WorkerStatus.WS_AVAILABLE } } }));
+      server.event.emit(
+        'worker_msg',
+        new WorkerMessage({
+          message: { case: 'updateWorker', value: { load: running / capacity, status: WorkerStatus.WS_AVAILABLE } },
+        }),
+      );
     }
     lastRunning = running;
   };
@@ -285,7 +313,11 @@ function startHeartbeats(options: {
     }).catch((error: unknown) => error as Error);
     const failed = answer instanceof Error ? answer.message : answer.ok ? undefined : `HTTP ${answer.status}`;
     // Once per outage: the control plane may be restarting.
-    if (failed && !warned) log().warn({ url, failure: failed }, "the agent worker's heartbeat failed; sessions may be refused until it gets through");
+    if (failed && !warned)
+      log().warn(
+        { url, failure: failed },
+        "the agent worker's heartbeat failed; sessions may be refused until it gets through",
+      );
     warned = Boolean(failed);
     await (answer instanceof Response ? answer.arrayBuffer().catch(() => undefined) : undefined);
   };
@@ -303,6 +335,7 @@ async function freePort(host: string): Promise<number> {
   });
   const address = probe.address();
   await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (!address || typeof address === 'string') throw new Error('could not find a free port for the agent health endpoint');
+  if (!address || typeof address === 'string')
+    throw new Error('could not find a free port for the agent health endpoint');
   return address.port;
 }

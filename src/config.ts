@@ -2,9 +2,17 @@
 // embedded mode: one process, PGlite under DATA_DIR, assets in a local folder.
 import { networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
+import {
+  type AgentSettings,
+  DEFAULT_AGENT_NAME,
+  type HostedAvatarSettings,
+  loadAgentSettings,
+  loadHostedAvatars,
+  loadProviders,
+  type ProviderSettings,
+} from './config/agent.ts';
+import { type Env, flag, integer, list, oneOfValues, portRange, withoutTrailingSlash } from './config/environment.ts';
 import { BUILTIN_PIPELINE_ID } from './contract/pipelines.ts';
-import { DEFAULT_AGENT_NAME, loadAgentSettings, loadHostedAvatars, loadProviders, type AgentSettings, type HostedAvatarSettings, type ProviderSettings } from './config/agent.ts';
-import { flag, integer, list, oneOfValues, portRange, withoutTrailingSlash, type Env } from './config/environment.ts';
 
 export * from './config/agent.ts';
 
@@ -253,7 +261,11 @@ export function loadLocalMedia(env: Env, host: string): LocalMediaSettings {
   const nodeIp = env.LIVEKIT_NODE_IP?.trim() || (isLoopback(host) ? '127.0.0.1' : (hostAddress() ?? '127.0.0.1'));
   if (isLoopback(nodeIp)) {
     // Loopback: nothing for a firewall, so free ports picked at each start (tests run many servers).
-    return { nodeIp: '127.0.0.1', udpPorts: portRange(env, 'LIVEKIT_UDP_PORTS'), tcpPort: integer(env, 'LIVEKIT_TCP_PORT', 0) };
+    return {
+      nodeIp: '127.0.0.1',
+      udpPorts: portRange(env, 'LIVEKIT_UDP_PORTS'),
+      tcpPort: integer(env, 'LIVEKIT_TCP_PORT', 0),
+    };
   }
   return {
     nodeIp,
@@ -268,7 +280,8 @@ export const DEFAULT_TLS_PORT = 8443;
 export function loadTls(env: Env, host: string): TlsSettings | undefined {
   const certFile = env.TLS_CERT_FILE || undefined;
   const keyFile = env.TLS_KEY_FILE || undefined;
-  if (Boolean(certFile) !== Boolean(keyFile)) throw new Error('TLS_CERT_FILE and TLS_KEY_FILE go together: set both, or neither for a certificate made here');
+  if (Boolean(certFile) !== Boolean(keyFile))
+    throw new Error('TLS_CERT_FILE and TLS_KEY_FILE go together: set both, or neither for a certificate made here');
   // On loopback alone the browser is on this machine, and localhost is a secure origin already.
   const port = integer(env, 'TLS_PORT', isLoopback(host) && !certFile ? 0 : DEFAULT_TLS_PORT);
   if (port === 0) return undefined;
@@ -276,7 +289,10 @@ export function loadTls(env: Env, host: string): TlsSettings | undefined {
     port,
     certFile,
     keyFile,
-    addressesFollowRequest: { assets: !env.ASSETS_URL && !env.PUBLIC_URL, rtc: !env.LIVEKIT_PUBLIC_URL && !env.PUBLIC_URL },
+    addressesFollowRequest: {
+      assets: !env.ASSETS_URL && !env.PUBLIC_URL,
+      rtc: !env.LIVEKIT_PUBLIC_URL && !env.PUBLIC_URL,
+    },
   };
 }
 
@@ -291,7 +307,9 @@ export function loadConfig(env: Env = process.env): Config {
   const media = loadLocalMedia(env, host);
   // Where clients reach this service: by default the address the media go to, so a browser
   // on another machine of the network gets URLs it can open.
-  const publicUrl = withoutTrailingSlash(env.PUBLIC_URL || `http://${media.nodeIp === '127.0.0.1' ? 'localhost' : media.nodeIp}:${port}`);
+  const publicUrl = withoutTrailingSlash(
+    env.PUBLIC_URL || `http://${media.nodeIp === '127.0.0.1' ? 'localhost' : media.nodeIp}:${port}`,
+  );
   const dataDir = resolve(env.DATA_DIR || './data');
   const s3: S3Settings | undefined = env.S3_BUCKET
     ? {
@@ -320,7 +338,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     adminToken: env.ADMIN_TOKEN || undefined,
     metricsToken: env.METRICS_TOKEN || undefined,
-    log: { level: oneOfValues(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOfValues(env, 'LOG_FORMAT', LOG_FORMATS, process.stdout.isTTY ? 'pretty' : 'json') },
+    log: {
+      level: oneOfValues(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+      format: oneOfValues(env, 'LOG_FORMAT', LOG_FORMATS, process.stdout.isTTY ? 'pretty' : 'json'),
+    },
     maxRequestBytes: integer(env, 'MAX_REQUEST_BYTES', 40 * 1024 * 1024, 1024),
     recoveryGraceSeconds: integer(env, 'RECOVERY_GRACE_SECONDS', 900),
     workLeaseSeconds: integer(env, 'WORK_LEASE_SECONDS', 30, 3),
@@ -330,7 +351,9 @@ export function loadConfig(env: Env = process.env): Config {
       apiSecret: env.LIVEKIT_API_SECRET || undefined,
       // Clients reach LiveKit through this service's /rtc, whichever LiveKit it is, unless
       // everything stays on loopback without a PUBLIC_URL (then LiveKit's own address).
-      publicUrl: env.LIVEKIT_PUBLIC_URL || (env.PUBLIC_URL || media.nodeIp !== '127.0.0.1' ? websocketUrlOf(publicUrl) : undefined),
+      publicUrl:
+        env.LIVEKIT_PUBLIC_URL ||
+        (env.PUBLIC_URL || media.nodeIp !== '127.0.0.1' ? websocketUrlOf(publicUrl) : undefined),
       agentName: env.AGENT_NAME || DEFAULT_AGENT_NAME,
       media,
     },
@@ -384,6 +407,7 @@ function secondsList(env: Env, name: string): number[] | undefined {
   const items = list(env[name]);
   if (items.length === 0) return undefined;
   const values = items.map(Number);
-  if (!values.every((v) => Number.isInteger(v) && v >= 0)) throw new Error(`${name} must be whole seconds separated by commas, got "${env[name]}"`);
+  if (!values.every((v) => Number.isInteger(v) && v >= 0))
+    throw new Error(`${name} must be whole seconds separated by commas, got "${env[name]}"`);
   return values;
 }

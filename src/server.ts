@@ -3,50 +3,50 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Elysia } from 'elysia';
+import packageJson from '../package.json' with { type: 'json' };
 import { adminDoor, adminRoutes } from './admin/index.ts';
 import { databaseOperations, type Operations } from './admin/operations.ts';
 import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './admin/service-record.ts';
-import { createAssetStore, type AssetStore } from './assets/index.ts';
-import { assetRoutes } from './assets/routes.ts';
+import { type AssetStore, createAssetStore } from './assets/index.ts';
 import { AssetLinks } from './assets/links.ts';
+import { assetRoutes } from './assets/routes.ts';
 import { accountOf, CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
-import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
-import { trainingAttempts } from './identities/limits.ts';
 import type { Config } from './config.ts';
+import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
 import { CreditLedger } from './credits/index.ts';
 import { creditRoutes } from './credits/routes.ts';
-import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/index.ts';
+import { type DatabaseHandle, openDatabase, pgliteDirFor } from './db/index.ts';
 import { healthRoutes, Readiness } from './health/index.ts';
-import { warmUp } from './warm-up.ts';
-import { ApiError, httpErrors } from './http/errors.ts';
 import { bodyParsers } from './http/body.ts';
 import { clientAddresses } from './http/client-addresses.ts';
+import { ApiError, httpErrors } from './http/errors.ts';
+import { finishedRequests } from './http/finished-requests.ts';
 import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { identityRoutes } from './identities/index.ts';
+import { trainingAttempts } from './identities/limits.ts';
+import { recoverIdentities } from './identities/recovery.ts';
+import { Retraining } from './identities/retraining.ts';
 import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
 import { signalProxy } from './livekit/signal-proxy.ts';
-import { listenSecurely, type SecureListener } from './tls/index.ts';
+import { log, logRequest } from './logging/index.ts';
+import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
+import { countRequest, metricsRoutes } from './metrics/index.ts';
+import { apiDocs } from './openapi/index.ts';
+import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
+import { pipelineRoutes } from './pipelines/routes.ts';
 import { AgentWatch } from './sessions/agent-watch.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { sessionRoutes } from './sessions/index.ts';
 import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
-import { LIVEKIT_WEBHOOK_PATH, livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
-import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
-import { recoverIdentities } from './identities/recovery.ts';
-import { Retraining } from './identities/retraining.ts';
-import { countRequest, metricsRoutes } from './metrics/index.ts';
-import { finishedRequests } from './http/finished-requests.ts';
-import { log, logRequest } from './logging/index.ts';
-import { apiDocs } from './openapi/index.ts';
-import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
-import { pipelineRoutes } from './pipelines/routes.ts';
+import { LIVEKIT_WEBHOOK_PATH, livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
+import { listenSecurely, type SecureListener } from './tls/index.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
-import { forgetGoneWorkers, heartbeatDoor, workerRoutes } from './workers/index.ts';
-import { WebhookSender, webhookRoutes } from './webhooks/index.ts';
+import { warmUp } from './warm-up.ts';
 import type { Resolver } from './webhooks/destinations.ts';
-import packageJson from '../package.json' with { type: 'json' };
+import { WebhookSender, webhookRoutes } from './webhooks/index.ts';
+import { forgetGoneWorkers, heartbeatDoor, workerRoutes } from './workers/index.ts';
 
 export interface Services {
   config: Config;
@@ -105,12 +105,19 @@ async function openLivekit(config: Config): Promise<{ connection: LivekitConnect
     iceTcp: tcpPort || false,
   }).catch((error: Error) => {
     if (tcpPort && /address already in use/.test(error.message)) {
-      throw new Error(`LIVEKIT_TCP_PORT ${tcpPort} (ICE over TCP) is taken, by another Likeness on this host perhaps: set another, or 0 for none`);
+      throw new Error(
+        `LIVEKIT_TCP_PORT ${tcpPort} (ICE over TCP) is taken, by another Likeness on this host perhaps: set another, or 0 for none`,
+      );
     }
     throw error;
   });
   return {
-    connection: connectLivekit({ url: local.url, apiKey: local.apiKey, apiSecret: local.apiSecret, publicUrl: publicUrl ?? local.url }),
+    connection: connectLivekit({
+      url: local.url,
+      apiKey: local.apiKey,
+      apiSecret: local.apiSecret,
+      publicUrl: publicUrl ?? local.url,
+    }),
     local,
   };
 }
@@ -118,16 +125,21 @@ async function openLivekit(config: Config): Promise<{ connection: LivekitConnect
 export async function openServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   // First: a pipeline module that does not load stops the start before anything is opened
   // (a database handed in belongs to the service from here, so it is closed).
-  const pipelines = overrides.pipelines ?? (await loadPipelines(config.pipelines).catch(async (error: unknown) => {
-    await overrides.database?.close();
-    throw error;
-  }));
+  const pipelines =
+    overrides.pipelines ??
+    (await loadPipelines(config.pipelines).catch(async (error: unknown) => {
+      await overrides.database?.close();
+      throw error;
+    }));
   const database =
-    overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDirFor(config.dataDir) }));
+    overrides.database ??
+    (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDirFor(config.dataDir) }));
   const store = overrides.store ?? createAssetStore(config);
   const mediaLimits = overrides.mediaLimits ?? defaultMediaLimits;
   const db = database.db;
-  const { connection: livekit, local: localLivekit } = overrides.livekit ? { connection: overrides.livekit } : await openLivekit(config);
+  const { connection: livekit, local: localLivekit } = overrides.livekit
+    ? { connection: overrides.livekit }
+    : await openLivekit(config);
   const billing = new SessionBilling(db, config.credits.perAvatarMinute);
   const voices = new Voices(config.providers.elevenlabs, db);
   const lifecycle = new SessionLifecycle({
@@ -165,13 +177,28 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     lifecycle,
     livekit,
     localLivekit,
-    agentWatch: new AgentWatch({ db, lifecycle, livekit, settings: config.sessions, agentName: config.livekit.agentName, assetLinks, internalUrl: config.internalUrl }),
+    agentWatch: new AgentWatch({
+      db,
+      lifecycle,
+      livekit,
+      settings: config.sessions,
+      agentName: config.livekit.agentName,
+      assetLinks,
+      internalUrl: config.internalUrl,
+    }),
     config,
     database,
     store,
     ledger: new CreditLedger(db),
     pipelines,
-    retraining: new Retraining({ db, store, pipelines, mediaLimits, voices, workLeaseSeconds: config.workLeaseSeconds }),
+    retraining: new Retraining({
+      db,
+      store,
+      pipelines,
+      mediaLimits,
+      voices,
+      workLeaseSeconds: config.workLeaseSeconds,
+    }),
     mediaLimits,
     voices,
     operations: databaseOperations(db, config),
@@ -189,7 +216,12 @@ function methodsByPath(app: Elysia<any>): (path: string) => string[] {
     table ??= app.routes.map((route) => ({
       method: route.method,
       pattern: new RegExp(
-        '^' + route.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '/?$',
+        '^' +
+          route.path
+            .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+            .replace(/:[^/]+/g, '[^/]+')
+            .replace(/\*/g, '.*') +
+          '/?$',
       ),
     }));
     return [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
@@ -198,7 +230,11 @@ function methodsByPath(app: Elysia<any>): (path: string) => string[] {
 
 export function buildApp(services: Services) {
   const { config, database } = services;
-  const addressesFor = clientAddresses({ links: services.assetLinks, rtcUrl: services.livekit.publicUrl, tls: config.tls });
+  const addressesFor = clientAddresses({
+    links: services.assetLinks,
+    rtcUrl: services.livekit.publicUrl,
+    tls: config.tls,
+  });
   const identityDeps = {
     db: database.db,
     ledger: services.ledger,
@@ -230,7 +266,10 @@ export function buildApp(services: Services) {
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
   // share its traffic silently instead of failing to start.
   // precompile: every route's handler is compiled at start, not on its first request (warm before ready).
-  const app = new Elysia({ precompile: true, serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false } });
+  const app = new Elysia({
+    precompile: true,
+    serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false },
+  });
   app
     .use(finishedRequests([countRequest, logRequest], accountOf))
     .use(httpErrors(methodsByPath(app)))
@@ -253,7 +292,13 @@ export function buildApp(services: Services) {
     .use(refuseUnstorableText)
     .use(apiDocs(packageJson.version))
     .use(healthRoutes(services.readiness))
-    .use(metricsRoutes({ db: database.db, agentName: config.livekit.agentName, tokens: [config.metricsToken ?? '', services.adminToken] }))
+    .use(
+      metricsRoutes({
+        db: database.db,
+        agentName: config.livekit.agentName,
+        tokens: [config.metricsToken ?? '', services.adminToken],
+      }),
+    )
     .use(assetRoutes(services.store, services.assetLinks))
     .use(signalProxy(services.livekit.url))
     .use(adminRoutes(services.operations, services.adminToken))
@@ -264,13 +309,25 @@ export function buildApp(services: Services) {
     app
       .use(identityRoutes(identityDeps, audience))
       .use(voiceRoutes(database.db, audience))
-      .use(pipelineRoutes({ db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo }, audience))
+      .use(
+        pipelineRoutes(
+          { db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo },
+          audience,
+        ),
+      )
       .use(sessionRoutes(sessionDeps, audience))
       .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience))
       .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience));
   }
   return app
-    .use(jobReportRoutes({ db: database.db, billing: services.billing, lifecycle: services.lifecycle, agentWatch: services.agentWatch }))
+    .use(
+      jobReportRoutes({
+        db: database.db,
+        billing: services.billing,
+        lifecycle: services.lifecycle,
+        agentWatch: services.agentWatch,
+      }),
+    )
     .use(livekitWebhookRoutes({ lifecycle: services.lifecycle, livekit: services.livekit }))
     .use(workerRoutes({ db: database.db, livekit: services.livekit }));
 }
@@ -290,7 +347,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   if (!config.databaseUrl && !overrides.database) {
     // PGlite belongs to one process: a second one on the same folder would corrupt it.
     const running = await runningService(config);
-    if (running) throw new Error(`Another Likeness service (pid ${running.pid}) is using ${config.dataDir}; stop it or choose another DATA_DIR`);
+    if (running)
+      throw new Error(
+        `Another Likeness service (pid ${running.pid}) is using ${config.dataDir}; stop it or choose another DATA_DIR`,
+      );
   }
   // DATA_DIR holds people's faces and voices and the embedded database: this user's only.
   // Every folder and file the service makes from here on is too (the umask), PGlite's and
@@ -299,11 +359,19 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   await chmod(config.dataDir, 0o700);
   const services = await openServices(config, overrides);
-  const recoveryDeps = { db: services.database.db, store: services.store, retraining: services.retraining, voices: services.voices };
+  const recoveryDeps = {
+    db: services.database.db,
+    store: services.store,
+    retraining: services.retraining,
+    voices: services.voices,
+  };
   const recover = async (options: { graceSeconds: number; ignoreLeases?: boolean }) => {
     const recovered = await recoverIdentities(recoveryDeps, options);
     if (recovered.discarded || recovered.resumed) {
-      log.info({ discarded: recovered.discarded, resumed: recovered.resumed }, 'recovery: removed unfinished identities, resumed retrains');
+      log.info(
+        { discarded: recovered.discarded, resumed: recovered.resumed },
+        'recovery: removed unfinished identities, resumed retrains',
+      );
     }
   };
   // One embedded process owns its PGlite: nothing else can be mid-create, so sweep at once.

@@ -8,8 +8,13 @@
 // avatar service gets the agent's speech over the avatar protocol instead (service.ts).
 import type { voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
-import { avatarFrameSize, type AvatarFallbackReport, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
-import { chooseAvatar, fallbackRenderer, type AvatarChoice, type AvatarRenderer } from '../pipelines/index.ts';
+import {
+  type AvatarFallbackReport,
+  type AvatarShape,
+  avatarFrameSize,
+  type DispatchIdentity,
+} from '../../src/contract/index.ts';
+import { type AvatarChoice, type AvatarRenderer, chooseAvatar, fallbackRenderer } from '../pipelines/index.ts';
 import { StandinRenderer } from '../pipelines/standin/index.ts';
 import { AvatarRunner } from './runner.ts';
 import { startAvatarService } from './service.ts';
@@ -79,13 +84,22 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
   let ready = prepared.ready;
   if (choice.kind === 'service') {
     try {
-      const service = await startAvatarService({ room: options.room, identity: prepared.identity, shape: prepared.shape, pipeline: choice.pipeline, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
+      const service = await startAvatarService({
+        room: options.room,
+        identity: prepared.identity,
+        shape: prepared.shape,
+        pipeline: choice.pipeline,
+        onFirstFrame: options.onFirstFrame,
+        logger: prepared.logger,
+      });
       return { ...service, audible: Promise.resolve(), visitorSpeaking: () => {} };
     } catch (error) {
       // The conversation goes on with our own face rather than without one.
       renderer = fallbackRenderer({ identity: prepared.identity, size, logger: prepared.logger });
       const fallback = renderer instanceof StandinRenderer ? 'standin' : 'builtin';
-      prepared.logger.warn(`the avatar service of pipeline ${choice.pipeline.id} could not start, streaming ${fallback === 'standin' ? 'the stand-in' : 'the built-in face'}: ${String(error)}`);
+      prepared.logger.warn(
+        `the avatar service of pipeline ${choice.pipeline.id} could not start, streaming ${fallback === 'standin' ? 'the stand-in' : 'the built-in face'}: ${String(error)}`,
+      );
       options.onFallback?.({ pipeline_id: choice.pipeline.id, fallback, reason: String(error).slice(0, 500) });
       ready = renderer.prepare();
     }
@@ -93,15 +107,35 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
     renderer = choice.renderer;
   }
   const speech = new AvatarSpeech();
-  const runner = new AvatarRunner({ room: options.room, renderer, rendererReady: ready, speech, onFirstFrame: options.onFirstFrame, logger: prepared.logger });
+  const runner = new AvatarRunner({
+    room: options.room,
+    renderer,
+    rendererReady: ready,
+    speech,
+    onFirstFrame: options.onFirstFrame,
+    logger: prepared.logger,
+  });
   await runner.start();
-  return { speech, audible: runner.audible, visitorSpeaking: (speaking) => runner.setVisitorSpeaking(speaking), framesPublished: () => runner.framesPublished, stop: () => runner.stop() };
+  return {
+    speech,
+    audible: runner.audible,
+    visitorSpeaking: (speaking) => runner.setVisitorSpeaking(speaking),
+    framesPublished: () => runner.framesPublished,
+    stop: () => runner.stop(),
+  };
 }
 
 /** A session without an avatar: the agent's voice alone, paced and published the same way. */
 export async function startVoice(options: { room: Room; logger: { warn(message: string): void } }): Promise<Avatar> {
   const speech = new AvatarSpeech();
-  const runner = new AvatarRunner({ room: options.room, renderer: null, rendererReady: Promise.resolve(), speech, onFirstFrame: () => {}, logger: options.logger });
+  const runner = new AvatarRunner({
+    room: options.room,
+    renderer: null,
+    rendererReady: Promise.resolve(),
+    speech,
+    onFirstFrame: () => {},
+    logger: options.logger,
+  });
   await runner.start();
   return { speech, audible: runner.audible, visitorSpeaking: () => {}, stop: () => runner.stop() };
 }

@@ -6,16 +6,22 @@ import {
   AudioFrame,
   AudioSource,
   LocalAudioTrack,
+  type LocalTrack,
+  type LocalTrackPublication,
   LocalVideoTrack,
+  type Room,
+  RoomEvent,
   TrackPublishOptions,
   TrackSource,
   VideoSource,
-  RoomEvent,
-  type LocalTrack,
-  type LocalTrackPublication,
-  type Room,
 } from '@livekit/rtc-node';
-import { AVATAR_AUDIO_TRACK, AVATAR_FPS, AVATAR_SAMPLE_RATE, AVATAR_VIDEO_TRACK, VOICE_TRACK } from '../../src/contract/index.ts';
+import {
+  AVATAR_AUDIO_TRACK,
+  AVATAR_FPS,
+  AVATAR_SAMPLE_RATE,
+  AVATAR_VIDEO_TRACK,
+  VOICE_TRACK,
+} from '../../src/contract/index.ts';
 import type { AvatarRenderer } from '../pipelines/index.ts';
 import type { AvatarSpeech } from './speech.ts';
 
@@ -152,7 +158,8 @@ export class AvatarRunner {
 
   async #unpublish(publication: LocalTrackPublication): Promise<void> {
     const room = this.#options.room;
-    if (publication.sid && room.isConnected) await room.localParticipant!.unpublishTrack(publication.sid).catch(() => undefined);
+    if (publication.sid && room.isConnected)
+      await room.localParticipant!.unpublishTrack(publication.sid).catch(() => undefined);
   }
 
   #tick = (): void => {

@@ -4,10 +4,22 @@
 // `lk.clear_buffer`, `lk.playback_finished`). The job then publishes nothing itself: the
 // service's audio and video are the avatar.
 import { getJobContext, voice } from '@livekit/agents';
-import { RoomEvent, TrackKind, type RemoteParticipant, type RemoteTrackPublication, type Room } from '@livekit/rtc-node';
+import {
+  type RemoteParticipant,
+  type RemoteTrackPublication,
+  type Room,
+  RoomEvent,
+  TrackKind,
+} from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
-import { AVATAR_SAMPLE_RATE, PUBLISH_ON_BEHALF, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
+import {
+  AVATAR_SAMPLE_RATE,
+  type AvatarShape,
+  type DispatchIdentity,
+  PUBLISH_ON_BEHALF,
+} from '../../src/contract/index.ts';
 import type { AvatarServicePipeline } from '../pipelines/index.ts';
+
 /** The avatar participant's token outlives any session (SESSION_MAX_DURATION_SECONDS caps those). */
 const AVATAR_TOKEN_TTL_SECONDS = 6 * 60 * 60;
 /** A service that has not accepted by then is given up on (the session falls back to the stand-in). */
@@ -22,7 +34,9 @@ export interface AvatarServiceOptions {
   logger: { warn(message: string): void };
 }
 
-export async function startAvatarService(options: AvatarServiceOptions): Promise<{ speech: voice.AudioOutput; stop(): Promise<void> }> {
+export async function startAvatarService(
+  options: AvatarServiceOptions,
+): Promise<{ speech: voice.AudioOutput; stop(): Promise<void> }> {
   const { room, pipeline } = options;
   const job = getJobContext();
   const { url, apiKey, apiSecret } = job.info;
@@ -79,7 +93,12 @@ export async function startAvatarService(options: AvatarServiceOptions): Promise
     })
     .finally(() => clearTimeout(timer));
   // Speech waits for the avatar to be in the room with its video (agents' default for avatar plugins).
-  const speech = new voice.DataStreamAudioOutput({ room, destinationIdentity: avatarIdentity, sampleRate, waitRemoteTrack: TrackKind.KIND_VIDEO });
+  const speech = new voice.DataStreamAudioOutput({
+    room,
+    destinationIdentity: avatarIdentity,
+    sampleRate,
+    waitRemoteTrack: TrackKind.KIND_VIDEO,
+  });
 
   let stopped = false;
   return {
@@ -88,9 +107,13 @@ export async function startAvatarService(options: AvatarServiceOptions): Promise
       if (stopped) return;
       stopped = true;
       room.off(RoomEvent.TrackPublished, onPublished);
-      await session.close().catch((error: unknown) => options.logger.warn(`the avatar service did not close cleanly: ${String(error)}`));
+      await session
+        .close()
+        .catch((error: unknown) => options.logger.warn(`the avatar service did not close cleanly: ${String(error)}`));
       // The participant goes with the session even if the service does not leave by itself.
-      await new RoomServiceClient(url, apiKey, apiSecret).removeParticipant(roomName, avatarIdentity).catch(() => undefined);
+      await new RoomServiceClient(url, apiKey, apiSecret)
+        .removeParticipant(roomName, avatarIdentity)
+        .catch(() => undefined);
     },
   };
 }

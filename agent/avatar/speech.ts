@@ -7,10 +7,19 @@
 // It takes the TTS's frames at their own rate and resamples them itself (it declares no
 // sample rate, so the session hands frames over untouched): their viseme cues or timed words (userdata,
 // agent/visemes) stay with the audio, and an interruption drops both.
-import { AudioFrame, AudioResampler } from '@livekit/rtc-node';
+
 import { USERDATA_TIMED_TRANSCRIPT, voice } from '@livekit/agents';
+import { AudioFrame, AudioResampler } from '@livekit/rtc-node';
 import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
-import { cuesFromWords, stressWithin, VISEME_CUES, visemeShares, type TimedWord, type Viseme, type VisemeCue } from '../visemes/index.ts';
+import {
+  cuesFromWords,
+  stressWithin,
+  type TimedWord,
+  VISEME_CUES,
+  type Viseme,
+  type VisemeCue,
+  visemeShares,
+} from '../visemes/index.ts';
 
 /** Lips move a little before the sound they make: each slice shows the visemes this much ahead. */
 const VISEME_LEAD_S = 0.02;
@@ -66,7 +75,17 @@ export class AvatarSpeech extends voice.AudioOutput {
     await super.captureFrame(frame);
     let segment = this.#segments.at(-1);
     if (!segment || segment.ended) {
-      segment = { chunks: [], received: 0, resampler: null, cues: [], marksStress: false, offset: 0, ended: false, playedSamples: 0, started: false };
+      segment = {
+        chunks: [],
+        received: 0,
+        resampler: null,
+        cues: [],
+        marksStress: false,
+        offset: 0,
+        ended: false,
+        playedSamples: 0,
+        started: false,
+      };
       this.#segments.push(segment);
     }
     const cues = frame.userdata[VISEME_CUES] as VisemeCue[] | undefined;
@@ -156,7 +175,9 @@ export class AvatarSpeech extends voice.AudioOutput {
       this.#finishDrainedSegments();
     }
     if (!visemes) return { samples, speechSamples: filled };
-    return stressed === undefined ? { samples, speechSamples: filled, visemes } : { samples, speechSamples: filled, visemes, stressed };
+    return stressed === undefined
+      ? { samples, speechSamples: filled, visemes }
+      : { samples, speechSamples: filled, visemes, stressed };
   }
 
   #finishDrainedSegments(): void {

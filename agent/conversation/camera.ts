@@ -2,17 +2,17 @@
 // they speak (about one a second, the latest few kept), go with their turn to the language
 // model as images. Without visual awareness the job never subscribes to video at all.
 import {
-  RoomEvent,
-  TrackKind,
-  TrackSource,
-  VideoBufferType,
-  VideoStream,
   type RemoteParticipant,
   type RemoteTrack,
   type RemoteTrackPublication,
   type Room,
+  RoomEvent,
+  TrackKind,
+  TrackSource,
+  VideoBufferType,
   type VideoFrame,
   type VideoFrameEvent,
+  VideoStream,
 } from '@livekit/rtc-node';
 import sharp from 'sharp';
 
@@ -78,7 +78,11 @@ export class CameraSampler {
   }
 
   #isVisitorCamera(publication: RemoteTrackPublication, participant: RemoteParticipant): boolean {
-    return participant.identity === this.#options.visitorIdentity && publication.kind === TrackKind.KIND_VIDEO && publication.source === TrackSource.SOURCE_CAMERA;
+    return (
+      participant.identity === this.#options.visitorIdentity &&
+      publication.kind === TrackKind.KIND_VIDEO &&
+      publication.source === TrackSource.SOURCE_CAMERA
+    );
   }
 
   #onPublished = (publication: RemoteTrackPublication, participant: RemoteParticipant): void => {

@@ -27,7 +27,12 @@ async function readAtMost(reader: TextStreamReader, chars: number): Promise<stri
   return text.slice(0, chars);
 }
 
-export function acceptChat(room: Room, visitorIdentity: string, session: voice.AgentSession, logger: { warn(message: string): void }): ChatInput {
+export function acceptChat(
+  room: Room,
+  visitorIdentity: string,
+  session: voice.AgentSession,
+  logger: { warn(message: string): void },
+): ChatInput {
   let lastAt = -Infinity;
   const onText = (reader: TextStreamReader, from: { identity: string }) => {
     if (from.identity !== visitorIdentity) {

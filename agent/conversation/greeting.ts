@@ -26,14 +26,20 @@ const WORDS: Record<SpokenLanguage, GreetingWords> = {
     helloAlone: 'Hello!',
     introduce: (name, role) => `I'm ${[name, role].filter(Boolean).join(', ')}`,
     offer: 'How can I help you today?',
-    rolePattern: new RegExp(String.raw`^\s*(?:[Yy]ou are|[Yy]ou're)\s+(?:${NAME},\s+)?(?<role>(?:a|an)\s${roleUntil('who|that|which|and|with|here')})`, 'u'),
+    rolePattern: new RegExp(
+      String.raw`^\s*(?:[Yy]ou are|[Yy]ou're)\s+(?:${NAME},\s+)?(?<role>(?:a|an)\s${roleUntil('who|that|which|and|with|here')})`,
+      'u',
+    ),
   },
   es: {
     hello: 'Hola',
     helloAlone: '¡Hola!',
     introduce: (name, role) => `soy ${[name, role].filter(Boolean).join(', ')}`,
     offer: '¿En qué puedo ayudarte?',
-    rolePattern: new RegExp(String.raw`^\s*(?:[Ee]res|[Tt]ú eres)\s+(?:${NAME},\s+)?(?<role>(?:un|una)\s${roleUntil('que|quien|y|con|aquí')})`, 'u'),
+    rolePattern: new RegExp(
+      String.raw`^\s*(?:[Ee]res|[Tt]ú eres)\s+(?:${NAME},\s+)?(?<role>(?:un|una)\s${roleUntil('que|quien|y|con|aquí')})`,
+      'u',
+    ),
   },
   pl: {
     hello: 'Dzień dobry',
@@ -42,7 +48,10 @@ const WORDS: Record<SpokenLanguage, GreetingWords> = {
     // "jestem": with a name it would have to be the nominative, so the name alone is said.
     introduce: (name, role) => `jestem ${name ?? role}`,
     offer: 'W czym mogę pomóc?',
-    rolePattern: new RegExp(String.raw`^\s*[Jj]esteś\s+(?:${NAME},\s+)?(?<role>${roleUntil('który|która|które|i|oraz|z')})`, 'u'),
+    rolePattern: new RegExp(
+      String.raw`^\s*[Jj]esteś\s+(?:${NAME},\s+)?(?<role>${roleUntil('który|która|które|i|oraz|z')})`,
+      'u',
+    ),
   },
   uk: {
     hello: 'Вітаю',
@@ -50,7 +59,10 @@ const WORDS: Record<SpokenLanguage, GreetingWords> = {
     introduce: (name, role) => `я ${[name, role].filter(Boolean).join(', ')}`,
     offer: 'Чим можу допомогти?',
     // Only with the dash ("Ти — вчитель географії"): without it the words may be a verb ("Ти допомагаєш…").
-    rolePattern: new RegExp(String.raw`^\s*(?:[Тт]и|[Вв]и)\s*[—–-]\s*(?:${NAME},\s+)?(?<role>${roleUntil('який|яка|яке|і|та|з')})`, 'u'),
+    rolePattern: new RegExp(
+      String.raw`^\s*(?:[Тт]и|[Вв]и)\s*[—–-]\s*(?:${NAME},\s+)?(?<role>${roleUntil('який|яка|яке|і|та|з')})`,
+      'u',
+    ),
   },
 };
 

@@ -2,21 +2,21 @@
 // end-of-turn detection, barge-in), thinking with the identity's prompt and speaking in the
 // session's language, through the avatar when there is one. The client sends nothing but
 // its microphone (and camera, with visual awareness).
-import { inference, llm, type metrics, voice, type JobContext, type VAD } from '@livekit/agents';
-import { closeRemoteSessionHost } from '../agents-internals.ts';
-import { acceptChat } from './chat.ts';
+import { inference, type JobContext, llm, type metrics, type VAD, voice } from '@livekit/agents';
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type { ParsedDispatch, SpokenLanguage, TranscriptReport, TurnMetricsReport } from '../../src/contract/index.ts';
+import { closeRemoteSessionHost } from '../agents-internals.ts';
 import type { Reporter } from '../metering/index.ts';
 import { createProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
 import { CameraSampler } from './camera.ts';
+import { acceptChat } from './chat.ts';
 import { greetingText } from './greeting.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { TurnQuality } from './quality.ts';
+import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
 import { TranscriptLog } from './transcripts.ts';
-import { transcriptTurnDetector, type SentenceReader, type TextTurnDetector } from './transcript-turns.ts';
 
 /** The visitor's microphone as the conversation hears it. */
 export const INPUT_SAMPLE_RATE = 16_000;
@@ -71,7 +71,11 @@ function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
 }
 
 /** The end-of-turn detection agents runs for a `TurnSettings.detection` mode. */
-function turnDetection(mode: TurnDetection, language: () => SpokenLanguage, reader: SentenceReader | undefined): inference.TurnDetector | TextTurnDetector | 'vad' {
+function turnDetection(
+  mode: TurnDetection,
+  language: () => SpokenLanguage,
+  reader: SentenceReader | undefined,
+): inference.TurnDetector | TextTurnDetector | 'vad' {
   // Pinned: the local model runs in the worker's inference process, never the cloud one.
   if (mode === 'model') return new inference.TurnDetector({ version: 'v1-mini' });
   if (mode === 'transcript') return transcriptTurnDetector(language, reader);
@@ -96,33 +100,43 @@ export async function startConversation(options: ConversationOptions): Promise<C
   const { ctx, metadata, logger } = options;
   const mode = metadata.language;
   const providers = createProviders(options.providers, { language: mode, voice: metadata.voice }, options.offline);
-  logger.info(`conversation providers: stt ${providers.names.stt}, llm ${providers.names.llm}, tts ${providers.names.tts}; language ${mode}`);
+  logger.info(
+    `conversation providers: stt ${providers.names.stt}, llm ${providers.names.llm}, tts ${providers.names.tts}; language ${mode}`,
+  );
 
   const transcripts = new TranscriptLog(options.transcriptReporter, logger);
-  const quality = new TurnQuality({ reporter: options.qualityReporter, providers: providers.names, framesPublished: options.framesPublished, logger });
-  const camera = metadata.visual_awareness ? new CameraSampler({ room: ctx.room, visitorIdentity: metadata.visitor_identity, logger }) : null;
+  const quality = new TurnQuality({
+    reporter: options.qualityReporter,
+    providers: providers.names,
+    framesPublished: options.framesPublished,
+    logger,
+  });
+  const camera = metadata.visual_awareness
+    ? new CameraSampler({ room: ctx.room, visitorIdentity: metadata.visitor_identity, logger })
+    : null;
   /** The language the agent speaks now: pinned, or in auto mode the visitor's last detected one. */
   let speaking: SpokenLanguage = mode === 'auto' ? 'en' : mode;
   let heard: SpokenLanguage | null = null;
 
-  const instructions = agentInstructions({ prompt: metadata.identity?.prompt ?? null, language: mode, visualAwareness: metadata.visual_awareness });
-  const agent = new IdentityAgent(
-    instructions,
-    {
-      async beforeReply(chatCtx, message) {
-        if (mode === 'auto' && heard) {
-          if (heard !== speaking) {
-            speaking = heard;
-            providers.speakIn(heard);
-          }
-          chatCtx.addMessage({ role: 'system', content: followLanguageInstruction(heard) });
+  const instructions = agentInstructions({
+    prompt: metadata.identity?.prompt ?? null,
+    language: mode,
+    visualAwareness: metadata.visual_awareness,
+  });
+  const agent = new IdentityAgent(instructions, {
+    async beforeReply(chatCtx, message) {
+      if (mode === 'auto' && heard) {
+        if (heard !== speaking) {
+          speaking = heard;
+          providers.speakIn(heard);
         }
-        for (const image of (await camera?.takeFrames()) ?? []) {
-          message.content.push(llm.createImageContent({ image, inferenceDetail: 'low' }));
-        }
-      },
+        chatCtx.addMessage({ role: 'system', content: followLanguageInstruction(heard) });
+      }
+      for (const image of (await camera?.takeFrames()) ?? []) {
+        message.content.push(llm.createImageContent({ image, inferenceDetail: 'low' }));
+      }
     },
-  );
+  });
 
   const turns = options.providers.turns;
   const session = new voice.AgentSession({
@@ -174,7 +188,9 @@ export async function startConversation(options: ConversationOptions): Promise<C
     const line = turnMetricsLine(metrics);
     if (line) logger.info(`turn metrics: ${line}`);
   });
-  session.on(voice.AgentSessionEventTypes.Error, (event) => logger.warn(`conversation error: ${String((event.error as Error)?.message ?? event.error)}`));
+  session.on(voice.AgentSessionEventTypes.Error, (event) =>
+    logger.warn(`conversation error: ${String((event.error as Error)?.message ?? event.error)}`),
+  );
 
   session.output.audio = options.speech;
 
@@ -188,7 +204,12 @@ export async function startConversation(options: ConversationOptions): Promise<C
     // about a quarter of a listening job's JS thread (bench/renderer, CPU profile).
     // Typed chat is ours (chat.ts): agents' own handler reads a message whole, however long.
     // The visitor may come back (SESSION_REJOIN_SECONDS): the control plane ends the session if not.
-    inputOptions: { participantIdentity: visitor.identity, audioSampleRate: INPUT_SAMPLE_RATE, textEnabled: false, closeOnDisconnect: false },
+    inputOptions: {
+      participantIdentity: visitor.identity,
+      audioSampleRate: INPUT_SAMPLE_RATE,
+      textEnabled: false,
+      closeOnDisconnect: false,
+    },
     // Our runner publishes the speech (with the avatar's video, or alone).
     outputOptions: { audioEnabled: false },
     record: false,
@@ -202,11 +223,18 @@ export async function startConversation(options: ConversationOptions): Promise<C
   await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
   await Bun.sleep(GREETING_AFTER_HEARD_MS);
   try {
-    const greeting = greetingText({ name: metadata.identity?.name ?? null, prompt: metadata.identity?.prompt ?? null, language: mode });
+    const greeting = greetingText({
+      name: metadata.identity?.name ?? null,
+      prompt: metadata.identity?.prompt ?? null,
+      language: mode,
+    });
     const greeted = session.say(greeting);
     // The replies' prompt is read ahead once the greeting has been spoken (a visitor speaking
     // sooner has their reply read it): not beside the greeting's synthesis and first frames.
-    void greeted.waitForPlayout().then(() => providers.prepareReplies(instructions, greeting), () => undefined);
+    void greeted.waitForPlayout().then(
+      () => providers.prepareReplies(instructions, greeting),
+      () => undefined,
+    );
   } catch (error) {
     // The session closed while waiting (the visitor left at once): nobody to greet.
     logger.info(`no greeting: ${(error as Error).message}`);

@@ -1,6 +1,6 @@
 // What the language model is told: the identity's prompt, how to talk in a live voice
 // call, and the session's language rule (docs/api.md#languages).
-import { LANGUAGE_NAMES, SPOKEN_LANGUAGES, type Language, type SpokenLanguage } from '../../src/contract/index.ts';
+import { LANGUAGE_NAMES, type Language, SPOKEN_LANGUAGES, type SpokenLanguage } from '../../src/contract/index.ts';
 
 const DEFAULT_PROMPT = 'You are a friendly, helpful assistant.';
 

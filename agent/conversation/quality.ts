@@ -59,7 +59,10 @@ export class TurnQuality {
     };
     // agents measures it directly (end of the visitor's speech → our first audio out); the
     // sum of the stages is the usual estimate where it could not.
-    const estimate = stages.eou_ms !== null && stages.llm_ttft_ms !== null && stages.tts_ttfb_ms !== null ? stages.eou_ms + stages.llm_ttft_ms + stages.tts_ttfb_ms : null;
+    const estimate =
+      stages.eou_ms !== null && stages.llm_ttft_ms !== null && stages.tts_ttfb_ms !== null
+        ? stages.eou_ms + stages.llm_ttft_ms + stages.tts_ttfb_ms
+        : null;
     const report: TurnMetricsReport = {
       type: 'turn_metrics',
       turn_id: turn.id,
@@ -82,7 +85,16 @@ export class TurnQuality {
     const unreported = this.#options.framesPublished && this.#options.framesPublished() > this.#frames;
     if (!this.#reported || unreported) {
       const stages = { stt_ms: null, eou_ms: null, llm_ttft_ms: null, tts_ttfb_ms: null };
-      this.#send({ type: 'turn_metrics', turn_id: CLOSING_TURN_ID, reply: false, voice_to_voice_ms: null, stages, interrupted: false, providers: this.#options.providers, video: this.#video() });
+      this.#send({
+        type: 'turn_metrics',
+        turn_id: CLOSING_TURN_ID,
+        reply: false,
+        voice_to_voice_ms: null,
+        stages,
+        interrupted: false,
+        providers: this.#options.providers,
+        video: this.#video(),
+      });
     }
     await Promise.allSettled([...this.#pending]);
   }

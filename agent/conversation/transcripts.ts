@@ -29,6 +29,7 @@ export class TranscriptLog {
   }
 
   async #deliver(report: TranscriptReport): Promise<void> {
-    if (!(await deliver(this.#reporter, report, ATTEMPTS))) this.#logger.warn(`a ${report.role} turn of the transcript could not be delivered`);
+    if (!(await deliver(this.#reporter, report, ATTEMPTS)))
+      this.#logger.warn(`a ${report.role} turn of the transcript could not be delivered`);
   }
 }

@@ -2,7 +2,14 @@
 // (meter.ts) counts minutes from the avatar's first frame while the visitor is in, the room
 // feed (room.ts) tells it who joined or left, and each report is delivered to the control
 // plane with retries (report-delivery.ts).
-export { systemClock, type MeterClock } from './clock.ts';
-export { DEFAULT_RETRY_DELAYS_MS, StreamingMeter, type MeterLogger, type StreamingMeterOptions } from './meter.ts';
-export { deliver, httpReporter, outcomeOf, type HttpReporterOptions, type ReportOutcome, type Reporter } from './report-delivery.ts';
+export { type MeterClock, systemClock } from './clock.ts';
+export { DEFAULT_RETRY_DELAYS_MS, type MeterLogger, StreamingMeter, type StreamingMeterOptions } from './meter.ts';
+export {
+  deliver,
+  type HttpReporterOptions,
+  httpReporter,
+  outcomeOf,
+  type Reporter,
+  type ReportOutcome,
+} from './report-delivery.ts';
 export { meterRoomParticipants } from './room.ts';

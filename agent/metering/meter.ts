@@ -10,7 +10,7 @@
 // knows nothing about renderers or LiveKit: it is told when the first frame went out and who
 // joined or left.
 import type { MeterReport } from '../../src/contract/index.ts';
-import { systemClock, type MeterClock } from './clock.ts';
+import { type MeterClock, systemClock } from './clock.ts';
 import type { Reporter } from './report-delivery.ts';
 
 export interface MeterLogger {
@@ -88,7 +88,8 @@ export class StreamingMeter {
   #delivery: Promise<void> | undefined;
 
   constructor(options: StreamingMeterOptions) {
-    if (!(options.intervalSeconds > 0)) throw new Error(`intervalSeconds must be positive, got ${options.intervalSeconds}`);
+    if (!(options.intervalSeconds > 0))
+      throw new Error(`intervalSeconds must be positive, got ${options.intervalSeconds}`);
     this.#intervalMs = options.intervalSeconds * 1000;
     this.#visitorIdentity = options.visitorIdentity;
     this.#minuteOffset = options.minuteOffset ?? 0;
@@ -178,7 +179,8 @@ export class StreamingMeter {
 
   /** One connection of the visitor fewer in sight; false when it was not the visitor's. */
   #unsee(identity: string): boolean {
-    if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0) return false;
+    if (identity !== this.#visitorIdentity || this.#state !== 'metering' || this.#visitorConnections === 0)
+      return false;
     this.#visitorConnections--;
     if (this.#visitorConnections === 0) this.#closeVisitorStretch(this.#clock.now());
     return true;
@@ -203,7 +205,12 @@ export class StreamingMeter {
     if (this.#firstFrameAt === undefined) return;
     const { streamedMs, visitorMs } = this.usage();
     const going = this.#stoppedAt === undefined;
-    const report = { streamed_ms: streamedMs, visitor_ms: visitorMs, streaming: going, visitor_present: going && this.#visitorSince !== undefined };
+    const report = {
+      streamed_ms: streamedMs,
+      visitor_ms: visitorMs,
+      streaming: going,
+      visitor_present: going && this.#visitorSince !== undefined,
+    };
     const key = JSON.stringify(report);
     if (key === this.#lastUsage) return;
     this.#lastUsage = key;
@@ -307,7 +314,9 @@ export class StreamingMeter {
           return;
         case 'retry': {
           if (this.#closedAt !== undefined && this.#clock.now() - this.#closedAt >= this.#closeGraceMs) {
-            this.#logger.error(`${describe(report)} could not be delivered after ${attempt + 1} attempts, the session over; giving up`);
+            this.#logger.error(
+              `${describe(report)} could not be delivered after ${attempt + 1} attempts, the session over; giving up`,
+            );
             return;
           }
           const delay = this.#retryDelaysMs[Math.min(attempt, this.#retryDelaysMs.length - 1)] ?? 0;

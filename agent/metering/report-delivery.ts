@@ -25,7 +25,12 @@ export interface HttpReporterOptions {
 }
 
 /** Posts each report as JSON to the control plane (the session's report endpoint takes meter and transcript reports alike). */
-export function httpReporter<Report extends JobReport = MeterReport>({ url, token, timeoutMs = 5_000, fetch: send = fetch }: HttpReporterOptions): Reporter<Report> {
+export function httpReporter<Report extends JobReport = MeterReport>({
+  url,
+  token,
+  timeoutMs = 5_000,
+  fetch: send = fetch,
+}: HttpReporterOptions): Reporter<Report> {
   return async (report) => {
     let response: Response;
     try {
@@ -48,7 +53,11 @@ export function httpReporter<Report extends JobReport = MeterReport>({ url, toke
  * Delivers one report, trying again (0.5 s, 1 s, 2 s… apart) while the control plane may take
  * it later. True once accepted.
  */
-export async function deliver<Report extends JobReport>(reporter: Reporter<Report>, report: Report, attempts = 4): Promise<boolean> {
+export async function deliver<Report extends JobReport>(
+  reporter: Reporter<Report>,
+  report: Report,
+  attempts = 4,
+): Promise<boolean> {
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const outcome = await reporter(report);
     if (outcome === 'accepted') return true;

@@ -1,5 +1,5 @@
 // Feeds a LiveKit room's participant events to a meter.
-import { ConnectionState, RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
+import { ConnectionState, type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
 import type { StreamingMeter } from './meter.ts';
 
 /**
@@ -11,7 +11,9 @@ export function meterRoomParticipants(room: Room, meter: StreamingMeter): () => 
   // A participant dropped while the job itself is not connected (reconnecting to a restarted
   // server) was lost from sight, not seen leaving.
   const left = (participant: RemoteParticipant) =>
-    room.connectionState === ConnectionState.CONN_CONNECTED ? meter.participantDisconnected(participant.identity) : meter.participantLost(participant.identity);
+    room.connectionState === ConnectionState.CONN_CONNECTED
+      ? meter.participantDisconnected(participant.identity)
+      : meter.participantLost(participant.identity);
   room.on(RoomEvent.ParticipantConnected, joined);
   room.on(RoomEvent.ParticipantDisconnected, left);
   for (const participant of room.remoteParticipants.values()) joined(participant);

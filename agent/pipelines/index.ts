@@ -5,14 +5,20 @@
 // one registers here, or in a module listed in AGENT_PIPELINE_MODULES; agent/avatar, the job
 // and the control plane's session code stay as they are.
 import { resolve } from 'node:path';
-import { BUILTIN_PIPELINE_ID, builtinAssetNames } from '../../src/contract/index.ts';
 import { loadAgentSettings, loadHostedAvatars } from '../../src/config.ts';
-import type { AvatarPipeline, AvatarRenderer, AvatarRendererOptions, AvatarServicePipeline, RendererPipeline } from './types.ts';
-import { TalkingHeadRenderer } from './builtin/index.ts';
+import { BUILTIN_PIPELINE_ID, builtinAssetNames } from '../../src/contract/index.ts';
 import { anamPipeline } from './anam/index.ts';
 import { beyPipeline } from './bey/index.ts';
+import { TalkingHeadRenderer } from './builtin/index.ts';
 import { lemonslicePipeline } from './lemonslice/index.ts';
 import { StandinRenderer } from './standin/index.ts';
+import type {
+  AvatarPipeline,
+  AvatarRenderer,
+  AvatarRendererOptions,
+  AvatarServicePipeline,
+  RendererPipeline,
+} from './types.ts';
 
 export * from './types.ts';
 
@@ -45,7 +51,10 @@ let configuredModules: Promise<void> | undefined;
  * (once per process). A module that fails
  * to load is reported and skipped: its identities get the stand-in, the others their avatar.
  */
-export function loadConfiguredAvatarPipelines(logger: { warn(message: string): void } = console, env: Record<string, string | undefined> = process.env): Promise<void> {
+export function loadConfiguredAvatarPipelines(
+  logger: { warn(message: string): void } = console,
+  env: Record<string, string | undefined> = process.env,
+): Promise<void> {
   configuredModules ??= (async () => {
     // Hosted avatars whose key is set (the control plane offers the same ones).
     const hosted = loadHostedAvatars(env);
@@ -55,7 +64,9 @@ export function loadConfiguredAvatarPipelines(logger: { warn(message: string): v
     for (const path of loadAgentSettings(env).pipelineModules) {
       try {
         // Relative paths are the operator's, from the working directory; others are files or packages.
-        const loaded = ((await import(path.startsWith('.') ? resolve(path) : path)) as { default?: AvatarPipeline | AvatarPipeline[] }).default;
+        const loaded = (
+          (await import(path.startsWith('.') ? resolve(path) : path)) as { default?: AvatarPipeline | AvatarPipeline[] }
+        ).default;
         const pipelines = Array.isArray(loaded) ? loaded : loaded ? [loaded] : [];
         if (pipelines.length === 0) throw new Error('it has no default export of avatar pipelines');
         for (const pipeline of pipelines) registerAvatarPipeline(pipeline);
@@ -75,7 +86,9 @@ export function fallbackRenderer(options: AvatarRendererOptions): AvatarRenderer
   return builtinRendering.createRenderer(options) ?? new StandinRenderer(options);
 }
 
-export type AvatarChoice = { kind: 'renderer'; renderer: AvatarRenderer } | { kind: 'service'; pipeline: AvatarServicePipeline };
+export type AvatarChoice =
+  | { kind: 'renderer'; renderer: AvatarRenderer }
+  | { kind: 'service'; pipeline: AvatarServicePipeline };
 
 /**
  * What serves this session's avatar: its identity's pipeline, or the stand-in for a session
@@ -88,6 +101,7 @@ export async function chooseAvatar(options: AvatarRendererOptions): Promise<Avat
   const pipelineId = identity.pipeline_id ?? BUILTIN_PIPELINE_ID;
   const pipeline = registry.get(pipelineId);
   if (pipeline?.kind === 'service') return { kind: 'service', pipeline };
-  if (!pipeline) (options.logger ?? console).warn(`no avatar pipeline "${pipelineId}" in this worker; streaming the stand-in`);
+  if (!pipeline)
+    (options.logger ?? console).warn(`no avatar pipeline "${pipelineId}" in this worker; streaming the stand-in`);
   return { kind: 'renderer', renderer: pipeline?.createRenderer(options) ?? new StandinRenderer(options) };
 }

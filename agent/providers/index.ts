@@ -6,7 +6,12 @@ import * as deepgram from '@livekit/agents-plugin-deepgram';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
 import type { ProviderSettings } from '../../src/config.ts';
-import { DEFAULT_ELEVENLABS_VOICE_ID, type DispatchVoice, type Language, type SpokenLanguage } from '../../src/contract/index.ts';
+import {
+  DEFAULT_ELEVENLABS_VOICE_ID,
+  type DispatchVoice,
+  type Language,
+  type SpokenLanguage,
+} from '../../src/contract/index.ts';
 import type { OfflineModels } from './offline/index.ts';
 import { ReplyChunker } from './offline/reply-chunks.ts';
 
@@ -37,7 +42,11 @@ export function needsOfflineModels(settings: ProviderSettings): boolean {
   return !settings.deepgram || !settings.openai || !settings.elevenlabs;
 }
 
-export function createProviders(settings: ProviderSettings, choice: ProviderChoice, offline: OfflineModels | undefined): SessionProviders {
+export function createProviders(
+  settings: ProviderSettings,
+  choice: ProviderChoice,
+  offline: OfflineModels | undefined,
+): SessionProviders {
   const needOffline = (): OfflineModels => {
     if (!offline) throw new Error('a provider has no cloud key and the offline models are not loaded');
     return offline;
@@ -88,7 +97,9 @@ export function createProviders(settings: ProviderSettings, choice: ProviderChoi
     };
   } else {
     const models = needOffline();
-    const profile = choice.voice ? { pitchHz: choice.voice.profile.pitch_hz, wordsPerMinute: choice.voice.profile.words_per_minute } : null;
+    const profile = choice.voice
+      ? { pitchHz: choice.voice.profile.pitch_hz, wordsPerMinute: choice.voice.profile.words_per_minute }
+      : null;
     const voice = models.tts({ language: firstLanguage, profile });
     // Cut by clause, not agents' default sentences: the first words are heard sooner.
     textToSpeech = new tts.StreamAdapter(voice, new ReplyChunker());

@@ -89,7 +89,12 @@ export function cuesFromPhonemes(phonemes: Array<[string, number]>, sampleRate: 
     if (last && (viseme === undefined || (viseme === last.viseme && stress === 0))) {
       last.duration += stress + duration;
     } else {
-      cues.push({ viseme: viseme ?? 'rest', start: at, duration: stress + duration, ...(primary ? { stress: true } : {}) });
+      cues.push({
+        viseme: viseme ?? 'rest',
+        start: at,
+        duration: stress + duration,
+        ...(primary ? { stress: true } : {}),
+      });
     }
     at += stress + duration;
     stress = 0;
@@ -125,4 +130,4 @@ export function stressWithin(cues: readonly VisemeCue[], from: number, to: numbe
   return cues.some((cue) => cue.stress === true && cue.start >= from && cue.start < to);
 }
 
-export { cuesFromWords, visemesOfWord, type TimedWord } from './letters.ts';
+export { cuesFromWords, type TimedWord, visemesOfWord } from './letters.ts';

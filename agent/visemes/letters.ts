@@ -8,7 +8,20 @@ import type { Viseme, VisemeCue } from './types.ts';
 
 /** Two letters that make one sound, and its shape. */
 const DIGRAPHS: Record<string, Viseme> = {
-  sh: 'hush', ch: 'hush', zh: 'hush', sz: 'hush', cz: 'hush', rz: 'hush', dż: 'hush', dź: 'hush', th: 'teeth', ph: 'lip-teeth', oo: 'round', ou: 'round', qu: 'round', ee: 'spread',
+  sh: 'hush',
+  ch: 'hush',
+  zh: 'hush',
+  sz: 'hush',
+  cz: 'hush',
+  rz: 'hush',
+  dż: 'hush',
+  dź: 'hush',
+  th: 'teeth',
+  ph: 'lip-teeth',
+  oo: 'round',
+  ou: 'round',
+  qu: 'round',
+  ee: 'spread',
 };
 const LETTERS: Record<string, Viseme> = {};
 const GROUPS: Array<[Viseme, string]> = [

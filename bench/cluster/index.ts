@@ -4,49 +4,80 @@
 // burst's sessions are ended at once. Needs Postgres, S3 and Redis, which the bootstrap starts:
 //   npm run bench -- bench/cluster/index.ts [--concurrent 20] [--bursts 5]
 import { parseArgs } from 'node:util';
+import { openDatabase } from '../../src/db/index.ts';
+import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { startCluster } from '../../test/cluster/topology.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually } from '../../test/support/visitor.ts';
-import { freeAgentSlots } from '../../src/workers/admission.ts';
-import { openDatabase } from '../../src/db/index.ts';
 import { report } from '../support/index.ts';
 
-const { values } = parseArgs({ options: { concurrent: { type: 'string', default: '20' }, bursts: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { concurrent: { type: 'string', default: '20' }, bursts: { type: 'string', default: '5' } },
+});
 const CONCURRENT = Number(values.concurrent);
 const dirs: string[] = [];
 // One account fills every slot: admission's fair share (slots kept for other accounts) is off.
-const cluster = await startCluster(dirs, { agentMaxJobs: Math.ceil(CONCURRENT / 2), apiEnv: { SESSION_RESERVED_PERCENT: '0' } });
+const cluster = await startCluster(dirs, {
+  agentMaxJobs: Math.ceil(CONCURRENT / 2),
+  apiEnv: { SESSION_RESERVED_PERCENT: '0' },
+});
 const database = await openDatabase({ databaseUrl: cluster.databaseUrl });
 try {
-  console.log(`cpus=${navigator.hardwareConcurrency} bun=${Bun.version} api processes=2 workers=2 concurrent=${CONCURRENT} bursts=${values.bursts}`);
+  console.log(
+    `cpus=${navigator.hardwareConcurrency} bun=${Bun.version} api processes=2 workers=2 concurrent=${CONCURRENT} bursts=${values.bursts}`,
+  );
   const created = await fetch(`${cluster.apis[0]!.url}/internal/admin/accounts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${cluster.adminToken}`, 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'bench@example.com', credits: 10_000_000 }),
   });
   const authorization = `Bearer ${((await created.json()) as { api_key: string }).api_key}`;
-  const identity = (await (await fetch(`${cluster.apis[1]!.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+  const identity = (await (
+    await fetch(`${cluster.apis[1]!.url}/v1/identities`, {
+      method: 'POST',
+      headers: { authorization },
+      body: await identityForm({ language: 'en' }),
+    })
+  ).json()) as { identity_id: string };
   const lb = cluster.balancer.url;
 
   const latencies: number[] = [];
   let refused = 0;
   for (let burst = 0; burst < Number(values.bursts); burst++) {
     // Every slot free again (the previous burst's jobs gone), as the heartbeats say.
-    await eventually(async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= CONCURRENT, 120_000, 'free slots');
+    await eventually(
+      async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= CONCURRENT,
+      120_000,
+      'free slots',
+    );
     await Bun.sleep(3_000);
     const results = await Promise.all(
       Array.from({ length: CONCURRENT }, async () => {
         const t0 = performance.now();
-        const answer = await fetch(`${lb}/v1/sessions/start`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ identity_id: identity.identity_id }) });
+        const answer = await fetch(`${lb}/v1/sessions/start`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({ identity_id: identity.identity_id }),
+        });
         const ms = performance.now() - t0;
-        return { ms, status: answer.status, session: answer.status === 200 ? ((await answer.json()) as { room_name: string }) : undefined };
+        return {
+          ms,
+          status: answer.status,
+          session: answer.status === 200 ? ((await answer.json()) as { room_name: string }) : undefined,
+        };
       }),
     );
     for (const result of results) {
       if (result.status === 200) latencies.push(result.ms);
       else refused++;
     }
-    await Promise.all(results.filter((r) => r.session).map((r) => fetch(`${lb}/v1/sessions/${r.session!.room_name}/end`, { method: 'POST', headers: { authorization } })));
+    await Promise.all(
+      results
+        .filter((r) => r.session)
+        .map((r) =>
+          fetch(`${lb}/v1/sessions/${r.session!.room_name}/end`, { method: 'POST', headers: { authorization } }),
+        ),
+    );
   }
   report(`POST /v1/sessions/start, ${CONCURRENT} at once through 2 API processes`, latencies);
   console.log(`refused (503): ${refused} of ${CONCURRENT * Number(values.bursts)}`);

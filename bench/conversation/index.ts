@@ -14,12 +14,23 @@ import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../test/support/voice.ts';
-import { FAKE_LATENCY, report as reportMs, startBenchService, trailingSilenceMs, VAD_SILENCE_MS } from '../support/index.ts';
+import {
+  FAKE_LATENCY,
+  report as reportMs,
+  startBenchService,
+  trailingSilenceMs,
+  VAD_SILENCE_MS,
+} from '../support/index.ts';
 
-const { values } = parseArgs({ options: { providers: { type: 'string', default: 'fakes' }, turns: { type: 'string', default: '10' }, voice: { type: 'string', default: 'espeak' } } });
+const { values } = parseArgs({
+  options: {
+    providers: { type: 'string', default: 'fakes' },
+    turns: { type: 'string', default: '10' },
+    voice: { type: 'string', default: 'espeak' },
+  },
+});
 const turnSettings = loadProviders(process.env).turns;
 const useFakes = values.providers === 'fakes';
-
 
 const report = (label: string, samples: number[]) => reportMs(label, samples, { width: 52, digits: 0 });
 
@@ -33,17 +44,27 @@ if (fakes) {
   // Agent jobs are forked from this process: they inherit these.
   Object.assign(process.env, fakes.env);
 } else {
-  for (const name of ['DEEPGRAM_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ELEVENLABS_API_KEY']) delete process.env[name];
+  for (const name of ['DEEPGRAM_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ELEVENLABS_API_KEY'])
+    delete process.env[name];
 }
 
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
 const { service } = bench;
 try {
-  console.log(`providers=${values.providers} voice=${values.voice} cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turns=${JSON.stringify(turnSettings)}`);
+  console.log(
+    `providers=${values.providers} voice=${values.voice} cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turns=${JSON.stringify(turnSettings)}`,
+  );
   const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
   const authorization = `Bearer ${account.api_key}`;
   const identity = (await (
-    await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language: 'en', prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.' }) })
+    await fetch(`${service.url}/v1/identities`, {
+      method: 'POST',
+      headers: { authorization },
+      body: await identityForm({
+        language: 'en',
+        prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.',
+      }),
+    })
   ).json()) as { identity_id: string };
   const response = await fetch(`${service.url}/v1/sessions/start`, {
     method: 'POST',
@@ -53,12 +74,16 @@ try {
   const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
   const visitor = await joinAsVisitor(session, { audioOnly: true });
   const microphone = await Microphone.publish(visitor.room);
-  const ears = new Listener(await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'));
+  const ears = new Listener(
+    await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'),
+  );
   // The greeting first.
   const greeting = await eventually(() => ears.soundAfter(0), 60_000, 'the greeting');
   await eventually(() => ears.silenceAfter(greeting, 500), 60_000, 'the end of the greeting');
 
-  const question = await speech('What is the weather like in Paris today?', { voice: values.voice === 'piper' ? 'piper' : undefined });
+  const question = await speech('What is the weather like in Paris today?', {
+    voice: values.voice === 'piper' ? 'piper' : undefined,
+  });
   const voiceToVoice: number[] = [];
   const stages: Record<string, number[]> = {};
   const stage = (name: string, ms: number | undefined) => {
@@ -73,7 +98,10 @@ try {
     const replied = await eventually(() => ears.soundAfter(spoken.endedAt), 60_000, 'the reply');
     voiceToVoice.push(replied - voiceEnd);
     // Epoch times, to line up with the job's `turn metrics` log lines (BENCH_LOG_LEVEL=info).
-    if (process.env.BENCH_LOG_LEVEL === 'info') console.log(`turn ${turn}: voice ended at ${Math.round(epoch(voiceEnd))}, reply heard at ${Math.round(epoch(replied))}`);
+    if (process.env.BENCH_LOG_LEVEL === 'info')
+      console.log(
+        `turn ${turn}: voice ended at ${Math.round(epoch(voiceEnd))}, reply heard at ${Math.round(epoch(replied))}`,
+      );
     if (fakes) {
       // Where the time went, from what each fake saw (epoch ms, one clock on this machine).
       const chat = fakes.openai.chats.at(-1)!;
@@ -94,11 +122,18 @@ try {
     // delay after it, and the TTS's first audio. The LLM ran ahead (preemptive generation on
     // the transcript) and Deepgram's final arrives within the endpointing delay.
     const fixed = VAD_SILENCE_MS + turnSettings.minEndpointingDelayMs + FAKE_LATENCY.firstAudioMs;
-    console.log(`fixed: VAD silence ${VAD_SILENCE_MS} + endpointing ${turnSettings.minEndpointingDelayMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms`);
-    report('our overhead (voice-to-voice − fixed)', voiceToVoice.map((ms) => ms - fixed));
+    console.log(
+      `fixed: VAD silence ${VAD_SILENCE_MS} + endpointing ${turnSettings.minEndpointingDelayMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms`,
+    );
+    report(
+      'our overhead (voice-to-voice − fixed)',
+      voiceToVoice.map((ms) => ms - fixed),
+    );
   }
   // What was said, so a reader sees what the figures were measured on.
-  const transcript = (await (await fetch(`${service.url}/v1/sessions/${session.room_name}/transcript`, { headers: { authorization } })).json()) as {
+  const transcript = (await (
+    await fetch(`${service.url}/v1/sessions/${session.room_name}/transcript`, { headers: { authorization } })
+  ).json()) as {
     turns?: { role: string; text: string }[];
   };
   for (const turn of transcript.turns ?? []) console.log(`  ${turn.role}: ${turn.text}`);

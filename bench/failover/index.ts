@@ -6,13 +6,14 @@
 // the next round. Providers are the wire fakes; the LiveKit binary is the one `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/failover/index.ts [--kills 5]
-import { parseArgs } from 'node:util';
+
 import { rm } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
 import { eq } from 'drizzle-orm';
 import { sessions } from '../../src/sessions/schema.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
-import { startAgentProcess, type AgentProcess } from '../../test/support/agent-process.ts';
+import { type AgentProcess, startAgentProcess } from '../../test/support/agent-process.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
@@ -28,29 +29,49 @@ const dirs: string[] = [];
 const agents: AgentProcess[] = [];
 try {
   const { livekit } = service.services;
-  const spawnAgent = async () => agents.push(await startAgentProcess({ livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '2' } }));
+  const spawnAgent = async () =>
+    agents.push(await startAgentProcess({ livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '2' } }));
   await Promise.all([spawnAgent(), spawnAgent()]);
   console.log(`cpus=${navigator.hardwareConcurrency} bun=${Bun.version} kills=${values.kills}`);
   const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
   const authorization = `Bearer ${account.api_key}`;
-  const identity = (await (await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
-  const row = async (id: string) => (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
+  const identity = (await (
+    await fetch(`${service.url}/v1/identities`, {
+      method: 'POST',
+      headers: { authorization },
+      body: await identityForm({ language: 'en' }),
+    })
+  ).json()) as { identity_id: string };
+  const row = async (id: string) =>
+    (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
 
   const gaps: number[] = [];
   for (let round = 0; round < Number(values.kills); round++) {
-    const started = await fetch(`${service.url}/v1/sessions/start`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ identity_id: identity.identity_id }) });
+    const started = await fetch(`${service.url}/v1/sessions/start`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ identity_id: identity.identity_id }),
+    });
     if (started.status !== 200) throw new Error(`start answered ${started.status}: ${await started.text()}`);
     const session = (await started.json()) as { room_name: string; token: string; rtc_url: string };
     const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, { onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
     await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
-    const workerId = await eventually(async () => (await row(session.room_name)).agentWorkerId, 10_000, 'the worker running the session');
+    const workerId = await eventually(
+      async () => (await row(session.room_name)).agentWorkerId,
+      10_000,
+      'the worker running the session',
+    );
     const victim = agents.find((a) => a.workerId === workerId)!;
     victim.kill();
     const killedAt = performance.now();
     await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 30_000, 'the avatar back');
     gaps.push(videos[1]!.frames[0]!.at - killedAt);
-    console.log(`round ${round + 1}: SIGKILL → first avatar frame again ${Math.round(gaps.at(-1)!)} ms (visitor connected: ${visitor.room.isConnected})`);
+    console.log(
+      `round ${round + 1}: SIGKILL → first avatar frame again ${Math.round(gaps.at(-1)!)} ms (visitor connected: ${visitor.room.isConnected})`,
+    );
     for (const video of videos) video.close();
     await visitor.leave();
     await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });

@@ -9,7 +9,11 @@ import { portraitJpeg, wav } from '../../test/fixtures/index.ts';
 import { report as reportMs, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({
-  options: { creates: { type: 'string', default: '30' }, reads: { type: 'string', default: '500' }, identities: { type: 'string', default: '10000' } },
+  options: {
+    creates: { type: 'string', default: '30' },
+    reads: { type: 'string', default: '500' },
+    identities: { type: 'string', default: '10000' },
+  },
 });
 
 const report = (label: string, samples: number[]) => reportMs(label, samples, { width: 38 });
@@ -52,7 +56,8 @@ try {
   report('create (1920×1280 JPEG + 30 s WAV)', creates);
 
   const reads: number[] = [];
-  for (let i = 0; i < Number(values.reads); i++) reads.push(await timed(() => fetch(`${service.url}/v1/identities/${lastId}`, { headers })));
+  for (let i = 0; i < Number(values.reads); i++)
+    reads.push(await timed(() => fetch(`${service.url}/v1/identities/${lastId}`, { headers })));
   report('GET /v1/identities/{id}', reads);
 
   // Seed rows directly: 10,000 creates through the API would measure create again, slowly.
@@ -76,7 +81,8 @@ try {
   for (let i = 0; i < 20; i++) lists.push(await timed(() => fetch(`${service.url}/v1/identities`, { headers })));
   report(`GET /v1/identities (all ${total})`, lists);
   const pages: number[] = [];
-  for (let i = 0; i < 200; i++) pages.push(await timed(() => fetch(`${service.url}/v1/identities?limit=100`, { headers })));
+  for (let i = 0; i < 200; i++)
+    pages.push(await timed(() => fetch(`${service.url}/v1/identities?limit=100`, { headers })));
   report(`GET /v1/identities?limit=100 (of ${total})`, pages);
   const rss = process.memoryUsage().rss / 1024 / 1024;
   console.log(`rss=${rss.toFixed(0)} MiB`);

@@ -11,18 +11,19 @@
 // plane and the worker: a real client is elsewhere, so the capacity found is a floor. The LiveKit binary is the one `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/renderer/index.ts [--frames 500] [--joins 10] [--max-sessions 8] [--window 10]
-import { parseArgs } from 'node:util';
+
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TrackKind, VideoSource } from '@livekit/rtc-node';
+import { parseArgs } from 'node:util';
 import { initializeLogger } from '@livekit/agents';
-import { TalkingHeadRenderer } from '../../agent/pipelines/builtin/index.ts';
-import { AVATAR_FPS, avatarFrameSize, type AvatarShape, type DispatchIdentity } from '../../src/contract/index.ts';
+import { TrackKind, VideoSource } from '@livekit/rtc-node';
 import { eq } from 'drizzle-orm';
+import { TalkingHeadRenderer } from '../../agent/pipelines/builtin/index.ts';
+import { AVATAR_FPS, type AvatarShape, avatarFrameSize, type DispatchIdentity } from '../../src/contract/index.ts';
 import { identities } from '../../src/identities/schema.ts';
 import { dispatchAssets } from '../../src/sessions/dispatch.ts';
-import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
+import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { file, identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../../test/support/visitor.ts';
 import { Microphone, speech } from '../../test/support/voice.ts';
@@ -51,7 +52,10 @@ const TICKS_PER_SECOND = 100;
 
 const fakes = await startProviderFakes();
 // Long replies keep the lips busy; agent jobs are forked from this process and inherit these.
-fakes.openai.respond(() => 'Hello, I am Ada, your guide to Paris. The Louvre, the Orsay and the Rodin museum are all worth a visit, and the walk along the Seine between them is lovely in the evening.');
+fakes.openai.respond(
+  () =>
+    'Hello, I am Ada, your guide to Paris. The Louvre, the Orsay and the Rodin museum are all worth a visit, and the walk along the Seine between them is lovely in the evening.',
+);
 Object.assign(process.env, fakes.env);
 // The worker takes every session of the ramp (its default capacity is what this bench decides).
 process.env.AGENT_MAX_JOBS = String(MAX_SESSIONS + 2);
@@ -60,27 +64,42 @@ initializeLogger({ pretty: false, level: 'error' });
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
 const { service } = bench;
 try {
-  console.log(`cpus=${navigator.hardwareConcurrency} bun=${Bun.version} frames=${FRAMES} joins=${JOINS} max-sessions=${MAX_SESSIONS} window=${WINDOW_MS / 1000}s`);
+  console.log(
+    `cpus=${navigator.hardwareConcurrency} bun=${Bun.version} frames=${FRAMES} joins=${JOINS} max-sessions=${MAX_SESSIONS} window=${WINDOW_MS / 1000}s`,
+  );
   const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
   const authorization = `Bearer ${account.api_key}`;
-  const astronaut = file(readFileSync(join(import.meta.dir, '../../test/fixtures/astronaut.png')), 'astronaut.png', 'image/png');
-  const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ image: astronaut, language: 'en' }) });
+  const astronaut = file(
+    readFileSync(join(import.meta.dir, '../../test/fixtures/astronaut.png')),
+    'astronaut.png',
+    'image/png',
+  );
+  const created = await fetch(`${service.url}/v1/identities`, {
+    method: 'POST',
+    headers: { authorization },
+    body: await identityForm({ image: astronaut, language: 'en' }),
+  });
   if (created.status !== 200) throw new Error(`identity create answered ${created.status}: ${await created.text()}`);
   const identity = (await created.json()) as { identity_id: string };
 
   // 1. Per frame, in this process.
-  const [row] = await service.services.database.db.select({ training: identities.training }).from(identities).where(eq(identities.id, identity.identity_id));
+  const [row] = await service.services.database.db
+    .select({ training: identities.training })
+    .from(identities)
+    .where(eq(identities.id, identity.identity_id));
   const jobIdentity: DispatchIdentity = {
     identity_id: identity.identity_id,
     name: 'Ada',
     prompt: '',
     language: 'en',
     pipeline_id: 'builtin',
-    image_url: bench.service.services.assetLinks.url("unused"),
+    image_url: bench.service.services.assetLinks.url('unused'),
     audio_url: null,
     assets: dispatchAssets(row?.training, bench.service.services.assetLinks),
   };
-  const voice = await speech('Hello, I am Ada, your guide to Paris. Shall we start with the Louvre, or would you rather walk along the Seine first?');
+  const voice = await speech(
+    'Hello, I am Ada, your guide to Paris. Shall we start with the Louvre, or would you rather walk along the Seine first?',
+  );
   for (const shape of ['portrait', 'landscape'] as AvatarShape[]) await perFrame(jobIdentity, shape, voice);
 
   // 2. Join → first frame, one session at a time: a visitor joining the moment the start call
@@ -116,7 +135,11 @@ try {
       await Bun.sleep(3_000);
     }
     if (joins.length) {
-      console.log(delayMs ? `visitor joins ${delayMs} ms after the start call (the avatar streams):` : 'visitor joins as the start call answers:');
+      console.log(
+        delayMs
+          ? `visitor joins ${delayMs} ms after the start call (the avatar streams):`
+          : 'visitor joins as the start call answers:',
+      );
       report('  visitor join → first avatar frame', joins, { width: 44, digits: 0 });
       report('    join → connected', connects, { width: 44, digits: 0 });
       report('    join → video track subscribed', subscribes, { width: 44, digits: 0 });
@@ -127,7 +150,9 @@ try {
   // 3. The ramp.
   const running: { session: StartedSession; visitor: Visitor; microphone: Microphone }[] = [];
   let capacity = 0;
-  console.log('sessions  fps at the visitors (min / mean)  job CPU per session  all jobs  inference  LiveKit  this process');
+  console.log(
+    'sessions  fps at the visitors (min / mean)  job CPU per session  all jobs  inference  LiveKit  this process',
+  );
   try {
     for (let n = 1; n <= MAX_SESSIONS; n++) {
       const session = await startSession(authorization, identity.identity_id, 'phone');
@@ -158,8 +183,12 @@ try {
       console.log(
         `${String(n).padEnd(10)}${`${minFps.toFixed(1)} / ${meanFps.toFixed(1)}`.padEnd(34)}${`${((jobsCpu / n) * 100).toFixed(0)} %`.padEnd(21)}${`${(jobsCpu * 100).toFixed(0)} %`.padEnd(10)}${`${(inferenceCpu * 100).toFixed(0)} %`.padEnd(11)}${`${(livekitCpu * 100).toFixed(0)} %`.padEnd(9)}${(selfCpu * 100).toFixed(0)} %`,
       );
-      if (threadsBefore && threadsAfter) console.log(`          one session's job by thread: ${byThread(threadsBefore, threadsAfter, wallSeconds)}`);
-      if (selfThreadsBefore && selfThreadsAfter) console.log(`          this process (service, worker, one visitor) by thread: ${byThread(selfThreadsBefore, selfThreadsAfter, wallSeconds)}`);
+      if (threadsBefore && threadsAfter)
+        console.log(`          one session's job by thread: ${byThread(threadsBefore, threadsAfter, wallSeconds)}`);
+      if (selfThreadsBefore && selfThreadsAfter)
+        console.log(
+          `          this process (service, worker, one visitor) by thread: ${byThread(selfThreadsBefore, selfThreadsAfter, wallSeconds)}`,
+        );
       if (minFps >= MIN_FPS) capacity = n;
       else if (n > capacity + 1) break; // two levels below the mark: the machine is full
     }
@@ -189,7 +218,8 @@ async function perFrame(identity: DispatchIdentity, shape: AvatarShape, voice: I
     return { audio, speechSamples: start + SAMPLES_PER_FRAME <= voice.length ? SAMPLES_PER_FRAME : 0 };
   };
   // Warm-up (the JIT, the caches): steady-state figures only.
-  for (let i = 0; i < 50; i++) source.captureFrame(renderer.nextFrame({ ...slice(i), elapsedMs: (i * 1000) / AVATAR_FPS }));
+  for (let i = 0; i < 50; i++)
+    source.captureFrame(renderer.nextFrame({ ...slice(i), elapsedMs: (i * 1000) / AVATAR_FPS }));
   const renderOnly: number[] = [];
   const withHandOff: number[] = [];
   for (let i = 0; i < FRAMES; i++) {
@@ -217,12 +247,17 @@ async function framesDecoded(visitor: Visitor): Promise<number> {
   let decoded = 0;
   // LiveKit 1.13 may carry both directions on one peer connection, reported as the publisher's.
   for (const entry of [...stats.subscriberStats, ...stats.publisherStats]) {
-    if (entry.stats.case === 'inboundRtp' && entry.stats.value.stream?.kind === 'video') decoded += entry.stats.value.inbound?.framesDecoded ?? 0;
+    if (entry.stats.case === 'inboundRtp' && entry.stats.value.stream?.kind === 'video')
+      decoded += entry.stats.value.inbound?.framesDecoded ?? 0;
   }
   return decoded;
 }
 
-async function startSession(authorization: string, identityId: string, formFactor: 'phone' | 'desktop'): Promise<StartedSession> {
+async function startSession(
+  authorization: string,
+  identityId: string,
+  formFactor: 'phone' | 'desktop',
+): Promise<StartedSession> {
   const response = await fetch(`${service.url}/v1/sessions/start`, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json' },
@@ -252,7 +287,10 @@ function cpuSnapshot(): CpuSnapshot {
   const jobs = new Map<number, number>();
   const livekit = new Map<number, number>();
   const inference = new Map<number, number>();
-  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n').filter(Boolean);
+  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)])
+    .stdout.toString()
+    .split('\n')
+    .filter(Boolean);
   for (const line of children) {
     const pid = Number(line.split(' ')[0]);
     const ticks = processTicks(pid);
@@ -266,7 +304,9 @@ function cpuSnapshot(): CpuSnapshot {
 }
 
 function jobPids(): number[] {
-  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n');
+  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)])
+    .stdout.toString()
+    .split('\n');
   return children.filter((l) => l.includes('job_proc_lazy_main')).map((l) => Number(l.split(' ')[0]));
 }
 
@@ -300,7 +340,9 @@ function byThread(before: Map<string, number>, after: Map<string, number>, wallS
     byName.set(name, (byName.get(name) ?? 0) + ticks - (before.get(key) ?? 0));
   }
   const top = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 8);
-  return top.map(([name, ticks]) => `${name} ${((ticks / TICKS_PER_SECOND / wallSeconds) * 100).toFixed(1)} %`).join(', ');
+  return top
+    .map(([name, ticks]) => `${name} ${((ticks / TICKS_PER_SECOND / wallSeconds) * 100).toFixed(1)} %`)
+    .join(', ');
 }
 
 function processTicks(pid: number): number | undefined {
@@ -320,4 +362,3 @@ function cpuSeconds(before: Map<number, number>, after: Map<number, number>): nu
   for (const [pid, now] of after) ticks += now - (before.get(pid) ?? 0);
   return ticks / TICKS_PER_SECOND;
 }
-

@@ -12,27 +12,32 @@ import { AvatarSpeech } from '../../agent/avatar/index.ts';
 import { loadOfflineSpeech, OfflineTTS } from '../../agent/providers/offline/index.ts';
 import type { Viseme } from '../../agent/visemes/index.ts';
 import { loadProviders } from '../../src/config.ts';
-import { espeak } from '../../test/support/fakes/speech.ts';
 import { serveFace, talkingHead } from '../../test/pipelines/builtin/served-face.ts';
+import { espeak } from '../../test/support/fakes/speech.ts';
 import { report } from '../support/index.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' }, voice: { type: 'string', default: 'espeak' } } });
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '20' }, voice: { type: 'string', default: 'espeak' } },
+});
 const frames = Math.round(Number(values.seconds) * 25);
 const SLICE = 1920;
 const WARM_UP = 50;
 
 const face = await serveFace('astronaut');
-const TEXT = 'Hello! I am the avatar you are talking to. Ask me anything about space flight, and I will tell you what I know about it.';
+const TEXT =
+  'Hello! I am the avatar you are talking to. Ask me anything about space flight, and I will tell you what I know about it.';
 /** The speech in 40 ms slices, with the visemes the speech queue hands the renderer. */
 const slices: Array<{ audio: Int16Array; speechSamples: number; visemes?: Partial<Record<Viseme, number>> }> = [];
 if (values.voice === 'piper') {
   initializeLogger({ pretty: false, level: 'warn' });
   const server = await loadOfflineSpeech(loadProviders(process.env).modelsDir);
   const queue = new AvatarSpeech();
-  for await (const audio of new OfflineTTS(server, 'espeak-ng', { language: 'en', profile: null }).synthesize(TEXT)) await queue.captureFrame(audio.frame);
+  for await (const audio of new OfflineTTS(server, 'espeak-ng', { language: 'en', profile: null }).synthesize(TEXT))
+    await queue.captureFrame(audio.frame);
   queue.flush();
   await server.close();
-  for (let slice = queue.take(SLICE); slice.speechSamples > 0; slice = queue.take(SLICE)) slices.push({ audio: slice.samples, speechSamples: slice.speechSamples, visemes: slice.visemes });
+  for (let slice = queue.take(SLICE); slice.speechSamples > 0; slice = queue.take(SLICE))
+    slices.push({ audio: slice.samples, speechSamples: slice.speechSamples, visemes: slice.visemes });
 } else {
   const { samples: speech } = await espeak(TEXT, { sampleRate: 48_000 });
   for (let at = 0; at < speech.length; at += SLICE) {

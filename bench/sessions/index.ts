@@ -10,7 +10,7 @@
 import { cpus } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { Room, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { type RemoteTrack, Room, RoomEvent, TrackKind } from '@livekit/rtc-node';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
@@ -19,10 +19,14 @@ import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { report, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({
-  options: { starts: { type: 'string', default: '100' }, joins: { type: 'string', default: '15' }, bursts: { type: 'string', default: '5' }, providers: { type: 'string', default: 'offline' } },
+  options: {
+    starts: { type: 'string', default: '100' },
+    joins: { type: 'string', default: '15' },
+    bursts: { type: 'string', default: '5' },
+    providers: { type: 'string', default: 'offline' },
+  },
 });
 if (values.providers === 'fakes') Object.assign(process.env, (await startProviderFakes()).env);
-
 
 /** CPU time of every core so far: busy and total (os.cpus' counters, milliseconds). */
 function machineBusy(): { busy: number; total: number } {
@@ -49,16 +53,29 @@ function busyShare(before: { busy: number; total: number }, after: { busy: numbe
 }
 
 // Bursts back to back start more sessions a minute than an account may by default (0: no limit).
-const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0', LIMIT_SESSION_STARTS_PER_MINUTE: '0' } });
+const bench = await startBenchService({
+  agent: true,
+  env: { CREDITS_ONBOARDING: '0', LIMIT_SESSION_STARTS_PER_MINUTE: '0' },
+});
 const { service } = bench;
 try {
   console.log(`engine=${service.services.database.engine} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`);
   const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
   const headers = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
-  const identity = (await (await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization: headers.authorization }, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+  const identity = (await (
+    await fetch(`${service.url}/v1/identities`, {
+      method: 'POST',
+      headers: { authorization: headers.authorization },
+      body: await identityForm({ language: 'en' }),
+    })
+  ).json()) as { identity_id: string };
   const start = async (body: unknown) => {
     const t0 = performance.now();
-    const response = await fetch(`${service.url}/v1/sessions/start`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const response = await fetch(`${service.url}/v1/sessions/start`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
     const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
     if (response.status !== 200) throw new Error(`start answered ${response.status}`);
     return { ms: performance.now() - t0, session };
@@ -119,7 +136,13 @@ try {
   const burst: number[] = [];
   for (let round = 0; round < Number(values.bursts); round++) {
     await eventually(() => worker.warmProcesses() >= worker.capacity, 120_000, 'warm job processes');
-    await eventually(async () => (await freeAgentSlots(service.services.database.db, bench.config.livekit.agentName, 60)).free >= worker.capacity, 60_000, 'free slots');
+    await eventually(
+      async () =>
+        (await freeAgentSlots(service.services.database.db, bench.config.livekit.agentName, 60)).free >=
+        worker.capacity,
+      60_000,
+      'free slots',
+    );
     // LiveKit hears a worker's load every 2.5 s: a burst right after the last one ended
     // would find the worker still full there, and its dispatches are sent again 2 s later.
     await Bun.sleep(3_000);
@@ -136,11 +159,12 @@ try {
     const busy = busyShare(busyBefore, machineBusy());
     burst.push(...visits.map((v) => v.ms));
     const phases = visits.map((v) => v.phases.map(Math.round).join('+')).join(', ');
-    console.log(`  burst ${round + 1}: ${visits.map((v) => Math.round(v.ms)).join(', ')} ms (start + track + first frame: ${phases}); CPU ${Math.round(busy * 100)} % busy, this process's longest stall ${Math.round(stalls.max / 1e6)} ms`);
+    console.log(
+      `  burst ${round + 1}: ${visits.map((v) => Math.round(v.ms)).join(', ')} ms (start + track + first frame: ${phases}); CPU ${Math.round(busy * 100)} % busy, this process's longest stall ${Math.round(stalls.max / 1e6)} ms`,
+    );
     await Promise.all(visits.map((v) => v.leave()));
   }
   report(`burst of ${worker.capacity}: start call → first avatar frame`, burst);
-
 } finally {
   await bench.stop();
 }

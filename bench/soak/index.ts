@@ -18,7 +18,12 @@ import { collectOutput } from '../../test/support/processes.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 
 const { values } = parseArgs({
-  options: { minutes: { type: 'string', default: '30' }, every: { type: 'string', default: '60' }, 'burst-every': { type: 'string', default: '25' }, burst: { type: 'string', default: '12' } },
+  options: {
+    minutes: { type: 'string', default: '30' },
+    every: { type: 'string', default: '60' },
+    'burst-every': { type: 'string', default: '25' },
+    burst: { type: 'string', default: '12' },
+  },
 });
 const fakes = await startProviderFakes();
 
@@ -50,13 +55,24 @@ async function sample(servicePid: number): Promise<ProcessSample[]> {
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
     if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== servicePid) continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    const what = cmdline.includes('job_proc') ? 'job' : cmdline.includes('inference_proc') ? 'inference' : cmdline.includes('livekit-server') ? 'livekit' : 'child';
+    const what = cmdline.includes('job_proc')
+      ? 'job'
+      : cmdline.includes('inference_proc')
+        ? 'inference'
+        : cmdline.includes('livekit-server')
+          ? 'livekit'
+          : 'child';
     found.push(await of(Number(entry), what));
   }
   return found.filter((s): s is ProcessSample => s !== undefined);
 }
 
-function print(label: string, samples: ProcessSample[], counts: { sessions: number; burst: number; identities: number }, printed: string) {
+function print(
+  label: string,
+  samples: ProcessSample[],
+  counts: { sessions: number; burst: number; identities: number },
+  printed: string,
+) {
   const by = (what: string) => samples.filter((s) => s.what === what);
   const line = (what: string) => {
     const list = by(what);
@@ -94,16 +110,35 @@ try {
   const stdout = collectOutput(child.stdout);
   const stderr = collectOutput(child.stderr);
   const printed = () => stdout.text() + stderr.text();
-  await eventually(async () => (await fetch(`${serviceUrl}/readyz`).catch(() => undefined))?.status === 200, 120_000, 'ready');
+  await eventually(
+    async () => (await fetch(`${serviceUrl}/readyz`).catch(() => undefined))?.status === 200,
+    120_000,
+    'ready',
+  );
   const adminToken = (await Bun.file(join(dataDir, 'admin-token')).text()).trim();
   const account = (await (
-    await fetch(`${serviceUrl}/internal/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'soak@example.com', credits: 100_000_000 }) })
+    await fetch(`${serviceUrl}/internal/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'soak@example.com', credits: 100_000_000 }),
+    })
   ).json()) as { api_key: string };
   const auth = { authorization: `Bearer ${account.api_key}` };
   const json = { ...auth, 'content-type': 'application/json' };
-  const start = () => fetch(`${serviceUrl}/v1/sessions/start`, { method: 'POST', headers: json, body: JSON.stringify({ identity_id: identity.identity_id }) });
+  const start = () =>
+    fetch(`${serviceUrl}/v1/sessions/start`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ identity_id: identity.identity_id }),
+    });
   const end = (room: string) => fetch(`${serviceUrl}/v1/sessions/${room}/end`, { method: 'POST', headers: auth });
-  const identity = (await (await fetch(`${serviceUrl}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+  const identity = (await (
+    await fetch(`${serviceUrl}/v1/identities`, {
+      method: 'POST',
+      headers: auth,
+      body: await identityForm({ language: 'en' }),
+    })
+  ).json()) as { identity_id: string };
   const counts = { sessions: 0, burst: 0, identities: 0 };
   const began = performance.now();
   const until = began + Number(values.minutes) * 60_000;
@@ -128,14 +163,22 @@ try {
     counts.sessions++;
     // Every third session: an identity created and deleted.
     if (counts.sessions % 3 === 0) {
-      const made = (await (await fetch(`${serviceUrl}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+      const made = (await (
+        await fetch(`${serviceUrl}/v1/identities`, {
+          method: 'POST',
+          headers: auth,
+          body: await identityForm({ language: 'en' }),
+        })
+      ).json()) as { identity_id: string };
       await fetch(`${serviceUrl}/v1/identities/${made.identity_id}`, { method: 'DELETE', headers: auth });
       counts.identities++;
     }
     // A burst of starts nobody joins, all at once, ended a second later (what a fuzzer does).
     if (counts.sessions % Number(values['burst-every']) === 0) {
       const burst = await Promise.all(Array.from({ length: Number(values.burst) }, start));
-      const rooms = await Promise.all(burst.filter((r) => r.status === 200).map(async (r) => ((await r.json()) as { room_name: string }).room_name));
+      const rooms = await Promise.all(
+        burst.filter((r) => r.status === 200).map(async (r) => ((await r.json()) as { room_name: string }).room_name),
+      );
       await Bun.sleep(1_000);
       await Promise.all(rooms.map(end));
       counts.burst += rooms.length;

@@ -3,10 +3,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgentWorker, type AgentLogLevel, type AgentWorker } from '../../agent/worker.ts';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { type AgentLogLevel, type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
 import { configureLogging } from '../../src/logging/index.ts';
-import { startService, type RunningService } from '../../src/server.ts';
+import { type RunningService, startService } from '../../src/server.ts';
 
 export interface BenchService {
   service: RunningService;
@@ -16,7 +16,13 @@ export interface BenchService {
 }
 
 /** The service on loopback with embedded defaults (PGlite, local assets, local LiveKit), plus `env`. */
-export async function startBenchService({ agent = false, env = {} }: { agent?: boolean; env?: Record<string, string> } = {}): Promise<BenchService> {
+export async function startBenchService({
+  agent = false,
+  env = {},
+}: {
+  agent?: boolean;
+  env?: Record<string, string>;
+} = {}): Promise<BenchService> {
   const dataDir = await mkdtemp(join(tmpdir(), 'likeness-bench-'));
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
   const port = probe.port!;
@@ -24,12 +30,28 @@ export async function startBenchService({ agent = false, env = {} }: { agent?: b
   // The service and the worker log at the bench's level (warn): an access line per request drowned its figures.
   const logLevel = (process.env.BENCH_LOG_LEVEL ?? 'warn') as AgentLogLevel;
   // One account fills the worker: admission's fair share (a slot kept for other accounts) is off.
-  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), SESSION_ADMISSION: agent ? 'workers' : 'off', SESSION_RESERVED_PERCENT: '0', LOG_LEVEL: logLevel, ...env });
+  const config = loadConfig({
+    ...process.env,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    SESSION_ADMISSION: agent ? 'workers' : 'off',
+    SESSION_RESERVED_PERCENT: '0',
+    LOG_LEVEL: logLevel,
+    ...env,
+  });
   configureLogging(config.log);
   const service = await startService(config);
   const { livekit } = service.services;
   const worker = agent
-    ? await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: config.livekit.agentName, controlPlaneUrl: service.url, logLevel })
+    ? await startAgentWorker({
+        wsURL: livekit.url,
+        apiKey: livekit.apiKey,
+        apiSecret: livekit.apiSecret,
+        agentName: config.livekit.agentName,
+        controlPlaneUrl: service.url,
+        logLevel,
+      })
     : undefined;
   return {
     service,

@@ -28,7 +28,11 @@ export async function clientTypesFor(document: object): Promise<string> {
 /** The document as a service with embedded defaults serves it (no provider keys, no LiveKit needed). */
 export async function currentDocument(): Promise<object> {
   const dataDir = await mkdtemp(join(tmpdir(), 'likeness-client-'));
-  const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, LIKENESS_MODELS_DIR: process.env.LIKENESS_MODELS_DIR };
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LIKENESS_MODELS_DIR: process.env.LIKENESS_MODELS_DIR,
+  };
   const config = loadConfig({
     ...env,
     HOST: '127.0.0.1',

@@ -10,6 +10,14 @@ export type { components, operations, paths };
 export type LikenessClient = Client<paths>;
 
 /** Sends `Authorization: Bearer <apiKey>` with every request; keep the key on your server. */
-export function likenessClient({ baseUrl, apiKey, fetch }: { baseUrl: string; apiKey: string; fetch?: typeof globalThis.fetch }): LikenessClient {
+export function likenessClient({
+  baseUrl,
+  apiKey,
+  fetch,
+}: {
+  baseUrl: string;
+  apiKey: string;
+  fetch?: typeof globalThis.fetch;
+}): LikenessClient {
   return createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${apiKey}` }, fetch });
 }

@@ -15,7 +15,11 @@ const pipeline: AvatarServicePipeline = {
   async start(request) {
     const base = process.env.AVATAR_SERVICE_URL;
     if (!base) throw new Error('AVATAR_SERVICE_URL is not set');
-    const response = await fetch(`${base}/sessions`, { method: 'POST', body: JSON.stringify(request), headers: { 'content-type': 'application/json' } });
+    const response = await fetch(`${base}/sessions`, {
+      method: 'POST',
+      body: JSON.stringify(request),
+      headers: { 'content-type': 'application/json' },
+    });
     if (!response.ok) throw new Error(`the avatar service answered ${response.status}`);
     const { session_id } = (await response.json()) as { session_id: string };
     return {

@@ -8,9 +8,12 @@
 // `drawFrame` is. It keeps what it received, for tests and for looking at.
 //   bun examples/avatar-service/service.ts [--port 9000]
 // then point the pipeline at it: AVATAR_SERVICE_URL=http://<host>:9000 (agent-pipeline.ts).
+
+import { parseArgs } from 'node:util';
 import {
   AudioFrame,
   AudioSource,
+  type ByteStreamReader,
   LocalAudioTrack,
   LocalVideoTrack,
   Room,
@@ -19,9 +22,7 @@ import {
   VideoBufferType,
   VideoFrame,
   VideoSource,
-  type ByteStreamReader,
 } from '@livekit/rtc-node';
-import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import type { AvatarServiceRequest } from '../../agent/pipelines/index.ts';
 
@@ -54,7 +55,13 @@ export interface AvatarService {
   stop(): Promise<void>;
 }
 
-export function startAvatarService({ port = 0, hostname = '127.0.0.1' }: { port?: number; hostname?: string } = {}): AvatarService {
+export function startAvatarService({
+  port = 0,
+  hostname = '127.0.0.1',
+}: {
+  port?: number;
+  hostname?: string;
+} = {}): AvatarService {
   const sessions: ServiceSession[] = [];
   const running = new Map<string, () => Promise<void>>();
 
@@ -133,11 +140,12 @@ function rms(samples: Int16Array): number {
   return Math.sqrt(sum / samples.length);
 }
 
-
 /** Joins the session's room as its avatar and speaks the protocol until `close()`. */
-export async function joinAsAvatar(request: AvatarServiceRequest): Promise<ServiceSession & { close(): Promise<void> }> {
-const RATE = request.sampleRate;
-const TICK_SAMPLES = RATE / 100; // 10 ms
+export async function joinAsAvatar(
+  request: AvatarServiceRequest,
+): Promise<ServiceSession & { close(): Promise<void> }> {
+  const RATE = request.sampleRate;
+  const TICK_SAMPLES = RATE / 100; // 10 ms
   const room = new Room();
   await room.connect(request.livekitUrl, request.token, { autoSubscribe: false, dynacast: false });
   const session: ServiceSession = { id: crypto.randomUUID(), request, room, segments: [], clears: [], closed: false };
@@ -145,8 +153,14 @@ const TICK_SAMPLES = RATE / 100; // 10 ms
   const audio = new AudioSource(RATE, 1, 100);
   const video = new VideoSource(WIDTH, HEIGHT);
   const participant = room.localParticipant!;
-  await participant.publishTrack(LocalVideoTrack.createVideoTrack('service_video', video), new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA }));
-  await participant.publishTrack(LocalAudioTrack.createAudioTrack('service_audio', audio), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+  await participant.publishTrack(
+    LocalVideoTrack.createVideoTrack('service_video', video),
+    new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA }),
+  );
+  await participant.publishTrack(
+    LocalAudioTrack.createAudioTrack('service_audio', audio),
+    new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
+  );
 
   const finish = (segment: ReceivedSegment, interrupted: boolean) => {
     if (segment.finished) return;
@@ -161,7 +175,14 @@ const TICK_SAMPLES = RATE / 100; // 10 ms
   };
 
   room.registerByteStreamHandler('lk.audio_stream', (reader: ByteStreamReader, from) => {
-    const segment: ReceivedSegment = { streamId: reader.info.streamId, attributes: reader.info.attributes ?? {}, from: from.identity, samples: [], ended: false, played: 0 };
+    const segment: ReceivedSegment = {
+      streamId: reader.info.streamId,
+      attributes: reader.info.attributes ?? {},
+      from: from.identity,
+      samples: [],
+      ended: false,
+      played: 0,
+    };
     session.segments.push(segment);
     void (async () => {
       let odd: number | undefined;
@@ -229,7 +250,9 @@ const TICK_SAMPLES = RATE / 100; // 10 ms
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { port: { type: 'string', default: '9000' }, host: { type: 'string', default: '0.0.0.0' } } });
+  const { values } = parseArgs({
+    options: { port: { type: 'string', default: '9000' }, host: { type: 'string', default: '0.0.0.0' } },
+  });
   const service = startAvatarService({ port: Number(values.port), hostname: values.host });
   console.log(`avatar service listening on ${service.url}`);
 }

@@ -6,4 +6,7 @@ import { AVATAR_SERVICE_DOWN_PIPELINE, AVATAR_SERVICE_PIPELINE } from './agent-p
 
 const DESCRIPTION = 'Example avatar service (examples/avatar-service) joining the room as its own participant.';
 
-export default [photoOnly(AVATAR_SERVICE_PIPELINE, DESCRIPTION, 'example'), photoOnly(AVATAR_SERVICE_DOWN_PIPELINE, DESCRIPTION, 'example')];
+export default [
+  photoOnly(AVATAR_SERVICE_PIPELINE, DESCRIPTION, 'example'),
+  photoOnly(AVATAR_SERVICE_DOWN_PIPELINE, DESCRIPTION, 'example'),
+];

@@ -2,7 +2,7 @@
 // (?url=<rtc_url>&token=<token>[&visual_awareness=true]), talk with the microphone, watch and
 // hear only the avatar, and read the live transcript. Your server starts the session with
 // POST /v1/sessions/start (the API key never reaches the browser) and hands these values over.
-import { ConnectionState, Room, RoomEvent, Track, type RemoteTrack } from 'livekit-client';
+import { ConnectionState, type RemoteTrack, Room, RoomEvent, Track } from 'livekit-client';
 // The names a session's room carries (track names, data topics): Likeness's own, bundled in.
 import * as wire from '../../src/contract/wire-names.ts';
 import './main.css';
@@ -72,11 +72,18 @@ room.registerTextStreamHandler(wire.TRANSCRIPTION_TOPIC, async (reader, sender) 
   const attributes = reader.info.attributes ?? {};
   const id = attributes[wire.TRANSCRIPTION_SEGMENT_ID] ?? reader.info.id;
   const fromVisitor =
-    sender.identity === room.localParticipant.identity || room.localParticipant.trackPublications.has(attributes[wire.TRANSCRIBED_TRACK_ID] ?? '');
+    sender.identity === room.localParticipant.identity ||
+    room.localParticipant.trackPublications.has(attributes[wire.TRANSCRIBED_TRACK_ID] ?? '');
   let line = lines.get(id);
   if (!line) {
     line = document.createElement('li');
-    line.append(Object.assign(document.createElement('span'), { className: 'speaker', textContent: fromVisitor ? 'You: ' : 'Avatar: ' }), document.createElement('span'));
+    line.append(
+      Object.assign(document.createElement('span'), {
+        className: 'speaker',
+        textContent: fromVisitor ? 'You: ' : 'Avatar: ',
+      }),
+      document.createElement('span'),
+    );
     lines.set(id, line);
     transcript.append(line);
   }
@@ -94,11 +101,17 @@ room.registerTextStreamHandler(wire.TRANSCRIPTION_TOPIC, async (reader, sender) 
 
 // The camera toggle exists only when the session was started with visual awareness.
 if (params.get('visual_awareness') === 'true') {
-  const camera = Object.assign(document.createElement('button'), { type: 'button', id: 'camera-toggle', textContent: 'Turn camera on' });
+  const camera = Object.assign(document.createElement('button'), {
+    type: 'button',
+    id: 'camera-toggle',
+    textContent: 'Turn camera on',
+  });
   camera.setAttribute('aria-pressed', 'false');
   camera.addEventListener('click', async () => {
     const on = !room.localParticipant.isCameraEnabled;
-    await room.localParticipant.setCameraEnabled(on).catch((error: Error) => (notice.textContent = `Camera: ${error.message}`));
+    await room.localParticipant
+      .setCameraEnabled(on)
+      .catch((error: Error) => (notice.textContent = `Camera: ${error.message}`));
     camera.setAttribute('aria-pressed', String(room.localParticipant.isCameraEnabled));
     camera.textContent = room.localParticipant.isCameraEnabled ? 'Turn camera off' : 'Turn camera on';
   });
@@ -135,7 +148,9 @@ async function join(): Promise<void> {
   }
   enableAudio.hidden = room.canPlaybackAudio;
   // Without a microphone the visitor can still watch and listen.
-  await room.localParticipant.setMicrophoneEnabled(true).catch((error: Error) => (notice.textContent = `Microphone: ${error.message}`));
+  await room.localParticipant
+    .setMicrophoneEnabled(true)
+    .catch((error: Error) => (notice.textContent = `Microphone: ${error.message}`));
 }
 
 void join();

@@ -1,9 +1,9 @@
 // Accounts own everything: identities, sessions, keys and the credit balance.
 import { eq } from 'drizzle-orm';
-import type { Database, Queryable } from '../db/index.ts';
-import { newId } from '../db/ids.ts';
 import { issueApiKey } from '../auth/api-keys.ts';
 import { CreditLedger } from '../credits/index.ts';
+import { newId } from '../db/ids.ts';
+import type { Database, Queryable } from '../db/index.ts';
 import { accounts } from './schema.ts';
 
 export interface CreatedAccount {
@@ -37,7 +37,12 @@ export async function createAccount(
     await tx.insert(accounts).values({ id, email });
     const key = await issueApiKey(tx, id, input.keyName ?? 'default');
     if (input.credits && input.credits > 0) {
-      await new CreditLedger(db).credit(tx, { accountId: id, amount: input.credits, kind: 'grant', reference: `starter:${id}` });
+      await new CreditLedger(db).credit(tx, {
+        accountId: id,
+        amount: input.credits,
+        kind: 'grant',
+        reference: `starter:${id}`,
+      });
     }
     await alongside?.(tx, id);
     return { account_id: id, api_key: key.api_key, key_id: key.key_id };

@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Elysia, t } from 'elysia';
 import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
 import { ApiError } from '../http/errors.ts';
-import { OperatorError, type Operations } from './operations.ts';
+import { type Operations, OperatorError } from './operations.ts';
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -28,7 +28,11 @@ function checkAdminToken(request: Request, adminToken: string): void {
 
 /** The admin API's callers, checked before a body is read (src/auth/internal-doors.ts); its bodies are a few fields. */
 export function adminDoor(adminToken: string): InternalDoor {
-  return { matches: (path) => path.startsWith('/internal/admin/'), maxBodyBytes: 64 * 1024, admit: async (request) => checkAdminToken(request, adminToken) };
+  return {
+    matches: (path) => path.startsWith('/internal/admin/'),
+    maxBodyBytes: 64 * 1024,
+    admit: async (request) => checkAdminToken(request, adminToken),
+  };
 }
 
 export function adminRoutes(operations: Operations, adminToken: string) {
@@ -53,7 +57,11 @@ export function adminRoutes(operations: Operations, adminToken: string) {
       body: t.Object({ account_id: t.String(), password: t.String() }),
     })
     .post('/limits', ({ body }) => run(() => operations.setLimits(body)), {
-      body: t.Object({ account_id: t.String(), limits: t.Record(t.String(), t.Integer()), reset: t.Optional(t.Boolean()) }),
+      body: t.Object({
+        account_id: t.String(),
+        limits: t.Record(t.String(), t.Integer()),
+        reset: t.Optional(t.Boolean()),
+      }),
     })
     .get('/limits', ({ query }) => run(() => operations.showLimits(query)), { query: AccountRef });
 }

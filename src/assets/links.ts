@@ -19,7 +19,9 @@ export class AssetLinks {
     readonly ttlSeconds: number,
     private readonly now: () => number = Date.now,
   ) {
-    this.#secret = Buffer.isBuffer(secret) ? secret : createHmac('sha256', secret).update('likeness asset links v1').digest();
+    this.#secret = Buffer.isBuffer(secret)
+      ? secret
+      : createHmac('sha256', secret).update('likeness asset links v1').digest();
   }
 
   /** The same links on another base (the one a client reached the service at: src/http/client-addresses.ts). */

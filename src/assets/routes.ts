@@ -3,7 +3,7 @@
 // about what exists.
 import { Elysia } from 'elysia';
 import { ApiError } from '../http/errors.ts';
-import { assertSafeKey, contentTypeOf, type AssetStore } from './index.ts';
+import { type AssetStore, assertSafeKey, contentTypeOf } from './index.ts';
 import type { AssetLinks } from './links.ts';
 
 export function assetRoutes(store: AssetStore, links: AssetLinks) {

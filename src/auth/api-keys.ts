@@ -1,9 +1,9 @@
 // API keys: `lk_` + 43 base62 characters (256 random bits). Only a SHA-256 of the key is
 // stored: the key has full entropy, so a slow password hash would add latency and no safety.
 import { and, desc, eq, isNull } from 'drizzle-orm';
-import type { Queryable } from '../db/index.ts';
-import { newId, randomBase62 } from '../db/ids.ts';
 import { apiKeys } from '../accounts/schema.ts';
+import { newId, randomBase62 } from '../db/ids.ts';
+import type { Queryable } from '../db/index.ts';
 
 export const API_KEY_PATTERN = /^lk_[0-9A-Za-z]{43}$/;
 
@@ -19,7 +19,9 @@ export interface IssuedKey {
 export async function issueApiKey(q: Queryable, accountId: string, name?: string): Promise<IssuedKey> {
   const apiKey = `lk_${randomBase62(43)}`;
   const id = newId('key');
-  await q.insert(apiKeys).values({ id, accountId, name: name ?? null, keyHash: hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 7) });
+  await q
+    .insert(apiKeys)
+    .values({ id, accountId, name: name ?? null, keyHash: hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 7) });
   return { key_id: id, api_key: apiKey };
 }
 
@@ -49,7 +51,12 @@ function keySummary(r: typeof apiKeys.$inferSelect): KeySummary {
 }
 
 /** Rename a key of the account (revoked ones too); undefined when there is no such key. */
-export async function renameApiKey(q: Queryable, accountId: string, keyId: string, name: string): Promise<KeySummary | undefined> {
+export async function renameApiKey(
+  q: Queryable,
+  accountId: string,
+  keyId: string,
+  name: string,
+): Promise<KeySummary | undefined> {
   const [row] = await q
     .update(apiKeys)
     .set({ name })
@@ -72,7 +79,10 @@ export async function revokeApiKey(q: Queryable, accountId: string, keyId: strin
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** The account a live key belongs to, or undefined for an unknown or revoked key. */
-export async function accountForKey(q: Queryable, key: string): Promise<{ accountId: string; keyId: string } | undefined> {
+export async function accountForKey(
+  q: Queryable,
+  key: string,
+): Promise<{ accountId: string; keyId: string } | undefined> {
   if (!API_KEY_PATTERN.test(key)) return undefined;
   const [row] = await q
     .select({ accountId: apiKeys.accountId, keyId: apiKeys.id, lastUsedAt: apiKeys.lastUsedAt })

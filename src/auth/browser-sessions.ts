@@ -3,8 +3,8 @@
 // SameSite=Strict, so another site's form cannot carry it; the header is the second lock.
 import { timingSafeEqual } from 'node:crypto';
 import { and, eq, gt, lt } from 'drizzle-orm';
-import type { Database } from '../db/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
+import type { Database } from '../db/index.ts';
 import { consoleSessions } from './schema.ts';
 
 export const CONSOLE_COOKIE = 'likeness_console';
@@ -22,11 +22,22 @@ function hashToken(token: string): string {
 }
 
 /** Opens a session for the account; the token goes into the cookie and nowhere else. */
-export async function openBrowserSession(db: Database, accountId: string, hours: number): Promise<BrowserSession & { token: string }> {
+export async function openBrowserSession(
+  db: Database,
+  accountId: string,
+  hours: number,
+): Promise<BrowserSession & { token: string }> {
   const token = randomBase62(43);
-  const session = { sessionId: newId('cs'), accountId, csrfToken: randomBase62(32), expiresAt: new Date(Date.now() + hours * 3_600_000) };
+  const session = {
+    sessionId: newId('cs'),
+    accountId,
+    csrfToken: randomBase62(32),
+    expiresAt: new Date(Date.now() + hours * 3_600_000),
+  };
   // Expired sessions of this account go as a new one opens: the table stays small without a sweeper.
-  await db.delete(consoleSessions).where(and(eq(consoleSessions.accountId, accountId), lt(consoleSessions.expiresAt, new Date())));
+  await db
+    .delete(consoleSessions)
+    .where(and(eq(consoleSessions.accountId, accountId), lt(consoleSessions.expiresAt, new Date())));
   await db.insert(consoleSessions).values({
     id: session.sessionId,
     accountId,
@@ -69,12 +80,19 @@ export function cookieToken(request: Request): string | undefined {
  */
 function secureCookie(request: Request): boolean {
   const url = new URL(request.url);
-  if (url.protocol === 'https:' || request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https') return true;
+  if (url.protocol === 'https:' || request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https')
+    return true;
   return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
 }
 
 export function sessionCookie(request: Request, token: string, expiresAt: Date): string {
-  const attributes = [`${CONSOLE_COOKIE}=${token}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Expires=${expiresAt.toUTCString()}`];
+  const attributes = [
+    `${CONSOLE_COOKIE}=${token}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Strict',
+    `Expires=${expiresAt.toUTCString()}`,
+  ];
   if (secureCookie(request)) attributes.push('Secure');
   return attributes.join('; ');
 }

@@ -2,10 +2,10 @@
 // `X-API-Key: <key>`. /console/api: the console's sign-in cookie, plus the CSRF header on
 // every change. Either way the caller is an account; every query downstream is scoped by it.
 import { Elysia } from 'elysia';
-import { CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession, type BrowserSession } from './browser-sessions.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { accountForKey } from './api-keys.ts';
+import { type BrowserSession, CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession } from './browser-sessions.ts';
 import { admitInternal, type InternalDoor } from './internal-doors.ts';
 
 export interface Caller {
@@ -55,7 +55,8 @@ async function consoleCaller(db: Database, request: Request): Promise<Caller> {
   return { accountId: session.accountId, browserSession: session };
 }
 
-const callerFor = (db: Database, audience: Audience, request: Request) => (audience.kind === 'console' ? consoleCaller(db, request) : apiKeyCaller(db, request));
+const callerFor = (db: Database, audience: Audience, request: Request) =>
+  audience.kind === 'console' ? consoleCaller(db, request) : apiKeyCaller(db, request);
 
 /** Callers found before their request's body was read (credentialsBeforeBodies), for the routes' own check, and for the access log. */
 const knownCallers = new WeakMap<Request, Caller>();
@@ -67,11 +68,14 @@ export function accountOf(request: Request): string | undefined {
 
 export function authentication(db: Database, audience: Audience = PUBLIC_API) {
   // The seed keeps Elysia from deduplicating the two doors into one.
-  return new Elysia({ name: 'likeness/auth', seed: audience.kind }).derive({ as: 'scoped' }, async ({ request }): Promise<{ caller: Caller }> => {
-    const caller = knownCallers.get(request) ?? (await callerFor(db, audience, request));
-    knownCallers.set(request, caller);
-    return { caller };
-  });
+  return new Elysia({ name: 'likeness/auth', seed: audience.kind }).derive(
+    { as: 'scoped' },
+    async ({ request }): Promise<{ caller: Caller }> => {
+      const caller = knownCallers.get(request) ?? (await callerFor(db, audience, request));
+      knownCallers.set(request, caller);
+      return { caller };
+    },
+  );
 }
 
 /** Whether a request carries a body (a length above 0, or a chunked one). */
@@ -94,7 +98,11 @@ export function credentialsBeforeBodies(db: Database, open: readonly string[], i
     const path = new URL(request.url).pathname;
     if (path.startsWith('/internal/')) return admitInternal(internal, request, path);
     if (open.includes(path)) return boundOpenBody(request);
-    const audience = path.startsWith(`${PUBLIC_API.prefix}/`) ? PUBLIC_API : path.startsWith(`${CONSOLE_API.prefix}/`) ? CONSOLE_API : undefined;
+    const audience = path.startsWith(`${PUBLIC_API.prefix}/`)
+      ? PUBLIC_API
+      : path.startsWith(`${CONSOLE_API.prefix}/`)
+        ? CONSOLE_API
+        : undefined;
     if (audience) knownCallers.set(request, await callerFor(db, audience, request));
   });
 }
@@ -105,7 +113,8 @@ const OPEN_BODY_BYTES = 16 * 1024;
 function boundOpenBody(request: Request): void {
   const length = request.headers.get('content-length');
   if (length === null) throw new ApiError(411, 'This route needs a Content-Length');
-  if (Number(length) > OPEN_BODY_BYTES) throw new ApiError(413, `Request body too large: at most ${OPEN_BODY_BYTES} bytes`);
+  if (Number(length) > OPEN_BODY_BYTES)
+    throw new ApiError(413, `Request body too large: at most ${OPEN_BODY_BYTES} bytes`);
 }
 
 /**

@@ -31,5 +31,6 @@ export async function admitInternal(doors: readonly InternalDoor[], request: Req
   await door.admit(request, path);
   const length = request.headers.get('content-length');
   if (length === null) throw new ApiError(411, 'Internal routes need a Content-Length');
-  if (Number(length) > door.maxBodyBytes) throw new ApiError(413, `Request body too large: at most ${door.maxBodyBytes} bytes`);
+  if (Number(length) > door.maxBodyBytes)
+    throw new ApiError(413, `Request body too large: at most ${door.maxBodyBytes} bytes`);
 }

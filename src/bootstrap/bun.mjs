@@ -1,23 +1,23 @@
 // Bun comes from the npm registry (the `bun` package's platform optional dependency
 // ships the binary), installed into a versioned folder of the machine's cache.
-import fs from "node:fs";
-import path from "node:path";
-import { cacheDir } from "./paths.mjs";
-import { log, secondsSince } from "./log.mjs";
-import { runChecked, runSync } from "./processes.mjs";
+import fs from 'node:fs';
+import path from 'node:path';
+import { log, secondsSince } from './log.mjs';
+import { cacheDir } from './paths.mjs';
+import { runChecked, runSync } from './processes.mjs';
 
-export const BUN_VERSION = "1.4.4";
+export const BUN_VERSION = '1.4.4';
 
 function installedVersion(bunPath) {
   if (!fs.existsSync(bunPath)) return null;
-  return runSync(bunPath, ["--version"]).stdout.trim() || null;
+  return runSync(bunPath, ['--version']).stdout.trim() || null;
 }
 
 /** Installs Bun if needed, puts its folder first on PATH for children, returns the bun path. */
 export async function ensureBun() {
   const prefix = path.join(cacheDir(), `bun-${BUN_VERSION}`);
-  const binDir = path.join(prefix, "node_modules", ".bin");
-  const bunPath = path.join(binDir, "bun");
+  const binDir = path.join(prefix, 'node_modules', '.bin');
+  const bunPath = path.join(binDir, 'bun');
 
   if (installedVersion(bunPath) !== BUN_VERSION) {
     const startedAt = performance.now();
@@ -25,13 +25,21 @@ export async function ensureBun() {
     fs.mkdirSync(prefix, { recursive: true });
     // `npm test --silent` exports npm_config_loglevel=silent, which would hide npm's
     // errors here too; ask for errors explicitly (its warnings are only noise here).
-    await runChecked("npm", [
-      "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error",
-      "--prefix", prefix, `bun@${BUN_VERSION}`,
+    await runChecked('npm', [
+      'install',
+      '--no-save',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      '--prefix',
+      prefix,
+      `bun@${BUN_VERSION}`,
     ]);
     const version = installedVersion(bunPath);
     if (version !== BUN_VERSION) {
-      throw new Error(`after npm install, ${bunPath} reports version ${JSON.stringify(version)}, expected ${BUN_VERSION}`);
+      throw new Error(
+        `after npm install, ${bunPath} reports version ${JSON.stringify(version)}, expected ${BUN_VERSION}`,
+      );
     }
     log(`Bun ${BUN_VERSION} installed (${secondsSince(startedAt)})`);
   }

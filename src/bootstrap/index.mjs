@@ -7,19 +7,19 @@
 //   node src/bootstrap/index.mjs test [args…]    bun test [args…] against a throwaway Postgres and S3
 //   node src/bootstrap/index.mjs likeness [args…] bun src/cli/index.ts [args…] (operator CLI)
 //   node src/bootstrap/index.mjs bench FILE [args…]  bun FILE [args…] beside a throwaway Postgres, S3 and Redis
-import { ensureBun } from "./bun.mjs";
-import { ensureChromium } from "./chromium.mjs";
-import { ensureDependencies } from "./dependencies.mjs";
-import { ensureLivekitServer } from "./livekit.mjs";
-import { log } from "./log.mjs";
-import { allProvidersInCloud, ensureOfflineModels } from "./models.mjs";
-import { repoRoot } from "./paths.mjs";
-import { ensurePostgresInstalled, startThrowawayPostgres } from "./postgres.mjs";
-import { ensureRedisInstalled } from "./redis.mjs";
-import { ensureFfmpegInstalled } from "./ffmpeg.mjs";
-import { exitStatus, forwardSignalsToChildren, interruption, run } from "./processes.mjs";
-import { ensureMotoInstalled, startThrowawayS3 } from "./s3.mjs";
-import { runBunTest, summaryLine } from "./test-run.mjs";
+import { ensureBun } from './bun.mjs';
+import { ensureChromium } from './chromium.mjs';
+import { ensureDependencies } from './dependencies.mjs';
+import { ensureFfmpegInstalled } from './ffmpeg.mjs';
+import { ensureLivekitServer } from './livekit.mjs';
+import { log } from './log.mjs';
+import { allProvidersInCloud, ensureOfflineModels } from './models.mjs';
+import { repoRoot } from './paths.mjs';
+import { ensurePostgresInstalled, startThrowawayPostgres } from './postgres.mjs';
+import { exitStatus, forwardSignalsToChildren, interruption, run } from './processes.mjs';
+import { ensureRedisInstalled } from './redis.mjs';
+import { ensureMotoInstalled, startThrowawayS3 } from './s3.mjs';
+import { runBunTest, summaryLine } from './test-run.mjs';
 
 function stopIfInterrupted() {
   const signal = interruption();
@@ -39,11 +39,11 @@ async function start(args) {
   if (!allProvidersInCloud()) await ensureOfflineModels();
   stopIfInterrupted();
   // --no-orphans: the server goes down with the bootstrap, even if that is SIGKILLed.
-  return run(bunPath, ["--no-orphans", "src/cli/index.ts", "serve", ...args], {
+  return run(bunPath, ['--no-orphans', 'src/cli/index.ts', 'serve', ...args], {
     cwd: repoRoot,
     env: livekitBin ? { ...process.env, LIKENESS_LIVEKIT_BIN: livekitBin } : process.env,
-    stdin: "inherit",
-    stdout: "inherit",
+    stdin: 'inherit',
+    stdout: 'inherit',
   });
 }
 
@@ -52,7 +52,7 @@ async function likeness(args) {
   const bunPath = await ensureBun();
   await ensureDependencies(bunPath);
   stopIfInterrupted();
-  return run(bunPath, ["src/cli/index.ts", ...args], { cwd: repoRoot, stdin: "inherit", stdout: "inherit" });
+  return run(bunPath, ['src/cli/index.ts', ...args], { cwd: repoRoot, stdin: 'inherit', stdout: 'inherit' });
 }
 
 async function test(args) {
@@ -82,7 +82,7 @@ async function test(args) {
     const [pg, s3Server] = await Promise.allSettled([startThrowawayPostgres(pgBinDir), startThrowawayS3(motoPython)]);
     cluster = pg.value ?? null;
     s3 = s3Server.value ?? null;
-    for (const started of [pg, s3Server]) if (started.status === "rejected") throw started.reason;
+    for (const started of [pg, s3Server]) if (started.status === 'rejected') throw started.reason;
     stopIfInterrupted();
 
     const result = await runBunTest(bunPath, args, {
@@ -121,15 +121,26 @@ async function bench(args) {
     const bunPath = await ensureBun();
     await ensureDependencies(bunPath);
     const livekitBin = await ensureLivekitServer();
-    const [pgBinDir, motoPython, redisServer] = [await ensurePostgresInstalled(), await ensureMotoInstalled(), await ensureRedisInstalled()];
+    const [pgBinDir, motoPython, redisServer] = [
+      await ensurePostgresInstalled(),
+      await ensureMotoInstalled(),
+      await ensureRedisInstalled(),
+    ];
     await ensureFfmpegInstalled();
     await ensureOfflineModels();
     stopIfInterrupted();
     [cluster, s3] = await Promise.all([startThrowawayPostgres(pgBinDir), startThrowawayS3(motoPython)]);
     return await run(bunPath, args, {
       cwd: repoRoot,
-      stdout: "inherit",
-      env: { ...process.env, LIKENESS_LIVEKIT_BIN: livekitBin, LIKENESS_REDIS_SERVER: redisServer, TEST_DATABASE_URL: cluster.url, TEST_S3_ENDPOINT: s3.endpoint, LIKENESS_TEST_PYTHON: motoPython },
+      stdout: 'inherit',
+      env: {
+        ...process.env,
+        LIKENESS_LIVEKIT_BIN: livekitBin,
+        LIKENESS_REDIS_SERVER: redisServer,
+        TEST_DATABASE_URL: cluster.url,
+        TEST_S3_ENDPOINT: s3.endpoint,
+        LIKENESS_TEST_PYTHON: motoPython,
+      },
     });
   } finally {
     await Promise.all([cluster?.stop(), s3?.stop()]);
@@ -140,7 +151,7 @@ const modes = { start, test, likeness, bench };
 const [mode, ...args] = process.argv.slice(2);
 
 if (!modes[mode]) {
-  process.stderr.write("usage: node src/bootstrap/index.mjs start|test|likeness|bench [args…]\n");
+  process.stderr.write('usage: node src/bootstrap/index.mjs start|test|likeness|bench [args…]\n');
   process.exit(2);
 }
 forwardSignalsToChildren();

@@ -1,14 +1,14 @@
 // One installer at a time per folder: two bootstraps on one machine (npm start beside npm
 // test) would otherwise pip-install over each other. The lock is a directory holding the
 // owner's pid; a lock whose owner died is taken over.
-import fs from "node:fs";
-import path from "node:path";
-import { log } from "./log.mjs";
-import { interruption, processAlive } from "./processes.mjs";
+import fs from 'node:fs';
+import path from 'node:path';
+import { log } from './log.mjs';
+import { interruption, processAlive } from './processes.mjs';
 
 /** Runs `fn` holding the lock `lockDir`; `what` names the install in the waiting message. */
 export async function withInstallLock(lockDir, what, fn) {
-  const ownerFile = path.join(lockDir, "pid");
+  const ownerFile = path.join(lockDir, 'pid');
   fs.mkdirSync(path.dirname(lockDir), { recursive: true });
   let announced = false;
   for (;;) {
@@ -16,11 +16,11 @@ export async function withInstallLock(lockDir, what, fn) {
       fs.mkdirSync(lockDir);
       break;
     } catch (error) {
-      if (error.code !== "EEXIST") throw error;
+      if (error.code !== 'EEXIST') throw error;
     }
     let owner = null;
     try {
-      owner = Number(fs.readFileSync(ownerFile, "utf8")) || null;
+      owner = Number(fs.readFileSync(ownerFile, 'utf8')) || null;
     } catch {
       // no pid yet
     }
@@ -36,7 +36,7 @@ export async function withInstallLock(lockDir, what, fn) {
       continue;
     }
     if (interruption()) throw new Error(`interrupted by ${interruption()}`);
-    if (!announced) log(`waiting for another bootstrap (pid ${owner ?? "?"}) that is installing ${what}…`);
+    if (!announced) log(`waiting for another bootstrap (pid ${owner ?? '?'}) that is installing ${what}…`);
     announced = true;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }

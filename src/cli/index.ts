@@ -2,13 +2,13 @@
 // `likeness`: run the service, and the operator's commands for accounts, keys and credits.
 // Its interface is stable (scripts depend on it): each command prints one JSON line.
 import { parseArgs } from 'node:util';
-import { OperatorError, databaseOperations, type Operations } from '../admin/operations.ts';
-import { loadConfig, type AccountLimits, type Config } from '../config.ts';
-import { LIMIT_NAMES } from '../limits/limits.ts';
-import { openDatabase, pgliteDirFor } from '../db/index.ts';
 import type { AgentWorker } from '../../agent/worker.ts';
-import type { RunningService } from '../server.ts';
+import { databaseOperations, type Operations, OperatorError } from '../admin/operations.ts';
 import { adminTokenFor, runningService } from '../admin/service-record.ts';
+import { type AccountLimits, type Config, loadConfig } from '../config.ts';
+import { openDatabase, pgliteDirFor } from '../db/index.ts';
+import { LIMIT_NAMES } from '../limits/limits.ts';
+import type { RunningService } from '../server.ts';
 
 /** What `serve --role` runs: the control plane, the agent worker, or both in one process. */
 export const ROLES = ['api', 'agent', 'all'] as const;
@@ -43,8 +43,12 @@ function httpOperations(url: string, token: string): Operations {
     });
     const payload = (await response.json()) as { detail?: unknown };
     if (!response.ok) {
-      const status = response.status === 404 || response.status === 409 || response.status === 422 ? response.status : 400;
-      throw new OperatorError(status, typeof payload.detail === 'string' ? payload.detail : JSON.stringify(payload.detail));
+      const status =
+        response.status === 404 || response.status === 409 || response.status === 422 ? response.status : 400;
+      throw new OperatorError(
+        status,
+        typeof payload.detail === 'string' ? payload.detail : JSON.stringify(payload.detail),
+      );
     }
     return payload as never;
   };
@@ -83,7 +87,8 @@ function required(values: Record<string, unknown>, name: string): string {
 
 /** A password comes on standard input, never in argv (shell history, `ps`). One line; its newline is not part of it. */
 async function passwordFromStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new UsageError('pipe the password on standard input, e.g. `read -rs P; printf %s "$P" | likeness …`');
+  if (process.stdin.isTTY)
+    throw new UsageError('pipe the password on standard input, e.g. `read -rs P; printf %s "$P" | likeness …`');
   return (await Bun.stdin.text()).replace(/\r?\n$/, '');
 }
 
@@ -113,7 +118,16 @@ async function serve(config: Config, role: Role): Promise<void> {
   const { startAgentWorker } = await import('../../agent/worker.ts');
   const { serveWorkerHealth } = await import('../../agent/health.ts');
   const service = role === 'agent' ? undefined : await startService(config);
-  if (service) log().info({ url: service.url, public_url: config.publicUrl, secure_url: service.secure?.url, database: service.services.database.engine }, whereToOpen(config, service));
+  if (service)
+    log().info(
+      {
+        url: service.url,
+        public_url: config.publicUrl,
+        secure_url: service.secure?.url,
+        database: service.services.database.engine,
+      },
+      whereToOpen(config, service),
+    );
   let worker: AgentWorker | undefined;
   if (role !== 'api') {
     // Alone, the worker needs an external LiveKit; beside the API it uses the API's (maybe local) one.
@@ -135,7 +149,10 @@ async function serve(config: Config, role: Role): Promise<void> {
       // The agents SDK's own pino, JSON lines on stdout beside ours; its jobs tag theirs with session_id.
       logLevel: config.log.level === 'silent' ? 'fatal' : config.log.level,
     });
-    log().info({ agent_name: config.livekit.agentName, worker_id: worker.id }, `agent worker registered as ${config.livekit.agentName}`);
+    log().info(
+      { agent_name: config.livekit.agentName, worker_id: worker.id },
+      `agent worker registered as ${config.livekit.agentName}`,
+    );
   }
   // Beside the API, the worker's warmth is part of the service's readiness (one /readyz for the process).
   if (service && worker) {
@@ -145,7 +162,11 @@ async function serve(config: Config, role: Role): Promise<void> {
     });
   }
   const health = worker && config.agent.healthPort ? serveWorkerHealth(worker, config.agent.healthPort) : undefined;
-  if (health) log().info({ port: config.agent.healthPort }, 'agent worker health, readiness and metrics on their port (/healthz, /readyz, /metrics)');
+  if (health)
+    log().info(
+      { port: config.agent.healthPort },
+      'agent worker health, readiness and metrics on their port (/healthz, /readyz, /metrics)',
+    );
 
   // A stop drains: the worker takes no new sessions and gives the running ones
   // AGENT_DRAIN_SECONDS; the API finishes the requests in flight. A second signal stops at once.
@@ -157,7 +178,11 @@ async function serve(config: Config, role: Role): Promise<void> {
     }
     stopping = true;
     const running = worker?.runningSessions() ?? 0;
-    if (running) log().info({ signal, sessions: running, drain_seconds: config.agent.drainSeconds }, 'draining sessions (signal again to stop now)');
+    if (running)
+      log().info(
+        { signal, sessions: running, drain_seconds: config.agent.drainSeconds },
+        'draining sessions (signal again to stop now)',
+      );
     await worker?.stop({ drainTimeoutMs: config.agent.drainSeconds * 1000 });
     health?.stop();
     await service?.stop();
@@ -220,7 +245,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'keys revoke':
         return ops.revokeKey({ account_id: required(values, 'account'), key_id: required(values, 'key') });
       case 'credits grant':
-        return ops.grantCredits({ account_id: required(values, 'account'), amount: whole(required(values, 'amount'), 'amount') });
+        return ops.grantCredits({
+          account_id: required(values, 'account'),
+          amount: whole(required(values, 'amount'), 'amount'),
+        });
       case 'credits balance':
         return ops.balance({ account_id: required(values, 'account') });
       case 'limits show':
@@ -231,7 +259,8 @@ export async function main(argv: string[]): Promise<number> {
           const value = (values as Record<string, unknown>)[flagOf(name)];
           if (typeof value === 'string') limits[name] = whole(value, flagOf(name));
         }
-        if (!Object.keys(limits).length && !values.reset) throw new UsageError('limits set needs --reset or at least one limit');
+        if (!Object.keys(limits).length && !values.reset)
+          throw new UsageError('limits set needs --reset or at least one limit');
         return ops.setLimits({ account_id: required(values, 'account'), limits, reset: values.reset === true });
       }
       default:

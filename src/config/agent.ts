@@ -4,7 +4,7 @@
 // re-exports it (the one module both processes read settings from).
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { integer, list, oneOfValues, withoutTrailingSlash, type Env } from './environment.ts';
+import { type Env, integer, list, oneOfValues, withoutTrailingSlash } from './environment.ts';
 
 /** The agent worker (the jobs that render avatars and run the voice agent). */
 export interface AgentSettings {
@@ -76,7 +76,16 @@ export interface TurnSettings {
  * worker, running third-party plugins and the model) get an environment without them
  * (agent/worker.ts; agents' fork is patched to leave out what LIKENESS_JOB_ENV_EXCLUDE names).
  */
-export const CONTROL_PLANE_SECRETS = ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'ADMIN_TOKEN', 'METRICS_TOKEN'] as const;
+export const CONTROL_PLANE_SECRETS = [
+  'DATABASE_URL',
+  'TEST_DATABASE_URL',
+  'S3_ACCESS_KEY_ID',
+  'S3_SECRET_ACCESS_KEY',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'ADMIN_TOKEN',
+  'METRICS_TOKEN',
+] as const;
 /** The variable agents' patched fork reads the names to leave out of a job's environment from. */
 export const JOB_ENV_EXCLUDE_VARIABLE = 'LIKENESS_JOB_ENV_EXCLUDE';
 /**
@@ -92,8 +101,15 @@ export type HostedAvatar<Url extends string | undefined = string | undefined> = 
  * Hosted avatars, each a pipeline once its key is set: LemonSlice (LEMONSLICE_API_KEY), Anam
  * (ANAM_API_KEY), Beyond Presence (BEY_API_KEY); `<NAME>_API_URL` points at another server.
  */
-export type HostedAvatarSettings = { lemonslice?: HostedAvatar; anam?: HostedAvatar<string>; bey?: HostedAvatar<string> };
-const hostedAvatar = <Url extends string | undefined>(apiKey: string | undefined, apiUrl: Url): HostedAvatar<Url> | undefined => (apiKey ? { apiKey, apiUrl } : undefined);
+export type HostedAvatarSettings = {
+  lemonslice?: HostedAvatar;
+  anam?: HostedAvatar<string>;
+  bey?: HostedAvatar<string>;
+};
+const hostedAvatar = <Url extends string | undefined>(
+  apiKey: string | undefined,
+  apiUrl: Url,
+): HostedAvatar<Url> | undefined => (apiKey ? { apiKey, apiUrl } : undefined);
 export const loadHostedAvatars = (env: Env = process.env): HostedAvatarSettings => ({
   lemonslice: hostedAvatar(env.LEMONSLICE_API_KEY, env.LEMONSLICE_API_URL || undefined),
   anam: hostedAvatar(env.ANAM_API_KEY, env.ANAM_API_URL || 'https://api.anam.ai'),
@@ -111,7 +127,11 @@ export function loadProviders(env: Env = process.env): ProviderSettings {
   return {
     deepgram: cloud(env.DEEPGRAM_API_KEY, env.DEEPGRAM_BASE_URL, env.DEEPGRAM_MODEL || 'nova-3'),
     // A self-hosted OpenAI-compatible server often needs no key.
-    openai: cloud(env.OPENAI_API_KEY || (env.OPENAI_BASE_URL ? 'none' : undefined), env.OPENAI_BASE_URL, env.LLM_MODEL || 'gpt-4o-mini'),
+    openai: cloud(
+      env.OPENAI_API_KEY || (env.OPENAI_BASE_URL ? 'none' : undefined),
+      env.OPENAI_BASE_URL,
+      env.LLM_MODEL || 'gpt-4o-mini',
+    ),
     elevenlabs: cloud(env.ELEVENLABS_API_KEY, env.ELEVENLABS_BASE_URL, env.ELEVENLABS_MODEL || 'eleven_flash_v2_5'),
     modelsDir: resolve(env.LIKENESS_MODELS_DIR || join(cacheDir(env), 'models')),
     turns: {

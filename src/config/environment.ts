@@ -21,7 +21,12 @@ export function list(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
-export function oneOfValues<const T extends readonly string[]>(env: Env, name: string, values: T, fallback: T[number]): T[number] {
+export function oneOfValues<const T extends readonly string[]>(
+  env: Env,
+  name: string,
+  values: T,
+  fallback: T[number],
+): T[number] {
   const raw = env[name]?.trim();
   if (!raw) return fallback;
   if (!values.includes(raw)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
@@ -42,7 +47,8 @@ export function portRange(env: Env, name: string): { start: number; end: number 
   if (!raw) return undefined;
   const match = /^(\d+)\s*-\s*(\d+)$/.exec(raw);
   const [start, end] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
-  if (!(start >= 1024 && end <= 65535 && start <= end)) throw new Error(`${name} must be a range of ports like 50000-50099 (1024–65535), got "${raw}"`);
+  if (!(start >= 1024 && end <= 65535 && start <= end))
+    throw new Error(`${name} must be a range of ports like 50000-50099 (1024–65535), got "${raw}"`);
   return { start, end };
 }
 

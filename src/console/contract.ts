@@ -3,7 +3,11 @@
 import { t } from 'elysia';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts';
 
-const Email = t.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254, error: 'email must be an email address' });
+const Email = t.String({
+  pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+  maxLength: 254,
+  error: 'email must be an email address',
+});
 
 export const SignUpBody = t.Object({
   email: Email,
@@ -25,7 +29,11 @@ export const ConsoleAccount = t.Object({ account_id: t.String(), email: t.String
 export const SignedIn = t.Object({ account: ConsoleAccount, csrf_token: t.String() });
 
 /** Whether this browser is signed in: `account` and `csrf_token` only when it is. */
-export const SignInState = t.Object({ signed_in: t.Boolean(), account: t.Optional(ConsoleAccount), csrf_token: t.Optional(t.String()) });
+export const SignInState = t.Object({
+  signed_in: t.Boolean(),
+  account: t.Optional(ConsoleAccount),
+  csrf_token: t.Optional(t.String()),
+});
 
 export const IssuedKeyResponse = t.Object({
   key_id: t.String(),

@@ -50,7 +50,8 @@ async function serve(path: string, request: Request): Promise<Response> {
   const asset = (await frontEnd()).get(path);
   if (!asset) throw new ApiError(404, 'Not found');
   const html = asset.type.startsWith('text/html');
-  const gzip = asset.gzipped && /\bgzip\b(?!\s*;\s*q=0(\.0*)?\s*(,|$))/.test(request.headers.get('accept-encoding') ?? '');
+  const gzip =
+    asset.gzipped && /\bgzip\b(?!\s*;\s*q=0(\.0*)?\s*(,|$))/.test(request.headers.get('accept-encoding') ?? '');
   return new Response(gzip ? (asset.gzipped as BodyInit) : asset.body, {
     headers: {
       'content-type': asset.type,
@@ -64,15 +65,17 @@ async function serve(path: string, request: Request): Promise<Response> {
 }
 
 export function frontEndRoutes() {
-  return new Elysia({ name: 'likeness/console-pages', detail: { hide: true } })
-    // A newcomer opening the service's address lands in the console.
-    .get('/', ({ set }) => {
-      set.status = 302;
-      set.headers['location'] = '/console';
-    })
-    .get('/console', ({ request }) => serve('/console', request))
-    .get('/console/assets/:file', ({ params, request }) => serve(`/console/assets/${params.file}`, request))
-    // Elysia routes a path with and without its trailing slash alike; the page links its files absolutely.
-    .get('/examples/web-client', ({ request }) => serve('/examples/web-client/', request))
-    .get('/examples/web-client/:file', ({ params, request }) => serve(`/examples/web-client/${params.file}`, request));
+  return (
+    new Elysia({ name: 'likeness/console-pages', detail: { hide: true } })
+      // A newcomer opening the service's address lands in the console.
+      .get('/', ({ set }) => {
+        set.status = 302;
+        set.headers['location'] = '/console';
+      })
+      .get('/console', ({ request }) => serve('/console', request))
+      .get('/console/assets/:file', ({ params, request }) => serve(`/console/assets/${params.file}`, request))
+      // Elysia routes a path with and without its trailing slash alike; the page links its files absolutely.
+      .get('/examples/web-client', ({ request }) => serve('/examples/web-client/', request))
+      .get('/examples/web-client/:file', ({ params, request }) => serve(`/examples/web-client/${params.file}`, request))
+  );
 }

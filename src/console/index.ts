@@ -2,16 +2,26 @@
 // account's keys, and the pages that use them. Its identity, voice, pipeline, session and
 // credit routes are the public API's own, mounted at /console/api behind the sign-in cookie
 // (server.ts), so the browser never holds an API key.
-import { Elysia, t } from 'elysia';
+
 import { eq } from 'drizzle-orm';
+import { Elysia, t } from 'elysia';
 import { AccountExists, createAccount, normalisedEmail } from '../accounts/index.ts';
 import { accounts } from '../accounts/schema.ts';
-import { authentication, CONSOLE_API } from '../auth/index.ts';
 import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../auth/api-keys.ts';
+import {
+  clearedCookie,
+  closeBrowserSession,
+  cookieToken,
+  findBrowserSession,
+  openBrowserSession,
+  sessionCookie,
+} from '../auth/browser-sessions.ts';
+import { authentication, CONSOLE_API } from '../auth/index.ts';
 import type { ConsoleSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
+import { ClientAddresses } from '../http/client-address.ts';
 import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
-import { clearedCookie, closeBrowserSession, cookieToken, findBrowserSession, openBrowserSession, sessionCookie } from '../auth/browser-sessions.ts';
+import { AttemptLimiter, SignInThrottle } from '../limits/index.ts';
 import {
   ChangePasswordBody,
   CreateKeyBody,
@@ -21,15 +31,13 @@ import {
   RenameKeyBody,
   SignedIn,
   SignedUp,
-  SignInState,
   SignInBody,
+  SignInState,
   SignUpBody,
 } from './contract.ts';
 import { frontEndRoutes } from './front-end.ts';
 import { hashPassword, setConsolePassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
-import { AttemptLimiter, SignInThrottle } from '../limits/index.ts';
-import { ClientAddresses } from '../http/client-address.ts';
 
 /** The console's routes that take no credentials: everything else under its prefix needs a sign-in. */
 export const CONSOLE_OPEN_PATHS = [`${CONSOLE_API.prefix}/sign-up`, `${CONSOLE_API.prefix}/sign-in`] as const;
@@ -44,9 +52,11 @@ function ownPagesOnly(request: Request, origin: string): void {
     throw new ApiError(415, 'Send the credentials as application/json');
   }
   const site = request.headers.get('sec-fetch-site');
-  if (site && site !== 'same-origin' && site !== 'none') throw new ApiError(403, 'Sign-in and sign-up are accepted from the console’s own pages only');
+  if (site && site !== 'same-origin' && site !== 'none')
+    throw new ApiError(403, 'Sign-in and sign-up are accepted from the console’s own pages only');
   const from = request.headers.get('origin');
-  if (from && from !== origin && from !== new URL(request.url).origin) throw new ApiError(403, 'Sign-in and sign-up are accepted from the console’s own pages only');
+  if (from && from !== origin && from !== new URL(request.url).origin)
+    throw new ApiError(403, 'Sign-in and sign-up are accepted from the console’s own pages only');
 }
 
 export interface ConsoleDeps {
@@ -63,9 +73,16 @@ const hashForUnknownAccount = () => (unknownAccountHash ??= hashPassword('no acc
 
 export function consoleRoutes(deps: ConsoleDeps) {
   const { db, settings } = deps;
-  const failedSignIns = new SignInThrottle(db, { failuresAllowed: settings.signInFailuresAllowed, windowSeconds: settings.signInWindowSeconds });
+  const failedSignIns = new SignInThrottle(db, {
+    failuresAllowed: settings.signInFailuresAllowed,
+    windowSeconds: settings.signInWindowSeconds,
+  });
   // Every account starts with credits: new accounts per address are limited too.
-  const signUps = new AttemptLimiter(db, { scope: 'sign-up-address', allowed: settings.signUpsPerHour, windowSeconds: 3600 });
+  const signUps = new AttemptLimiter(db, {
+    scope: 'sign-up-address',
+    allowed: settings.signUpsPerHour,
+    windowSeconds: 3600,
+  });
   const clients = new ClientAddresses(settings.trustedProxies);
   const tooMany = (set: { headers: Record<string, string | number> }, wait: number, what: string) => {
     set.headers['retry-after'] = String(wait);
@@ -101,17 +118,29 @@ export function consoleRoutes(deps: ConsoleDeps) {
         const passwordHash = await hashPassword(body.password);
         let created;
         try {
-          created = await createAccount(db, { email: body.email, credits: settings.starterCredits, keyName: 'console' }, async (tx, accountId) => {
-            await tx.insert(consoleLogins).values({ accountId, passwordHash });
-          });
+          created = await createAccount(
+            db,
+            { email: body.email, credits: settings.starterCredits, keyName: 'console' },
+            async (tx, accountId) => {
+              await tx.insert(consoleLogins).values({ accountId, passwordHash });
+            },
+          );
         } catch (error) {
-          if (error instanceof AccountExists) throw new ApiError(409, 'An account with this email already exists: sign in instead');
+          if (error instanceof AccountExists)
+            throw new ApiError(409, 'An account with this email already exists: sign in instead');
           throw error;
         }
         set.status = 201;
-        return { ...(await signedInAs(request, set, created.account_id)), api_key: { key_id: created.key_id, api_key: created.api_key, name: 'console' } };
+        return {
+          ...(await signedInAs(request, set, created.account_id)),
+          api_key: { key_id: created.key_id, api_key: created.api_key, name: 'console' },
+        };
       },
-      { body: SignUpBody, parse: 'json', response: { 201: SignedUp, 409: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },
+      {
+        body: SignUpBody,
+        parse: 'json',
+        response: { 201: SignedUp, 409: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse },
+      },
     )
     .post(
       '/sign-in',
@@ -127,12 +156,19 @@ export function consoleRoutes(deps: ConsoleDeps) {
           .from(consoleLogins)
           .innerJoin(accounts, eq(accounts.id, consoleLogins.accountId))
           .where(eq(accounts.email, email));
-        const matches = await Bun.password.verify(body.password, login?.passwordHash ?? (await hashForUnknownAccount()));
+        const matches = await Bun.password.verify(
+          body.password,
+          login?.passwordHash ?? (await hashForUnknownAccount()),
+        );
         if (!login || !matches) throw new ApiError(401, 'Wrong email or password');
         await attempt.release();
         return signedInAs(request, set, login.accountId);
       },
-      { body: SignInBody, parse: 'json', response: { 200: SignedIn, 401: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },
+      {
+        body: SignInBody,
+        parse: 'json',
+        response: { 200: SignedIn, 401: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse },
+      },
     );
 
   // The page asks as it opens. 200 either way: browsers log every 401 in their console, and a
@@ -144,7 +180,11 @@ export function consoleRoutes(deps: ConsoleDeps) {
       const token = cookieToken(request);
       const session = token ? await findBrowserSession(db, token) : undefined;
       // An account deleted under a live cookie counts as signed out.
-      const account = session ? await accountView(session.accountId).catch((error: unknown) => (error instanceof ApiError && error.status === 401 ? undefined : Promise.reject(error))) : undefined;
+      const account = session
+        ? await accountView(session.accountId).catch((error: unknown) =>
+            error instanceof ApiError && error.status === 401 ? undefined : Promise.reject(error),
+          )
+        : undefined;
       return session && account ? { signed_in: true, account, csrf_token: session.csrfToken } : { signed_in: false };
     },
     { response: { 200: SignInState } },
@@ -177,7 +217,10 @@ export function consoleRoutes(deps: ConsoleDeps) {
         const { email } = await accountView(caller.accountId);
         const attempt = await failedSignIns.take(email, clients.of(request, server?.requestIP(request)?.address));
         if ('wait' in attempt) throw tooMany(set, attempt.wait, 'Too many failed sign-ins');
-        const [login] = await db.select({ passwordHash: consoleLogins.passwordHash }).from(consoleLogins).where(eq(consoleLogins.accountId, caller.accountId));
+        const [login] = await db
+          .select({ passwordHash: consoleLogins.passwordHash })
+          .from(consoleLogins)
+          .where(eq(consoleLogins.accountId, caller.accountId));
         if (!login || !(await Bun.password.verify(body.current_password, login.passwordHash))) {
           // 422 on the field, not 401: the browser is still signed in.
           throw invalid(['body', 'current_password'], 'The current password is wrong', 'wrong_password');
@@ -188,9 +231,21 @@ export function consoleRoutes(deps: ConsoleDeps) {
         await setConsolePassword(db, caller.accountId, body.new_password);
         return signedInAs(request, set, caller.accountId);
       },
-      { body: ChangePasswordBody, parse: 'json', response: { 200: SignedIn, 401: ErrorResponse, 403: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse } },
+      {
+        body: ChangePasswordBody,
+        parse: 'json',
+        response: {
+          200: SignedIn,
+          401: ErrorResponse,
+          403: ErrorResponse,
+          422: ValidationErrorResponse,
+          429: ErrorResponse,
+        },
+      },
     )
-    .get('/keys', ({ caller }) => listApiKeys(db, caller.accountId), { response: { 200: t.Array(KeySummary), 401: ErrorResponse } })
+    .get('/keys', ({ caller }) => listApiKeys(db, caller.accountId), {
+      response: { 200: t.Array(KeySummary), 401: ErrorResponse },
+    })
     .post(
       '/keys',
       async ({ caller, body, set }) => {
@@ -199,7 +254,11 @@ export function consoleRoutes(deps: ConsoleDeps) {
         set.status = 201;
         return { ...issued, name: body.name };
       },
-      { body: CreateKeyBody, parse: 'json', response: { 201: IssuedKeyResponse, 401: ErrorResponse, 403: ErrorResponse, 422: ValidationErrorResponse } },
+      {
+        body: CreateKeyBody,
+        parse: 'json',
+        response: { 201: IssuedKeyResponse, 401: ErrorResponse, 403: ErrorResponse, 422: ValidationErrorResponse },
+      },
     )
     .patch(
       '/keys/:key_id',
@@ -208,7 +267,18 @@ export function consoleRoutes(deps: ConsoleDeps) {
         if (!renamed) throw notFound('Key');
         return renamed;
       },
-      { params: KeyParams, body: RenameKeyBody, parse: 'json', response: { 200: KeySummary, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ValidationErrorResponse } },
+      {
+        params: KeyParams,
+        body: RenameKeyBody,
+        parse: 'json',
+        response: {
+          200: KeySummary,
+          401: ErrorResponse,
+          403: ErrorResponse,
+          404: ErrorResponse,
+          422: ValidationErrorResponse,
+        },
+      },
     )
     .delete(
       '/keys/:key_id',
@@ -219,5 +289,9 @@ export function consoleRoutes(deps: ConsoleDeps) {
       { params: KeyParams, response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse } },
     );
 
-  return new Elysia({ name: 'likeness/console' }).use(accountRoutes).use(signInStateRoute).use(signedInRoutes).use(frontEndRoutes());
+  return new Elysia({ name: 'likeness/console' })
+    .use(accountRoutes)
+    .use(signInStateRoute)
+    .use(signedInRoutes)
+    .use(frontEndRoutes());
 }

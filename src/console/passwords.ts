@@ -1,8 +1,8 @@
 // Console passwords: how they are hashed, and how an operator sets one. Accounts made with the
 // CLI (`likeness accounts create`) have none until then; a forgotten one is reset the same way.
 import { eq } from 'drizzle-orm';
-import type { Database } from '../db/index.ts';
 import { consoleSessions } from '../auth/schema.ts';
+import type { Database } from '../db/index.ts';
 import { consoleLogins } from './schema.ts';
 
 /** Sign-up and the operator's set-password share this rule. */
@@ -24,7 +24,10 @@ export async function setConsolePassword(db: Database, accountId: string, passwo
       .insert(consoleLogins)
       .values({ accountId, passwordHash })
       .onConflictDoUpdate({ target: consoleLogins.accountId, set: { passwordHash } });
-    const ended = await tx.delete(consoleSessions).where(eq(consoleSessions.accountId, accountId)).returning({ id: consoleSessions.id });
+    const ended = await tx
+      .delete(consoleSessions)
+      .where(eq(consoleSessions.accountId, accountId))
+      .returning({ id: consoleSessions.id });
     return ended.length;
   });
 }

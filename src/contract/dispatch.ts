@@ -2,7 +2,7 @@
 // as a JSON string on LiveKit's agent dispatch — which session it serves, where to report,
 // and what to render and say. The control plane builds it with this type
 // (src/sessions/start.ts); the job validates it with this schema (agent/job.ts).
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AVATAR_SHAPES, FORM_FACTORS } from './avatar-video.ts';
 import { LANGUAGES } from './languages.ts';
@@ -34,7 +34,10 @@ export const DispatchVoice = Type.Object({
   /** Used when the agent's TTS is ElevenLabs; null: DEFAULT_ELEVENLABS_VOICE_ID speaks. */
   elevenlabs_voice_id: Type.Union([Type.String(), Type.Null()]),
   /** Used by the offline TTS. */
-  profile: Type.Object({ pitch_hz: Type.Number({ exclusiveMinimum: 0 }), words_per_minute: Type.Number({ exclusiveMinimum: 0 }) }),
+  profile: Type.Object({
+    pitch_hz: Type.Number({ exclusiveMinimum: 0 }),
+    words_per_minute: Type.Number({ exclusiveMinimum: 0 }),
+  }),
 });
 
 export const DispatchMetadataSchema = Type.Object({
@@ -94,7 +97,9 @@ export function parseDispatchMetadata(raw: string): DispatchParse {
   }
   const cleaned = Value.Clean(DispatchMetadataSchema, Value.Clone(json));
   if (!Value.Check(DispatchMetadataSchema, cleaned)) {
-    const problems = [...Value.Errors(DispatchMetadataSchema, cleaned)].slice(0, 5).map((error) => `${error.path || '/'}: ${error.message}`);
+    const problems = [...Value.Errors(DispatchMetadataSchema, cleaned)]
+      .slice(0, 5)
+      .map((error) => `${error.path || '/'}: ${error.message}`);
     return { ok: false, problem: problems.join('; ') };
   }
   return { ok: true, metadata: { ...cleaned, voice: cleaned.voice ?? null } };

@@ -4,7 +4,7 @@
 // (agent/metering, agent/conversation/transcripts.ts, agent/conversation/quality.ts). Every
 // report may be delivered twice: minutes are charged once per (session, index), turns stored
 // and turn metrics counted once per `turn_id`.
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { literalUnion } from './schema-parts.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });
@@ -102,7 +102,10 @@ export const TurnMetricsReport = Type.Object({
   /** `offline` or the cloud plugin's name, per stage. */
   providers: Type.Object({ stt: ProviderName, llm: ProviderName, tts: ProviderName }),
   /** Video frames the avatar published since the job's previous turn report; null without a face drawn by the job (no avatar, or an avatar service). */
-  video: Type.Union([Type.Object({ frames: Type.Integer({ minimum: 0 }), seconds: Type.Number({ minimum: 0, maximum: 86_400 }) }), Type.Null()]),
+  video: Type.Union([
+    Type.Object({ frames: Type.Integer({ minimum: 0 }), seconds: Type.Number({ minimum: 0, maximum: 86_400 }) }),
+    Type.Null(),
+  ]),
 });
 
 export const JobReport = Type.Union([...MeterReport.anyOf, TranscriptReport, AvatarFallbackReport, TurnMetricsReport]);

@@ -9,4 +9,9 @@ export const SPOKEN_LANGUAGES = ['en', 'es', 'pl', 'uk'] as const satisfies read
 export type SpokenLanguage = (typeof SPOKEN_LANGUAGES)[number];
 
 /** Each spoken language's English name: the agent's instructions and the console's labels say it. */
-export const LANGUAGE_NAMES: Readonly<Record<SpokenLanguage, string>> = { en: 'English', es: 'Spanish', pl: 'Polish', uk: 'Ukrainian' };
+export const LANGUAGE_NAMES: Readonly<Record<SpokenLanguage, string>> = {
+  en: 'English',
+  es: 'Spanish',
+  pl: 'Polish',
+  uk: 'Ukrainian',
+};

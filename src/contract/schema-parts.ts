@@ -1,9 +1,12 @@
 // TypeBox pieces the shared messages are built from. Plain TypeBox, not Elysia's `t`: the
 // agent validates with these too, and never loads Elysia.
-import { Type, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { type TLiteral, type TUnion, Type } from '@sinclair/typebox';
 
 /** One of a list of strings, as a union of literals (its Static type is the list's union). */
-export function literalUnion<const T extends readonly [string, ...string[]]>(values: T, options: { description?: string } = {}): TUnion<TLiteral<T[number]>[]> {
+export function literalUnion<const T extends readonly [string, ...string[]]>(
+  values: T,
+  options: { description?: string } = {},
+): TUnion<TLiteral<T[number]>[]> {
   return Type.Union(values.map((value) => Type.Literal(value)) as TLiteral<T[number]>[], options);
 }
 

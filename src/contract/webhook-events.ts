@@ -1,6 +1,12 @@
 // The events a customer's webhook endpoint can subscribe to (docs/api.md#webhook-events): one
 // list for the API's validation (src/webhooks) and the console's form.
-export const WEBHOOK_EVENTS = ['session.started', 'session.ended', 'identity.ready', 'identity.training_failed', 'credits.low'] as const;
+export const WEBHOOK_EVENTS = [
+  'session.started',
+  'session.ended',
+  'identity.ready',
+  'identity.training_failed',
+  'credits.low',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 /** What POST /v1/webhooks/{id}/test sends, whatever the endpoint subscribed to. */
 export const TEST_EVENT = 'webhook.test';

@@ -4,7 +4,7 @@
 // room no agent will come to; and a running session no live worker lists any more has lost
 // its agent (a worker killed, a job crashed): it is dispatched again
 // (src/sessions/agent-watch.ts). A worker silent for HEARTBEAT_TTL_SECONDS counts as gone.
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 
 export const HEARTBEAT_PATH = '/internal/workers/heartbeat';
 export const HEARTBEAT_INTERVAL_SECONDS = 0.5;

@@ -6,7 +6,10 @@ import { LEDGER_KINDS } from './schema.ts';
 
 export const LedgerEntryResponse = t.Object({
   entry_id: t.String(),
-  kind: oneOf(LEDGER_KINDS, '`grant`: credits added; `onboarding`: an identity; `session_minute`: a minute an avatar streamed; `session_hold`/`session_release`: a first minute set aside at a start and given back; `adjustment`: by the operator.'),
+  kind: oneOf(
+    LEDGER_KINDS,
+    '`grant`: credits added; `onboarding`: an identity; `session_minute`: a minute an avatar streamed; `session_hold`/`session_release`: a first minute set aside at a start and given back; `adjustment`: by the operator.',
+  ),
   amount: t.Integer({ description: 'Signed: negative for what was spent or set aside.' }),
   reference: t.String({ description: 'What the entry is for: `identity:idn_…`, `session:ses_…:minute:3`, …' }),
   created_at: t.String({ format: 'date-time' }),
@@ -15,7 +18,8 @@ export const LedgerEntryResponse = t.Object({
 const LowBalanceThreshold = t.Integer({
   minimum: 0,
   maximum: 2_147_483_647,
-  description: 'A charge that takes the balance below this sends the `credits.low` webhook event; 0: never. Default 100.',
+  description:
+    'A charge that takes the balance below this sends the `credits.low` webhook event; 0: never. Default 100.',
 });
 
 export const CreditsQuery = t.Object({
@@ -37,7 +41,12 @@ export const CreditSettingsResponse = t.Object({ balance: t.Integer(), low_balan
 export const USAGE_GRANULARITIES = ['day', 'hour'] as const;
 
 export const UsageQuery = t.Object({
-  from: t.Optional(t.String({ description: 'Start (inclusive): an ISO 8601 date or date-time, UTC when no offset is given. Default: 30 days before `to`.' })),
+  from: t.Optional(
+    t.String({
+      description:
+        'Start (inclusive): an ISO 8601 date or date-time, UTC when no offset is given. Default: 30 days before `to`.',
+    }),
+  ),
   to: t.Optional(t.String({ description: 'End (exclusive): an ISO 8601 date or date-time. Default: now.' })),
   granularity: t.Optional(oneOf(USAGE_GRANULARITIES, 'Bucket size, in UTC; default `day`.')),
 });
@@ -51,7 +60,9 @@ export const UsageBucket = t.Object({
   start: t.String({ format: 'date-time', description: 'The bucket covers [start, start + granularity).' }),
   sessions: t.Integer({ description: 'Sessions started.' }),
   avatar_minutes: t.Integer({ description: 'Minutes billed while an avatar streamed.' }),
-  visitor_seconds: t.Integer({ description: 'Seconds visitors were in the room with an avatar, in the sessions started in the bucket.' }),
+  visitor_seconds: t.Integer({
+    description: 'Seconds visitors were in the room with an avatar, in the sessions started in the bucket.',
+  }),
   streamed_seconds: t.Integer({ description: 'Seconds avatars streamed, in the sessions started in the bucket.' }),
   identities: t.Integer({ description: 'Identities charged for (created and trained).' }),
   credits_spent: Spent,

@@ -2,11 +2,11 @@
 // (kind, reference), written in the same transaction as a guarded balance update, so a
 // retried or concurrent charge is applied once and a balance never goes negative.
 import { and, desc, eq, gte, lt, lte, or, sql } from 'drizzle-orm';
-import type { Database, Queryable } from '../db/index.ts';
-import { newId } from '../db/ids.ts';
 import { accounts } from '../accounts/schema.ts';
-import { creditLedger } from './schema.ts';
+import { newId } from '../db/ids.ts';
+import type { Database, Queryable } from '../db/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
+import { creditLedger } from './schema.ts';
 
 export type LedgerKind = (typeof creditLedger.$inferInsert)['kind'];
 
@@ -47,7 +47,10 @@ export class CreditLedger {
 
   /** Below this balance a charge sends `credits.low` (0: never). */
   async lowBalanceThreshold(accountId: string): Promise<number> {
-    const [row] = await this.db.select({ threshold: accounts.lowBalanceThreshold }).from(accounts).where(eq(accounts.id, accountId));
+    const [row] = await this.db
+      .select({ threshold: accounts.lowBalanceThreshold })
+      .from(accounts)
+      .where(eq(accounts.id, accountId));
     return row?.threshold ?? 0;
   }
 
@@ -73,7 +76,13 @@ export class CreditLedger {
     const run = async (tx: Queryable) => {
       const inserted = await tx
         .insert(creditLedger)
-        .values({ id: newId('led'), accountId: entry.accountId, amount: -entry.amount, kind: entry.kind, reference: entry.reference })
+        .values({
+          id: newId('led'),
+          accountId: entry.accountId,
+          amount: -entry.amount,
+          kind: entry.kind,
+          reference: entry.reference,
+        })
         .onConflictDoNothing({ target: [creditLedger.kind, creditLedger.reference] })
         .returning({ id: creditLedger.id });
       if (inserted.length === 0) return false;
@@ -87,7 +96,13 @@ export class CreditLedger {
       // Once per crossing: this charge took the balance below the account's threshold. Holds do
       // not count (their release gives them back); the minute charged with the release does.
       if (entry.kind !== 'session_hold' && balance < threshold && balance + entry.amount >= threshold) {
-        await writeEvent(tx, entry.accountId, 'credits.low', { balance, threshold, charged: entry.amount, kind: entry.kind, reference: entry.reference });
+        await writeEvent(tx, entry.accountId, 'credits.low', {
+          balance,
+          threshold,
+          charged: entry.amount,
+          kind: entry.kind,
+          reference: entry.reference,
+        });
       }
       return true;
     };
@@ -102,7 +117,12 @@ export class CreditLedger {
    */
   async credit(
     q: Queryable,
-    entry: { accountId: string; amount: number; kind: Extract<LedgerKind, 'grant' | 'session_release' | 'adjustment'>; reference: string },
+    entry: {
+      accountId: string;
+      amount: number;
+      kind: Extract<LedgerKind, 'grant' | 'session_release' | 'adjustment'>;
+      reference: string;
+    },
   ): Promise<boolean> {
     // The ledger's amount is an `integer` too.
     if (entry.amount > MAX_BALANCE) throw new BalanceLimitExceeded(entry.accountId);
@@ -118,7 +138,8 @@ export class CreditLedger {
       .set({ balance: sql`${accounts.balance} + ${entry.amount}` })
       .where(and(eq(accounts.id, entry.accountId), lte(accounts.balance, MAX_BALANCE - entry.amount)))
       .returning({ balance: accounts.balance });
-    if (updated.length === 0 && (await this.balance(entry.accountId, q)) !== undefined) throw new BalanceLimitExceeded(entry.accountId);
+    if (updated.length === 0 && (await this.balance(entry.accountId, q)) !== undefined)
+      throw new BalanceLimitExceeded(entry.accountId);
     return true;
   }
 
@@ -139,12 +160,23 @@ export class CreditLedger {
    * The ledger newest first, `limit` entries after the entry `after` (the last of the page
    * before); undefined when `after` is not one of the account's entries.
    */
-  async page(accountId: string, { limit, after }: { limit: number; after?: string }): Promise<{ entries: LedgerEntry[]; hasMore: boolean } | undefined> {
+  async page(
+    accountId: string,
+    { limit, after }: { limit: number; after?: string },
+  ): Promise<{ entries: LedgerEntry[]; hasMore: boolean } | undefined> {
     const conditions = [eq(creditLedger.accountId, accountId)];
     if (after) {
-      const [cursor] = await this.db.select().from(creditLedger).where(and(eq(creditLedger.id, after), eq(creditLedger.accountId, accountId)));
+      const [cursor] = await this.db
+        .select()
+        .from(creditLedger)
+        .where(and(eq(creditLedger.id, after), eq(creditLedger.accountId, accountId)));
       if (!cursor) return undefined;
-      conditions.push(or(lt(creditLedger.createdAt, cursor.createdAt), and(eq(creditLedger.createdAt, cursor.createdAt), lt(creditLedger.id, cursor.id)))!);
+      conditions.push(
+        or(
+          lt(creditLedger.createdAt, cursor.createdAt),
+          and(eq(creditLedger.createdAt, cursor.createdAt), lt(creditLedger.id, cursor.id)),
+        )!,
+      );
     }
     // One more than the page: whether another follows.
     const rows = await this.db

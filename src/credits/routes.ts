@@ -1,9 +1,16 @@
 // /v1/credits (the balance and its ledger, paged) and /v1/usage (docs/api.md#credits-read,
 // #usage), for API keys and, as twins, the console.
-import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 import { ErrorResponse, invalid, ValidationErrorResponse } from '../http/errors.ts';
-import { CreditSettingsRequest, CreditSettingsResponse, CreditsQuery, CreditsResponse, UsageQuery, UsageResponse } from './contract.ts';
+import {
+  CreditSettingsRequest,
+  CreditSettingsResponse,
+  CreditsQuery,
+  CreditsResponse,
+  UsageQuery,
+  UsageResponse,
+} from './contract.ts';
 import type { CreditLedger } from './index.ts';
 import { accountUsage, usageRange } from './usage.ts';
 
@@ -13,7 +20,8 @@ export function creditRoutes({ db, ledger }: { db: Database; ledger: CreditLedge
       '/credits',
       async ({ caller, query }) => {
         const page = await ledger.page(caller.accountId, { limit: query.limit ?? 100, after: query.after });
-        if (!page) throw invalid(['query', 'after'], 'after must be the entry_id of an entry in the ledger', 'unknown_cursor');
+        if (!page)
+          throw invalid(['query', 'after'], 'after must be the entry_id of an entry in the ledger', 'unknown_cursor');
         return {
           balance: (await ledger.balance(caller.accountId)) ?? 0,
           entries: page.entries.map((entry) => ({
@@ -43,12 +51,18 @@ export function creditRoutes({ db, ledger }: { db: Database; ledger: CreditLedge
         body: CreditSettingsRequest,
         parse: 'json',
         response: { 200: CreditSettingsResponse, 401: ErrorResponse, 422: ValidationErrorResponse },
-        detail: { operationId: 'updateCreditSettings', summary: 'Set the balance below which the `credits.low` webhook event is sent' },
+        detail: {
+          operationId: 'updateCreditSettings',
+          summary: 'Set the balance below which the `credits.low` webhook event is sent',
+        },
       },
     )
     .get('/usage', async ({ caller, query }) => accountUsage(db, caller.accountId, usageRange(query)), {
       query: UsageQuery,
       response: { 200: UsageResponse, 401: ErrorResponse, 422: ValidationErrorResponse },
-      detail: { operationId: 'getUsage', summary: 'Sessions, avatar minutes, identities and credits per day or hour over a range' },
+      detail: {
+        operationId: 'getUsage',
+        summary: 'Sessions, avatar minutes, identities and credits per day or hour over a range',
+      },
     });
 }

@@ -1,7 +1,14 @@
 import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 
-export const LEDGER_KINDS = ['grant', 'onboarding', 'session_minute', 'session_hold', 'session_release', 'adjustment'] as const;
+export const LEDGER_KINDS = [
+  'grant',
+  'onboarding',
+  'session_minute',
+  'session_hold',
+  'session_release',
+  'adjustment',
+] as const;
 
 /** Append-only: every change of a balance is one row; `reference` makes each charge idempotent. */
 export const creditLedger = pgTable(

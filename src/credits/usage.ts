@@ -25,12 +25,20 @@ function parseInstant(value: string, field: 'from' | 'to'): Date {
   // Date-only and offset-less date-times are UTC; Date would read the latter as local time.
   const iso = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : /T[\d:.]+$/.test(value) ? `${value}Z` : value;
   const at = /^\d{4}-\d{2}-\d{2}/.test(iso) ? new Date(iso) : new Date(NaN);
-  if (Number.isNaN(at.getTime())) throw invalid(['query', field], `${field} must be an ISO 8601 date (2026-11-01) or date-time (2026-11-01T12:00:00Z)`, 'invalid_datetime');
+  if (Number.isNaN(at.getTime()))
+    throw invalid(
+      ['query', field],
+      `${field} must be an ISO 8601 date (2026-11-01) or date-time (2026-11-01T12:00:00Z)`,
+      'invalid_datetime',
+    );
   return at;
 }
 
 /** The range a query asks for, `from` moved back to its bucket's start; 422 for what cannot be answered. */
-export function usageRange(query: { from?: string; to?: string; granularity?: Granularity }, now = new Date()): UsageRange {
+export function usageRange(
+  query: { from?: string; to?: string; granularity?: Granularity },
+  now = new Date(),
+): UsageRange {
   const granularity = query.granularity ?? 'day';
   const step = BUCKET_MS[granularity];
   const to = query.to ? parseInstant(query.to, 'to') : now;
@@ -38,7 +46,11 @@ export function usageRange(query: { from?: string; to?: string; granularity?: Gr
   const from = new Date(Math.floor(asked.getTime() / step) * step);
   if (to.getTime() <= asked.getTime()) throw invalid(['query', 'to'], 'to must be after from', 'range_empty');
   if (Math.ceil((to.getTime() - from.getTime()) / step) > MAX_BUCKETS[granularity]) {
-    throw invalid(['query', 'from'], `At most ${MAX_BUCKETS[granularity]} buckets of one ${granularity}: narrow the range or choose a larger granularity`, 'range_too_long');
+    throw invalid(
+      ['query', 'from'],
+      `At most ${MAX_BUCKETS[granularity]} buckets of one ${granularity}: narrow the range or choose a larger granularity`,
+      'range_too_long',
+    );
   }
   return { from, to, granularity };
 }
@@ -53,7 +65,15 @@ export interface UsageCounts {
   credits_granted: number;
 }
 
-const empty = (): UsageCounts => ({ sessions: 0, avatar_minutes: 0, visitor_seconds: 0, streamed_seconds: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 0 });
+const empty = (): UsageCounts => ({
+  sessions: 0,
+  avatar_minutes: 0,
+  visitor_seconds: 0,
+  streamed_seconds: 0,
+  identities: 0,
+  credits_spent: { onboarding: 0, session_minute: 0 },
+  credits_granted: 0,
+});
 
 export async function accountUsage(db: Database, accountId: string, { from, to, granularity }: UsageRange) {
   const step = BUCKET_MS[granularity];
@@ -61,17 +81,32 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
     sql<number>`extract(epoch from date_trunc(${granularity}, ${column}, 'UTC'))::float8`;
   // A session's usage: its folded sums, and its running job's count so far (src/sessions/usage-reports.ts).
   // Each session rounded to the second, as its own read shows it, then summed: the totals are the sessions' sum.
-  const usageSeconds = (field: 'streamed_ms' | 'visitor_ms', column: typeof sessions.streamedMs | typeof sessions.visitorMs) =>
+  const usageSeconds = (
+    field: 'streamed_ms' | 'visitor_ms',
+    column: typeof sessions.streamedMs | typeof sessions.visitorMs,
+  ) =>
     sql<number>`coalesce(sum(round((${column} + coalesce((${sessions.usageCurrent} ->> ${field})::bigint, 0)) / 1000.0)), 0)::float8`;
   const started = await db
-    .select({ bucket: bucketOf(sessions.createdAt), n: count(), streamedSeconds: usageSeconds('streamed_ms', sessions.streamedMs), visitorSeconds: usageSeconds('visitor_ms', sessions.visitorMs) })
+    .select({
+      bucket: bucketOf(sessions.createdAt),
+      n: count(),
+      streamedSeconds: usageSeconds('streamed_ms', sessions.streamedMs),
+      visitorSeconds: usageSeconds('visitor_ms', sessions.visitorMs),
+    })
     .from(sessions)
     .where(and(eq(sessions.accountId, accountId), gte(sessions.createdAt, from), lt(sessions.createdAt, to)))
     .groupBy(sql`1`);
   const ledger = await db
-    .select({ bucket: bucketOf(creditLedger.createdAt), kind: creditLedger.kind, n: count(), amount: sql<number>`sum(${creditLedger.amount})::float8` })
+    .select({
+      bucket: bucketOf(creditLedger.createdAt),
+      kind: creditLedger.kind,
+      n: count(),
+      amount: sql<number>`sum(${creditLedger.amount})::float8`,
+    })
     .from(creditLedger)
-    .where(and(eq(creditLedger.accountId, accountId), gte(creditLedger.createdAt, from), lt(creditLedger.createdAt, to)))
+    .where(
+      and(eq(creditLedger.accountId, accountId), gte(creditLedger.createdAt, from), lt(creditLedger.createdAt, to)),
+    )
     .groupBy(sql`1`, creditLedger.kind);
 
   const buckets = new Map<number, UsageCounts>();

@@ -2,11 +2,11 @@
 // Each table is defined beside the feature that owns it.
 export * from '../accounts/schema.ts';
 export * from '../auth/schema.ts';
+export * from '../console/schema.ts';
 export * from '../credits/schema.ts';
 export * from '../identities/schema.ts';
-export * from '../sessions/schema.ts';
-export * from '../console/schema.ts';
 export * from '../limits/schema.ts';
+export * from '../sessions/schema.ts';
 export * from '../voices/schema.ts';
-export * from '../workers/schema.ts';
 export * from '../webhooks/schema.ts';
+export * from '../workers/schema.ts';

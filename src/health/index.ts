@@ -28,7 +28,13 @@ export class Readiness {
       [...this.#checks].map(async ([name, check]) => {
         let cached = this.#cached.get(name);
         if (!cached || now - cached.at > CHECK_TTL_MS) {
-          cached = { at: now, result: check().then(() => 'ok', (error: unknown) => (error instanceof Error ? error.message : 'failed')) };
+          cached = {
+            at: now,
+            result: check().then(
+              () => 'ok',
+              (error: unknown) => (error instanceof Error ? error.message : 'failed'),
+            ),
+          };
           this.#cached.set(name, cached);
         }
         return [name, await cached.result] as const;

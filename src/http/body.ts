@@ -19,7 +19,11 @@ export async function parseMultipart(request: Request): Promise<FormBody> {
     form = await request.formData();
   } catch {
     throw new ApiError(422, [
-      { loc: ['body'], msg: 'The multipart/form-data body could not be parsed (check the boundary)', type: 'body_malformed' },
+      {
+        loc: ['body'],
+        msg: 'The multipart/form-data body could not be parsed (check the boundary)',
+        type: 'body_malformed',
+      },
     ]);
   }
   const body: FormBody = Object.create(null);
@@ -31,7 +35,11 @@ export async function parseMultipart(request: Request): Promise<FormBody> {
   if (duplicates.size) {
     throw new ApiError(
       422,
-      [...duplicates].map((key) => ({ loc: ['body', key], msg: `Field "${key}" was sent more than once`, type: 'duplicate_field' })),
+      [...duplicates].map((key) => ({
+        loc: ['body', key],
+        msg: `Field "${key}" was sent more than once`,
+        type: 'duplicate_field',
+      })),
     );
   }
   refuseUnstorable(body);
@@ -49,7 +57,9 @@ export async function parseJson(request: Request): Promise<unknown> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ApiError(422, [{ loc: ['body'], msg: `Malformed JSON: ${(error as Error).message}`, type: 'json_invalid' }]);
+    throw new ApiError(422, [
+      { loc: ['body'], msg: `Malformed JSON: ${(error as Error).message}`, type: 'json_invalid' },
+    ]);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ApiError(422, [{ loc: ['body'], msg: 'The body must be a JSON object', type: 'object_type' }]);
@@ -58,9 +68,12 @@ export async function parseJson(request: Request): Promise<unknown> {
   return parsed;
 }
 
-export const bodyParsers = new Elysia({ name: 'likeness/body' }).onParse({ as: 'global' }, ({ request, contentType }) => {
-  const type = (contentType ?? '').toLowerCase();
-  if (type.startsWith('multipart/form-data')) return parseMultipart(request);
-  if (type === '' || type.startsWith('application/json')) return parseJson(request);
-  return undefined;
-});
+export const bodyParsers = new Elysia({ name: 'likeness/body' }).onParse(
+  { as: 'global' },
+  ({ request, contentType }) => {
+    const type = (contentType ?? '').toLowerCase();
+    if (type.startsWith('multipart/form-data')) return parseMultipart(request);
+    if (type === '' || type.startsWith('application/json')) return parseJson(request);
+    return undefined;
+  },
+);

@@ -15,7 +15,8 @@ export class ClientAddresses {
   constructor(trustedProxies: readonly string[]) {
     for (const entry of trustedProxies) {
       const [address = '', prefix] = entry.split('/');
-      if (!isIP(address) || (prefix !== undefined && !/^\d{1,3}$/.test(prefix))) throw new Error(`TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR`);
+      if (!isIP(address) || (prefix !== undefined && !/^\d{1,3}$/.test(prefix)))
+        throw new Error(`TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR`);
       if (prefix === undefined) this.#trusted.addAddress(address, family(address));
       else this.#trusted.addSubnet(address, Number(prefix), family(address));
     }

@@ -16,7 +16,11 @@ export interface ClientAddresses {
 
 export type AddressesFor = (request: Request) => ClientAddresses;
 
-export function clientAddresses(deps: { links: AssetLinks; rtcUrl: string; tls: TlsSettings | undefined }): AddressesFor {
+export function clientAddresses(deps: {
+  links: AssetLinks;
+  rtcUrl: string;
+  tls: TlsSettings | undefined;
+}): AddressesFor {
   const usual: ClientAddresses = { links: deps.links, rtcUrl: deps.rtcUrl };
   const follow = deps.tls?.addressesFollowRequest;
   return (request) => {

@@ -95,13 +95,19 @@ export function fieldProblems(error: ValidationError): FieldProblem[] {
       custom ??
       (type === 'missing'
         ? 'Field required'
-        : ('summary' in e && typeof e.summary === 'string' && e.summary) || ('message' in e ? String(e.message) : 'Invalid value'));
+        : ('summary' in e && typeof e.summary === 'string' && e.summary) ||
+          ('message' in e ? String(e.message) : 'Invalid value'));
     problems.push({ loc, msg, type });
   }
   return problems.length ? problems : [{ loc: [where], msg: 'Invalid request', type: 'value_error' }];
 }
 
-function json(status: number, body: unknown, requestId: string | undefined, extra: Record<string, string> = {}): Response {
+function json(
+  status: number,
+  body: unknown,
+  requestId: string | undefined,
+  extra: Record<string, string> = {},
+): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...extra };
   if (requestId) headers['x-request-id'] = requestId;
   return new Response(JSON.stringify(body), { status, headers });
@@ -127,14 +133,32 @@ export function httpErrors(allowedMethods: (path: string) => string[]) {
     });
 }
 
-function errorResponse(code: string | number, error: unknown, request: Request, requestId: string, allowedMethods: (path: string) => string[]): Response {
+function errorResponse(
+  code: string | number,
+  error: unknown,
+  request: Request,
+  requestId: string,
+  allowedMethods: (path: string) => string[],
+): Response {
   if (error instanceof ApiError) return json(error.status, { detail: error.detail }, requestId, error.headers);
   // A parser's own ApiError (e.g. a duplicate form field) arrives wrapped in Elysia's ParseError.
   const cause = (error as Error | undefined)?.cause;
   if (code === 'PARSE' && cause instanceof ApiError) return json(cause.status, { detail: cause.detail }, requestId);
   if (code === 'VALIDATION') return json(422, { detail: fieldProblems(error as ValidationError) }, requestId);
   if (code === 'PARSE') {
-    return json(422, { detail: [{ loc: ['body'], msg: 'The request body could not be parsed; check its Content-Type', type: 'body_malformed' }] }, requestId);
+    return json(
+      422,
+      {
+        detail: [
+          {
+            loc: ['body'],
+            msg: 'The request body could not be parsed; check its Content-Type',
+            type: 'body_malformed',
+          },
+        ],
+      },
+      requestId,
+    );
   }
   if (code === 'NOT_FOUND') {
     const path = new URL(request.url).pathname;
@@ -146,7 +170,9 @@ function errorResponse(code: string | number, error: unknown, request: Request, 
     }
     return json(404, { detail: 'Not found' }, requestId);
   }
-  log.error({ err: error, request_id: requestId, method: request.method, path: new URL(request.url).pathname }, 'request failed');
+  log.error(
+    { err: error, request_id: requestId, method: request.method, path: new URL(request.url).pathname },
+    'request failed',
+  );
   return json(500, { detail: 'Internal server error; retry shortly' }, requestId);
 }
-

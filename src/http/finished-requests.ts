@@ -17,13 +17,17 @@ export interface FinishedRequest {
 /** When each request arrived (a WeakMap: nothing to clean up when a request is dropped). */
 const arrivals = new WeakMap<Request, number>();
 
-export function finishedRequests(watchers: ((request: FinishedRequest) => void)[], accountOf: (request: Request) => string | undefined) {
+export function finishedRequests(
+  watchers: ((request: FinishedRequest) => void)[],
+  accountOf: (request: Request) => string | undefined,
+) {
   return new Elysia({ name: 'likeness/http/finished-requests' })
     .onRequest(({ request }) => void arrivals.set(request, performance.now()))
     .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
       const began = arrivals.get(request) ?? performance.now();
       // An error's answer (404 for no route among them) is a Response the error handler made.
-      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200;
+      const status =
+        responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200;
       const finished: FinishedRequest = {
         method: request.method,
         route: route || 'unmatched',

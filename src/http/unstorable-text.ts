@@ -5,7 +5,7 @@
 // Postgres stores them, a prompt may hold tabs and newlines, and the fields where they do not
 // belong refuse them themselves (identities/validation.ts).
 import { Elysia } from 'elysia';
-import { ApiError, notFound, type FieldProblem } from './errors.ts';
+import { ApiError, type FieldProblem, notFound } from './errors.ts';
 
 const UNSTORABLE_TYPE = 'string_unsafe_character';
 
@@ -68,12 +68,15 @@ function queryProblems(url: string): FieldProblem[] {
  * parsers read (form-urlencoded, or JSON sent as text/plain to a `parse: 'json'` route) among it.
  * A path id with such a character is unknown (404), as is any id no row holds.
  */
-export const refuseUnstorableText = new Elysia({ name: 'likeness/unstorable-text' }).onBeforeHandle({ as: 'global' }, ({ request, params, body }) => {
-  for (const [name, value] of Object.entries((params ?? {}) as Record<string, unknown>)) {
-    if (typeof value !== 'string' || isStorable(value)) continue;
-    if (name.endsWith('_id')) throw notFound(resourceOf(name));
-    throw new ApiError(422, [problemAt(['path', name])]);
-  }
-  const problems = [...queryProblems(request.url), ...unstorableText(body, ['body'])];
-  if (problems.length) throw new ApiError(422, problems.slice(0, MAX_PROBLEMS));
-});
+export const refuseUnstorableText = new Elysia({ name: 'likeness/unstorable-text' }).onBeforeHandle(
+  { as: 'global' },
+  ({ request, params, body }) => {
+    for (const [name, value] of Object.entries((params ?? {}) as Record<string, unknown>)) {
+      if (typeof value !== 'string' || isStorable(value)) continue;
+      if (name.endsWith('_id')) throw notFound(resourceOf(name));
+      throw new ApiError(422, [problemAt(['path', name])]);
+    }
+    const problems = [...queryProblems(request.url), ...unstorableText(body, ['body'])];
+    if (problems.length) throw new ApiError(422, problems.slice(0, MAX_PROBLEMS));
+  },
+);

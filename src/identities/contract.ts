@@ -1,8 +1,8 @@
 // The HTTP contract of /v1/identities: one schema per request and response type. The
 // same schemas validate requests at the edge and feed the OpenAPI document.
 import { t } from 'elysia';
-import { oneOf } from '../http/enum-schema.ts';
 import { LANGUAGES } from '../contract/languages.ts';
+import { oneOf } from '../http/enum-schema.ts';
 import { IDENTITY_STATUSES } from './schema.ts';
 
 export const NAME_MAX = 200;
@@ -13,7 +13,8 @@ const Status = oneOf(IDENTITY_STATUSES);
 const Timestamp = t.String({ format: 'date-time' });
 const VoiceId = t.String({
   minLength: 1,
-  description: 'A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample.',
+  description:
+    'A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample.',
 });
 
 const ProviderAvatarId = t.String({
@@ -27,16 +28,25 @@ export const CreateIdentityForm = t.Object({
   name: t.String({ minLength: 1, maxLength: NAME_MAX, description: 'Display name.' }),
   prompt: t.String({ minLength: 1, maxLength: PROMPT_MAX, description: "The avatar's system prompt." }),
   image: t.File({ description: 'Portrait photo: image/jpeg, image/png or image/webp (judged from the bytes).' }),
-  audio: t.Optional(t.File({ description: 'Voice sample: audio/wav, audio/mpeg or audio/mp4; at most 2 minutes. Cloned into a multilingual voice.' })),
+  audio: t.Optional(
+    t.File({
+      description:
+        'Voice sample: audio/wav, audio/mpeg or audio/mp4; at most 2 minutes. Cloned into a multilingual voice.',
+    }),
+  ),
   voice_id: t.Optional(VoiceId),
   language: t.Optional(Language),
-  pipeline_id: t.Optional(t.String({ minLength: 1, description: 'Renderer pipeline; immutable. Omit for the default.' })),
+  pipeline_id: t.Optional(
+    t.String({ minLength: 1, description: 'Renderer pipeline; immutable. Omit for the default.' }),
+  ),
   provider_avatar_id: t.Optional(ProviderAvatarId),
 });
 
 export const UpdateIdentityForm = t.Object({
   name: t.Optional(t.String({ minLength: 1, maxLength: NAME_MAX })),
-  prompt: t.Optional(t.String({ minLength: 1, maxLength: PROMPT_MAX, description: 'Required with image or audio uploads.' })),
+  prompt: t.Optional(
+    t.String({ minLength: 1, maxLength: PROMPT_MAX, description: 'Required with image or audio uploads.' }),
+  ),
   image: t.Optional(t.File()),
   audio: t.Optional(t.File({ description: 'A new voice sample: retrains (202) and replaces the voice.' })),
   voice_id: t.Optional(VoiceId),
@@ -60,12 +70,20 @@ export const IdentityResponse = t.Object({
   image: t.String({ format: 'uri' }),
   audio: t.Nullable(t.String({ format: 'uri' })),
   voice_id: t.Nullable(
-    t.String({ description: 'The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`.' }),
+    t.String({
+      description:
+        'The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`.',
+    }),
   ),
   status: Status,
   detail: t.Nullable(t.String()),
   pipeline_id: t.String(),
-  provider_avatar_id: t.Nullable(t.String({ description: 'The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others.' })),
+  provider_avatar_id: t.Nullable(
+    t.String({
+      description:
+        'The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others.',
+    }),
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -1,14 +1,17 @@
 // /v1/identities (docs/api.md#identities): create, list, read, update, retrain, delete.
-import { t } from 'elysia';
+
 import { and, eq } from 'drizzle-orm';
+import { t } from 'elysia';
 import type { AssetStore } from '../assets/index.ts';
-import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
 import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import type { AddressesFor } from '../http/client-addresses.ts';
 import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
-import { releaseTraining, type Pipeline, type PipelineRegistry } from '../pipelines/index.ts';
-import { presetVoice, sampleProfile, voiceChoiceProblems, type Voices } from '../voices/index.ts';
+import { type AccountLimits, type AttemptLimiter, lockAccountLimits } from '../limits/index.ts';
+import { type InspectedImage, inspectAudio, inspectImage, type MediaLimits } from '../media/index.ts';
+import { type Pipeline, type PipelineRegistry, releaseTraining } from '../pipelines/index.ts';
+import { presetVoice, sampleProfile, type Voices, voiceChoiceProblems } from '../voices/index.ts';
 import {
   CreateIdentityForm,
   IdentityListItem,
@@ -18,13 +21,17 @@ import {
   ListIdentitiesQuery,
   UpdateIdentityForm,
 } from './contract.ts';
-import { inspectAudio, inspectImage, type InspectedImage, type MediaLimits } from '../media/index.ts';
-import { identityPrefix, onboardIdentity, reserveIdentity, type IdentityFields, type UploadedAudio } from './onboarding.ts';
-import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
-import { deleteIdentity, findIdentity, listIdentities, type IdentityRow } from './queries.ts';
-import type { Retraining } from './retraining.ts';
 import { admitTraining } from './limits.ts';
-import { lockAccountLimits, type AccountLimits, type AttemptLimiter } from '../limits/index.ts';
+import {
+  type IdentityFields,
+  identityPrefix,
+  onboardIdentity,
+  reserveIdentity,
+  type UploadedAudio,
+} from './onboarding.ts';
+import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
+import { deleteIdentity, findIdentity, type IdentityRow, listIdentities } from './queries.ts';
+import type { Retraining } from './retraining.ts';
 import { identities } from './schema.ts';
 import { asApiError, providerAvatarProblems, textProblems, throwIfProblems, unknownPipeline } from './validation.ts';
 
@@ -53,16 +60,24 @@ const uploadErrors = { 413: ErrorResponse, 415: ErrorResponse };
 const voiceProviderError = { 502: ErrorResponse };
 
 /** `onImage`: called with the inspected photo before the audio is decoded, so work on it can overlap. */
-async function inspectUploads(limits: MediaLimits, image?: File, audio?: File, onImage?: (image: InspectedImage) => void) {
+async function inspectUploads(
+  limits: MediaLimits,
+  image?: File,
+  audio?: File,
+  onImage?: (image: InspectedImage) => void,
+) {
   try {
     const imageBytes = image && new Uint8Array(await image.arrayBuffer());
     const audioBytes = audio && new Uint8Array(await audio.arrayBuffer());
     const inspectedImage = imageBytes && (await inspectImage(imageBytes, limits));
     if (inspectedImage) onImage?.(inspectedImage);
     const inspectedAudio = audioBytes && (await inspectAudio(audioBytes, limits));
-    const uploadedAudio: UploadedAudio | undefined =
-      audioBytes && inspectedAudio && { bytes: audioBytes, inspected: inspectedAudio, profile: sampleProfile(inspectedAudio) };
-    return { image: imageBytes && inspectedImage && { bytes: imageBytes, inspected: inspectedImage }, audio: uploadedAudio };
+    const uploadedAudio: UploadedAudio | undefined = audioBytes &&
+      inspectedAudio && { bytes: audioBytes, inspected: inspectedAudio, profile: sampleProfile(inspectedAudio) };
+    return {
+      image: imageBytes && inspectedImage && { bytes: imageBytes, inspected: inspectedImage },
+      audio: uploadedAudio,
+    };
   } catch (error) {
     throw asApiError(error);
   }
@@ -80,7 +95,8 @@ async function checkImageFor(pipeline: Pipeline, image: InspectedImage): Promise
 /** The identity routes behind one door: the public API (`/v1`) or the console's (`/console/api`). */
 export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_API) {
   const { db, addressesFor } = deps;
-  const present = (row: Parameters<typeof identityResponse>[0], request: Request) => identityResponse(row, addressesFor(request).links);
+  const present = (row: Parameters<typeof identityResponse>[0], request: Request) =>
+    identityResponse(row, addressesFor(request).links);
   const findOwned = async (accountId: string, identityId: string) => {
     const row = await findIdentity(db, accountId, identityId);
     if (!row) throw notFound('Identity');
@@ -100,12 +116,18 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         let after: { createdAt: Date; id: string } | undefined;
         if (query.after) {
           const cursor = await findIdentity(db, caller.accountId, query.after);
-          if (!cursor) throw invalid(['query', 'after'], 'after must be the identity_id of an identity in the list', 'unknown_cursor');
+          if (!cursor)
+            throw invalid(
+              ['query', 'after'],
+              'after must be the identity_id of an identity in the list',
+              'unknown_cursor',
+            );
           after = { createdAt: cursor.createdAt, id: cursor.id };
         }
         const rows = await listIdentities(db, caller.accountId, { limit: query.limit, after });
         if (query.limit && rows.length === query.limit) {
-          set.headers['link'] = `<${audience.prefix}/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
+          set.headers['link'] =
+            `<${audience.prefix}/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
         }
         const { links } = addressesFor(request);
         return rows.map((row) => identityListItem(row, links));
@@ -144,7 +166,12 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         const row = await onboardIdentity(deps, reservation, fields, async () => {
           // The pipeline starts on the photo (face detection) while ffmpeg decodes the voice sample;
           // training awaits that same check and reports its error, after any upload's own.
-          const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio, (image) => void pipeline!.checkImage?.(image).catch(() => {}));
+          const uploads = await inspectUploads(
+            deps.mediaLimits,
+            body.image,
+            body.audio,
+            (image) => void pipeline!.checkImage?.(image).catch(() => {}),
+          );
           return { image: uploads.image!.inspected, audio: uploads.audio };
         }).catch((error: unknown) => {
           throw asApiError(error);
@@ -154,18 +181,32 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
       {
         body: CreateIdentityForm,
         parse: 'multipart/form-data',
-        response: { 200: IdentityResponse, 402: ErrorResponse, 429: ErrorResponse, ...uploadErrors, ...unauthorized, ...invalidRequest, ...voiceProviderError },
+        response: {
+          200: IdentityResponse,
+          402: ErrorResponse,
+          429: ErrorResponse,
+          ...uploadErrors,
+          ...unauthorized,
+          ...invalidRequest,
+          ...voiceProviderError,
+        },
         detail: {
-          operationId: 'createIdentity', summary: 'Create an identity; training runs within the call',
-          description: 'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.',
+          operationId: 'createIdentity',
+          summary: 'Create an identity; training runs within the call',
+          description:
+            'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.',
         },
       },
     )
-    .get('/:identity_id', async ({ caller, params, request }) => present(await findOwned(caller.accountId, params.identity_id), request), {
-      params: IdentityParams,
-      response: { 200: IdentityResponse, ...unauthorized, ...notFoundError },
-      detail: { operationId: 'getIdentity', summary: 'Read one identity' },
-    })
+    .get(
+      '/:identity_id',
+      async ({ caller, params, request }) => present(await findOwned(caller.accountId, params.identity_id), request),
+      {
+        params: IdentityParams,
+        response: { 200: IdentityResponse, ...unauthorized, ...notFoundError },
+        detail: { operationId: 'getIdentity', summary: 'Read one identity' },
+      },
+    )
     .get(
       '/:identity_id/status',
       async ({ caller, params }) => identityStatusResponse(await findOwned(caller.accountId, params.identity_id)),
@@ -180,12 +221,27 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
       async ({ caller, params, body, set, request }) => {
         const current = await findOwned(caller.accountId, params.identity_id);
         for (const field of ['pipeline_id', 'provider_avatar_id'] as const) {
-          if (body[field] !== undefined) throw invalid(['body', field], `${field} cannot be changed; create a new identity instead`, 'immutable_field');
+          if (body[field] !== undefined)
+            throw invalid(
+              ['body', field],
+              `${field} cannot be changed; create a new identity instead`,
+              'immutable_field',
+            );
         }
         const retrain = body.image !== undefined || body.audio !== undefined;
         const voice = body.voice_id === undefined ? undefined : presetVoice(body.voice_id);
-        if (!retrain && body.voice_id === undefined && body.name === undefined && body.prompt === undefined && body.language === undefined) {
-          throw invalid(['body'], 'Nothing to update: send name, prompt, language, voice_id, image or audio', 'empty_update');
+        if (
+          !retrain &&
+          body.voice_id === undefined &&
+          body.name === undefined &&
+          body.prompt === undefined &&
+          body.language === undefined
+        ) {
+          throw invalid(
+            ['body'],
+            'Nothing to update: send name, prompt, language, voice_id, image or audio',
+            'empty_update',
+          );
         }
         if (retrain && body.prompt === undefined) {
           throw invalid(['body', 'prompt'], 'prompt is required alongside image or audio uploads', 'missing');
@@ -193,7 +249,14 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         throwIfProblems([...textProblems(body), ...voiceChoiceProblems(body)]);
         if (retrain) {
           // A retrain is a training like a create: the account's limits before any decoding.
-          await db.transaction(async (tx) => admitTraining(tx, caller.accountId, await lockAccountLimits(tx, caller.accountId, deps.limits), deps.trainings));
+          await db.transaction(async (tx) =>
+            admitTraining(
+              tx,
+              caller.accountId,
+              await lockAccountLimits(tx, caller.accountId, deps.limits),
+              deps.trainings,
+            ),
+          );
           const uploads = await inspectUploads(deps.mediaLimits, body.image, body.audio);
           // Training runs after the 202: a photo it cannot use is refused now, while the caller waits.
           const pipeline = deps.pipelines.get(current.pipelineId);
@@ -255,7 +318,8 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
           ...invalidRequest,
         },
         detail: {
-          operationId: 'updateIdentity', summary: 'Update an identity',
+          operationId: 'updateIdentity',
+          summary: 'Update an identity',
           description:
             'Text fields and `voice_id` alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status; a new image without a usable face is refused at once (422, as on create). `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.',
         },

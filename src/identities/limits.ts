@@ -3,7 +3,7 @@
 // ones included: a refused photo cost its decoding too).
 import { and, count, eq, inArray } from 'drizzle-orm';
 import type { Database, Queryable } from '../db/index.ts';
-import { AttemptLimiter, limitReached, type AccountLimits } from '../limits/index.ts';
+import { type AccountLimits, AttemptLimiter, limitReached } from '../limits/index.ts';
 import { identities } from './schema.ts';
 
 /** What a 429 for trainings at once tells a client to wait: a training takes seconds. */
@@ -18,18 +18,30 @@ export function trainingAttempts(db: Database): AttemptLimiter {
  * Throws 429 when the account may not start another training now; otherwise counts this one
  * for the hour. Run it in the transaction that holds the account's lock (lockAccountLimits).
  */
-export async function admitTraining(tx: Queryable, accountId: string, limits: AccountLimits, attempts: AttemptLimiter): Promise<void> {
+export async function admitTraining(
+  tx: Queryable,
+  accountId: string,
+  limits: AccountLimits,
+  attempts: AttemptLimiter,
+): Promise<void> {
   if (limits.concurrent_identity_creates > 0) {
     const [row] = await tx
       .select({ training: count() })
       .from(identities)
       .where(and(eq(identities.accountId, accountId), inArray(identities.status, ['created', 'training'])));
     if ((row?.training ?? 0) >= limits.concurrent_identity_creates) {
-      throw limitReached(`This account has ${limits.concurrent_identity_creates} identities training, its limit`, TRAINING_RETRY_AFTER_SECONDS);
+      throw limitReached(
+        `This account has ${limits.concurrent_identity_creates} identities training, its limit`,
+        TRAINING_RETRY_AFTER_SECONDS,
+      );
     }
   }
   if (limits.identity_creates_per_hour > 0) {
     const taken = await attempts.take(accountId, limits.identity_creates_per_hour, tx);
-    if ('wait' in taken) throw limitReached(`This account created or retrained ${limits.identity_creates_per_hour} identities in the last hour, its limit`, taken.wait);
+    if ('wait' in taken)
+      throw limitReached(
+        `This account created or retrained ${limits.identity_creates_per_hour} identities in the last hour, its limit`,
+        taken.wait,
+      );
   }
 }

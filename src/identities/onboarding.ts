@@ -6,24 +6,24 @@
 // Uploaded audio is cloned into the identity's voice here too (ElevenLabs when configured).
 import { eq } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
-import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
-import { lockAccountLimits, type AccountLimits, type AttemptLimiter } from '../limits/index.ts';
-import { admitTraining } from './limits.ts';
-import type { Database } from '../db/index.ts';
-import { newId, randomBase62 } from '../db/ids.ts';
-import { ApiError } from '../http/errors.ts';
-import { releaseTraining, type Pipeline, type TrainingResult } from '../pipelines/index.ts';
-import type { AudioKind, InspectedAudio, InspectedImage } from '../media/index.ts';
-import type { Voices } from '../voices/index.ts';
-import type { IdentityRow } from './queries.ts';
 import type { Language } from '../contract/languages.ts';
+import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
+import { newId, randomBase62 } from '../db/ids.ts';
+import type { Database } from '../db/index.ts';
+import { ApiError } from '../http/errors.ts';
+import { type AccountLimits, type AttemptLimiter, lockAccountLimits } from '../limits/index.ts';
+import { log } from '../logging/index.ts';
+import type { AudioKind, InspectedAudio, InspectedImage } from '../media/index.ts';
 import type { StoredAudio } from '../media/stored.ts';
+import { creditsCharged, timedTraining } from '../metrics/index.ts';
+import { type Pipeline, releaseTraining, type TrainingResult } from '../pipelines/index.ts';
+import type { Voices } from '../voices/index.ts';
 import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
+import { writeEvent } from '../webhooks/index.ts';
+import { admitTraining } from './limits.ts';
+import type { IdentityRow } from './queries.ts';
 import { identities } from './schema.ts';
 import { holdLease, leaseUntil } from './work-lease.ts';
-import { creditsCharged, timedTraining } from '../metrics/index.ts';
-import { log } from '../logging/index.ts';
-import { writeEvent } from '../webhooks/index.ts';
 
 export interface OnboardingDeps {
   db: Database;
@@ -99,9 +99,15 @@ export async function reserveIdentity(deps: OnboardingDeps, fields: IdentityFiel
   const { db, ledger, onboardingCost } = deps;
   const id = newId('idn');
   await db.transaction(async (tx) => {
-    await admitTraining(tx, fields.accountId, await lockAccountLimits(tx, fields.accountId, deps.limits), deps.trainings);
+    await admitTraining(
+      tx,
+      fields.accountId,
+      await lockAccountLimits(tx, fields.accountId, deps.limits),
+      deps.trainings,
+    );
     // Refuse early so nothing is decoded or stored; the charge at the end is what really decides.
-    if (onboardingCost > 0 && ((await ledger.balance(fields.accountId, tx)) ?? 0) < onboardingCost) throw insufficient(onboardingCost);
+    if (onboardingCost > 0 && ((await ledger.balance(fields.accountId, tx)) ?? 0) < onboardingCost)
+      throw insufficient(onboardingCost);
     await tx.insert(identities).values({
       id,
       accountId: fields.accountId,
@@ -122,7 +128,12 @@ export async function reserveIdentity(deps: OnboardingDeps, fields: IdentityFiel
  * Trains a reserved identity from its uploads (`decode` reads them) and makes it ready,
  * charged; on any failure the row, its files and any clone go.
  */
-export async function onboardIdentity(deps: OnboardingDeps, reservation: Reservation, fields: IdentityFields, decode: () => Promise<NewIdentity>): Promise<IdentityRow> {
+export async function onboardIdentity(
+  deps: OnboardingDeps,
+  reservation: Reservation,
+  fields: IdentityFields,
+  decode: () => Promise<NewIdentity>,
+): Promise<IdentityRow> {
   const { db, ledger, store, onboardingCost, voices } = deps;
   const { id, prefix } = reservation;
   // While this process works on it, no other's recovery takes the row for orphaned.
@@ -132,7 +143,14 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
     const uploads = await decode();
     await db.update(identities).set({ status: 'training', updatedAt: new Date() }).where(eq(identities.id, id));
     trained = await timedTraining(fields.pipeline.id, () =>
-      fields.pipeline.train({ identityId: id, image: uploads.image, audio: uploads.audio?.inspected, store, prefix, providerAvatarId: fields.providerAvatarId }),
+      fields.pipeline.train({
+        identityId: id,
+        image: uploads.image,
+        audio: uploads.audio?.inspected,
+        store,
+        prefix,
+        providerAvatarId: fields.providerAvatarId,
+      }),
     );
     const training = trained.training;
     const image = trained.image;
@@ -140,12 +158,21 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
     let voice = fields.presetVoice ?? null;
     if (uploads.audio) {
       // Last, since it is the one outside call; recorded at once so a cleanup (even after a crash) can delete it.
-      voice = await voices.clone({ id, name: fields.name }, { bytes: uploads.audio.bytes, kind: uploads.audio.inspected.kind }, uploads.audio.profile);
+      voice = await voices.clone(
+        { id, name: fields.name },
+        { bytes: uploads.audio.bytes, kind: uploads.audio.inspected.kind },
+        uploads.audio.profile,
+      );
       await db.update(identities).set({ voice }).where(eq(identities.id, id));
     }
     const ready = await db.transaction(async (tx) => {
       if (onboardingCost > 0) {
-        await ledger.charge(tx, { accountId: fields.accountId, amount: onboardingCost, kind: 'onboarding', reference: `identity:${id}` });
+        await ledger.charge(tx, {
+          accountId: fields.accountId,
+          amount: onboardingCost,
+          kind: 'onboarding',
+          reference: `identity:${id}`,
+        });
       }
       const now = new Date();
       const [row] = await tx
@@ -153,7 +180,12 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
         .set({ status: 'ready', image, audio, voice, training, onboardedAt: now, updatedAt: now })
         .where(eq(identities.id, id))
         .returning();
-      await writeEvent(tx, fields.accountId, 'identity.ready', { identity_id: id, name: row!.name, pipeline_id: row!.pipelineId, retrained: false });
+      await writeEvent(tx, fields.accountId, 'identity.ready', {
+        identity_id: id,
+        name: row!.name,
+        pipeline_id: row!.pipelineId,
+        retrained: false,
+      });
       return row!;
     });
     if (onboardingCost > 0) creditsCharged.inc({ kind: 'onboarding' }, onboardingCost);
@@ -161,7 +193,9 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
     return ready;
   } catch (error) {
     // If this cleanup fails too, the recovery sweep finishes it: the row is invisible meanwhile.
-    await discardUnfinished(db, store, voices, id).catch((e) => log.error({ err: e, identity_id: id }, 'cleaning up an unfinished identity failed'));
+    await discardUnfinished(db, store, voices, id).catch((e) =>
+      log.error({ err: e, identity_id: id }, 'cleaning up an unfinished identity failed'),
+    );
     await releaseTraining(fields.pipeline, trained?.training);
     throw error instanceof InsufficientCredits ? insufficient(onboardingCost) : error;
   } finally {
@@ -170,7 +204,12 @@ export async function onboardIdentity(deps: OnboardingDeps, reservation: Reserva
 }
 
 /** Remove an identity that never finished onboarding: files and cloned voice first, so a row always covers them. */
-export async function discardUnfinished(db: Database, store: AssetStore, voices: Voices, identityId: string): Promise<void> {
+export async function discardUnfinished(
+  db: Database,
+  store: AssetStore,
+  voices: Voices,
+  identityId: string,
+): Promise<void> {
   const [row] = await db.select({ voice: identities.voice }).from(identities).where(eq(identities.id, identityId));
   await store.deletePrefix(identityPrefix(identityId));
   await voices.release(row?.voice);

@@ -10,7 +10,11 @@ function owned(accountId: string, identityId: string): SQL {
   return and(eq(identities.accountId, accountId), eq(identities.id, identityId), isNotNull(identities.onboardedAt))!;
 }
 
-export async function findIdentity(q: Queryable, accountId: string, identityId: string): Promise<IdentityRow | undefined> {
+export async function findIdentity(
+  q: Queryable,
+  accountId: string,
+  identityId: string,
+): Promise<IdentityRow | undefined> {
   const [row] = await q.select().from(identities).where(owned(accountId, identityId));
   return row;
 }

@@ -5,8 +5,8 @@
 import { and, isNull } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
-import { discardUnfinished } from './onboarding.ts';
 import type { Voices } from '../voices/index.ts';
+import { discardUnfinished } from './onboarding.ts';
 import type { Retraining } from './retraining.ts';
 import { identities } from './schema.ts';
 import { orphaned } from './work-lease.ts';

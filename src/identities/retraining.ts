@@ -5,21 +5,21 @@
 // cloned into a new voice here; the old clone is deleted at the provider once replaced.
 import { and, eq, isNotNull } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
+import type { Language } from '../contract/languages.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
-import { writeEvent } from '../webhooks/index.ts';
-import { providerAvatarOf, releaseTraining, type PipelineRegistry, type TrainingResult } from '../pipelines/index.ts';
-import { inspectAudio, inspectImage, MediaError, type InspectedImage, type MediaLimits } from '../media/index.ts';
-import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
-import { sampleProfile, VoiceProviderError, type Voices } from '../voices/index.ts';
-import type { IdentityRow } from './queries.ts';
-import type { Language } from '../contract/languages.ts';
+import { log } from '../logging/index.ts';
+import { type InspectedImage, inspectAudio, inspectImage, MediaError, type MediaLimits } from '../media/index.ts';
 import type { StoredImage } from '../media/stored.ts';
+import { timedTraining } from '../metrics/index.ts';
+import { type PipelineRegistry, providerAvatarOf, releaseTraining, type TrainingResult } from '../pipelines/index.ts';
+import { sampleProfile, VoiceProviderError, type Voices } from '../voices/index.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
+import { writeEvent } from '../webhooks/index.ts';
+import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
+import type { IdentityRow } from './queries.ts';
 import { identities, type PendingRetrain } from './schema.ts';
 import { claimOrphanedRetrain, holdLease, leaseUntil, orphaned } from './work-lease.ts';
-import { timedTraining } from '../metrics/index.ts';
-import { log } from '../logging/index.ts';
 
 export interface RetrainRequest {
   accountId: string;
@@ -46,7 +46,11 @@ export interface RetrainingDeps {
 /** What a new photo's training replaces: the photo, its renditions, and the files its training stored (`training.assets`). */
 function keysOf(image: StoredImage, training: Record<string, unknown> | null): string[] {
   const assets = training?.assets && typeof training.assets === 'object' ? Object.values(training.assets) : [];
-  return [image.key, ...Object.values(image.variants).map((v) => v.key), ...assets.filter((key) => typeof key === 'string')];
+  return [
+    image.key,
+    ...Object.values(image.variants).map((v) => v.key),
+    ...assets.filter((key) => typeof key === 'string'),
+  ];
 }
 
 export class Retraining {
@@ -111,10 +115,16 @@ export class Retraining {
     const rows = await this.deps.db
       .select({ id: identities.id })
       .from(identities)
-      .where(and(eq(identities.status, 'training'), isNotNull(identities.onboardedAt), orphaned(graceSeconds, ignoreLeases)));
+      .where(
+        and(eq(identities.status, 'training'), isNotNull(identities.onboardedAt), orphaned(graceSeconds, ignoreLeases)),
+      );
     let resumed = 0;
     for (const { id } of rows) {
-      if (this.running.has(id) || !(await claimOrphanedRetrain(this.deps.db, id, this.deps.workLeaseSeconds, graceSeconds, ignoreLeases))) continue;
+      if (
+        this.running.has(id) ||
+        !(await claimOrphanedRetrain(this.deps.db, id, this.deps.workLeaseSeconds, graceSeconds, ignoreLeases))
+      )
+        continue;
       this.start(id);
       resumed++;
     }
@@ -154,9 +164,18 @@ export class Retraining {
       const audio = audioBytes ? await inspectAudio(audioBytes, mediaLimits) : undefined;
       if (audio) {
         // A resumed retrain reuses the clone an interrupted run already made.
-        voice = pending.voice ?? { presetId: null, multilingual: true, elevenlabsVoiceId: null, profile: sampleProfile(audio) };
+        voice = pending.voice ?? {
+          presetId: null,
+          multilingual: true,
+          elevenlabsVoiceId: null,
+          profile: sampleProfile(audio),
+        };
         if (voice.elevenlabsVoiceId === null && voices.elevenlabs) {
-          voice = await voices.clone({ id: identityId, name: row.name }, { bytes: audioBytes!, kind: audio.kind }, voice.profile);
+          voice = await voices.clone(
+            { id: identityId, name: row.name },
+            { bytes: audioBytes!, kind: audio.kind },
+            voice.profile,
+          );
           await db
             .update(identities)
             .set({ pendingRetrain: { ...pending, voice } })
@@ -165,7 +184,10 @@ export class Retraining {
       }
       // An avatar the identity named at the provider stays; one training made from the old photo is replaced.
       const named = row.training?.provider_avatar_made === true ? undefined : providerAvatarOf(row.training);
-      if (image) retrained = await timedTraining(pipeline.id, () => pipeline.train({ identityId, image, audio, store, prefix, providerAvatarId: named }));
+      if (image)
+        retrained = await timedTraining(pipeline.id, () =>
+          pipeline.train({ identityId, image, audio, store, prefix, providerAvatarId: named }),
+        );
       const trained = retrained ?? { image: row.image, training: row.training ?? {} };
       const updated = await db.transaction(async (tx) => {
         const [ready] = await tx
@@ -182,7 +204,13 @@ export class Retraining {
           })
           .where(and(eq(identities.id, identityId), eq(identities.status, 'training')))
           .returning({ id: identities.id, name: identities.name, pipelineId: identities.pipelineId });
-        if (ready) await writeEvent(tx, row.accountId, 'identity.ready', { identity_id: identityId, name: ready.name, pipeline_id: ready.pipelineId, retrained: true });
+        if (ready)
+          await writeEvent(tx, row.accountId, 'identity.ready', {
+            identity_id: identityId,
+            name: ready.name,
+            pipeline_id: ready.pipelineId,
+            retrained: true,
+          });
         return ready;
       });
       if (!updated) {
@@ -194,7 +222,10 @@ export class Retraining {
       }
       if (voice) await voices.release(row.voice);
       if (pending.image) await store.delete(pending.image.key); // the raw upload may carry EXIF location data
-      const stale = [...(image ? keysOf(row.image, row.training) : []), ...(pending.audio && row.audio ? [row.audio.key] : [])];
+      const stale = [
+        ...(image ? keysOf(row.image, row.training) : []),
+        ...(pending.audio && row.audio ? [row.audio.key] : []),
+      ];
       for (const key of stale) await store.delete(key);
       if (retrained) await releaseTraining(pipeline, row.training);
     } catch (error) {
@@ -206,7 +237,12 @@ export class Retraining {
           .set({ status: 'ready', detail, pendingRetrain: null, updatedAt: new Date() })
           .where(eq(identities.id, identityId))
           .returning({ name: identities.name });
-        if (failed) await writeEvent(tx, row.accountId, 'identity.training_failed', { identity_id: identityId, name: failed.name, detail });
+        if (failed)
+          await writeEvent(tx, row.accountId, 'identity.training_failed', {
+            identity_id: identityId,
+            name: failed.name,
+            detail,
+          });
       });
       await store.deletePrefix(prefix);
       await voices.release(voice);

@@ -11,15 +11,25 @@ const NAME_FORBIDDEN = /[\u0000-\u001F\u007F\uFFFD]/;
 export function textProblems(fields: { name?: string; prompt?: string }): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (fields.name !== undefined) {
-    if (!fields.name.trim()) problems.push({ loc: ['body', 'name'], msg: 'name must not be blank', type: 'string_blank' });
+    if (!fields.name.trim())
+      problems.push({ loc: ['body', 'name'], msg: 'name must not be blank', type: 'string_blank' });
     else if (NAME_FORBIDDEN.test(fields.name)) {
-      problems.push({ loc: ['body', 'name'], msg: 'name must be valid UTF-8 text without control characters', type: 'string_invalid_characters' });
+      problems.push({
+        loc: ['body', 'name'],
+        msg: 'name must be valid UTF-8 text without control characters',
+        type: 'string_invalid_characters',
+      });
     }
   }
   if (fields.prompt !== undefined) {
-    if (!fields.prompt.trim()) problems.push({ loc: ['body', 'prompt'], msg: 'prompt must not be blank', type: 'string_blank' });
+    if (!fields.prompt.trim())
+      problems.push({ loc: ['body', 'prompt'], msg: 'prompt must not be blank', type: 'string_blank' });
     else if (CONTROL_OR_REPLACEMENT.test(fields.prompt)) {
-      problems.push({ loc: ['body', 'prompt'], msg: 'prompt must be valid UTF-8 text without control characters', type: 'string_invalid_characters' });
+      problems.push({
+        loc: ['body', 'prompt'],
+        msg: 'prompt must be valid UTF-8 text without control characters',
+        type: 'string_invalid_characters',
+      });
     }
   }
   return problems;
@@ -34,14 +44,23 @@ export function unknownPipeline(pipelineId: string, known: string[]): FieldProbl
 }
 
 /** `provider_avatar_id` against the pipeline: required by some, refused by those without provider avatars. */
-export function providerAvatarProblems(pipeline: Pipeline | undefined, providerAvatarId: string | undefined): FieldProblem[] {
+export function providerAvatarProblems(
+  pipeline: Pipeline | undefined,
+  providerAvatarId: string | undefined,
+): FieldProblem[] {
   if (!pipeline) return [];
   const loc = ['body', 'provider_avatar_id'];
   if (providerAvatarId !== undefined && !pipeline.providerAvatars) {
     return [{ loc, msg: `Pipeline "${pipeline.id}" takes no provider_avatar_id`, type: 'unsupported_field' }];
   }
   if (providerAvatarId === undefined && pipeline.providerAvatars?.required) {
-    return [{ loc, msg: `Pipeline "${pipeline.id}" needs provider_avatar_id: the provider's avatar to animate`, type: 'missing' }];
+    return [
+      {
+        loc,
+        msg: `Pipeline "${pipeline.id}" needs provider_avatar_id: the provider's avatar to animate`,
+        type: 'missing',
+      },
+    ];
   }
   return [];
 }
@@ -53,6 +72,7 @@ export function throwIfProblems(problems: FieldProblem[]): void {
 /** Media problems keep their status: 413 and 415 carry a message, 422 the field list. */
 export function asApiError(error: unknown): unknown {
   if (!(error instanceof MediaError)) return error;
-  if (error.status === 422) return new ApiError(422, [{ loc: ['body', error.field], msg: error.message, type: error.type }]);
+  if (error.status === 422)
+    return new ApiError(422, [{ loc: ['body', error.field], msg: error.message, type: error.type }]);
   return new ApiError(error.status, `${error.field}: ${error.message}`);
 }

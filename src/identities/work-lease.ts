@@ -3,8 +3,8 @@
 // can tell work in flight from work a dead process left behind (recovery.ts).
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database } from '../db/index.ts';
-import { identities } from './schema.ts';
 import { log } from '../logging/index.ts';
+import { identities } from './schema.ts';
 
 /** The lease's end, as SQL (the database's clock: every process agrees on it). */
 export function leaseUntil(seconds: number) {
@@ -27,7 +27,13 @@ export function holdLease(db: Database, identityId: string, seconds: number): ()
 }
 
 /** Takes an orphaned retrain's lease: true for the one process that got it. */
-export async function claimOrphanedRetrain(db: Database, identityId: string, seconds: number, graceSeconds: number, ignoreLeases = false): Promise<boolean> {
+export async function claimOrphanedRetrain(
+  db: Database,
+  identityId: string,
+  seconds: number,
+  graceSeconds: number,
+  ignoreLeases = false,
+): Promise<boolean> {
   const [claimed] = await db
     .update(identities)
     .set({ workedUntil: leaseUntil(seconds) })

@@ -37,10 +37,21 @@ export class AttemptLimiter {
     const recent = await this.#db
       .select({ at: limitAttempts.at })
       .from(limitAttempts)
-      .where(and(eq(limitAttempts.scope, scope), eq(limitAttempts.keyHash, hashKey(key)), gt(limitAttempts.at, new Date(now - windowSeconds * 1000))))
+      .where(
+        and(
+          eq(limitAttempts.scope, scope),
+          eq(limitAttempts.keyHash, hashKey(key)),
+          gt(limitAttempts.at, new Date(now - windowSeconds * 1000)),
+        ),
+      )
       .orderBy(desc(limitAttempts.at))
       .limit(allowed);
-    const wait = windowWait(recent.map((r) => r.at), allowed, windowSeconds, now);
+    const wait = windowWait(
+      recent.map((r) => r.at),
+      allowed,
+      windowSeconds,
+      now,
+    );
     return wait > 0 ? Math.max(1, Math.ceil(wait)) : 0;
   }
 
@@ -59,13 +70,37 @@ export class AttemptLimiter {
         const recent = await tx
           .select({ at: limitAttempts.at })
           .from(limitAttempts)
-          .where(and(eq(limitAttempts.scope, scope), eq(limitAttempts.keyHash, keyHash), gt(limitAttempts.at, new Date(now - windowSeconds * 1000))))
+          .where(
+            and(
+              eq(limitAttempts.scope, scope),
+              eq(limitAttempts.keyHash, keyHash),
+              gt(limitAttempts.at, new Date(now - windowSeconds * 1000)),
+            ),
+          )
           .orderBy(desc(limitAttempts.at))
           .limit(allowed);
-        if (recent.length >= allowed) return { wait: Math.max(1, Math.ceil(windowWait(recent.map((r) => r.at), allowed, windowSeconds, now))) };
+        if (recent.length >= allowed)
+          return {
+            wait: Math.max(
+              1,
+              Math.ceil(
+                windowWait(
+                  recent.map((r) => r.at),
+                  allowed,
+                  windowSeconds,
+                  now,
+                ),
+              ),
+            ),
+          };
       }
-      const [row] = await tx.insert(limitAttempts).values({ scope, keyHash, at: new Date(now) }).returning({ id: limitAttempts.id });
-      await tx.delete(limitAttempts).where(and(eq(limitAttempts.scope, scope), lt(limitAttempts.at, new Date(now - windowSeconds * 1000))));
+      const [row] = await tx
+        .insert(limitAttempts)
+        .values({ scope, keyHash, at: new Date(now) })
+        .returning({ id: limitAttempts.id });
+      await tx
+        .delete(limitAttempts)
+        .where(and(eq(limitAttempts.scope, scope), lt(limitAttempts.at, new Date(now - windowSeconds * 1000))));
       return { id: row!.id };
     };
     // Inside the caller's transaction when given one (the lock lasts until it ends).
@@ -82,11 +117,15 @@ export class AttemptLimiter {
     const now = this.#now();
     await this.#db.insert(limitAttempts).values({ scope, keyHash: hashKey(key), at: new Date(now) });
     // What has left the window counts for nothing: the table keeps only live attempts.
-    await this.#db.delete(limitAttempts).where(and(eq(limitAttempts.scope, scope), lt(limitAttempts.at, new Date(now - windowSeconds * 1000))));
+    await this.#db
+      .delete(limitAttempts)
+      .where(and(eq(limitAttempts.scope, scope), lt(limitAttempts.at, new Date(now - windowSeconds * 1000))));
   }
 
   async clear(key: string): Promise<void> {
-    await this.#db.delete(limitAttempts).where(and(eq(limitAttempts.scope, this.#options.scope), eq(limitAttempts.keyHash, hashKey(key))));
+    await this.#db
+      .delete(limitAttempts)
+      .where(and(eq(limitAttempts.scope, this.#options.scope), eq(limitAttempts.keyHash, hashKey(key))));
   }
 
   #now(): number {

@@ -2,5 +2,6 @@
 // window (console sign-ins and sign-ups, attempts.ts). Counted in the database, so replicas
 // of the control plane share them. The features own their counting (src/sessions/limits.ts,
 // src/identities/limits.ts); this is the vocabulary and the machinery.
-export * from './limits.ts';
+
 export * from './attempts.ts';
+export * from './limits.ts';

@@ -4,17 +4,25 @@
 // 0 means no limit.
 import { eq, sql } from 'drizzle-orm';
 import { accounts } from '../accounts/schema.ts';
-import type { Queryable } from '../db/index.ts';
 import type { AccountLimits } from '../config.ts';
+import type { Queryable } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 
 export type { AccountLimits };
 
-export const LIMIT_NAMES = ['concurrent_sessions', 'session_starts_per_minute', 'concurrent_identity_creates', 'identity_creates_per_hour'] as const satisfies ReadonlyArray<keyof AccountLimits>;
+export const LIMIT_NAMES = [
+  'concurrent_sessions',
+  'session_starts_per_minute',
+  'concurrent_identity_creates',
+  'identity_creates_per_hour',
+] as const satisfies ReadonlyArray<keyof AccountLimits>;
 
 /** The account's limits: its own where the operator set them, the service's otherwise. */
 export function limitsOf(defaults: AccountLimits, own: Partial<AccountLimits> | null | undefined): AccountLimits {
-  return { ...defaults, ...Object.fromEntries(Object.entries(own ?? {}).filter(([, value]) => typeof value === 'number')) };
+  return {
+    ...defaults,
+    ...Object.fromEntries(Object.entries(own ?? {}).filter(([, value]) => typeof value === 'number')),
+  };
 }
 
 /**
@@ -22,13 +30,25 @@ export function limitsOf(defaults: AccountLimits, own: Partial<AccountLimits> | 
  * work they admit (a session row, an identity row) happen one request at a time per account,
  * across every control-plane replica on the database, so parallel requests cannot all pass.
  */
-export async function lockAccountLimits(tx: Queryable, accountId: string, defaults: AccountLimits): Promise<AccountLimits> {
-  const [row] = await tx.select({ limits: accounts.limits }).from(accounts).where(eq(accounts.id, accountId)).for('update');
+export async function lockAccountLimits(
+  tx: Queryable,
+  accountId: string,
+  defaults: AccountLimits,
+): Promise<AccountLimits> {
+  const [row] = await tx
+    .select({ limits: accounts.limits })
+    .from(accounts)
+    .where(eq(accounts.id, accountId))
+    .for('update');
   return limitsOf(defaults, row?.limits);
 }
 
 /** The account's limits, unlocked: for an early refusal before costly work (the locked check decides). */
-export async function readAccountLimits(q: Queryable, accountId: string, defaults: AccountLimits): Promise<AccountLimits> {
+export async function readAccountLimits(
+  q: Queryable,
+  accountId: string,
+  defaults: AccountLimits,
+): Promise<AccountLimits> {
   const [row] = await q.select({ limits: accounts.limits }).from(accounts).where(eq(accounts.id, accountId));
   return limitsOf(defaults, row?.limits);
 }

@@ -37,7 +37,14 @@ export function connectLivekit(credentials: LivekitCredentials): LivekitConnecti
     async mintToken({ room, identity, name, ttlSeconds }) {
       const token = new AccessToken(credentials.apiKey, credentials.apiSecret, { identity, name, ttl: ttlSeconds });
       // A visitor speaks and may show their camera; nothing else (no screen share into the agent's room).
-      token.addGrant({ room, roomJoin: true, canPublish: true, canPublishSources: [TrackSource.MICROPHONE, TrackSource.CAMERA], canSubscribe: true, canPublishData: true });
+      token.addGrant({
+        room,
+        roomJoin: true,
+        canPublish: true,
+        canPublishSources: [TrackSource.MICROPHONE, TrackSource.CAMERA],
+        canSubscribe: true,
+        canPublishData: true,
+      });
       return token.toJwt();
     },
   };

@@ -7,10 +7,18 @@
 // Credentials persist in `dataDir/credentials.json`, so a restart of the service (or of
 // the server) keeps issued tokens and webhook signatures valid. The config it writes is
 // `dataDir/livekit.yaml`; both files are mode 0600.
-import type { Subprocess } from 'bun';
+
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CONFIG_FILE, configYaml, loadCredentials, writePrivate, type Credentials, type ServerConfig } from './local-files.ts';
+import type { Subprocess } from 'bun';
+import {
+  CONFIG_FILE,
+  type Credentials,
+  configYaml,
+  loadCredentials,
+  type ServerConfig,
+  writePrivate,
+} from './local-files.ts';
 import { freeTcpPort, freeUdpRange } from './local-ports.ts';
 
 export interface LocalLivekitServerOptions {
@@ -133,7 +141,9 @@ export class LocalLivekitServer {
     this.log = options.log ?? defaultLog;
     this.command = [...launcher(), options.binary, '--config', configPath];
     this.env = Object.fromEntries(
-      Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !SERVER_ENV.test(entry[0])),
+      Object.entries(process.env).filter(
+        (entry): entry is [string, string] => entry[1] !== undefined && !SERVER_ENV.test(entry[0]),
+      ),
     );
   }
 
@@ -150,8 +160,18 @@ export class LocalLivekitServer {
     for (let attempt = 1; ; attempt++) {
       const port = options.port || (await freeTcpPort(host));
       const range = options.udpPorts ?? (await freeUdpRange(nodeIp, options.rtcPorts ?? 50));
-      const tcpPort = typeof options.iceTcp === 'number' ? options.iceTcp : options.iceTcp ? await freeTcpPort(host) : 0;
-      const config: ServerConfig = { ...credentials, host, port, rtc: { nodeIp, ...range, tcpPort }, webhookUrl: options.webhookUrl, redis: options.redis, prometheusPort: options.prometheusPort, nodeSelector: options.nodeSelector };
+      const tcpPort =
+        typeof options.iceTcp === 'number' ? options.iceTcp : options.iceTcp ? await freeTcpPort(host) : 0;
+      const config: ServerConfig = {
+        ...credentials,
+        host,
+        port,
+        rtc: { nodeIp, ...range, tcpPort },
+        webhookUrl: options.webhookUrl,
+        redis: options.redis,
+        prometheusPort: options.prometheusPort,
+        nodeSelector: options.nodeSelector,
+      };
       const server = new LocalLivekitServer(options, config, join(options.dataDir, CONFIG_FILE));
       process.on('exit', server.killOnExit);
       try {
@@ -233,7 +253,9 @@ export class LocalLivekitServer {
     while (Date.now() < deadline) {
       if (child.exitCode !== null || child.signalCode !== null) {
         await Promise.race([drained, sleep(500)]); // its last words
-        throw new Error(`LiveKit server exited during start (${this.describeExit(child)}): ${this.outputTail.trim() || 'no output'}`);
+        throw new Error(
+          `LiveKit server exited during start (${this.describeExit(child)}): ${this.outputTail.trim() || 'no output'}`,
+        );
       }
       if (this.stopping) throw new Error('LiveKit server stopped during start');
       if (await this.answersHealthy()) {
@@ -245,7 +267,9 @@ export class LocalLivekitServer {
       await sleep(100);
     }
     child.kill('SIGKILL');
-    throw new Error(`LiveKit server did not answer ${this.healthUrl} within its start timeout: ${this.outputTail.trim() || 'no output'}`);
+    throw new Error(
+      `LiveKit server did not answer ${this.healthUrl} within its start timeout: ${this.outputTail.trim() || 'no output'}`,
+    );
   }
 
   private async answersHealthy(): Promise<boolean> {

@@ -64,7 +64,13 @@ class Tunnel {
 export function signalProxy(livekitUrl: string) {
   const httpBase = httpUrlOf(livekitUrl).replace(/\/+$/, '');
   const wsBase = httpBase.replace(/^http/, 'ws');
-  const pass = async ({ request, server }: { request: Request; server: { upgrade(request: Request, options: { data: unknown }): boolean } | null }) => {
+  const pass = async ({
+    request,
+    server,
+  }: {
+    request: Request;
+    server: { upgrade(request: Request, options: { data: unknown }): boolean } | null;
+  }) => {
     const url = new URL(request.url);
     const path = `${url.pathname}${url.search}`;
     // Clients send the room token in the query (browsers) or in Authorization (the Rust SDK).
@@ -77,9 +83,14 @@ export function signalProxy(livekitUrl: string) {
       return new Response('Expected a WebSocket connection', { status: 400 });
     }
     // The validate probe: LiveKit says why a join failed (a bad token, say).
-    const answer = await fetch(`${httpBase}${path}`, { headers, signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+    const answer = await fetch(`${httpBase}${path}`, { headers, signal: AbortSignal.timeout(5_000) }).catch(
+      () => undefined,
+    );
     if (!answer) return new Response('LiveKit did not answer', { status: 502 });
-    return new Response(await answer.arrayBuffer(), { status: answer.status, headers: { 'content-type': answer.headers.get('content-type') ?? 'text/plain' } });
+    return new Response(await answer.arrayBuffer(), {
+      status: answer.status,
+      headers: { 'content-type': answer.headers.get('content-type') ?? 'text/plain' },
+    });
   };
   return new Elysia({ name: 'likeness/rtc-proxy', detail: { hide: true } }).get('/rtc', pass).get('/rtc/*', pass);
 }

@@ -11,7 +11,19 @@ import type { FinishedRequest } from '../http/finished-requests.ts';
 export type LogSettings = Config['log'];
 
 /** Field names whose values are never written, at the top level or one object down. */
-const SECRET_FIELDS = ['authorization', 'cookie', 'x-api-key', 'api_key', 'apiKey', 'password', 'token', 'access_token', 'secret', 'admin_token', 'report_token'];
+const SECRET_FIELDS = [
+  'authorization',
+  'cookie',
+  'x-api-key',
+  'api_key',
+  'apiKey',
+  'password',
+  'token',
+  'access_token',
+  'secret',
+  'admin_token',
+  'report_token',
+];
 const REDACT = SECRET_FIELDS.flatMap((field) => [`["${field}"]`, `*["${field}"]`]);
 
 /**
@@ -59,7 +71,16 @@ function createLogger({ level, format }: LogSettings, destination?: DestinationS
     serializers: { err: serializeError, error: serializeError },
   };
   // pino-pretty as a stream in this thread (no transport worker): Bun runs it as Node does.
-  const out = destination ?? (format === 'pretty' ? pretty({ colorize: Boolean(process.stdout.isTTY), sync: true, singleLine: true, ignore: 'pid,hostname,service' }) : pino.destination({ sync: true }));
+  const out =
+    destination ??
+    (format === 'pretty'
+      ? pretty({
+          colorize: Boolean(process.stdout.isTTY),
+          sync: true,
+          singleLine: true,
+          ignore: 'pid,hostname,service',
+        })
+      : pino.destination({ sync: true }));
   return pino(options, out);
 }
 
@@ -67,7 +88,10 @@ function createLogger({ level, format }: LogSettings, destination?: DestinationS
  * The process's logger. `configureLogging` replaces it at start (an ES module's exported
  * `let` is a live binding: every importer sees the new one).
  */
-export let log: Logger = createLogger({ level: (process.env.LOG_LEVEL as LogSettings['level'] | undefined) ?? 'info', format: 'json' });
+export let log: Logger = createLogger({
+  level: (process.env.LOG_LEVEL as LogSettings['level'] | undefined) ?? 'info',
+  format: 'json',
+});
 
 export function configureLogging(settings: LogSettings, destination?: DestinationStream): void {
   log = createLogger(settings, destination);
@@ -82,7 +106,15 @@ const ROUTINE_PATHS = new Set(['/internal/workers/heartbeat', '/healthz', '/read
 export function logRequest(request: FinishedRequest): void {
   const level = ROUTINE_PATHS.has(request.path) ? 'debug' : 'info';
   log[level](
-    { request_id: request.requestId, account_id: request.accountId, method: request.method, route: request.route, path: request.path, status: request.status, duration_ms: Math.round(request.seconds * 1000) },
+    {
+      request_id: request.requestId,
+      account_id: request.accountId,
+      method: request.method,
+      route: request.route,
+      path: request.path,
+      status: request.status,
+      duration_ms: Math.round(request.seconds * 1000),
+    },
     'request',
   );
 }

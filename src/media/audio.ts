@@ -8,8 +8,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MediaError } from './errors.ts';
-import { DEFAULT_FFMPEG_TIMEOUT_MS, assertByteSize, type MediaLimits } from './limits.ts';
-import { sniffAudio, type AudioKind } from './sniff.ts';
+import { assertByteSize, DEFAULT_FFMPEG_TIMEOUT_MS, type MediaLimits } from './limits.ts';
+import { type AudioKind, sniffAudio } from './sniff.ts';
 
 export interface InspectedAudio {
   kind: AudioKind;
@@ -30,8 +30,16 @@ const DECODING: Record<AudioKind, { demuxer: string; decoders: string[]; demuxer
   'audio/wav': {
     demuxer: 'wav',
     decoders: [
-      'pcm_u8', 'pcm_s16le', 'pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_f64le',
-      'pcm_alaw', 'pcm_mulaw', 'adpcm_ms', 'adpcm_ima_wav',
+      'pcm_u8',
+      'pcm_s16le',
+      'pcm_s24le',
+      'pcm_s32le',
+      'pcm_f32le',
+      'pcm_f64le',
+      'pcm_alaw',
+      'pcm_mulaw',
+      'adpcm_ms',
+      'adpcm_ima_wav',
     ],
   },
   'audio/mpeg': { demuxer: 'mp3', decoders: ['mp3float', 'mp3', 'mp2float', 'mp2', 'mp1float', 'mp1'] },
@@ -101,22 +109,49 @@ async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, limits: Me
 
     // prettier-ignore
     const args = [
-      limits.ffmpegPath, '-hide_banner', '-nostdin', '-v', 'error',
-      '-protocol_whitelist', 'file',
-      '-codec_whitelist', decoders.join(','),
-      '-f', demuxer,
+      limits.ffmpegPath,
+      '-hide_banner',
+      '-nostdin',
+      '-v',
+      'error',
+      '-protocol_whitelist',
+      'file',
+      '-codec_whitelist',
+      decoders.join(','),
+      '-f',
+      demuxer,
       ...demuxerOptions,
       // WAV only: read samples to the end of the file, not the header's data size.
       ...(kind === 'audio/wav' ? ['-ignore_length', '1'] : []),
-      '-i', inputPath,
-      '-map', '0:a:0', '-vn', '-sn', '-dn',
-      '-t', String(maxDecodedSeconds),
-      '-ac', '1', '-ar', String(PCM_SAMPLE_RATE), '-f', 's16le', '-c:a', 'pcm_s16le', 'pipe:1',
+      '-i',
+      inputPath,
+      '-map',
+      '0:a:0',
+      '-vn',
+      '-sn',
+      '-dn',
+      '-t',
+      String(maxDecodedSeconds),
+      '-ac',
+      '1',
+      '-ar',
+      String(PCM_SAMPLE_RATE),
+      '-f',
+      's16le',
+      '-c:a',
+      'pcm_s16le',
+      'pipe:1',
     ];
     // Untrusted bytes meet a big C decoder: it runs with an empty environment (no secrets),
     // in the upload's own temporary folder, under limits on CPU time, memory and the files it
     // may write (none: its output is a pipe).
-    const proc = Bun.spawn(withResourceLimits(args, timeoutMs), { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', env: {}, cwd: dir });
+    const proc = Bun.spawn(withResourceLimits(args, timeoutMs), {
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      env: {},
+      cwd: dir,
+    });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;

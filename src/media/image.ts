@@ -6,7 +6,7 @@
 import sharp from 'sharp';
 import { MediaError } from './errors.ts';
 import { assertByteSize, type MediaLimits } from './limits.ts';
-import { sniffImage, type ImageKind } from './sniff.ts';
+import { type ImageKind, sniffImage } from './sniff.ts';
 
 export interface InspectedImage {
   kind: ImageKind;
@@ -25,7 +25,13 @@ export interface InspectedImage {
 
 export interface ImageVariants {
   /** For storage and display: upright, no metadata at all (EXIF/GPS/XMP/ICC), long side ≤ 4096. */
-  normalized: { bytes: Uint8Array; contentType: 'image/jpeg' | 'image/png'; ext: 'jpg' | 'png'; width: number; height: number };
+  normalized: {
+    bytes: Uint8Array;
+    contentType: 'image/jpeg' | 'image/png';
+    ext: 'jpg' | 'png';
+    width: number;
+    height: number;
+  };
   /** For the renderer: PNG, long side ≤ 1024, never upscaled. */
   render: { bytes: Uint8Array; width: number; height: number };
 }
@@ -97,7 +103,10 @@ export async function inspectImage(bytes: Uint8Array, limits: MediaLimits): Prom
 
   if (channels === 4 && isFullyOpaque(decoded.data)) {
     // Common in screenshots and exports; dropping it lets the image be stored as JPEG.
-    const rgb = await sharp(decoded.data, { raw: { width, height, channels: 4 } }).removeAlpha().raw().toBuffer();
+    const rgb = await sharp(decoded.data, { raw: { width, height, channels: 4 } })
+      .removeAlpha()
+      .raw()
+      .toBuffer();
     return { kind, width, height, hasAlpha: false, pixels: { data: rgb, channels: 3 } };
   }
   return { kind, width, height, hasAlpha: channels === 4, pixels: { data: decoded.data, channels } };
@@ -111,7 +120,10 @@ export async function renderImageVariants(image: InspectedImage): Promise<ImageV
   // Output carries no metadata: sharp only writes EXIF/ICC/XMP when asked to, and raw input has none.
   const normalizedPipeline = fromPixels().resize(fitInside(NORMALIZED_MAX_SIDE));
   const [normalized, render] = await Promise.all([
-    (image.hasAlpha ? normalizedPipeline.png() : normalizedPipeline.jpeg({ quality: NORMALIZED_JPEG_QUALITY })).toBuffer({
+    (image.hasAlpha
+      ? normalizedPipeline.png()
+      : normalizedPipeline.jpeg({ quality: NORMALIZED_JPEG_QUALITY })
+    ).toBuffer({
       resolveWithObject: true,
     }),
     fromPixels().resize(fitInside(RENDER_MAX_SIDE)).png().toBuffer({ resolveWithObject: true }),

@@ -3,8 +3,9 @@
  * image and a voice sample. Every rejection is a MediaError carrying the HTTP
  * status, the form field and a machine-readable type.
  */
+
+export { type InspectedAudio, inspectAudio, PCM_SAMPLE_RATE } from './audio.ts';
 export { MediaError, type MediaErrorStatus, type MediaErrorType, type MediaField } from './errors.ts';
-export { defaultMediaLimits, resolveFfmpegPath, DEFAULT_FFMPEG_TIMEOUT_MS, type MediaLimits } from './limits.ts';
-export { sniffImage, sniffAudio, type ImageKind, type AudioKind, type SniffedImage } from './sniff.ts';
-export { inspectImage, renderImageVariants, type InspectedImage, type ImageVariants } from './image.ts';
-export { inspectAudio, PCM_SAMPLE_RATE, type InspectedAudio } from './audio.ts';
+export { type ImageVariants, type InspectedImage, inspectImage, renderImageVariants } from './image.ts';
+export { DEFAULT_FFMPEG_TIMEOUT_MS, defaultMediaLimits, type MediaLimits, resolveFfmpegPath } from './limits.ts';
+export { type AudioKind, type ImageKind, type SniffedImage, sniffAudio, sniffImage } from './sniff.ts';

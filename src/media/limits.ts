@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { MediaError, formatBytes, type MediaField } from './errors.ts';
+import { formatBytes, MediaError, type MediaField } from './errors.ts';
 
 export interface MediaLimits {
   imageMaxBytes: number;

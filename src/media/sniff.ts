@@ -4,7 +4,7 @@
  * looks at headers, so a file that passes here must still decode (image.ts,
  * audio.ts) before it is accepted; that is what stops polyglots.
  */
-import { fileTypeFromBuffer, type FileTypeResult } from 'file-type';
+import { type FileTypeResult, fileTypeFromBuffer } from 'file-type';
 import { MediaError, type MediaField } from './errors.ts';
 import { isobmffHasAudioTrack } from './isobmff.ts';
 
@@ -78,6 +78,8 @@ function asciiAt(bytes: Uint8Array, offset: number, length: number): string {
 }
 
 function unsupportedType(field: MediaField, expected: string, detected: FileTypeResult | undefined): MediaError {
-  const found = detected ? `this file is ${detected.ext.toUpperCase()} (${detected.mime})` : "this file's format was not recognised";
+  const found = detected
+    ? `this file is ${detected.ext.toUpperCase()} (${detected.mime})`
+    : "this file's format was not recognised";
   return new MediaError(415, field, `The ${field} must be ${expected}; ${found}.`, 'media.unsupported_type');
 }

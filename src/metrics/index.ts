@@ -6,8 +6,9 @@
 //   Prometheus sums them across API replicas as usual;
 // - the fleet as the database sees it (running sessions, agent workers, their jobs and free
 //   slots): gauges read at scrape time, the same on every replica (take max, not sum).
-import { Elysia } from 'elysia';
+
 import { and, count, eq, gt, sql } from 'drizzle-orm';
+import { Elysia } from 'elysia';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
@@ -133,7 +134,10 @@ function fleetGauges(db: Database, agentName: string): { registry: Registry; ref
   const workers = gauge('likeness_agent_workers', 'Agent workers with a live heartbeat, fleet-wide.');
   const capacity = gauge('likeness_agent_capacity', 'Job slots of the live agent workers, fleet-wide.');
   const jobs = gauge('likeness_agent_jobs_running', 'Jobs the live agent workers run, fleet-wide.');
-  const free = gauge('likeness_agent_slots_free', 'Free job slots of the live agent workers that are not draining, fleet-wide.');
+  const free = gauge(
+    'likeness_agent_slots_free',
+    'Free job slots of the live agent workers that are not draining, fleet-wide.',
+  );
   return {
     registry,
     async refresh() {
@@ -173,10 +177,13 @@ export function metricsRoutes({ db, agentName, tokens }: { db: Database; agentNa
   return new Elysia({ name: 'likeness/metrics' }).get(
     '/metrics',
     async ({ request }) => {
-      if (!accepted.has(request.headers.get('authorization') ?? '')) throw new ApiError(401, 'Metrics need METRICS_TOKEN or the admin token as a bearer token');
+      if (!accepted.has(request.headers.get('authorization') ?? ''))
+        throw new ApiError(401, 'Metrics need METRICS_TOKEN or the admin token as a bearer token');
       await fleet.refresh();
       const merged = Registry.merge([registry, fleet.registry]);
-      return new Response(await merged.metrics(), { headers: { 'content-type': merged.contentType, 'cache-control': 'no-store' } });
+      return new Response(await merged.metrics(), {
+        headers: { 'content-type': merged.contentType, 'cache-control': 'no-store' },
+      });
     },
     { detail: { hide: true } },
   );

@@ -81,7 +81,15 @@ const delivery = {
   ],
 };
 
-const usageCounts = { sessions: 4, avatar_minutes: 11, visitor_seconds: 598, streamed_seconds: 640, identities: 1, credits_spent: { onboarding: 50, session_minute: 110 }, credits_granted: 1000 };
+const usageCounts = {
+  sessions: 4,
+  avatar_minutes: 11,
+  visitor_seconds: 598,
+  streamed_seconds: 640,
+  identities: 1,
+  credits_spent: { onboarding: 50, session_minute: 110 },
+  credits_granted: 1000,
+};
 
 export interface OperationExample {
   /** The JSON body (operations with a multipart body show their fields in the schema instead). */
@@ -91,11 +99,34 @@ export interface OperationExample {
 }
 
 export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
-  listIdentities: { responses: { 200: [{ identity_id: IDENTITY_ID, name: 'Ada', language: 'en', status: 'ready', image: IMAGE, created_at: CREATED, updated_at: UPDATED }] } },
-  createIdentity: { responses: { 200: identity, 422: { detail: [{ loc: ['body', 'image'], msg: 'No face found in the image', type: 'image.no_face' }] } } },
+  listIdentities: {
+    responses: {
+      200: [
+        {
+          identity_id: IDENTITY_ID,
+          name: 'Ada',
+          language: 'en',
+          status: 'ready',
+          image: IMAGE,
+          created_at: CREATED,
+          updated_at: UPDATED,
+        },
+      ],
+    },
+  },
+  createIdentity: {
+    responses: {
+      200: identity,
+      422: { detail: [{ loc: ['body', 'image'], msg: 'No face found in the image', type: 'image.no_face' }] },
+    },
+  },
   getIdentity: { responses: { 200: identity, 404: { detail: 'Identity not found' } } },
-  getIdentityStatus: { responses: { 200: { identity_id: IDENTITY_ID, status: 'training', updated_at: UPDATED, detail: null } } },
-  updateIdentity: { responses: { 200: { ...identity, name: 'Ada Lovelace' }, 202: { ...identity, status: 'training' } } },
+  getIdentityStatus: {
+    responses: { 200: { identity_id: IDENTITY_ID, status: 'training', updated_at: UPDATED, detail: null } },
+  },
+  updateIdentity: {
+    responses: { 200: { ...identity, name: 'Ada Lovelace' }, 202: { ...identity, status: 'training' } },
+  },
   deleteIdentity: { responses: {} },
   listPipelines: {
     responses: {
@@ -104,13 +135,30 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
           pipeline_id: 'builtin',
           description: 'The CPU talking head, drawn in the agent job from the photo.',
           default: true,
-          renders: { kind: 'frames', fps: 25, portrait: { width: 540, height: 960 }, landscape: { width: 960, height: 540 }, provider: null },
+          renders: {
+            kind: 'frames',
+            fps: 25,
+            portrait: { width: 540, height: 960 },
+            landscape: { width: 960, height: 540 },
+            provider: null,
+          },
         },
       ],
     },
   },
   listVoices: {
-    responses: { 200: [{ voice_id: 'adam', name: 'Adam', description: 'Deep, calm, American', gender: 'male', multilingual: true, languages: ['auto', 'en', 'es', 'pl', 'uk'] }] },
+    responses: {
+      200: [
+        {
+          voice_id: 'adam',
+          name: 'Adam',
+          description: 'Deep, calm, American',
+          gender: 'male',
+          multilingual: true,
+          languages: ['auto', 'en', 'es', 'pl', 'uk'],
+        },
+      ],
+    },
   },
   startSession: {
     request: { identity_id: IDENTITY_ID, form_factor: 'phone' },
@@ -135,7 +183,16 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         identity_id: IDENTITY_ID,
         pipeline_id: 'builtin',
         mode: 'meeting_agent',
-        metadata: { end_reason: 'ended_by_api', billed_minutes: 3, credits_charged: 30, visitor_seconds: 165, streamed_seconds: 165, duration_seconds: 170, ended_at: '2026-11-24T09:32:50.000Z', avatar_fallback: null },
+        metadata: {
+          end_reason: 'ended_by_api',
+          billed_minutes: 3,
+          credits_charged: 30,
+          visitor_seconds: 165,
+          streamed_seconds: 165,
+          duration_seconds: 170,
+          ended_at: '2026-11-24T09:32:50.000Z',
+          avatar_fallback: null,
+        },
       },
     },
   },
@@ -146,8 +203,22 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       200: {
         session_id: SESSION_ID,
         turns: [
-          { role: 'agent', text: 'Hello! I am Ada. What would you like to see today?', language: 'en', interrupted: false, started_at: '2026-11-24T09:30:05.000Z', ended_at: '2026-11-24T09:30:08.000Z' },
-          { role: 'user', text: 'When does the museum open?', language: 'en', interrupted: false, started_at: '2026-11-24T09:30:10.000Z', ended_at: '2026-11-24T09:30:11.500Z' },
+          {
+            role: 'agent',
+            text: 'Hello! I am Ada. What would you like to see today?',
+            language: 'en',
+            interrupted: false,
+            started_at: '2026-11-24T09:30:05.000Z',
+            ended_at: '2026-11-24T09:30:08.000Z',
+          },
+          {
+            role: 'user',
+            text: 'When does the museum open?',
+            language: 'en',
+            interrupted: false,
+            started_at: '2026-11-24T09:30:10.000Z',
+            ended_at: '2026-11-24T09:30:11.500Z',
+          },
         ],
       },
     },
@@ -157,20 +228,47 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       200: {
         balance: 840,
         entries: [
-          { entry_id: 'led_9Rk2Vw7Yp0Lq4Tn', kind: 'session_minute', amount: -10, reference: `session:${SESSION_ID}:minute:2`, created_at: '2026-11-24T09:32:04.600Z' },
-          { entry_id: 'led_1Hx5Mz8Bc3Dj6Fs', kind: 'onboarding', amount: -50, reference: `identity:${IDENTITY_ID}`, created_at: UPDATED },
+          {
+            entry_id: 'led_9Rk2Vw7Yp0Lq4Tn',
+            kind: 'session_minute',
+            amount: -10,
+            reference: `session:${SESSION_ID}:minute:2`,
+            created_at: '2026-11-24T09:32:04.600Z',
+          },
+          {
+            entry_id: 'led_1Hx5Mz8Bc3Dj6Fs',
+            kind: 'onboarding',
+            amount: -50,
+            reference: `identity:${IDENTITY_ID}`,
+            created_at: UPDATED,
+          },
         ],
         has_more: true,
         low_balance_threshold: 100,
       },
     },
   },
-  updateCreditSettings: { request: { low_balance_threshold: 200 }, responses: { 200: { balance: 840, low_balance_threshold: 200 } } },
+  updateCreditSettings: {
+    request: { low_balance_threshold: 200 },
+    responses: { 200: { balance: 840, low_balance_threshold: 200 } },
+  },
   createWebhook: {
-    request: { url: 'https://crm.example.com/likeness/events', events: ['session.ended', 'credits.low'], description: 'Billing system' },
+    request: {
+      url: 'https://crm.example.com/likeness/events',
+      events: ['session.ended', 'credits.low'],
+      description: 'Billing system',
+    },
     responses: {
       201: { ...webhook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2bK8rV2zQ+E=' },
-      422: { detail: [{ loc: ['body', 'url'], msg: 'url: 10.0.0.7 is not a public address (private, loopback, link-local or reserved)', type: 'url_not_allowed' }] },
+      422: {
+        detail: [
+          {
+            loc: ['body', 'url'],
+            msg: 'url: 10.0.0.7 is not a public address (private, loopback, link-local or reserved)',
+            type: 'url_not_allowed',
+          },
+        ],
+      },
     },
   },
   listWebhooks: { responses: { 200: { webhooks: [webhook] } } },
@@ -179,7 +277,18 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   deleteWebhook: { responses: {} },
   testWebhook: {
     responses: {
-      202: { ...delivery, delivery_id: 'dlv_2Nw7Xc4Rt9Kp1Vm6Hb3ZqL', message_id: 'msg_8Fj2Lq5Wc0Ys7Dn4Tx1VaR', event_type: 'webhook.test', status: 'pending', attempts: 0, response_status: null, next_attempt_at: CREATED, delivered_at: null, attempt_log: [] },
+      202: {
+        ...delivery,
+        delivery_id: 'dlv_2Nw7Xc4Rt9Kp1Vm6Hb3ZqL',
+        message_id: 'msg_8Fj2Lq5Wc0Ys7Dn4Tx1VaR',
+        event_type: 'webhook.test',
+        status: 'pending',
+        attempts: 0,
+        response_status: null,
+        next_attempt_at: CREATED,
+        delivered_at: null,
+        attempt_log: [],
+      },
     },
   },
   listWebhookDeliveries: { responses: { 200: { deliveries: [delivery] } } },
@@ -190,7 +299,16 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         to: '2026-11-25T00:00:00.000Z',
         granularity: 'day',
         buckets: [
-          { start: '2026-11-23T00:00:00.000Z', sessions: 0, avatar_minutes: 0, visitor_seconds: 0, streamed_seconds: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 1000 },
+          {
+            start: '2026-11-23T00:00:00.000Z',
+            sessions: 0,
+            avatar_minutes: 0,
+            visitor_seconds: 0,
+            streamed_seconds: 0,
+            identities: 0,
+            credits_spent: { onboarding: 0, session_minute: 0 },
+            credits_granted: 1000,
+          },
           { start: '2026-11-24T00:00:00.000Z', ...usageCounts, credits_granted: 0 },
         ],
         totals: usageCounts,

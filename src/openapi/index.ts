@@ -22,7 +22,9 @@ const DOCS_PAGE = `<!doctype html>
  * "void"}`, which is not a media-type map: validators and schemathesis stop on it. A 204 has
  * no content at all.
  */
-function withoutVoidContent(document: { paths?: Record<string, Record<string, { responses?: Record<string, { content?: unknown }> }>> }) {
+function withoutVoidContent(document: {
+  paths?: Record<string, Record<string, { responses?: Record<string, { content?: unknown }> }>>;
+}) {
   for (const operations of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(operations)) {
       for (const response of Object.values(operation.responses ?? {})) {
@@ -61,7 +63,13 @@ export function apiDocs(version: string) {
   return new Elysia({ name: 'likeness/openapi' })
     .onAfterHandle({ as: 'global' }, ({ request, response }) => {
       // Every request passes here: a string test before anything else.
-      if (request.url.includes('/openapi.json') && response && typeof response === 'object' && 'paths' in response && new URL(request.url).pathname === '/openapi.json') {
+      if (
+        request.url.includes('/openapi.json') &&
+        response &&
+        typeof response === 'object' &&
+        'paths' in response &&
+        new URL(request.url).pathname === '/openapi.json'
+      ) {
         numbersAsNumbers(response);
         withExamples(response as Parameters<typeof withExamples>[0]);
         return withoutVoidContent(response as Parameters<typeof withoutVoidContent>[0]);
@@ -77,7 +85,8 @@ export function apiDocs(version: string) {
           info: {
             title: 'Likeness API',
             version,
-            description: 'Digital humans: identities (avatars) and realtime conversation sessions, paid from one credit balance.',
+            description:
+              'Digital humans: identities (avatars) and realtime conversation sessions, paid from one credit balance.',
           },
           components: {
             securitySchemes: {

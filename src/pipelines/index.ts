@@ -5,10 +5,10 @@
 // PIPELINE_MODULES and AGENT_PIPELINE_MODULES (loadPipelines, below).
 import { resolve } from 'node:path';
 import type { PipelineSettings } from '../config.ts';
+import { log } from '../logging/index.ts';
 import { builtinTraining } from './builtin/index.ts';
 import { hostedPipelines } from './hosted/index.ts';
 import type { Pipeline } from './types.ts';
-import { log } from '../logging/index.ts';
 
 export * from './types.ts';
 
@@ -36,9 +36,14 @@ export class PipelineRegistry {
  * Frees what a training made at a provider (pipeline.release). Logged, not raised: the identity
  * or its old training goes regardless, and the provider's copy is the operator's to clean up then.
  */
-export async function releaseTraining(pipeline: Pipeline | undefined, training: Record<string, unknown> | null | undefined): Promise<void> {
+export async function releaseTraining(
+  pipeline: Pipeline | undefined,
+  training: Record<string, unknown> | null | undefined,
+): Promise<void> {
   if (!pipeline?.release || !training) return;
-  await pipeline.release(training).catch((error: unknown) => log.warn({ err: error, pipeline: pipeline.id }, 'releasing a training failed'));
+  await pipeline
+    .release(training)
+    .catch((error: unknown) => log.warn({ err: error, pipeline: pipeline.id }, 'releasing a training failed'));
 }
 
 /** Pipeline ids are stored on identities and named in URLs' JSON: short, plain. */
@@ -65,8 +70,16 @@ export async function loadPipelines(settings: PipelineSettings): Promise<Pipelin
     if (exported.length === 0) throw new Error(`PIPELINE_MODULES: ${path} has no default export of pipelines`);
     for (const candidate of exported) {
       const pipeline = candidate as Partial<Pipeline> | null;
-      if (!pipeline || typeof pipeline.id !== 'string' || !PIPELINE_ID.test(pipeline.id) || typeof pipeline.description !== 'string' || typeof pipeline.train !== 'function') {
-        throw new Error(`PIPELINE_MODULES: ${path} exports something that is not a pipeline (an id of a-z, 0-9, _ and -, a description and train() are needed)`);
+      if (
+        !pipeline ||
+        typeof pipeline.id !== 'string' ||
+        !PIPELINE_ID.test(pipeline.id) ||
+        typeof pipeline.description !== 'string' ||
+        typeof pipeline.train !== 'function'
+      ) {
+        throw new Error(
+          `PIPELINE_MODULES: ${path} exports something that is not a pipeline (an id of a-z, 0-9, _ and -, a description and train() are needed)`,
+        );
       }
       // A module may replace the built-in pipeline's training under its id.
       const at = pipelines.findIndex((p) => p.id === pipeline.id);
@@ -75,7 +88,9 @@ export async function loadPipelines(settings: PipelineSettings): Promise<Pipelin
     }
   }
   if (!pipelines.some((p) => p.id === settings.defaultId)) {
-    throw new Error(`PIPELINE_DEFAULT: no pipeline "${settings.defaultId}" (there are: ${pipelines.map((p) => p.id).join(', ')})`);
+    throw new Error(
+      `PIPELINE_DEFAULT: no pipeline "${settings.defaultId}" (there are: ${pipelines.map((p) => p.id).join(', ')})`,
+    );
   }
   return new PipelineRegistry(pipelines, settings.defaultId);
 }

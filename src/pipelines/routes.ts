@@ -1,16 +1,18 @@
 // GET /v1/pipelines (docs/api.md#pipelines): the pipelines an identity's `pipeline_id` may name,
 // which one is the default, and what each renders in a session.
 import { t } from 'elysia';
-import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { ErrorResponse } from '../http/errors.ts';
-import { renderingOf, type Pipeline, type PipelineRegistry } from './index.ts';
+import { type Pipeline, type PipelineRegistry, renderingOf } from './index.ts';
 
 const frameSize = (description: string) => t.Object({ width: t.Integer(), height: t.Integer() }, { description });
 
 export const PipelineItem = t.Object({
-  pipeline_id: t.String({ description: 'Send as `pipeline_id` when creating an identity; it cannot be changed afterwards.' }),
+  pipeline_id: t.String({
+    description: 'Send as `pipeline_id` when creating an identity; it cannot be changed afterwards.',
+  }),
   description: t.String(),
   default: t.Boolean({ description: 'Used when an identity is created without `pipeline_id`.' }),
   renders: t.Object({
@@ -20,7 +22,11 @@ export const PipelineItem = t.Object({
     ),
     fps: t.Nullable(t.Integer({ description: 'Frames per second (`frames` only).' })),
     portrait: t.Nullable(frameSize('Video size for `form_factor` `phone` and when none is sent (`frames` only).')),
-    landscape: t.Nullable(frameSize('Video size for `form_factor` `desktop`; null where landscape video is disabled (desktops then get portrait).')),
+    landscape: t.Nullable(
+      frameSize(
+        'Video size for `form_factor` `desktop`; null where landscape video is disabled (desktops then get portrait).',
+      ),
+    ),
     provider: t.Nullable(t.String({ description: 'The avatar service (`avatar_service` only).' })),
   }),
 });
@@ -52,12 +58,17 @@ function pipelineItem(pipeline: Pipeline, deps: PipelineRouteDeps) {
 }
 
 export function pipelineRoutes(deps: PipelineRouteDeps, audience: Audience = PUBLIC_API) {
-  return authenticatedRoutes(deps.db, audience, '/pipelines', 'Pipelines')
-    .get('', () => deps.pipelines.list().map((pipeline) => pipelineItem(pipeline, deps)), {
+  return authenticatedRoutes(deps.db, audience, '/pipelines', 'Pipelines').get(
+    '',
+    () => deps.pipelines.list().map((pipeline) => pipelineItem(pipeline, deps)),
+    {
       response: { 200: t.Array(PipelineItem), 401: ErrorResponse },
       detail: {
-        operationId: 'listPipelines', summary: 'List the pipelines',
-        description: 'A pipeline decides how an identity is trained and which renderer serves it, for the identity’s whole life.',
+        operationId: 'listPipelines',
+        summary: 'List the pipelines',
+        description:
+          'A pipeline decides how an identity is trained and which renderer serves it, for the identity’s whole life.',
       },
-    });
+    },
+  );
 }

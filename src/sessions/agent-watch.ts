@@ -19,18 +19,18 @@ import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
 import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
-import type { Database } from '../db/index.ts';
 import { randomBase62 } from '../db/ids.ts';
+import type { Database } from '../db/index.ts';
 import { findIdentity } from '../identities/queries.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
+import { log } from '../logging/index.ts';
 import { freeAgentSlots } from '../workers/admission.ts';
+import { agentWorkers } from '../workers/schema.ts';
 import { paidUntil } from './billing.ts';
-import { foldUsage } from './usage-reports.ts';
 import { dispatchMetadata } from './dispatch.ts';
 import type { SessionLifecycle, SessionRow } from './lifecycle.ts';
-import { agentWorkers } from '../workers/schema.ts';
 import { sessions } from './schema.ts';
-import { log } from '../logging/index.ts';
+import { foldUsage } from './usage-reports.ts';
 
 /**
  * A dispatch every worker refused (full: LiveKit hears their load only every 2.5 s) is lost. No
@@ -81,17 +81,22 @@ export class AgentWatch {
     const redispatched: string[] = [];
     // Lost agents first: claimed by clearing the join, so a second process finds nothing.
     const heartbeatsRecorded = performance.now() - this.#databaseFailedAt > LOST_GRACE_AFTER_DB_FAILURE_MS;
-    const lost = !heartbeatsRecorded ? [] : await db
-      .update(sessions)
-      .set({ agentJoinedAt: null, agentWaitSince: sql`now()`, dispatchedAt: sql`now()` })
-      .where(
-        and(
-          eq(sessions.status, 'running'),
-          isNotNull(sessions.agentJoinedAt),
-          lt(sql`coalesce(${sessions.agentSeenAt}, ${sessions.agentJoinedAt})`, sql`now() - make_interval(secs => ${HEARTBEAT_TTL_SECONDS})`),
-        ),
-      )
-      .returning();
+    const lost = !heartbeatsRecorded
+      ? []
+      : await db
+          .update(sessions)
+          .set({ agentJoinedAt: null, agentWaitSince: sql`now()`, dispatchedAt: sql`now()` })
+          .where(
+            and(
+              eq(sessions.status, 'running'),
+              isNotNull(sessions.agentJoinedAt),
+              lt(
+                sql`coalesce(${sessions.agentSeenAt}, ${sessions.agentJoinedAt})`,
+                sql`now() - make_interval(secs => ${HEARTBEAT_TTL_SECONDS})`,
+              ),
+            ),
+          )
+          .returning();
     for (const session of lost) {
       this.#log(`session ${session.id} lost its agent (no live worker lists it)`);
       if (await this.#moveOrEnd(session, await this.#wasDraining(session))) redispatched.push(session.id);
@@ -104,13 +109,24 @@ export class AgentWatch {
         and(
           eq(sessions.status, 'running'),
           isNull(sessions.agentJoinedAt),
-          lt(sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`, sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`),
-          or(isNull(sessions.agentSeenAt), lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`)),
+          lt(
+            sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`,
+            sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`,
+          ),
+          or(
+            isNull(sessions.agentSeenAt),
+            lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`),
+          ),
         ),
       );
     if (unanswered.length === 0) return redispatched;
     // These sessions are among the "started, no agent yet" the count subtracts: one free slot is enough.
-    if ((await freeAgentSlots(db, this.deps.agentName, this.deps.settings.agentTimeoutSeconds)).free + unanswered.length <= 0) return redispatched;
+    if (
+      (await freeAgentSlots(db, this.deps.agentName, this.deps.settings.agentTimeoutSeconds)).free +
+        unanswered.length <=
+      0
+    )
+      return redispatched;
     for (const { id } of unanswered) {
       const [claimed] = await db
         .update(sessions)
@@ -120,8 +136,14 @@ export class AgentWatch {
             eq(sessions.id, id),
             eq(sessions.status, 'running'),
             isNull(sessions.agentJoinedAt),
-            or(isNull(sessions.dispatchedAt), lt(sessions.dispatchedAt, sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`)),
-            or(isNull(sessions.agentSeenAt), lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`)),
+            or(
+              isNull(sessions.dispatchedAt),
+              lt(sessions.dispatchedAt, sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`),
+            ),
+            or(
+              isNull(sessions.agentSeenAt),
+              lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`),
+            ),
           ),
         )
         .returning();
@@ -153,8 +175,14 @@ export class AgentWatch {
    */
   async #moveOrEnd(session: SessionRow, workerStopping: boolean): Promise<boolean> {
     await this.#removeAgents(session.id);
-    if (workerStopping && (await freeAgentSlots(this.deps.db, this.deps.agentName, this.deps.settings.agentTimeoutSeconds, session.id)).free <= 0) {
-      await this.deps.lifecycle.endForRestart(session.id).catch((error) => this.#log(`ending ${session.id} failed: ${(error as Error).message}`));
+    if (
+      workerStopping &&
+      (await freeAgentSlots(this.deps.db, this.deps.agentName, this.deps.settings.agentTimeoutSeconds, session.id))
+        .free <= 0
+    ) {
+      await this.deps.lifecycle
+        .endForRestart(session.id)
+        .catch((error) => this.#log(`ending ${session.id} failed: ${(error as Error).message}`));
       return false;
     }
     return this.#dispatch(session);
@@ -163,7 +191,10 @@ export class AgentWatch {
   /** Whether the worker that last ran the session said it was stopping. */
   async #wasDraining(session: SessionRow): Promise<boolean> {
     if (!session.agentWorkerId) return false;
-    const [worker] = await this.deps.db.select({ draining: agentWorkers.draining }).from(agentWorkers).where(eq(agentWorkers.id, session.agentWorkerId));
+    const [worker] = await this.deps.db
+      .select({ draining: agentWorkers.draining })
+      .from(agentWorkers)
+      .where(eq(agentWorkers.id, session.agentWorkerId));
     return worker?.draining ?? false;
   }
 
@@ -212,7 +243,9 @@ export class AgentWatch {
       ...(paidLeftMs ? { paid_left_ms: paidLeftMs } : {}),
     };
     try {
-      const dispatch = await livekit.dispatches.createDispatch(session.id, this.deps.agentName, { metadata: JSON.stringify(metadata) });
+      const dispatch = await livekit.dispatches.createDispatch(session.id, this.deps.agentName, {
+        metadata: JSON.stringify(metadata),
+      });
       await db
         .update(sessions)
         // The earlier job is done: its usage counts up to when it was last seen (usage-reports.ts).

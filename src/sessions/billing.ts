@@ -6,8 +6,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
 import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
-import { sessions } from './schema.ts';
 import { creditsCharged } from '../metrics/index.ts';
+import { sessions } from './schema.ts';
 
 /** `ended`: the session ended before the charge got its row lock (the report raced the ending). */
 export type MinuteResult = 'charged' | 'already_charged' | 'insufficient' | 'ended';
@@ -29,7 +29,12 @@ export class SessionBilling {
 
   async hold(q: Queryable, accountId: string, sessionId: string): Promise<number> {
     if (this.perMinute === 0) return 0;
-    await this.ledger.charge(q, { accountId, amount: this.perMinute, kind: 'session_hold', reference: `session:${sessionId}:hold` });
+    await this.ledger.charge(q, {
+      accountId,
+      amount: this.perMinute,
+      kind: 'session_hold',
+      reference: `session:${sessionId}:hold`,
+    });
     return this.perMinute;
   }
 
@@ -64,7 +69,10 @@ export class SessionBilling {
         if (!charged) return 'already_charged';
         await tx
           .update(sessions)
-          .set({ billedMinutes: sql`${sessions.billedMinutes} + 1`, creditsCharged: sql`${sessions.creditsCharged} + ${this.perMinute}` })
+          .set({
+            billedMinutes: sql`${sessions.billedMinutes} + 1`,
+            creditsCharged: sql`${sessions.creditsCharged} + ${this.perMinute}`,
+          })
           .where(eq(sessions.id, sessionId));
         return 'charged';
       });
@@ -81,12 +89,21 @@ export class SessionBilling {
  * Until when a session's billed minutes are paid: its last minute's charge plus one interval.
  * Undefined when nothing was charged (no minute yet, or minutes cost nothing).
  */
-export async function paidUntil(q: Queryable, session: { id: string; billedMinutes: number }, intervalSeconds: number): Promise<Date | undefined> {
+export async function paidUntil(
+  q: Queryable,
+  session: { id: string; billedMinutes: number },
+  intervalSeconds: number,
+): Promise<Date | undefined> {
   if (session.billedMinutes === 0) return undefined;
   const [last] = await q
     .select({ at: creditLedger.createdAt })
     .from(creditLedger)
-    .where(and(eq(creditLedger.kind, 'session_minute'), eq(creditLedger.reference, minuteReference(session.id, session.billedMinutes - 1))));
+    .where(
+      and(
+        eq(creditLedger.kind, 'session_minute'),
+        eq(creditLedger.reference, minuteReference(session.id, session.billedMinutes - 1)),
+      ),
+    );
   return last ? new Date(last.at.getTime() + intervalSeconds * 1000) : undefined;
 }
 

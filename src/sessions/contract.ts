@@ -9,10 +9,14 @@ const Timestamp = t.String({ format: 'date-time' });
 
 export const StartSessionBody = t.Object(
   {
-    identity_id: t.Optional(t.String({ minLength: 1, description: 'Identity to render as the avatar; implies avatar_enabled.' })),
+    identity_id: t.Optional(
+      t.String({ minLength: 1, description: 'Identity to render as the avatar; implies avatar_enabled.' }),
+    ),
     avatar_enabled: t.Optional(t.Boolean({ description: 'Adds avatar video; requires an identity.' })),
     language: t.Optional(oneOf(LANGUAGES, "Per-session override of the identity's language.")),
-    visual_awareness: t.Optional(t.Boolean({ description: 'Camera frames accompany speech. Omit for the account default.' })),
+    visual_awareness: t.Optional(
+      t.Boolean({ description: 'Camera frames accompany speech. Omit for the account default.' }),
+    ),
     form_factor: t.Optional(oneOf(FORM_FACTORS, 'phone: portrait video; desktop: landscape where enabled.')),
   },
   { description: 'Every field optional; {} starts a default session.' },
@@ -41,7 +45,10 @@ export const AvatarFallback = t.Nullable(
 
 /** What an invoice shows of a session (docs/api.md#credits). */
 const invoiceFields = {
-  billed_minutes: t.Integer({ description: 'Minutes charged: minute 0 began when the visitor first received the avatar, each next one a billing interval later while the visitor was in the room with it.' }),
+  billed_minutes: t.Integer({
+    description:
+      'Minutes charged: minute 0 began when the visitor first received the avatar, each next one a billing interval later while the visitor was in the room with it.',
+  }),
   credits_charged: t.Integer({ description: 'Credits those minutes cost.' }),
   visitor_seconds: t.Integer({ description: 'Seconds the visitor was in the room with the avatar streaming.' }),
   streamed_seconds: t.Integer({ description: 'Seconds the avatar streamed, with or without the visitor.' }),
@@ -65,22 +72,39 @@ export const EndSessionResponse = t.Object({
 });
 
 const OptionalMs = (description: string) => t.Nullable(t.Integer({ minimum: 0 }), { description });
-const ProviderName = (stage: string) => t.Nullable(t.String({ description: `The ${stage} provider: \`offline\` or the cloud plugin's name; null before the first turn.` }));
+const ProviderName = (stage: string) =>
+  t.Nullable(
+    t.String({
+      description: `The ${stage} provider: \`offline\` or the cloud plugin's name; null before the first turn.`,
+    }),
+  );
 
 /** What the visitor experienced (docs/api.md#session-metrics); null where nothing was measured yet. */
 export const SessionMetrics = t.Object(
   {
-    first_frame_ms: OptionalMs("The visitor joining → the avatar's first video frame (0 when the avatar was there first)."),
+    first_frame_ms: OptionalMs(
+      "The visitor joining → the avatar's first video frame (0 when the avatar was there first).",
+    ),
     voice_to_voice_ms: t.Object(
       { p50: OptionalMs('Median.'), p95: OptionalMs('95th percentile.') },
-      { description: "Over the answered turns: the visitor stops speaking → the agent's first audio (the last 500 turns)." },
+      {
+        description:
+          "Over the answered turns: the visitor stops speaking → the agent's first audio (the last 500 turns).",
+      },
     ),
-    fps: t.Nullable(t.Number({ minimum: 0 }), { description: 'Video frames per second the avatar delivered (target 25); null without a face drawn by the service.' }),
+    fps: t.Nullable(t.Number({ minimum: 0 }), {
+      description:
+        'Video frames per second the avatar delivered (target 25); null without a face drawn by the service.',
+    }),
     turns: t.Integer({ minimum: 0, description: 'Agent turns that answered the visitor.' }),
     interruptions: t.Integer({ minimum: 0, description: 'Agent turns the visitor cut off.' }),
-    providers: t.Object({ stt: ProviderName('speech-to-text'), llm: ProviderName('language model'), tts: ProviderName('text-to-speech') }),
+    providers: t.Object({
+      stt: ProviderName('speech-to-text'),
+      llm: ProviderName('language model'),
+      tts: ProviderName('text-to-speech'),
+    }),
   },
-  { description: 'Per-session quality, from the agent job\'s reports of each turn.' },
+  { description: "Per-session quality, from the agent job's reports of each turn." },
 );
 
 export const SessionResponse = t.Object({
@@ -110,7 +134,9 @@ export const ListSessionsQuery = t.Object({
 export const TranscriptTurn = t.Object({
   role: oneOf(TRANSCRIPT_ROLES, '`user`: the visitor; `agent`: the identity.'),
   text: t.String(),
-  language: t.Union([t.String(), t.Null()], { description: 'ISO 639-1 code of the language heard or spoken, when known.' }),
+  language: t.Union([t.String(), t.Null()], {
+    description: 'ISO 639-1 code of the language heard or spoken, when known.',
+  }),
   interrupted: t.Boolean({ description: 'An agent turn the visitor cut off; `text` is what was said until then.' }),
   started_at: Timestamp,
   ended_at: t.Union([Timestamp, t.Null()]),

@@ -2,7 +2,13 @@
 // started session and its identity: what the job renders, says and reports to.
 import type { AssetLinks } from '../assets/links.ts';
 import type { SessionSettings } from '../config.ts';
-import { avatarShapeFor, type DispatchMetadata, type DispatchVoice, type FormFactor, type Language } from '../contract/index.ts';
+import {
+  avatarShapeFor,
+  type DispatchMetadata,
+  type DispatchVoice,
+  type FormFactor,
+  type Language,
+} from '../contract/index.ts';
 import type { IdentityRow } from '../identities/queries.ts';
 import { providerAvatarOf } from '../pipelines/index.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
@@ -54,11 +60,15 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
 }
 
 /** The asset keys a pipeline's training listed for its renderer (`training.assets`), as URLs; empty for identities trained before them. */
-export function dispatchAssets(training: Record<string, unknown> | null | undefined, assetLinks: AssetLinks): Record<string, string> {
+export function dispatchAssets(
+  training: Record<string, unknown> | null | undefined,
+  assetLinks: AssetLinks,
+): Record<string, string> {
   const assets = training?.assets;
   if (!assets || typeof assets !== 'object' || Array.isArray(assets)) return {};
   const urls: Record<string, string> = {};
-  for (const [name, key] of Object.entries(assets)) if (typeof key === 'string' && key) urls[name] = assetLinks.url(key);
+  for (const [name, key] of Object.entries(assets))
+    if (typeof key === 'string' && key) urls[name] = assetLinks.url(key);
   return urls;
 }
 

@@ -2,16 +2,24 @@
 // back (#sessions-read, #sessions-transcript).
 import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { t } from 'elysia';
-import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
+import type { AddressesFor } from '../http/client-addresses.ts';
 import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
-import { EndSessionResponse, ListSessionsQuery, SessionParams, SessionResponse, StartSessionBody, StartSessionResponse, TranscriptResponse } from './contract.ts';
+import { log } from '../logging/index.ts';
+import {
+  EndSessionResponse,
+  ListSessionsQuery,
+  SessionParams,
+  SessionResponse,
+  StartSessionBody,
+  StartSessionResponse,
+  TranscriptResponse,
+} from './contract.ts';
 import { RoomClosureUnconfirmed, type SessionLifecycle } from './lifecycle.ts';
 import { endResponse, sessionResponse } from './presenter.ts';
 import { sessions } from './schema.ts';
-import type { AddressesFor } from '../http/client-addresses.ts';
-import { startSession, type StartDeps } from './start.ts';
+import { type StartDeps, startSession } from './start.ts';
 import { transcriptOf } from './transcripts.ts';
-import { log } from '../logging/index.ts';
 
 export interface SessionDeps extends StartDeps {
   lifecycle: SessionLifecycle;
@@ -22,28 +30,39 @@ export interface SessionDeps extends StartDeps {
 export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API) {
   const { db, lifecycle } = deps;
   const findOwned = async (accountId: string, sessionId: string) => {
-    const [row] = await db.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.accountId, accountId)));
+    const [row] = await db
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.id, sessionId), eq(sessions.accountId, accountId)));
     if (!row) throw notFound('Session');
     return row;
   };
 
   return authenticatedRoutes(db, audience, '/sessions', 'Sessions')
-    .post('/start', ({ caller, body, request }) => startSession(deps, caller.accountId, body ?? {}, deps.addressesFor(request).rtcUrl), {
-      body: t.Optional(StartSessionBody),
-      parse: 'json',
-      response: {
-        200: StartSessionResponse,
-        401: ErrorResponse,
-        402: ErrorResponse,
-        404: ErrorResponse,
-        409: ErrorResponse,
-        422: ValidationErrorResponse,
-        429: ErrorResponse,
-        500: ErrorResponse,
-        503: ErrorResponse,
+    .post(
+      '/start',
+      ({ caller, body, request }) =>
+        startSession(deps, caller.accountId, body ?? {}, deps.addressesFor(request).rtcUrl),
+      {
+        body: t.Optional(StartSessionBody),
+        parse: 'json',
+        response: {
+          200: StartSessionResponse,
+          401: ErrorResponse,
+          402: ErrorResponse,
+          404: ErrorResponse,
+          409: ErrorResponse,
+          422: ValidationErrorResponse,
+          429: ErrorResponse,
+          500: ErrorResponse,
+          503: ErrorResponse,
+        },
+        detail: {
+          operationId: 'startSession',
+          summary: 'Start a realtime session: room, agent, avatar, and a token to join',
+        },
       },
-      detail: { operationId: 'startSession', summary: 'Start a realtime session: room, agent, avatar, and a token to join' },
-    })
+    )
     .post(
       '/:session_id/end',
       async ({ caller, params }) => {
@@ -52,7 +71,10 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
           return endResponse(await lifecycle.end(session.id, 'ended_by_api'));
         } catch (error) {
           if (error instanceof RoomClosureUnconfirmed) {
-            log.warn({ session_id: session.id, err: error }, 'ending a session: the room closure could not be confirmed');
+            log.warn(
+              { session_id: session.id, err: error },
+              'ending a session: the room closure could not be confirmed',
+            );
             throw new ApiError(502, 'Room closure could not be confirmed; retry shortly');
           }
           throw error;
@@ -61,21 +83,31 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
       {
         params: SessionParams,
         response: { 200: EndSessionResponse, 401: ErrorResponse, 404: ErrorResponse, 502: ErrorResponse },
-        detail: { operationId: 'endSession', summary: 'End a session: close its room and disconnect everyone, the agent included' },
+        detail: {
+          operationId: 'endSession',
+          summary: 'End a session: close its room and disconnect everyone, the agent included',
+        },
       },
     )
-    .get('/:session_id', async ({ caller, params }) => sessionResponse(await findOwned(caller.accountId, params.session_id)), {
-      params: SessionParams,
-      response: { 200: SessionResponse, 401: ErrorResponse, 404: ErrorResponse },
-      detail: { operationId: 'getSession', summary: 'Read one session: status, end reason, billed minutes' },
-    })
+    .get(
+      '/:session_id',
+      async ({ caller, params }) => sessionResponse(await findOwned(caller.accountId, params.session_id)),
+      {
+        params: SessionParams,
+        response: { 200: SessionResponse, 401: ErrorResponse, 404: ErrorResponse },
+        detail: { operationId: 'getSession', summary: 'Read one session: status, end reason, billed minutes' },
+      },
+    )
     .get(
       '/:session_id/transcript',
       async ({ caller, params }) => transcriptOf(db, (await findOwned(caller.accountId, params.session_id)).id),
       {
         params: SessionParams,
         response: { 200: TranscriptResponse, 401: ErrorResponse, 404: ErrorResponse },
-        detail: { operationId: 'getSessionTranscript', summary: "Read a session's transcript: the visitor's and the agent's turns, with language and times" },
+        detail: {
+          operationId: 'getSessionTranscript',
+          summary: "Read a session's transcript: the visitor's and the agent's turns, with language and times",
+        },
       },
     )
     .get(
@@ -88,9 +120,17 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
             .select()
             .from(sessions)
             .where(and(eq(sessions.id, query.after), eq(sessions.accountId, caller.accountId)));
-          if (!cursor) throw invalid(['query', 'after'], 'after must be the session_id of a session in the list', 'unknown_cursor');
+          if (!cursor)
+            throw invalid(
+              ['query', 'after'],
+              'after must be the session_id of a session in the list',
+              'unknown_cursor',
+            );
           conditions.push(
-            or(lt(sessions.createdAt, cursor.createdAt), and(eq(sessions.createdAt, cursor.createdAt), lt(sessions.id, cursor.id)))!,
+            or(
+              lt(sessions.createdAt, cursor.createdAt),
+              and(eq(sessions.createdAt, cursor.createdAt), lt(sessions.id, cursor.id)),
+            )!,
           );
         }
         const rows = await db

@@ -7,12 +7,12 @@ import { DataPacket_Kind, type WebhookEvent } from 'livekit-server-sdk';
 import { NOTICE_TOPIC, type Notice } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
 import { isNotFound, type LivekitConnection } from '../livekit/connection.ts';
-import type { SessionBilling } from './billing.ts';
-import { sessions, type EndReason } from './schema.ts';
-import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
 import { log } from '../logging/index.ts';
-import { durationSeconds, foldUsage, usageSeconds } from './usage-reports.ts';
+import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
+import type { SessionBilling } from './billing.ts';
+import { type EndReason, sessions } from './schema.ts';
+import { durationSeconds, foldUsage, usageSeconds } from './usage-reports.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
 
@@ -47,7 +47,11 @@ export class SessionLifecycle {
    * one an ending already closing the room wrote down, else this one. Ending an ended session
    * changes nothing. Throws RoomClosureUnconfirmed.
    */
-  async end(sessionId: string, reason: EndReason, options: { closeRoom: boolean } = { closeRoom: true }): Promise<SessionRow> {
+  async end(
+    sessionId: string,
+    reason: EndReason,
+    options: { closeRoom: boolean } = { closeRoom: true },
+  ): Promise<SessionRow> {
     const current = await this.find(sessionId);
     if (!current) throw new Error(`no session ${sessionId}`);
     if (current.status === 'ended') return current;
@@ -60,13 +64,18 @@ export class SessionLifecycle {
         .returning({ id: sessions.id });
       // An agent not yet there need not come: its dispatch goes first, so no worker spends a
       // job process on a room about to vanish (best effort; the worker refuses gone rooms too).
-      if (!current.agentJoinedAt) await this.deps.livekit.dispatches.deleteDispatch(current.dispatchId, sessionId).catch(() => undefined);
+      if (!current.agentJoinedAt)
+        await this.deps.livekit.dispatches.deleteDispatch(current.dispatchId, sessionId).catch(() => undefined);
       try {
         await this.deps.livekit.rooms.deleteRoom(sessionId);
       } catch (error) {
         if (!isNotFound(error) && !(await this.#closedMeanwhile(sessionId))) {
           // The room stays open and the session running: this cause is not settled.
-          if (claimed) await this.deps.db.update(sessions).set({ closingReason: null }).where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')));
+          if (claimed)
+            await this.deps.db
+              .update(sessions)
+              .set({ closingReason: null })
+              .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')));
           throw new RoomClosureUnconfirmed(`room ${sessionId} could not be closed: ${(error as Error).message}`);
         }
       }
@@ -77,7 +86,12 @@ export class SessionLifecycle {
       const [ended] = await tx
         .update(sessions)
         // The running job's usage counts up to the end: the webhook and every read agree.
-        .set({ status: 'ended', endReason: sql`coalesce(${sessions.closingReason}, ${reason})`, endedAt, ...foldUsage(endedAt) })
+        .set({
+          status: 'ended',
+          endReason: sql`coalesce(${sessions.closingReason}, ${reason})`,
+          endedAt,
+          ...foldUsage(endedAt),
+        })
         .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')))
         .returning();
       if (!ended) return (await tx.select().from(sessions).where(eq(sessions.id, sessionId)))[0]!;
@@ -98,10 +112,15 @@ export class SessionLifecycle {
     });
     if (endedHere) {
       sessionsEnded.inc({ reason: row.endReason ?? reason });
-      log.info({ session_id: sessionId, account_id: row.accountId, reason: row.endReason, billed_minutes: row.billedMinutes }, 'session ended');
+      log.info(
+        { session_id: sessionId, account_id: row.accountId, reason: row.endReason, billed_minutes: row.billedMinutes },
+        'session ended',
+      );
     }
     // After the commit, and not awaited: an ending never waits on a voice provider.
-    void this.deps.afterEnd?.().catch((error) => log.error({ err: error, session_id: sessionId }, 'the work after a session ended failed'));
+    void this.deps
+      .afterEnd?.()
+      .catch((error) => log.error({ err: error, session_id: sessionId }, 'the work after a session ended failed'));
     return row;
   }
 
@@ -152,7 +171,12 @@ export class SessionLifecycle {
   /** A reliable data message to everyone in the room, on the notice topic. */
   private async notify(sessionId: string, notice: Notice): Promise<void> {
     try {
-      await this.deps.livekit.rooms.sendData(sessionId, new TextEncoder().encode(JSON.stringify(notice)), DataPacket_Kind.RELIABLE, { topic: NOTICE_TOPIC });
+      await this.deps.livekit.rooms.sendData(
+        sessionId,
+        new TextEncoder().encode(JSON.stringify(notice)),
+        DataPacket_Kind.RELIABLE,
+        { topic: NOTICE_TOPIC },
+      );
       // Give the reliable message a moment to reach the client before the room goes.
       await Bun.sleep(500);
     } catch (error) {
@@ -215,10 +239,12 @@ export class SessionLifecycle {
     const session = await this.find(sessionId);
     if (!session || session.status === 'ended') return;
     const isVisitor = event.participant?.identity === session.visitorIdentity;
-    if (event.event === 'participant_joined' && event.participant?.kind === AGENT_PARTICIPANT_KIND) await this.markAgentJoined(sessionId);
+    if (event.event === 'participant_joined' && event.participant?.kind === AGENT_PARTICIPANT_KIND)
+      await this.markAgentJoined(sessionId);
     else if (event.event === 'participant_joined' && isVisitor) await this.markJoined(sessionId);
     else if (event.event === 'participant_left' && isVisitor) await this.visitorLeft(sessionId);
-    else if (event.event === 'room_finished') await this.end(sessionId, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false });
+    else if (event.event === 'room_finished')
+      await this.end(sessionId, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false });
   }
 
   /** End sessions past their deadlines: nobody joined in time, no agent came, or the maximum duration. */
@@ -226,11 +252,16 @@ export class SessionLifecycle {
     const joinCutoff = new Date(now.getTime() - this.deps.joinTimeoutSeconds * 1000);
     const agentCutoff = new Date(now.getTime() - this.deps.agentTimeoutSeconds * 1000);
     // A raw expression has no column to encode a Date with: send the instant as text.
-    const overtime = lt(sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`, sql`${now.toISOString()}::timestamptz`);
+    const overtime = lt(
+      sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`,
+      sql`${now.toISOString()}::timestamptz`,
+    );
     const due = await this.deps.db
       .select({
         id: sessions.id,
-        waitingSince: sql<Date>`coalesce(${sessions.agentWaitSince}, ${sessions.createdAt})`.mapWith(sessions.createdAt),
+        waitingSince: sql<Date>`coalesce(${sessions.agentWaitSince}, ${sessions.createdAt})`.mapWith(
+          sessions.createdAt,
+        ),
         joinedAt: sessions.joinedAt,
         agentJoinedAt: sessions.agentJoinedAt,
         overtime: sql<boolean>`${overtime}`,
@@ -241,7 +272,13 @@ export class SessionLifecycle {
           eq(sessions.status, 'running'),
           or(
             and(isNull(sessions.joinedAt), lt(sessions.createdAt, joinCutoff)),
-            and(isNull(sessions.agentJoinedAt), lt(sql`coalesce(${sessions.agentWaitSince}, ${sessions.createdAt})`, sql`${agentCutoff.toISOString()}::timestamptz`)),
+            and(
+              isNull(sessions.agentJoinedAt),
+              lt(
+                sql`coalesce(${sessions.agentWaitSince}, ${sessions.createdAt})`,
+                sql`${agentCutoff.toISOString()}::timestamptz`,
+              ),
+            ),
             overtime,
           ),
         ),
@@ -257,7 +294,10 @@ export class SessionLifecycle {
         else await this.end(session.id, 'no_join');
         ended++;
       } catch (error) {
-        log.error({ err: error, session_id: session.id }, 'ending an overdue session failed (retrying on the next sweep)');
+        log.error(
+          { err: error, session_id: session.id },
+          'ending an overdue session failed (retrying on the next sweep)',
+        );
       }
     }
     return ended;
@@ -288,7 +328,10 @@ export class SessionLifecycle {
           ended++;
         }
       } catch (error) {
-        log.error({ err: error, session_id: session.id }, 'ending a session its visitor left failed (retrying on the next sweep)');
+        log.error(
+          { err: error, session_id: session.id },
+          'ending a session its visitor left failed (retrying on the next sweep)',
+        );
       }
     }
     return ended;
@@ -304,7 +347,9 @@ export class SessionLifecycle {
     const running = await this.deps.db
       .select({ id: sessions.id, joinedAt: sessions.joinedAt })
       .from(sessions)
-      .where(and(eq(sessions.status, 'running'), lt(sessions.createdAt, new Date(now.getTime() - ROOM_CHECK_AFTER_MS))));
+      .where(
+        and(eq(sessions.status, 'running'), lt(sessions.createdAt, new Date(now.getTime() - ROOM_CHECK_AFTER_MS))),
+      );
     let ended = 0;
     for (let i = 0; i < running.length; i += ROOM_CHECK_BATCH) {
       const batch = running.slice(i, i + ROOM_CHECK_BATCH);
@@ -316,7 +361,7 @@ export class SessionLifecycle {
       }
       for (const session of batch) {
         if (rooms.has(session.id)) continue;
-        log.warn({ session_id: session.id }, 'the session\'s room is gone from LiveKit; ending it');
+        log.warn({ session_id: session.id }, "the session's room is gone from LiveKit; ending it");
         await this.end(session.id, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false }).catch((error) =>
           log.error({ err: error, session_id: session.id }, 'ending a session whose room is gone failed'),
         );
@@ -333,6 +378,13 @@ const ROOM_CHECK_AFTER_MS = 10_000;
 const ROOM_CHECK_BATCH = 200;
 
 /** Join → first avatar frame, once both are known (whichever came second records it); 0 when the avatar was there first. */
-function observeFirstFrame({ joinedAt, streamingStartedAt }: { joinedAt: Date | null; streamingStartedAt: Date | null }): void {
-  if (joinedAt && streamingStartedAt) firstFrameSeconds.observe(Math.max(0, streamingStartedAt.getTime() - joinedAt.getTime()) / 1000);
+function observeFirstFrame({
+  joinedAt,
+  streamingStartedAt,
+}: {
+  joinedAt: Date | null;
+  streamingStartedAt: Date | null;
+}): void {
+  if (joinedAt && streamingStartedAt)
+    firstFrameSeconds.observe(Math.max(0, streamingStartedAt.getTime() - joinedAt.getTime()) / 1000);
 }

@@ -20,7 +20,14 @@ export function livekitWebhookDoor(livekit: { apiKey: string; apiSecret: string 
     async admit(request) {
       // LiveKit sends the token bare; `Bearer` is taken too.
       const token = (request.headers.get('authorization') ?? '').replace(/^Bearer /, '');
-      if (!token || !(await verifier.verify(token).then(() => true, () => false))) throw new ApiError(401, 'Invalid webhook signature');
+      if (
+        !token ||
+        !(await verifier.verify(token).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw new ApiError(401, 'Invalid webhook signature');
     },
   };
 }

@@ -4,7 +4,13 @@
 import { eq } from 'drizzle-orm';
 import type { SessionQuality, TurnMetricsReport } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
-import { deliveredFps, turnInterruptions, turnStageSeconds, voiceToVoiceSeconds, type ProviderSet } from '../metrics/index.ts';
+import {
+  deliveredFps,
+  type ProviderSet,
+  turnInterruptions,
+  turnStageSeconds,
+  voiceToVoiceSeconds,
+} from '../metrics/index.ts';
 import type { SessionMetrics as SessionMetricsSchema } from './contract.ts';
 import { sessions } from './schema.ts';
 
@@ -18,7 +24,15 @@ export const MAX_TURN_IDS = 50;
 /** Shorter intervals say little about a frame rate (a turn right after another). */
 const MIN_FPS_SECONDS = 1;
 
-export const emptyQuality = (): SessionQuality => ({ turn_ids: [], voice_to_voice_ms: [], turns: 0, interruptions: 0, frames: 0, frame_seconds: 0, providers: null });
+export const emptyQuality = (): SessionQuality => ({
+  turn_ids: [],
+  voice_to_voice_ms: [],
+  turns: 0,
+  interruptions: 0,
+  frames: 0,
+  frame_seconds: 0,
+  providers: null,
+});
 
 /** `quality` with one more turn in it, or null when that turn is already in it (a redelivery). */
 export function foldTurn(quality: SessionQuality | null, report: TurnMetricsReport): SessionQuality | null {
@@ -27,7 +41,9 @@ export function foldTurn(quality: SessionQuality | null, report: TurnMetricsRepo
   const answered = report.reply && report.voice_to_voice_ms !== null;
   return {
     turn_ids: [...base.turn_ids, report.turn_id].slice(-MAX_TURN_IDS),
-    voice_to_voice_ms: answered ? [...base.voice_to_voice_ms, Math.round(report.voice_to_voice_ms!)].slice(-MAX_SAMPLES) : base.voice_to_voice_ms,
+    voice_to_voice_ms: answered
+      ? [...base.voice_to_voice_ms, Math.round(report.voice_to_voice_ms!)].slice(-MAX_SAMPLES)
+      : base.voice_to_voice_ms,
     turns: base.turns + (report.reply ? 1 : 0),
     interruptions: base.interruptions + (report.interrupted ? 1 : 0),
     frames: base.frames + (report.video?.frames ?? 0),
@@ -42,7 +58,11 @@ export function foldTurn(quality: SessionQuality | null, report: TurnMetricsRepo
  */
 export async function recordTurnMetrics(db: Database, sessionId: string, report: TurnMetricsReport): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const [row] = await tx.select({ quality: sessions.quality }).from(sessions).where(eq(sessions.id, sessionId)).for('update');
+    const [row] = await tx
+      .select({ quality: sessions.quality })
+      .from(sessions)
+      .where(eq(sessions.id, sessionId))
+      .for('update');
     const folded = row ? foldTurn(row.quality, report) : null;
     if (!folded) return false;
     await tx.update(sessions).set({ quality: folded }).where(eq(sessions.id, sessionId));
@@ -59,11 +79,18 @@ export function providerSet(providers: TurnMetricsReport['providers']): Provider
 /** Moves the turn histograms; called once per counted report, so a redelivery is not observed twice. */
 export function observeTurn(report: TurnMetricsReport): void {
   const set = providerSet(report.providers);
-  if (report.reply && report.voice_to_voice_ms !== null) voiceToVoiceSeconds.observe({ provider_set: set }, report.voice_to_voice_ms / 1000);
-  const stages = { stt: report.stages.stt_ms, eou: report.stages.eou_ms, llm: report.stages.llm_ttft_ms, tts: report.stages.tts_ttfb_ms };
+  if (report.reply && report.voice_to_voice_ms !== null)
+    voiceToVoiceSeconds.observe({ provider_set: set }, report.voice_to_voice_ms / 1000);
+  const stages = {
+    stt: report.stages.stt_ms,
+    eou: report.stages.eou_ms,
+    llm: report.stages.llm_ttft_ms,
+    tts: report.stages.tts_ttfb_ms,
+  };
   for (const [stage, ms] of Object.entries(stages)) if (ms !== null) turnStageSeconds.observe({ stage }, ms / 1000);
   if (report.interrupted) turnInterruptions.inc({ provider_set: set });
-  if (report.video && report.video.seconds >= MIN_FPS_SECONDS) deliveredFps.observe(report.video.frames / report.video.seconds);
+  if (report.video && report.video.seconds >= MIN_FPS_SECONDS)
+    deliveredFps.observe(report.video.frames / report.video.seconds);
 }
 
 /** The nearest-rank percentile (a value that occurred), null without samples. */
@@ -77,16 +104,31 @@ export function percentile(samples: readonly number[], p: number): number | null
 export type SessionMetrics = (typeof SessionMetricsSchema)['static'];
 
 /** What the visitor experienced, from a session row; null where nothing was measured. */
-export function sessionMetrics(row: { joinedAt: Date | null; streamingStartedAt: Date | null; quality: SessionQuality | null }): SessionMetrics {
+export function sessionMetrics(row: {
+  joinedAt: Date | null;
+  streamingStartedAt: Date | null;
+  quality: SessionQuality | null;
+}): SessionMetrics {
   const quality = { ...emptyQuality(), ...row.quality };
   // As the first-frame histogram counts it: 0 when the avatar was there before the visitor.
-  const firstFrame = row.joinedAt && row.streamingStartedAt ? Math.max(0, row.streamingStartedAt.getTime() - row.joinedAt.getTime()) : null;
+  const firstFrame =
+    row.joinedAt && row.streamingStartedAt
+      ? Math.max(0, row.streamingStartedAt.getTime() - row.joinedAt.getTime())
+      : null;
   return {
     first_frame_ms: firstFrame,
-    voice_to_voice_ms: { p50: percentile(quality.voice_to_voice_ms, 50), p95: percentile(quality.voice_to_voice_ms, 95) },
-    fps: quality.frame_seconds >= MIN_FPS_SECONDS ? Math.round((quality.frames / quality.frame_seconds) * 10) / 10 : null,
+    voice_to_voice_ms: {
+      p50: percentile(quality.voice_to_voice_ms, 50),
+      p95: percentile(quality.voice_to_voice_ms, 95),
+    },
+    fps:
+      quality.frame_seconds >= MIN_FPS_SECONDS ? Math.round((quality.frames / quality.frame_seconds) * 10) / 10 : null,
     turns: quality.turns,
     interruptions: quality.interruptions,
-    providers: { stt: quality.providers?.stt ?? null, llm: quality.providers?.llm ?? null, tts: quality.providers?.tts ?? null },
+    providers: {
+      stt: quality.providers?.stt ?? null,
+      llm: quality.providers?.llm ?? null,
+      tts: quality.providers?.tts ?? null,
+    },
   };
 }

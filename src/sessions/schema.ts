@@ -1,10 +1,10 @@
-import { bigserial, uniqueIndex, boolean, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { FORM_FACTORS } from '../contract/avatar-video.ts';
-import { TRANSCRIPT_ROLES, type JobUsage } from '../contract/job-reports.ts';
+import type { SessionQuality } from '../contract/job-reports.ts';
+import { type JobUsage, TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { identities } from '../identities/schema.ts';
-import type { SessionQuality } from '../contract/job-reports.ts';
 
 export const SESSION_STATUSES = ['running', 'ended'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -73,7 +73,11 @@ export const sessions = pgTable(
     /** What the visitor experienced, from the job's reports (docs/api.md#session-metrics); null until the first. */
     quality: jsonb('quality').$type<SessionQuality>(),
     /** The identity's avatar service failed and our own face streamed instead (the job's report). */
-    avatarFallback: jsonb('avatar_fallback').$type<{ pipeline_id: string; fallback: 'builtin' | 'standin'; reason: string }>(),
+    avatarFallback: jsonb('avatar_fallback').$type<{
+      pipeline_id: string;
+      fallback: 'builtin' | 'standin';
+      reason: string;
+    }>(),
     /**
      * Usage (docs/api.md#credits), ms: how long the avatar streamed and the visitor was in the
      * room with it, over the session's jobs that are done (taken over, or the session ended),
@@ -111,5 +115,8 @@ export const sessionTranscripts = pgTable(
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('session_transcripts_session_idx').on(t.sessionId, t.startedAt, t.seq), uniqueIndex('session_transcripts_turn_idx').on(t.sessionId, t.turnId)],
+  (t) => [
+    index('session_transcripts_session_idx').on(t.sessionId, t.startedAt, t.seq),
+    uniqueIndex('session_transcripts_turn_idx').on(t.sessionId, t.turnId),
+  ],
 );

@@ -4,26 +4,26 @@
 // account locked, the limits and admission again, the credit hold and the row. When anything fails, nothing is left behind:
 // the room is deleted, and the hold and the row roll back together.
 import { eq } from 'drizzle-orm';
-import type { AssetLinks } from '../assets/links.ts';
 import { accounts } from '../accounts/schema.ts';
+import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
 import type { FormFactor, Language, SessionRoomMetadata } from '../contract/index.ts';
 import { InsufficientCredits } from '../credits/index.ts';
-import type { Database } from '../db/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
+import type { Database } from '../db/index.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { findIdentity, type IdentityRow } from '../identities/queries.ts';
+import { type AccountLimits, lockAccountLimits, readAccountLimits } from '../limits/index.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
-import type { SessionBilling } from './billing.ts';
-import { admitSession } from '../workers/admission.ts';
-import { dispatchMetadata } from './dispatch.ts';
-import { lockAccountLimits, readAccountLimits, type AccountLimits } from '../limits/index.ts';
-import { checkSessionLimits } from './limits.ts';
-import { sessions } from './schema.ts';
+import { log } from '../logging/index.ts';
 import { sessionsStarted } from '../metrics/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
-import { log } from '../logging/index.ts';
+import { admitSession } from '../workers/admission.ts';
+import type { SessionBilling } from './billing.ts';
+import { dispatchMetadata } from './dispatch.ts';
+import { checkSessionLimits } from './limits.ts';
+import { sessions } from './schema.ts';
 
 export interface StartRequest {
   identity_id?: string;
@@ -52,7 +52,12 @@ export function hasMultilingualVoice(identity: IdentityRow | undefined): boolean
 }
 
 /** `rtcUrl`: where this client joins the room (the service's LIVEKIT_PUBLIC_URL, or wss on the host it used: src/http/client-addresses.ts). */
-export async function startSession(deps: StartDeps, accountId: string, request: StartRequest, rtcUrl = deps.livekit.publicUrl) {
+export async function startSession(
+  deps: StartDeps,
+  accountId: string,
+  request: StartRequest,
+  rtcUrl = deps.livekit.publicUrl,
+) {
   const { db, settings } = deps;
   let identity: IdentityRow | undefined;
   if (request.identity_id !== undefined) {
@@ -64,7 +69,11 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
   }
   const avatarEnabled = identity ? request.avatar_enabled !== false : request.avatar_enabled === true;
   if (avatarEnabled && !identity) {
-    throw invalid(['body', 'avatar_enabled'], 'avatar_enabled needs an identity_id: the avatar is an identity’s face', 'identity_required');
+    throw invalid(
+      ['body', 'avatar_enabled'],
+      'avatar_enabled needs an identity_id: the avatar is an identity’s face',
+      'identity_required',
+    );
   }
   // Rule 1: request, then the identity's stored language, then English.
   const language: Language = request.language ?? identity?.language ?? 'en';
@@ -88,7 +97,10 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
   const sessionId = newId('ses');
   const visitorIdentity = `visitor_${randomBase62(16)}`;
   const reportToken = randomBase62(43);
-  const [account] = await db.select({ maxSessionSeconds: accounts.maxSessionSeconds }).from(accounts).where(eq(accounts.id, accountId));
+  const [account] = await db
+    .select({ maxSessionSeconds: accounts.maxSessionSeconds })
+    .from(accounts)
+    .where(eq(accounts.id, accountId));
 
   const livekit = deps.livekit;
   let roomCreated = false;
@@ -102,7 +114,12 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       // and a little longer: our sweep ends the session, LiveKit's timeout is the backstop.
       departureTimeout: settings.rejoinSeconds + 10,
       maxParticipants: 8,
-      metadata: JSON.stringify({ session_id: sessionId, avatar_enabled: avatarEnabled, language, form_factor: request.form_factor ?? null } satisfies SessionRoomMetadata),
+      metadata: JSON.stringify({
+        session_id: sessionId,
+        avatar_enabled: avatarEnabled,
+        language,
+        form_factor: request.form_factor ?? null,
+      } satisfies SessionRoomMetadata),
     });
     roomCreated = true;
     const metadata = dispatchMetadata({
@@ -118,8 +135,14 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       settings,
       assetLinks: deps.assetLinks,
     });
-    const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, { metadata: JSON.stringify(metadata) });
-    const token = await livekit.mintToken({ room: sessionId, identity: visitorIdentity, ttlSeconds: settings.tokenTtlSeconds });
+    const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, {
+      metadata: JSON.stringify(metadata),
+    });
+    const token = await livekit.mintToken({
+      room: sessionId,
+      identity: visitorIdentity,
+      ttlSeconds: settings.tokenTtlSeconds,
+    });
     // The limits again (parallel starts passed the early check together), the hold and the
     // row: one transaction, one request at a time per account.
     const row = await db.transaction(async (tx) => {
@@ -129,26 +152,26 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       if (settings.admission === 'workers') await admitSession(tx, accountId, deps.agentName, settings);
       const heldCredits = avatarEnabled ? await deps.billing.hold(tx, accountId, sessionId) : 0;
       const [inserted] = await tx
-      .insert(sessions)
-      .values({
-        id: sessionId,
-        accountId,
-        identityId: identity?.id ?? null,
-        pipelineId: identity?.pipelineId ?? null,
-        elevenlabsVoiceId: identity?.voice?.presetId === null ? identity.voice.elevenlabsVoiceId : null,
-        avatarEnabled,
-        language,
-        visualAwareness,
-        formFactor: request.form_factor ?? null,
-        dispatchId: dispatch.id,
-        visitorIdentity,
-        reportTokenHash: hashApiKey(reportToken),
-        heldCredits,
-        maxDurationSeconds: account?.maxSessionSeconds ?? settings.maxDurationSeconds,
-        agentWaitSince: new Date(),
-        dispatchedAt: new Date(),
-      })
-      .returning();
+        .insert(sessions)
+        .values({
+          id: sessionId,
+          accountId,
+          identityId: identity?.id ?? null,
+          pipelineId: identity?.pipelineId ?? null,
+          elevenlabsVoiceId: identity?.voice?.presetId === null ? identity.voice.elevenlabsVoiceId : null,
+          avatarEnabled,
+          language,
+          visualAwareness,
+          formFactor: request.form_factor ?? null,
+          dispatchId: dispatch.id,
+          visitorIdentity,
+          reportTokenHash: hashApiKey(reportToken),
+          heldCredits,
+          maxDurationSeconds: account?.maxSessionSeconds ?? settings.maxDurationSeconds,
+          agentWaitSince: new Date(),
+          dispatchedAt: new Date(),
+        })
+        .returning();
       await writeEvent(tx, accountId, 'session.started', {
         session_id: sessionId,
         identity_id: identity?.id ?? null,
@@ -159,7 +182,10 @@ export async function startSession(deps: StartDeps, accountId: string, request: 
       return inserted!;
     });
     sessionsStarted.inc({ avatar: String(avatarEnabled) });
-    log.info({ session_id: sessionId, account_id: accountId, identity_id: identity?.id, avatar: avatarEnabled }, 'session started');
+    log.info(
+      { session_id: sessionId, account_id: accountId, identity_id: identity?.id, avatar: avatarEnabled },
+      'session started',
+    );
     return {
       room_name: sessionId,
       token,

@@ -4,7 +4,7 @@
 // ended) its count is folded into the session's sums, a stretch still going on at its last
 // report counted up to then, so a job that dies or leaves without a last word is counted to
 // the moment it was last seen, and one that is gone adds nothing after.
-import { and, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { UsageReport } from '../contract/index.ts';
 import type { Queryable } from '../db/index.ts';
 import { sessions } from './schema.ts';
@@ -19,7 +19,10 @@ export async function recordUsage(db: Queryable, sessionId: string, report: Usag
       and(
         eq(sessions.id, sessionId),
         eq(sessions.status, 'running'),
-        or(isNull(sessions.usageCurrent), sql`(${sessions.usageCurrent} ->> 'at')::timestamptz <= ${usage.at}::timestamptz`),
+        or(
+          isNull(sessions.usageCurrent),
+          sql`(${sessions.usageCurrent} ->> 'at')::timestamptz <= ${usage.at}::timestamptz`,
+        ),
       ),
     );
 }
@@ -41,7 +44,11 @@ export function foldUsage(until: Date) {
 }
 
 /** A session's usage in whole seconds: the folded sums, and the running job's count so far. */
-export function usageSeconds(row: { streamedMs: number; visitorMs: number; usageCurrent: { streamed_ms: number; visitor_ms: number } | null }) {
+export function usageSeconds(row: {
+  streamedMs: number;
+  visitorMs: number;
+  usageCurrent: { streamed_ms: number; visitor_ms: number } | null;
+}) {
   return {
     streamed_seconds: Math.round((row.streamedMs + (row.usageCurrent?.streamed_ms ?? 0)) / 1000),
     visitor_seconds: Math.round((row.visitorMs + (row.usageCurrent?.visitor_ms ?? 0)) / 1000),

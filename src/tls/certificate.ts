@@ -48,7 +48,10 @@ export async function certificateFor(settings: TlsSettings, dataDir: string, sub
   }
   const dir = join(dataDir, 'tls');
   const file = join(dir, 'self-made.json');
-  const kept = await readFile(file, 'utf8').then((text) => JSON.parse(text) as KeptCertificate, () => undefined);
+  const kept = await readFile(file, 'utf8').then(
+    (text) => JSON.parse(text) as KeptCertificate,
+    () => undefined,
+  );
   const renewBy = Date.now() + RENEW_BEFORE_DAYS * 86_400_000;
   // Kept while it covers every current name and address (a new network address: a new one).
   if (kept && subjects.every((s) => kept.subjects.includes(s)) && new Date(kept.notAfter).getTime() > renewBy) {

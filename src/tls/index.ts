@@ -7,7 +7,7 @@ import type { Server } from 'bun';
 import { websocket } from 'elysia/ws';
 import type { Config, TlsSettings } from '../config.ts';
 import { noteSecureArrival } from '../http/listeners.ts';
-import { certificateFor, hostSubjects, type Certificate } from './certificate.ts';
+import { type Certificate, certificateFor, hostSubjects } from './certificate.ts';
 
 export interface SecureListener {
   /** `https://<address>:<port>` as people on the network open it. */
@@ -17,7 +17,11 @@ export interface SecureListener {
 }
 
 /** Serves `app` over TLS on `tls.port` (the host and body cap of the plain listener). */
-export async function listenSecurely(app: { fetch(request: Request): Response | Promise<Response> }, config: Config, tls: TlsSettings): Promise<SecureListener> {
+export async function listenSecurely(
+  app: { fetch(request: Request): Response | Promise<Response> },
+  config: Config,
+  tls: TlsSettings,
+): Promise<SecureListener> {
   const nodeIp = config.livekit.media.nodeIp;
   const certificate = await certificateFor(tls, config.dataDir, hostSubjects([nodeIp]));
   let server: Server<unknown>;
@@ -37,7 +41,9 @@ export async function listenSecurely(app: { fetch(request: Request): Response | 
     });
   } catch (error) {
     if ((error as { code?: string }).code === 'EADDRINUSE') {
-      throw new Error(`TLS_PORT ${tls.port} (HTTPS) is taken, by another Likeness on this host perhaps: set another, or 0 for none`);
+      throw new Error(
+        `TLS_PORT ${tls.port} (HTTPS) is taken, by another Likeness on this host perhaps: set another, or 0 for none`,
+      );
     }
     throw error;
   }

@@ -77,5 +77,10 @@ export function presetVoice(id: string): IdentityVoice | null | undefined {
   const preset = findPreset(id);
   if (!preset) return undefined;
   if (preset.id === DEFAULT_VOICE.id) return null;
-  return { presetId: preset.id, multilingual: preset.multilingual, elevenlabsVoiceId: preset.elevenlabsVoiceId, profile: { ...preset.profile } };
+  return {
+    presetId: preset.id,
+    multilingual: preset.multilingual,
+    elevenlabsVoiceId: preset.elevenlabsVoiceId,
+    profile: { ...preset.profile },
+  };
 }

@@ -5,12 +5,12 @@ import { and, eq, notExists } from 'drizzle-orm';
 import type { CloudProvider } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
+import { log } from '../logging/index.ts';
 import type { AudioKind } from '../media/index.ts';
 import { sessions } from '../sessions/schema.ts';
 import { ElevenLabsVoices, VoiceProviderError } from './elevenlabs.ts';
 import { voiceReleases } from './schema.ts';
 import type { IdentityVoice, VoiceProfile } from './voice.ts';
-import { log } from '../logging/index.ts';
 
 const FILE_EXTENSIONS: Record<AudioKind, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a' };
 
@@ -31,7 +31,11 @@ export class Voices {
   }
 
   /** A voice cloned from an identity's sample. Provider failures answer 502. */
-  async clone(identity: { id: string; name: string }, sample: { bytes: Uint8Array; kind: AudioKind }, profile: VoiceProfile): Promise<IdentityVoice> {
+  async clone(
+    identity: { id: string; name: string },
+    sample: { bytes: Uint8Array; kind: AudioKind },
+    profile: VoiceProfile,
+  ): Promise<IdentityVoice> {
     let elevenlabsVoiceId: string | null = null;
     if (this.elevenlabs) {
       try {
@@ -83,12 +87,17 @@ export class Voices {
           this.db
             .select({ id: sessions.id })
             .from(sessions)
-            .where(and(eq(sessions.elevenlabsVoiceId, voiceReleases.elevenlabsVoiceId), eq(sessions.status, 'running'))),
+            .where(
+              and(eq(sessions.elevenlabsVoiceId, voiceReleases.elevenlabsVoiceId), eq(sessions.status, 'running')),
+            ),
         ),
       );
     for (const { voiceId } of idle) {
       // The row goes first: two control planes sweeping at once delete at the provider once.
-      const [claimed] = await this.db.delete(voiceReleases).where(eq(voiceReleases.elevenlabsVoiceId, voiceId)).returning();
+      const [claimed] = await this.db
+        .delete(voiceReleases)
+        .where(eq(voiceReleases.elevenlabsVoiceId, voiceId))
+        .returning();
       if (claimed) await this.#remove(voiceId);
     }
     return idle.length;

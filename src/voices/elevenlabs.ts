@@ -26,7 +26,10 @@ export class ElevenLabsVoices {
     const form = new FormData();
     form.append('name', name);
     if (description) form.append('description', description);
-    form.append('files', new File([sample.bytes as Uint8Array<ArrayBuffer>], sample.fileName, { type: sample.contentType }));
+    form.append(
+      'files',
+      new File([sample.bytes as Uint8Array<ArrayBuffer>], sample.fileName, { type: sample.contentType }),
+    );
     const response = await this.request('Voice cloning', 'POST', '/voices/add', form);
     const body = (await response.json().catch(() => undefined)) as { voice_id?: unknown } | undefined;
     if (typeof body?.voice_id !== 'string' || !body.voice_id) {
@@ -40,7 +43,13 @@ export class ElevenLabsVoices {
     await this.request('Deleting a cloned voice', 'DELETE', `/voices/${encodeURIComponent(voiceId)}`, undefined, [404]);
   }
 
-  private async request(action: string, method: string, path: string, body: FormData | undefined, alsoFine: number[] = []): Promise<Response> {
+  private async request(
+    action: string,
+    method: string,
+    path: string,
+    body: FormData | undefined,
+    alsoFine: number[] = [],
+  ): Promise<Response> {
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl}${path}`, {
@@ -50,11 +59,14 @@ export class ElevenLabsVoices {
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (error) {
-      const reason = error instanceof Error && error.name === 'TimeoutError' ? 'did not answer in time' : 'could not be reached';
+      const reason =
+        error instanceof Error && error.name === 'TimeoutError' ? 'did not answer in time' : 'could not be reached';
       throw new VoiceProviderError(`${action} failed: ElevenLabs ${reason}`, { cause: error });
     }
     if (!response.ok && !alsoFine.includes(response.status)) {
-      throw new VoiceProviderError(`${action} failed: ElevenLabs answered ${response.status}${await providerMessage(response)}`);
+      throw new VoiceProviderError(
+        `${action} failed: ElevenLabs answered ${response.status}${await providerMessage(response)}`,
+      );
     }
     return response;
   }

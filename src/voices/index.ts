@@ -4,14 +4,14 @@
 // from the sample, profile.ts). The identity stores the result as `IdentityVoice` (voice.ts);
 // null is the default voice.
 import { t } from 'elysia';
-import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 import { ErrorResponse } from '../http/errors.ts';
 import { PRESET_VOICES } from './catalogue.ts';
 import { VoiceItem } from './contract.ts';
 import { voiceItem } from './presenter.ts';
 
-export { DEFAULT_VOICE, PRESET_VOICES, findPreset, presetVoice, type PresetVoice } from './catalogue.ts';
+export { DEFAULT_VOICE, findPreset, PRESET_VOICES, type PresetVoice, presetVoice } from './catalogue.ts';
 export { Voices } from './clones.ts';
 export { ElevenLabsVoices, VoiceProviderError } from './elevenlabs.ts';
 export { voiceIdOf } from './presenter.ts';
@@ -20,13 +20,13 @@ export { sampleProfile, voiceChoiceProblems } from './validation.ts';
 export type { IdentityVoice, VoiceProfile } from './voice.ts';
 
 export function voiceRoutes(db: Database, audience: Audience = PUBLIC_API) {
-  return authenticatedRoutes(db, audience, '/voices', 'Voices')
-    .get('', () => PRESET_VOICES.map(voiceItem), {
-      response: { 200: t.Array(VoiceItem), 401: ErrorResponse },
-      detail: {
-        operationId: 'listVoices', summary: 'List the preset voices',
-        description:
-          'An identity takes a preset with `voice_id` instead of uploading `audio`. `default` is the voice of identities with neither.',
-      },
-    });
+  return authenticatedRoutes(db, audience, '/voices', 'Voices').get('', () => PRESET_VOICES.map(voiceItem), {
+    response: { 200: t.Array(VoiceItem), 401: ErrorResponse },
+    detail: {
+      operationId: 'listVoices',
+      summary: 'List the preset voices',
+      description:
+        'An identity takes a preset with `voice_id` instead of uploading `audio`. `default` is the voice of identities with neither.',
+    },
+  });
 }

@@ -119,7 +119,10 @@ function framePitch(x: Float64Array, squares: Float64Array, start: number): numb
  * before them, are loud enough to be speech, are voiced, and lie at least 100 ms apart.
  */
 function countSyllableNuclei(rms: Float64Array, voiced: Uint8Array, floor: number): number {
-  const db = smooth(Float64Array.from(rms, (v) => 20 * Math.log10(v + 1e-9)), 3);
+  const db = smooth(
+    Float64Array.from(rms, (v) => 20 * Math.log10(v + 1e-9)),
+    3,
+  );
   const floorDb = 20 * Math.log10(floor);
   let count = 0;
   let lastPeak = -Infinity;

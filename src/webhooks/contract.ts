@@ -1,18 +1,23 @@
 // The HTTP contract of /v1/webhooks (docs/api.md#webhooks): one schema per request and
 // response, validated at the edge and shown in /openapi.json, and the events' names.
 import { t } from 'elysia';
-import { oneOf } from '../http/enum-schema.ts';
 import { WEBHOOK_EVENTS } from '../contract/webhook-events.ts';
+import { oneOf } from '../http/enum-schema.ts';
 import { DELIVERY_STATUSES } from './schema.ts';
 
 export { TEST_EVENT, WEBHOOK_EVENTS, type WebhookEvent } from '../contract/webhook-events.ts';
 
 const Url = t.String({
   maxLength: 2000,
-  description: 'An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.',
+  description:
+    'An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.',
   examples: ['https://example.com/likeness/events'],
 });
-const Events = t.Array(oneOf(WEBHOOK_EVENTS), { minItems: 1, uniqueItems: true, description: 'The events this endpoint receives.' });
+const Events = t.Array(oneOf(WEBHOOK_EVENTS), {
+  minItems: 1,
+  uniqueItems: true,
+  description: 'The events this endpoint receives.',
+});
 const Description = t.String({ maxLength: 500 });
 
 export const CreateWebhookRequest = t.Object({
@@ -48,7 +53,8 @@ export const CreatedWebhookResponse = t.Composite([
   WebhookResponse,
   t.Object({
     secret: t.String({
-      description: 'The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`.',
+      description:
+        'The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`.',
     }),
   }),
 ]);
@@ -57,7 +63,9 @@ export const WebhookListResponse = t.Object({ webhooks: t.Array(WebhookResponse,
 
 export const DeliveryAttemptResponse = t.Object({
   at: t.String({ format: 'date-time' }),
-  status_code: t.Union([t.Integer(), t.Null()], { description: 'The receiver\'s HTTP status; null when none came (timeout, refused address, network).' }),
+  status_code: t.Union([t.Integer(), t.Null()], {
+    description: "The receiver's HTTP status; null when none came (timeout, refused address, network).",
+  }),
   error: t.Union([t.String(), t.Null()]),
   duration_ms: t.Integer(),
 });
@@ -66,18 +74,25 @@ export const DeliveryResponse = t.Object({
   delivery_id: t.String(),
   message_id: t.String({ description: 'The `webhook-id` header: the same on every retry; deduplicate on it.' }),
   event_type: t.String(),
-  status: oneOf(DELIVERY_STATUSES, '`pending`: not yet delivered (a retry is scheduled); `delivered`: a 2xx came back; `failed`: every retry failed.'),
+  status: oneOf(
+    DELIVERY_STATUSES,
+    '`pending`: not yet delivered (a retry is scheduled); `delivered`: a 2xx came back; `failed`: every retry failed.',
+  ),
   attempts: t.Integer(),
-  response_status: t.Union([t.Integer(), t.Null()], { description: 'The last attempt\'s HTTP status.' }),
+  response_status: t.Union([t.Integer(), t.Null()], { description: "The last attempt's HTTP status." }),
   last_error: t.Union([t.String(), t.Null()]),
-  next_attempt_at: t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'When a pending delivery is tried again.' }),
+  next_attempt_at: t.Union([t.String({ format: 'date-time' }), t.Null()], {
+    description: 'When a pending delivery is tried again.',
+  }),
   created_at: t.String({ format: 'date-time' }),
   delivered_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
   attempt_log: t.Array(DeliveryAttemptResponse, { description: 'The last attempts, oldest first.' }),
 });
 
 export const DeliveriesQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, description: 'Deliveries to list, newest first; default 50.' })),
+  limit: t.Optional(
+    t.Integer({ minimum: 1, maximum: 100, description: 'Deliveries to list, newest first; default 50.' }),
+  ),
 });
 
 export const DeliveryListResponse = t.Object({ deliveries: t.Array(DeliveryResponse) });

@@ -4,15 +4,15 @@
 // again on WEBHOOKS_RETRY_SECONDS' schedule and marked failed after the last.
 import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
+import packageJson from '../../package.json' with { type: 'json' };
 import type { WebhookSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { webhookAttempts } from '../metrics/index.ts';
-import { DestinationRefused, systemResolver, type Resolver } from './destinations.ts';
+import { DestinationRefused, type Resolver, systemResolver } from './destinations.ts';
 import { onEventsWritten } from './outbox.ts';
 import { pinnedFetch } from './pinned-fetch.ts';
-import { webhookDeliveries, webhookEndpoints, type DeliveryAttempt } from './schema.ts';
-import packageJson from '../../package.json' with { type: 'json' };
+import { type DeliveryAttempt, webhookDeliveries, webhookEndpoints } from './schema.ts';
 
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
@@ -48,7 +48,10 @@ export class WebhookSender {
 
   start(): void {
     this.#timer = setInterval(() => this.#kick(), this.deps.settings.pollMs);
-    this.#pruneTimer = setInterval(() => void this.prune().catch((error) => log.error({ err: error }, 'pruning old webhook deliveries failed')), PRUNE_EVERY_MS);
+    this.#pruneTimer = setInterval(
+      () => void this.prune().catch((error) => log.error({ err: error }, 'pruning old webhook deliveries failed')),
+      PRUNE_EVERY_MS,
+    );
     // An event this process wrote goes at once: it is written inside a transaction that
     // commits moments later, so look just after, and once more in case that took longer.
     this.#unsubscribe = onEventsWritten(() => {
@@ -147,10 +150,18 @@ export class WebhookSender {
         statusCode = response.status;
         if (!response.ok) error = `answered ${response.status}${response.body ? `: ${response.body}` : ''}`;
       } catch (failure) {
-        error = failure instanceof DestinationRefused ? `refused: ${failure.message}` : describeFailure(failure, settings.timeoutSeconds);
+        error =
+          failure instanceof DestinationRefused
+            ? `refused: ${failure.message}`
+            : describeFailure(failure, settings.timeoutSeconds);
       }
     }
-    const attempt: DeliveryAttempt = { at: startedAt.toISOString(), status_code: statusCode, error, duration_ms: Date.now() - startedAt.getTime() };
+    const attempt: DeliveryAttempt = {
+      at: startedAt.toISOString(),
+      status_code: statusCode,
+      error,
+      duration_ms: Date.now() - startedAt.getTime(),
+    };
     const attempts = delivery.attempts + 1;
     const attemptLog = [...delivery.attemptLog, attempt].slice(-ATTEMPTS_KEPT);
     const delivered = error === null;
@@ -170,7 +181,14 @@ export class WebhookSender {
         ...(delivered || exhausted ? {} : { nextAttemptAt: sql`now() + make_interval(secs => ${retryIn})` }),
       })
       .where(eq(webhookDeliveries.id, delivery.id));
-    const fields = { delivery_id: delivery.id, message_id: delivery.messageId, webhook_id: endpoint.id, account_id: delivery.accountId, event: delivery.eventType, attempt: attempts };
+    const fields = {
+      delivery_id: delivery.id,
+      message_id: delivery.messageId,
+      webhook_id: endpoint.id,
+      account_id: delivery.accountId,
+      event: delivery.eventType,
+      attempt: attempts,
+    };
     webhookAttempts.inc({ outcome: delivered ? 'delivered' : exhausted ? 'failed' : 'retrying' });
     if (delivered) log.info({ ...fields, status: statusCode }, 'webhook delivered');
     else if (exhausted) log.warn({ ...fields, error }, 'webhook failed for good');
@@ -178,7 +196,12 @@ export class WebhookSender {
   }
 
   /** One signed POST to the address the endpoint's host resolves to now, if that may be called (pinned-fetch.ts). */
-  async #post(url: string, secret: string, delivery: DeliveryRow, at: Date): Promise<{ status: number; ok: boolean; body: string }> {
+  async #post(
+    url: string,
+    secret: string,
+    delivery: DeliveryRow,
+    at: Date,
+  ): Promise<{ status: number; ok: boolean; body: string }> {
     const { settings, resolve, ca } = this.deps;
     const answer = await pinnedFetch(url, {
       method: 'POST',
@@ -202,6 +225,7 @@ export class WebhookSender {
 }
 
 function describeFailure(error: unknown, timeoutSeconds: number): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${timeoutSeconds} s`;
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+    return `no answer within ${timeoutSeconds} s`;
   return `could not connect: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -10,7 +10,8 @@ import ipaddr from 'ipaddr.js';
 /** A host's addresses; injectable so tests can play a name that changes what it points at. */
 export type Resolver = (host: string) => Promise<string[]>;
 
-export const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+export const systemResolver: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** The destination is refused; the message says why, for the customer. */
 export class DestinationRefused extends Error {}
@@ -41,7 +42,11 @@ const IPV4_CARRIERS: { prefix: IPv6Prefix; carried: (bytes: number[]) => number[
   // 6to4 (RFC 3056): reached through the 6to4 router at the IPv4 address.
   { prefix: prefix('2002::/16'), carried: (b) => [b.slice(2, 6)], reachesPublicHosts: true },
   // Teredo (RFC 4380): the server's IPv4 address, and the client's, stored inverted.
-  { prefix: prefix('2001::/32'), carried: (b) => [b.slice(4, 8), b.slice(12).map((byte) => byte ^ 0xff)], reachesPublicHosts: true },
+  {
+    prefix: prefix('2001::/32'),
+    carried: (b) => [b.slice(4, 8), b.slice(12).map((byte) => byte ^ 0xff)],
+    reachesPublicHosts: true,
+  },
   // IPv4-compatible (deprecated by RFC 4291; `::` and `::1` are in it): routed nowhere public,
   // and a host that still honours it tunnels to the IPv4 address; refused.
   { prefix: prefix('::/96'), carried: (b) => [b.slice(12)], reachesPublicHosts: false },
@@ -51,7 +56,10 @@ const IPV4_CARRIERS: { prefix: IPv6Prefix; carried: (bytes: number[]) => number[
 export function ipv4Inside(ip: ipaddr.IPv6): { addresses: ipaddr.IPv4[]; reachesPublicHosts: boolean } | undefined {
   const carrier = IPV4_CARRIERS.find((c) => ip.match(c.prefix));
   if (!carrier) return undefined;
-  return { addresses: carrier.carried(ip.toByteArray()).map((bytes) => new ipaddr.IPv4(bytes)), reachesPublicHosts: carrier.reachesPublicHosts };
+  return {
+    addresses: carrier.carried(ip.toByteArray()).map((bytes) => new ipaddr.IPv4(bytes)),
+    reachesPublicHosts: carrier.reachesPublicHosts,
+  };
 }
 
 /** Global unicast IPv6 is allocated from 2000::/3 only; outside it (bar the forms above) nothing public answers. */
@@ -63,7 +71,9 @@ const GLOBAL_UNICAST = prefix('2000::/3');
  * and as glibc prints that form): the URL parser reads it exactly.
  */
 function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 {
-  let ip = ipaddr.parse(text.includes(':') && text.includes('.') ? new URL(`http://[${text}]/`).hostname.slice(1, -1) : text);
+  let ip = ipaddr.parse(
+    text.includes(':') && text.includes('.') ? new URL(`http://[${text}]/`).hostname.slice(1, -1) : text,
+  );
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
   return ip;
 }
@@ -85,7 +95,8 @@ function parseDestination(url: string): URL {
   } catch {
     throw new DestinationRefused('not a valid URL');
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new DestinationRefused('only http and https URLs can receive webhooks');
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new DestinationRefused('only http and https URLs can receive webhooks');
   return parsed;
 }
 
@@ -99,7 +110,10 @@ export function bareHost(url: URL): string {
  * throws DestinationRefused if any address is not public. A caller connects to the addresses
  * returned, so what was judged is what is called.
  */
-export async function resolveDestination(url: string, { allowPrivate, resolve }: { allowPrivate: boolean; resolve: Resolver }): Promise<CheckedDestination> {
+export async function resolveDestination(
+  url: string,
+  { allowPrivate, resolve }: { allowPrivate: boolean; resolve: Resolver },
+): Promise<CheckedDestination> {
   const parsed = parseDestination(url);
   const host = bareHost(parsed);
   let addresses: string[];
@@ -122,7 +136,10 @@ export async function resolveDestination(url: string, { allowPrivate, resolve }:
 }
 
 /** Throws DestinationRefused unless `url` may receive webhooks now: what saving an endpoint checks. */
-export async function checkDestination(url: string, { allowPrivate, resolve }: { allowPrivate: boolean; resolve: Resolver }): Promise<void> {
+export async function checkDestination(
+  url: string,
+  { allowPrivate, resolve }: { allowPrivate: boolean; resolve: Resolver },
+): Promise<void> {
   // The operator trusts every destination: a name that does not resolve yet fails at delivery.
   if (allowPrivate) parseDestination(url);
   else await resolveDestination(url, { allowPrivate, resolve });

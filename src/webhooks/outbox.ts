@@ -2,9 +2,9 @@
 // query runner, so an event commits or rolls back with the change it reports (a session's end,
 // a charge). Sending is src/webhooks/delivery.ts's job.
 import { and, eq } from 'drizzle-orm';
-import type { Queryable } from '../db/index.ts';
 import { newId } from '../db/ids.ts';
-import { TEST_EVENT, type EventData, type WebhookEvent } from './contract.ts';
+import type { Queryable } from '../db/index.ts';
+import { type EventData, TEST_EVENT, type WebhookEvent } from './contract.ts';
 import { webhookDeliveries, webhookEndpoints } from './schema.ts';
 
 /** The body every delivery carries (Standard Webhooks' recommended shape). */
@@ -27,7 +27,12 @@ function envelope(type: EventEnvelope['type'], data: object): string {
 }
 
 /** Writes `type` for every enabled endpoint of the account subscribed to it; returns the message id (none subscribed: undefined). */
-export async function writeEvent<T extends WebhookEvent>(q: Queryable, accountId: string, type: T, data: EventData[T]): Promise<string | undefined> {
+export async function writeEvent<T extends WebhookEvent>(
+  q: Queryable,
+  accountId: string,
+  type: T,
+  data: EventData[T],
+): Promise<string | undefined> {
   const endpoints = await q
     .select({ id: webhookEndpoints.id, events: webhookEndpoints.events })
     .from(webhookEndpoints)
@@ -37,7 +42,14 @@ export async function writeEvent<T extends WebhookEvent>(q: Queryable, accountId
   const messageId = newId('msg');
   const payload = envelope(type, data);
   await q.insert(webhookDeliveries).values(
-    subscribed.map((endpoint) => ({ id: newId('dlv'), messageId, endpointId: endpoint.id, accountId, eventType: type, payload })),
+    subscribed.map((endpoint) => ({
+      id: newId('dlv'),
+      messageId,
+      endpointId: endpoint.id,
+      accountId,
+      eventType: type,
+      payload,
+    })),
   );
   for (const listener of listeners) listener();
   return messageId;

@@ -5,7 +5,7 @@
 // certificate must carry. No redirects (they could lead anywhere), a deadline, and only the first
 // bytes of the answer are read.
 import ipaddr from 'ipaddr.js';
-import { bareHost, resolveDestination, type Resolver } from './destinations.ts';
+import { bareHost, type Resolver, resolveDestination } from './destinations.ts';
 
 /** What is read of an answer's body unless the caller says otherwise. */
 export const ANSWER_BYTES = 64 * 1024;
@@ -68,7 +68,10 @@ export async function pinnedFetch(url: string, request: PinnedRequest): Promise<
       if (index < addresses.length - 1 && UNREACHED.has((error as { code?: string }).code ?? '')) continue;
       throw error;
     }
-    const { text, truncated } = request.skipOkBody && response.ok ? await discard(response) : await readAtMost(response, request.maxAnswerBytes ?? ANSWER_BYTES);
+    const { text, truncated } =
+      request.skipOkBody && response.ok
+        ? await discard(response)
+        : await readAtMost(response, request.maxAnswerBytes ?? ANSWER_BYTES);
     return { status: response.status, ok: response.ok, headers: response.headers, body: text, truncated, address };
   }
   throw new Error('resolveDestination returned no address');

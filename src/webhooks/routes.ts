@@ -2,10 +2,10 @@
 // endpoint's recent deliveries; for API keys and, as twins, the console.
 import { and, count, desc, eq } from 'drizzle-orm';
 import { t } from 'elysia';
-import { authenticatedRoutes, PUBLIC_API, type Audience } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
 import type { WebhookSettings } from '../config.ts';
-import type { Database } from '../db/index.ts';
 import { newId } from '../db/ids.ts';
+import type { Database } from '../db/index.ts';
 import { ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
 import {
   CreatedWebhookResponse,
@@ -18,7 +18,7 @@ import {
   WebhookParams,
   WebhookResponse,
 } from './contract.ts';
-import { checkDestination, DestinationRefused, systemResolver, type Resolver } from './destinations.ts';
+import { checkDestination, DestinationRefused, type Resolver, systemResolver } from './destinations.ts';
 import { writeTestEvent } from './outbox.ts';
 import { webhookDeliveries, webhookEndpoints } from './schema.ts';
 
@@ -72,7 +72,8 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
     try {
       await checkDestination(url, { allowPrivate: settings.allowPrivate, resolve: deps.resolve ?? systemResolver });
     } catch (error) {
-      if (error instanceof DestinationRefused) throw invalid(['body', 'url'], `url: ${error.message}`, 'url_not_allowed');
+      if (error instanceof DestinationRefused)
+        throw invalid(['body', 'url'], `url: ${error.message}`, 'url_not_allowed');
       throw error;
     }
   };
@@ -90,13 +91,28 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
       async ({ caller, body, set }) => {
         await checkUrl(body.url);
         const row = await db.transaction(async (tx) => {
-          const [{ endpoints }] = (await tx.select({ endpoints: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.accountId, caller.accountId))) as [{ endpoints: number }];
+          const [{ endpoints }] = (await tx
+            .select({ endpoints: count() })
+            .from(webhookEndpoints)
+            .where(eq(webhookEndpoints.accountId, caller.accountId))) as [{ endpoints: number }];
           if (endpoints >= settings.maxEndpointsPerAccount) {
-            throw invalid(['body'], `An account can have at most ${settings.maxEndpointsPerAccount} webhooks; delete one first`, 'too_many_webhooks');
+            throw invalid(
+              ['body'],
+              `An account can have at most ${settings.maxEndpointsPerAccount} webhooks; delete one first`,
+              'too_many_webhooks',
+            );
           }
           const [created] = await tx
             .insert(webhookEndpoints)
-            .values({ id: newId('whk'), accountId: caller.accountId, url: body.url, events: body.events, description: body.description ?? null, enabled: body.enabled ?? true, secret: newSecret() })
+            .values({
+              id: newId('whk'),
+              accountId: caller.accountId,
+              url: body.url,
+              events: body.events,
+              description: body.description ?? null,
+              enabled: body.enabled ?? true,
+              secret: newSecret(),
+            })
             .returning();
           return created!;
         });
@@ -110,23 +126,35 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
         detail: {
           operationId: 'createWebhook',
           summary: 'Add a webhook endpoint; its signing secret is in this answer only',
-          description: 'Events are POSTed as JSON `{type, timestamp, data}` with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried for about a day until a 2xx comes back.',
+          description:
+            'Events are POSTed as JSON `{type, timestamp, data}` with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried for about a day until a 2xx comes back.',
         },
       },
     )
     .get(
       '',
       async ({ caller }) => {
-        const rows = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.accountId, caller.accountId)).orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
+        const rows = await db
+          .select()
+          .from(webhookEndpoints)
+          .where(eq(webhookEndpoints.accountId, caller.accountId))
+          .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
         return { webhooks: rows.map(presentEndpoint) };
       },
-      { response: { 200: WebhookListResponse, 401: ErrorResponse }, detail: { operationId: 'listWebhooks', summary: "List the caller's webhook endpoints" } },
+      {
+        response: { 200: WebhookListResponse, 401: ErrorResponse },
+        detail: { operationId: 'listWebhooks', summary: "List the caller's webhook endpoints" },
+      },
     )
-    .get('/:webhook_id', async ({ caller, params }) => presentEndpoint(await findOwned(caller.accountId, params.webhook_id)), {
-      params: WebhookParams,
-      response: { 200: WebhookResponse, 401: ErrorResponse, 404: ErrorResponse },
-      detail: { operationId: 'getWebhook', summary: 'Read one webhook endpoint' },
-    })
+    .get(
+      '/:webhook_id',
+      async ({ caller, params }) => presentEndpoint(await findOwned(caller.accountId, params.webhook_id)),
+      {
+        params: WebhookParams,
+        response: { 200: WebhookResponse, 401: ErrorResponse, 404: ErrorResponse },
+        detail: { operationId: 'getWebhook', summary: 'Read one webhook endpoint' },
+      },
+    )
     .patch(
       '/:webhook_id',
       async ({ caller, params, body }) => {
@@ -151,7 +179,10 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
         body: UpdateWebhookRequest,
         parse: 'json',
         response: { 200: WebhookResponse, ...errors },
-        detail: { operationId: 'updateWebhook', summary: 'Change a webhook endpoint: URL, events, description, enabled' },
+        detail: {
+          operationId: 'updateWebhook',
+          summary: 'Change a webhook endpoint: URL, events, description, enabled',
+        },
       },
     )
     .delete(
@@ -167,7 +198,10 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
       {
         params: WebhookParams,
         response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse },
-        detail: { operationId: 'deleteWebhook', summary: 'Delete a webhook endpoint; deliveries not yet made are dropped' },
+        detail: {
+          operationId: 'deleteWebhook',
+          summary: 'Delete a webhook endpoint; deliveries not yet made are dropped',
+        },
       },
     )
     .post(
@@ -183,7 +217,8 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
         detail: {
           operationId: 'testWebhook',
           summary: 'Send a `webhook.test` event to this endpoint now',
-          description: 'Answers at once with the delivery; its outcome shows in the endpoint\'s deliveries moments later.',
+          description:
+            "Answers at once with the delivery; its outcome shows in the endpoint's deliveries moments later.",
         },
       },
     )
@@ -203,7 +238,10 @@ export function webhookRoutes(deps: WebhookRouteDeps, audience: Audience = PUBLI
         params: WebhookParams,
         query: DeliveriesQuery,
         response: { 200: DeliveryListResponse, ...errors },
-        detail: { operationId: 'listWebhookDeliveries', summary: "An endpoint's recent deliveries, newest first, with each attempt's status code" },
+        detail: {
+          operationId: 'listWebhookDeliveries',
+          summary: "An endpoint's recent deliveries, newest first, with each attempt's status code",
+        },
       },
     );
 }

@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, text, timestamp, boolean, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;

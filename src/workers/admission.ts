@@ -44,7 +44,12 @@ export function reservedSlots(capacity: number, reservedPercent: number): number
  * all, or only reserved ones and it runs none… then it may take them), 429 while it runs
  * sessions and only the reserved slots are left.
  */
-export async function admitSession(q: Queryable, accountId: string, agentName: string, settings: AdmissionSettings): Promise<void> {
+export async function admitSession(
+  q: Queryable,
+  accountId: string,
+  agentName: string,
+  settings: AdmissionSettings,
+): Promise<void> {
   const slots = await freeAgentSlots(q, agentName, settings.agentTimeoutSeconds);
   const reserved = reservedSlots(slots.capacity, settings.reservedPercent);
   if (slots.free > reserved) return;
@@ -62,12 +67,20 @@ export async function admitSession(q: Queryable, accountId: string, agentName: s
 }
 
 async function runningSessions(q: Queryable, accountId: string): Promise<number> {
-  const [row] = await q.select({ n: count() }).from(sessions).where(and(eq(sessions.accountId, accountId), eq(sessions.status, 'running')));
+  const [row] = await q
+    .select({ n: count() })
+    .from(sessions)
+    .where(and(eq(sessions.accountId, accountId), eq(sessions.status, 'running')));
   return Number(row?.n ?? 0);
 }
 
 /** `forSession`: the session a slot is sought for, not counted among the ones waiting. */
-export async function freeAgentSlots(db: Queryable, agentName: string, pendingWindowSeconds: number, forSession?: string): Promise<SlotCount> {
+export async function freeAgentSlots(
+  db: Queryable,
+  agentName: string,
+  pendingWindowSeconds: number,
+  forSession?: string,
+): Promise<SlotCount> {
   // The database's clock, not this process's: every API process then agrees.
   const [fleet] = await db
     .select({
@@ -76,7 +89,13 @@ export async function freeAgentSlots(db: Queryable, agentName: string, pendingWi
       free: sql<number>`coalesce(sum(greatest(${agentWorkers.capacity} - ${agentWorkers.runningJobs}, 0)), 0)::int`,
     })
     .from(agentWorkers)
-    .where(and(eq(agentWorkers.agentName, agentName), gt(agentWorkers.expiresAt, sql`now()`), eq(agentWorkers.draining, false)));
+    .where(
+      and(
+        eq(agentWorkers.agentName, agentName),
+        gt(agentWorkers.expiresAt, sql`now()`),
+        eq(agentWorkers.draining, false),
+      ),
+    );
   if (!fleet?.workers) return { workers: 0, capacity: 0, free: 0 };
   const [pending] = await db
     .select({ n: count() })
@@ -86,9 +105,17 @@ export async function freeAgentSlots(db: Queryable, agentName: string, pendingWi
         eq(sessions.status, 'running'),
         gt(sessions.createdAt, sql`now() - make_interval(secs => ${pendingWindowSeconds})`),
         // Listed by a heartbeat (it alone sets the worker) since its last dispatch: counted there.
-        or(isNull(sessions.agentWorkerId), isNull(sessions.agentSeenAt), lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`)),
+        or(
+          isNull(sessions.agentWorkerId),
+          isNull(sessions.agentSeenAt),
+          lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`),
+        ),
         forSession ? ne(sessions.id, forSession) : undefined,
       ),
     );
-  return { workers: Number(fleet.workers), capacity: Number(fleet.capacity), free: Number(fleet.free) - Number(pending?.n ?? 0) };
+  return {
+    workers: Number(fleet.workers),
+    capacity: Number(fleet.capacity),
+    free: Number(fleet.free) - Number(pending?.n ?? 0),
+  };
 }

@@ -5,9 +5,9 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import { TokenVerifier } from 'livekit-server-sdk';
+import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
 import { HEARTBEAT_PATH, HEARTBEAT_TTL_SECONDS, WorkerHeartbeat } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
-import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
 import { ApiError } from '../http/errors.ts';
 import { sessions } from '../sessions/schema.ts';
 import { agentWorkers } from './schema.ts';
@@ -19,7 +19,9 @@ const FORGET_AFTER_SECONDS = 3600;
 
 /** Deletes the rows of workers gone for FORGET_AFTER_SECONDS (each restart of a worker is a new one). */
 export async function forgetGoneWorkers(db: Database): Promise<void> {
-  await db.delete(agentWorkers).where(lt(agentWorkers.expiresAt, sql`now() - make_interval(secs => ${FORGET_AFTER_SECONDS})`));
+  await db
+    .delete(agentWorkers)
+    .where(lt(agentWorkers.expiresAt, sql`now() - make_interval(secs => ${FORGET_AFTER_SECONDS})`));
 }
 
 type LivekitCredentials = { apiKey: string; apiSecret: string };
@@ -31,7 +33,12 @@ function signedWorker(verifier: TokenVerifier, request: Request): Promise<string
   let worker = signedWorkers.get(request);
   if (!worker) {
     const token = bearerToken(request);
-    worker = token ? verifier.verify(token).then((claims) => claims.sub, () => undefined) : Promise.resolve(undefined);
+    worker = token
+      ? verifier.verify(token).then(
+          (claims) => claims.sub,
+          () => undefined,
+        )
+      : Promise.resolve(undefined);
     signedWorkers.set(request, worker);
   }
   return worker;
@@ -55,7 +62,8 @@ export function workerRoutes(deps: { db: Database; livekit: LivekitCredentials }
     HEARTBEAT_PATH,
     async ({ body, request }) => {
       // The token names the worker it was made for: one worker cannot report for another.
-      if ((await signedWorker(verifier, request)) !== body.worker_id) throw new ApiError(401, 'Unknown or unsigned worker');
+      if ((await signedWorker(verifier, request)) !== body.worker_id)
+        throw new ApiError(401, 'Unknown or unsigned worker');
       const values = {
         agentName: body.agent_name,
         capacity: body.capacity,

@@ -6,6 +6,12 @@ import { readFileSync } from 'node:fs';
 import { AGENTS_VERSION } from '../../agent/agents-internals.ts';
 
 test('the installed @livekit/agents is the version agent/agents-internals.ts was checked against', () => {
-  const installed = (JSON.parse(readFileSync(require.resolve('@livekit/agents/package.json'), 'utf8')) as { version: string }).version;
-  expect(installed === AGENTS_VERSION ? 'same' : `@livekit/agents ${installed} is installed, agent/agents-internals.ts was written for ${AGENTS_VERSION}: review each function there (and agent/patches) against the new version, then update AGENTS_VERSION`).toBe('same');
+  const installed = (
+    JSON.parse(readFileSync(require.resolve('@livekit/agents/package.json'), 'utf8')) as { version: string }
+  ).version;
+  expect(
+    installed === AGENTS_VERSION
+      ? 'same'
+      : `@livekit/agents ${installed} is installed, agent/agents-internals.ts was written for ${AGENTS_VERSION}: review each function there (and agent/patches) against the new version, then update AGENTS_VERSION`,
+  ).toBe('same');
 });

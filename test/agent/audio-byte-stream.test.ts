@@ -47,6 +47,10 @@ describe('AudioByteStream (patched)', () => {
     const stream = new AudioByteStream(8_000, 1, 2);
     const big = samples(0, 8);
     const frames = [...stream.write(big.buffer.slice(0, 4)), ...stream.write(big.subarray(2, 6))];
-    expect(frames.map((f) => [...f.data])).toEqual([[0, 1], [2, 3], [4, 5]]);
+    expect(frames.map((f) => [...f.data])).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+    ]);
   });
 });

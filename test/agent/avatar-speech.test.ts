@@ -2,13 +2,13 @@
 // in order, then silence; each reply is reported started and finished once, an interruption
 // drops the rest at once and reports it interrupted, or the session would wait forever.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { AudioFrame } from '@livekit/rtc-node';
 import { initializeLogger, tts as ttsBase, USERDATA_TIMED_TRANSCRIPT, voice } from '@livekit/agents';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
-import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fakes/elevenlabs.ts';
+import { AudioFrame } from '@livekit/rtc-node';
 import { AvatarSpeech } from '../../agent/avatar/index.ts';
-import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
 import { VISEME_CUES, type VisemeCue } from '../../agent/visemes/index.ts';
+import { AVATAR_SAMPLE_RATE } from '../../src/contract/index.ts';
+import { type FakeElevenLabs, startFakeElevenLabs } from '../support/fakes/elevenlabs.ts';
 
 initializeLogger({ pretty: false, level: 'warn' });
 
@@ -22,7 +22,9 @@ function events(speech: AvatarSpeech) {
   const started: number[] = [];
   const finished: { playbackPosition: number; interrupted: boolean }[] = [];
   speech.on(voice.AudioOutput.EVENT_PLAYBACK_STARTED, (ev: { createdAt: number }) => started.push(ev.createdAt));
-  speech.on(voice.AudioOutput.EVENT_PLAYBACK_FINISHED, (ev: { playbackPosition: number; interrupted: boolean }) => finished.push(ev));
+  speech.on(voice.AudioOutput.EVENT_PLAYBACK_FINISHED, (ev: { playbackPosition: number; interrupted: boolean }) =>
+    finished.push(ev),
+  );
   return { started, finished };
 }
 
@@ -101,7 +103,8 @@ describe('AvatarSpeech', () => {
     // One second of a 441 Hz tone, in 100 ms frames as the offline TTS yields them.
     for (let f = 0; f < 10; f++) {
       const data = new Int16Array(rate / 10);
-      for (let i = 0; i < data.length; i++) data[i] = Math.round(8000 * Math.sin((2 * Math.PI * 441 * (f * data.length + i)) / rate));
+      for (let i = 0; i < data.length; i++)
+        data[i] = Math.round(8000 * Math.sin((2 * Math.PI * 441 * (f * data.length + i)) / rate));
       await speech.captureFrame(new AudioFrame(data, rate, 1, data.length));
     }
     speech.flush();
@@ -161,7 +164,14 @@ describe('AvatarSpeech with a voice that times words (ElevenLabs)', () => {
   afterAll(() => fake.stop());
 
   test('the plugin’s timed words become visemes on the slices: pressed and open lips alternate', async () => {
-    const tts = new elevenlabs.TTS({ apiKey: 'xi-test', baseURL: fake.baseUrl, voiceId: 'v1', model: 'eleven_flash_v2_5', language: 'en', encoding: 'pcm_22050' });
+    const tts = new elevenlabs.TTS({
+      apiKey: 'xi-test',
+      baseURL: fake.baseUrl,
+      voiceId: 'v1',
+      model: 'eleven_flash_v2_5',
+      language: 'en',
+      encoding: 'pcm_22050',
+    });
     const speech = new AvatarSpeech();
     const stream = tts.stream();
     stream.pushText('Mama, papa, bob, mama, papa, bob, mama. ');

@@ -27,12 +27,16 @@ describe('a burst of sessions beyond a worker’s capacity', () => {
 
   test('the worker takes what it has slots for and leaves no listener piling up in its pool', async () => {
     const identity = await createAstronaut(account, { language: 'en' });
-    const sessions = await Promise.all(Array.from({ length: 15 }, () => startSession(account, { identity_id: identity.identity_id })));
+    const sessions = await Promise.all(
+      Array.from({ length: 15 }, () => startSession(account, { identity_id: identity.identity_id })),
+    );
     // LiveKit offers each job as it is dispatched; give the worker time to take or refuse them all.
     await Bun.sleep(8_000);
     const worker = service.worker!;
-    const running = await (await fetch(`${worker.healthUrl}/worker`)).json() as { jobs?: number; capacity?: number };
-    console.log(`burst of 15 on a worker of ${worker.capacity} slots: ${JSON.stringify(running)}; warnings: ${warnings.map((w) => w.name).join(', ') || 'none'}`);
+    const running = (await (await fetch(`${worker.healthUrl}/worker`)).json()) as { jobs?: number; capacity?: number };
+    console.log(
+      `burst of 15 on a worker of ${worker.capacity} slots: ${JSON.stringify(running)}; warnings: ${warnings.map((w) => w.name).join(', ') || 'none'}`,
+    );
     expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
     for (const session of sessions) await account.call('POST', `/v1/sessions/${session.room_name}/end`);
   }, 60_000);

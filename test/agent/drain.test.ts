@@ -3,13 +3,13 @@
 // then each moves to another worker, or, with none free, ends with a `service_restarting`
 // notice. Its health and readiness answer on AGENT_HEALTH_PORT.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
-import { eq } from 'drizzle-orm';
 import { rm } from 'node:fs/promises';
+import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
+import { eq } from 'drizzle-orm';
 import { freeTcpPort } from '../../src/livekit/local-ports.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog } from '../avatar/support.ts';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
@@ -34,23 +34,43 @@ describe('an agent worker stopped with SIGTERM', () => {
     // Its health server starts right after the worker registers: not answering yet is not ready.
     const readyz = () =>
       fetch(`http://127.0.0.1:${healthPort}/readyz`)
-        .then(async (r) => ({ status: r.status, body: (await r.json()) as { status: string; checks?: Record<string, string> } }))
-        .catch(() => ({ status: 0, body: { status: 'unreachable' } as { status: string; checks?: Record<string, string> } }));
+        .then(async (r) => ({
+          status: r.status,
+          body: (await r.json()) as { status: string; checks?: Record<string, string> },
+        }))
+        .catch(() => ({
+          status: 0,
+          body: { status: 'unreachable' } as { status: string; checks?: Record<string, string> },
+        }));
     return { agent, readyz };
   };
-  const row = async (id: string) => (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
+  const row = async (id: string) =>
+    (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
 
   /** A session on an identity, a visitor receiving its avatar; its video tracks, in order. */
   async function visit() {
     // The worker may still be finishing an earlier session: a 503 says when to come back.
-    const session = await eventually(async () => {
-      const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identityId }), headers: { 'content-type': 'application/json' } });
-      return response.status === 200 ? ((await response.json()) as StartedSession) : undefined;
-    }, 20_000, 'a session admitted');
+    const session = await eventually(
+      async () => {
+        const response = await account.call('POST', '/v1/sessions/start', {
+          body: JSON.stringify({ identity_id: identityId }),
+          headers: { 'content-type': 'application/json' },
+        });
+        return response.status === 200 ? ((await response.json()) as StartedSession) : undefined;
+      },
+      20_000,
+      'a session admitted',
+    );
     const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
     await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
-    const workerId = await eventually(async () => (await row(session.room_name)).agentWorkerId, 10_000, 'the worker running it');
+    const workerId = await eventually(
+      async () => (await row(session.room_name)).agentWorkerId,
+      10_000,
+      'the worker running it',
+    );
     return { session, visitor, videos, workerId, close: () => videos.forEach((v) => v.close()) };
   }
 
@@ -68,14 +88,19 @@ describe('an agent worker stopped with SIGTERM', () => {
   test('with another worker free, the session moves to it after the drain; the visitor stays', async () => {
     const [first, second] = await Promise.all([spawn(), spawn()]);
     // Ready once registered and warm.
-    for (const worker of [first, second]) await eventually(async () => (await worker.readyz()).status === 200, 60_000, 'a ready worker');
+    for (const worker of [first, second])
+      await eventually(async () => (await worker.readyz()).status === 200, 60_000, 'a ready worker');
     const { session, visitor, videos, workerId, close } = await visit();
     try {
       const [draining, other] = workerId === first!.agent.workerId ? [first!, second!] : [second!, first!];
       draining.agent.child.kill('SIGTERM');
       const stoppedAt = performance.now();
       // Draining: not ready, and the session goes on with its avatar.
-      await eventually(async () => (await draining.readyz()).body.checks?.draining === 'stopping', 5_000, 'readiness saying draining');
+      await eventually(
+        async () => (await draining.readyz()).body.checks?.draining === 'stopping',
+        5_000,
+        'readiness saying draining',
+      );
       expect((await draining.readyz()).status).toBe(503);
       const before = videos[0]!.frames.length;
       await Bun.sleep((DRAIN_SECONDS * 1000) / 2);
@@ -85,7 +110,11 @@ describe('an agent worker stopped with SIGTERM', () => {
       await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 20_000, 'the avatar from the other worker');
       expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(DRAIN_SECONDS * 1000);
       // The row follows the workers' heartbeats (every 0.5 s), which may come after the first frame.
-      await eventually(async () => (await row(session.room_name)).agentWorkerId === other.agent.workerId, 3_000, 'the other worker listed as the session\'s worker');
+      await eventually(
+        async () => (await row(session.room_name)).agentWorkerId === other.agent.workerId,
+        3_000,
+        "the other worker listed as the session's worker",
+      );
       expect(visitor.room.isConnected).toBe(true);
       expect((await row(session.room_name)).status).toBe('running');
       expect(await draining.agent.child.exited).toBe(0);
@@ -104,8 +133,14 @@ describe('an agent worker stopped with SIGTERM', () => {
       last!.child.kill('SIGTERM');
       const reason = await Promise.race([visitor.disconnected, Bun.sleep(30_000).then(() => 'still connected')]);
       expect(reason).not.toBe('still connected');
-      expect(visitor.notices).toContainEqual({ topic: 'likeness.notice', payload: { type: 'service_restarting', session_id: session.room_name } });
-      const ended = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as Record<string, unknown>;
+      expect(visitor.notices).toContainEqual({
+        topic: 'likeness.notice',
+        payload: { type: 'service_restarting', session_id: session.room_name },
+      });
+      const ended = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as Record<
+        string,
+        unknown
+      >;
       expect(ended).toMatchObject({ status: 'ended', end_reason: 'service_restarting' });
       expect(await last!.child.exited).toBe(0);
       agents.length = 0;

@@ -7,7 +7,8 @@ const TEACHER = 'You are a geography teacher who answers in one short English se
 
 describe('the greeting', () => {
   test('every language mode greets in its own language (auto: English)', () => {
-    const greet = (language: 'auto' | 'en' | 'es' | 'pl' | 'uk') => greetingText({ name: 'Ada', prompt: TEACHER, language });
+    const greet = (language: 'auto' | 'en' | 'es' | 'pl' | 'uk') =>
+      greetingText({ name: 'Ada', prompt: TEACHER, language });
     expect(greet('en')).toBe("Hi, I'm Ada, a geography teacher. How can I help you today?");
     expect(greet('auto')).toBe(greet('en'));
     // The prompt is English: its role is not said in another language.
@@ -17,16 +18,20 @@ describe('the greeting', () => {
   });
 
   test("a prompt in the session's language lends its role", () => {
-    expect(greetingText({ name: 'Lucía', prompt: 'Eres una profesora de geografía que responde en una frase.', language: 'es' })).toBe(
-      'Hola, soy Lucía, una profesora de geografía. ¿En qué puedo ayudarte?',
-    );
-    expect(greetingText({ name: 'Олена', prompt: 'Ти — вчитель географії, який відповідає коротко.', language: 'uk' })).toBe(
-      'Вітаю, я Олена, вчитель географії. Чим можу допомогти?',
-    );
+    expect(
+      greetingText({
+        name: 'Lucía',
+        prompt: 'Eres una profesora de geografía que responde en una frase.',
+        language: 'es',
+      }),
+    ).toBe('Hola, soy Lucía, una profesora de geografía. ¿En qué puedo ayudarte?');
+    expect(
+      greetingText({ name: 'Олена', prompt: 'Ти — вчитель географії, який відповідає коротко.', language: 'uk' }),
+    ).toBe('Вітаю, я Олена, вчитель географії. Чим можу допомогти?');
     // Polish states the role in the instrumental, which reads right only without the name.
-    expect(greetingText({ name: null, prompt: 'Jesteś przewodnikiem po Krakowie i odpowiadasz krótko.', language: 'pl' })).toBe(
-      'Dzień dobry, jestem przewodnikiem po Krakowie. W czym mogę pomóc?',
-    );
+    expect(
+      greetingText({ name: null, prompt: 'Jesteś przewodnikiem po Krakowie i odpowiadasz krótko.', language: 'pl' }),
+    ).toBe('Dzień dobry, jestem przewodnikiem po Krakowie. W czym mogę pomóc?');
   });
 
   test('the role ends at the first clause and is only taken where the prompt says who the agent is', () => {
@@ -40,9 +45,15 @@ describe('the greeting', () => {
   });
 
   test('names that are labels or codes are not said; a name that repeats the role gives way to it', () => {
-    expect(greetingText({ name: 'ada_v2', prompt: TEACHER, language: 'en' })).toBe("Hi, I'm a geography teacher. How can I help you today?");
-    expect(greetingText({ name: 'Geography teacher', prompt: TEACHER, language: 'en' })).toBe("Hi, I'm a geography teacher. How can I help you today?");
-    expect(greetingText({ name: 'Support bot for the EU store', prompt: 'Be brief.', language: 'en' })).toBe('Hello! How can I help you today?');
+    expect(greetingText({ name: 'ada_v2', prompt: TEACHER, language: 'en' })).toBe(
+      "Hi, I'm a geography teacher. How can I help you today?",
+    );
+    expect(greetingText({ name: 'Geography teacher', prompt: TEACHER, language: 'en' })).toBe(
+      "Hi, I'm a geography teacher. How can I help you today?",
+    );
+    expect(greetingText({ name: 'Support bot for the EU store', prompt: 'Be brief.', language: 'en' })).toBe(
+      'Hello! How can I help you today?',
+    );
     expect(greetingText({ name: null, prompt: null, language: 'es' })).toBe('¡Hola! ¿En qué puedo ayudarte?');
   });
 });

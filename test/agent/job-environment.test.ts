@@ -16,7 +16,9 @@ let restoreEnv = () => {};
 
 beforeAll(async () => {
   // As a `--role all` process holds them.
-  restoreEnv = setProcessEnv(Object.fromEntries(CONTROL_PLANE_SECRETS.map((name) => [name, `secret-${name.toLowerCase()}`])));
+  restoreEnv = setProcessEnv(
+    Object.fromEntries(CONTROL_PLANE_SECRETS.map((name) => [name, `secret-${name.toLowerCase()}`])),
+  );
   service = await startTestService('pglite', { livekit: 'local', agent: true, env: fakes.env });
 });
 afterAll(async () => {
@@ -35,16 +37,29 @@ async function jobProcesses(): Promise<Array<{ pid: number; env: Map<string, str
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
     if (!cmdline.includes('job_proc_lazy_main')) continue;
     const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
-    found.push({ pid: Number(entry), env: new Map(environ.split('\0').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as [string, string])) });
+    found.push({
+      pid: Number(entry),
+      env: new Map(
+        environ
+          .split('\0')
+          .filter(Boolean)
+          .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as [string, string]),
+      ),
+    });
   }
   return found;
 }
 
 test('job processes have no database URL, storage secret or admin token; they keep what they need', async () => {
   expect(process.env.ADMIN_TOKEN).toBe('secret-admin_token'); // the worker's own environment has them
-  const jobs = await eventually(async () => ((await jobProcesses()).length > 0 ? jobProcesses() : undefined), 30_000, 'warm job processes');
+  const jobs = await eventually(
+    async () => ((await jobProcesses()).length > 0 ? jobProcesses() : undefined),
+    30_000,
+    'warm job processes',
+  );
   for (const job of jobs) {
-    for (const name of CONTROL_PLANE_SECRETS) expect([job.pid, name, job.env.has(name)]).toEqual([job.pid, name, false]);
+    for (const name of CONTROL_PLANE_SECRETS)
+      expect([job.pid, name, job.env.has(name)]).toEqual([job.pid, name, false]);
     expect(job.env.get('PATH')).toBe(process.env.PATH!);
     // The providers' settings stay (the wire fakes' URLs here).
     for (const [name, value] of Object.entries(fakes.env)) expect(job.env.get(name)).toBe(value);
@@ -52,8 +67,16 @@ test('job processes have no database URL, storage secret or admin token; they ke
 }, 60_000);
 
 test("the worker's first job processes load their models before taking a job; once they are warm, replacements are told to load them behind the face", async () => {
-  const first = await eventually(async () => ((await jobProcesses()).length > 0 ? jobProcesses() : undefined), 30_000, 'warm job processes');
+  const first = await eventually(
+    async () => ((await jobProcesses()).length > 0 ? jobProcesses() : undefined),
+    30_000,
+    'warm job processes',
+  );
   for (const job of first) expect([job.pid, job.env.has(JOB_MODELS_IN_BACKGROUND_VARIABLE)]).toEqual([job.pid, false]);
   // Forks copy the environment: the worker sets the variable in its own once every slot has a warm process.
-  await eventually(async () => (process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE] === '1' ? true : undefined), 30_000, 'the worker to mark its later forks');
+  await eventually(
+    async () => (process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE] === '1' ? true : undefined),
+    30_000,
+    'the worker to mark its later forks',
+  );
 }, 60_000);

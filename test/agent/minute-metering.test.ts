@@ -3,14 +3,14 @@
 // the control plane fails or says the credits ran out.
 import { afterEach, describe, expect, test } from 'bun:test';
 import { EventEmitter } from 'node:events';
-import { ConnectionState, RoomEvent, type Room } from '@livekit/rtc-node';
+import { ConnectionState, type Room, RoomEvent } from '@livekit/rtc-node';
 import {
   httpReporter,
+  type MeterClock,
   meterRoomParticipants,
   outcomeOf,
-  StreamingMeter,
-  type MeterClock,
   type ReportOutcome,
+  StreamingMeter,
   type StreamingMeterOptions,
 } from '../../agent/metering/index.ts';
 import type { MeterReport } from '../../src/contract/index.ts';
@@ -77,7 +77,10 @@ interface Sent {
 }
 
 /** Records every delivery attempt; `answer` decides each outcome (default: accepted). */
-function fakeReporter(clock: FakeClock, answer: (report: MeterReport, attempt: number) => ReportOutcome | Error = () => 'accepted') {
+function fakeReporter(
+  clock: FakeClock,
+  answer: (report: MeterReport, attempt: number) => ReportOutcome | Error = () => 'accepted',
+) {
   const attempts: Sent[] = [];
   const attemptsOf = new Map<string, number>();
   const reporter = async (report: MeterReport): Promise<ReportOutcome> => {
@@ -98,14 +101,30 @@ afterEach(() => {
   warnings.length = 0;
 });
 
-function meterWith(clock: FakeClock, reporter: StreamingMeterOptions['reporter'], options: Partial<StreamingMeterOptions> = {}) {
-  return new StreamingMeter({ intervalSeconds: 60, visitorIdentity: VISITOR, reporter, clock, logger: quietLogger, ...options });
+function meterWith(
+  clock: FakeClock,
+  reporter: StreamingMeterOptions['reporter'],
+  options: Partial<StreamingMeterOptions> = {},
+) {
+  return new StreamingMeter({
+    intervalSeconds: 60,
+    visitorIdentity: VISITOR,
+    reporter,
+    clock,
+    logger: quietLogger,
+    ...options,
+  });
 }
 
-const minutes = (sent: Sent[]) => sent.filter((s) => s.report.type === 'minute').map((s) => [(s.report as { index: number }).index, s.at]);
+const minutes = (sent: Sent[]) =>
+  sent.filter((s) => s.report.type === 'minute').map((s) => [(s.report as { index: number }).index, s.at]);
 /** The reports but the usage ones (their own tests below). */
-const types = (sent: Sent[]) => sent.filter((s) => s.report.type !== 'usage').map((s) => (s.report.type === 'minute' ? `minute ${s.report.index}` : s.report.type));
-const usages = (sent: Sent[]) => sent.flatMap((s) => (s.report.type === 'usage' ? [{ ...s.report, sentAt: s.at }] : []));
+const types = (sent: Sent[]) =>
+  sent
+    .filter((s) => s.report.type !== 'usage')
+    .map((s) => (s.report.type === 'minute' ? `minute ${s.report.index}` : s.report.type));
+const usages = (sent: Sent[]) =>
+  sent.flatMap((s) => (s.report.type === 'usage' ? [{ ...s.report, sentAt: s.at }] : []));
 
 describe('minute boundaries', () => {
   test('with the visitor in the room, minutes are counted from the first published frame and reported at the start of each', async () => {
@@ -299,7 +318,16 @@ describe('the visitor', () => {
     await clock.advance(130_000); // 200 s: minutes 2 had nobody
     meter.participantConnected(VISITOR);
     await clock.advance(0);
-    expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'visitor_left', 'visitor_joined', 'minute 1', 'visitor_left', 'visitor_joined', 'minute 3']);
+    expect(types(attempts)).toEqual([
+      'avatar_streaming',
+      'minute 0',
+      'visitor_left',
+      'visitor_joined',
+      'minute 1',
+      'visitor_left',
+      'visitor_joined',
+      'minute 3',
+    ]);
     expect(minutes(attempts)).toEqual([
       [0, 0],
       [1, MINUTE],
@@ -336,10 +364,30 @@ describe('usage', () => {
     await meter.close();
     const sent = attempts.map((a) => a.report.type);
     expect(sent.indexOf('visitor_left')).toBe(sent.lastIndexOf('usage', sent.indexOf('visitor_left')) + 1);
-    expect(usages(attempts).map(({ streamed_ms, visitor_ms, streaming, visitor_present, sentAt }) => ({ streamed_ms, visitor_ms, streaming, visitor_present, sentAt }))).toEqual([
+    expect(
+      usages(attempts).map(({ streamed_ms, visitor_ms, streaming, visitor_present, sentAt }) => ({
+        streamed_ms,
+        visitor_ms,
+        streaming,
+        visitor_present,
+        sentAt,
+      })),
+    ).toEqual([
       { streamed_ms: MINUTE, visitor_ms: MINUTE, streaming: true, visitor_present: true, sentAt: 5_000 + MINUTE },
-      { streamed_ms: MINUTE + 10_000, visitor_ms: MINUTE + 10_000, streaming: true, visitor_present: false, sentAt: 15_000 + MINUTE },
-      { streamed_ms: MINUTE + 15_000, visitor_ms: MINUTE + 10_000, streaming: false, visitor_present: false, sentAt: 20_000 + MINUTE },
+      {
+        streamed_ms: MINUTE + 10_000,
+        visitor_ms: MINUTE + 10_000,
+        streaming: true,
+        visitor_present: false,
+        sentAt: 15_000 + MINUTE,
+      },
+      {
+        streamed_ms: MINUTE + 15_000,
+        visitor_ms: MINUTE + 10_000,
+        streaming: false,
+        visitor_present: false,
+        sentAt: 20_000 + MINUTE,
+      },
     ]);
     expect(usages(attempts)[0]!.at).toBe(new Date(START_DATE + 5_000 + MINUTE).toISOString());
   });
@@ -360,7 +408,9 @@ describe('usage', () => {
 
   test('nothing streamed, nothing to tell; out of credits, the usage is still told', async () => {
     const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report) => (report.type === 'minute' && report.index === 1 ? 'credits_exhausted' : 'accepted'));
+    const { reporter, attempts } = fakeReporter(clock, (report) =>
+      report.type === 'minute' && report.index === 1 ? 'credits_exhausted' : 'accepted',
+    );
     const idle = meterWith(clock, reporter);
     idle.participantConnected(VISITOR);
     await idle.close();
@@ -402,7 +452,8 @@ describe('delivery', () => {
     const down = (at: number) => at >= MINUTE && at < 4 * MINUTE;
     const { reporter, attempts } = fakeReporter(clock, (report, attempt) => {
       if (report.type === 'avatar_streaming') return attempt < 2 ? 'retry' : 'accepted';
-      if (report.type === 'minute' && report.index === 0) return attempt === 0 ? new Error('connection refused') : 'accepted';
+      if (report.type === 'minute' && report.index === 0)
+        return attempt === 0 ? new Error('connection refused') : 'accepted';
       return down(clock.now()) ? 'retry' : 'accepted';
     });
     const meter = meterWith(clock, reporter, { retryDelaysMs: [500, 1_000, 2_000] });
@@ -414,9 +465,12 @@ describe('delivery', () => {
     await clock.advance(5 * MINUTE);
     // Minutes 1–3 came due during the outage: retried (then every 2 s) until it ended, and
     // delivered in order once it did; none was given up.
-    const delivered = (index: number) => attempts.some((a) => a.report.type === 'minute' && a.report.index === index && !down(a.at));
+    const delivered = (index: number) =>
+      attempts.some((a) => a.report.type === 'minute' && a.report.index === index && !down(a.at));
     for (const index of [1, 2, 3, 4, 5]) expect(delivered(index)).toBe(true);
-    const retriesOfMinute1 = attempts.filter((a) => a.report.type === 'minute' && a.report.index === 1).map((a) => a.at);
+    const retriesOfMinute1 = attempts
+      .filter((a) => a.report.type === 'minute' && a.report.index === 1)
+      .map((a) => a.at);
     expect(retriesOfMinute1.slice(0, 4)).toEqual([MINUTE, MINUTE + 500, MINUTE + 1_500, MINUTE + 3_500]);
     expect(retriesOfMinute1[4]! - retriesOfMinute1[3]!).toBe(2_000);
     expect(warnings.some((w) => w.includes('giving up'))).toBe(false);
@@ -425,7 +479,9 @@ describe('delivery', () => {
 
   test('after the session ends, undelivered reports are retried for the grace, then given up', async () => {
     const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report) => (report.type === 'visitor_left' ? 'retry' : 'accepted'));
+    const { reporter, attempts } = fakeReporter(clock, (report) =>
+      report.type === 'visitor_left' ? 'retry' : 'accepted',
+    );
     const meter = meterWith(clock, reporter, { retryDelaysMs: [1_000], closeGraceMs: 5_000 });
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
@@ -436,12 +492,18 @@ describe('delivery', () => {
     await closed;
     const tries = attempts.filter((a) => a.report.type === 'visitor_left').map((a) => a.at);
     expect(tries).toEqual([1_000, 2_000, 3_000, 4_000, 5_000, 6_000]);
-    expect(warnings.some((w) => w.includes('visitor_left could not be delivered after 6 attempts, the session over; giving up'))).toBe(true);
+    expect(
+      warnings.some((w) =>
+        w.includes('visitor_left could not be delivered after 6 attempts, the session over; giving up'),
+      ),
+    ).toBe(true);
   });
 
   test('a refused report is not retried', async () => {
     const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report) => (report.type === 'minute' && report.index === 0 ? 'refused' : 'accepted'));
+    const { reporter, attempts } = fakeReporter(clock, (report) =>
+      report.type === 'minute' && report.index === 0 ? 'refused' : 'accepted',
+    );
     const meter = meterWith(clock, reporter);
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
@@ -452,7 +514,9 @@ describe('delivery', () => {
 
   test('close() stops the minutes and waits for reports still being delivered', async () => {
     const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report, attempt) => (report.type === 'visitor_left' && attempt === 0 ? 'retry' : 'accepted'));
+    const { reporter, attempts } = fakeReporter(clock, (report, attempt) =>
+      report.type === 'visitor_left' && attempt === 0 ? 'retry' : 'accepted',
+    );
     const meter = meterWith(clock, reporter);
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
@@ -479,14 +543,23 @@ describe('httpReporter', () => {
       port: 0,
       hostname: '127.0.0.1',
       async fetch(request) {
-        received.push({ auth: request.headers.get('authorization'), type: request.headers.get('content-type'), body: await request.json() });
+        received.push({
+          auth: request.headers.get('authorization'),
+          type: request.headers.get('content-type'),
+          body: await request.json(),
+        });
         return Response.json({ ok: status < 300 }, { status });
       },
     });
     try {
-      const send = httpReporter({ url: `http://127.0.0.1:${server.port}/internal/sessions/ses_1/reports`, token: 'tok_secret' });
+      const send = httpReporter({
+        url: `http://127.0.0.1:${server.port}/internal/sessions/ses_1/reports`,
+        token: 'tok_secret',
+      });
       expect(await send({ type: 'minute', index: 3 })).toBe('accepted');
-      expect(received).toEqual([{ auth: 'Bearer tok_secret', type: 'application/json', body: { type: 'minute', index: 3 } }]);
+      expect(received).toEqual([
+        { auth: 'Bearer tok_secret', type: 'application/json', body: { type: 'minute', index: 3 } },
+      ]);
       status = 402;
       expect(await send({ type: 'minute', index: 4 })).toBe('credits_exhausted');
       status = 503;

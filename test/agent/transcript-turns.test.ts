@@ -2,11 +2,24 @@
 // The detector in a real session is tested in test/conversation/cloud-providers.test.ts.
 import { describe, expect, test } from 'bun:test';
 import { llm } from '@livekit/agents';
-import { soundsFinished, transcriptTurnDetector, turnIsOver, type SentenceReader } from '../../agent/conversation/transcript-turns.ts';
+import {
+  type SentenceReader,
+  soundsFinished,
+  transcriptTurnDetector,
+  turnIsOver,
+} from '../../agent/conversation/transcript-turns.ts';
 
 describe('soundsFinished', () => {
   test('finished questions and statements, as Whisper and Deepgram punctuate them', () => {
-    for (const text of ['What is the capital of France?', 'How are you?', 'Thanks.', 'yes', 'Hello there', 'I like that.', '']) {
+    for (const text of [
+      'What is the capital of France?',
+      'How are you?',
+      'Thanks.',
+      'yes',
+      'Hello there',
+      'I like that.',
+      '',
+    ]) {
       expect(soundsFinished(text, 'en')).toBe(true);
     }
     expect(soundsFinished('¿Cuál es la capital de Francia?', 'es')).toBe(true);
@@ -18,7 +31,16 @@ describe('soundsFinished', () => {
     // As Whisper wrote the first halves of hesitant questions (bench/conversation/eval --hesitant):
     // a full stop or a question mark after a word finished turns rarely end on.
     // "which river flows through." was heard in a try with a question of my own.
-    for (const text of ['What is the capital of?', 'How many days are in.', 'which river flows through.', 'What is the largest ocean on?', 'Tell me about the', 'Paris and', 'Um.', 'I think my']) {
+    for (const text of [
+      'What is the capital of?',
+      'How many days are in.',
+      'which river flows through.',
+      'What is the largest ocean on?',
+      'Tell me about the',
+      'Paris and',
+      'Um.',
+      'I think my',
+    ]) {
       expect(soundsFinished(text, 'en')).toBe(false);
     }
     // The price: a question that does end on one is held too.
@@ -51,7 +73,11 @@ describe('transcriptTurnDetector', () => {
     expect(await detector.supportsLanguage('pl')).toBe(true);
     expect(await detector.predictEndOfTurn(context(['user', 'What is the capital of']))).toBeLessThan(threshold);
     // The assistant's reply after it does not count: the user's last words do.
-    expect(await detector.predictEndOfTurn(context(['user', 'What is the capital of'], ['assistant', 'Go on.'], ['user', 'France?']))).toBeGreaterThan(threshold);
+    expect(
+      await detector.predictEndOfTurn(
+        context(['user', 'What is the capital of'], ['assistant', 'Go on.'], ['user', 'France?']),
+      ),
+    ).toBeGreaterThan(threshold);
     expect(await detector.predictEndOfTurn(context(['user', 'La capital de']))).toBeGreaterThan(threshold);
     language = 'es';
     expect(await detector.predictEndOfTurn(context(['user', 'La capital de']))).toBeLessThan(threshold);
@@ -73,7 +99,7 @@ describe('turnIsOver with a sentence reader', () => {
     return read;
   };
 
-  test("a clear verdict overrules the word list both ways", async () => {
+  test('a clear verdict overrules the word list both ways', async () => {
     expect(await turnIsOver('Which continent is Brazil in?', 'en')).toBe(false);
     expect(await turnIsOver('Which continent is Brazil in?', 'en', reader(0.56))).toBe(true);
     expect(await turnIsOver('Which country has', 'en')).toBe(true);

@@ -36,7 +36,11 @@ test('the greeting, then a reply: measured voice-to-voice, the stages, the frame
   quality.agentTurn({ id: 'greeting', interrupted: false, metrics: { ttsNodeTtfb: 0.21, startedSpeakingAt: 10 } });
   pass(6_000, 144);
   quality.visitorTurn({ stoppedSpeakingAt: 20, transcriptionDelay: 0.18, endOfTurnDelay: 0.62 });
-  quality.agentTurn({ id: 'reply', interrupted: true, metrics: { llmNodeTtft: 0.35, ttsNodeTtfb: 0.2, e2eLatency: 1.2345 } });
+  quality.agentTurn({
+    id: 'reply',
+    interrupted: true,
+    metrics: { llmNodeTtft: 0.35, ttsNodeTtfb: 0.2, e2eLatency: 1.2345 },
+  });
   await quality.close();
   expect(sent).toEqual([
     {
@@ -68,7 +72,11 @@ test('without agents’ own measure a reply is estimated from its stages; a turn
   quality.visitorTurn({ transcriptionDelay: 0.1, endOfTurnDelay: 0.5 });
   quality.agentTurn({ id: 'a', interrupted: false, metrics: { llmNodeTtft: 0.3, ttsNodeTtfb: 0.2 } });
   // Said again with no new question from the visitor: not a reply.
-  quality.agentTurn({ id: 'b', interrupted: false, metrics: { llmNodeTtft: 0.3, ttsNodeTtfb: 0.2, e2eLatency: Number.NaN } });
+  quality.agentTurn({
+    id: 'b',
+    interrupted: false,
+    metrics: { llmNodeTtft: 0.3, ttsNodeTtfb: 0.2, e2eLatency: Number.NaN },
+  });
   // A stage missing: no estimate.
   quality.visitorTurn({ transcriptionDelay: 0.1 });
   quality.agentTurn({ id: 'c', interrupted: false, metrics: { llmNodeTtft: 0.3, ttsNodeTtfb: 0.2 } });
@@ -96,7 +104,9 @@ test('closing: a session that ended during its greeting still reports its provid
   const early = harness();
   early.pass(1_500, 37);
   await early.quality.close();
-  expect(early.sent.map((r) => [r.turn_id, r.reply, r.providers, r.video])).toEqual([['closing', false, PROVIDERS, { frames: 37, seconds: 1.5 }]]);
+  expect(early.sent.map((r) => [r.turn_id, r.reply, r.providers, r.video])).toEqual([
+    ['closing', false, PROVIDERS, { frames: 37, seconds: 1.5 }],
+  ]);
   expect(Value.Check(JobReport, early.sent[0])).toBe(true);
 
   const later = harness();

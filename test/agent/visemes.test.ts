@@ -2,7 +2,15 @@
 // become viseme cues; stress marks join the vowel after them, length marks and the gaps
 // between words the sound before (the lips do not close between words), punctuation rests.
 import { describe, expect, test } from 'bun:test';
-import { cuesFromPhonemes, cuesFromWords, cuesWithin, stressWithin, visemeOf, visemeShares, visemesOfWord } from '../../agent/visemes/index.ts';
+import {
+  cuesFromPhonemes,
+  cuesFromWords,
+  cuesWithin,
+  stressWithin,
+  visemeOf,
+  visemeShares,
+  visemesOfWord,
+} from '../../agent/visemes/index.ts';
 
 const RATE = 1000; // samples per second: lengths below read as milliseconds
 
@@ -17,12 +25,32 @@ describe('visemes', () => {
     expect(['^', '$', '.', ','].map(visemeOf)).toEqual(['rest', 'rest', 'rest', 'rest']);
     expect(['ˈ', 'ː', ' '].map(visemeOf)).toEqual([undefined, undefined, undefined]);
     // espeak-ng's events carry several symbols: affricates, diphthongs, stressed vowels.
-    expect(['tʃ', 'dʒ', 'aɪ', 'ˈo', 'β', 'ʂ'].map(visemeOf)).toEqual(['hush', 'hush', 'open', 'round', 'closed', 'hush']);
+    expect(['tʃ', 'dʒ', 'aɪ', 'ˈo', 'β', 'ʂ'].map(visemeOf)).toEqual([
+      'hush',
+      'hush',
+      'open',
+      'round',
+      'closed',
+      'hush',
+    ]);
   });
 
   test("Piper's alignment of “Bob, map” as cues", () => {
     const cues = cuesFromPhonemes(
-      [['^', 50], ['b', 40], ['ˈ', 30], ['ɑ', 100], ['b', 60], [',', 120], [' ', 30], ['m', 50], ['ˈ', 20], ['æ', 90], ['p', 40], ['$', 50]],
+      [
+        ['^', 50],
+        ['b', 40],
+        ['ˈ', 30],
+        ['ɑ', 100],
+        ['b', 60],
+        [',', 120],
+        [' ', 30],
+        ['m', 50],
+        ['ˈ', 20],
+        ['æ', 90],
+        ['p', 40],
+        ['$', 50],
+      ],
       RATE,
     );
     expect(cues.map((c) => [c.viseme, Math.round(c.start * RATE), Math.round(c.duration * RATE)])).toEqual([
@@ -43,14 +71,28 @@ describe('visemes', () => {
   });
 
   test('a word gap in running speech does not close the lips', () => {
-    const cues = cuesFromPhonemes([['ɑ', 100], [' ', 40], ['ɑ', 100]], RATE);
+    const cues = cuesFromPhonemes(
+      [
+        ['ɑ', 100],
+        [' ', 40],
+        ['ɑ', 100],
+      ],
+      RATE,
+    );
     expect(cues).toHaveLength(1);
     expect(cues[0]!.viseme).toBe('open');
     expect(cues[0]!.duration).toBeCloseTo(0.24, 9);
   });
 
   test('cues are cut to a frame and measured over a slice', () => {
-    const cues = cuesFromPhonemes([['m', 100], ['a', 100], ['u', 100]], RATE);
+    const cues = cuesFromPhonemes(
+      [
+        ['m', 100],
+        ['a', 100],
+        ['u', 100],
+      ],
+      RATE,
+    );
     expect(cuesWithin(cues, 0.1, 0.1)).toEqual([{ viseme: 'open', start: 0, duration: 0.1 }]);
     const later = cuesWithin(cues, 0.15, 0.1);
     expect(later.map((c) => c.viseme)).toEqual(['round']);

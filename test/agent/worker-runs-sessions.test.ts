@@ -1,28 +1,28 @@
 // The agent worker against a real local LiveKit server: explicit dispatch, the avatar
 // track as a visitor sees it, and the reports a stand-in control plane receives.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
   AudioSource,
   LocalAudioTrack,
   ParticipantKind,
+  type RemoteParticipant,
+  type RemoteTrack,
+  type RemoteTrackPublication,
   Room,
   RoomEvent,
   TrackKind,
   TrackPublishOptions,
   TrackSource,
   VideoStream,
-  type RemoteParticipant,
-  type RemoteTrack,
-  type RemoteTrackPublication,
 } from '@livekit/rtc-node';
 import { AccessToken, AgentDispatchClient, RoomServiceClient } from 'livekit-server-sdk';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { startAgentWorker, type AgentWorker } from '../../agent/index.ts';
+import { type AgentWorker, startAgentWorker } from '../../agent/index.ts';
 import { DEFAULT_AGENT_NAME as AGENT_NAME } from '../../src/config.ts';
 import type { DispatchMetadata } from '../../src/contract/index.ts';
-import { livekitBinary, LocalLivekitServer } from '../../src/livekit/index.ts';
 import { httpUrlOf } from '../../src/livekit/connection.ts';
+import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
 import { childProcesses, jobProcesses, tempDir } from '../support/processes.ts';
 
 const BILLING_INTERVAL_MS = 1_000;
@@ -99,7 +99,12 @@ function newSession(overrides: Partial<DispatchMetadata> = {}): DispatchMetadata
 function createRoom(name: string) {
   roomNames.add(name);
   // Like the control plane: the room's metadata names its session, which the job checks.
-  return rooms.createRoom({ name, emptyTimeout: 60, departureTimeout: 5, metadata: JSON.stringify({ session_id: name }) });
+  return rooms.createRoom({
+    name,
+    emptyTimeout: 60,
+    departureTimeout: 5,
+    metadata: JSON.stringify({ session_id: name }),
+  });
 }
 
 async function deleteRoom(name: string) {
@@ -109,7 +114,9 @@ async function deleteRoom(name: string) {
 
 async function dispatchSession(metadata: DispatchMetadata | string, roomName: string) {
   await createRoom(roomName);
-  await dispatches.createDispatch(roomName, AGENT_NAME, { metadata: typeof metadata === 'string' ? metadata : JSON.stringify(metadata) });
+  await dispatches.createDispatch(roomName, AGENT_NAME, {
+    metadata: typeof metadata === 'string' ? metadata : JSON.stringify(metadata),
+  });
 }
 
 /**
@@ -123,7 +130,10 @@ async function joinAsVisitor(roomName: string, identity: string): Promise<Room> 
   visitors.push(room);
   await room.connect(livekit.url, await token.toJwt(), { autoSubscribe: true, dynacast: false });
   const microphone = LocalAudioTrack.createAudioTrack('microphone', new AudioSource(48_000, 1));
-  await room.localParticipant!.publishTrack(microphone, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+  await room.localParticipant!.publishTrack(
+    microphone,
+    new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
+  );
   return room;
 }
 
@@ -138,7 +148,9 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false, time
 }
 
 /** Resolves with the first video track subscribed in `room`, with its publication and publisher. */
-function nextVideoTrack(room: Room): Promise<{ track: RemoteTrack; publication: RemoteTrackPublication; participant: RemoteParticipant }> {
+function nextVideoTrack(
+  room: Room,
+): Promise<{ track: RemoteTrack; publication: RemoteTrackPublication; participant: RemoteParticipant }> {
   for (const participant of room.remoteParticipants.values()) {
     for (const publication of participant.trackPublications.values()) {
       if (publication.kind === TrackKind.KIND_VIDEO && publication.track) {
@@ -197,7 +209,10 @@ function expectFrameSize(sizes: Map<string, number>, width: number, height: numb
 }
 
 const reportsOf = (sessionId: string) => reports.filter((r) => r.sessionId === sessionId);
-const minuteIndices = (sessionId: string) => reportsOf(sessionId).filter((r) => r.body.type === 'minute').map((r) => r.body.index!);
+const minuteIndices = (sessionId: string) =>
+  reportsOf(sessionId)
+    .filter((r) => r.body.type === 'minute')
+    .map((r) => r.body.index!);
 
 /** Slots of this worker, and so its job processes once warm: one forked ahead for each slot no job holds. */
 const SLOTS = 2;
@@ -212,7 +227,11 @@ async function everySlotWarm(): Promise<number[]> {
 
 beforeAll(async () => {
   controlPlane = startControlPlane();
-  livekit = await LocalLivekitServer.start({ binary: livekitBinary(), dataDir: await tempDir(dirs, 'likeness-agent-livekit-'), log: () => {} });
+  livekit = await LocalLivekitServer.start({
+    binary: livekitBinary(),
+    dataDir: await tempDir(dirs, 'likeness-agent-livekit-'),
+    log: () => {},
+  });
   rooms = new RoomServiceClient(httpUrlOf(livekit.url), livekit.apiKey, livekit.apiSecret);
   dispatches = new AgentDispatchClient(httpUrlOf(livekit.url), livekit.apiKey, livekit.apiSecret);
   worker = await startAgentWorker({
@@ -283,7 +302,9 @@ describe('agent worker', () => {
       const t0 = received[1]!.at;
       for (const report of received.filter((r) => r.body.type === 'minute')) {
         // Each lands nearer its own grid point than a neighbour's (arrival jitters on a busy machine).
-        expect(Math.abs(report.at - t0 - report.body.index! * BILLING_INTERVAL_MS)).toBeLessThan(BILLING_INTERVAL_MS / 2);
+        expect(Math.abs(report.at - t0 - report.body.index! * BILLING_INTERVAL_MS)).toBeLessThan(
+          BILLING_INTERVAL_MS / 2,
+        );
       }
 
       await visitor.disconnect();
@@ -301,7 +322,9 @@ describe('agent worker', () => {
     const roomName = session.session_id;
     try {
       await dispatchSession(session, roomName);
-      const streaming = await waitFor('avatar_streaming', () => reportsOf(roomName).find((r) => r.body.type === 'avatar_streaming'));
+      const streaming = await waitFor('avatar_streaming', () =>
+        reportsOf(roomName).find((r) => r.body.type === 'avatar_streaming'),
+      );
       // Minutes 0–2 pass with nobody in the room.
       await Bun.sleep(2.5 * BILLING_INTERVAL_MS);
       expect(reportsOf(roomName).map((r) => r.body.type)).toEqual(['agent_joined', 'avatar_streaming']);
@@ -321,7 +344,11 @@ describe('agent worker', () => {
       expect(indices[0]).toBeGreaterThanOrEqual(2);
       expect(indices[0]! - joinMinute).toBeOneOf([0, 1]);
       expect(indices).toEqual(indices.map((_, i) => indices[0]! + i));
-      expect(reportsOf(roomName).filter((r) => r.body.type === 'minute').every((r) => r.at >= joiningAt)).toBe(true);
+      expect(
+        reportsOf(roomName)
+          .filter((r) => r.body.type === 'minute')
+          .every((r) => r.at >= joiningAt),
+      ).toBe(true);
 
       await visitor.disconnect();
       await waitFor('visitor_left', () => reportsOf(roomName).find((r) => r.body.type === 'visitor_left'));
@@ -363,7 +390,12 @@ describe('agent worker', () => {
   test('a worker stopped while its idle process is still loading the models stops at once', async () => {
     // This worker's processes all warm: none of them is forked meanwhile.
     const before = await everySlotWarm();
-    const other = await startAgentWorker({ wsURL: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, agentName: `${AGENT_NAME}-other` });
+    const other = await startAgentWorker({
+      wsURL: livekit.url,
+      apiKey: livekit.apiKey,
+      apiSecret: livekit.apiSecret,
+      agentName: `${AGENT_NAME}-other`,
+    });
     // Registered; its idle process is forked and takes seconds to load the offline models.
     const loading = jobProcesses().filter((pid) => !before.includes(pid));
     // One at a time: agents initialises its processes one after another.
@@ -388,7 +420,10 @@ describe('agent worker', () => {
         return track;
       })();
       const agentLeft = new Promise<void>((resolve) =>
-        visitor.on(RoomEvent.ParticipantDisconnected, (p: RemoteParticipant) => p.identity === agent.identity && resolve()),
+        visitor.on(
+          RoomEvent.ParticipantDisconnected,
+          (p: RemoteParticipant) => p.identity === agent.identity && resolve(),
+        ),
       );
       const stopping = performance.now();
       const stopped = worker.stop();

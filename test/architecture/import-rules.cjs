@@ -16,21 +16,24 @@ module.exports = {
     },
     {
       name: 'agent-imports-only-contract-and-config',
-      comment: 'agent/ imports nothing of the control plane but the shared contract (src/contract/) and the configuration (src/config.ts).',
+      comment:
+        'agent/ imports nothing of the control plane but the shared contract (src/contract/) and the configuration (src/config.ts).',
       severity: 'error',
       from: { path: '^agent/' },
       to: { path: '^src/', pathNot: ['^src/contract/', '^src/config\\.ts$'] },
     },
     {
       name: 'contract-is-neutral',
-      comment: 'src/contract/ is what both processes agree on: it imports no other file of src/ or agent/, only npm packages.',
+      comment:
+        'src/contract/ is what both processes agree on: it imports no other file of src/ or agent/, only npm packages.',
       severity: 'error',
       from: { path: '^src/contract/' },
       to: { path: '^(src|agent)/', pathNot: '^src/contract/' },
     },
     {
       name: 'config-imports-only-contract',
-      comment: 'src/config.ts (and its parts in src/config/) is read by both processes: it may use the contract and its own parts, nothing else of ours.',
+      comment:
+        'src/config.ts (and its parts in src/config/) is read by both processes: it may use the contract and its own parts, nothing else of ours.',
       severity: 'error',
       from: { path: '^src/config(\\.ts$|/)' },
       to: { path: '^(src|agent)/', pathNot: ['^src/contract/', '^src/config/'] },

@@ -12,8 +12,16 @@ const DEPCRUISE = join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cru
 
 /** dependency-cruiser under Bun (it refuses Node 20, the machine's Node). */
 async function cruise(cwd: string, paths: string[]): Promise<{ code: number; output: string }> {
-  const child = Bun.spawn([process.execPath, DEPCRUISE, '--config', RULES, ...paths], { cwd, stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  const child = Bun.spawn([process.execPath, DEPCRUISE, '--config', RULES, ...paths], {
+    cwd,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
   return { code, output: out + err };
 }
 
@@ -28,18 +36,28 @@ test('each rule fails a tree that breaks it, naming the rule', async () => {
   const tree = mkdtempSync(join(tmpdir(), 'likeness-import-rules-'));
   try {
     const files: Record<string, string> = {
-      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'ESNext', moduleResolution: 'bundler', allowImportingTsExtensions: true, noEmit: true } }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: {
+          module: 'ESNext',
+          moduleResolution: 'bundler',
+          allowImportingTsExtensions: true,
+          noEmit: true,
+        },
+      }),
       'src/config.ts': "import { store } from './assets/store.ts';\nexport const config = store;\n",
       'src/assets/store.ts': 'export const store = 1;\n',
       'src/sessions/start.ts': "import { job } from '../../agent/job.ts';\nexport const start = job;\n",
       'src/cli/index.ts': "import { job } from '../../agent/job.ts';\nexport const cli = job;\n",
-      'agent/job.ts': "import { store } from '../src/assets/store.ts';\nimport { names } from '../src/contract/names.ts';\nimport { config } from '../src/config.ts';\nexport const job = [store, names, config];\n",
+      'agent/job.ts':
+        "import { store } from '../src/assets/store.ts';\nimport { names } from '../src/contract/names.ts';\nimport { config } from '../src/config.ts';\nexport const job = [store, names, config];\n",
       'src/contract/names.ts': "import { store } from '../assets/store.ts';\nexport const names = store;\n",
-      'src/console/web/page.ts': "import { store } from '../../assets/store.ts';\nimport type { Names } from '../../contract/types.ts';\nimport { TOPIC } from '../../contract/wire-names.ts';\nexport const page: [number, Names, string] = [store, 0, TOPIC];\n",
+      'src/console/web/page.ts':
+        "import { store } from '../../assets/store.ts';\nimport type { Names } from '../../contract/types.ts';\nimport { TOPIC } from '../../contract/wire-names.ts';\nexport const page: [number, Names, string] = [store, 0, TOPIC];\n",
       'src/contract/types.ts': 'export type Names = number;\n',
       'src/contract/wire-names.ts': "export const TOPIC = 'x';\n",
       'src/identities/a.ts': "import { b } from './b.ts';\nexport const a = () => b;\n",
-      'src/identities/b.ts': "import { a } from './a.ts';\nimport { fixture } from '../../test/fixture.ts';\nexport const b = () => [a, fixture];\n",
+      'src/identities/b.ts':
+        "import { a } from './a.ts';\nimport { fixture } from '../../test/fixture.ts';\nexport const b = () => [a, fixture];\n",
       'test/fixture.ts': 'export const fixture = 1;\n',
     };
     for (const [path, text] of Object.entries(files)) {
@@ -48,7 +66,8 @@ test('each rule fails a tree that breaks it, naming the rule', async () => {
     }
     const { code, output } = await cruise(tree, ['src', 'agent']);
     expect(code).not.toBe(0);
-    const broken = (rule: string, from: string, to: string) => expect(output).toMatch(new RegExp(`${rule}: ${from} →\\s+${to}`));
+    const broken = (rule: string, from: string, to: string) =>
+      expect(output).toMatch(new RegExp(`${rule}: ${from} →\\s+${to}`));
     broken('control-plane-never-imports-agent', 'src/sessions/start.ts', 'agent/job.ts');
     broken('agent-imports-only-contract-and-config', 'agent/job.ts', 'src/assets/store.ts');
     broken('contract-is-neutral', 'src/contract/names.ts', 'src/assets/store.ts');

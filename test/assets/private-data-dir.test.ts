@@ -29,7 +29,9 @@ async function walk(dir: string): Promise<string[]> {
 
 test('DATA_DIR is 0700 and what the service stores in it is 0600 (folders 0700)', async () => {
   const account = await service.account({ credits: 1000 });
-  const created = await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en', audio: file(fx.wav({ seconds: 5 }), 'v.wav') }) });
+  const created = await account.call('POST', '/v1/identities', {
+    body: await identityForm({ language: 'en', audio: file(fx.wav({ seconds: 5 }), 'v.wav') }),
+  });
   expect(created.status).toBe(200);
   const mode = async (path: string) => (await stat(path)).mode & 0o777;
   expect(await mode(service.dataDir)).toBe(0o700);
@@ -38,7 +40,8 @@ test('DATA_DIR is 0700 and what the service stores in it is 0600 (folders 0700)'
   const files = [];
   for (const path of paths) {
     const info = await stat(path);
-    if (info.isDirectory()) expect([relative(service.dataDir, path), info.mode & 0o777]).toEqual([relative(service.dataDir, path), 0o700]);
+    if (info.isDirectory())
+      expect([relative(service.dataDir, path), info.mode & 0o777]).toEqual([relative(service.dataDir, path), 0o700]);
     else {
       files.push(path);
       expect([relative(service.dataDir, path), info.mode & 0o777]).toEqual([relative(service.dataDir, path), 0o600]);

@@ -3,17 +3,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createAssetStore, S3AssetStore, type AssetStore } from '../../src/assets/index.ts';
+import { type AssetStore, createAssetStore, S3AssetStore } from '../../src/assets/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import * as fx from '../fixtures/index.ts';
-import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { freshBucket, type TestBucket } from '../support/s3.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 const bytesOf = async (blob: Blob | undefined) => new Uint8Array(await blob!.arrayBuffer());
 const randomBytes = (length: number) => {
   const bytes = new Uint8Array(length);
-  for (let offset = 0; offset < length; offset += 65_536) crypto.getRandomValues(bytes.subarray(offset, offset + 65_536));
+  for (let offset = 0; offset < length; offset += 65_536)
+    crypto.getRandomValues(bytes.subarray(offset, offset + 65_536));
   return bytes;
 };
 
@@ -49,7 +50,9 @@ describe('S3AssetStore', () => {
   test('what get returns can be served as a Response with headers (as /assets/* does)', async () => {
     const bytes = randomBytes(1000);
     await store.put('identities/idn_serve/image.jpg', bytes, 'image/jpeg');
-    const response = new Response(await store.get('identities/idn_serve/image.jpg'), { headers: { 'content-type': 'image/jpeg' } });
+    const response = new Response(await store.get('identities/idn_serve/image.jpg'), {
+      headers: { 'content-type': 'image/jpeg' },
+    });
     expect(response.status).toBe(200);
     expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
   });
@@ -59,14 +62,18 @@ describe('S3AssetStore', () => {
     for (const key of keys) await store.put(key, new Uint8Array([1]), 'application/octet-stream');
     await store.put('identities/idn_lx/a/image.jpg', new Uint8Array([1]), 'image/jpeg');
     expect(await store.list('identities/idn_l/')).toEqual([...keys].sort());
-    expect(await store.list('identities/idn_l/a/')).toEqual(['identities/idn_l/a/image.jpg', 'identities/idn_l/a/render.png']);
+    expect(await store.list('identities/idn_l/a/')).toEqual([
+      'identities/idn_l/a/image.jpg',
+      'identities/idn_l/a/render.png',
+    ]);
     expect(await store.list('identities/idn_empty/')).toEqual([]);
   });
 
   test('list follows pagination past 1000 keys', async () => {
     const keys = Array.from({ length: 1001 }, (_, i) => `identities/idn_many/${String(i).padStart(4, '0')}.png`);
     const payload = new Uint8Array([7]);
-    for (let i = 0; i < keys.length; i += 16) await Promise.all(keys.slice(i, i + 16).map((key) => store.put(key, payload, 'image/png')));
+    for (let i = 0; i < keys.length; i += 16)
+      await Promise.all(keys.slice(i, i + 16).map((key) => store.put(key, payload, 'image/png')));
     expect(await store.list('identities/idn_many/')).toEqual(keys);
   });
 
@@ -80,7 +87,12 @@ describe('S3AssetStore', () => {
   });
 
   test('deletePrefix removes everything under the prefix and nothing beside it', async () => {
-    for (const key of ['identities/idn_dp/t1/image.jpg', 'identities/idn_dp/t1/render.png', 'identities/idn_dp/t2/voice.wav', 'identities/idn_dpx/t/image.jpg']) {
+    for (const key of [
+      'identities/idn_dp/t1/image.jpg',
+      'identities/idn_dp/t1/render.png',
+      'identities/idn_dp/t2/voice.wav',
+      'identities/idn_dpx/t/image.jpg',
+    ]) {
       await store.put(key, new Uint8Array([1]), 'application/octet-stream');
     }
     await store.deletePrefix('identities/idn_dp/');
@@ -95,7 +107,10 @@ describe('S3AssetStore', () => {
     expect([a.kind, b.kind]).toEqual(['s3', 's3']);
     await a.put('identities/idn_p/image.jpg', new Uint8Array([1, 2]), 'image/jpeg');
     await b.put('identities/idn_p/image.jpg', new Uint8Array([3]), 'image/jpeg');
-    expect(await bucket.keys('deploy-')).toEqual(['deploy-a/identities/idn_p/image.jpg', 'deploy-b/identities/idn_p/image.jpg']);
+    expect(await bucket.keys('deploy-')).toEqual([
+      'deploy-a/identities/idn_p/image.jpg',
+      'deploy-b/identities/idn_p/image.jpg',
+    ]);
     expect((await bucket.client.file('deploy-a/identities/idn_p/image.jpg').stat()).type).toBe('image/jpeg');
     expect(await a.list('identities/idn_p/')).toEqual(['identities/idn_p/image.jpg']);
     expect(await bytesOf(await a.get('identities/idn_p/image.jpg'))).toEqual(new Uint8Array([1, 2]));
@@ -107,7 +122,9 @@ describe('S3AssetStore', () => {
 
   test('an unknown bucket is an error, not an empty store', async () => {
     const missing = new S3AssetStore({ ...bucket.settings(), bucket: `${bucket.name}-missing` });
-    await expect(missing.put('identities/x.png', new Uint8Array([1]), 'image/png')).rejects.toMatchObject({ code: 'NoSuchBucket' });
+    await expect(missing.put('identities/x.png', new Uint8Array([1]), 'image/png')).rejects.toMatchObject({
+      code: 'NoSuchBucket',
+    });
     await expect(missing.get('identities/x.png')).rejects.toMatchObject({ code: 'NoSuchBucket' });
   });
 });
@@ -197,7 +214,15 @@ describe('identities on an S3 asset store, end to end', () => {
     expect(audio.headers.get('content-type')).toBe('audio/wav');
     expect(new Uint8Array(await audio.arrayBuffer()) as Uint8Array).toEqual(voice);
 
-    expect((await fetch(service.services.assetLinks.url(new URL(body.image).pathname.replace(/^\/assets\//, '').replace(/image\.jpg$/, 'missing.jpg')))).status).toBe(404);
+    expect(
+      (
+        await fetch(
+          service.services.assetLinks.url(
+            new URL(body.image).pathname.replace(/^\/assets\//, '').replace(/image\.jpg$/, 'missing.jpg'),
+          ),
+        )
+      ).status,
+    ).toBe(404);
   });
 
   test('a retrain reads its upload back from S3 and replaces the objects', async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { AssetLinks } from '../../src/assets/links.ts';
 import * as fx from '../fixtures/index.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 describe('AssetLinks', () => {
@@ -23,14 +23,24 @@ describe('AssetLinks', () => {
     expect(links.url('identities/idn_a/t/image.jpg')).toBe(url.toString());
     // Another key, another expiry, another secret: refused.
     expect(links.secondsLeft('identities/idn_b/t/image.jpg', expires, signature)).toBeUndefined();
-    expect(links.secondsLeft('identities/idn_a/t/image.jpg', String(Number(expires) + 3600), signature)).toBeUndefined();
-    expect(new AssetLinks('https://likeness.test/assets', 'other', 3600, () => now).secondsLeft('identities/idn_a/t/image.jpg', expires, signature)).toBeUndefined();
+    expect(
+      links.secondsLeft('identities/idn_a/t/image.jpg', String(Number(expires) + 3600), signature),
+    ).toBeUndefined();
+    expect(
+      new AssetLinks('https://likeness.test/assets', 'other', 3600, () => now).secondsLeft(
+        'identities/idn_a/t/image.jpg',
+        expires,
+        signature,
+      ),
+    ).toBeUndefined();
     expect(links.secondsLeft('identities/idn_a/t/image.jpg', undefined, undefined)).toBeUndefined();
     // Past its expiry.
     now = Number(expires) * 1000 + 1;
     expect(links.secondsLeft('identities/idn_a/t/image.jpg', expires, signature)).toBeUndefined();
     // A session's job gets a longer one when asked.
-    expect(Number(new URL(links.url('k', 4 * 3600)).searchParams.get('expires')) * 1000 - now).toBeGreaterThanOrEqual(4 * 3600 * 1000);
+    expect(Number(new URL(links.url('k', 4 * 3600)).searchParams.get('expires')) * 1000 - now).toBeGreaterThanOrEqual(
+      4 * 3600 * 1000,
+    );
   });
 });
 
@@ -43,7 +53,12 @@ describe('links through the API', () => {
   });
   afterAll(() => service.stop());
 
-  const create = async () => (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en', audio: file(fx.wav({ seconds: 5 }), 'v.wav') }) })).json()) as IdentityBody;
+  const create = async () =>
+    (await (
+      await account.call('POST', '/v1/identities', {
+        body: await identityForm({ language: 'en', audio: file(fx.wav({ seconds: 5 }), 'v.wav') }),
+      })
+    ).json()) as IdentityBody;
 
   test('the identity’s links are signed and expire; without or with a broken signature the file is 404; no cache keeps it', async () => {
     const identity = await create();
@@ -56,7 +71,10 @@ describe('links through the API', () => {
       expect(served.status).toBe(200);
       expect(served.headers.get('cache-control')).toBe('private, no-store');
       expect((await fetch(`${url.origin}${url.pathname}`)).status).toBe(404);
-      url.searchParams.set('signature', url.searchParams.get('signature')!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')));
+      url.searchParams.set(
+        'signature',
+        url.searchParams.get('signature')!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
+      );
       expect((await fetch(url)).status).toBe(404);
     }
   });
@@ -68,7 +86,9 @@ describe('links through the API', () => {
     expect((await account.call('PATCH', `/v1/identities/${identity.identity_id}`, { body: form })).status).toBe(202);
     await service.services.retraining.idle();
     expect((await fetch(identity.image)).status).toBe(404);
-    const current = (await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as IdentityBody;
+    const current = (await (
+      await account.call('GET', `/v1/identities/${identity.identity_id}`)
+    ).json()) as IdentityBody;
     expect((await fetch(current.image)).status).toBe(200);
     expect((await account.call('DELETE', `/v1/identities/${identity.identity_id}`)).status).toBe(204);
     expect((await fetch(current.image)).status).toBe(404);

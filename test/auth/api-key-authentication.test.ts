@@ -30,7 +30,9 @@ describe.each(ENGINES)('authentication on %s', (engine) => {
   });
 
   test('Authorization: Bearer <key> is accepted', async () => {
-    const response = await service.call('GET', '/v1/identities', { headers: { authorization: `Bearer ${account.apiKey}` } });
+    const response = await service.call('GET', '/v1/identities', {
+      headers: { authorization: `Bearer ${account.apiKey}` },
+    });
     expect(response.status).toBe(200);
   });
 
@@ -62,10 +64,16 @@ describe.each(ENGINES)('authentication on %s', (engine) => {
   test("a key's last use is recorded (to the minute) and listed without the key", async () => {
     const ops = service.services.operations;
     const fresh = await ops.createKey({ account_id: account.accountId, name: 'usage' });
-    const before = (await ops.listKeys({ account_id: account.accountId })) as { key_id: string; last_used_at: string | null }[];
+    const before = (await ops.listKeys({ account_id: account.accountId })) as {
+      key_id: string;
+      last_used_at: string | null;
+    }[];
     expect(before.find((k) => k.key_id === fresh.key_id)?.last_used_at).toBeNull();
     await service.call('GET', '/v1/identities', { headers: { 'x-api-key': fresh.api_key } });
-    const after = (await ops.listKeys({ account_id: account.accountId })) as { key_id: string; last_used_at: string | null }[];
+    const after = (await ops.listKeys({ account_id: account.accountId })) as {
+      key_id: string;
+      last_used_at: string | null;
+    }[];
     expect(Date.now() - Date.parse(after.find((k) => k.key_id === fresh.key_id)!.last_used_at!)).toBeLessThan(60_000);
     expect(JSON.stringify(after)).not.toContain(fresh.api_key);
   });

@@ -28,14 +28,21 @@ interface Upload {
  * POSTs a multipart upload of `totalMb` (a photo field of zeros, chunked) whose body holds
  * back after its first megabyte until the answer arrives or `holdMs` passed.
  */
-async function slowUpload(path: string, headers: Record<string, string>, totalMb = 30, holdMs = 3_000): Promise<Upload> {
+async function slowUpload(
+  path: string,
+  headers: Record<string, string>,
+  totalMb = 30,
+  holdMs = 3_000,
+): Promise<Upload> {
   let sent = 0;
   let release = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
     setTimeout(resolve, holdMs);
   });
-  const head = new TextEncoder().encode(`--${BOUNDARY}\r\ncontent-disposition: form-data; name="image"; filename="big.png"\r\ncontent-type: image/png\r\n\r\n`);
+  const head = new TextEncoder().encode(
+    `--${BOUNDARY}\r\ncontent-disposition: form-data; name="image"; filename="big.png"\r\ncontent-type: image/png\r\n\r\n`,
+  );
   const tail = new TextEncoder().encode(`\r\n--${BOUNDARY}--\r\n`);
   let chunks = 0;
   const body = new ReadableStream<Uint8Array>({
@@ -62,7 +69,11 @@ async function slowUpload(path: string, headers: Record<string, string>, totalMb
   const sentWhenAnswered = sent;
   release();
   const text = await response.text();
-  return { status: response.status, detail: (JSON.parse(text || '{}') as { detail?: unknown }).detail, sentWhenAnswered };
+  return {
+    status: response.status,
+    detail: (JSON.parse(text || '{}') as { detail?: unknown }).detail,
+    sentWhenAnswered,
+  };
 }
 
 describe('credentials before bodies', () => {

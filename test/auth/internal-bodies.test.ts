@@ -28,7 +28,11 @@ interface RawAnswer {
  * A POST whose headers promise `length` bytes (or chunks, with `length` null); 64 KiB of the
  * body follow, then the sender waits up to 5 s for an answer before sending more.
  */
-async function rawPost(path: string, headers: Record<string, string>, length: number | null = 35 * MiB): Promise<RawAnswer> {
+async function rawPost(
+  path: string,
+  headers: Record<string, string>,
+  length: number | null = 35 * MiB,
+): Promise<RawAnswer> {
   const { hostname, port } = new URL(service.url);
   let received = '';
   let answered!: () => void;
@@ -98,7 +102,11 @@ describe('internal routes: credentials before bodies', () => {
       ['/internal/admin/accounts', admin],
     ] as const) {
       const oversized = await rawPost(path, headers);
-      expect({ path, status: oversized.status, sent: oversized.bodySent }).toEqual({ path, status: 413, sent: SENT_BODY });
+      expect({ path, status: oversized.status, sent: oversized.bodySent }).toEqual({
+        path,
+        status: 413,
+        sent: SENT_BODY,
+      });
       const chunked = await rawPost(path, headers, null);
       expect({ path, status: chunked.status }).toEqual({ path, status: 411 });
     }
@@ -109,14 +117,26 @@ describe('internal routes: credentials before bodies', () => {
     const beat = await fetch(`${service.url}${HEARTBEAT_PATH}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ worker_id: 'wkr_test', agent_name: service.config.livekit.agentName, capacity: 3, sessions: [], draining: false }),
+      body: JSON.stringify({
+        worker_id: 'wkr_test',
+        agent_name: service.config.livekit.agentName,
+        capacity: 3,
+        sessions: [],
+        draining: false,
+      }),
     });
     expect(beat.status).toBe(200);
     // A token for one worker cannot report for another.
     const other = await fetch(`${service.url}${HEARTBEAT_PATH}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ worker_id: 'wkr_other', agent_name: service.config.livekit.agentName, capacity: 3, sessions: [], draining: false }),
+      body: JSON.stringify({
+        worker_id: 'wkr_other',
+        agent_name: service.config.livekit.agentName,
+        capacity: 3,
+        sessions: [],
+        draining: false,
+      }),
     });
     expect(other.status).toBe(401);
     const created = await fetch(`${service.url}/internal/admin/accounts`, {
@@ -132,7 +152,11 @@ describe("the console's routes open to anyone", () => {
   test('sign-in and sign-up read at most 16 KiB: a 35 MiB body is 413 unread, one of undeclared length 411', async () => {
     for (const path of ['/console/api/sign-in', '/console/api/sign-up']) {
       const oversized = await rawPost(path, {});
-      expect({ path, status: oversized.status, sent: oversized.bodySent }).toEqual({ path, status: 413, sent: SENT_BODY });
+      expect({ path, status: oversized.status, sent: oversized.bodySent }).toEqual({
+        path,
+        status: 413,
+        sent: SENT_BODY,
+      });
       const chunked = await rawPost(path, {}, null);
       expect({ path, status: chunked.status }).toEqual({ path, status: 411 });
     }

@@ -6,16 +6,16 @@
 // knows about it: the session's agent must stream its speech there over the agents' avatar
 // protocol and publish no voice of its own, while the service publishes on its behalf.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ParticipantKind, TrackKind, type RemoteParticipant } from '@livekit/rtc-node';
 import { join } from 'node:path';
+import { ParticipantKind, type RemoteParticipant, TrackKind } from '@livekit/rtc-node';
+import { AVATAR_SERVICE_DOWN_PIPELINE, AVATAR_SERVICE_PIPELINE } from '../../examples/avatar-service/agent-pipeline.ts';
+import { type AvatarService, type ReceivedSegment, startAvatarService } from '../../examples/avatar-service/service.ts';
 import { setProcessEnv } from '../support/environment.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
-import { AVATAR_SERVICE_DOWN_PIPELINE, AVATAR_SERVICE_PIPELINE } from '../../examples/avatar-service/agent-pipeline.ts';
-import { startAvatarService, type AvatarService, type ReceivedSegment } from '../../examples/avatar-service/service.ts';
 
 const fakes = sharedProviderFakes();
 const EXAMPLE = join(import.meta.dir, '..', '..', 'examples', 'avatar-service');
@@ -29,7 +29,10 @@ let restoreEnv = () => {};
 
 beforeAll(async () => {
   avatarService = startAvatarService();
-  restoreEnv = setProcessEnv({ AGENT_PIPELINE_MODULES: join(EXAMPLE, 'agent-pipeline.ts'), AVATAR_SERVICE_URL: avatarService.url });
+  restoreEnv = setProcessEnv({
+    AGENT_PIPELINE_MODULES: join(EXAMPLE, 'agent-pipeline.ts'),
+    AVATAR_SERVICE_URL: avatarService.url,
+  });
   service = await startTestService('pglite', {
     livekit: 'local',
     agent: true,
@@ -60,9 +63,18 @@ async function transcriptTurns(sessionId: string) {
 }
 
 async function createIdentity(pipelineId: string, marker: string): Promise<IdentityBody> {
-  const photo = file(new Uint8Array(await Bun.file(join(import.meta.dir, '../fixtures/astronaut.png')).arrayBuffer()), 'astronaut.png', 'image/png');
+  const photo = file(
+    new Uint8Array(await Bun.file(join(import.meta.dir, '../fixtures/astronaut.png')).arrayBuffer()),
+    'astronaut.png',
+    'image/png',
+  );
   const created = await account.call('POST', '/v1/identities', {
-    body: await identityForm({ image: photo, language: 'en', pipeline_id: pipelineId, prompt: `You are Ada. Marker: ${marker}.` }),
+    body: await identityForm({
+      image: photo,
+      language: 'en',
+      pipeline_id: pipelineId,
+      prompt: `You are Ada. Marker: ${marker}.`,
+    }),
   });
   expect(created.status).toBe(200);
   const identity = (await created.json()) as IdentityBody;
@@ -89,7 +101,11 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
     const microphone = await Microphone.publish(visitor.room);
     try {
       // The job asked the service to join this room, as its own identity, for the agent.
-      const serviceSession = await eventually(() => avatarService.sessions.find((s) => s.request.roomName === session.room_name), 20_000, 'the avatar service request');
+      const serviceSession = await eventually(
+        () => avatarService.sessions.find((s) => s.request.roomName === session.room_name),
+        20_000,
+        'the avatar service request',
+      );
       const { request } = serviceSession;
       expect(request.identity?.identity_id).toBe(identity.identity_id);
       expect(request.shape).toBe('portrait');
@@ -97,7 +113,11 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
       expect(request.avatarIdentity).not.toBe(request.agentIdentity);
 
       const participants = () => [...visitor.room.remoteParticipants.values()];
-      const agent = await eventually(() => participants().find((p) => p.identity === request.agentIdentity), 20_000, 'the agent');
+      const agent = await eventually(
+        () => participants().find((p) => p.identity === request.agentIdentity),
+        20_000,
+        'the agent',
+      );
       const avatar = await eventually(
         () => participants().find((p) => p.identity === request.avatarIdentity && p.trackPublications.size >= 2),
         20_000,
@@ -106,18 +126,27 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
       expect(agent.kind).toBe(ParticipantKind.AGENT);
       expect(avatar.kind).toBe(ParticipantKind.AGENT);
       expect(avatar.attributes['lk.publish_on_behalf']).toBe(agent.identity);
-      const kinds = (p: RemoteParticipant) => [...p.trackPublications.values()].map((t) => (t.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video')).sort();
+      const kinds = (p: RemoteParticipant) =>
+        [...p.trackPublications.values()].map((t) => (t.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video')).sort();
       expect(kinds(avatar)).toEqual(['audio', 'video']);
 
       // The greeting goes to the service as 48 kHz mono speech, the visitor hears it from the
       // service's track, and the service's playback_finished completes the agent's turn.
       const audioTrack = await eventually(
-        () => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO && [...avatar.trackPublications.values()].some((p) => p.sid === t.sid)),
+        () =>
+          visitor.tracks.find(
+            (t) =>
+              t.kind === TrackKind.KIND_AUDIO && [...avatar.trackPublications.values()].some((p) => p.sid === t.sid),
+          ),
         10_000,
         "the service's audio track",
       );
       const ears = new Listener(audioTrack);
-      const greeting = await eventually(() => serviceSession.segments.find((s) => s.finished), 20_000, 'the greeting to play out');
+      const greeting = await eventually(
+        () => serviceSession.segments.find((s) => s.finished),
+        20_000,
+        'the greeting to play out',
+      );
       expect(greeting.from).toBe(agent.identity);
       expect(greeting.attributes).toMatchObject({ sample_rate: '48000', num_channels: '1' });
       expect(greeting.finished).toEqual({ interrupted: false, playbackPosition: expect.any(Number) });
@@ -133,7 +162,11 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
       // An interruption: the agent clears the service's buffer, which reports the reply interrupted.
       fakes.deepgram.script({ transcript: QUESTION, language: 'en' }, { transcript: 'Stop, please.', language: 'en' });
       await microphone.say(await speech(QUESTION));
-      const reply = await eventually(() => serviceSession.segments.find((s) => s !== greeting && rms(s) > 0), 20_000, 'the long reply to reach the service');
+      const reply = await eventually(
+        () => serviceSession.segments.find((s) => s !== greeting && rms(s) > 0),
+        20_000,
+        'the long reply to reach the service',
+      );
       await Bun.sleep(1_500);
       expect(reply.finished).toBeUndefined(); // still playing
       await microphone.say(await speech('Stop, please. Stop.'));
@@ -150,7 +183,9 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
 
       // Never a track of the agent's own; billing started with the service's video.
       expect(agent.trackPublications.size).toBe(0);
-      const details = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { streaming_started_at: string | null };
+      const details = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
+        streaming_started_at: string | null;
+      };
       expect(details.streaming_started_at).not.toBeNull();
       ears.close();
     } finally {
@@ -159,7 +194,11 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
       await visitor.leave().catch(() => undefined);
     }
     // The job closes the service's session when it leaves.
-    await eventually(() => avatarService.sessions.every((s) => s.closed), 20_000, 'the avatar service session to close');
+    await eventually(
+      () => avatarService.sessions.every((s) => s.closed),
+      20_000,
+      'the avatar service session to close',
+    );
   }, 120_000);
 
   test('a service that cannot start leaves the session with the stand-in, drawn and published by the agent', async () => {

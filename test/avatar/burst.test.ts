@@ -10,10 +10,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind } from '@livekit/rtc-node';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
-import { createAstronaut, FrameLog, startSession } from './support.ts';
 import { jobProcesses } from '../support/processes.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { createAstronaut, FrameLog, startSession } from './support.ts';
 
 const SLOTS = 3;
 
@@ -39,7 +39,12 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
   /** Every slot free again, as the worker's heartbeats say, and a warm process for each. */
   const warm = async () => {
     await eventually(() => service.worker!.warmProcesses() >= SLOTS, 90_000, `${SLOTS} warm job processes`);
-    await eventually(async () => (await freeAgentSlots(service.services.database.db, service.config.livekit.agentName, 60)).free >= SLOTS, 30_000, 'every slot free');
+    await eventually(
+      async () =>
+        (await freeAgentSlots(service.services.database.db, service.config.livekit.agentName, 60)).free >= SLOTS,
+      30_000,
+      'every slot free',
+    );
     // ...and LiveKit sees it too (agents tell it their load every 2.5 s; a dispatch it got
     // while the worker still looked full would be lost and sent again 2 s later).
     await Bun.sleep(3_000);
@@ -50,7 +55,9 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
     const t0 = performance.now();
     const session = await startSession(account, { identity_id: identityId });
     let video: FrameLog | undefined;
-    const visitor = await joinAsVisitor(session, { onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && (video = new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && (video = new FrameLog(track))),
+    });
     await eventually(() => (video?.frames.length ?? 0) > 0, 20_000, 'the first avatar frame');
     const ms = video!.frames[0]!.at - t0;
     return {
@@ -75,7 +82,9 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
     expect(warmBefore).toHaveLength(SLOTS);
     const joined = await Promise.all(Array.from({ length: SLOTS }, () => firstFrameMs()));
     try {
-      console.log(`burst of ${SLOTS}: start call → first avatar frame ${joined.map((j) => Math.round(j.ms)).join(', ')} ms`);
+      console.log(
+        `burst of ${SLOTS}: start call → first avatar frame ${joined.map((j) => Math.round(j.ms)).join(', ')} ms`,
+      );
       // Every slot holds a job, each in one of the processes that were warm: none was started
       // for them, no spare one forked beside them, and none is while they run.
       expect(service.worker!.warmProcesses()).toBe(0);
@@ -89,7 +98,9 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
   test('sessions ended before their agent came cost nothing: the next visitor is not queued behind them', async () => {
     await warm();
     // As many sessions as the worker takes, started and ended at once, before any agent got going.
-    const abandoned = await Promise.all(Array.from({ length: SLOTS }, () => startSession(account, { identity_id: identityId })));
+    const abandoned = await Promise.all(
+      Array.from({ length: SLOTS }, () => startSession(account, { identity_id: identityId })),
+    );
     await Promise.all(abandoned.map((s) => account.call('POST', `/v1/sessions/${s.room_name}/end`)));
     // Their jobs were refused or never sent: the warm processes are all still there, the same ones.
     await Bun.sleep(1_000);

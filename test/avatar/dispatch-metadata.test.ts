@@ -2,7 +2,7 @@
 // back from the real LiveKit server): the identity's pipeline and its trained assets as URLs
 // the job can fetch, and the frame shape decided from form_factor and AVATAR_LANDSCAPE.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { parseDispatchMetadata, type ParsedDispatch } from '../../src/contract/index.ts';
+import { type ParsedDispatch, parseDispatchMetadata } from '../../src/contract/index.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { createAstronaut, startSession, storedTraining } from './support.ts';
 
@@ -18,7 +18,13 @@ beforeAll(async () => {
   const { url, apiKey, apiSecret } = service.services.livekit;
   portraitOnly = await startTestService('pglite', {
     livekit: 'local',
-    env: { CREDITS_ONBOARDING: '0', AVATAR_LANDSCAPE: 'false', LIVEKIT_URL: url, LIVEKIT_API_KEY: apiKey, LIVEKIT_API_SECRET: apiSecret },
+    env: {
+      CREDITS_ONBOARDING: '0',
+      AVATAR_LANDSCAPE: 'false',
+      LIVEKIT_URL: url,
+      LIVEKIT_API_KEY: apiKey,
+      LIVEKIT_API_SECRET: apiSecret,
+    },
   });
   portraitOnlyAccount = await portraitOnly.account({ credits: 10_000 });
 });
@@ -37,7 +43,10 @@ async function dispatched(on: TestService, roomName: string): Promise<ParsedDisp
 }
 
 async function shapeFor(on: TestService, who: TestAccount, identityId: string, formFactor?: string) {
-  const session = await startSession(who, { identity_id: identityId, ...(formFactor ? { form_factor: formFactor } : {}) });
+  const session = await startSession(who, {
+    identity_id: identityId,
+    ...(formFactor ? { form_factor: formFactor } : {}),
+  });
   const metadata = await dispatched(on, session.room_name);
   await who.call('POST', `/v1/sessions/${session.room_name}/end`);
   return metadata.avatar_shape;
@@ -55,7 +64,8 @@ describe('the dispatch metadata of an avatar session', () => {
       // Exactly what training listed, by the same names.
       expect(Object.keys(assets).sort()).toEqual(Object.keys(training.assets!).sort());
       for (const shape of ['portrait', 'landscape']) {
-        for (const name of [`${shape}.image`, `${shape}.rig`, `${shape}.texture.mouth`]) expect(assets[name]).toStartWith(`${service.config.assetsUrl}/`);
+        for (const name of [`${shape}.image`, `${shape}.rig`, `${shape}.texture.mouth`])
+          expect(assets[name]).toStartWith(`${service.config.assetsUrl}/`);
       }
       for (const [name, url] of Object.entries(assets)) {
         const response = await fetch(url);

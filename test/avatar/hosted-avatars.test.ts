@@ -6,18 +6,18 @@
 // "avatar" joins the room with the token the plugin handed over and publishes on the agent's
 // behalf, as the providers' servers do. A real LiveKit server, a real rtc-node visitor.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ParticipantKind, TrackKind } from '@livekit/rtc-node';
 import { join } from 'node:path';
+import { ParticipantKind, TrackKind } from '@livekit/rtc-node';
+import type { ReceivedSegment, ServiceSession } from '../../examples/avatar-service/service.ts';
 import { AVATAR_FRAME_SIZES } from '../../src/contract/index.ts';
 import { setProcessEnv } from '../support/environment.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
-import { ANAM_STOCK_AVATAR_ID, startFakeAnam, type FakeAnam } from '../support/fakes/anam.ts';
-import { BEY_AVATAR_ID, BEY_TRAINING_AVATAR_ID, startFakeBey, type FakeBey } from '../support/fakes/bey.ts';
-import { startFakeLemonSlice, type FakeLemonSlice } from '../support/fakes/lemonslice.ts';
+import { ANAM_STOCK_AVATAR_ID, type FakeAnam, startFakeAnam } from '../support/fakes/anam.ts';
+import { BEY_AVATAR_ID, BEY_TRAINING_AVATAR_ID, type FakeBey, startFakeBey } from '../support/fakes/bey.ts';
+import { type FakeLemonSlice, startFakeLemonSlice } from '../support/fakes/lemonslice.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
-import type { ReceivedSegment, ServiceSession } from '../../examples/avatar-service/service.ts';
 
 const fakes = sharedProviderFakes();
 let lemonslice: FakeLemonSlice;
@@ -32,7 +32,14 @@ beforeAll(async () => {
   anam = startFakeAnam();
   bey = startFakeBey();
   // The job processes read the keys from the environment they inherit.
-  const keys = { LEMONSLICE_API_KEY: lemonslice.apiKey, LEMONSLICE_API_URL: lemonslice.url, ANAM_API_KEY: anam.apiKey, ANAM_API_URL: anam.url, BEY_API_KEY: bey.apiKey, BEY_API_URL: bey.url };
+  const keys = {
+    LEMONSLICE_API_KEY: lemonslice.apiKey,
+    LEMONSLICE_API_URL: lemonslice.url,
+    ANAM_API_KEY: anam.apiKey,
+    ANAM_API_URL: anam.url,
+    BEY_API_KEY: bey.apiKey,
+    BEY_API_URL: bey.url,
+  };
   restoreEnv = setProcessEnv(keys);
   service = await startTestService('pglite', { livekit: 'local', agent: true, env: { ...fakes.env, ...keys } });
   account = await service.account({ credits: 100_000 });
@@ -49,10 +56,17 @@ afterAll(async () => {
 /** An asset link's path (its signature and expiry differ per file). */
 const pathOf = (url: string) => new URL(url).pathname;
 
-const astronaut = async () => file(new Uint8Array(await Bun.file(join(import.meta.dir, '../fixtures/astronaut.png')).arrayBuffer()), 'astronaut.png', 'image/png');
+const astronaut = async () =>
+  file(
+    new Uint8Array(await Bun.file(join(import.meta.dir, '../fixtures/astronaut.png')).arrayBuffer()),
+    'astronaut.png',
+    'image/png',
+  );
 
 async function create(fields: Record<string, string>): Promise<Response> {
-  return account.call('POST', '/v1/identities', { body: await identityForm({ image: await astronaut(), language: 'en', prompt: 'You are Ada.', ...fields }) });
+  return account.call('POST', '/v1/identities', {
+    body: await identityForm({ image: await astronaut(), language: 'en', prompt: 'You are Ada.', ...fields }),
+  });
 }
 
 async function created(fields: Record<string, string>): Promise<IdentityBody> {
@@ -62,7 +76,10 @@ async function created(fields: Record<string, string>): Promise<IdentityBody> {
 }
 
 async function start(identityId: string): Promise<StartedSession> {
-  const started = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identityId, form_factor: 'phone' }), headers: { 'content-type': 'application/json' } });
+  const started = await account.call('POST', '/v1/sessions/start', {
+    body: JSON.stringify({ identity_id: identityId, form_factor: 'phone' }),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(started.status).toBe(200);
   return (await started.json()) as StartedSession;
 }
@@ -70,14 +87,29 @@ async function start(identityId: string): Promise<StartedSession> {
 /** The provider's avatar in the visitor's room, publishing video and audio for the agent, which publishes nothing itself. */
 async function expectProviderAvatar(visitor: Visitor, avatarSession: ServiceSession): Promise<ReceivedSegment> {
   const participants = () => [...visitor.room.remoteParticipants.values()];
-  const agent = await eventually(() => participants().find((p) => p.identity === avatarSession.request.agentIdentity), 20_000, 'the agent');
-  const avatar = await eventually(() => participants().find((p) => p.identity === avatarSession.request.avatarIdentity && p.trackPublications.size >= 2), 20_000, 'the avatar with its tracks');
+  const agent = await eventually(
+    () => participants().find((p) => p.identity === avatarSession.request.agentIdentity),
+    20_000,
+    'the agent',
+  );
+  const avatar = await eventually(
+    () =>
+      participants().find((p) => p.identity === avatarSession.request.avatarIdentity && p.trackPublications.size >= 2),
+    20_000,
+    'the avatar with its tracks',
+  );
   expect(agent.kind).toBe(ParticipantKind.AGENT);
   expect(avatar.attributes['lk.publish_on_behalf']).toBe(agent.identity);
-  expect([...avatar.trackPublications.values()].map((t) => (t.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video')).sort()).toEqual(['audio', 'video']);
+  expect(
+    [...avatar.trackPublications.values()].map((t) => (t.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video')).sort(),
+  ).toEqual(['audio', 'video']);
   expect(agent.trackPublications.size).toBe(0);
   // The greeting went to the provider's avatar over the avatar protocol, and played out.
-  const greeting = await eventually(() => avatarSession.segments.find((s) => s.finished), 20_000, 'the greeting to play out');
+  const greeting = await eventually(
+    () => avatarSession.segments.find((s) => s.finished),
+    20_000,
+    'the greeting to play out',
+  );
   expect(greeting.from).toBe(agent.identity);
   expect(greeting.finished).toMatchObject({ interrupted: false });
   return greeting;
@@ -88,21 +120,39 @@ async function expectFallback(session: StartedSession, visitor: Visitor, pipelin
   await eventually(() => agent.trackPublications.size >= 2, 20_000, 'the agent’s tracks');
   expect([...agent.trackPublications.values()].map((p) => p.name).sort()).toEqual(['avatar', 'avatar_audio']);
   const fallback = { pipeline_id: pipelineId, fallback: 'builtin', reason: expect.stringContaining(provider) };
-  await eventually(async () => ((await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { avatar_fallback: unknown }).avatar_fallback, 15_000, 'the fallback in the session');
-  const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { avatar_fallback: unknown };
+  await eventually(
+    async () =>
+      ((await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { avatar_fallback: unknown })
+        .avatar_fallback,
+    15_000,
+    'the fallback in the session',
+  );
+  const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
+    avatar_fallback: unknown;
+  };
   expect(read.avatar_fallback).toEqual(fallback);
 }
 
 describe('provider avatars at create', () => {
   test('each is listed, as an avatar service of its provider', async () => {
-    const pipelines = (await (await account.call('GET', '/v1/pipelines')).json()) as Array<{ pipeline_id: string; renders: { kind: string; provider: string | null } }>;
+    const pipelines = (await (await account.call('GET', '/v1/pipelines')).json()) as Array<{
+      pipeline_id: string;
+      renders: { kind: string; provider: string | null };
+    }>;
     for (const provider of ['lemonslice', 'anam', 'bey']) {
-      expect(pipelines.find((p) => p.pipeline_id === provider)?.renders).toMatchObject({ kind: 'avatar_service', provider });
+      expect(pipelines.find((p) => p.pipeline_id === provider)?.renders).toMatchObject({
+        kind: 'avatar_service',
+        provider,
+      });
     }
   });
 
   test('an unknown, missing, untrained or misplaced provider_avatar_id is refused with the field named, and nothing is kept or charged', async () => {
-    const before = { identities: await service.count('identities'), ledger: await service.count('credit_ledger'), files: (await service.assetKeys()).length };
+    const before = {
+      identities: await service.count('identities'),
+      ledger: await service.count('credit_ledger'),
+      files: (await service.assetKeys()).length,
+    };
     const refusals: Array<[Record<string, string>, string]> = [
       [{ pipeline_id: 'anam', provider_avatar_id: 'no-such-avatar' }, 'unknown_provider_avatar'],
       [{ pipeline_id: 'bey', provider_avatar_id: 'no-such-avatar' }, 'unknown_provider_avatar'],
@@ -145,7 +195,11 @@ describe('LemonSlice', () => {
     const identity = await created({ pipeline_id: 'lemonslice' });
     expect(identity.provider_avatar_id).toBeNull();
     // Trained as the built-in face is (its fallback when LemonSlice fails): the rig is stored.
-    expect((await service.assetKeys()).some((key) => key.includes(identity.identity_id) && key.endsWith('portrait.rig.json'))).toBe(true);
+    expect(
+      (await service.assetKeys()).some(
+        (key) => key.includes(identity.identity_id) && key.endsWith('portrait.rig.json'),
+      ),
+    ).toBe(true);
     const session = await start(identity.identity_id);
     const visitor = await joinAsVisitor(session);
     try {
@@ -156,7 +210,11 @@ describe('LemonSlice', () => {
       expect(call.body.transport_type).toBe('livekit');
       expect(pathOf(call.body.agent_image_url!)).toBe(pathOf(identity.image).replace(/image\.\w+$/, 'render.png'));
       expect(call.imageFetched).toBe(true);
-      const avatarSession = await eventually(() => lemonslice.sessions.find((s) => s.request.roomName === session.room_name), 20_000, 'the avatar in the room');
+      const avatarSession = await eventually(
+        () => lemonslice.sessions.find((s) => s.request.roomName === session.room_name),
+        20_000,
+        'the avatar in the room',
+      );
       const greeting = await expectProviderAvatar(visitor, avatarSession);
       expect(greeting.attributes).toMatchObject({ sample_rate: '16000', num_channels: '1' });
     } finally {
@@ -172,9 +230,17 @@ describe('LemonSlice', () => {
     const visitor = await joinAsVisitor(session);
     try {
       await expectFallback(session, visitor, 'lemonslice', 'LemonSlice');
-      expect(pathOf(lemonslice.requests.at(-1)!.body.agent_image_url!)).toBe(pathOf(identity.image).replace(/image\.\w+$/, 'render.png'));
-      const ended = (await (await account.call('POST', `/v1/sessions/${session.room_name}/end`)).json()) as { metadata: { avatar_fallback: unknown } };
-      expect(ended.metadata.avatar_fallback).toEqual({ pipeline_id: 'lemonslice', fallback: 'builtin', reason: expect.stringContaining('LemonSlice') });
+      expect(pathOf(lemonslice.requests.at(-1)!.body.agent_image_url!)).toBe(
+        pathOf(identity.image).replace(/image\.\w+$/, 'render.png'),
+      );
+      const ended = (await (await account.call('POST', `/v1/sessions/${session.room_name}/end`)).json()) as {
+        metadata: { avatar_fallback: unknown };
+      };
+      expect(ended.metadata.avatar_fallback).toEqual({
+        pipeline_id: 'lemonslice',
+        fallback: 'builtin',
+        reason: expect.stringContaining('LemonSlice'),
+      });
     } finally {
       lemonslice.failWith = null;
       await account.call('POST', `/v1/sessions/${session.room_name}/end`);
@@ -193,19 +259,42 @@ describe('Anam', () => {
     expect(made.displayName).toBe(`Likeness ${identity.identity_id}`);
     expect([...made.image!.subarray(1, 4)]).toEqual([...Buffer.from('PNG')]);
     // Trained as the built-in face too: the fallback when Anam fails.
-    expect((await service.assetKeys()).some((key) => key.includes(identity.identity_id) && key.endsWith('portrait.rig.json'))).toBe(true);
+    expect(
+      (await service.assetKeys()).some(
+        (key) => key.includes(identity.identity_id) && key.endsWith('portrait.rig.json'),
+      ),
+    ).toBe(true);
 
     const session = await start(identity.identity_id);
     const visitor = await joinAsVisitor(session);
     try {
       // The plugin asked for a session token with the identity's avatar, the job's LiveKit
       // credentials and our portrait frame size, then started the engine with that token.
-      const tokenCall = await eventually(() => anam.calls.find((c) => c.path === '/v1/auth/session-token' && (c.body?.personaConfig as { avatarId?: string })?.avatarId === madeId), 20_000, 'the session token call');
+      const tokenCall = await eventually(
+        () =>
+          anam.calls.find(
+            (c) =>
+              c.path === '/v1/auth/session-token' &&
+              (c.body?.personaConfig as { avatarId?: string })?.avatarId === madeId,
+          ),
+        20_000,
+        'the session token call',
+      );
       expect(tokenCall.authorization).toBe(`Bearer ${anam.apiKey}`);
-      expect(tokenCall.body?.environment).toMatchObject({ livekitUrl: expect.stringMatching(/^wss?:/), livekitToken: expect.any(String) });
+      expect(tokenCall.body?.environment).toMatchObject({
+        livekitUrl: expect.stringMatching(/^wss?:/),
+        livekitToken: expect.any(String),
+      });
       // A phone session is portrait: Anam renders at our portrait frame size.
-      expect(tokenCall.body?.sessionOptions).toEqual({ videoWidth: AVATAR_FRAME_SIZES.portrait.width, videoHeight: AVATAR_FRAME_SIZES.portrait.height });
-      const avatarSession = await eventually(() => anam.sessions.find((s) => s.request.roomName === session.room_name), 20_000, 'Anam’s avatar in the room');
+      expect(tokenCall.body?.sessionOptions).toEqual({
+        videoWidth: AVATAR_FRAME_SIZES.portrait.width,
+        videoHeight: AVATAR_FRAME_SIZES.portrait.height,
+      });
+      const avatarSession = await eventually(
+        () => anam.sessions.find((s) => s.request.roomName === session.room_name),
+        20_000,
+        'Anam’s avatar in the room',
+      );
       await expectProviderAvatar(visitor, avatarSession);
     } finally {
       await account.call('POST', `/v1/sessions/${session.room_name}/end`);
@@ -217,10 +306,16 @@ describe('Anam', () => {
     for (const field of ['name', 'language']) form.delete(field);
     const retrain = await account.call('PATCH', `/v1/identities/${identity.identity_id}`, { body: form });
     expect(retrain.status).toBe(202);
-    const retrained = await eventually(async () => {
-      const read = (await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as IdentityBody;
-      return read.status === 'ready' && read.provider_avatar_id !== madeId ? read : undefined;
-    }, 30_000, 'the retrain');
+    const retrained = await eventually(
+      async () => {
+        const read = (await (
+          await account.call('GET', `/v1/identities/${identity.identity_id}`)
+        ).json()) as IdentityBody;
+        return read.status === 'ready' && read.provider_avatar_id !== madeId ? read : undefined;
+      },
+      30_000,
+      'the retrain',
+    );
     expect(retrained.detail).toBeNull();
     expect(anam.avatars.has(retrained.provider_avatar_id!)).toBe(true);
     // Released once the new training is in place (right after the status turns ready).
@@ -261,10 +356,24 @@ describe('Beyond Presence', () => {
     const session = await start(identity.identity_id);
     const visitor = await joinAsVisitor(session);
     try {
-      const call = await eventually(() => bey.requests.find((r) => r.body.livekit_token && JSON.parse(Buffer.from(r.body.livekit_token.split('.')[1]!, 'base64url').toString()).video?.room === session.room_name), 20_000, 'the Bey API call');
+      const call = await eventually(
+        () =>
+          bey.requests.find(
+            (r) =>
+              r.body.livekit_token &&
+              JSON.parse(Buffer.from(r.body.livekit_token.split('.')[1]!, 'base64url').toString()).video?.room ===
+                session.room_name,
+          ),
+        20_000,
+        'the Bey API call',
+      );
       expect(call.apiKey).toBe(bey.apiKey);
       expect(call.body.avatar_id).toBe(BEY_AVATAR_ID);
-      const avatarSession = await eventually(() => bey.sessions.find((s) => s.request.roomName === session.room_name), 20_000, 'Bey’s avatar in the room');
+      const avatarSession = await eventually(
+        () => bey.sessions.find((s) => s.request.roomName === session.room_name),
+        20_000,
+        'Bey’s avatar in the room',
+      );
       await expectProviderAvatar(visitor, avatarSession);
     } finally {
       await account.call('POST', `/v1/sessions/${session.room_name}/end`);

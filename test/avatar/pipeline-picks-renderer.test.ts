@@ -2,17 +2,17 @@
 // stand-in covers sessions without an identity, identities trained before the talking head
 // (no rig among their assets) and pipeline ids this worker does not know.
 import { describe, expect, test } from 'bun:test';
-import { avatarFrameSize, type DispatchIdentity } from '../../src/contract/index.ts';
 import { TalkingHeadRenderer } from '../../agent/pipelines/builtin/index.ts';
 import {
-  chooseAvatar,
-  fallbackRenderer,
-  registerAvatarPipeline,
   type AvatarRenderer,
   type AvatarServicePipeline,
+  chooseAvatar,
+  fallbackRenderer,
   type RendererPipeline,
+  registerAvatarPipeline,
 } from '../../agent/pipelines/index.ts';
 import { StandinRenderer } from '../../agent/pipelines/standin/index.ts';
+import { avatarFrameSize, type DispatchIdentity } from '../../src/contract/index.ts';
 
 const identity = (fields: Partial<DispatchIdentity> = {}): DispatchIdentity => ({
   identity_id: 'idn_choice',
@@ -41,10 +41,16 @@ async function rendererFor(options: Parameters<typeof chooseAvatar>[0]): Promise
 
 describe('choosing the avatar', () => {
   test('the built-in pipeline draws the talking head from its trained assets, at the shape asked', async () => {
-    const renderer = await rendererFor({ identity: identity({ pipeline_id: 'builtin', assets: trainedAssets('portrait') }), size: portrait });
+    const renderer = await rendererFor({
+      identity: identity({ pipeline_id: 'builtin', assets: trainedAssets('portrait') }),
+      size: portrait,
+    });
     expect(renderer).toBeInstanceOf(TalkingHeadRenderer);
     expect(renderer.size).toEqual({ width: 540, height: 960 });
-    const wide = await rendererFor({ identity: identity({ assets: { ...trainedAssets('portrait'), ...trainedAssets('landscape') } }), size: landscape });
+    const wide = await rendererFor({
+      identity: identity({ assets: { ...trainedAssets('portrait'), ...trainedAssets('landscape') } }),
+      size: landscape,
+    });
     expect(wide).toBeInstanceOf(TalkingHeadRenderer);
     expect(wide.size).toEqual({ width: 960, height: 540 });
   });
@@ -52,13 +58,21 @@ describe('choosing the avatar', () => {
   test('the stand-in: no identity, an identity trained before the talking head, or without this shape’s assets', async () => {
     expect(await rendererFor({ identity: null, size: portrait })).toBeInstanceOf(StandinRenderer);
     expect(await rendererFor({ identity: identity(), size: portrait })).toBeInstanceOf(StandinRenderer);
-    expect(await rendererFor({ identity: identity({ pipeline_id: 'builtin', assets: {} }), size: portrait })).toBeInstanceOf(StandinRenderer);
-    expect(await rendererFor({ identity: identity({ assets: trainedAssets('portrait') }), size: landscape })).toBeInstanceOf(StandinRenderer);
+    expect(
+      await rendererFor({ identity: identity({ pipeline_id: 'builtin', assets: {} }), size: portrait }),
+    ).toBeInstanceOf(StandinRenderer);
+    expect(
+      await rendererFor({ identity: identity({ assets: trainedAssets('portrait') }), size: landscape }),
+    ).toBeInstanceOf(StandinRenderer);
   });
 
   test('an unknown pipeline id gets the stand-in, and says so', async () => {
     const warnings: string[] = [];
-    const renderer = await rendererFor({ identity: identity({ pipeline_id: 'nowhere', assets: trainedAssets('portrait') }), size: portrait, logger: { warn: (m) => warnings.push(m) } });
+    const renderer = await rendererFor({
+      identity: identity({ pipeline_id: 'nowhere', assets: trainedAssets('portrait') }),
+      size: portrait,
+      logger: { warn: (m) => warnings.push(m) },
+    });
     expect(renderer).toBeInstanceOf(StandinRenderer);
     expect(warnings.join('\n')).toContain('nowhere');
   });
@@ -74,18 +88,32 @@ describe('choosing the avatar', () => {
         return renderer;
       },
     };
-    const hosted: AvatarServicePipeline = { kind: 'service', id: 'test-hosted', start: async () => ({ close: async () => {} }) };
+    const hosted: AvatarServicePipeline = {
+      kind: 'service',
+      id: 'test-hosted',
+      start: async () => ({ close: async () => {} }),
+    };
     registerAvatarPipeline(gpu);
     registerAvatarPipeline(hosted);
     const renderer = await rendererFor({ identity: identity({ pipeline_id: 'test-gpu' }), size: portrait });
     expect(drawn).toEqual([renderer]);
-    expect(await chooseAvatar({ identity: identity({ pipeline_id: 'test-hosted' }), size: portrait })).toEqual({ kind: 'service', pipeline: hosted });
+    expect(await chooseAvatar({ identity: identity({ pipeline_id: 'test-hosted' }), size: portrait })).toEqual({
+      kind: 'service',
+      pipeline: hosted,
+    });
   });
 
   test('when an avatar service fails, the built-in face stands in if the identity was trained for it, else the stand-in', () => {
     // Hosted pipelines (lemonslice) train the built-in face too: their identities carry its assets.
-    expect(fallbackRenderer({ identity: identity({ pipeline_id: 'lemonslice', assets: trainedAssets('portrait') }), size: portrait })).toBeInstanceOf(TalkingHeadRenderer);
-    expect(fallbackRenderer({ identity: identity({ pipeline_id: 'example-avatar-service' }), size: portrait })).toBeInstanceOf(StandinRenderer);
+    expect(
+      fallbackRenderer({
+        identity: identity({ pipeline_id: 'lemonslice', assets: trainedAssets('portrait') }),
+        size: portrait,
+      }),
+    ).toBeInstanceOf(TalkingHeadRenderer);
+    expect(
+      fallbackRenderer({ identity: identity({ pipeline_id: 'example-avatar-service' }), size: portrait }),
+    ).toBeInstanceOf(StandinRenderer);
     expect(fallbackRenderer({ identity: null, size: portrait })).toBeInstanceOf(StandinRenderer);
   });
 });

@@ -2,34 +2,52 @@
 // the frames that visitor receives (with the mouth region measured), and where the mouth is
 // (from the identity's own rig, as training stored it).
 import { expect } from 'bun:test';
-import { VideoBufferType, VideoStream, type RemoteTrack } from '@livekit/rtc-node';
-import { eq } from 'drizzle-orm';
 import { join } from 'node:path';
-import { toImage, type FaceRig } from '../../src/contract/face-rig.ts';
+import { type RemoteTrack, VideoBufferType, VideoStream } from '@livekit/rtc-node';
+import { eq } from 'drizzle-orm';
+import { type FaceRig, toImage } from '../../src/contract/face-rig.ts';
 import { identities } from '../../src/identities/schema.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
 import type { StartedSession } from '../support/visitor.ts';
 
 export async function astronautPhoto(): Promise<File> {
-  return file(new Uint8Array(await Bun.file(join(import.meta.dir, '../fixtures/astronaut.png')).arrayBuffer()), 'astronaut.png', 'image/png');
+  return file(
+    new Uint8Array(await Bun.file(join(import.meta.dir, '../fixtures/astronaut.png')).arrayBuffer()),
+    'astronaut.png',
+    'image/png',
+  );
 }
 
 /** An identity trained from NASA's astronaut portrait (a real face). */
-export async function createAstronaut(account: TestAccount, fields: Record<string, string> = {}): Promise<IdentityBody> {
-  const response = await account.call('POST', '/v1/identities', { body: await identityForm({ image: await astronautPhoto(), language: 'en', ...fields }) });
+export async function createAstronaut(
+  account: TestAccount,
+  fields: Record<string, string> = {},
+): Promise<IdentityBody> {
+  const response = await account.call('POST', '/v1/identities', {
+    body: await identityForm({ image: await astronautPhoto(), language: 'en', ...fields }),
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as IdentityBody;
 }
 
 /** The training the identity's row holds (its `assets` are asset keys). */
-export async function storedTraining(service: TestService, identityId: string): Promise<{ version?: number; assets?: Record<string, string> }> {
-  const [row] = await service.services.database.db.select({ training: identities.training }).from(identities).where(eq(identities.id, identityId));
+export async function storedTraining(
+  service: TestService,
+  identityId: string,
+): Promise<{ version?: number; assets?: Record<string, string> }> {
+  const [row] = await service.services.database.db
+    .select({ training: identities.training })
+    .from(identities)
+    .where(eq(identities.id, identityId));
   return (row?.training ?? {}) as { version?: number; assets?: Record<string, string> };
 }
 
 export async function startSession(account: TestAccount, body: Record<string, unknown>): Promise<StartedSession> {
-  const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const response = await account.call('POST', '/v1/sessions/start', {
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as StartedSession;
 }

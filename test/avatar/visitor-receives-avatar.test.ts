@@ -4,13 +4,22 @@
 // factor asks for, at 25 fps; no raw voice track; billing from the first frame; and a mouth
 // that moves with the speech and closes when the visitor interrupts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind, type RemoteParticipant } from '@livekit/rtc-node';
+import { type RemoteParticipant, TrackKind } from '@livekit/rtc-node';
 import type { FaceRig } from '../../src/contract/face-rig.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type Visitor } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
-import { createAstronaut, FrameLog, mouthBox, mouthChange, startSession, storedTraining, type Box, type ReceivedFrame } from './support.ts';
+import {
+  type Box,
+  createAstronaut,
+  FrameLog,
+  mouthBox,
+  mouthChange,
+  type ReceivedFrame,
+  startSession,
+  storedTraining,
+} from './support.ts';
 
 const fakes = sharedProviderFakes();
 const QUESTION = 'What is the weather like in Paris today?';
@@ -35,12 +44,23 @@ let portraitOnly: TestService;
 let portraitOnlyAccount: TestAccount;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', { livekit: 'local', agent: true, env: { ...fakes.env, CREDITS_ONBOARDING: '0' } });
+  service = await startTestService('pglite', {
+    livekit: 'local',
+    agent: true,
+    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
+  });
   account = await service.account({ credits: 10_000 });
   const { url, apiKey, apiSecret } = service.services.livekit;
   portraitOnly = await startTestService('pglite', {
     livekit: 'local',
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0', AVATAR_LANDSCAPE: 'false', LIVEKIT_URL: url, LIVEKIT_API_KEY: apiKey, LIVEKIT_API_SECRET: apiSecret },
+    env: {
+      ...fakes.env,
+      CREDITS_ONBOARDING: '0',
+      AVATAR_LANDSCAPE: 'false',
+      LIVEKIT_URL: url,
+      LIVEKIT_API_KEY: apiKey,
+      LIVEKIT_API_SECRET: apiSecret,
+    },
   });
   portraitOnlyAccount = await portraitOnly.account({ credits: 10_000 });
   fakes.openai.respond((request) => (request.userTexts.at(-1) === QUESTION ? LONG_REPLY : 'All right.'));
@@ -62,14 +82,26 @@ interface Watched {
 }
 
 /** Starts a session on `on`, joins it as the visitor and watches the avatar's tracks. */
-async function watch(on: { service: TestService; account: TestAccount }, body: Record<string, unknown>, mouth?: { box: Box; width: number; height: number }): Promise<Watched> {
+async function watch(
+  on: { service: TestService; account: TestAccount },
+  body: Record<string, unknown>,
+  mouth?: { box: Box; width: number; height: number },
+): Promise<Watched> {
   const startedAt = Date.now();
   const session = await startSession(on.account, body);
   const visitor = await joinAsVisitor(session);
   const microphone = await Microphone.publish(visitor.room);
   const agent = await eventually(() => visitor.agent(), 20_000, 'the agent');
-  const videoTrack = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 20_000, 'the avatar video');
-  const audioTrack = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 20_000, 'the avatar audio');
+  const videoTrack = await eventually(
+    () => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO),
+    20_000,
+    'the avatar video',
+  );
+  const audioTrack = await eventually(
+    () => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO),
+    20_000,
+    'the avatar audio',
+  );
   const video = new FrameLog(videoTrack, mouth);
   const ears = new Listener(audioTrack);
   return {
@@ -98,15 +130,24 @@ async function watch(on: { service: TestService; account: TestAccount }, body: R
 async function fpsWindow(video: FrameLog): Promise<ReceivedFrame[]> {
   const first = await eventually(() => video.frames[0], 20_000, 'the first frame');
   const from = first.at + WINDOW_DELAY_MS;
-  await eventually(() => video.frames.at(-1)!.at >= from + FPS_WINDOW_MS, WINDOW_DELAY_MS + FPS_WINDOW_MS + 10_000, `${FPS_WINDOW_MS} ms of frames`);
+  await eventually(
+    () => video.frames.at(-1)!.at >= from + FPS_WINDOW_MS,
+    WINDOW_DELAY_MS + FPS_WINDOW_MS + 10_000,
+    `${FPS_WINDOW_MS} ms of frames`,
+  );
   return video.between(from, from + FPS_WINDOW_MS);
 }
 
 function expectAvatarTracks(watched: Watched): void {
   // Exactly one audio and one video track, both the avatar's: no raw agent voice track.
-  const published = [...watched.agent.trackPublications.values()].map((p) => `${p.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video'}:${p.name}`).sort();
+  const published = [...watched.agent.trackPublications.values()]
+    .map((p) => `${p.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video'}:${p.name}`)
+    .sort();
   expect(published).toEqual(['audio:avatar_audio', 'video:avatar']);
-  expect(watched.visitor.tracks.map((t) => (t.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video')).sort()).toEqual(['audio', 'video']);
+  expect(watched.visitor.tracks.map((t) => (t.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video')).sort()).toEqual([
+    'audio',
+    'video',
+  ]);
 }
 
 async function rigOf(identityId: string, shape: 'portrait' | 'landscape'): Promise<FaceRig> {
@@ -128,7 +169,11 @@ describe('the avatar as the visitor receives it', () => {
     const identity = await createAstronaut(account, { prompt: 'You are Ada. Marker: e2e-phone.' });
     const rig = await rigOf(identity.identity_id, 'portrait');
     const box = mouthBox(rig);
-    const watched = await watch({ service, account }, { identity_id: identity.identity_id, form_factor: 'phone' }, { box, width: 540, height: 960 });
+    const watched = await watch(
+      { service, account },
+      { identity_id: identity.identity_id, form_factor: 'phone' },
+      { box, width: 540, height: 960 },
+    );
     try {
       const frames = await fpsWindow(watched.video);
       expectAvatarTracks(watched);
@@ -136,7 +181,9 @@ describe('the avatar as the visitor receives it', () => {
       console.log(`phone: ${frames.length} frames in ${FPS_WINDOW_MS} ms at the visitor`);
 
       // Billing started with the avatar's first frame: after the start call, before the visitor saw it.
-      const details = (await (await account.call('GET', `/v1/sessions/${watched.roomName}`)).json()) as { streaming_started_at: string | null };
+      const details = (await (await account.call('GET', `/v1/sessions/${watched.roomName}`)).json()) as {
+        streaming_started_at: string | null;
+      };
       const firstFrameEpoch = performance.timeOrigin + watched.video.frames[0]!.at;
       expect(details.streaming_started_at).not.toBeNull();
       const streamingAt = Date.parse(details.streaming_started_at!);
@@ -144,18 +191,25 @@ describe('the avatar as the visitor receives it', () => {
       expect(streamingAt).toBeLessThanOrEqual(firstFrameEpoch + 5);
 
       // The greeting moves the mouth; silence leaves it as it was.
-      await eventually(() => watched.ears.silenceAfter(watched.ears.soundAfter(0, LOUD) ?? Infinity, 600), 30_000, 'the greeting to end');
+      await eventually(
+        () => watched.ears.silenceAfter(watched.ears.soundAfter(0, LOUD) ?? Infinity, 600),
+        30_000,
+        'the greeting to end',
+      );
       const measured = watched.video.frames.filter((f) => f.mouth);
       const silent = measured.filter((f) => silentAround(watched.ears, f.at, 300));
       const speaking = measured.filter((f) => loudAround(watched.ears, f.at, 60));
       expect(silent.length).toBeGreaterThan(10);
       expect(speaking.length).toBeGreaterThan(10);
       const reference = silent[0]!.mouth!;
-      const change = (fs: ReceivedFrame[]) => fs.map((f) => mouthChange(f.mouth!, reference, box)).sort((a, b) => a - b);
+      const change = (fs: ReceivedFrame[]) =>
+        fs.map((f) => mouthChange(f.mouth!, reference, box)).sort((a, b) => a - b);
       const idle = change(silent);
       const moving = change(speaking);
       const p = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
-      console.log(`mouth change: silent p50 ${p(idle, 0.5).toFixed(2)} p95 ${p(idle, 0.95).toFixed(2)}; speaking p50 ${p(moving, 0.5).toFixed(2)} p90 ${p(moving, 0.9).toFixed(2)}`);
+      console.log(
+        `mouth change: silent p50 ${p(idle, 0.5).toFixed(2)} p95 ${p(idle, 0.95).toFixed(2)}; speaking p50 ${p(moving, 0.5).toFixed(2)} p90 ${p(moving, 0.9).toFixed(2)}`,
+      );
       expect(p(moving, 0.5)).toBeGreaterThan(2 * p(idle, 0.95));
       expect(frames.length).toBeGreaterThanOrEqual((MIN_FPS * FPS_WINDOW_MS) / 1000);
     } finally {
@@ -179,7 +233,10 @@ describe('the avatar as the visitor receives it', () => {
 
   test(`desktop where landscape video is disabled (AVATAR_LANDSCAPE=false): portrait 540×960 at ≥ ${MIN_FPS} fps`, async () => {
     const identity = await createAstronaut(portraitOnlyAccount, { prompt: 'You are Ada. Marker: e2e-portrait-only.' });
-    const watched = await watch({ service: portraitOnly, account: portraitOnlyAccount }, { identity_id: identity.identity_id, form_factor: 'desktop' });
+    const watched = await watch(
+      { service: portraitOnly, account: portraitOnlyAccount },
+      { identity_id: identity.identity_id, form_factor: 'desktop' },
+    );
     try {
       const frames = await fpsWindow(watched.video);
       expectAvatarTracks(watched);
@@ -194,7 +251,11 @@ describe('the avatar as the visitor receives it', () => {
   test('an interruption closes the mouth within a frame or two of the agent yielding', async () => {
     const identity = await createAstronaut(account, { prompt: 'You are Ada. Marker: e2e-interrupt.' });
     const box = mouthBox(await rigOf(identity.identity_id, 'portrait'));
-    const watched = await watch({ service, account }, { identity_id: identity.identity_id, form_factor: 'phone' }, { box, width: 540, height: 960 });
+    const watched = await watch(
+      { service, account },
+      { identity_id: identity.identity_id, form_factor: 'phone' },
+      { box, width: 540, height: 960 },
+    );
     try {
       const { ears, microphone, video } = watched;
       const greeting = await eventually(() => ears.soundAfter(0, LOUD), 30_000, 'the greeting');
@@ -206,12 +267,16 @@ describe('the avatar as the visitor receives it', () => {
       await Bun.sleep(2_000);
       expect(ears.silenceAfter(replyStarted, 400)).toBeUndefined(); // still talking
       const interruption = await microphone.say(await speech('Stop, please. Stop.'));
-      const turn = await eventually(async () => {
-        const body = (await (await account.call('GET', `/v1/sessions/${watched.roomName}/transcript`)).json()) as {
-          turns: { role: string; interrupted: boolean; ended_at: string }[];
-        };
-        return body.turns.find((t) => t.role === 'agent' && t.interrupted);
-      }, 10_000, 'the interrupted turn');
+      const turn = await eventually(
+        async () => {
+          const body = (await (await account.call('GET', `/v1/sessions/${watched.roomName}/transcript`)).json()) as {
+            turns: { role: string; interrupted: boolean; ended_at: string }[];
+          };
+          return body.turns.find((t) => t.role === 'agent' && t.interrupted);
+        },
+        10_000,
+        'the interrupted turn',
+      );
       // The job stamps the turn as it yields (clears the avatar's speech).
       const yieldedAt = Date.parse(turn.ended_at) - performance.timeOrigin;
       expect(yieldedAt).toBeGreaterThan(interruption.startedAt);
@@ -226,7 +291,9 @@ describe('the avatar as the visitor receives it', () => {
       // Closed: the level of the silent frames before the question (idle head motion only).
       const idle = sorted(measured.filter((f) => f.at < asked.startedAt && silentAround(ears, f.at, 300)));
       // Open: the reply while it played, before the visitor started the interruption.
-      const speaking = sorted(measured.filter((f) => f.at > replyStarted && f.at < interruption.startedAt && loudAround(ears, f.at, 60)));
+      const speaking = sorted(
+        measured.filter((f) => f.at > replyStarted && f.at < interruption.startedAt && loudAround(ears, f.at, 60)),
+      );
       expect(idle.length).toBeGreaterThan(10);
       expect(speaking.length).toBeGreaterThan(20);
       const closedLevel = at(idle, 0.95);
@@ -240,7 +307,9 @@ describe('the avatar as the visitor receives it', () => {
       const lastOpen = after.findLastIndex((f) => change(f) >= threshold);
       console.log(
         `interruption: closed level ${closedLevel.toFixed(1)}, speaking p50 ${at(speaking, 0.5).toFixed(1)}; ` +
-          (lastOpen >= 0 ? `last open frame: #${lastOpen} after the yield, ${Math.round(after[lastOpen]!.at - yieldedAt)} ms` : 'no open frame after the yield') +
+          (lastOpen >= 0
+            ? `last open frame: #${lastOpen} after the yield, ${Math.round(after[lastOpen]!.at - yieldedAt)} ms`
+            : 'no open frame after the yield') +
           ` (${after.length} frames in the second after it)`,
       );
       expect(after.length).toBeGreaterThan(15);

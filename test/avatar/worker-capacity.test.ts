@@ -19,7 +19,10 @@ describe('avatar settings', () => {
 
   test('AGENT_PIPELINE_MODULES: a comma-separated list, none by default', () => {
     expect(loadAgentSettings({}).pipelineModules).toEqual([]);
-    expect(loadAgentSettings({ AGENT_PIPELINE_MODULES: ' ./a.ts, @acme/avatar ,' }).pipelineModules).toEqual(['./a.ts', '@acme/avatar']);
+    expect(loadAgentSettings({ AGENT_PIPELINE_MODULES: ' ./a.ts, @acme/avatar ,' }).pipelineModules).toEqual([
+      './a.ts',
+      '@acme/avatar',
+    ]);
   });
 
   test('AVATAR_LANDSCAPE: on by default; true/false (1/0, yes/no, on/off) when set', () => {
@@ -43,7 +46,11 @@ describe('a worker at capacity (AGENT_MAX_JOBS=1), admission off', () => {
     // The worker reads it from the environment, as `likeness serve` does.
     process.env.AGENT_MAX_JOBS = '1';
     // A session without an agent is given up on after 15 s (60 by default).
-    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { SESSION_AGENT_TIMEOUT_SECONDS: '15', SESSION_ADMISSION: 'off' } });
+    service = await startTestService('pglite', {
+      livekit: 'local',
+      agent: true,
+      env: { SESSION_AGENT_TIMEOUT_SECONDS: '15', SESSION_ADMISSION: 'off' },
+    });
     account = await service.account();
   });
   afterAll(async () => {
@@ -69,11 +76,25 @@ describe('a worker at capacity (AGENT_MAX_JOBS=1), admission off', () => {
       const reason = await Promise.race([visitors[1]!.disconnected, Bun.sleep(30_000).then(() => 'still connected')]);
       expect(reason).not.toBe('still connected');
       expect(Date.now() - startedAt).toBeGreaterThanOrEqual(15_000);
-      expect(visitors[1]!.notices).toContainEqual({ topic: 'likeness.notice', payload: { type: 'agent_unavailable', session_id: second.room_name } });
-      const ended = (await (await account.call('GET', `/v1/sessions/${second.room_name}`)).json()) as Record<string, unknown>;
-      expect(ended).toMatchObject({ status: 'ended', end_reason: 'agent_unavailable', billed_minutes: 0, credits_charged: 0 });
+      expect(visitors[1]!.notices).toContainEqual({
+        topic: 'likeness.notice',
+        payload: { type: 'agent_unavailable', session_id: second.room_name },
+      });
+      const ended = (await (await account.call('GET', `/v1/sessions/${second.room_name}`)).json()) as Record<
+        string,
+        unknown
+      >;
+      expect(ended).toMatchObject({
+        status: 'ended',
+        end_reason: 'agent_unavailable',
+        billed_minutes: 0,
+        credits_charged: 0,
+      });
       // The first session, whose agent came, goes on.
-      const running = (await (await account.call('GET', `/v1/sessions/${first.room_name}`)).json()) as Record<string, unknown>;
+      const running = (await (await account.call('GET', `/v1/sessions/${first.room_name}`)).json()) as Record<
+        string,
+        unknown
+      >;
       expect(running.status).toBe('running');
       await account.call('POST', `/v1/sessions/${first.room_name}/end`);
     } finally {

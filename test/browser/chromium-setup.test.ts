@@ -24,7 +24,9 @@ describe('headless Chromium', () => {
       },
     });
     // No pause after the phrase: its first second, where the analysis looks, is speech.
-    browser = await launchBrowser({ audioFile: await speechWav('hello from the fake microphone', { pauseSeconds: 0 }) });
+    browser = await launchBrowser({
+      audioFile: await speechWav('hello from the fake microphone', { pauseSeconds: 0 }),
+    });
   });
 
   afterAll(async () => {
@@ -133,7 +135,16 @@ describe('headless Chromium', () => {
       await page.goto(`${origin}/cookie`);
       expect(await page.textContent('body')).toBe('x=1');
       expect(await context.cookies(origin)).toEqual([
-        { name: 'x', value: '1', domain: host, path: '/', expires: -1, httpOnly: true, secure: true, sameSite: 'Strict' },
+        {
+          name: 'x',
+          value: '1',
+          domain: host,
+          path: '/',
+          expires: -1,
+          httpOnly: true,
+          secure: true,
+          sameSite: 'Strict',
+        },
       ]);
       await close();
     });

@@ -15,8 +15,17 @@ async function likeness(env: Record<string, string>, ...args: string[]) {
 
 async function likenessWithInput(env: Record<string, string>, input: string | undefined, ...args: string[]) {
   const stdin = input === undefined ? 'ignore' : new Blob([input]);
-  const child = Bun.spawn(['bun', CLI, ...args], { env: { ...process.env, ...env }, stdin, stdout: 'pipe', stderr: 'pipe' });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  const child = Bun.spawn(['bun', CLI, ...args], {
+    env: { ...process.env, ...env },
+    stdin,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
   return { code, stdout, stderr, json: () => JSON.parse(stdout.trim()) };
 }
 
@@ -29,28 +38,62 @@ async function exercise(env: Record<string, string>, baseUrl?: string) {
   expect(account.account_id).toMatch(/^acc_/);
   expect(account.api_key).toMatch(/^lk_[0-9A-Za-z]{43}$/);
 
-  expect((await likeness(env, 'credits', 'balance', '--account', account.account_id)).json()).toEqual({ account_id: account.account_id, balance: 75 });
+  expect((await likeness(env, 'credits', 'balance', '--account', account.account_id)).json()).toEqual({
+    account_id: account.account_id,
+    balance: 75,
+  });
   expect((await likeness(env, 'credits', 'grant', '--account', account.account_id, '--amount', '25')).json()).toEqual({
     account_id: account.account_id,
     balance: 100,
   });
 
   // An account's own limits: set some, read them back with the service's for the rest, reset.
-  const limited = (await likeness(env, 'limits', 'set', '--account', account.account_id, '--concurrent-sessions', '4', '--identity-creates-per-hour', '0')).json();
-  expect(limited).toMatchObject({ account_id: account.account_id, own: { concurrent_sessions: 4, identity_creates_per_hour: 0 }, limits: { concurrent_sessions: 4, identity_creates_per_hour: 0, session_starts_per_minute: 20 } });
+  const limited = (
+    await likeness(
+      env,
+      'limits',
+      'set',
+      '--account',
+      account.account_id,
+      '--concurrent-sessions',
+      '4',
+      '--identity-creates-per-hour',
+      '0',
+    )
+  ).json();
+  expect(limited).toMatchObject({
+    account_id: account.account_id,
+    own: { concurrent_sessions: 4, identity_creates_per_hour: 0 },
+    limits: { concurrent_sessions: 4, identity_creates_per_hour: 0, session_starts_per_minute: 20 },
+  });
   expect((await likeness(env, 'limits', 'show', '--account', account.account_id)).json()).toEqual(limited);
-  expect((await likeness(env, 'limits', 'set', '--account', account.account_id, '--reset')).json()).toMatchObject({ own: {}, limits: { concurrent_sessions: 10 } });
-  expect((await likeness(env, 'limits', 'set', '--account', account.account_id, '--concurrent-sessions', 'many')).code).toBe(2);
+  expect((await likeness(env, 'limits', 'set', '--account', account.account_id, '--reset')).json()).toMatchObject({
+    own: {},
+    limits: { concurrent_sessions: 10 },
+  });
+  expect(
+    (await likeness(env, 'limits', 'set', '--account', account.account_id, '--concurrent-sessions', 'many')).code,
+  ).toBe(2);
 
-  const key = (await likeness(env, 'keys', 'create', '--account', account.account_id, '--name', 'ci')).json() as { key_id: string; api_key: string };
+  const key = (await likeness(env, 'keys', 'create', '--account', account.account_id, '--name', 'ci')).json() as {
+    key_id: string;
+    api_key: string;
+  };
   expect(key.api_key).toMatch(/^lk_/);
-  const listed = (await likeness(env, 'keys', 'list', '--account', account.account_id)).json() as { key_id: string; name: string; revoked_at: string | null }[];
+  const listed = (await likeness(env, 'keys', 'list', '--account', account.account_id)).json() as {
+    key_id: string;
+    name: string;
+    revoked_at: string | null;
+  }[];
   expect(listed.map((k) => k.key_id)).toContain(key.key_id);
   expect(JSON.stringify(listed)).not.toContain(key.api_key);
   if (baseUrl) {
     expect((await fetch(`${baseUrl}/v1/identities`, { headers: { 'x-api-key': key.api_key } })).status).toBe(200);
   }
-  expect((await likeness(env, 'keys', 'revoke', '--account', account.account_id, '--key', key.key_id)).json()).toEqual({ key_id: key.key_id, revoked: true });
+  expect((await likeness(env, 'keys', 'revoke', '--account', account.account_id, '--key', key.key_id)).json()).toEqual({
+    key_id: key.key_id,
+    revoked: true,
+  });
   if (baseUrl) {
     expect((await fetch(`${baseUrl}/v1/identities`, { headers: { 'x-api-key': key.api_key } })).status).toBe(401);
   }
@@ -65,7 +108,10 @@ async function exercise(env: Record<string, string>, baseUrl?: string) {
   const huge = await likeness(env, 'credits', 'grant', '--account', account.account_id, '--amount', '3000000000');
   expect(huge.code).toBe(1);
   expect(huge.stderr).toContain('cannot exceed 2147483647');
-  expect((await likeness(env, 'credits', 'balance', '--account', account.account_id)).json()).toEqual({ account_id: account.account_id, balance: 100 });
+  expect((await likeness(env, 'credits', 'balance', '--account', account.account_id)).json()).toEqual({
+    account_id: account.account_id,
+    balance: 100,
+  });
   const usage = await likeness(env, 'credits', 'grant', '--account', account.account_id);
   expect(usage.code).toBe(2);
   expect(usage.stderr).toContain('--amount');
@@ -77,23 +123,38 @@ async function exercise(env: Record<string, string>, baseUrl?: string) {
 }
 
 /** An account made here gets a console password from standard input; a new one signs every browser out. */
-async function consolePassword(env: Record<string, string>, account: { account_id: string; email: string }, baseUrl?: string) {
-  const set = (password: string | undefined, id = account.account_id) => likenessWithInput(env, password, 'accounts', 'set-password', '--account', id);
+async function consolePassword(
+  env: Record<string, string>,
+  account: { account_id: string; email: string },
+  baseUrl?: string,
+) {
+  const set = (password: string | undefined, id = account.account_id) =>
+    likenessWithInput(env, password, 'accounts', 'set-password', '--account', id);
   const short = await set('too short\n');
   expect(short.code).toBe(1);
   expect(short.stderr).toContain('10 to 256 characters');
   expect((await set('a long enough password', 'acc_nobody')).stderr).toContain('acc_nobody');
-  expect((await set('a long enough password\n')).json()).toEqual({ account_id: account.account_id, console_sessions_ended: 0 });
+  expect((await set('a long enough password\n')).json()).toEqual({
+    account_id: account.account_id,
+    console_sessions_ended: 0,
+  });
   if (!baseUrl) return;
   const signIn = (password: string) =>
-    fetch(`${baseUrl}/console/api/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: account.email, password }) });
+    fetch(`${baseUrl}/console/api/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: account.email, password }),
+    });
   // The trailing newline from the pipe is not part of the password.
   const signedIn = await signIn('a long enough password');
   expect(signedIn.status).toBe(200);
   const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
   expect((await fetch(`${baseUrl}/console/api/me`, { headers: { cookie } })).status).toBe(200);
   // A reset: the old password stops working and the open browser session ends.
-  expect((await set('another long password')).json()).toEqual({ account_id: account.account_id, console_sessions_ended: 1 });
+  expect((await set('another long password')).json()).toEqual({
+    account_id: account.account_id,
+    console_sessions_ended: 1,
+  });
   expect((await fetch(`${baseUrl}/console/api/me`, { headers: { cookie } })).status).toBe(401);
   expect((await signIn('a long enough password')).status).toBe(401);
   expect((await signIn('another long password')).status).toBe(200);
@@ -116,7 +177,11 @@ describe('likeness CLI', () => {
     const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
     const port = String(probe.port);
     probe.stop(true);
-    const server = Bun.spawn(['bun', CLI, 'serve'], { env: { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' }, stdout: 'pipe', stderr: 'inherit' });
+    const server = Bun.spawn(['bun', CLI, 'serve'], {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' },
+      stdout: 'pipe',
+      stderr: 'inherit',
+    });
     try {
       await readUntil(server.stdout, 'listening');
       await exercise({ DATA_DIR: dataDir }, `http://127.0.0.1:${port}`);

@@ -28,7 +28,10 @@ describe('serve --role', () => {
   };
 
   beforeAll(async () => {
-    livekit = await LocalLivekitServer.start({ binary: livekitBinary(), dataDir: await tempDir(dirs, 'likeness-roles-livekit-') });
+    livekit = await LocalLivekitServer.start({
+      binary: livekitBinary(),
+      dataDir: await tempDir(dirs, 'likeness-roles-livekit-'),
+    });
     livekitEnv = { LIVEKIT_URL: livekit.url, LIVEKIT_API_KEY: livekit.apiKey, LIVEKIT_API_SECRET: livekit.apiSecret };
   });
   afterAll(async () => {
@@ -67,10 +70,16 @@ describe('serve --role', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(((await refused.json()) as { detail: string }).detail).toContain('No agent worker');
-    expect(await new RoomServiceClient(livekit.url.replace(/^ws/, 'http'), livekit.apiKey, livekit.apiSecret).listRooms()).toEqual([]);
+    expect(
+      await new RoomServiceClient(livekit.url.replace(/^ws/, 'http'), livekit.apiKey, livekit.apiSecret).listRooms(),
+    ).toEqual([]);
 
     // A worker in another process reports to the API process (INTERNAL_URL): now sessions start.
-    const agent = serve('agent', { ...livekitEnv, DATA_DIR: await tempDir(dirs, 'likeness-roles-agent-'), INTERNAL_URL: baseUrl });
+    const agent = serve('agent', {
+      ...livekitEnv,
+      DATA_DIR: await tempDir(dirs, 'likeness-roles-agent-'),
+      INTERNAL_URL: baseUrl,
+    });
     await readUntil(agent.stdout, 'agent worker registered');
     drain(agent.stdout);
     drain(agent.stderr);
@@ -80,7 +89,10 @@ describe('serve --role', () => {
   }, 90_000);
 
   test('an agent-only process needs LIVEKIT_URL; an unknown role is a usage error', async () => {
-    const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: await tempDir(dirs, 'likeness-roles-bad-') };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      DATA_DIR: await tempDir(dirs, 'likeness-roles-bad-'),
+    };
     delete env.LIVEKIT_URL;
     const noLivekit = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });
     expect(await noLivekit.exited).toBe(1);

@@ -24,20 +24,45 @@ describe('the OpenAPI document', () => {
     const file = join(service.dataDir, 'openapi.json');
     await Bun.write(file, await (await fetch(`${service.url}/openapi.json`)).text());
     const validator = Bun.spawn([PYTHON, '-m', 'openapi_spec_validator', file], { stdout: 'pipe', stderr: 'pipe' });
-    const [out, err, code] = await Promise.all([new Response(validator.stdout).text(), new Response(validator.stderr).text(), validator.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(validator.stdout).text(),
+      new Response(validator.stderr).text(),
+      validator.exited,
+    ]);
     expect({ code, out: out.trim(), err: err.trim() }).toMatchObject({ code: 0, out: expect.stringContaining('OK') });
   });
 
   test('schemathesis against the running service, with a real key: no server error, every answer as documented', async () => {
     const key = (await service.account({ credits: 100_000 })).apiKey;
     const st = Bun.spawn(
-      [PYTHON, '-m', 'schemathesis.cli', 'run', `${service.url}/openapi.json`, '-H', `Authorization: Bearer ${key}`, '--max-examples', '25', '--seed', '1',
-        '--checks', 'not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance', '--no-color'],
+      [
+        PYTHON,
+        '-m',
+        'schemathesis.cli',
+        'run',
+        `${service.url}/openapi.json`,
+        '-H',
+        `Authorization: Bearer ${key}`,
+        '--max-examples',
+        '25',
+        '--seed',
+        '1',
+        '--checks',
+        'not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance',
+        '--no-color',
+      ],
       { cwd: service.dataDir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } },
     );
-    const [out, err, code] = await Promise.all([new Response(st.stdout).text(), new Response(st.stderr).text(), st.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(st.stdout).text(),
+      new Response(st.stderr).text(),
+      st.exited,
+    ]);
     const summary = out.slice(out.lastIndexOf('SUMMARY'));
-    expect({ code, summary, err: err.trim() }).toMatchObject({ code: 0, summary: expect.stringMatching(/\d+ generated, \d+ passed/) });
+    expect({ code, summary, err: err.trim() }).toMatchObject({
+      code: 0,
+      summary: expect.stringMatching(/\d+ generated, \d+ passed/),
+    });
     expect(summary).not.toMatch(/failed|errored/i);
   }, 180_000);
 
@@ -48,39 +73,66 @@ describe('the OpenAPI document', () => {
 
 test("the README's walkthrough, through the typed client", async () => {
   // An account and its first key, from the operator CLI beside the running service.
-  const cli = Bun.spawn(['bun', CLI, 'accounts', 'create', '--email', 'client@example.com', '--credits', '1000'], { env: { ...process.env, DATA_DIR: service.dataDir }, stdout: 'pipe', stderr: 'pipe' });
-  const [out, , code] = await Promise.all([new Response(cli.stdout).text(), new Response(cli.stderr).text(), cli.exited]);
+  const cli = Bun.spawn(['bun', CLI, 'accounts', 'create', '--email', 'client@example.com', '--credits', '1000'], {
+    env: { ...process.env, DATA_DIR: service.dataDir },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [out, , code] = await Promise.all([
+    new Response(cli.stdout).text(),
+    new Response(cli.stderr).text(),
+    cli.exited,
+  ]);
   expect(code).toBe(0);
   const { api_key } = JSON.parse(out) as { api_key: string };
   const likeness = likenessClient({ baseUrl: service.url, apiKey: api_key });
 
   // The generated type says what the form holds; it goes as multipart, as curl -F sends it.
-  const fields = { name: 'Ada', prompt: 'You are Ada, a friendly guide.', language: 'en' as const, image: await astronautPhoto() };
+  const fields = {
+    name: 'Ada',
+    prompt: 'You are Ada, a friendly guide.',
+    language: 'en' as const,
+    image: await astronautPhoto(),
+  };
   const created = await likeness.POST('/v1/identities', { body: fields, bodySerializer: formOf });
   expect(created.response.status).toBe(200);
   const identity = created.data!;
   expect(identity.status).toBe('ready');
 
-  const status = await likeness.GET('/v1/identities/{identity_id}/status', { params: { path: { identity_id: identity.identity_id } } });
+  const status = await likeness.GET('/v1/identities/{identity_id}/status', {
+    params: { path: { identity_id: identity.identity_id } },
+  });
   expect(status.data).toMatchObject({ identity_id: identity.identity_id, status: 'ready' });
-  const renamed = await likeness.PATCH('/v1/identities/{identity_id}', { params: { path: { identity_id: identity.identity_id } }, body: { name: 'Ada Lovelace' }, bodySerializer: formOf });
+  const renamed = await likeness.PATCH('/v1/identities/{identity_id}', {
+    params: { path: { identity_id: identity.identity_id } },
+    body: { name: 'Ada Lovelace' },
+    bodySerializer: formOf,
+  });
   expect(renamed.response.status).toBe(200);
   expect((await likeness.GET('/v1/voices')).data!.length).toBeGreaterThan(0);
 
-  const started = await likeness.POST('/v1/sessions/start', { body: { identity_id: identity.identity_id, form_factor: 'phone' } });
+  const started = await likeness.POST('/v1/sessions/start', {
+    body: { identity_id: identity.identity_id, form_factor: 'phone' },
+  });
   expect(started.response.status).toBe(200);
   const session = started.data!;
   expect(session.room_name).toMatch(/^ses_/);
   expect(session.token).toBeString();
   const read = await likeness.GET('/v1/sessions/{session_id}', { params: { path: { session_id: session.room_name } } });
   expect(read.data!.status).toBe('running');
-  const transcript = await likeness.GET('/v1/sessions/{session_id}/transcript', { params: { path: { session_id: session.room_name } } });
+  const transcript = await likeness.GET('/v1/sessions/{session_id}/transcript', {
+    params: { path: { session_id: session.room_name } },
+  });
   expect(transcript.response.status).toBe(200);
-  const ended = await likeness.POST('/v1/sessions/{session_id}/end', { params: { path: { session_id: session.room_name } } });
+  const ended = await likeness.POST('/v1/sessions/{session_id}/end', {
+    params: { path: { session_id: session.room_name } },
+  });
   expect(ended.data!.status).toBe('ended');
 
   // Errors come back typed too: the spec's {detail}.
-  const missing = await likeness.GET('/v1/identities/{identity_id}', { params: { path: { identity_id: 'idn_nosuchidentity' } } });
+  const missing = await likeness.GET('/v1/identities/{identity_id}', {
+    params: { path: { identity_id: 'idn_nosuchidentity' } },
+  });
   expect(missing.response.status).toBe(404);
   expect(missing.error!.detail).toBe('Identity not found');
 
@@ -89,7 +141,9 @@ test("the README's walkthrough, through the typed client", async () => {
   const usage = await likeness.GET('/v1/usage', { params: { query: { granularity: 'day' } } });
   expect(usage.data!.totals.sessions).toBe(1);
 
-  const deleted = await likeness.DELETE('/v1/identities/{identity_id}', { params: { path: { identity_id: identity.identity_id } } });
+  const deleted = await likeness.DELETE('/v1/identities/{identity_id}', {
+    params: { path: { identity_id: identity.identity_id } },
+  });
   expect(deleted.response.status).toBe(204);
 }, 60_000);
 

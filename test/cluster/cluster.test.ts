@@ -4,19 +4,19 @@
 // both LiveKit nodes whichever API process starts them; either API process serves any of them;
 // a worker killed mid-conversation loses no session; an API process killed loses no work.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
-import { SQL } from 'bun';
-import { eq, inArray } from 'drizzle-orm';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase, type DatabaseHandle } from '../../src/db/index.ts';
+import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
+import { SQL } from 'bun';
+import { eq, inArray } from 'drizzle-orm';
+import { type DatabaseHandle, openDatabase } from '../../src/db/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { FrameLog } from '../avatar/support.ts';
 import * as fx from '../fixtures/index.ts';
-import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
-import { startCluster, type Cluster } from './topology.ts';
+import { type Cluster, startCluster } from './topology.ts';
 
 describe('a cluster of two API processes, two agent workers and two LiveKit nodes', () => {
   const dirs: string[] = [];
@@ -28,7 +28,11 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   const others: { authorization: string; identityId: string }[] = [];
 
   const call = (base: string, method: string, path: string, body?: unknown, auth = authorization) =>
-    fetch(`${base}${path}`, { method, headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   const row = async (id: string) => (await database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
   async function newAccount(email: string): Promise<string> {
     const created = await fetch(`${cluster.apis[0]!.url}/internal/admin/accounts`, {
@@ -41,13 +45,25 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
 
   /** A session started through `base`, and a visitor receiving its avatar (through that API's /rtc). */
   async function visit(base: string, account = { authorization, identityId }) {
-    const session = await eventually(async () => {
-      const started = await call(base, 'POST', '/v1/sessions/start', { identity_id: account.identityId }, account.authorization);
-      return started.status === 200 ? ((await started.json()) as StartedSession) : undefined;
-    }, 30_000, 'a session admitted');
+    const session = await eventually(
+      async () => {
+        const started = await call(
+          base,
+          'POST',
+          '/v1/sessions/start',
+          { identity_id: account.identityId },
+          account.authorization,
+        );
+        return started.status === 200 ? ((await started.json()) as StartedSession) : undefined;
+      },
+      30_000,
+      'a session admitted',
+    );
     expect(session.rtc_url).toBe(base.replace('http', 'ws'));
     const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
     await eventually(() => (videos[0]?.frames.length ?? 0) > 0, 30_000, 'the avatar');
     return { session, visitor, videos };
   }
@@ -58,7 +74,11 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
     // Through the second API process: the first one's training is the one that hangs (later).
     const withIdentity = async (email: string) => {
       const auth = await newAccount(email);
-      const identity = await fetch(`${cluster.apis[1]!.url}/v1/identities`, { method: 'POST', headers: { authorization: auth }, body: await identityForm({ language: 'en' }) });
+      const identity = await fetch(`${cluster.apis[1]!.url}/v1/identities`, {
+        method: 'POST',
+        headers: { authorization: auth },
+        body: await identityForm({ language: 'en' }),
+      });
       expect(identity.status).toBe(200);
       return { authorization: auth, identityId: ((await identity.json()) as IdentityBody).identity_id };
     };
@@ -74,12 +94,18 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
     const sql = new SQL(cluster.databaseUrl);
     try {
       const [migrations] = (await sql`select count(*)::int as n from drizzle.__drizzle_migrations`) as { n: number }[];
-      expect(migrations?.n).toBe(readdirSync(join(import.meta.dir, '../../drizzle')).filter((name) => name.endsWith('.sql')).length);
+      expect(migrations?.n).toBe(
+        readdirSync(join(import.meta.dir, '../../drizzle')).filter((name) => name.endsWith('.sql')).length,
+      );
     } finally {
       await sql.close();
     }
     // Prometheus scrapes each replica with compose's METRICS_TOKEN; the fleet's gauges agree.
-    const scrapes = await Promise.all(cluster.apis.map(async (api) => (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${cluster.metricsToken}` } })).text()));
+    const scrapes = await Promise.all(
+      cluster.apis.map(async (api) =>
+        (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${cluster.metricsToken}` } })).text(),
+      ),
+    );
     const workers = scrapes.map((text) => Number(/^likeness_agent_workers (\d+)$/m.exec(text)?.[1]));
     expect(workers).toEqual([2, 2]);
   });
@@ -95,16 +121,29 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
         await Bun.sleep(2_500);
       }
       const ids = visits.map((v) => v.session.room_name);
-      const workers = await eventually(async () => {
-        const rows = await database.db.select({ worker: sessions.agentWorkerId }).from(sessions).where(inArray(sessions.id, ids));
-        return rows.every((r) => r.worker) ? new Set(rows.map((r) => r.worker)) : undefined;
-      }, 10_000, 'every session on a worker');
+      const workers = await eventually(
+        async () => {
+          const rows = await database.db
+            .select({ worker: sessions.agentWorkerId })
+            .from(sessions)
+            .where(inArray(sessions.id, ids));
+          return rows.every((r) => r.worker) ? new Set(rows.map((r) => r.worker)) : undefined;
+        },
+        10_000,
+        'every session on a worker',
+      );
       expect([...workers].sort()).toEqual(cluster.agents.map((a) => a.workerId).sort());
       const rooms = await Promise.all(cluster.nodes.map((node) => node.rooms()));
       expect(rooms.every((n) => n >= 1)).toBe(true);
       expect(rooms.reduce((a, b) => a + b)).toBe(4);
       for (const [i, { session }] of visits.entries()) {
-        const ended = await call(cluster.apis[(i + 1) % 2]!.url, 'POST', `/v1/sessions/${session.room_name}/end`, undefined, accounts[i]!.authorization);
+        const ended = await call(
+          cluster.apis[(i + 1) % 2]!.url,
+          'POST',
+          `/v1/sessions/${session.room_name}/end`,
+          undefined,
+          accounts[i]!.authorization,
+        );
         expect(ended.status).toBe(200);
         expect(((await ended.json()) as { status: string }).status).toBe('ended');
       }
@@ -124,16 +163,27 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   }, 180_000);
 
   test("admission's fair share holds across both API processes: an account takes 3 of the 4 slots, the last is kept for an account that runs none", async () => {
-    await eventually(async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= 4, 30_000, 'every slot free');
+    await eventually(
+      async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= 4,
+      30_000,
+      'every slot free',
+    );
     const hog = await newAccount('cluster-hog@example.com');
     const newcomer = await newAccount('cluster-newcomer@example.com');
     const started: { auth: string; room: string }[] = [];
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const answer = await call(cluster.apis[i % 2]!.url, 'POST', '/v1/sessions/start', { avatar_enabled: false }, hog);
+        const answer = await call(
+          cluster.apis[i % 2]!.url,
+          'POST',
+          '/v1/sessions/start',
+          { avatar_enabled: false },
+          hog,
+        );
         statuses.push(answer.status);
-        if (answer.status === 200) started.push({ auth: hog, room: ((await answer.json()) as StartedSession).room_name });
+        if (answer.status === 200)
+          started.push({ auth: hog, room: ((await answer.json()) as StartedSession).room_name });
         else expect(answer.headers.get('retry-after')).toBe('15');
       }
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
@@ -141,7 +191,8 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
       expect(last.status).toBe(200);
       started.push({ auth: newcomer, room: ((await last.json()) as StartedSession).room_name });
     } finally {
-      for (const { auth, room } of started) await call(cluster.balancer.url, 'POST', `/v1/sessions/${room}/end`, undefined, auth);
+      for (const { auth, room } of started)
+        await call(cluster.balancer.url, 'POST', `/v1/sessions/${room}/end`, undefined, auth);
     }
   }, 90_000);
 
@@ -154,14 +205,20 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
       victim.kill();
       const killedAt = performance.now();
       await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 30_000, 'the avatar back');
-      console.log(`cluster failover: SIGKILL → first avatar frame again in ${Math.round(videos[1]!.frames[0]!.at - killedAt)} ms`);
+      console.log(
+        `cluster failover: SIGKILL → first avatar frame again in ${Math.round(videos[1]!.frames[0]!.at - killedAt)} ms`,
+      );
       expect(visitor.room.isConnected).toBe(true);
       // The session's worker is what heartbeats report: the survivor's next one names it (the
       // avatar's frames may come back before it, since keyframes are asked for every 100 ms).
-      const after = await eventually(async () => {
-        const current = await row(session.room_name);
-        return current.agentWorkerId !== workerId ? current : undefined;
-      }, 10_000, 'the surviving worker to report the session');
+      const after = await eventually(
+        async () => {
+          const current = await row(session.room_name);
+          return current.agentWorkerId !== workerId ? current : undefined;
+        },
+        10_000,
+        'the surviving worker to report the session',
+      );
       expect(after.status).toBe('running');
       expect(after.agentWorkerId).not.toBe(workerId);
       cluster.agents.splice(cluster.agents.indexOf(victim), 1);
@@ -175,14 +232,21 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   test('an API process SIGKILLed: the other serves through the load balancer, ends its sessions, and finishes its retrain', async () => {
     const [first, second] = cluster.apis;
     // A session nobody joins, started through the first process; a retrain that hangs in it.
-    const lonely = (await (await call(first!.url, 'POST', '/v1/sessions/start', { identity_id: identityId })).json()) as StartedSession;
-    const retrain = await fetch(`${first!.url}/v1/identities/${identityId}`, { method: 'PATCH', headers: { authorization }, body: form({ prompt: 'after the failover', image: file(fx.portraitPng(), 'new.png') }) });
+    const lonely = (await (
+      await call(first!.url, 'POST', '/v1/sessions/start', { identity_id: identityId })
+    ).json()) as StartedSession;
+    const retrain = await fetch(`${first!.url}/v1/identities/${identityId}`, {
+      method: 'PATCH',
+      headers: { authorization },
+      body: form({ prompt: 'after the failover', image: file(fx.portraitPng(), 'new.png') }),
+    });
     expect(retrain.status).toBe(202);
     first!.kill();
     await first!.child.exited;
 
     // Everything answers through the load balancer, now from the second process alone.
-    const read = async () => (await (await call(cluster.balancer.url, 'GET', `/v1/identities/${identityId}`)).json()) as IdentityBody;
+    const read = async () =>
+      (await (await call(cluster.balancer.url, 'GET', `/v1/identities/${identityId}`)).json()) as IdentityBody;
     expect((await read()).status).toBe('training');
     await eventually(async () => (await read()).status === 'ready', 30_000, 'the retrain finished by the survivor');
     expect(await read()).toMatchObject({ prompt: 'after the failover', detail: null });

@@ -21,7 +21,12 @@ export function compose(): { services: ComposeService[]; raw: Record<string, any
     image: service.image,
     build: service.build,
     command: service.command,
-    environment: Object.fromEntries(Object.entries((service.environment ?? {}) as Record<string, unknown>).map(([key, value]) => [key, String(value)])),
+    environment: Object.fromEntries(
+      Object.entries((service.environment ?? {}) as Record<string, unknown>).map(([key, value]) => [
+        key,
+        String(value),
+      ]),
+    ),
   }));
   return { services, raw };
 }
@@ -51,6 +56,9 @@ export function composeEnvironment(name: string, local: Record<string, string>):
     else if (/\$\{|\b(postgres|redis|s3|livekit|caddy|api|agent):\d+/.test(value)) unplaced.push(`${key}=${value}`);
     else env[key] = value;
   }
-  if (unplaced.length) throw new Error(`deploy/compose.yaml sets for ${name} what the cluster test does not place locally: ${unplaced.join(', ')}`);
+  if (unplaced.length)
+    throw new Error(
+      `deploy/compose.yaml sets for ${name} what the cluster test does not place locally: ${unplaced.join(', ')}`,
+    );
   return env;
 }

@@ -3,13 +3,14 @@
 // `likeness serve --role api` processes, and two `--role agent` workers. The Likeness
 // processes get the environment compose gives their services (compose.ts), with this
 // machine's addresses in place of compose's hosts and secrets.
-import type { Subprocess } from 'bun';
+
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freeTcpPort, freeUdpRange } from '../../src/livekit/local-ports.ts';
+import type { Subprocess } from 'bun';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
-import { startLoadBalancer, type LoadBalancer } from '../support/load-balancer.ts';
+import { freeTcpPort, freeUdpRange } from '../../src/livekit/local-ports.ts';
+import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
+import { type LoadBalancer, startLoadBalancer } from '../support/load-balancer.ts';
 import { freshDatabase } from '../support/postgres.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
 import { freshBucket } from '../support/s3.ts';
@@ -56,11 +57,26 @@ export const TEST_TUNING = {
 
 async function startRedis(dirs: string[]): Promise<{ address: string; child: Subprocess }> {
   const port = await freeTcpPort('127.0.0.1');
-  const child = Bun.spawn([process.env.LIKENESS_REDIS_SERVER ?? 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', await tempDir(dirs, 'likeness-redis-')], {
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  const child = Bun.spawn(
+    [
+      process.env.LIKENESS_REDIS_SERVER ?? 'redis-server',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      await tempDir(dirs, 'likeness-redis-'),
+    ],
+    {
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  );
   await readUntil(child.stdout, 'Ready to accept connections');
   drain(child.stdout);
   drain(child.stderr);
@@ -73,9 +89,15 @@ async function prometheusRooms(port: number): Promise<number> {
 }
 
 /** `apiEnv`: settings of the API processes over compose's and TEST_TUNING (a bench turns the fair share off). */
-export async function startCluster(dirs: string[], { agentMaxJobs = 2, apiEnv = {} }: { agentMaxJobs?: number; apiEnv?: Record<string, string> } = {}): Promise<Cluster> {
+export async function startCluster(
+  dirs: string[],
+  { agentMaxJobs = 2, apiEnv = {} }: { agentMaxJobs?: number; apiEnv?: Record<string, string> } = {},
+): Promise<Cluster> {
   const redis = await startRedis(dirs);
-  const credentials = { apiKey: 'likeness', apiSecret: crypto.randomUUID().replaceAll('-', '') + crypto.randomUUID().replaceAll('-', '') };
+  const credentials = {
+    apiKey: 'likeness',
+    apiSecret: crypto.randomUUID().replaceAll('-', '') + crypto.randomUUID().replaceAll('-', ''),
+  };
   const apiPorts = [await freeTcpPort('127.0.0.1'), await freeTcpPort('127.0.0.1')];
   // The load balancer in front of the API processes: what INTERNAL_URL and LiveKit's webhooks reach.
   const balancer = startLoadBalancer(apiPorts.map((port) => `http://127.0.0.1:${port}`));
@@ -126,14 +148,24 @@ export async function startCluster(dirs: string[], { agentMaxJobs = 2, apiEnv = 
         // The first API process's first training never ends: the test kills it mid-retrain.
         ...(i === 0 ? { PIPELINE_MODULES: HANGING_PIPELINE, HANG_ON_TRAINING: '1' } : {}),
       };
-      const child = Bun.spawn(['bun', CLI, 'serve', '--role', 'api'], { env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+      const child = Bun.spawn(['bun', CLI, 'serve', '--role', 'api'], {
+        env: { ...process.env, ...env },
+        stdin: 'ignore',
+        stdout: 'pipe',
+        stderr: 'pipe',
+      });
       await readUntil(child.stdout, 'listening');
       drain(child.stdout);
       drain(child.stderr);
       return { child, url, kill: () => child.kill('SIGKILL') };
     }),
   );
-  for (const api of apis) await eventually(async () => (await fetch(`${api.url}/readyz`).catch(() => undefined))?.status === 200, 60_000, `${api.url} ready`);
+  for (const api of apis)
+    await eventually(
+      async () => (await fetch(`${api.url}/readyz`).catch(() => undefined))?.status === 200,
+      60_000,
+      `${api.url} ready`,
+    );
 
   const agents = await Promise.all(
     nodes.map(async (node) =>
@@ -141,7 +173,12 @@ export async function startCluster(dirs: string[], { agentMaxJobs = 2, apiEnv = 
         livekit: node.server,
         internalUrl: balancer.url,
         dirs,
-        env: { ...composeEnvironment('agent', local(node, { AGENT_HEALTH_PORT: String(await freeTcpPort('127.0.0.1')) })), ...TEST_TUNING, AGENT_MAX_JOBS: String(agentMaxJobs), AGENT_DRAIN_SECONDS: '2' },
+        env: {
+          ...composeEnvironment('agent', local(node, { AGENT_HEALTH_PORT: String(await freeTcpPort('127.0.0.1')) })),
+          ...TEST_TUNING,
+          AGENT_MAX_JOBS: String(agentMaxJobs),
+          AGENT_DRAIN_SECONDS: '2',
+        },
       }),
     ),
   );

@@ -18,8 +18,16 @@ describe('configuration', () => {
   });
 
   test('every account gets the default limits unless LIMIT_* say otherwise (0: none)', () => {
-    expect(loadConfig({}).limits).toEqual({ concurrent_sessions: 10, session_starts_per_minute: 20, concurrent_identity_creates: 3, identity_creates_per_hour: 60 });
-    expect(loadConfig({ LIMIT_CONCURRENT_SESSIONS: '0', LIMIT_IDENTITY_CREATES_PER_HOUR: '5' }).limits).toMatchObject({ concurrent_sessions: 0, identity_creates_per_hour: 5 });
+    expect(loadConfig({}).limits).toEqual({
+      concurrent_sessions: 10,
+      session_starts_per_minute: 20,
+      concurrent_identity_creates: 3,
+      identity_creates_per_hour: 60,
+    });
+    expect(loadConfig({ LIMIT_CONCURRENT_SESSIONS: '0', LIMIT_IDENTITY_CREATES_PER_HOUR: '5' }).limits).toMatchObject({
+      concurrent_sessions: 0,
+      identity_creates_per_hour: 5,
+    });
     expect(() => loadConfig({ LIMIT_SESSION_STARTS_PER_MINUTE: '-1' })).toThrow('LIMIT_SESSION_STARTS_PER_MINUTE');
   });
 
@@ -33,7 +41,9 @@ describe('configuration', () => {
 
   test('ASSETS_URL follows PUBLIC_URL unless set; trailing slashes are dropped', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).assetsUrl).toBe('https://api.example.com/assets');
-    expect(loadConfig({ PUBLIC_URL: 'https://api.example.com', ASSETS_URL: 'https://cdn.example.com/x/' }).assetsUrl).toBe('https://cdn.example.com/x');
+    expect(
+      loadConfig({ PUBLIC_URL: 'https://api.example.com', ASSETS_URL: 'https://cdn.example.com/x/' }).assetsUrl,
+    ).toBe('https://cdn.example.com/x');
   });
 
   test('S3 settings switch the asset store to S3', () => {
@@ -49,9 +59,14 @@ describe('configuration', () => {
   test("the local LiveKit's media: the host's address, UDP 50000-50099 and ICE/TCP 7881 by default; loopback-only when HOST or LIVEKIT_NODE_IP is", () => {
     const address = hostAddress();
     expect(loadConfig({}).livekit.media).toEqual(
-      address ? { nodeIp: address, udpPorts: { start: 50_000, end: 50_099 }, tcpPort: 7881 } : { nodeIp: '127.0.0.1', udpPorts: undefined, tcpPort: 0 },
+      address
+        ? { nodeIp: address, udpPorts: { start: 50_000, end: 50_099 }, tcpPort: 7881 }
+        : { nodeIp: '127.0.0.1', udpPorts: undefined, tcpPort: 0 },
     );
-    expect(loadConfig({ LIVEKIT_NODE_IP: '203.0.113.7', LIVEKIT_UDP_PORTS: '40000 - 40199', LIVEKIT_TCP_PORT: '0' }).livekit.media).toEqual({
+    expect(
+      loadConfig({ LIVEKIT_NODE_IP: '203.0.113.7', LIVEKIT_UDP_PORTS: '40000 - 40199', LIVEKIT_TCP_PORT: '0' }).livekit
+        .media,
+    ).toEqual({
       nodeIp: '203.0.113.7',
       udpPorts: { start: 40_000, end: 40_199 },
       tcpPort: 0,
@@ -66,14 +81,21 @@ describe('configuration', () => {
   });
 
   test('rtc_url follows PUBLIC_URL (ws for http, wss for https), whichever LiveKit, unless LIVEKIT_PUBLIC_URL says otherwise', () => {
-    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com' }).livekit.publicUrl).toBe('wss://likeness.example.com');
+    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com' }).livekit.publicUrl).toBe(
+      'wss://likeness.example.com',
+    );
     expect(loadConfig({ PUBLIC_URL: 'http://10.1.2.3:8080/' }).livekit.publicUrl).toBe('ws://10.1.2.3:8080');
     expect(loadConfig({ LIVEKIT_NODE_IP: '10.1.2.3' }).livekit.publicUrl).toBe('ws://10.1.2.3:8080');
-    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_PUBLIC_URL: 'wss://rtc.example.com' }).livekit.publicUrl).toBe('wss://rtc.example.com');
+    expect(
+      loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_PUBLIC_URL: 'wss://rtc.example.com' }).livekit
+        .publicUrl,
+    ).toBe('wss://rtc.example.com');
     // All on loopback, no PUBLIC_URL: the local server's own address (decided at its start).
     expect(loadConfig({ HOST: '127.0.0.1' }).livekit.publicUrl).toBeUndefined();
     // An external LiveKit too: its signalling comes through this service's /rtc.
-    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_URL: 'wss://lk.example.com' }).livekit.publicUrl).toBe('wss://likeness.example.com');
+    expect(
+      loadConfig({ PUBLIC_URL: 'https://likeness.example.com', LIVEKIT_URL: 'wss://lk.example.com' }).livekit.publicUrl,
+    ).toBe('wss://likeness.example.com');
     // ...unless all on loopback without a PUBLIC_URL: then LIVEKIT_URL itself (decided at start).
     expect(loadConfig({ HOST: '127.0.0.1', LIVEKIT_URL: 'ws://127.0.0.1:7880' }).livekit.publicUrl).toBeUndefined();
   });

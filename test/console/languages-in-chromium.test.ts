@@ -17,8 +17,10 @@ describe('languages and voices in the console', () => {
   let browser: TestBrowser;
   let visitor: TestPage;
   let apiKey = '';
-  const api = (method: string, path: string, body?: BodyInit) => fetch(`${service.url}${path}`, { method, body, headers: { authorization: `Bearer ${apiKey}` } });
-  const json = async <T>(method: string, path: string, body?: BodyInit) => (await (await api(method, path, body)).json()) as T;
+  const api = (method: string, path: string, body?: BodyInit) =>
+    fetch(`${service.url}${path}`, { method, body, headers: { authorization: `Bearer ${apiKey}` } });
+  const json = async <T>(method: string, path: string, body?: BodyInit) =>
+    (await (await api(method, path, body)).json()) as T;
   const balance = async () => (await json<{ balance: number }>('GET', '/v1/credits')).balance;
   const languageOf = (page: Page) => page.$eval('#identity-language', (select) => (select as HTMLSelectElement).value);
 
@@ -38,7 +40,8 @@ describe('languages and voices in the console', () => {
     const { page } = visitor;
     const posted: string[] = [];
     page.on('request', (request) => {
-      if (request.method() === 'POST' && new URL(request.url()).pathname === '/console/api/identities') posted.push(request.url());
+      if (request.method() === 'POST' && new URL(request.url()).pathname === '/console/api/identities')
+        posted.push(request.url());
     });
     await page.goto('/console#/identities');
     await page.waitForSelector('#identity-form');
@@ -49,7 +52,11 @@ describe('languages and voices in the console', () => {
     await page.selectOption('#identity-voice', 'roger');
     expect(await languageOf(page)).toBe('en');
     await page.selectOption('#identity-voice', '');
-    await page.setInputFiles('#identity-audio', { name: 'voice.wav', mimeType: 'audio/wav', buffer: Buffer.from('RIFF') });
+    await page.setInputFiles('#identity-audio', {
+      name: 'voice.wav',
+      mimeType: 'audio/wav',
+      buffer: Buffer.from('RIFF'),
+    });
     expect(await languageOf(page)).toBe('auto');
     await page.setInputFiles('#identity-audio', []);
     expect(await languageOf(page)).toBe('en');
@@ -82,21 +89,41 @@ describe('languages and voices in the console', () => {
     await page.click('#create-identity');
     await page.waitForSelector('li[data-testid=identity-card][data-status=ready]', { timeout: 30_000 });
     const [listed] = await json<{ identity_id: string }[]>('GET', '/v1/identities');
-    expect(await json<Record<string, unknown>>('GET', `/v1/identities/${listed!.identity_id}`)).toMatchObject({ name: 'Lena', language: 'es', voice_id: 'adam' });
+    expect(await json<Record<string, unknown>>('GET', `/v1/identities/${listed!.identity_id}`)).toMatchObject({
+      name: 'Lena',
+      language: 'es',
+      voice_id: 'adam',
+    });
     expect(posted.length).toBe(1);
     // The form starts over on English.
-    await page.waitForFunction(() => (document.querySelector('#identity-language') as HTMLSelectElement).value === 'en');
+    await page.waitForFunction(
+      () => (document.querySelector('#identity-language') as HTMLSelectElement).value === 'en',
+    );
     expect(await page.isEnabled('#create-identity')).toBe(true);
   }, 60_000);
 
   test('Talk offers only English for an English-only voice, without nested parentheses', async () => {
     // Made through the API with its defaults: language auto, the default (English-only) voice.
-    const created = await json<{ identity_id: string }>('POST', '/v1/identities', await identityForm({ name: 'Default voice' }));
+    const created = await json<{ identity_id: string }>(
+      'POST',
+      '/v1/identities',
+      await identityForm({ name: 'Default voice' }),
+    );
     const { page } = visitor;
     await page.goto(`/console#/talk?identity=${created.identity_id}`);
     await page.waitForSelector('#talk-language-note', { state: 'visible' });
-    const options = await page.$$eval('#talk-language option', (all) => all.map((o) => ({ value: (o as HTMLOptionElement).value, label: o.textContent, disabled: (o as HTMLOptionElement).disabled })));
-    expect(options[0]).toEqual({ value: '', label: 'Identity default (Auto: follows the visitor) — needs a multilingual voice', disabled: true });
+    const options = await page.$$eval('#talk-language option', (all) =>
+      all.map((o) => ({
+        value: (o as HTMLOptionElement).value,
+        label: o.textContent,
+        disabled: (o as HTMLOptionElement).disabled,
+      })),
+    );
+    expect(options[0]).toEqual({
+      value: '',
+      label: 'Identity default (Auto: follows the visitor) — needs a multilingual voice',
+      disabled: true,
+    });
     expect(options.filter((o) => !o.disabled).map((o) => o.value)).toEqual(['en']);
     expect(await page.$eval('#talk-language', (select) => (select as HTMLSelectElement).value)).toBe('en');
     expect(await page.textContent('#talk-language-note')).toContain('English only');
@@ -109,10 +136,14 @@ describe('languages and voices in the console', () => {
 
   test('a 422 on Start reads as a sentence that names what to change; no session starts', async () => {
     const { page } = visitor;
-    const [lena] = (await json<{ identity_id: string; name: string }[]>('GET', '/v1/identities')).filter((identity) => identity.name === 'Lena');
+    const [lena] = (await json<{ identity_id: string; name: string }[]>('GET', '/v1/identities')).filter(
+      (identity) => identity.name === 'Lena',
+    );
     await page.goto(`/console#/talk?identity=${lena!.identity_id}`);
     await page.waitForSelector('#talk-form');
-    await page.waitForFunction(() => document.querySelector('#talk-language option')?.textContent === 'Identity default (Spanish)');
+    await page.waitForFunction(
+      () => document.querySelector('#talk-language option')?.textContent === 'Identity default (Spanish)',
+    );
     // Meanwhile the voice becomes English only (another tab, or the API): the page still offers Spanish.
     const changed = await api('PATCH', `/v1/identities/${lena!.identity_id}`, form({ voice_id: 'roger' }));
     expect(changed.status).toBe(200);

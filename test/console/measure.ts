@@ -6,10 +6,14 @@ import type { Page } from 'playwright-core';
 
 /** The avatar video plays: a size, time moving on, and pictures that change. */
 export async function videoPlays(page: Page): Promise<{ width: number; height: number }> {
-  await page.waitForFunction(() => {
-    const video = document.querySelector<HTMLVideoElement>('#avatar-video');
-    return !!video && video.videoWidth > 0 && video.currentTime > 0.5;
-  }, undefined, { timeout: 30_000 });
+  await page.waitForFunction(
+    () => {
+      const video = document.querySelector<HTMLVideoElement>('#avatar-video');
+      return !!video && video.videoWidth > 0 && video.currentTime > 0.5;
+    },
+    undefined,
+    { timeout: 30_000 },
+  );
   const sample = () =>
     page.evaluate(() => {
       const video = document.querySelector<HTMLVideoElement>('#avatar-video')!;
@@ -41,7 +45,11 @@ export function audioElements(page: Page) {
   return page.evaluate(() =>
     Array.from(document.querySelectorAll('audio')).map((audio) => {
       const stream = audio.srcObject as MediaStream | null;
-      return { id: audio.id, paused: audio.paused, tracks: stream ? stream.getAudioTracks().map((t) => t.readyState) : [] };
+      return {
+        id: audio.id,
+        paused: audio.paused,
+        tracks: stream ? stream.getAudioTracks().map((t) => t.readyState) : [],
+      };
     }),
   );
 }
@@ -50,7 +58,12 @@ export type Box = { top: number; bottom: number; left: number; right: number };
 
 /** Whether `inner` lies within `outer` (a pixel of rounding allowed). */
 export const inside = (inner: Box | null, outer: Box | null) =>
-  !!inner && !!outer && inner.top >= outer.top - 1 && inner.bottom <= outer.bottom + 1 && inner.left >= outer.left - 1 && inner.right <= outer.right + 1;
+  !!inner &&
+  !!outer &&
+  inner.top >= outer.top - 1 &&
+  inner.bottom <= outer.bottom + 1 &&
+  inner.left >= outer.left - 1 &&
+  inner.right <= outer.right + 1;
 
 /** Where the conversation's parts are: the video, Mute, End, the transcript and its last row. */
 export function conversationLayout(page: Page) {
@@ -110,6 +123,12 @@ export function usageChartLastBar(page: Page) {
     while (right >= 0 && !blue(right)) right--;
     let left = right;
     while (left > 0 && blue(left - 1)) left--;
-    return { barLeft: frame.left + left / scale, barRight: frame.left + (right + 1) / scale, plotLeft: plot.left, plotRight: plot.right, found: right >= 0 };
+    return {
+      barLeft: frame.left + left / scale,
+      barRight: frame.left + (right + 1) / scale,
+      plotLeft: plot.left,
+      plotRight: plot.right,
+      found: right >= 0,
+    };
   });
 }

@@ -8,7 +8,14 @@ import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../su
 import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
-import { audioElements, conversationLayout, headerWordsSplit, inside, usageChartLastBar, videoPlays } from './measure.ts';
+import {
+  audioElements,
+  conversationLayout,
+  headerWordsSplit,
+  inside,
+  usageChartLastBar,
+  videoPlays,
+} from './measure.ts';
 import { removeScreenshots, screenshot, usability } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
@@ -26,7 +33,11 @@ describe('console in Chromium', () => {
 
   beforeAll(async () => {
     // Minutes of 3 s: the insufficient-credits case runs out within seconds.
-    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { CONSOLE_STARTER_CREDITS: '1000', BILLING_INTERVAL_SECONDS: '3' } });
+    service = await startTestService('pglite', {
+      livekit: 'local',
+      agent: true,
+      env: { CONSOLE_STARTER_CREDITS: '1000', BILLING_INTERVAL_SECONDS: '3' },
+    });
     // The Deepgram fake transcribes whatever speech it hears as its scripted utterance.
     browser = await launchBrowser({ audioFile: await speechWav('Hello, how are you today?', { pauseSeconds: 1.5 }) });
     visitor = await browser.newPage({ viewport: PHONE, baseURL: service.url });
@@ -42,7 +53,10 @@ describe('console in Chromium', () => {
     const { page } = visitor;
     // Opening the console signed out is no error: nothing fails, nothing is logged.
     const failed: string[] = [];
-    page.on('response', (response) => void (response.status() >= 400 && failed.push(`${response.status()} ${response.url()}`)));
+    page.on(
+      'response',
+      (response) => void (response.status() >= 400 && failed.push(`${response.status()} ${response.url()}`)),
+    );
     page.on('requestfailed', (request) => void failed.push(`failed ${request.url()}`));
     await page.goto('/');
     await page.waitForSelector('#sign-in-form');
@@ -60,7 +74,9 @@ describe('console in Chromium', () => {
     expect(apiKey).toMatch(new RegExp(`^${API_KEY.source}$`));
     await screenshot(page, 'api-key-once');
     // The key is real: it opens the public API.
-    expect((await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } })).status,
+    ).toBe(200);
     await page.click('#continue');
     await page.waitForSelector('#api-key-once', { state: 'detached' });
     expect(await page.content()).not.toContain(apiKey);
@@ -80,9 +96,20 @@ describe('console in Chromium', () => {
     await page.click('#create-identity');
     await page.waitForSelector('li[data-testid=identity-card][data-status=ready]', { timeout: 30_000 });
     expect(await page.locator('li[data-testid=identity-card]').count()).toBe(1);
-    const [created] = (await (await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { identity_id: string }[];
-    const identity = (await (await fetch(`${service.url}/v1/identities/${created!.identity_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as Record<string, unknown>;
-    expect(identity).toMatchObject({ name: 'Ada', language: 'en', voice_id: 'adam', prompt: 'You are Ada, a friendly guide to Paris.' });
+    const [created] = (await (
+      await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } })
+    ).json()) as { identity_id: string }[];
+    const identity = (await (
+      await fetch(`${service.url}/v1/identities/${created!.identity_id}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      })
+    ).json()) as Record<string, unknown>;
+    expect(identity).toMatchObject({
+      name: 'Ada',
+      language: 'en',
+      voice_id: 'adam',
+      prompt: 'You are Ada, a friendly guide to Paris.',
+    });
     await screenshot(page, 'identities');
   });
 
@@ -97,22 +124,40 @@ describe('console in Chromium', () => {
     const size = await videoPlays(page);
     expect(size).toEqual({ width: 540, height: 960 });
     // Exactly one audio element, playing one live track: the avatar's voice.
-    await eventually(async () => {
-      const audio = await audioElements(page);
-      return audio.length === 1 && audio[0]!.id === 'avatar-audio' && !audio[0]!.paused && audio[0]!.tracks.join() === 'live';
-    }, 15_000, 'the avatar audio playing');
+    await eventually(
+      async () => {
+        const audio = await audioElements(page);
+        return (
+          audio.length === 1 &&
+          audio[0]!.id === 'avatar-audio' &&
+          !audio[0]!.paused &&
+          audio[0]!.tracks.join() === 'live'
+        );
+      },
+      15_000,
+      'the avatar audio playing',
+    );
     // The room has no raw agent voice track to play: only the avatar's two tracks besides the visitor's.
-    const [session] = (await (await fetch(`${service.url}/v1/sessions`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { session_id: string }[];
+    const [session] = (await (
+      await fetch(`${service.url}/v1/sessions`, { headers: { authorization: `Bearer ${apiKey}` } })
+    ).json()) as { session_id: string }[];
     const participants = await service.services.livekit.rooms.listParticipants(session!.session_id);
     const visitorIdentity = (p: { identity: string }) => p.identity.startsWith('visitor_');
-    const published = participants.filter((p) => !visitorIdentity(p)).flatMap((p) => p.tracks.map((t) => t.name)).sort();
+    const published = participants
+      .filter((p) => !visitorIdentity(p))
+      .flatMap((p) => p.tracks.map((t) => t.name))
+      .sort();
     expect(published).toEqual(['avatar', 'avatar_audio']);
     // Visual awareness is on: the camera toggle is there and publishes the fake camera.
     await page.click('#camera-toggle');
-    await eventually(async () => {
-      const now = await service.services.livekit.rooms.listParticipants(session!.session_id);
-      return now.some((p) => visitorIdentity(p) && p.tracks.some((t) => t.source === 1 /* CAMERA */));
-    }, 15_000, 'the visitor camera track');
+    await eventually(
+      async () => {
+        const now = await service.services.livekit.rooms.listParticipants(session!.session_id);
+        return now.some((p) => visitorIdentity(p) && p.tracks.some((t) => t.source === 1 /* CAMERA */));
+      },
+      15_000,
+      'the visitor camera track',
+    );
     // The agent hears the fake microphone: the visitor's words come back as a transcript line.
     // Interim words show first ("Hello, how"); the line then completes in place.
     await page.waitForSelector('#transcript li.turn-visitor', { timeout: 30_000 });
@@ -128,14 +173,27 @@ describe('console in Chromium', () => {
     );
     // On a phone too, the face, the controls and the latest turn share the screen.
     const layout = await conversationLayout(page);
-    expect([layout.video, layout.mute, layout.end, layout.lastRow].map((part) => inside(part, layout.screen))).toEqual([true, true, true, true]);
+    expect([layout.video, layout.mute, layout.end, layout.lastRow].map((part) => inside(part, layout.screen))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
     await screenshot(page, 'talk');
     await page.click('#end-session');
     await page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
-    await eventually(async () => {
-      const ended = (await (await fetch(`${service.url}/v1/sessions/${session!.session_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { status: string };
-      return ended.status === 'ended';
-    }, 15_000, 'the session ended');
+    await eventually(
+      async () => {
+        const ended = (await (
+          await fetch(`${service.url}/v1/sessions/${session!.session_id}`, {
+            headers: { authorization: `Bearer ${apiKey}` },
+          })
+        ).json()) as { status: string };
+        return ended.status === 'ended';
+      },
+      15_000,
+      'the session ended',
+    );
   }, 120_000);
 
   test('Talk again, without visual awareness: no camera toggle', async () => {
@@ -158,8 +216,12 @@ describe('console in Chromium', () => {
     expect(await page.locator('#sessions-table tr[data-session-id]').count()).toBe(2);
     // The billing rule in one sentence, and each row's time with the visitor beside its charge.
     expect(await page.textContent('#billing-rule')).toContain('You pay for the minutes your visitor saw the avatar');
-    const sessionsApi = (await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as { visitor_seconds: number }[];
-    expect(await page.locator('#sessions-table td[data-label="Watched"]').first().textContent()).toBe(`${sessionsApi[0]!.visitor_seconds} s`);
+    const sessionsApi = (await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as {
+      visitor_seconds: number;
+    }[];
+    expect(await page.locator('#sessions-table td[data-label="Watched"]').first().textContent()).toBe(
+      `${sessionsApi[0]!.visitor_seconds} s`,
+    );
     await page.locator('[data-testid=view-transcript]').last().click();
     await page.waitForSelector('#session-transcript-turns li');
     expect(await page.textContent('#session-transcript')).toContain('Hello, how are you today?');
@@ -167,9 +229,17 @@ describe('console in Chromium', () => {
     // greeting, cut off by the visitor, reported the providers it ran on.
     const metric = (label: string) => page.textContent(`#session-metrics td[data-label="${label}"]`);
     // The job's report may arrive after the room closed: wait for the API to have it, then look again.
-    const first = ((await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as { session_id: string }[]).at(-1)!;
+    const first = (
+      (await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as { session_id: string }[]
+    ).at(-1)!;
     await eventually(
-      async () => ((await page.evaluate(async (id) => (await fetch(`/console/api/sessions/${id}`)).json(), first.session_id)) as { metrics: { providers: { stt: string | null } } }).metrics.providers.stt !== null,
+      async () =>
+        (
+          (await page.evaluate(
+            async (id) => (await fetch(`/console/api/sessions/${id}`)).json(),
+            first.session_id,
+          )) as { metrics: { providers: { stt: string | null } } }
+        ).metrics.providers.stt !== null,
       15_000,
       'the first session’s quality report',
     );
@@ -185,10 +255,14 @@ describe('console in Chromium', () => {
     expect(ledger).toContain('Identity onboarding');
     // The usage chart (uPlot): the last 30 days, its totals those of the account's sessions, drawn.
     await page.waitForSelector('#usage-chart canvas');
-    const sessions = (await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as { billed_minutes: number }[];
+    const sessions = (await page.evaluate(async () => (await fetch('/console/api/sessions')).json())) as {
+      billed_minutes: number;
+    }[];
     const chart = page.locator('#usage-chart');
     expect(Number(await chart.getAttribute('data-days'))).toBeGreaterThanOrEqual(30);
-    expect(Number(await chart.getAttribute('data-avatar-minutes'))).toBe(sessions.reduce((sum, s) => sum + s.billed_minutes, 0));
+    expect(Number(await chart.getAttribute('data-avatar-minutes'))).toBe(
+      sessions.reduce((sum, s) => sum + s.billed_minutes, 0),
+    );
     expect(await page.textContent('#usage-summary')).toContain(`${sessions.length} sessions`);
     const painted = await page.evaluate(() => {
       const canvas = document.querySelector<HTMLCanvasElement>('#usage-chart canvas')!;
@@ -228,7 +302,9 @@ describe('console in Chromium', () => {
       await page.content(),
     ];
     for (const source of sources) expect(source).not.toMatch(API_KEY);
-    const storage = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
+    const storage = await page.evaluate(() =>
+      JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }),
+    );
     expect(storage).not.toMatch(API_KEY);
     const cookies = await context.cookies();
     expect(cookies.map((c) => c.name)).toEqual(['likeness_console']);
@@ -238,7 +314,8 @@ describe('console in Chromium', () => {
     expect(await page.evaluate(() => document.cookie)).toBe('');
     // Nothing came from a CDN: every request went to this service, its asset URL, or the session's LiveKit server.
     const livekit = new URL(service.services.livekit.url.replace(/^ws/, 'http')).host;
-    const ours = (url: string) => url.startsWith(service.url) || url.startsWith(service.config.assetsUrl) || new URL(url).host === livekit;
+    const ours = (url: string) =>
+      url.startsWith(service.url) || url.startsWith(service.config.assetsUrl) || new URL(url).host === livekit;
     const foreign = requested.filter((url) => /^(https?|wss?):/.test(url) && !ours(url));
     expect(requested.length).toBeGreaterThan(5);
     expect(foreign).toEqual([]);
@@ -262,7 +339,11 @@ describe('console in Chromium', () => {
     await desktop.page.click('#start-talk');
     expect(await videoPlays(desktop.page)).toEqual({ width: 960, height: 540 });
     const layout = await conversationLayout(desktop.page);
-    expect([layout.video, layout.mute, layout.end].map((part) => inside(part, layout.screen))).toEqual([true, true, true]);
+    expect([layout.video, layout.mute, layout.end].map((part) => inside(part, layout.screen))).toEqual([
+      true,
+      true,
+      true,
+    ]);
     await screenshot(desktop.page, 'talk-desktop');
     await desktop.page.click('#end-session');
     await desktop.page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
@@ -270,7 +351,10 @@ describe('console in Chromium', () => {
     await desktop.page.goto('/console#/sessions');
     await desktop.page.locator('[data-testid=view-transcript]').first().click();
     await desktop.page.waitForSelector('#session-metrics');
-    expect({ sessions: await headerWordsSplit(desktop.page, '#sessions-table'), stats: await headerWordsSplit(desktop.page, '#session-metrics') }).toEqual({ sessions: [], stats: [] });
+    expect({
+      sessions: await headerWordsSplit(desktop.page, '#sessions-table'),
+      stats: await headerWordsSplit(desktop.page, '#session-metrics'),
+    }).toEqual({ sessions: [], stats: [] });
     // Today's bar in the usage chart is drawn whole, with room between it and the plot's edge.
     await desktop.page.goto('/console#/credits');
     await desktop.page.waitForSelector('#usage-chart canvas');
@@ -295,11 +379,22 @@ describe('console in Chromium', () => {
     await page.click('#sign-up');
     const key = (await (await page.waitForSelector('#api-key-once')).textContent())!.trim();
     await page.click('#continue');
-    const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: await identityForm({ language: 'en' }) });
+    const created = await fetch(`${service.url}/v1/identities`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: await identityForm({ language: 'en' }),
+    });
     expect(created.status).toBe(200);
     // Leave credits for two minutes of avatar time.
-    const { account } = (await page.evaluate(async () => (await fetch('/console/api/me')).json())) as { account: { account_id: string; balance: number } };
-    await service.services.ledger.charge(service.services.database.db, { accountId: account.account_id, amount: account.balance - 20, kind: 'adjustment', reference: 'test:drain' });
+    const { account } = (await page.evaluate(async () => (await fetch('/console/api/me')).json())) as {
+      account: { account_id: string; balance: number };
+    };
+    await service.services.ledger.charge(service.services.database.db, {
+      accountId: account.account_id,
+      amount: account.balance - 20,
+      kind: 'adjustment',
+      reference: 'test:drain',
+    });
     await page.goto('/console#/talk');
     await page.waitForSelector('#talk-form');
     await page.click('#start-talk');
@@ -312,7 +407,13 @@ describe('console in Chromium', () => {
   }, 90_000);
 
   test('the example web client joins from the query string: the avatar plays with one audio element', async () => {
-    const identity = (await (await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: await identityForm({ language: 'en' }) })).json()) as { identity_id: string };
+    const identity = (await (
+      await fetch(`${service.url}/v1/identities`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}` },
+        body: await identityForm({ language: 'en' }),
+      })
+    ).json()) as { identity_id: string };
     const started = (await (
       await fetch(`${service.url}/v1/sessions/start`, {
         method: 'POST',
@@ -325,10 +426,14 @@ describe('console in Chromium', () => {
     await example.page.goto(`/examples/web-client/?${query}`);
     await example.page.waitForSelector('#connection-state[data-state=connected]', { timeout: 30_000 });
     await videoPlays(example.page);
-    await eventually(async () => {
-      const audio = await audioElements(example.page);
-      return audio.length === 1 && !audio[0]!.paused && audio[0]!.tracks.join() === 'live';
-    }, 15_000, 'the avatar audio playing');
+    await eventually(
+      async () => {
+        const audio = await audioElements(example.page);
+        return audio.length === 1 && !audio[0]!.paused && audio[0]!.tracks.join() === 'live';
+      },
+      15_000,
+      'the avatar audio playing',
+    );
     expect(await example.page.locator('#camera-toggle').count()).toBe(0);
     await screenshot(example.page, 'example-web-client');
     await example.page.click('#end-session');
@@ -339,7 +444,10 @@ describe('console in Chromium', () => {
 
   test('edit an identity (a new name and a voice sample: a retrain), then delete it', async () => {
     const { page } = visitor;
-    const sample = await speechWav('Hello, I am Ada. I like to walk along the river in the evening, and I can tell you about every museum in the city.', { pauseSeconds: 0.3 });
+    const sample = await speechWav(
+      'Hello, I am Ada. I like to walk along the river in the evening, and I can tell you about every museum in the city.',
+      { pauseSeconds: 0.3 },
+    );
     await page.goto('/console#/sessions');
     await page.goto('/console#/identities');
     const card = page.locator('li[data-testid=identity-card]', { hasText: 'Ada' }).first();
@@ -349,15 +457,24 @@ describe('console in Chromium', () => {
     await page.setInputFiles('#edit-identity-audio', sample);
     await page.click('#save-identity');
     await page.waitForSelector(`li[data-identity-id="${identityId}"][data-status=ready]`, { timeout: 60_000 });
-    await eventually(async () => {
-      const identity = (await (await fetch(`${service.url}/v1/identities/${identityId}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { name: string; audio: string | null; status: string };
-      return identity.name === 'Ada Lovelace' && identity.audio !== null && identity.status === 'ready';
-    }, 30_000, 'the retrained identity');
+    await eventually(
+      async () => {
+        const identity = (await (
+          await fetch(`${service.url}/v1/identities/${identityId}`, { headers: { authorization: `Bearer ${apiKey}` } })
+        ).json()) as { name: string; audio: string | null; status: string };
+        return identity.name === 'Ada Lovelace' && identity.audio !== null && identity.status === 'ready';
+      },
+      30_000,
+      'the retrained identity',
+    );
     expect(await page.textContent(`li[data-identity-id="${identityId}"]`)).toContain('Ada Lovelace');
     await page.locator(`li[data-identity-id="${identityId}"] [data-testid=delete-identity]`).click();
     await page.click('#confirm-accept');
     await page.waitForSelector(`li[data-identity-id="${identityId}"]`, { state: 'detached' });
-    expect((await fetch(`${service.url}/v1/identities/${identityId}`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(404);
+    expect(
+      (await fetch(`${service.url}/v1/identities/${identityId}`, { headers: { authorization: `Bearer ${apiKey}` } }))
+        .status,
+    ).toBe(404);
   }, 90_000);
 
   // Last: it changes Ada's password.
@@ -375,7 +492,9 @@ describe('console in Chromium', () => {
     expect(await page.textContent('#current-password-error')).toContain('The current password is wrong');
     await page.fill('#current-password', 'a long enough password');
     await page.click('#change-password');
-    await page.waitForFunction(() => document.querySelector('#password-changed')?.textContent?.includes('Password changed'));
+    await page.waitForFunction(() =>
+      document.querySelector('#password-changed')?.textContent?.includes('Password changed'),
+    );
     await screenshot(page, 'account');
     // Still signed in, with the new session's CSRF token: a change goes through.
     await page.goto('/console#/keys');
@@ -385,7 +504,11 @@ describe('console in Chromium', () => {
     await page.click('#continue');
     // The new password is the one that signs in.
     const signIn = (password: string) =>
-      fetch(`${service.url}/console/api/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ada@example.com', password }) });
+      fetch(`${service.url}/console/api/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'ada@example.com', password }),
+      });
     expect((await signIn('a brand new password')).status).toBe(200);
   }, 60_000);
 });

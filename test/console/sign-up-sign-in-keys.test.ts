@@ -2,9 +2,9 @@
 // the sign-in throttle, keys and credits, and the public API's routes behind the cookie.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
-import { AttemptLimiter } from '../../src/limits/index.ts';
 import { consoleSessions } from '../../src/auth/schema.ts';
 import { consoleLogins } from '../../src/console/schema.ts';
+import { AttemptLimiter } from '../../src/limits/index.ts';
 import { limitAttempts } from '../../src/limits/schema.ts';
 import { identityForm } from '../support/forms.ts';
 import { freshDatabase } from '../support/postgres.ts';
@@ -18,7 +18,12 @@ describe.each(ENGINES)('console API on %s', (engine) => {
   let service: TestService;
   beforeAll(async () => {
     service = await startTestService(engine, {
-      env: { CONSOLE_STARTER_CREDITS: String(STARTER_CREDITS), CONSOLE_SIGNIN_FAILURES: String(FAILURES_ALLOWED), CONSOLE_SIGNUPS_PER_HOUR: '1000', CREDITS_ONBOARDING: '50' },
+      env: {
+        CONSOLE_STARTER_CREDITS: String(STARTER_CREDITS),
+        CONSOLE_SIGNIN_FAILURES: String(FAILURES_ALLOWED),
+        CONSOLE_SIGNUPS_PER_HOUR: '1000',
+        CREDITS_ONBOARDING: '50',
+      },
     });
   });
   afterAll(() => service.stop());
@@ -33,19 +38,38 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       expect(body.csrf_token).toMatch(/^[0-9A-Za-z]{32}$/);
       // The cookie: httpOnly, SameSite=Strict, Secure on 127.0.0.1 (browsers keep it there).
       expect(browser.lastSetCookie).toMatch(/^likeness_console=[0-9A-Za-z]{43}; /);
-      for (const attribute of ['HttpOnly', 'SameSite=Strict', 'Secure', 'Path=/']) expect(browser.lastSetCookie).toContain(attribute);
+      for (const attribute of ['HttpOnly', 'SameSite=Strict', 'Secure', 'Path=/'])
+        expect(browser.lastSetCookie).toContain(attribute);
       // The key works on the public API…
-      const identities = await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${body.api_key!.api_key}` } });
+      const identities = await fetch(`${service.url}/v1/identities`, {
+        headers: { authorization: `Bearer ${body.api_key!.api_key}` },
+      });
       expect(identities.status).toBe(200);
       // …and is never shown again: the key list has only its prefix.
-      const keys = (await (await browser.call('GET', '/console/api/keys')).json()) as { key_id: string; prefix: string }[];
+      const keys = (await (await browser.call('GET', '/console/api/keys')).json()) as {
+        key_id: string;
+        prefix: string;
+      }[];
       expect(keys).toHaveLength(1);
       expect(keys[0]!.prefix).toBe(body.api_key!.api_key.slice(0, 7));
       expect(JSON.stringify(keys)).not.toContain(body.api_key!.api_key);
       // The grant is in the ledger; only a hash of the password is stored.
-      const credits = (await (await browser.call('GET', '/console/api/credits')).json()) as { balance: number; entries: { kind: string; amount: number }[]; has_more: boolean; low_balance_threshold: number };
-      expect(credits).toEqual({ balance: STARTER_CREDITS, entries: [expect.objectContaining({ kind: 'grant', amount: STARTER_CREDITS })], has_more: false, low_balance_threshold: 100 });
-      const [login] = await service.services.database.db.select().from(consoleLogins).where(eq(consoleLogins.accountId, body.account.account_id));
+      const credits = (await (await browser.call('GET', '/console/api/credits')).json()) as {
+        balance: number;
+        entries: { kind: string; amount: number }[];
+        has_more: boolean;
+        low_balance_threshold: number;
+      };
+      expect(credits).toEqual({
+        balance: STARTER_CREDITS,
+        entries: [expect.objectContaining({ kind: 'grant', amount: STARTER_CREDITS })],
+        has_more: false,
+        low_balance_threshold: 100,
+      });
+      const [login] = await service.services.database.db
+        .select()
+        .from(consoleLogins)
+        .where(eq(consoleLogins.accountId, body.account.account_id));
       expect(login!.passwordHash).toStartWith('$argon2id$');
       expect(login!.passwordHash).not.toContain('correct horse');
     });
@@ -53,11 +77,21 @@ describe.each(ENGINES)('console API on %s', (engine) => {
     test('an email that has an account answers 409 and adds nothing', async () => {
       const email = uniqueEmail();
       await new ConsoleClient(service).signUp(email);
-      const before = { accounts: await service.count('accounts'), keys: await service.count('api_keys'), ledger: await service.count('credit_ledger') };
-      const again = await new ConsoleClient(service).call('POST', '/console/api/sign-up', { json: { email, password: 'another password' } });
+      const before = {
+        accounts: await service.count('accounts'),
+        keys: await service.count('api_keys'),
+        ledger: await service.count('credit_ledger'),
+      };
+      const again = await new ConsoleClient(service).call('POST', '/console/api/sign-up', {
+        json: { email, password: 'another password' },
+      });
       expect(again.status).toBe(409);
       expect(await again.json()).toEqual({ detail: expect.stringContaining('already exists') });
-      expect({ accounts: await service.count('accounts'), keys: await service.count('api_keys'), ledger: await service.count('credit_ledger') }).toEqual(before);
+      expect({
+        accounts: await service.count('accounts'),
+        keys: await service.count('api_keys'),
+        ledger: await service.count('credit_ledger'),
+      }).toEqual(before);
     });
 
     test.each([
@@ -90,7 +124,10 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       const right = await browser.signIn(` ${email.toUpperCase()} `, 'the right password');
       expect(right.status).toBe(200);
       const me = await browser.call('GET', '/console/api/me');
-      expect(await me.json()).toEqual({ account: { account_id: account.account_id, email, balance: STARTER_CREDITS }, csrf_token: browser.csrf });
+      expect(await me.json()).toEqual({
+        account: { account_id: account.account_id, email, balance: STARTER_CREDITS },
+        csrf_token: browser.csrf,
+      });
       // Each sign-in is its own session: the first browser stays signed in.
       expect((await first.call('GET', '/console/api/me')).status).toBe(200);
     });
@@ -121,12 +158,24 @@ describe.each(ENGINES)('console API on %s', (engine) => {
 
       const wrong = await change({ current_password: 'not the password', new_password: 'the second password' });
       expect(wrong.status).toBe(422);
-      expect(await wrong.json()).toEqual({ detail: [{ loc: ['body', 'current_password'], msg: 'The current password is wrong', type: 'wrong_password' }] });
+      expect(await wrong.json()).toEqual({
+        detail: [{ loc: ['body', 'current_password'], msg: 'The current password is wrong', type: 'wrong_password' }],
+      });
       const short = await change({ current_password: 'the first password', new_password: 'short' });
       expect(short.status).toBe(422);
-      expect(((await short.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toEqual(['body', 'new_password']);
+      expect(((await short.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toEqual([
+        'body',
+        'new_password',
+      ]);
       // Without the CSRF header nothing changes.
-      expect((await browser.call('POST', '/console/api/password', { json: { current_password: 'the first password', new_password: 'the second password' }, csrf: null })).status).toBe(403);
+      expect(
+        (
+          await browser.call('POST', '/console/api/password', {
+            json: { current_password: 'the first password', new_password: 'the second password' },
+            csrf: null,
+          })
+        ).status,
+      ).toBe(403);
       expect((await elsewhere.call('GET', '/console/api/me')).status).toBe(200);
 
       const oldCookie = browser.cookie;
@@ -165,20 +214,30 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       expect(await before.json()).toEqual({ signed_in: false });
       const email = uniqueEmail();
       const { account } = await browser.signUp(email);
-      expect(await (await state()).json()).toEqual({ signed_in: true, account: { account_id: account.account_id, email, balance: STARTER_CREDITS }, csrf_token: browser.csrf });
+      expect(await (await state()).json()).toEqual({
+        signed_in: true,
+        account: { account_id: account.account_id, email, balance: STARTER_CREDITS },
+        csrf_token: browser.csrf,
+      });
       // A cookie of a session that ended, or a made-up one, is not signed in either.
       const cookie = browser.cookie!;
       expect((await browser.call('POST', '/console/api/sign-out')).status).toBe(204);
       for (const stale of [cookie, `likeness_console=${'x'.repeat(43)}`]) {
         const answer = await fetch(`${service.url}/console/api/signed-in`, { headers: { cookie: stale } });
-        expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 200, body: { signed_in: false } });
+        expect({ status: answer.status, body: await answer.json() }).toEqual({
+          status: 200,
+          body: { signed_in: false },
+        });
       }
     });
 
     test('an expired session answers 401', async () => {
       const browser = new ConsoleClient(service);
       const { account } = await browser.signUp(uniqueEmail());
-      await service.services.database.db.update(consoleSessions).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(consoleSessions.accountId, account.account_id));
+      await service.services.database.db
+        .update(consoleSessions)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(consoleSessions.accountId, account.account_id));
       expect((await browser.call('GET', '/console/api/me')).status).toBe(401);
     });
   });
@@ -187,10 +246,18 @@ describe.each(ENGINES)('console API on %s', (engine) => {
     test('no cookie: 401 on every console route; an API key does not open the console, nor the cookie /v1', async () => {
       const browser = new ConsoleClient(service);
       const { api_key } = await browser.signUp(uniqueEmail());
-      for (const path of ['/console/api/me', '/console/api/keys', '/console/api/credits', '/console/api/identities', '/console/api/sessions']) {
+      for (const path of [
+        '/console/api/me',
+        '/console/api/keys',
+        '/console/api/credits',
+        '/console/api/identities',
+        '/console/api/sessions',
+      ]) {
         const anonymous = await fetch(`${service.url}${path}`);
         expect(anonymous.status).toBe(401);
-        const withKey = await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${api_key!.api_key}` } });
+        const withKey = await fetch(`${service.url}${path}`, {
+          headers: { authorization: `Bearer ${api_key!.api_key}` },
+        });
         expect(withKey.status).toBe(401);
       }
       const v1WithCookie = await fetch(`${service.url}/v1/identities`, { headers: { cookie: browser.cookie! } });
@@ -214,7 +281,9 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       // Another session's token does not fit this one.
       const other = new ConsoleClient(service);
       await other.signUp(uniqueEmail());
-      expect((await browser.call('POST', '/console/api/keys', { json: { name: 'ci' }, csrf: other.csrf! })).status).toBe(403);
+      expect(
+        (await browser.call('POST', '/console/api/keys', { json: { name: 'ci' }, csrf: other.csrf! })).status,
+      ).toBe(403);
     });
   });
 
@@ -226,19 +295,32 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       expect(created.status).toBe(201);
       expect(created.headers.get('cache-control')).toBe('no-store');
       const key = (await created.json()) as { key_id: string; api_key: string; name: string };
-      expect(key).toEqual({ key_id: expect.stringMatching(/^key_/), api_key: expect.stringMatching(/^lk_/), name: 'backend' });
+      expect(key).toEqual({
+        key_id: expect.stringMatching(/^key_/),
+        api_key: expect.stringMatching(/^lk_/),
+        name: 'backend',
+      });
       const v1 = (path: string) => fetch(`${service.url}${path}`, { headers: { 'x-api-key': key.api_key } });
       expect((await v1('/v1/identities')).status).toBe(200);
 
-      const renamed = await browser.call('PATCH', `/console/api/keys/${key.key_id}`, { json: { name: 'production backend' } });
+      const renamed = await browser.call('PATCH', `/console/api/keys/${key.key_id}`, {
+        json: { name: 'production backend' },
+      });
       expect(await renamed.json()).toMatchObject({ key_id: key.key_id, name: 'production backend', revoked_at: null });
       expect((await browser.call('PATCH', `/console/api/keys/${key.key_id}`, { json: { name: '' } })).status).toBe(422);
 
       expect((await browser.call('DELETE', `/console/api/keys/${key.key_id}`)).status).toBe(204);
       expect((await v1('/v1/identities')).status).toBe(401);
       expect((await browser.call('DELETE', `/console/api/keys/${key.key_id}`)).status).toBe(404);
-      const listed = (await (await browser.call('GET', '/console/api/keys')).json()) as { key_id: string; revoked_at: string | null; last_used_at: string | null }[];
-      expect(listed.find((k) => k.key_id === key.key_id)).toMatchObject({ revoked_at: expect.any(String), last_used_at: expect.any(String) });
+      const listed = (await (await browser.call('GET', '/console/api/keys')).json()) as {
+        key_id: string;
+        revoked_at: string | null;
+        last_used_at: string | null;
+      }[];
+      expect(listed.find((k) => k.key_id === key.key_id)).toMatchObject({
+        revoked_at: expect.any(String),
+        last_used_at: expect.any(String),
+      });
     });
 
     test("another account's key is not found", async () => {
@@ -247,29 +329,44 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       const stranger = new ConsoleClient(service);
       await stranger.signUp(uniqueEmail());
       expect((await stranger.call('DELETE', `/console/api/keys/${api_key!.key_id}`)).status).toBe(404);
-      expect((await stranger.call('PATCH', `/console/api/keys/${api_key!.key_id}`, { json: { name: 'mine' } })).status).toBe(404);
-      expect((await fetch(`${service.url}/v1/identities`, { headers: { 'x-api-key': api_key!.api_key } })).status).toBe(200);
+      expect(
+        (await stranger.call('PATCH', `/console/api/keys/${api_key!.key_id}`, { json: { name: 'mine' } })).status,
+      ).toBe(404);
+      expect((await fetch(`${service.url}/v1/identities`, { headers: { 'x-api-key': api_key!.api_key } })).status).toBe(
+        200,
+      );
     });
 
     test("the public API's identity routes work behind the cookie, scoped to the account, and the ledger shows the onboarding charge", async () => {
       const browser = new ConsoleClient(service);
       await browser.signUp(uniqueEmail());
-      const created = await browser.call('POST', '/console/api/identities', { body: await identityForm({ name: 'Grace', language: 'en' }) });
+      const created = await browser.call('POST', '/console/api/identities', {
+        body: await identityForm({ name: 'Grace', language: 'en' }),
+      });
       expect(created.status).toBe(200);
       const identity = (await created.json()) as { identity_id: string; status: string };
       expect(identity.status).toBe('ready');
       const list = (await (await browser.call('GET', '/console/api/identities')).json()) as { identity_id: string }[];
       expect(list.map((i) => i.identity_id)).toEqual([identity.identity_id]);
-      const credits = (await (await browser.call('GET', '/console/api/credits')).json()) as { balance: number; entries: { kind: string; amount: number; reference: string }[] };
+      const credits = (await (await browser.call('GET', '/console/api/credits')).json()) as {
+        balance: number;
+        entries: { kind: string; amount: number; reference: string }[];
+      };
       expect(credits.balance).toBe(STARTER_CREDITS - 50);
-      expect(credits.entries[0]).toMatchObject({ kind: 'onboarding', amount: -50, reference: expect.stringContaining(identity.identity_id) });
+      expect(credits.entries[0]).toMatchObject({
+        kind: 'onboarding',
+        amount: -50,
+        reference: expect.stringContaining(identity.identity_id),
+      });
       // Another account sees nothing of it.
       const stranger = new ConsoleClient(service);
       await stranger.signUp(uniqueEmail());
       expect((await stranger.call('GET', `/console/api/identities/${identity.identity_id}`)).status).toBe(404);
       expect((await stranger.call('DELETE', `/console/api/identities/${identity.identity_id}`)).status).toBe(404);
       // Deleting needs the CSRF header too.
-      expect((await browser.call('DELETE', `/console/api/identities/${identity.identity_id}`, { csrf: null })).status).toBe(403);
+      expect(
+        (await browser.call('DELETE', `/console/api/identities/${identity.identity_id}`, { csrf: null })).status,
+      ).toBe(403);
       expect((await browser.call('DELETE', `/console/api/identities/${identity.identity_id}`)).status).toBe(204);
     });
   });
@@ -292,7 +389,9 @@ describe('sign-up limit per address', () => {
     await new ConsoleClient(service).signUp(uniqueEmail());
     await new ConsoleClient(service).signUp(uniqueEmail());
     const before = { accounts: await service.count('accounts'), ledger: await service.count('credit_ledger') };
-    const third = await new ConsoleClient(service).call('POST', '/console/api/sign-up', { json: { email: uniqueEmail(), password: 'long enough password' } });
+    const third = await new ConsoleClient(service).call('POST', '/console/api/sign-up', {
+      json: { email: uniqueEmail(), password: 'long enough password' },
+    });
     expect(third.status).toBe(429);
     expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(3000);
     expect(await third.json()).toEqual({ detail: expect.stringContaining('Too many new accounts') });
@@ -338,8 +437,18 @@ describe('AttemptLimiter', () => {
 
   test('counts attempts over a sliding window; a cleared key starts again; scopes are apart', async () => {
     let now = 1_000_000;
-    const limiter = new AttemptLimiter(service.services.database.db, { scope: 'test', allowed: 2, windowSeconds: 60, now: () => now });
-    const other = new AttemptLimiter(service.services.database.db, { scope: 'other test', allowed: 1, windowSeconds: 60, now: () => now });
+    const limiter = new AttemptLimiter(service.services.database.db, {
+      scope: 'test',
+      allowed: 2,
+      windowSeconds: 60,
+      now: () => now,
+    });
+    const other = new AttemptLimiter(service.services.database.db, {
+      scope: 'other test',
+      allowed: 1,
+      windowSeconds: 60,
+      now: () => now,
+    });
     await limiter.record('a');
     now += 10_000;
     await limiter.record('a');
@@ -361,7 +470,12 @@ describe('two control-plane replicas on one Postgres', () => {
   beforeAll(async () => {
     databaseUrl = await freshDatabase();
     for (let i = 0; i < 2; i++) {
-      replicas.push(await startTestService('postgres', { databaseUrl, env: { CONSOLE_SIGNIN_FAILURES: String(FAILURES_ALLOWED), CONSOLE_SIGNUPS_PER_HOUR: '2' } }));
+      replicas.push(
+        await startTestService('postgres', {
+          databaseUrl,
+          env: { CONSOLE_SIGNIN_FAILURES: String(FAILURES_ALLOWED), CONSOLE_SIGNUPS_PER_HOUR: '2' },
+        }),
+      );
     }
   });
   afterAll(async () => {
@@ -372,14 +486,17 @@ describe('two control-plane replicas on one Postgres', () => {
     const [a, b] = replicas as [TestService, TestService];
     const email = uniqueEmail();
     await new ConsoleClient(a).signUp(email, 'the right password');
-    for (let i = 0; i < FAILURES_ALLOWED - 1; i++) expect((await new ConsoleClient(a).signIn(email, `guess ${i}`)).status).toBe(401);
+    for (let i = 0; i < FAILURES_ALLOWED - 1; i++)
+      expect((await new ConsoleClient(a).signIn(email, `guess ${i}`)).status).toBe(401);
     expect((await new ConsoleClient(b).signIn(email, 'one more guess')).status).toBe(401);
     // Failures on both replicas add up: the next try is refused on either.
     expect((await new ConsoleClient(a).signIn(email, 'the right password')).status).toBe(429);
     expect((await new ConsoleClient(b).signIn(email, 'the right password')).status).toBe(429);
     // Sign-ups per address too: one here, one there, and the third is one too many.
     await new ConsoleClient(b).signUp(uniqueEmail(), 'the right password');
-    const third = await new ConsoleClient(a).call('POST', '/console/api/sign-up', { json: { email: uniqueEmail(), password: 'the right password' } });
+    const third = await new ConsoleClient(a).call('POST', '/console/api/sign-up', {
+      json: { email: uniqueEmail(), password: 'the right password' },
+    });
     expect(third.status).toBe(429);
     const rows = await a.services.database.db.select().from(limitAttempts);
     expect(rows.length).toBeGreaterThan(0);

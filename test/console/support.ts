@@ -21,7 +21,11 @@ export class ConsoleClient {
 
   constructor(readonly service: TestService) {}
 
-  async call(method: string, path: string, init: { json?: unknown; body?: BodyInit; headers?: Record<string, string>; csrf?: string | null } = {}): Promise<Response> {
+  async call(
+    method: string,
+    path: string,
+    init: { json?: unknown; body?: BodyInit; headers?: Record<string, string>; csrf?: string | null } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...init.headers };
     if (this.cookie) headers.cookie = this.cookie;
     const csrf = init.csrf === undefined ? this.csrf : init.csrf;
@@ -65,7 +69,10 @@ export function uniqueEmail(): string {
  * docs/console when UPDATE_SCREENSHOTS=1 (then commit them); otherwise a temporary folder, so a
  * test run leaves the checkout clean but still takes every screenshot.
  */
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(import.meta.dir, '../../docs/console') : join(tmpdir(), `likeness-screenshots-${process.pid}`);
+const SCREENSHOTS =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? join(import.meta.dir, '../../docs/console')
+    : join(tmpdir(), `likeness-screenshots-${process.pid}`);
 
 /** A full-page PNG of `page` under the screenshots folder. */
 export async function screenshot(page: Page, name: string): Promise<void> {
@@ -84,14 +91,15 @@ export function removeScreenshots(): void {
  */
 export async function usability(page: Page): Promise<{ unlabelled: string[]; overflow: number }> {
   return page.evaluate(() => {
-    const controls = Array.from(document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea'));
+    const controls = Array.from(
+      document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea'),
+    );
     const unlabelled = controls
       .filter((c) => c.type !== 'hidden' && !c.hidden && (c.labels?.length ?? 0) === 0 && !c.getAttribute('aria-label'))
       .map((c) => c.id || c.name || c.outerHTML.slice(0, 60));
     return { unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth };
   });
 }
-
 
 /** Signs up a new account on the console's sign-in page; returns the API key it showed once. */
 export async function signUpInBrowser(page: Page, email: string): Promise<string> {

@@ -30,16 +30,29 @@ describe('Talk in Chromium', () => {
   let browser: TestBrowser;
   let apiKey = '';
   const email = 'mira@example.com';
-  const sessions = async () => ((await (await fetch(`${service.url}/v1/sessions`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as unknown[]).length;
+  const sessions = async () =>
+    (
+      (await (
+        await fetch(`${service.url}/v1/sessions`, { headers: { authorization: `Bearer ${apiKey}` } })
+      ).json()) as unknown[]
+    ).length;
 
   beforeAll(async () => {
-    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { CONSOLE_STARTER_CREDITS: '5000' } });
+    service = await startTestService('pglite', {
+      livekit: 'local',
+      agent: true,
+      env: { CONSOLE_STARTER_CREDITS: '5000' },
+    });
     // Pauses long enough for an answer between two questions.
     browser = await launchBrowser({ audioFile: await speechWav('Hello, how are you today?', { pauseSeconds: 2.5 }) });
     const first = await browser.newPage({ viewport: DESKTOP, baseURL: service.url });
     apiKey = await signUpInBrowser(first.page, email);
     await first.close();
-    const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: await identityForm({ name: 'Mira', language: 'en' }) });
+    const created = await fetch(`${service.url}/v1/identities`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+      body: await identityForm({ name: 'Mira', language: 'en' }),
+    });
     expect(created.status).toBe(200);
   }, 120_000);
   afterAll(async () => {
@@ -86,7 +99,11 @@ describe('Talk in Chromium', () => {
       const { page } = visitor;
       const key = await signUpInBrowser(page, 'far@example.com');
       expect(await page.evaluate(() => window.isSecureContext)).toBe(false);
-      await fetch(`${base}/v1/identities`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: await identityForm({ language: 'en' }) });
+      await fetch(`${base}/v1/identities`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        body: await identityForm({ language: 'en' }),
+      });
       await page.goto('/console#/talk');
       await page.waitForSelector('#talk-error:not([hidden])');
       const message = (await page.textContent('#talk-error'))!;
@@ -98,7 +115,9 @@ describe('Talk in Chromium', () => {
       await page.$eval('#talk-form', (form) => (form as HTMLFormElement).requestSubmit());
       await Bun.sleep(500);
       expect(await page.isVisible('#talk-stage')).toBe(false);
-      const listed = (await (await fetch(`${base}/v1/sessions`, { headers: { authorization: `Bearer ${key}` } })).json()) as unknown[];
+      const listed = (await (
+        await fetch(`${base}/v1/sessions`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()) as unknown[];
       expect(listed).toEqual([]);
       await visitor.close();
     } finally {
@@ -118,7 +137,11 @@ describe('Talk in Chromium', () => {
       await page.selectOption('#talk-form-factor', shape);
       await page.click('#start-talk');
       await page.waitForSelector('#connection-state[data-state=connected]', { timeout: 30_000 });
-      await page.waitForFunction(() => (document.querySelector<HTMLVideoElement>('#avatar-video')?.videoWidth ?? 0) > 0, undefined, { timeout: 30_000 });
+      await page.waitForFunction(
+        () => (document.querySelector<HTMLVideoElement>('#avatar-video')?.videoWidth ?? 0) > 0,
+        undefined,
+        { timeout: 30_000 },
+      );
       // Talking: the fake microphone asks, the agent answers; enough turns to overflow the list.
       await page.waitForFunction(
         () => {
@@ -131,7 +154,12 @@ describe('Talk in Chromium', () => {
       const talking = await conversationLayout(page);
       expect(talking.screen).toMatchObject({ bottom: viewport.height, right: viewport.width });
       const { screen } = talking;
-      expect({ video: inside(talking.video, screen), mute: inside(talking.mute, screen), end: inside(talking.end, screen), lastRow: inside(talking.lastRow, screen) }).toEqual({ video: true, mute: true, end: true, lastRow: true });
+      expect({
+        video: inside(talking.video, screen),
+        mute: inside(talking.mute, screen),
+        end: inside(talking.end, screen),
+        lastRow: inside(talking.lastRow, screen),
+      }).toEqual({ video: true, mute: true, end: true, lastRow: true });
       // The newest turn is in the transcript's visible part, not below its fold.
       expect(inside(talking.lastRow, talking.transcript)).toBe(true);
       // The page itself does not scroll: only the transcript does.
@@ -140,12 +168,16 @@ describe('Talk in Chromium', () => {
       // The reader scrolls up: new turns arrive without pulling them down.
       await page.$eval('#transcript', (list) => (list.scrollTop = 0));
       const rows = talking.rows;
-      await page.waitForFunction((count) => document.querySelectorAll('#transcript li').length > count + 1, rows, { timeout: 60_000 });
+      await page.waitForFunction((count) => document.querySelectorAll('#transcript li').length > count + 1, rows, {
+        timeout: 60_000,
+      });
       expect(await page.$eval('#transcript', (list) => list.scrollTop)).toBe(0);
       // Back at the end, it follows again.
       await page.$eval('#transcript', (list) => (list.scrollTop = list.scrollHeight));
       const now = (await conversationLayout(page)).rows;
-      await page.waitForFunction((count) => document.querySelectorAll('#transcript li').length > count, now, { timeout: 60_000 });
+      await page.waitForFunction((count) => document.querySelectorAll('#transcript li').length > count, now, {
+        timeout: 60_000,
+      });
       await Bun.sleep(200);
       const following = await conversationLayout(page);
       expect(inside(following.lastRow, following.transcript)).toBe(true);

@@ -20,7 +20,9 @@ const signIn = (service: TestService, email: string, password: string, headers: 
 describe('throttles under parallel requests', () => {
   let service: TestService;
   beforeAll(async () => {
-    service = await startTestService('pglite', { env: { CONSOLE_SIGNUPS_PER_HOUR: String(SIGNUPS), CONSOLE_SIGNIN_FAILURES: String(FAILURES) } });
+    service = await startTestService('pglite', {
+      env: { CONSOLE_SIGNUPS_PER_HOUR: String(SIGNUPS), CONSOLE_SIGNIN_FAILURES: String(FAILURES) },
+    });
   });
   afterAll(() => service.stop());
 
@@ -37,7 +39,9 @@ describe('throttles under parallel requests', () => {
     const other = await startTestService('pglite', { env: { CONSOLE_SIGNIN_FAILURES: String(FAILURES) } });
     try {
       expect((await signUp(other, email)).status).toBe(201);
-      const statuses = (await Promise.all(Array.from({ length: 20 }, () => signIn(other, email, 'wrong password!!')))).map((r) => r.status);
+      const statuses = (
+        await Promise.all(Array.from({ length: 20 }, () => signIn(other, email, 'wrong password!!')))
+      ).map((r) => r.status);
       expect(statuses.filter((s) => s === 401)).toHaveLength(FAILURES);
       expect(statuses.filter((s) => s === 429)).toHaveLength(20 - FAILURES);
       expect((await signIn(other, email, PASSWORD)).status).toBe(429);
@@ -60,7 +64,8 @@ describe('throttles under parallel requests', () => {
 
 describe('behind a proxy', () => {
   test('X-Forwarded-For names the client only when the proxy is trusted', () => {
-    const request = (forwarded: string) => new Request('http://likeness.test/', { headers: { 'x-forwarded-for': forwarded } });
+    const request = (forwarded: string) =>
+      new Request('http://likeness.test/', { headers: { 'x-forwarded-for': forwarded } });
     const none = new ClientAddresses([]);
     expect(none.of(request('203.0.113.9'), '10.0.0.2')).toBe('10.0.0.2');
     const proxies = new ClientAddresses(['10.0.0.0/8', '::1']);
@@ -75,15 +80,19 @@ describe('behind a proxy', () => {
   });
 
   test('behind a trusted proxy each client address has its own sign-up limit; without it one limit for everyone behind it', async () => {
-    const trusting = await startTestService('pglite', { env: { CONSOLE_SIGNUPS_PER_HOUR: '2', TRUSTED_PROXIES: '127.0.0.1,::1' } });
+    const trusting = await startTestService('pglite', {
+      env: { CONSOLE_SIGNUPS_PER_HOUR: '2', TRUSTED_PROXIES: '127.0.0.1,::1' },
+    });
     const plain = await startTestService('pglite', { env: { CONSOLE_SIGNUPS_PER_HOUR: '2' } });
     try {
       for (const client of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) {
-        for (let i = 0; i < 2; i++) expect((await signUp(trusting, undefined, { 'x-forwarded-for': client })).status).toBe(201);
+        for (let i = 0; i < 2; i++)
+          expect((await signUp(trusting, undefined, { 'x-forwarded-for': client })).status).toBe(201);
         expect((await signUp(trusting, undefined, { 'x-forwarded-for': client })).status).toBe(429);
       }
       const statuses = [];
-      for (const client of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) statuses.push((await signUp(plain, undefined, { 'x-forwarded-for': client })).status);
+      for (const client of ['203.0.113.1', '203.0.113.2', '203.0.113.3'])
+        statuses.push((await signUp(plain, undefined, { 'x-forwarded-for': client })).status);
       expect(statuses).toEqual([201, 201, 429]);
     } finally {
       await trusting.stop();
@@ -103,20 +112,35 @@ describe('sign-in and sign-up from the console’s own pages only', () => {
   afterAll(() => service.stop());
 
   test('a text/plain body (what a cross-site form can send) is refused, even with the right password', async () => {
-    const response = await fetch(`${service.url}/console/api/sign-in`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ email, password: PASSWORD }) });
+    const response = await fetch(`${service.url}/console/api/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
     expect(response.status).toBe(415);
     expect(response.headers.get('set-cookie')).toBeNull();
   });
 
   test('another site’s Origin or Sec-Fetch-Site is refused; the console’s own, and none at all (scripts), are not', async () => {
-    const foreign: Array<Record<string, string>> = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }];
+    const foreign: Array<Record<string, string>> = [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+    ];
     for (const headers of foreign) {
       const refused = await signIn(service, email, PASSWORD, headers);
       expect(refused.status).toBe(403);
       expect(refused.headers.get('set-cookie')).toBeNull();
       expect((await signUp(service, undefined, headers)).status).toBe(403);
     }
-    expect((await signIn(service, email, PASSWORD, { origin: service.config.console.origin, 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect(
+      (
+        await signIn(service, email, PASSWORD, {
+          origin: service.config.console.origin,
+          'sec-fetch-site': 'same-origin',
+        })
+      ).status,
+    ).toBe(200);
     expect((await signIn(service, email, PASSWORD, { origin: new URL(service.url).origin })).status).toBe(200);
     expect((await signIn(service, email, PASSWORD)).status).toBe(200);
   });

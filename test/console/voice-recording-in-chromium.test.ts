@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../support/browser.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
-import { startTestService, waitForStatus, type TestService } from '../support/service.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
+import { startTestService, type TestService, waitForStatus } from '../support/service.ts';
 import { signUpInBrowser } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
@@ -14,7 +14,9 @@ const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
 /** The speech encoded as a browser's recorder would: Opus in WebM or in Ogg. */
 async function recording(wav: string, container: 'webm' | 'ogg'): Promise<string> {
   const out = wav.replace(/\.wav$/, `.${container}`);
-  const ffmpeg = Bun.spawn(['ffmpeg', '-y', '-loglevel', 'error', '-i', wav, '-c:a', 'libopus', '-b:a', '32k', out], { stderr: 'pipe' });
+  const ffmpeg = Bun.spawn(['ffmpeg', '-y', '-loglevel', 'error', '-i', wav, '-c:a', 'libopus', '-b:a', '32k', out], {
+    stderr: 'pipe',
+  });
   expect(await ffmpeg.exited).toBe(0);
   return out;
 }
@@ -29,9 +31,17 @@ describe('a voice recorded in a browser, through the console', () => {
 
   beforeAll(async () => {
     service = await startTestService('pglite');
-    const wav = await speechWav('Hello, this is my voice. I am recording a short sample for my avatar, so that it can speak like me.', { pauseSeconds: 0.5 });
+    const wav = await speechWav(
+      'Hello, this is my voice. I am recording a short sample for my avatar, so that it can speak like me.',
+      { pauseSeconds: 0.5 },
+    );
     webm = await recording(wav, 'webm');
-    ogg = await recording(await speechWav('And this is a second recording, made a little later, with other words in it.', { pauseSeconds: 0.5 }), 'ogg');
+    ogg = await recording(
+      await speechWav('And this is a second recording, made a little later, with other words in it.', {
+        pauseSeconds: 0.5,
+      }),
+      'ogg',
+    );
     browser = await launchBrowser();
     visitor = await browser.newPage({ viewport: { width: 390, height: 844 }, baseURL: service.url });
     apiKey = await signUpInBrowser(visitor.page, 'rosa@example.com');
@@ -41,10 +51,16 @@ describe('a voice recorded in a browser, through the console', () => {
     await service?.stop();
   });
 
-  const api = (path: string, init: RequestInit = {}) => fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${apiKey}` } });
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${apiKey}` } });
 
   test('the API refuses WebM/Opus with 415, as the specification allows only WAV, MP3 and MP4 audio', async () => {
-    const answer = await api('/v1/identities', { method: 'POST', body: await identityForm({ audio: file(new Uint8Array(await Bun.file(webm).arrayBuffer()), 'voice.webm', 'audio/webm') }) });
+    const answer = await api('/v1/identities', {
+      method: 'POST',
+      body: await identityForm({
+        audio: file(new Uint8Array(await Bun.file(webm).arrayBuffer()), 'voice.webm', 'audio/webm'),
+      }),
+    });
     expect(answer.status).toBe(415);
   });
 
@@ -70,7 +86,11 @@ describe('a voice recorded in a browser, through the console', () => {
     await page.click('[data-testid=edit-identity]');
     await page.setInputFiles('#edit-identity-audio', ogg);
     await page.click('#save-identity');
-    await waitForStatus({ accountId: '', apiKey, call: (method, path) => api(path, { method }) }, created.identity_id, 'ready');
+    await waitForStatus(
+      { accountId: '', apiKey, call: (method, path) => api(path, { method }) },
+      created.identity_id,
+      'ready',
+    );
     const retrained = await eventuallyNewAudio(created.audio!);
     expect(retrained.headers.get('content-type')).toBe('audio/wav');
   }, 60_000);
@@ -82,7 +102,10 @@ describe('a voice recorded in a browser, through the console', () => {
       const [listed] = (await (await api('/v1/identities')).json()) as { identity_id: string }[];
       const identity = (await (await api(`/v1/identities/${listed!.identity_id}`)).json()) as IdentityBody;
       if (identity.audio && new URL(identity.audio).pathname !== new URL(before).pathname) return fetch(identity.audio);
-      if (Date.now() > deadline) throw new Error(`the retrain did not replace the audio (detail: ${JSON.stringify((identity as { detail?: unknown }).detail)})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the retrain did not replace the audio (detail: ${JSON.stringify((identity as { detail?: unknown }).detail)})`,
+        );
       await Bun.sleep(200);
     }
   }

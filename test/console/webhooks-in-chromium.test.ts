@@ -52,7 +52,13 @@ describe('the Webhooks page in Chromium', () => {
       await page.fill('#low-balance-threshold', '250');
       await page.click('#save-threshold');
       await page.waitForSelector('#threshold-status:has-text("Saved.")');
-      expect(((await page.evaluate(async () => (await fetch('/console/api/credits?limit=1')).json())) as { low_balance_threshold: number }).low_balance_threshold).toBe(250);
+      expect(
+        (
+          (await page.evaluate(async () => (await fetch('/console/api/credits?limit=1')).json())) as {
+            low_balance_threshold: number;
+          }
+        ).low_balance_threshold,
+      ).toBe(250);
       expect(await usability(page)).toEqual({ unlabelled: [], overflow: 0 });
       await screenshot(page, 'webhooks');
       // A URL the service refuses shows its reason at the form (Chromium logs the 422 it was
@@ -68,5 +74,4 @@ describe('the Webhooks page in Chromium', () => {
       receiver.stop();
     }
   }, 60_000);
-
 });

@@ -3,11 +3,21 @@
 // espeak-ng speech into its microphone and hears the avatar answer. What each fake received
 // shows the language rules, the identity's prompt and voice, and visual awareness at work.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
-import { LocalVideoTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, VideoBufferType, VideoFrame, VideoSource } from '@livekit/rtc-node';
+import {
+  LocalVideoTrack,
+  Room,
+  RoomEvent,
+  TrackKind,
+  TrackPublishOptions,
+  TrackSource,
+  VideoBufferType,
+  VideoFrame,
+  VideoSource,
+} from '@livekit/rtc-node';
 import sharp from 'sharp';
-import { espeak, wavFile } from '../support/fakes/speech.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
+import { espeak, wavFile } from '../support/fakes/speech.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { sessionMetricsOnce } from '../support/session-metrics.ts';
@@ -25,7 +35,11 @@ let service: TestService;
 let account: TestAccount;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', { livekit: 'local', agent: true, env: { ...fakes.env, CREDITS_ONBOARDING: '0' } });
+  service = await startTestService('pglite', {
+    livekit: 'local',
+    agent: true,
+    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
+  });
   account = await service.account({ credits: 10_000 });
 });
 afterAll(() => service.stop());
@@ -35,7 +49,9 @@ beforeEach(() => {
 });
 
 async function createIdentity(fields: Record<string, string | File>): Promise<IdentityBody> {
-  const response = await account.call('POST', '/v1/identities', { body: await identityForm({ prompt: PROMPT, ...fields }) });
+  const response = await account.call('POST', '/v1/identities', {
+    body: await identityForm({ prompt: PROMPT, ...fields }),
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as IdentityBody;
 }
@@ -44,7 +60,12 @@ let sample: File | undefined;
 /** Ten seconds of real speech for cloning. */
 async function voiceSample(): Promise<File> {
   sample ??= file(
-    wavFile(await espeak('Hello, my name is Ada. I love showing people around Paris, its museums, its cafés and its old streets. Shall we start the tour together?', { sampleRate: 22_050 })),
+    wavFile(
+      await espeak(
+        'Hello, my name is Ada. I love showing people around Paris, its museums, its cafés and its old streets. Shall we start the tour together?',
+        { sampleRate: 22_050 },
+      ),
+    ),
     'ada.wav',
     'audio/wav',
   );
@@ -61,13 +82,20 @@ interface Talk {
 }
 
 async function talk(body: Record<string, unknown>): Promise<Talk> {
-  const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const response = await account.call('POST', '/v1/sessions/start', {
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(response.status).toBe(200);
   const session = (await response.json()) as StartedSession;
   const joinedAt = performance.now();
   const visitor = await joinAsVisitor(session);
   const microphone = await Microphone.publish(visitor.room);
-  const audio = await eventually(() => visitor.tracks.find((track) => track.kind === TrackKind.KIND_AUDIO), 20_000, "the agent's audio track");
+  const audio = await eventually(
+    () => visitor.tracks.find((track) => track.kind === TrackKind.KIND_AUDIO),
+    20_000,
+    "the agent's audio track",
+  );
   const ears = new Listener(audio);
   return {
     session,
@@ -92,8 +120,10 @@ async function heardReply(ears: Listener, after: number, what: string): Promise<
 }
 
 const chatsOf = (marker: string) => fakes.openai.chats.filter((chat) => chat.system.includes(marker));
-const ttsContextsAfter = (since: number) => fakes.elevenlabs.received.contexts.filter((context) => context.openedAt >= since);
-const deepgramConnectionsAfter = (since: number) => fakes.deepgram.connections.filter((connection) => connection.openedAt >= since);
+const ttsContextsAfter = (since: number) =>
+  fakes.elevenlabs.received.contexts.filter((context) => context.openedAt >= since);
+const deepgramConnectionsAfter = (since: number) =>
+  fakes.deepgram.connections.filter((connection) => connection.openedAt >= since);
 const epochNow = () => performance.timeOrigin + performance.now();
 
 describe('the voice agent with cloud providers (wire fakes)', () => {
@@ -108,7 +138,9 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       await eventually(() => conversation.visitor.tracks.length >= 2, 20_000, 'the avatar tracks');
       await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
       const agentTracks = [...conversation.visitor.agent()!.trackPublications.values()];
-      expect(agentTracks.map((p) => `${p.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video'}:${p.name}`).sort()).toEqual(['audio:avatar_audio', 'video:avatar']);
+      expect(agentTracks.map((p) => `${p.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video'}:${p.name}`).sort()).toEqual(
+        ['audio:avatar_audio', 'video:avatar'],
+      );
 
       fakes.deepgram.script({ transcript: QUESTION, language: 'en' });
       const spoken = await conversation.microphone.say(await speech(QUESTION));
@@ -132,12 +164,18 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       expect(contexts.every((c) => c.params.language_code === 'en')).toBe(true);
       expect(contexts.map((c) => c.spoken).join(' ')).toContain('sunny and mild');
 
-      const transcript = await eventually(async () => {
-        const body = (await (await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)).json()) as {
-          turns: { role: string; text: string; language: string | null }[];
-        };
-        return body.turns.some((t) => t.role === 'agent' && t.text.includes('sunny')) ? body : undefined;
-      }, 10_000, 'the transcript');
+      const transcript = await eventually(
+        async () => {
+          const body = (await (
+            await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)
+          ).json()) as {
+            turns: { role: string; text: string; language: string | null }[];
+          };
+          return body.turns.some((t) => t.role === 'agent' && t.text.includes('sunny')) ? body : undefined;
+        },
+        10_000,
+        'the transcript',
+      );
       expect(transcript.turns.find((t) => t.role === 'user')).toMatchObject({ text: QUESTION, language: 'en' });
       expect(transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text)).toEqual([
         // The greeting is the identity's template (name, role from the prompt), not generated.
@@ -146,7 +184,11 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       ]);
       // What the visitor experienced: one reply, measured, on the cloud plugins, at about the avatar's 25 fps.
       const metrics = await sessionMetricsOnce(account, conversation.session.room_name, (m) => m.turns >= 1);
-      expect(metrics).toMatchObject({ turns: 1, interruptions: 0, providers: { stt: 'deepgram', llm: 'openai-compatible', tts: 'elevenlabs' } });
+      expect(metrics).toMatchObject({
+        turns: 1,
+        interruptions: 0,
+        providers: { stt: 'deepgram', llm: 'openai-compatible', tts: 'elevenlabs' },
+      });
       expect(metrics.voice_to_voice_ms.p50).toBeGreaterThan(0);
       expect(metrics.voice_to_voice_ms.p50).toBeLessThan(15_000);
       expect(metrics.fps).toBeGreaterThan(15);
@@ -158,7 +200,11 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
   });
 
   test('pinned Spanish: Deepgram listens in Spanish, the model is told to answer only in Spanish, the voice speaks Spanish', async () => {
-    const identity = await createIdentity({ language: 'es', audio: await voiceSample(), prompt: `${PROMPT} es-pinned` });
+    const identity = await createIdentity({
+      language: 'es',
+      audio: await voiceSample(),
+      prompt: `${PROMPT} es-pinned`,
+    });
     fakes.openai.respond(() => 'Mañana hará sol en Madrid.');
     const since = epochNow();
     const conversation = await talk({ identity_id: identity.identity_id });
@@ -183,7 +229,11 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
   });
 
   test('auto: an English greeting, then Spanish answers to a Spanish-speaking visitor', async () => {
-    const identity = await createIdentity({ language: 'auto', audio: await voiceSample(), prompt: `${PROMPT} auto-mode` });
+    const identity = await createIdentity({
+      language: 'auto',
+      audio: await voiceSample(),
+      prompt: `${PROMPT} auto-mode`,
+    });
     fakes.openai.respond((request) =>
       request.system.includes('The visitor is speaking Spanish') ? 'Mañana hará sol en Madrid.' : 'Sorry?',
     );
@@ -193,7 +243,9 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
       const greeting = ttsContextsAfter(since);
       // The template greeting, in English, with no language-model call before it.
-      expect(greeting.map((c) => c.spoken).join(' ')).toContain("Hi, I'm Ada, a tour guide in Paris. How can I help you today?");
+      expect(greeting.map((c) => c.spoken).join(' ')).toContain(
+        "Hi, I'm Ada, a tour guide in Paris. How can I help you today?",
+      );
       expect(greeting.every((c) => c.params.language_code === 'en')).toBe(true);
       expect(chatsOf('auto-mode')).toHaveLength(0);
       expect(deepgramConnectionsAfter(since).every((c) => c.params.language === 'multi')).toBe(true);
@@ -209,7 +261,9 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       expect(reply.map((c) => c.spoken).join(' ')).toContain('Mañana hará sol en Madrid');
       expect(reply.every((c) => c.params.language_code === 'es')).toBe(true);
       // The per-session mode never touches the identity's stored language.
-      const stored = (await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as IdentityBody;
+      const stored = (await (
+        await account.call('GET', `/v1/identities/${identity.identity_id}`)
+      ).json()) as IdentityBody;
       expect(stored.language).toBe('auto');
     } finally {
       await conversation.end();
@@ -225,17 +279,31 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
       fakes.deepgram.script({ transcript: QUESTION, language: 'en' }, { transcript: 'Stop, please.', language: 'en' });
       const asked = await conversation.microphone.say(await speech(QUESTION));
-      const replyStarted = await eventually(() => conversation.ears.soundAfter(asked.endedAt), 20_000, 'the long reply');
+      const replyStarted = await eventually(
+        () => conversation.ears.soundAfter(asked.endedAt),
+        20_000,
+        'the long reply',
+      );
       await Bun.sleep(1_500);
       expect(conversation.ears.silenceAfter(replyStarted, 400)).toBeUndefined(); // still talking
       const interruption = await conversation.microphone.say(await speech('Stop, please. Stop.'));
-      const stoppedAt = await eventually(() => conversation.ears.silenceAfter(interruption.startedAt, 400), 10_000, 'the reply to stop');
-      const transcript = await eventually(async () => {
-        const body = (await (await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)).json()) as {
-          turns: { role: string; interrupted: boolean; text: string; ended_at: string }[];
-        };
-        return body.turns.find((t) => t.role === 'agent' && t.interrupted);
-      }, 10_000, 'the interrupted turn in the transcript');
+      const stoppedAt = await eventually(
+        () => conversation.ears.silenceAfter(interruption.startedAt, 400),
+        10_000,
+        'the reply to stop',
+      );
+      const transcript = await eventually(
+        async () => {
+          const body = (await (
+            await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)
+          ).json()) as {
+            turns: { role: string; interrupted: boolean; text: string; ended_at: string }[];
+          };
+          return body.turns.find((t) => t.role === 'agent' && t.interrupted);
+        },
+        10_000,
+        'the interrupted turn in the transcript',
+      );
       // The job stamps the turn when it yields: after MIN_INTERRUPTION_MS of the visitor's speech.
       const yieldedAt = Date.parse(transcript.ended_at) - performance.timeOrigin;
       const sinceYield = stoppedAt - yieldedAt;
@@ -248,7 +316,9 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       expect(transcript.text.length).toBeLessThan(long.length);
       expect(long.startsWith(transcript.text.slice(0, 20))).toBe(true);
       // The cut-off reply counts as an interruption in the session's metrics.
-      expect((await sessionMetricsOnce(account, conversation.session.room_name, (m) => m.interruptions >= 1)).turns).toBeGreaterThanOrEqual(1);
+      expect(
+        (await sessionMetricsOnce(account, conversation.session.room_name, (m) => m.interruptions >= 1)).turns,
+      ).toBeGreaterThanOrEqual(1);
     } finally {
       await conversation.end();
     }
@@ -261,20 +331,33 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     try {
       await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
       const since = epochNow();
-      fakes.deepgram.script({ transcript: 'What is the capital of', language: 'en' }, { transcript: 'France?', language: 'en' });
+      fakes.deepgram.script(
+        { transcript: 'What is the capital of', language: 'en' },
+        { transcript: 'France?', language: 'en' },
+      );
       const first = await conversation.microphone.say(await speech('What is the capital of'));
       // A hesitation longer than the VAD's silence and the minimum endpointing delay together.
       await Bun.sleep(1_500);
       expect(conversation.ears.soundAfter(first.endedAt)).toBeUndefined();
       const second = await conversation.microphone.say(await speech('France?'));
       await heardReply(conversation.ears, second.endedAt, 'the reply');
-      const turns = await eventually(async () => {
-        const body = (await (await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)).json()) as { turns: { role: string; text: string }[] };
-        return body.turns.some((t) => t.role === 'agent' && t.text.includes('Paris')) ? body.turns : undefined;
-      }, 10_000, 'the reply in the transcript');
+      const turns = await eventually(
+        async () => {
+          const body = (await (
+            await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)
+          ).json()) as { turns: { role: string; text: string }[] };
+          return body.turns.some((t) => t.role === 'agent' && t.text.includes('Paris')) ? body.turns : undefined;
+        },
+        10_000,
+        'the reply in the transcript',
+      );
       expect(turns.filter((t) => t.role === 'user').map((t) => t.text)).toEqual(['What is the capital of France?']);
       // The reply was written for the whole question (one for the first half alone may have been drafted, never spoken).
-      expect(fakes.openai.chats.some((chat) => chat.at >= since && chat.userTexts.at(-1) === 'What is the capital of France?')).toBe(true);
+      expect(
+        fakes.openai.chats.some(
+          (chat) => chat.at >= since && chat.userTexts.at(-1) === 'What is the capital of France?',
+        ),
+      ).toBe(true);
     } finally {
       await conversation.end();
     }
@@ -282,7 +365,10 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
 
   test('the greeting waits until the visitor can hear it', async () => {
     const identity = await createIdentity({ language: 'en' });
-    const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identity.identity_id }), headers: { 'content-type': 'application/json' } });
+    const response = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ identity_id: identity.identity_id }),
+      headers: { 'content-type': 'application/json' },
+    });
     const session = (await response.json()) as StartedSession;
     const since = epochNow();
     // A client that subscribes late (by hand, nothing automatic): nothing may be said to it before.
@@ -290,7 +376,10 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     await room.connect(session.rtc_url, session.token, { autoSubscribe: false, dynacast: false });
     try {
       const voice = await eventually(
-        () => [...room.remoteParticipants.values()].flatMap((p) => [...p.trackPublications.values()]).find((p) => p.kind === TrackKind.KIND_AUDIO),
+        () =>
+          [...room.remoteParticipants.values()]
+            .flatMap((p) => [...p.trackPublications.values()])
+            .find((p) => p.kind === TrackKind.KIND_AUDIO),
         20_000,
         "the avatar's audio published",
       );
@@ -330,7 +419,10 @@ async function publishCamera(conversation: Talk) {
   const height = 240;
   const source = new VideoSource(width, height);
   const track = LocalVideoTrack.createVideoTrack('camera', source);
-  const publication = await conversation.visitor.room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA }));
+  const publication = await conversation.visitor.room.localParticipant!.publishTrack(
+    track,
+    new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA }),
+  );
   let speaking = false;
   const pixels = new Uint8Array(width * height * 4);
   const timer = setInterval(() => {
@@ -362,7 +454,8 @@ async function imageColours(chat: ChatRecord): Promise<{ red: number; blue: numb
   const urls: string[] = [];
   for (const message of chat.messages) {
     if (!Array.isArray(message.content)) continue;
-    for (const part of message.content as { type: string; image_url?: { url: string } }[]) if (part.type === 'image_url') urls.push(part.image_url!.url);
+    for (const part of message.content as { type: string; image_url?: { url: string } }[])
+      if (part.type === 'image_url') urls.push(part.image_url!.url);
   }
   return Promise.all(
     urls.map(async (url) => {

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TrackKind } from '@livekit/rtc-node';
 import type { Subprocess } from 'bun';
-import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { sessionMetricsOnce } from '../support/session-metrics.ts';
@@ -17,7 +17,14 @@ import { Listener, Microphone, speech } from '../support/voice.ts';
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 // No proper noun: through Opus on a loaded machine tiny.en hears "Paris" as "pairs" or "pair us".
 const QUESTION = 'What time does the museum open today?';
-const PROVIDER_KEYS = ['DEEPGRAM_API_KEY', 'DEEPGRAM_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL'];
+const PROVIDER_KEYS = [
+  'DEEPGRAM_API_KEY',
+  'DEEPGRAM_BASE_URL',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'ELEVENLABS_API_KEY',
+  'ELEVENLABS_BASE_URL',
+];
 
 describe('the voice agent on the offline models', () => {
   const dirs: string[] = [];
@@ -54,7 +61,10 @@ describe('the voice agent on the offline models', () => {
 
   test('a spoken question is recognised, answered and spoken back, with no key set', async () => {
     const created = await account.call('POST', '/v1/identities', {
-      body: await identityForm({ language: 'en', prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.' }),
+      body: await identityForm({
+        language: 'en',
+        prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.',
+      }),
     });
     const identity = (await created.json()) as IdentityBody;
     const started = await account.call('POST', '/v1/sessions/start', {
@@ -65,7 +75,9 @@ describe('the voice agent on the offline models', () => {
     const joinedAt = performance.now();
     const visitor = await joinAsVisitor(session);
     const microphone = await Microphone.publish(visitor.room);
-    const ears = new Listener(await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, "the avatar's audio"));
+    const ears = new Listener(
+      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, "the avatar's audio"),
+    );
     try {
       const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the offline greeting');
       await eventually(() => ears.silenceAfter(greeting, 600), 60_000, 'the end of the greeting');
@@ -74,20 +86,31 @@ describe('the voice agent on the offline models', () => {
       // loaded CI machine ("But is not when we're liking Paris today?").
       const spoken = await microphone.say(await speech(QUESTION, { voice: 'piper' }));
       const replied = await eventually(() => ears.soundAfter(spoken.endedAt), 60_000, 'the offline reply');
-      console.log(`offline: first reply audio ${Math.round(replied - spoken.endedAt)} ms after the question's audio ended`);
+      console.log(
+        `offline: first reply audio ${Math.round(replied - spoken.endedAt)} ms after the question's audio ended`,
+      );
       await eventually(() => ears.silenceAfter(replied, 600), 60_000, 'the end of the reply');
 
-      const transcript = await eventually(async () => {
-        const body = (await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as {
-          turns: { role: string; text: string; language: string | null }[];
-        };
-        const user = body.turns.find((t) => t.role === 'user');
-        return user && body.turns.filter((t) => t.role === 'agent').length >= 2 ? body : undefined;
-      }, 30_000, 'the transcript');
+      const transcript = await eventually(
+        async () => {
+          const body = (await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as {
+            turns: { role: string; text: string; language: string | null }[];
+          };
+          const user = body.turns.find((t) => t.role === 'user');
+          return user && body.turns.filter((t) => t.role === 'agent').length >= 2 ? body : undefined;
+        },
+        30_000,
+        'the transcript',
+      );
       console.log(`offline transcript: ${JSON.stringify(transcript.turns)}`);
       // Whisper really heard the question: most of its words, through Opus and a resampler,
       // and what it is about.
-      const heard = new Set(transcript.turns.find((t) => t.role === 'user')!.text.toLowerCase().match(/\p{L}+/gu) ?? []);
+      const heard = new Set(
+        transcript.turns
+          .find((t) => t.role === 'user')!
+          .text.toLowerCase()
+          .match(/\p{L}+/gu) ?? [],
+      );
       const asked = ['what', 'time', 'does', 'the', 'museum', 'open', 'today'];
       expect(asked.filter((word) => heard.has(word)).length).toBeGreaterThanOrEqual(5);
       expect(heard.has('museum')).toBe(true);

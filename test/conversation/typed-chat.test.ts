@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { Room } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { CHAT_MAX_CHARS, CHAT_TOPIC } from '../../agent/conversation/chat.ts';
-import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
@@ -17,32 +17,50 @@ let service: TestService;
 let account: TestAccount;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', { livekit: 'local', agent: true, env: { ...fakes.env, CREDITS_ONBOARDING: '0' } });
+  service = await startTestService('pglite', {
+    livekit: 'local',
+    agent: true,
+    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
+  });
   account = await service.account({ credits: 10_000 });
 });
 afterAll(() => service.stop());
 
-const userTexts = () => fakes.openai.chats.filter((chat) => chat.system.includes(MARKER)).flatMap((chat) => chat.userTexts);
+const userTexts = () =>
+  fakes.openai.chats.filter((chat) => chat.system.includes(MARKER)).flatMap((chat) => chat.userTexts);
 
 test('typed chat is answered, cut to 2,000 characters, at most every 2 s, and only from the visitor', async () => {
   fakes.openai.respond(() => 'Paris, of course.');
-  const identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en', prompt: `You are Ada. ${MARKER}` }) })).json()) as IdentityBody;
-  const started = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false }), headers: { 'content-type': 'application/json' } });
+  const identity = (await (
+    await account.call('POST', '/v1/identities', {
+      body: await identityForm({ language: 'en', prompt: `You are Ada. ${MARKER}` }),
+    })
+  ).json()) as IdentityBody;
+  const started = await account.call('POST', '/v1/sessions/start', {
+    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false }),
+    headers: { 'content-type': 'application/json' },
+  });
   const session = (await started.json()) as StartedSession;
   const visitor = await joinAsVisitor(session);
   // A second participant in the room (a leaked token of another identity) types too.
-  const token = new AccessToken(service.services.livekit.apiKey, service.services.livekit.apiSecret, { identity: 'intruder' });
+  const token = new AccessToken(service.services.livekit.apiKey, service.services.livekit.apiSecret, {
+    identity: 'intruder',
+  });
   token.addGrant({ room: session.room_name, roomJoin: true, canPublishData: true });
   const intruder = new Room();
   await intruder.connect(session.rtc_url, await token.toJwt());
   try {
     await eventually(() => visitor.agent(), 20_000, 'the agent');
     // The conversation takes the chat once it has started: typed again (2 s apart) until it does.
-    await eventually(async () => {
-      await visitor.room.localParticipant!.sendText('What is the capital of France?', { topic: CHAT_TOPIC });
-      await Bun.sleep(2_100);
-      return userTexts().includes('What is the capital of France?');
-    }, 30_000, 'the typed question to reach the model');
+    await eventually(
+      async () => {
+        await visitor.room.localParticipant!.sendText('What is the capital of France?', { topic: CHAT_TOPIC });
+        await Bun.sleep(2_100);
+        return userTexts().includes('What is the capital of France?');
+      },
+      30_000,
+      'the typed question to reach the model',
+    );
     await Bun.sleep(2_100);
     await visitor.room.localParticipant!.sendText('And of Germany?', { topic: CHAT_TOPIC });
     await eventually(() => userTexts().includes('And of Germany?'), 20_000, 'the next question to reach the model');
@@ -52,7 +70,11 @@ test('typed chat is answered, cut to 2,000 characters, at most every 2 s, and on
     await Bun.sleep(2_500);
     // A huge message: read through, only its first 2,000 characters answered.
     await visitor.room.localParticipant!.sendText(`Tell me about ${'Paris '.repeat(20_000)}`, { topic: CHAT_TOPIC });
-    const long = await eventually(() => userTexts().find((text) => text.startsWith('Tell me about')), 20_000, 'the long message to reach the model');
+    const long = await eventually(
+      () => userTexts().find((text) => text.startsWith('Tell me about')),
+      20_000,
+      'the long message to reach the model',
+    );
     expect(long.length).toBeLessThanOrEqual(CHAT_MAX_CHARS);
     expect(long.length).toBeGreaterThan(CHAT_MAX_CHARS - 10);
     expect(userTexts()).not.toContain('And of Spain?');

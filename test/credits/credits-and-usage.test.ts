@@ -39,7 +39,10 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
   let room = '';
 
   beforeAll(async () => {
-    service = await startTestService(engine, { livekit: 'local', env: { CREDITS_ONBOARDING: String(ONBOARDING), CREDITS_PER_AVATAR_MINUTE: String(PER_MINUTE) } });
+    service = await startTestService(engine, {
+      livekit: 'local',
+      env: { CREDITS_ONBOARDING: String(ONBOARDING), CREDITS_PER_AVATAR_MINUTE: String(PER_MINUTE) },
+    });
     account = await service.account({ credits: 1_000 });
     other = await service.account({ credits: 300 });
     // Spending: an identity, a session with two billed minutes (charged here as its job would).
@@ -61,7 +64,9 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
     expect(credits.balance).toBe(1_000 - ONBOARDING - 2 * PER_MINUTE);
     expect(credits.has_more).toBe(false);
     // grant, onboarding, the start's hold, its release at the first minute, two minutes.
-    expect(credits.entries.map((e) => e.kind).sort()).toEqual(['grant', 'onboarding', 'session_hold', 'session_minute', 'session_minute', 'session_release'].sort());
+    expect(credits.entries.map((e) => e.kind).sort()).toEqual(
+      ['grant', 'onboarding', 'session_hold', 'session_minute', 'session_minute', 'session_release'].sort(),
+    );
     expect(credits.entries.reduce((sum, e) => sum + e.amount, 0)).toBe(credits.balance);
     expect(credits.entries.at(-1)!.kind).toBe('grant');
     const times = credits.entries.map((e) => Date.parse(e.created_at));
@@ -69,26 +74,39 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
     expect(credits.entries.find((e) => e.kind === 'session_minute')!.reference).toContain(room);
     // Another account sees only its own.
     const theirs = await get<Credits>(other, '/v1/credits');
-    expect(theirs).toEqual({ balance: 300, entries: [expect.objectContaining({ kind: 'grant', amount: 300 })], has_more: false, low_balance_threshold: 100 });
+    expect(theirs).toEqual({
+      balance: 300,
+      entries: [expect.objectContaining({ kind: 'grant', amount: 300 })],
+      has_more: false,
+      low_balance_threshold: 100,
+    });
   });
 
   test('PATCH /v1/credits sets this account’s low-balance threshold (credits.low), shown by GET; bad values answer 422', async () => {
-    const patch = (who: TestAccount, body: unknown) => who.call('PATCH', '/v1/credits', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const patch = (who: TestAccount, body: unknown) =>
+      who.call('PATCH', '/v1/credits', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
     const answer = await patch(account, { low_balance_threshold: 250 });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ balance: 1_000 - ONBOARDING - 2 * PER_MINUTE, low_balance_threshold: 250 });
     expect((await get<{ low_balance_threshold: number }>(account, '/v1/credits')).low_balance_threshold).toBe(250);
     expect((await get<{ low_balance_threshold: number }>(other, '/v1/credits')).low_balance_threshold).toBe(100);
-    for (const bad of [{ low_balance_threshold: -1 }, { low_balance_threshold: 1.5 }, { low_balance_threshold: 'ten' }, {}]) {
+    for (const bad of [
+      { low_balance_threshold: -1 },
+      { low_balance_threshold: 1.5 },
+      { low_balance_threshold: 'ten' },
+      {},
+    ]) {
       const refused = await patch(account, bad);
       expect(refused.status).toBe(422);
-      expect(((await refused.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toContain('low_balance_threshold');
+      expect(((await refused.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toContain(
+        'low_balance_threshold',
+      );
     }
     expect((await patch(account, { low_balance_threshold: 0 })).status).toBe(200);
     expect((await get<{ low_balance_threshold: number }>(account, '/v1/credits')).low_balance_threshold).toBe(0);
   });
 
-  test('/v1/credits pages with limit and after; a cursor not in the caller\'s ledger answers 422', async () => {
+  test("/v1/credits pages with limit and after; a cursor not in the caller's ledger answers 422", async () => {
     const all = (await get<Credits>(account, '/v1/credits')).entries;
     const pages: Credits['entries'] = [];
     let after = '';
@@ -103,7 +121,9 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
     for (const cursor of [foreign, 'led_nosuchentry']) {
       const answer = await account.call('GET', `/v1/credits?after=${cursor}`);
       expect(answer.status).toBe(422);
-      expect(((await answer.json()) as { detail: { loc: string[]; type: string }[] }).detail).toEqual([expect.objectContaining({ loc: ['query', 'after'], type: 'unknown_cursor' })]);
+      expect(((await answer.json()) as { detail: { loc: string[]; type: string }[] }).detail).toEqual([
+        expect.objectContaining({ loc: ['query', 'after'], type: 'unknown_cursor' }),
+      ]);
     }
     expect((await account.call('GET', '/v1/credits?limit=0')).status).toBe(422);
     expect((await fetch(`${service.url}/v1/credits`)).status).toBe(401);
@@ -120,15 +140,43 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
     expect(usage.buckets[0]!.start).toEndWith('T00:00:00.000Z');
     const today = usage.buckets.at(-1)!;
     expect(today.start).toBe(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
-    expect(today).toEqual({ start: today.start, sessions: 1, avatar_minutes: 2, visitor_seconds: 0, streamed_seconds: 0, identities: 1, credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE }, credits_granted: 1_000 });
-    expect(usage.totals).toEqual({ sessions: 1, avatar_minutes: 2, visitor_seconds: 0, streamed_seconds: 0, identities: 1, credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE }, credits_granted: 1_000 });
+    expect(today).toEqual({
+      start: today.start,
+      sessions: 1,
+      avatar_minutes: 2,
+      visitor_seconds: 0,
+      streamed_seconds: 0,
+      identities: 1,
+      credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE },
+      credits_granted: 1_000,
+    });
+    expect(usage.totals).toEqual({
+      sessions: 1,
+      avatar_minutes: 2,
+      visitor_seconds: 0,
+      streamed_seconds: 0,
+      identities: 1,
+      credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE },
+      credits_granted: 1_000,
+    });
     const theirs = await get<Usage>(other, '/v1/usage');
-    expect(theirs.totals).toEqual({ sessions: 0, avatar_minutes: 0, visitor_seconds: 0, streamed_seconds: 0, identities: 0, credits_spent: { onboarding: 0, session_minute: 0 }, credits_granted: 300 });
+    expect(theirs.totals).toEqual({
+      sessions: 0,
+      avatar_minutes: 0,
+      visitor_seconds: 0,
+      streamed_seconds: 0,
+      identities: 0,
+      credits_spent: { onboarding: 0, session_minute: 0 },
+      credits_granted: 300,
+    });
   });
 
   test('/v1/usage counts by when things happened: a range before them is empty; hours split a day', async () => {
     // The other account's grant, moved 40 days back: out of the default range, in an explicit one.
-    await service.services.database.db.update(creditLedger).set({ createdAt: new Date(Date.now() - 40 * DAY) }).where(eq(creditLedger.accountId, other.accountId));
+    await service.services.database.db
+      .update(creditLedger)
+      .set({ createdAt: new Date(Date.now() - 40 * DAY) })
+      .where(eq(creditLedger.accountId, other.accountId));
     expect((await get<Usage>(other, '/v1/usage')).totals.credits_granted).toBe(0);
     const day = new Date(Date.now() - 40 * DAY).toISOString().slice(0, 10);
     const then = await get<Usage>(other, `/v1/usage?from=${day}&to=${day}T23:59:59Z`);
@@ -155,7 +203,9 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
     for (const [query, field, type] of cases) {
       const answer = await account.call('GET', `/v1/usage?${query}`);
       expect([query, answer.status]).toEqual([query, 422]);
-      expect(((await answer.json()) as { detail: { loc: string[]; type: string }[] }).detail).toEqual([expect.objectContaining({ loc: ['query', field], type })]);
+      expect(((await answer.json()) as { detail: { loc: string[]; type: string }[] }).detail).toEqual([
+        expect.objectContaining({ loc: ['query', field], type }),
+      ]);
     }
     const week = await account.call('GET', '/v1/usage?granularity=week');
     expect(week.status).toBe(422);

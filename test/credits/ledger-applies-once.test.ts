@@ -18,7 +18,7 @@ describe.each(ENGINES)('credit ledger on %s', (engine) => {
     expect(await ledger.balance(accountId)).toBe(30);
   });
 
-  test('a grant past the balance column\'s range is refused whole: no ledger row, the balance unchanged', async () => {
+  test("a grant past the balance column's range is refused whole: no ledger row, the balance unchanged", async () => {
     const { accountId } = await service.account({ credits: 100 });
     const ledger = service.services.ledger;
     await expect(ledger.grant(accountId, MAX_BALANCE)).rejects.toBeInstanceOf(BalanceLimitExceeded);
@@ -43,9 +43,9 @@ describe.each(ENGINES)('credit ledger on %s', (engine) => {
     const { accountId } = await service.account({ credits: 5 });
     const { ledger, database } = service.services;
     const before = await ledger.entries(accountId);
-    await expect(ledger.charge(database.db, { accountId, amount: 6, kind: 'onboarding', reference: `x:${accountId}` })).rejects.toBeInstanceOf(
-      InsufficientCredits,
-    );
+    await expect(
+      ledger.charge(database.db, { accountId, amount: 6, kind: 'onboarding', reference: `x:${accountId}` }),
+    ).rejects.toBeInstanceOf(InsufficientCredits);
     expect(await ledger.balance(accountId)).toBe(5);
     expect(await ledger.entries(accountId)).toEqual(before);
   });
@@ -54,7 +54,9 @@ describe.each(ENGINES)('credit ledger on %s', (engine) => {
     const { accountId } = await service.account({ credits: 50 });
     const { ledger, database } = service.services;
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => ledger.charge(database.db, { accountId, amount: 10, kind: 'session_minute', reference: `c:${accountId}:${i}` })),
+      Array.from({ length: 20 }, (_, i) =>
+        ledger.charge(database.db, { accountId, amount: 10, kind: 'session_minute', reference: `c:${accountId}:${i}` }),
+      ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
     expect(await ledger.balance(accountId)).toBe(0);

@@ -37,27 +37,58 @@ describe('deploy/compose.yaml', () => {
     expect(composeService('agent').command!.at(-1)).toBe('agent');
     // Their health checks are the CLI's own command, on the ports their settings give.
     const { raw } = compose();
-    expect(raw.services.api.healthcheck.test).toEqual(['CMD', 'bun', 'src/cli/index.ts', 'health', `http://127.0.0.1:${composeService('api').environment.PORT}/readyz`]);
-    expect(raw.services.agent.healthcheck.test).toEqual(['CMD', 'bun', 'src/cli/index.ts', 'health', `http://127.0.0.1:${composeService('agent').environment.AGENT_HEALTH_PORT}/readyz`]);
+    expect(raw.services.api.healthcheck.test).toEqual([
+      'CMD',
+      'bun',
+      'src/cli/index.ts',
+      'health',
+      `http://127.0.0.1:${composeService('api').environment.PORT}/readyz`,
+    ]);
+    expect(raw.services.agent.healthcheck.test).toEqual([
+      'CMD',
+      'bun',
+      'src/cli/index.ts',
+      'health',
+      `http://127.0.0.1:${composeService('agent').environment.AGENT_HEALTH_PORT}/readyz`,
+    ]);
   });
 
   test('LiveKit is the official image of the version the bootstrap builds, on the ports the service documents', () => {
     const { raw } = compose();
     expect(raw.services.livekit.image).toBe(`livekit/livekit-server:${LIVEKIT_SERVER_TAG}`);
-    expect(raw.services.livekit.ports).toEqual([`${DEFAULT_ICE_TCP_PORT}:${DEFAULT_ICE_TCP_PORT}/tcp`, `${DEFAULT_UDP_PORTS.start}-${DEFAULT_UDP_PORTS.end}:${DEFAULT_UDP_PORTS.start}-${DEFAULT_UDP_PORTS.end}/udp`]);
+    expect(raw.services.livekit.ports).toEqual([
+      `${DEFAULT_ICE_TCP_PORT}:${DEFAULT_ICE_TCP_PORT}/tcp`,
+      `${DEFAULT_UDP_PORTS.start}-${DEFAULT_UDP_PORTS.end}:${DEFAULT_UDP_PORTS.start}-${DEFAULT_UDP_PORTS.end}/udp`,
+    ]);
     const livekit = Bun.YAML.parse(read('deploy/livekit.yaml')) as Record<string, any>;
-    expect(livekit.rtc).toMatchObject({ tcp_port: DEFAULT_ICE_TCP_PORT, port_range_start: DEFAULT_UDP_PORTS.start, port_range_end: DEFAULT_UDP_PORTS.end });
+    expect(livekit.rtc).toMatchObject({
+      tcp_port: DEFAULT_ICE_TCP_PORT,
+      port_range_start: DEFAULT_UDP_PORTS.start,
+      port_range_end: DEFAULT_UDP_PORTS.end,
+    });
     expect(livekit.redis.address).toBe('redis:6379');
     // The keyframe-request throttle of the embedded server (a visitor's first frame comes sooner).
-    const embedded = Bun.YAML.parse(configYaml({ apiKey: 'k', apiSecret: 's', host: '127.0.0.1', port: 7880, rtc: { nodeIp: '127.0.0.1', start: 50000, end: 50010, tcpPort: 0 } })) as Record<string, any>;
+    const embedded = Bun.YAML.parse(
+      configYaml({
+        apiKey: 'k',
+        apiSecret: 's',
+        host: '127.0.0.1',
+        port: 7880,
+        rtc: { nodeIp: '127.0.0.1', start: 50000, end: 50010, tcpPort: 0 },
+      }),
+    ) as Record<string, any>;
     const throttle = `${PLI_THROTTLE_MS}ms`;
     expect(embedded.rtc.pli_throttle).toEqual({ low_quality: throttle, mid_quality: throttle, high_quality: throttle });
     expect(livekit.rtc.pli_throttle).toEqual(embedded.rtc.pli_throttle);
     expect(livekit.room.auto_create).toBe(false);
     // Webhooks signed with the key the Likeness services hold, posted where the API takes them.
     expect(livekit.webhook.api_key).toBe(composeService('api').environment.LIVEKIT_API_KEY);
-    expect(livekit.webhook.urls).toEqual([`${composeService('api').environment.INTERNAL_URL}/internal/livekit/webhook`]);
-    expect(String(raw.services.livekit.environment.LIVEKIT_KEYS)).toStartWith(`${composeService('api').environment.LIVEKIT_API_KEY}:`);
+    expect(livekit.webhook.urls).toEqual([
+      `${composeService('api').environment.INTERNAL_URL}/internal/livekit/webhook`,
+    ]);
+    expect(String(raw.services.livekit.environment.LIVEKIT_KEYS)).toStartWith(
+      `${composeService('api').environment.LIVEKIT_API_KEY}:`,
+    );
   });
 });
 
@@ -81,8 +112,15 @@ describe('Dockerfile', () => {
     expect(user).toBeDefined();
     expect(user).not.toMatch(/root|\b0\b/);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
-    expect(dockerfile).toMatch(/^HEALTHCHECK .*"src\/cli\/index\.ts", "health", "http:\/\/127\.0\.0\.1:8080\/readyz"\]$/m);
-    expect(dockerfile).toMatch(new RegExp(`^EXPOSE 8080 ${DEFAULT_TLS_PORT} ${DEFAULT_ICE_TCP_PORT} ${DEFAULT_UDP_PORTS.start}-${DEFAULT_UDP_PORTS.end}/udp$`, 'm'));
+    expect(dockerfile).toMatch(
+      /^HEALTHCHECK .*"src\/cli\/index\.ts", "health", "http:\/\/127\.0\.0\.1:8080\/readyz"\]$/m,
+    );
+    expect(dockerfile).toMatch(
+      new RegExp(
+        `^EXPOSE 8080 ${DEFAULT_TLS_PORT} ${DEFAULT_ICE_TCP_PORT} ${DEFAULT_UDP_PORTS.start}-${DEFAULT_UDP_PORTS.end}/udp$`,
+        'm',
+      ),
+    );
     expect(dockerfile).toMatch(new RegExp(`livekit-server/cmd/server@${LIVEKIT_SERVER_TAG.replaceAll('.', '\\.')}`));
     expect(dockerfile).toMatch(/^CMD \["bun", "src\/cli\/index\.ts", "serve"\]$/m);
   });

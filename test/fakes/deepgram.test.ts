@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, stt } from '@livekit/agents';
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import { AudioFrame } from '@livekit/rtc-node';
-import { startFakeDeepgram, type FakeDeepgram } from '../support/fakes/deepgram.ts';
-import { espeak, silence, type Pcm } from '../support/fakes/speech.ts';
+import { type FakeDeepgram, startFakeDeepgram } from '../support/fakes/deepgram.ts';
+import { espeak, type Pcm, silence } from '../support/fakes/speech.ts';
 import { eventually } from '../support/visitor.ts';
 
 const API_KEY = 'dg-test-key';
@@ -19,7 +19,10 @@ let english: Pcm;
 beforeAll(async () => {
   initializeLogger({ pretty: false, level: 'warn' });
   fake = startFakeDeepgram({ apiKey: API_KEY });
-  [spanish, english] = await Promise.all([espeak(SPANISH, { voice: 'es', wordsPerMinute: 130 }), espeak('Hello there, can you hear me?')]);
+  [spanish, english] = await Promise.all([
+    espeak(SPANISH, { voice: 'es', wordsPerMinute: 130 }),
+    espeak('Hello there, can you hear me?'),
+  ]);
 });
 afterAll(() => fake.stop());
 
@@ -52,7 +55,14 @@ const finals = (events: stt.SpeechEvent[]) => events.filter((e) => e.type === st
 const hasEnded = (events: stt.SpeechEvent[]) => events.some((e) => e.type === stt.SpeechEventType.END_OF_SPEECH);
 
 function newStt(language: string) {
-  return new deepgram.STT({ apiKey: API_KEY, baseUrl: fake.url, language, model: 'nova-3', endpointing: ENDPOINTING_MS, utteranceEndMs: 1000 });
+  return new deepgram.STT({
+    apiKey: API_KEY,
+    baseUrl: fake.url,
+    language,
+    model: 'nova-3',
+    endpointing: ENDPOINTING_MS,
+    utteranceEndMs: 1000,
+  });
 }
 
 describe('fake Deepgram with the real plugin', () => {
@@ -68,13 +78,23 @@ describe('fake Deepgram with the real plugin', () => {
     const types = events.map((e) => e.type);
     expect(types).toContain(stt.SpeechEventType.START_OF_SPEECH);
     expect(types).toContain(stt.SpeechEventType.INTERIM_TRANSCRIPT);
-    expect(types.indexOf(stt.SpeechEventType.START_OF_SPEECH)).toBeLessThan(types.indexOf(stt.SpeechEventType.FINAL_TRANSCRIPT));
+    expect(types.indexOf(stt.SpeechEventType.START_OF_SPEECH)).toBeLessThan(
+      types.indexOf(stt.SpeechEventType.FINAL_TRANSCRIPT),
+    );
     const [final] = finals(events);
     expect(final?.alternatives?.[0]?.text).toBe(SPANISH);
     expect(String(final?.alternatives?.[0]?.language)).toBe('es');
 
     const connection = fake.connections[before]!;
-    expect(connection.params).toMatchObject({ language: 'es', model: 'nova-3', encoding: 'linear16', sample_rate: '16000', endpointing: String(ENDPOINTING_MS), vad_events: 'true', interim_results: 'true' });
+    expect(connection.params).toMatchObject({
+      language: 'es',
+      model: 'nova-3',
+      encoding: 'linear16',
+      sample_rate: '16000',
+      endpointing: String(ENDPOINTING_MS),
+      vad_events: 'true',
+      interim_results: 'true',
+    });
     expect(connection.authorization).toBe(`Token ${API_KEY}`);
     // All the speech arrived (silence past the plugin's 1 s energy cooldown is not sent).
     const spoken = spanish.samples.length / 16_000;
@@ -113,7 +133,11 @@ describe('fake Deepgram with the real plugin', () => {
     }
     const events = await collect(stream, (e) => finals(e).length === 3);
     stream.close();
-    expect(finals(events).map((e) => e.alternatives?.[0]?.text)).toEqual(['First thing.', 'Second thing.', 'Hello, how are you today?']);
+    expect(finals(events).map((e) => e.alternatives?.[0]?.text)).toEqual([
+      'First thing.',
+      'Second thing.',
+      'Hello, how are you today?',
+    ]);
     expect(fake.connections[before]!.utterances.map((u) => u.language)).toEqual(['en', 'en', 'en']);
   });
 

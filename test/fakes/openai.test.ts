@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, llm } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { AudioFrame } from '@livekit/rtc-node';
-import { startFakeOpenAI, type FakeOpenAI } from '../support/fakes/openai.ts';
-import { espeak, rms, wavFile, type Pcm } from '../support/fakes/speech.ts';
+import { type FakeOpenAI, startFakeOpenAI } from '../support/fakes/openai.ts';
+import { espeak, type Pcm, rms, wavFile } from '../support/fakes/speech.ts';
 import { eventually } from '../support/visitor.ts';
 
 const API_KEY = 'sk-test-key';
@@ -32,7 +32,9 @@ function conversation(withImage: boolean) {
   chatCtx.addMessage({ role: 'system', content: 'You are Ana. Answer only in Spanish.' });
   chatCtx.addMessage({
     role: 'user',
-    content: withImage ? ['What am I holding?', llm.createImageContent({ image: JPEG_DATA_URL })] : 'What am I holding?',
+    content: withImage
+      ? ['What am I holding?', llm.createImageContent({ image: JPEG_DATA_URL })]
+      : 'What am I holding?',
   });
   return chatCtx;
 }
@@ -54,7 +56,13 @@ describe('fake OpenAI chat completions with the real LLM plugin', () => {
     expect(chunks.find((c) => c.usage)?.usage?.completionTokens).toBe(text.split(' ').length);
 
     const chat = fake.chats[before]!;
-    expect(chat).toMatchObject({ model: MODEL, stream: true, includeUsage: true, authorization: `Bearer ${API_KEY}`, aborted: false });
+    expect(chat).toMatchObject({
+      model: MODEL,
+      stream: true,
+      includeUsage: true,
+      authorization: `Bearer ${API_KEY}`,
+      aborted: false,
+    });
     expect(chat.system).toBe('You are Ana. Answer only in Spanish.');
     expect(chat.userTexts).toEqual(['What am I holding?']);
     expect(chat.images).toEqual([{ messageIndex: 1, prefix: 'data:image/jpeg;base64,', length: JPEG_DATA_URL.length }]);
@@ -106,7 +114,10 @@ describe('fake OpenAI chat completions with the real LLM plugin', () => {
       headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
     });
-    const completion = (await plain.json()) as { object: string; choices: { message: { content: string }; finish_reason: string }[] };
+    const completion = (await plain.json()) as {
+      object: string;
+      choices: { message: { content: string }; finish_reason: string }[];
+    };
     expect(completion.object).toBe('chat.completion');
     expect(completion.choices[0]).toMatchObject({ message: { content: 'Plain answer.' }, finish_reason: 'stop' });
 
@@ -115,7 +126,10 @@ describe('fake OpenAI chat completions with the real LLM plugin', () => {
     const refused = newLlm('sk-wrong');
     const errors: unknown[] = [];
     refused.on('error', (e) => errors.push(e.error));
-    const stream = refused.chat({ chatCtx: conversation(false), connOptions: { maxRetry: 0, retryIntervalMs: 0, timeoutMs: 5_000 } });
+    const stream = refused.chat({
+      chatCtx: conversation(false),
+      connOptions: { maxRetry: 0, retryIntervalMs: 0, timeoutMs: 5_000 },
+    });
     expect(await collectText(stream)).toBe('');
     expect(errors).toHaveLength(1);
     expect(String(errors[0])).toMatch(/401|Incorrect API key/);
@@ -127,22 +141,41 @@ describe('fake OpenAI audio with the real STT and TTS plugins', () => {
   const frames = (pcm: Pcm) => {
     const size = pcm.sampleRate / 10;
     const out: AudioFrame[] = [];
-    for (let i = 0; i + size <= pcm.samples.length; i += size) out.push(new AudioFrame(pcm.samples.slice(i, i + size), pcm.sampleRate, 1, size));
+    for (let i = 0; i + size <= pcm.samples.length; i += size)
+      out.push(new AudioFrame(pcm.samples.slice(i, i + size), pcm.sampleRate, 1, size));
     return out;
   };
 
   test('transcriptions: pinned Spanish sends language=es; auto reports the scripted language', async () => {
     const before = fake.transcriptions.length;
     fake.scriptTranscriptions({ transcript: SPANISH, language: 'es' }, { transcript: SPANISH, language: 'es' });
-    const pinned = new openai.STT({ apiKey: API_KEY, baseURL: fake.url, model: 'whisper-1', useRealtime: false, language: 'es' });
-    const auto = new openai.STT({ apiKey: API_KEY, baseURL: fake.url, model: 'whisper-1', useRealtime: false, detectLanguage: true });
+    const pinned = new openai.STT({
+      apiKey: API_KEY,
+      baseURL: fake.url,
+      model: 'whisper-1',
+      useRealtime: false,
+      language: 'es',
+    });
+    const auto = new openai.STT({
+      apiKey: API_KEY,
+      baseURL: fake.url,
+      model: 'whisper-1',
+      useRealtime: false,
+      detectLanguage: true,
+    });
     for (const stt of [pinned, auto]) {
       const event = await stt.recognize(frames(spanish));
       expect(event.alternatives?.[0]?.text).toBe(SPANISH);
       expect(String(event.alternatives?.[0]?.language)).toBe('es');
     }
     const [first, second] = fake.transcriptions.slice(before);
-    expect(first).toMatchObject({ model: 'whisper-1', language: 'es', responseFormat: 'json', fileName: 'audio.wav', authorization: `Bearer ${API_KEY}` });
+    expect(first).toMatchObject({
+      model: 'whisper-1',
+      language: 'es',
+      responseFormat: 'json',
+      fileName: 'audio.wav',
+      authorization: `Bearer ${API_KEY}`,
+    });
     expect(second!.language).toBeUndefined();
     const spoken = spanish.samples.length / spanish.sampleRate;
     expect(first!.audioSeconds).toBeGreaterThan(spoken - 0.1);
@@ -155,7 +188,11 @@ describe('fake OpenAI audio with the real STT and TTS plugins', () => {
     form.set('file', new File([wavFile(spanish)], 'speech.wav', { type: 'audio/wav' }));
     form.set('model', 'whisper-1');
     form.set('response_format', 'verbose_json');
-    const response = await fetch(`${fake.url}/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` }, body: form });
+    const response = await fetch(`${fake.url}/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}` },
+      body: form,
+    });
     expect(await response.json()).toMatchObject({ task: 'transcribe', language: 'polish', text: 'Dzień dobry.' });
   });
 

@@ -39,7 +39,13 @@ test('a wrong or missing admin token answers 401 on every admin route, and chang
     expect(response.status).toBe(401);
     expect(((await response.json()) as { detail: string }).detail).toBe('Invalid admin token');
   }
-  expect((await fetch(`${service.url}/internal/admin/limits?account_id=acc_x`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+  expect(
+    (
+      await fetch(`${service.url}/internal/admin/limits?account_id=acc_x`, {
+        headers: { authorization: 'Bearer nope' },
+      })
+    ).status,
+  ).toBe(401);
   expect(await service.count('accounts')).toBe(before);
 });
 

@@ -1,8 +1,8 @@
 // The HTTP surface outside the identity rules: error shapes for unknown routes and methods,
 // request ids, health, and the OpenAPI document generated from the validating schemas.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eventually } from '../support/visitor.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
 
 describe.each(ENGINES)('HTTP surface on %s', (engine) => {
   let service: TestService;
@@ -46,10 +46,14 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
   test('/healthz answers while the process lives; /readyz checks the database, LiveKit and the warm-up', async () => {
     expect(await (await service.call('GET', '/healthz')).json()).toEqual({ status: 'ok' });
     // The face detector and the console's pages are made ready at start, before /readyz is.
-    const ready = await eventually(async () => {
-      const answer = await service.call('GET', '/readyz');
-      return answer.status === 200 ? answer : undefined;
-    }, 30_000, 'ready');
+    const ready = await eventually(
+      async () => {
+        const answer = await service.call('GET', '/readyz');
+        return answer.status === 200 ? answer : undefined;
+      },
+      30_000,
+      'ready',
+    );
     expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', livekit: 'ok', warm: 'ok' } });
   });
 
@@ -63,8 +67,11 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     // Every response's content is a map of media types (a 204 has none): what validators read.
     for (const [path, operations] of Object.entries(paths)) {
       for (const [method, operation] of Object.entries(operations)) {
-        for (const [status, response] of Object.entries((operation as { responses?: Record<string, { content?: Record<string, unknown> }> }).responses ?? {})) {
-          for (const mediaType of Object.keys(response.content ?? {})) expect([path, method, status, mediaType]).toEqual([path, method, status, expect.stringContaining('/')]);
+        for (const [status, response] of Object.entries(
+          (operation as { responses?: Record<string, { content?: Record<string, unknown> }> }).responses ?? {},
+        )) {
+          for (const mediaType of Object.keys(response.content ?? {}))
+            expect([path, method, status, mediaType]).toEqual([path, method, status, expect.stringContaining('/')]);
         }
       }
     }
@@ -78,30 +85,86 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
     const identity = create.responses['200'].content['application/json'].schema;
     const resolved = identity.$ref ? doc.components.schemas[identity.$ref.split('/').pop()] : identity;
     expect(Object.keys(resolved.properties).sort()).toEqual(
-      ['audio', 'created_at', 'detail', 'identity_id', 'image', 'language', 'name', 'pipeline_id', 'prompt', 'provider_avatar_id', 'status', 'updated_at', 'voice_id'].sort(),
+      [
+        'audio',
+        'created_at',
+        'detail',
+        'identity_id',
+        'image',
+        'language',
+        'name',
+        'pipeline_id',
+        'prompt',
+        'provider_avatar_id',
+        'status',
+        'updated_at',
+        'voice_id',
+      ].sort(),
     );
-    expect(Object.keys(paths['/v1/identities/{identity_id}']!.patch.responses).sort()).toEqual(['200', '202', '401', '404', '409', '413', '415', '422', '429']);
-    expect(Object.keys(paths['/v1/identities/{identity_id}/status']!.get.responses).sort()).toEqual(['200', '401', '404']);
+    expect(Object.keys(paths['/v1/identities/{identity_id}']!.patch.responses).sort()).toEqual([
+      '200',
+      '202',
+      '401',
+      '404',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+    ]);
+    expect(Object.keys(paths['/v1/identities/{identity_id}/status']!.get.responses).sort()).toEqual([
+      '200',
+      '401',
+      '404',
+    ]);
     const startOp = paths['/v1/sessions/start']!.post;
-    expect(Object.keys(startOp.responses).sort()).toEqual(['200', '401', '402', '404', '409', '422', '429', '500', '503']);
+    expect(Object.keys(startOp.responses).sort()).toEqual([
+      '200',
+      '401',
+      '402',
+      '404',
+      '409',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
     expect(Object.keys(startOp.requestBody.content)).toEqual(['application/json']);
-    expect(startOp.requestBody.content['application/json'].schema.properties.form_factor.enum).toEqual(['phone', 'desktop']);
-    expect(Object.keys(startOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual(
-      ['created_at', 'dispatch_id', 'room_name', 'rtc_url', 'token', 'user', 'visual_awareness'],
-    );
+    expect(startOp.requestBody.content['application/json'].schema.properties.form_factor.enum).toEqual([
+      'phone',
+      'desktop',
+    ]);
+    expect(Object.keys(startOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual([
+      'created_at',
+      'dispatch_id',
+      'room_name',
+      'rtc_url',
+      'token',
+      'user',
+      'visual_awareness',
+    ]);
     const endOp = paths['/v1/sessions/{session_id}/end']!.post;
     expect(Object.keys(endOp.responses).sort()).toEqual(['200', '401', '404', '502']);
-    expect(Object.keys(endOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual(
-      ['identity_id', 'metadata', 'mode', 'pipeline_id', 'session_id', 'status'],
-    );
+    expect(Object.keys(endOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual([
+      'identity_id',
+      'metadata',
+      'mode',
+      'pipeline_id',
+      'session_id',
+      'status',
+    ]);
     expect(doc.components.securitySchemes.bearer.scheme).toBe('bearer');
     expect(Object.keys(paths).some((p) => p.startsWith('/internal'))).toBe(false);
     expect(Object.keys(paths).some((p) => p.startsWith('/console') || p === '/metrics')).toBe(false);
   });
 
   test('every operation has an explicit, unique operationId (what generated clients name their methods)', async () => {
-    const doc = (await (await service.call('GET', '/openapi.json')).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
-    const ids = Object.entries(doc.paths).flatMap(([path, operations]) => Object.entries(operations).map(([method, op]) => [`${method} ${path}`, op.operationId]));
+    const doc = (await (await service.call('GET', '/openapi.json')).json()) as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
+    const ids = Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.entries(operations).map(([method, op]) => [`${method} ${path}`, op.operationId]),
+    );
     expect(Object.fromEntries(ids)).toEqual({
       'get /v1/identities': 'listIdentities',
       'post /v1/identities': 'createIdentity',

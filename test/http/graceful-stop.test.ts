@@ -18,7 +18,12 @@ test('a create in flight when the service stops completes; a request after the s
     expect(answer.status).toBe(200);
     expect(((await answer.json()) as { status: string }).status).toBe('ready');
     await stopping;
-    expect(await fetch(`${service.url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused');
+    expect(
+      await fetch(`${service.url}/healthz`).then(
+        () => 'answered',
+        () => 'refused',
+      ),
+    ).toBe('refused');
   } finally {
     if (!stopped) await service.stop();
   }

@@ -43,13 +43,32 @@ beforeAll(async () => {
 afterAll(() => service?.stop());
 
 test('every operation has examples of its JSON answers, each valid against its schema', async () => {
-  const doc = (await (await service.call('GET', '/openapi.json')).json()) as { paths: Record<string, Record<string, { operationId: string; requestBody?: { content: Record<string, { example?: unknown }> }; responses: Record<string, { content?: Record<string, { example?: unknown }> }> }>> };
+  const doc = (await (await service.call('GET', '/openapi.json')).json()) as {
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          operationId: string;
+          requestBody?: { content: Record<string, { example?: unknown }> };
+          responses: Record<string, { content?: Record<string, { example?: unknown }> }>;
+        }
+      >
+    >;
+  };
   const operations = Object.values(doc.paths).flatMap((ops) => Object.values(ops));
   expect(operations.map((op) => op.operationId).sort()).toEqual(Object.keys(OPERATION_EXAMPLES).sort());
   for (const op of operations) {
     // The success answer (204 has no body) and a JSON request body always have one.
-    const success = Object.keys(op.responses).find((status) => status.startsWith('2') && op.responses[status]!.content?.['application/json']);
-    if (success) expect([op.operationId, success, op.responses[success]!.content!['application/json']!.example !== undefined]).toEqual([op.operationId, success, true]);
+    const success = Object.keys(op.responses).find(
+      (status) => status.startsWith('2') && op.responses[status]!.content?.['application/json'],
+    );
+    if (success)
+      expect([
+        op.operationId,
+        success,
+        op.responses[success]!.content!['application/json']!.example !== undefined,
+      ]).toEqual([op.operationId, success, true]);
     const json = op.requestBody?.content['application/json'];
     if (json) expect([op.operationId, json.example !== undefined]).toEqual([op.operationId, true]);
   }
@@ -57,7 +76,11 @@ test('every operation has examples of its JSON answers, each valid against its s
   const file = join(service.dataDir, 'openapi.json');
   await Bun.write(file, JSON.stringify(doc));
   const check = Bun.spawn([PYTHON, '-c', CHECK, file], { stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([new Response(check.stdout).text(), new Response(check.stderr).text(), check.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(check.stdout).text(),
+    new Response(check.stderr).text(),
+    check.exited,
+  ]);
   expect({ code, err }).toEqual({ code: 0, err: '' });
   const lines = out.trim().split('\n');
   expect(lines.filter((line) => !line.startsWith('ok '))).toEqual([]);

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as fx from '../fixtures/index.ts';
-import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { freshDatabase } from '../support/postgres.ts';
 import { readUntil, tempDir } from '../support/processes.ts';
 import { ENGINES, startTestService } from '../support/service.ts';
@@ -20,7 +20,11 @@ const FAST_RECOVERY = { WORK_LEASE_SECONDS: '3', SESSION_SWEEP_INTERVAL_SECONDS:
 const HANGING = join(import.meta.dir, '../support/hanging-service.ts');
 
 async function startHanging(env: Record<string, string>) {
-  const child = Bun.spawn(['bun', HANGING], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env }, stdout: 'pipe', stderr: 'inherit' });
+  const child = Bun.spawn(['bun', HANGING], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  });
   const text = await readUntil(child.stdout, '\n');
   return { child, ...(JSON.parse(text.split('\n')[0]!) as { url: string; api_key: string; account_id: string }) };
 }
@@ -42,7 +46,12 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   test('a process killed mid-create leaves nothing visible after restart', async () => {
     const dataDir = await tempDir(dirs, 'likeness-crash-');
     const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
-    const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '1', ...FAST_RECOVERY, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+    const env = {
+      DATA_DIR: dataDir,
+      HANG_ON_TRAINING: '1',
+      ...FAST_RECOVERY,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    };
     const hanging = await startHanging(env);
     const pending = fetch(`${hanging.url}/v1/identities`, {
       method: 'POST',
@@ -66,7 +75,9 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
       expect(existsSync(folder) ? readdirSync(folder, { recursive: true }) : []).toEqual([]);
       const entries = await service.services.ledger.entries(hanging.account_id);
       expect(entries.map((e) => e.kind)).toEqual(['grant']);
-      const list = await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${hanging.api_key}` } });
+      const list = await fetch(`${service.url}/v1/identities`, {
+        headers: { authorization: `Bearer ${hanging.api_key}` },
+      });
       expect(await list.json()).toEqual([]);
     } finally {
       await service.stopKeepingData();
@@ -76,10 +87,17 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   test('a retrain interrupted by a crash resumes after restart', async () => {
     const dataDir = await tempDir(dirs, 'likeness-crash-');
     const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
-    const env = { DATA_DIR: dataDir, HANG_ON_TRAINING: '2', ...FAST_RECOVERY, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+    const env = {
+      DATA_DIR: dataDir,
+      HANG_ON_TRAINING: '2',
+      ...FAST_RECOVERY,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    };
     const hanging = await startHanging(env);
     const auth = { authorization: `Bearer ${hanging.api_key}` };
-    const created = (await (await fetch(`${hanging.url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm() })).json()) as IdentityBody;
+    const created = (await (
+      await fetch(`${hanging.url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm() })
+    ).json()) as IdentityBody;
     const accepted = await fetch(`${hanging.url}/v1/identities/${created.identity_id}`, {
       method: 'PATCH',
       headers: auth,
@@ -92,7 +110,10 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
 
     const service = await startTestService(engine, { dataDir, databaseUrl, env: FAST_RECOVERY });
     try {
-      const read = async () => (await (await fetch(`${service.url}/v1/identities/${created.identity_id}`, { headers: auth })).json()) as IdentityBody;
+      const read = async () =>
+        (await (
+          await fetch(`${service.url}/v1/identities/${created.identity_id}`, { headers: auth })
+        ).json()) as IdentityBody;
       await eventually(async () => (await read()).status === 'ready', 15_000, 'the retrain resumed and done');
       const after = await read();
       expect(after).toMatchObject({ status: 'ready', prompt: 'after the crash', detail: null });

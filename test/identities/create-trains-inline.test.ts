@@ -5,10 +5,10 @@ import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
 import type { AssetStore } from '../../src/assets/index.ts';
 import { identities } from '../../src/identities/schema.ts';
-import { PipelineRegistry, type Pipeline } from '../../src/pipelines/index.ts';
 import { builtinTraining } from '../../src/pipelines/builtin/index.ts';
+import { type Pipeline, PipelineRegistry } from '../../src/pipelines/index.ts';
 import * as fx from '../fixtures/index.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -21,7 +21,10 @@ describe.each(ENGINES)('creating identities on %s', (engine) => {
   const watchingPipeline: Pipeline = {
     ...builtinTraining,
     async train(input) {
-      const [row] = await service.services.database.db.select().from(identities).where(eq(identities.id, input.identityId));
+      const [row] = await service.services.database.db
+        .select()
+        .from(identities)
+        .where(eq(identities.id, input.identityId));
       seenDuringTraining.push(row!.status);
       return builtinTraining.train(input);
     },
@@ -43,7 +46,15 @@ describe.each(ENGINES)('creating identities on %s', (engine) => {
     const response = await create({ name: 'Ada', prompt: 'You are Ada.', language: 'en' });
     expect(response.status).toBe(200);
     const body = (await response.json()) as IdentityBody;
-    expect(body).toMatchObject({ name: 'Ada', prompt: 'You are Ada.', language: 'en', status: 'ready', detail: null, audio: null, pipeline_id: 'builtin' });
+    expect(body).toMatchObject({
+      name: 'Ada',
+      prompt: 'You are Ada.',
+      language: 'en',
+      status: 'ready',
+      detail: null,
+      audio: null,
+      pipeline_id: 'builtin',
+    });
     expect(body.identity_id).toMatch(/^idn_[0-9A-Za-z]{22}$/);
     expect(body.created_at).toMatch(ISO);
     expect(body.updated_at).toMatch(ISO);
@@ -62,14 +73,17 @@ describe.each(ENGINES)('creating identities on %s', (engine) => {
     expect(body.language).toBe('auto');
   });
 
-  test.each(['auto', 'en', 'es', 'pl', 'uk'])('language %s is stored and returned by create, get and list', async (language) => {
-    const body = (await (await create({ language })).json()) as IdentityBody;
-    expect(body.language).toBe(language);
-    const got = (await (await account.call('GET', `/v1/identities/${body.identity_id}`)).json()) as IdentityBody;
-    expect(got.language).toBe(language);
-    const list = (await (await account.call('GET', '/v1/identities')).json()) as IdentityBody[];
-    expect(list.find((i) => i.identity_id === body.identity_id)?.language).toBe(language);
-  });
+  test.each(['auto', 'en', 'es', 'pl', 'uk'])(
+    'language %s is stored and returned by create, get and list',
+    async (language) => {
+      const body = (await (await create({ language })).json()) as IdentityBody;
+      expect(body.language).toBe(language);
+      const got = (await (await account.call('GET', `/v1/identities/${body.identity_id}`)).json()) as IdentityBody;
+      expect(got.language).toBe(language);
+      const list = (await (await account.call('GET', '/v1/identities')).json()) as IdentityBody[];
+      expect(list.find((i) => i.identity_id === body.identity_id)?.language).toBe(language);
+    },
+  );
 
   test('the image URL serves the stored image, EXIF orientation applied and metadata stripped', async () => {
     const jpeg = await fx.portraitJpeg({ width: 800, height: 600, exifOrientation: 6, withGpsExif: true });
@@ -89,7 +103,10 @@ describe.each(ENGINES)('creating identities on %s', (engine) => {
     ['PNG', async () => file(fx.portraitPng(), 'a.png', 'image/png')],
     ['a greyscale PNG of another person', async () => file(fx.cameramanPng(), 'cameraman.png', 'image/png')],
     ['WebP', async () => file(await fx.portraitWebp({ width: 600, height: 800 }), 'a.webp', 'image/webp')],
-    ['a JPEG labelled image/png', async () => file(await fx.portraitJpeg({ width: 600, height: 800 }), 'a.png', 'image/png')],
+    [
+      'a JPEG labelled image/png',
+      async () => file(await fx.portraitJpeg({ width: 600, height: 800 }), 'a.png', 'image/png'),
+    ],
     ['a PNG labelled application/octet-stream', async () => file(fx.portraitPng(), 'blob', 'application/octet-stream')],
   ])('%s is accepted: the type comes from the bytes', async (_, image) => {
     const response = await create({ image: await image() });
@@ -102,7 +119,9 @@ describe.each(ENGINES)('creating identities on %s', (engine) => {
     ['M4A', () => fx.m4a({ seconds: 12 }), 'audio/mp4', '.m4a'],
   ])('%s audio is stored and served at the audio URL', async (_, make, contentType, ext) => {
     const bytes = await make();
-    const body = (await (await create({ audio: file(bytes, `voice${ext}`, 'application/octet-stream') })).json()) as IdentityBody;
+    const body = (await (
+      await create({ audio: file(bytes, `voice${ext}`, 'application/octet-stream') })
+    ).json()) as IdentityBody;
     expect(body.audio).not.toBeNull();
     expect(new URL(body.audio!).pathname.endsWith(ext)).toBe(true);
     const served = await fetch(body.audio!);
@@ -154,7 +173,8 @@ describe.each(ENGINES)('creating identities on %s', (engine) => {
     const list = (await (await payer.call('GET', '/v1/identities')).json()) as unknown[];
     expect(list).toHaveLength(2);
     const files = await service.assetKeys();
-    for (const id of (list as IdentityBody[]).map((i) => i.identity_id)) expect(files.some((f) => f.includes(id))).toBe(true);
+    for (const id of (list as IdentityBody[]).map((i) => i.identity_id))
+      expect(files.some((f) => f.includes(id))).toBe(true);
   });
 });
 
@@ -186,7 +206,9 @@ describe.each(ENGINES)('a failure after validation on %s', (engine) => {
   test('leaves no row, no file and no charge, and answers 500 without internals', async () => {
     const account = await service.account({ credits: 500 });
     failWrites = true;
-    const response = await account.call('POST', '/v1/identities', { body: await identityForm({ audio: file(fx.wav({ seconds: 5 }), 'v.wav') }) });
+    const response = await account.call('POST', '/v1/identities', {
+      body: await identityForm({ audio: file(fx.wav({ seconds: 5 }), 'v.wav') }),
+    });
     failWrites = false;
     expect(response.status).toBe(500);
     const text = await response.text();

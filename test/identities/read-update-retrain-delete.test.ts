@@ -1,10 +1,9 @@
 // Reading, listing, updating, retraining and deleting identities (docs/api.md#identities).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fx from '../fixtures/index.ts';
-import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
-import { ENGINES, startTestService, waitForStatus, type TestAccount, type TestService } from '../support/service.ts';
+import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
+import { ENGINES, startTestService, type TestAccount, type TestService, waitForStatus } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
-
 
 describe.each(ENGINES)('managing identities on %s', (engine) => {
   let service: TestService;
@@ -39,7 +38,12 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
   test('GET status returns identity_id, status, updated_at and detail', async () => {
     const created = await create();
     const response = await account.call('GET', `/v1/identities/${created.identity_id}/status`);
-    expect(await response.json()).toEqual({ identity_id: created.identity_id, status: 'ready', updated_at: created.updated_at, detail: null });
+    expect(await response.json()).toEqual({
+      identity_id: created.identity_id,
+      status: 'ready',
+      updated_at: created.updated_at,
+      detail: null,
+    });
   });
 
   test('the list is a JSON array of the caller’s identities, newest first, with the list-item fields', async () => {
@@ -51,7 +55,13 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     expect(list.map((i) => i.identity_id)).toEqual([c.identity_id, b.identity_id, a.identity_id]);
     for (const item of list) {
       expect(item).toEqual(
-        expect.objectContaining({ identity_id: expect.any(String), name: expect.any(String), status: 'ready', updated_at: expect.any(String), language: 'auto' }),
+        expect.objectContaining({
+          identity_id: expect.any(String),
+          name: expect.any(String),
+          status: 'ready',
+          updated_at: expect.any(String),
+          language: 'auto',
+        }),
       );
     }
   });
@@ -65,7 +75,9 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     const page1 = ((await first.json()) as IdentityBody[]).map((i) => i.identity_id);
     expect(page1).toEqual(newestFirst.slice(0, 2));
     expect(first.headers.get('link')).toBe(`</v1/identities?limit=2&after=${page1[1]}>; rel="next"`);
-    const page2 = ((await (await owner.call('GET', `/v1/identities?limit=2&after=${page1[1]}`)).json()) as IdentityBody[]).map((i) => i.identity_id);
+    const page2 = (
+      (await (await owner.call('GET', `/v1/identities?limit=2&after=${page1[1]}`)).json()) as IdentityBody[]
+    ).map((i) => i.identity_id);
     expect(page2).toEqual(newestFirst.slice(2, 4));
     const page3 = await owner.call('GET', `/v1/identities?limit=2&after=${page2[1]}`);
     expect(((await page3.json()) as IdentityBody[]).map((i) => i.identity_id)).toEqual(newestFirst.slice(4));
@@ -104,14 +116,18 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     const created = await create();
     const response = await patch(created.identity_id, { pipeline_id: 'builtin' });
     expect(response.status).toBe(422);
-    expect(await response.json()).toEqual({ detail: [{ loc: ['body', 'pipeline_id'], msg: expect.any(String), type: 'immutable_field' }] });
+    expect(await response.json()).toEqual({
+      detail: [{ loc: ['body', 'pipeline_id'], msg: expect.any(String), type: 'immutable_field' }],
+    });
   });
 
   test('PATCH with uploads but no prompt answers 422 and changes nothing', async () => {
     const created = await create();
     const response = await patch(created.identity_id, { image: file(fx.portraitPng(), 'a.png') });
     expect(response.status).toBe(422);
-    expect((await response.json()) as unknown).toEqual({ detail: [expect.objectContaining({ loc: ['body', 'prompt'] })] });
+    expect((await response.json()) as unknown).toEqual({
+      detail: [expect.objectContaining({ loc: ['body', 'prompt'] })],
+    });
     expect(await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()).toEqual(created);
   });
 
@@ -119,15 +135,27 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     const created = await create();
     const filesBefore = await service.assetKeys();
     expect((await patch(created.identity_id, { prompt: 'p', image: file(fx.pdf(), 'a.jpg') })).status).toBe(415);
-    expect((await patch(created.identity_id, { prompt: 'p', image: file(await fx.tinyPng(), 'a.png') })).status).toBe(422);
-    expect((await patch(created.identity_id, { prompt: 'p', audio: file(fx.wav({ seconds: 121, sampleRate: 8000, claimSeconds: 10 }), 'a.wav') })).status).toBe(422);
+    expect((await patch(created.identity_id, { prompt: 'p', image: file(await fx.tinyPng(), 'a.png') })).status).toBe(
+      422,
+    );
+    expect(
+      (
+        await patch(created.identity_id, {
+          prompt: 'p',
+          audio: file(fx.wav({ seconds: 121, sampleRate: 8000, claimSeconds: 10 }), 'a.wav'),
+        })
+      ).status,
+    ).toBe(422);
     expect(await service.assetKeys()).toEqual(filesBefore);
     expect(await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()).toEqual(created);
   });
 
   test('PATCH with an image and prompt answers 202, reads training, then ready with the new image', async () => {
     const created = await create();
-    const response = await patch(created.identity_id, { prompt: 'Retrained prompt', image: file(fx.portraitPng(), 'b.png') });
+    const response = await patch(created.identity_id, {
+      prompt: 'Retrained prompt',
+      image: file(fx.portraitPng(), 'b.png'),
+    });
     expect(response.status).toBe(202);
     const accepted = (await response.json()) as IdentityBody;
     expect(accepted).toMatchObject({ status: 'training', prompt: 'Retrained prompt' });
@@ -147,13 +175,20 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
 
   test('PATCH with audio and prompt retrains the voice and keeps the image', async () => {
     const created = await create({ audio: file(fx.wav({ seconds: 10 }), 'a.wav') });
-    const response = await patch(created.identity_id, { prompt: 'p2', audio: file(await fx.mp3({ seconds: 15 }), 'b.mp3') });
+    const response = await patch(created.identity_id, {
+      prompt: 'p2',
+      audio: file(await fx.mp3({ seconds: 15 }), 'b.mp3'),
+    });
     expect(response.status).toBe(202);
     await waitForStatus(account, created.identity_id, 'ready');
     const after = (await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody;
     expect(after.image).toBe(created.image);
     expect(new URL(after.audio!).pathname).toMatch(/\.mp3$/);
-    await eventually(async () => (await fetch(created.audio!)).status === 404, 5_000, 'the old voice sample to be deleted');
+    await eventually(
+      async () => (await fetch(created.audio!)).status === 404,
+      5_000,
+      'the old voice sample to be deleted',
+    );
   });
 
   test('a second retrain while one runs answers 409; they never interleave', async () => {
@@ -163,10 +198,14 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     expect([first.status, second.status].sort()).toEqual([202, 409]);
     await waitForStatus(account, created.identity_id, 'ready');
     // The previous media serve until the switch to ready and are deleted right after it.
-    await eventually(async () => {
-      const files = (await service.assetKeys()).filter((k) => k.includes(created.identity_id));
-      return files.filter((k) => k.endsWith('render.png')).length === 1;
-    }, 5_000, 'the previous render to be deleted');
+    await eventually(
+      async () => {
+        const files = (await service.assetKeys()).filter((k) => k.includes(created.identity_id));
+        return files.filter((k) => k.endsWith('render.png')).length === 1;
+      },
+      5_000,
+      'the previous render to be deleted',
+    );
   });
 
   test('a retrain is not charged again', async () => {
@@ -202,7 +241,9 @@ describe.each(ENGINES)('two accounts on %s', (engine) => {
   test("every identity route answers 404 for another account's identity, exactly as for a missing one", async () => {
     const alice = await service.account();
     const bob = await service.account();
-    const created = (await (await alice.call('POST', '/v1/identities', { body: await identityForm() })).json()) as IdentityBody;
+    const created = (await (
+      await alice.call('POST', '/v1/identities', { body: await identityForm() })
+    ).json()) as IdentityBody;
     const id = created.identity_id;
     const attempts: [string, string, () => Promise<FormData | undefined>][] = [
       ['GET', `/v1/identities/${id}`, async () => undefined],

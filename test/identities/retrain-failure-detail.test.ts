@@ -3,21 +3,29 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { LocalAssetStore, type AssetStore } from '../../src/assets/index.ts';
+import { type AssetStore, LocalAssetStore } from '../../src/assets/index.ts';
 import { ApiError } from '../../src/http/errors.ts';
 import { retrainFailure } from '../../src/identities/retraining.ts';
 import { MediaError } from '../../src/media/index.ts';
 import { VoiceProviderError } from '../../src/voices/index.ts';
 import * as fx from '../fixtures/index.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
-import { startTestService, waitForStatus, type TestService } from '../support/service.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
+import { startTestService, type TestService, waitForStatus } from '../support/service.ts';
 
 describe('a failed retrain’s detail', () => {
   test('says what to fix, or whom to wait for; an internal fault says only that it was ours', () => {
     const media = retrainFailure(new MediaError(422, 'image', 'no face was found in the image', 'image.no_face'));
-    expect(media).toBe('Retraining failed: image: no face was found in the image; the previous photo and voice are still in use');
-    expect(retrainFailure(new VoiceProviderError('ElevenLabs answered 503: {"detail":"overloaded"}'))).toContain('a provider did not answer');
-    expect(retrainFailure(new ApiError(502, 'Anam could not make an avatar from the photo (HTTP 500); nothing was kept or charged'))).toContain('Anam could not make an avatar from the photo (HTTP 500)');
+    expect(media).toBe(
+      'Retraining failed: image: no face was found in the image; the previous photo and voice are still in use',
+    );
+    expect(retrainFailure(new VoiceProviderError('ElevenLabs answered 503: {"detail":"overloaded"}'))).toContain(
+      'a provider did not answer',
+    );
+    expect(
+      retrainFailure(
+        new ApiError(502, 'Anam could not make an avatar from the photo (HTTP 500); nothing was kept or charged'),
+      ),
+    ).toContain('Anam could not make an avatar from the photo (HTTP 500)');
     const internal = retrainFailure(new Error('ENOENT: /var/lib/likeness/assets/identities/idn_x/upload.png'));
     expect(internal).not.toContain('ENOENT');
     expect(internal).not.toContain('/var/lib');
@@ -29,14 +37,24 @@ describe('a failed retrain’s detail', () => {
   beforeAll(async () => {
     const inner = new LocalAssetStore(await mkdtemp(`${tmpdir()}/likeness-assets-`));
     // Loses the retrain's stored upload when told to: a fault of ours, not the owner's.
-    const losing: AssetStore = { ...inner, kind: 'local', put: (k, b, t) => inner.put(k, b, t), get: async (key) => (failReads && key.includes('/upload.') ? undefined : inner.get(key)), delete: (k) => inner.delete(k), deletePrefix: (p) => inner.deletePrefix(p), list: (p) => inner.list(p) };
+    const losing: AssetStore = {
+      ...inner,
+      kind: 'local',
+      put: (k, b, t) => inner.put(k, b, t),
+      get: async (key) => (failReads && key.includes('/upload.') ? undefined : inner.get(key)),
+      delete: (k) => inner.delete(k),
+      deletePrefix: (p) => inner.deletePrefix(p),
+      list: (p) => inner.list(p),
+    };
     service = await startTestService('pglite', { overrides: { store: losing } });
   });
   afterAll(() => service.stop());
 
   test('through the API: the identity is ready on its previous photo, and the detail names no internals', async () => {
     const account = await service.account({ credits: 1000 });
-    const created = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+    const created = (await (
+      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
+    ).json()) as IdentityBody;
     failReads = true;
     try {
       const form = await identityForm({ prompt: 'Again.', image: file(fx.portraitPng(), 'new.png') });
@@ -48,6 +66,8 @@ describe('a failed retrain’s detail', () => {
     }
     const after = (await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody;
     expect(after.image).toBe(created.image);
-    expect(after.detail).toBe("Retraining failed on the service's side; the previous photo and voice are still in use. Try again; if it fails again, tell the service's operator");
+    expect(after.detail).toBe(
+      "Retraining failed on the service's side; the previous photo and voice are still in use. Try again; if it fails again, tell the service's operator",
+    );
   }, 60_000);
 });

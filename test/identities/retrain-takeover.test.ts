@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as fx from '../fixtures/index.ts';
-import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { freshDatabase } from '../support/postgres.ts';
 import { readUntil, tempDir } from '../support/processes.ts';
 import { startTestService } from '../support/service.ts';
@@ -23,22 +23,46 @@ test("another process's live retrain is left alone; once that process dies, the 
   const databaseUrl = await freshDatabase();
   const dataDir = await tempDir(dirs, 'likeness-takeover-');
   const first = Bun.spawn(['bun', HANGING], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, DATABASE_URL: databaseUrl, HANG_ON_TRAINING: '2', ...LEASE },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      HANG_ON_TRAINING: '2',
+      ...LEASE,
+    },
     stdout: 'pipe',
     stderr: 'inherit',
   });
-  const { url, api_key } = JSON.parse((await readUntil(first.stdout, '\n')).split('\n')[0]!) as { url: string; api_key: string };
+  const { url, api_key } = JSON.parse((await readUntil(first.stdout, '\n')).split('\n')[0]!) as {
+    url: string;
+    api_key: string;
+  };
   const auth = { authorization: `Bearer ${api_key}` };
-  const created = (await (await fetch(`${url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm() })).json()) as IdentityBody;
-  const accepted = await fetch(`${url}/v1/identities/${created.identity_id}`, { method: 'PATCH', headers: auth, body: form({ prompt: 'taken over', image: file(fx.portraitPng(), 'new.png') }) });
+  const created = (await (
+    await fetch(`${url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm() })
+  ).json()) as IdentityBody;
+  const accepted = await fetch(`${url}/v1/identities/${created.identity_id}`, {
+    method: 'PATCH',
+    headers: auth,
+    body: form({ prompt: 'taken over', image: file(fx.portraitPng(), 'new.png') }),
+  });
   expect(accepted.status).toBe(202);
-  await eventually(() => existsSync(join(dataDir, 'training-hung')), 30_000, 'the retrain hanging in the first process');
+  await eventually(
+    () => existsSync(join(dataDir, 'training-hung')),
+    30_000,
+    'the retrain hanging in the first process',
+  );
 
   // A second process on the same database and asset folder (as replicas share Postgres and S3),
   // sweeping every second with no grace at all.
   const second = await startTestService('postgres', { databaseUrl, dataDir, env: LEASE });
   try {
-    const read = async () => (await (await fetch(`${second.url}/v1/identities/${created.identity_id}`, { headers: auth })).json()) as IdentityBody;
+    const read = async () =>
+      (await (
+        await fetch(`${second.url}/v1/identities/${created.identity_id}`, { headers: auth })
+      ).json()) as IdentityBody;
     // Three lease lengths: the first process keeps renewing, so nothing is taken.
     await Bun.sleep(9_000);
     expect((await read()).status).toBe('training');

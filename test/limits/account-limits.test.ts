@@ -4,8 +4,8 @@
 // requests cannot all pass; the operator sets an account's own limits (`likeness limits set`).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { file, identityForm } from '../support/forms.ts';
 import * as fx from '../fixtures/index.ts';
+import { file, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 describe.each(ENGINES)('account limits on %s', (engine) => {
@@ -26,7 +26,8 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
   });
   afterAll(() => service.stop());
 
-  const start = (account: TestAccount) => account.call('POST', '/v1/sessions/start', { body: '{}', headers: { 'content-type': 'application/json' } });
+  const start = (account: TestAccount) =>
+    account.call('POST', '/v1/sessions/start', { body: '{}', headers: { 'content-type': 'application/json' } });
   const end = (account: TestAccount, room: string) => account.call('POST', `/v1/sessions/${room}/end`);
 
   async function expect429(response: Response, mentions: string): Promise<number> {
@@ -83,13 +84,24 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
       // The CLI in its own process, as an operator runs it: it finds the running service and
       // goes through its admin endpoint.
       const cli = async (...args: string[]) => {
-        const child = Bun.spawn(['bun', join(import.meta.dir, '../../src/cli/index.ts'), ...args], { env: { ...process.env, DATA_DIR: service.dataDir, ...(service.config.databaseUrl ? { DATABASE_URL: service.config.databaseUrl } : {}) }, stdout: 'pipe', stderr: 'inherit' });
+        const child = Bun.spawn(['bun', join(import.meta.dir, '../../src/cli/index.ts'), ...args], {
+          env: {
+            ...process.env,
+            DATA_DIR: service.dataDir,
+            ...(service.config.databaseUrl ? { DATABASE_URL: service.config.databaseUrl } : {}),
+          },
+          stdout: 'pipe',
+          stderr: 'inherit',
+        });
         const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
         expect(code).toBe(0);
         return out.trim();
       };
       await cli('limits', 'set', '--account', account.accountId, '--concurrent-sessions', '3');
-      const shown = JSON.parse(await cli('limits', 'show', '--account', account.accountId)) as { limits: Record<string, number>; own: Record<string, number> };
+      const shown = JSON.parse(await cli('limits', 'show', '--account', account.accountId)) as {
+        limits: Record<string, number>;
+        own: Record<string, number>;
+      };
       expect(shown.own).toEqual({ concurrent_sessions: 3 });
       expect(shown.limits.concurrent_sessions).toBe(3);
       expect((await start(account)).status).toBe(200);
@@ -125,7 +137,10 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
       expect((await account.call('PATCH', `/v1/identities/${identity_id}`, { body: retrain })).status).toBe(202);
       await Bun.sleep(1_500); // the retrain finishes (one training at a time)
       // Garbage instead of a photo: were it decoded, this would be 422.
-      const wait = await expect429(await create(account, { image: file(new Uint8Array(1000), 'junk.png', 'image/png') }), '3 identities in the last hour');
+      const wait = await expect429(
+        await create(account, { image: file(new Uint8Array(1000), 'junk.png', 'image/png') }),
+        '3 identities in the last hour',
+      );
       expect(wait).toBeGreaterThan(3500);
     }, 60_000);
 

@@ -3,7 +3,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AudioFrame, AudioSource, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
+import {
+  AudioFrame,
+  AudioSource,
+  LocalAudioTrack,
+  Room,
+  RoomEvent,
+  TrackPublishOptions,
+  TrackSource,
+} from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { processAlive } from '../../src/admin/service-record.ts';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
@@ -28,7 +36,10 @@ async function socketsOf(pid: number): Promise<string[]> {
       const [hexIp, hexPort] = local.split(':') as [string, string];
       const ip =
         hexIp.length === 8
-          ? (hexIp.match(/../g) ?? []).reverse().map((byte) => parseInt(byte, 16)).join('.')
+          ? (hexIp.match(/../g) ?? [])
+              .reverse()
+              .map((byte) => parseInt(byte, 16))
+              .join('.')
           : `[${hexIp}]`; // IPv6, left in /proc's hex form
       addresses.push(`${ip}:${parseInt(hexPort, 16)}`);
     }
@@ -106,12 +117,18 @@ describe('local LiveKit server', () => {
       const options = new TrackPublishOptions();
       options.source = TrackSource.SOURCE_MICROPHONE;
       await speaker.localParticipant!.publishTrack(LocalAudioTrack.createAudioTrack('mic', source), options);
-      await eventually(async () => {
-        await source.captureFrame(new AudioFrame(new Int16Array(480), 48_000, 1, 480));
-        return heard;
-      }, 15_000, 'the listener to receive the track');
+      await eventually(
+        async () => {
+          await source.captureFrame(new AudioFrame(new Int16Array(480), 48_000, 1, 480));
+          return heard;
+        },
+        15_000,
+        'the listener to receive the track',
+      );
 
-      const media = (await socketsOf(server.pid!)).filter((address) => address !== `127.0.0.1:${new URL(server.url).port}`);
+      const media = (await socketsOf(server.pid!)).filter(
+        (address) => address !== `127.0.0.1:${new URL(server.url).port}`,
+      );
       expect(media.length).toBeGreaterThan(0);
       for (const address of media) expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
     } finally {

@@ -7,12 +7,12 @@
 // only on a secure origin): a spoken question through the fake microphone, the answer in the
 // live transcript.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { AudioStream, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AudioStream, type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { hostAddress } from '../../src/config.ts';
 import { freeTcpPort, freeUdpRange } from '../../src/livekit/local-ports.ts';
-import { FrameLog, createAstronaut, startSession } from '../avatar/support.ts';
+import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
 import { launchBrowser, speechWav, type TestBrowser } from '../support/browser.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -36,7 +36,12 @@ describe('reachable from the network with the embedded defaults', () => {
     service = await startTestService('pglite', {
       livekit: 'local',
       agent: true,
-      env: { HOST: '0.0.0.0', LIVEKIT_UDP_PORTS: `${udp.start}-${udp.end}`, LIVEKIT_TCP_PORT: String(tcp), TLS_PORT: String(await freeTcpPort('0.0.0.0')) },
+      env: {
+        HOST: '0.0.0.0',
+        LIVEKIT_UDP_PORTS: `${udp.start}-${udp.end}`,
+        LIVEKIT_TCP_PORT: String(tcp),
+        TLS_PORT: String(await freeTcpPort('0.0.0.0')),
+      },
     });
     base = `http://${address}:${service.config.port}`;
     secureBase = `https://${address}:${service.config.tls!.port}`;
@@ -82,7 +87,16 @@ describe('reachable from the network with the embedded defaults', () => {
       await eventually(() => audioFrames >= 50, 15_000, 'the avatar audio');
       expect(video!.frames[0]).toMatchObject({ width: 540, height: 960 });
       // The visitor is counted as joined: the agent saw it arrive and minutes are billed.
-      await eventually(async () => ((await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { joined_at: string | null }).joined_at, 15_000, 'the join');
+      await eventually(
+        async () =>
+          (
+            (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
+              joined_at: string | null;
+            }
+          ).joined_at,
+        15_000,
+        'the join',
+      );
     } finally {
       video?.close();
       await visitor.leave();
@@ -108,7 +122,10 @@ describe('reachable from the network with the embedded defaults', () => {
     beforeAll(async () => {
       // A certificate error flag for the self-made certificate; nothing makes an insecure origin count as secure.
       // The question loops with long pauses, so that an answer can be heard out between two.
-      browser = await launchBrowser({ audioFile: await speechWav('How tall is the Eiffel Tower?', { pauseSeconds: 8 }), args: ['--ignore-certificate-errors'] });
+      browser = await launchBrowser({
+        audioFile: await speechWav('How tall is the Eiffel Tower?', { pauseSeconds: 8 }),
+        args: ['--ignore-certificate-errors'],
+      });
     });
     afterAll(() => browser?.close());
 
@@ -132,24 +149,44 @@ describe('reachable from the network with the embedded defaults', () => {
       await page.click('#create-identity');
       await page.waitForSelector('li[data-testid=identity-card][data-status=ready]', { timeout: 30_000 });
       // The card's photo loads over HTTPS from the host address too (no mixed content).
-      await page.waitForFunction(() => Array.from(document.images).some((image) => image.complete && image.naturalWidth > 0 && image.src.startsWith('https://')), undefined, { timeout: 10_000 });
+      await page.waitForFunction(
+        () =>
+          Array.from(document.images).some(
+            (image) => image.complete && image.naturalWidth > 0 && image.src.startsWith('https://'),
+          ),
+        undefined,
+        { timeout: 10_000 },
+      );
       await page.goto('/console#/talk');
       await page.waitForSelector('#talk-form');
       await page.click('#start-talk');
       await page.waitForSelector('#connection-state[data-state=connected]', { timeout: 30_000 });
-      await page.waitForFunction(() => {
-        const video = document.querySelector<HTMLVideoElement>('#avatar-video');
-        return !!video && video.videoWidth > 0 && video.currentTime > 1;
-      }, undefined, { timeout: 30_000 });
+      await page.waitForFunction(
+        () => {
+          const video = document.querySelector<HTMLVideoElement>('#avatar-video');
+          return !!video && video.videoWidth > 0 && video.currentTime > 1;
+        },
+        undefined,
+        { timeout: 30_000 },
+      );
       // The fake microphone asks; the agent's answer appears in the live transcript.
       const answered = await page
         .waitForFunction(
-          () => Array.from(document.querySelectorAll('#transcript li.turn-agent .text')).some((line) => (line.textContent ?? '').includes('About three hundred metres')),
+          () =>
+            Array.from(document.querySelectorAll('#transcript li.turn-agent .text')).some((line) =>
+              (line.textContent ?? '').includes('About three hundred metres'),
+            ),
           undefined,
           { timeout: 45_000 },
         )
-        .then(() => true, () => false);
-      expect({ answered, transcript: await page.evaluate(() => document.querySelector('#transcript')?.textContent ?? '(no transcript)') }).toMatchObject({ answered: true });
+        .then(
+          () => true,
+          () => false,
+        );
+      expect({
+        answered,
+        transcript: await page.evaluate(() => document.querySelector('#transcript')?.textContent ?? '(no transcript)'),
+      }).toMatchObject({ answered: true });
       expect(sockets.length).toBeGreaterThan(0);
       for (const url of sockets) expect(url.startsWith(`wss://${address}:${service.config.tls!.port}/rtc`)).toBe(true);
       await page.click('#end-session');
@@ -161,10 +198,16 @@ describe('reachable from the network with the embedded defaults', () => {
 });
 
 test("behind TLS (PUBLIC_URL https://…), a started session's rtc_url is wss:// on PUBLIC_URL's host and port", async () => {
-  const service = await startTestService('pglite', { livekit: 'local', env: { PUBLIC_URL: 'https://likeness.example:8443' } });
+  const service = await startTestService('pglite', {
+    livekit: 'local',
+    env: { PUBLIC_URL: 'https://likeness.example:8443' },
+  });
   try {
     const account = await service.account({ credits: 1000 });
-    const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ language: 'en' }), headers: { 'content-type': 'application/json' } });
+    const response = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ language: 'en' }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(200);
     const session = (await response.json()) as { rtc_url: string; room_name: string };
     expect(session.rtc_url).toBe('wss://likeness.example:8443');

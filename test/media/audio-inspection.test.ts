@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { MediaError, defaultMediaLimits, inspectAudio } from '../../src/media/index.ts';
+import { defaultMediaLimits, inspectAudio, MediaError } from '../../src/media/index.ts';
 import * as fixtures from '../fixtures/index.ts';
 import { expectMediaError } from './expect-media-error.ts';
 
@@ -56,7 +56,11 @@ describe('inspectAudio measures real recordings by decoding', () => {
 
 describe('size rules', () => {
   test('an empty file is rejected with 422 file.empty', async () => {
-    await expectMediaError(inspectAudio(new Uint8Array(0), limits), { status: 422, type: 'file.empty', field: 'audio' });
+    await expectMediaError(inspectAudio(new Uint8Array(0), limits), {
+      status: 422,
+      type: 'file.empty',
+      field: 'audio',
+    });
   });
 
   test('a file over audioMaxBytes is rejected with 413 before it is parsed', async () => {
@@ -121,11 +125,19 @@ describe('duration rules', () => {
 
   test('ffmpeg decodes at most max + 1 s, reads WAVs to their real end, and never guesses the format', async () => {
     // Prints its arguments on stderr (ffmpeg may write no file), which come back in the error's cause.
-    const recordingFfmpeg = fixtures.writeTempFile(`recording-ffmpeg-${process.pid}.sh`, `#!/bin/sh\nprintf '%s\\n' "$@" >&2\nexit 1\n`, 0o755);
+    const recordingFfmpeg = fixtures.writeTempFile(
+      `recording-ffmpeg-${process.pid}.sh`,
+      `#!/bin/sh\nprintf '%s\\n' "$@" >&2\nexit 1\n`,
+      0o755,
+    );
     const withRecorder = { ...limits, ffmpegPath: recordingFfmpeg };
     const argsFor = async (bytes: Uint8Array) => {
       const error = (await inspectAudio(bytes, withRecorder).catch((e: unknown) => e)) as MediaError;
-      return String((error.cause as Error).message).replace(/^ffmpeg exited \d+: /, '').trim().split('\n').join(' ');
+      return String((error.cause as Error).message)
+        .replace(/^ffmpeg exited \d+: /, '')
+        .trim()
+        .split('\n')
+        .join(' ');
     };
 
     try {
@@ -166,7 +178,10 @@ describe('decoding rules', () => {
   });
 
   test('an M4A truncated before its moov box is rejected with 422 audio.undecodable', async () => {
-    await expectMediaError(inspectAudio(fixtures.truncated(await fixtures.m4a({ seconds: 30 }), 0.5), limits), undecodable);
+    await expectMediaError(
+      inspectAudio(fixtures.truncated(await fixtures.m4a({ seconds: 30 }), 0.5), limits),
+      undecodable,
+    );
   });
 
   test('a WAV header with no samples is rejected with 422 audio.undecodable', async () => {
@@ -179,7 +194,11 @@ describe('decoding rules', () => {
   });
 
   test('ffmpeg is killed after ffmpegTimeoutMs and the upload rejected with 422 audio.undecodable', async () => {
-    const hangingFfmpeg = fixtures.writeTempFile(`hanging-ffmpeg-${process.pid}.sh`, '#!/bin/sh\nexec sleep 30\n', 0o755);
+    const hangingFfmpeg = fixtures.writeTempFile(
+      `hanging-ffmpeg-${process.pid}.sh`,
+      '#!/bin/sh\nexec sleep 30\n',
+      0o755,
+    );
     try {
       const started = performance.now();
       const error = await expectMediaError(
@@ -194,9 +213,10 @@ describe('decoding rules', () => {
   });
 
   test('a missing ffmpeg binary is a server fault, not a MediaError', async () => {
-    const error = await inspectAudio(fixtures.wav({ seconds: 5 }), { ...limits, ffmpegPath: '/nonexistent/ffmpeg' }).catch(
-      (error: unknown) => error,
-    );
+    const error = await inspectAudio(fixtures.wav({ seconds: 5 }), {
+      ...limits,
+      ffmpegPath: '/nonexistent/ffmpeg',
+    }).catch((error: unknown) => error);
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(MediaError);
   });

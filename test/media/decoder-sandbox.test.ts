@@ -4,8 +4,8 @@
 // other files (HLS, ffconcat) are refused before it sees them.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { inspectAudio } from '../../src/media/audio.ts';
-import { defaultMediaLimits } from '../../src/media/limits.ts';
 import { MediaError } from '../../src/media/index.ts';
+import { defaultMediaLimits } from '../../src/media/limits.ts';
 import * as fixtures from '../fixtures/index.ts';
 
 describe('the decoder’s sandbox', () => {
@@ -27,7 +27,11 @@ describe('the decoder’s sandbox', () => {
   });
 
   test('an empty environment, a temporary folder, and limits on CPU, memory and written files', async () => {
-    const error = (await inspectAudio(fixtures.wav({ seconds: 3 }), { ...defaultMediaLimits, ffmpegPath: reportingFfmpeg, ffmpegTimeoutMs: 20_000 }).catch((e: unknown) => e)) as MediaError;
+    const error = (await inspectAudio(fixtures.wav({ seconds: 3 }), {
+      ...defaultMediaLimits,
+      ffmpegPath: reportingFfmpeg,
+      ffmpegTimeoutMs: 20_000,
+    }).catch((e: unknown) => e)) as MediaError;
     const report = String((error.cause as Error).message);
     const names = /ENV:(.*)/.exec(report)![1]!.trim().split(' ').filter(Boolean);
     expect(names).not.toContain('DATABASE_URL');
@@ -42,7 +46,11 @@ describe('the decoder’s sandbox', () => {
 
   test('an MP4 is opened with external data references (`dref`) off: a track cannot pull in another file', async () => {
     const m4a = await fixtures.m4a({ seconds: 3 });
-    const error = (await inspectAudio(m4a, { ...defaultMediaLimits, ffmpegPath: reportingFfmpeg, ffmpegTimeoutMs: 20_000 }).catch((e: unknown) => e)) as MediaError;
+    const error = (await inspectAudio(m4a, {
+      ...defaultMediaLimits,
+      ffmpegPath: reportingFfmpeg,
+      ffmpegTimeoutMs: 20_000,
+    }).catch((e: unknown) => e)) as MediaError;
     const args = /ARGS:(.*)/.exec(String((error.cause as Error).message))![1]!;
     expect(args).toContain('-f mov -enable_drefs 0 -use_absolute_path 0 -i ');
   });
@@ -66,7 +74,9 @@ describe('references in disguise', () => {
   };
 
   test('an HLS playlist pointing at local files is not audio (415)', async () => {
-    const playlist = new TextEncoder().encode('#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n');
+    const playlist = new TextEncoder().encode(
+      '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n',
+    );
     expect((await refused(playlist)).status).toBe(415);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
-import { defaultMediaLimits, inspectImage, type InspectedImage } from '../../src/media/index.ts';
+import { defaultMediaLimits, type InspectedImage, inspectImage } from '../../src/media/index.ts';
 import * as fixtures from '../fixtures/index.ts';
 import { expectMediaError } from './expect-media-error.ts';
 
@@ -80,14 +80,21 @@ describe('EXIF orientation is applied', () => {
       const image = await inspectImage(await fixtures.portraitJpeg({ ...size, exifOrientation: orientation }), limits);
       expect({ orientation, width: image.width, height: image.height }).toEqual({ orientation, ...size });
       // Re-encoding a rotated image shifts JPEG artefacts a little; a wrong rotation differs by far more.
-      expect({ orientation, difference: meanAbsoluteDifference(image, upright) < 4 }).toEqual({ orientation, difference: true });
+      expect({ orientation, difference: meanAbsoluteDifference(image, upright) < 4 }).toEqual({
+        orientation,
+        difference: true,
+      });
     }
   });
 });
 
 describe('size rules', () => {
   test('an empty file is rejected with 422 file.empty', async () => {
-    await expectMediaError(inspectImage(new Uint8Array(0), limits), { status: 422, type: 'file.empty', field: 'image' });
+    await expectMediaError(inspectImage(new Uint8Array(0), limits), {
+      status: 422,
+      type: 'file.empty',
+      field: 'image',
+    });
   });
 
   test('a file over imageMaxBytes is rejected with 413 before it is parsed', async () => {
@@ -133,7 +140,11 @@ describe('decoding rules', () => {
   });
 
   test('truncated JPEG, PNG and WebP are rejected with 422 image.undecodable', async () => {
-    const images = [await fixtures.portraitJpeg({ width: 800, height: 1200 }), fixtures.portraitPng(), await fixtures.portraitWebp()];
+    const images = [
+      await fixtures.portraitJpeg({ width: 800, height: 1200 }),
+      fixtures.portraitPng(),
+      await fixtures.portraitWebp(),
+    ];
     for (const bytes of images) {
       await expectMediaError(inspectImage(fixtures.truncated(bytes, 0.6), limits), undecodable);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { MediaError, defaultMediaLimits } from '../../src/media/index.ts';
+import { defaultMediaLimits, MediaError } from '../../src/media/index.ts';
 
 describe('defaultMediaLimits', () => {
   test('match the product rules', () => {
@@ -20,7 +20,10 @@ describe('defaultMediaLimits', () => {
     // Not the 2018 static build (4.1) it replaced: a distribution's, five or later.
     expect(Number(/ffmpeg version (?:\d+:)?(\d+)\./.exec(version)?.[1])).toBeGreaterThanOrEqual(5);
     expect(version).toContain('deb');
-    const proc = Bun.spawn([defaultMediaLimits.ffmpegPath, '-hide_banner', '-encoders'], { stdout: 'pipe', stderr: 'ignore' });
+    const proc = Bun.spawn([defaultMediaLimits.ffmpegPath, '-hide_banner', '-encoders'], {
+      stdout: 'pipe',
+      stderr: 'ignore',
+    });
     const encoders = await new Response(proc.stdout).text();
     expect(await proc.exited).toBe(0);
     expect(encoders).toContain('libmp3lame');

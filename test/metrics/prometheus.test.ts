@@ -39,8 +39,16 @@ print(json.dumps(families))
 
 /** The exposition as Prometheus' parser reads it; it throws on anything malformed. */
 async function parse(text: string): Promise<Family[]> {
-  const python = Bun.spawn([process.env.LIKENESS_TEST_PYTHON ?? 'python3', '-c', PARSE], { stdin: new TextEncoder().encode(text), stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([new Response(python.stdout).text(), new Response(python.stderr).text(), python.exited]);
+  const python = Bun.spawn([process.env.LIKENESS_TEST_PYTHON ?? 'python3', '-c', PARSE], {
+    stdin: new TextEncoder().encode(text),
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(python.stdout).text(),
+    new Response(python.stderr).text(),
+    python.exited,
+  ]);
   if (code !== 0) throw new Error(`prometheus_client could not parse the exposition: ${err}`);
   return JSON.parse(out) as Family[];
 }
@@ -61,7 +69,13 @@ beforeAll(async () => {
   service = await startTestService('pglite', {
     livekit: 'local',
     agent: true,
-    env: { ...fakes.env, METRICS_TOKEN, CREDITS_ONBOARDING: String(ONBOARDING), CREDITS_PER_AVATAR_MINUTE: String(PER_MINUTE), BILLING_INTERVAL_SECONDS: '2' },
+    env: {
+      ...fakes.env,
+      METRICS_TOKEN,
+      CREDITS_ONBOARDING: String(ONBOARDING),
+      CREDITS_PER_AVATAR_MINUTE: String(PER_MINUTE),
+      BILLING_INTERVAL_SECONDS: '2',
+    },
   });
   account = await service.account({ credits: 100_000 });
   health = serveWorkerHealth(service.worker!, 0);
@@ -80,7 +94,11 @@ const scrape = async (token = METRICS_TOKEN) => {
 
 describe('GET /metrics on the API port', () => {
   test('needs METRICS_TOKEN or the admin token: 401 in the error shape otherwise', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${account.apiKey}` }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer wrong' },
+      { authorization: `Bearer ${account.apiKey}` },
+    ] as Record<string, string>[]) {
       const answer = await fetch(`${service.url}/metrics`, { headers });
       expect(answer.status).toBe(401);
       expect(((await answer.json()) as { detail: string }).detail).toContain('METRICS_TOKEN');
@@ -95,11 +113,18 @@ describe('GET /metrics on the API port', () => {
     await fetch(`${service.url}/no/such/path`);
     const after = await scrape();
     const route = { method: 'GET', route: '/v1/identities/:identity_id', status: '404' };
-    expect(value(after, 'likeness_http_requests_total', route) - value(before, 'likeness_http_requests_total', route)).toBe(1);
-    expect(value(after, 'likeness_http_request_duration_seconds_count', route) - value(before, 'likeness_http_request_duration_seconds_count', route)).toBe(1);
+    expect(
+      value(after, 'likeness_http_requests_total', route) - value(before, 'likeness_http_requests_total', route),
+    ).toBe(1);
+    expect(
+      value(after, 'likeness_http_request_duration_seconds_count', route) -
+        value(before, 'likeness_http_request_duration_seconds_count', route),
+    ).toBe(1);
     // No concrete id in any label: the routes are templates.
     expect(JSON.stringify(after)).not.toContain('idn_doesnotexist');
-    expect(value(after, 'likeness_http_requests_total', { route: 'unmatched', status: '404' })).toBeGreaterThan(value(before, 'likeness_http_requests_total', { route: 'unmatched', status: '404' }));
+    expect(value(after, 'likeness_http_requests_total', { route: 'unmatched', status: '404' })).toBeGreaterThan(
+      value(before, 'likeness_http_requests_total', { route: 'unmatched', status: '404' }),
+    );
     const histogram = after.find((f) => f.name === 'likeness_http_request_duration_seconds')!;
     expect(histogram.type).toBe('histogram');
   });
@@ -107,13 +132,22 @@ describe('GET /metrics on the API port', () => {
   test('a training, a session joined and ended: trainings, charges, sessions, first frame and the fleet move', async () => {
     const before = await scrape();
     const identity = await createAstronaut(account, { language: 'en' });
-    const faceless = await account.call('POST', '/v1/identities', { body: await identityForm({ image: file(noFaceJpeg(), 'rocket.jpg', 'image/jpeg') }) });
+    const faceless = await account.call('POST', '/v1/identities', {
+      body: await identityForm({ image: file(noFaceJpeg(), 'rocket.jpg', 'image/jpeg') }),
+    });
     expect(faceless.status).toBe(422);
     const trained = await scrape();
-    const delta = (now: Family[], name: string, labels: Record<string, string> = {}) => value(now, name, labels) - value(before, name, labels);
-    expect(delta(trained, 'likeness_identity_training_seconds_count', { pipeline: 'builtin', outcome: 'trained' })).toBe(1);
-    expect(delta(trained, 'likeness_identity_training_seconds_count', { pipeline: 'builtin', outcome: 'failed' })).toBe(1);
-    expect(delta(trained, 'likeness_identity_training_seconds_sum', { pipeline: 'builtin', outcome: 'trained' })).toBeGreaterThan(0);
+    const delta = (now: Family[], name: string, labels: Record<string, string> = {}) =>
+      value(now, name, labels) - value(before, name, labels);
+    expect(
+      delta(trained, 'likeness_identity_training_seconds_count', { pipeline: 'builtin', outcome: 'trained' }),
+    ).toBe(1);
+    expect(delta(trained, 'likeness_identity_training_seconds_count', { pipeline: 'builtin', outcome: 'failed' })).toBe(
+      1,
+    );
+    expect(
+      delta(trained, 'likeness_identity_training_seconds_sum', { pipeline: 'builtin', outcome: 'trained' }),
+    ).toBeGreaterThan(0);
     expect(delta(trained, 'likeness_credits_charged_total', { kind: 'onboarding' })).toBe(ONBOARDING);
 
     const session = await startSession(account, { identity_id: identity.identity_id });
@@ -130,10 +164,18 @@ describe('GET /metrics on the API port', () => {
     try {
       await eventually(() => (video?.frames.length ?? 0) > 0, 30_000, 'the first avatar frame');
       // The job reports the first frame and the first minute; the workers' heartbeats carry the job.
-      const running = await eventually(async () => {
-        const now = await scrape();
-        return delta(now, 'likeness_session_first_frame_seconds_count') === 1 && value(now, 'likeness_agent_jobs_running') >= 1 && delta(now, 'likeness_credits_charged_total', { kind: 'session_minute' }) >= PER_MINUTE ? now : undefined;
-      }, 20_000, 'first frame, a running job and a charged minute in /metrics');
+      const running = await eventually(
+        async () => {
+          const now = await scrape();
+          return delta(now, 'likeness_session_first_frame_seconds_count') === 1 &&
+            value(now, 'likeness_agent_jobs_running') >= 1 &&
+            delta(now, 'likeness_credits_charged_total', { kind: 'session_minute' }) >= PER_MINUTE
+            ? now
+            : undefined;
+        },
+        20_000,
+        'first frame, a running job and a charged minute in /metrics',
+      );
       expect(delta(running, 'likeness_sessions_started_total', { avatar: 'true' })).toBe(1);
       expect(value(running, 'likeness_sessions_running')).toBe(1);
       expect(value(running, 'likeness_agent_workers')).toBe(1);
@@ -155,26 +197,40 @@ describe('GET /metrics on the API port', () => {
       fakes.deepgram.script({ transcript: 'When does the museum open?', language: 'en' });
       const asked = await microphone.say(await speech('When does the museum open?'));
       await eventually(() => ears!.soundAfter(asked.endedAt), 30_000, 'the reply');
-      const answered = await eventually(async () => {
-        const now = await scrape();
-        return delta(now, 'likeness_turn_voice_to_voice_seconds_count', { provider_set: 'cloud' }) >= 1 ? now : undefined;
-      }, 20_000, 'the answered turn in /metrics');
+      const answered = await eventually(
+        async () => {
+          const now = await scrape();
+          return delta(now, 'likeness_turn_voice_to_voice_seconds_count', { provider_set: 'cloud' }) >= 1
+            ? now
+            : undefined;
+        },
+        20_000,
+        'the answered turn in /metrics',
+      );
       expect(answered.find((f) => f.name === 'likeness_turn_voice_to_voice_seconds')!.type).toBe('histogram');
       const v2v = delta(answered, 'likeness_turn_voice_to_voice_seconds_sum', { provider_set: 'cloud' });
       expect(v2v).toBeGreaterThan(0);
       expect(v2v).toBeLessThan(20);
       expect(delta(answered, 'likeness_turn_voice_to_voice_seconds_count', { provider_set: 'offline' })).toBe(0);
-      for (const stage of ['stt', 'eou', 'llm', 'tts']) expect({ stage, n: delta(answered, 'likeness_turn_stage_seconds_count', { stage }) >= 1 }).toEqual({ stage, n: true });
+      for (const stage of ['stt', 'eou', 'llm', 'tts'])
+        expect({ stage, n: delta(answered, 'likeness_turn_stage_seconds_count', { stage }) >= 1 }).toEqual({
+          stage,
+          n: true,
+        });
       // The greeting's report and the reply's each carry the frames published since the one before.
       const fpsCount = delta(answered, 'likeness_avatar_delivered_fps_count');
       expect(fpsCount).toBeGreaterThanOrEqual(1);
       const fps = delta(answered, 'likeness_avatar_delivered_fps_sum') / fpsCount;
       expect(fps).toBeGreaterThan(15);
       expect(fps).toBeLessThanOrEqual(26);
-      console.log(`metrics: a wire-faked cloud turn answered in ${Math.round(v2v * 1000)} ms voice-to-voice, the avatar at ${fps.toFixed(1)} fps`);
+      console.log(
+        `metrics: a wire-faked cloud turn answered in ${Math.round(v2v * 1000)} ms voice-to-voice, the avatar at ${fps.toFixed(1)} fps`,
+      );
       expect(answered.some((f) => f.name === 'likeness_turn_interruptions')).toBe(true);
       // The same turn in the session's own metrics (docs/api.md#session-metrics).
-      const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { metrics: { turns: number; voice_to_voice_ms: { p50: number }; providers: unknown } };
+      const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
+        metrics: { turns: number; voice_to_voice_ms: { p50: number }; providers: unknown };
+      };
       expect(read.metrics.turns).toBe(1);
       expect(read.metrics.voice_to_voice_ms.p50).toBe(Math.round(v2v * 1000));
       expect(read.metrics.providers).toEqual({ stt: 'deepgram', llm: 'openai-compatible', tts: 'elevenlabs' });
@@ -188,7 +244,9 @@ describe('GET /metrics on the API port', () => {
     const ended = await scrape();
     expect(delta(ended, 'likeness_sessions_ended_total', { reason: 'ended_by_api' })).toBe(1);
     expect(value(ended, 'likeness_sessions_running')).toBe(0);
-    const { credits_charged } = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as { credits_charged: number };
+    const { credits_charged } = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
+      credits_charged: number;
+    };
     expect(delta(ended, 'likeness_credits_charged_total', { kind: 'session_minute' })).toBe(credits_charged);
   }, 120_000);
 });

@@ -4,8 +4,8 @@
 // naming the known ones, with nothing stored or charged.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { loadPipelines } from '../../src/pipelines/index.ts';
 import { loadHostedAvatars } from '../../src/config.ts';
+import { loadPipelines } from '../../src/pipelines/index.ts';
 import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
@@ -57,14 +57,29 @@ describe('GET /v1/pipelines', () => {
     const [builtin, acme] = pipelines;
     expect(builtin).toMatchObject({
       default: true,
-      renders: { kind: 'frames', fps: 25, portrait: { width: 540, height: 960 }, landscape: { width: 960, height: 540 }, provider: null },
+      renders: {
+        kind: 'frames',
+        fps: 25,
+        portrait: { width: 540, height: 960 },
+        landscape: { width: 960, height: 540 },
+        provider: null,
+      },
     });
-    expect(acme).toMatchObject({ default: false, renders: { kind: 'avatar_service', fps: null, portrait: null, landscape: null, provider: 'acme' } });
+    expect(acme).toMatchObject({
+      default: false,
+      renders: { kind: 'avatar_service', fps: null, portrait: null, landscape: null, provider: 'acme' },
+    });
   });
 
   test('an unknown pipeline_id at create is 422 naming the known ones; nothing is stored or charged', async () => {
-    const before = { identities: await service.count('identities'), ledger: await service.count('credit_ledger'), assets: (await service.assetKeys()).length };
-    const response = await account.call('POST', '/v1/identities', { body: await identityForm({ pipeline_id: 'gpu-neural' }) });
+    const before = {
+      identities: await service.count('identities'),
+      ledger: await service.count('credit_ledger'),
+      assets: (await service.assetKeys()).length,
+    };
+    const response = await account.call('POST', '/v1/identities', {
+      body: await identityForm({ pipeline_id: 'gpu-neural' }),
+    });
     expect(response.status).toBe(422);
     const body = (await response.json()) as { detail: { loc: string[]; msg: string; type: string }[] };
     expect(body.detail).toHaveLength(1);
@@ -72,9 +87,15 @@ describe('GET /v1/pipelines', () => {
     expect(body.detail[0]!.type).toBe('unknown_pipeline');
     expect(body.detail[0]!.msg).toContain('gpu-neural');
     // The same ids GET /v1/pipelines lists.
-    const listed = ((await (await account.call('GET', '/v1/pipelines')).json()) as PipelineBody[]).map((p) => p.pipeline_id);
+    const listed = ((await (await account.call('GET', '/v1/pipelines')).json()) as PipelineBody[]).map(
+      (p) => p.pipeline_id,
+    );
     for (const id of listed) expect(body.detail[0]!.msg).toContain(id);
-    expect({ identities: await service.count('identities'), ledger: await service.count('credit_ledger'), assets: (await service.assetKeys()).length }).toEqual(before);
+    expect({
+      identities: await service.count('identities'),
+      ledger: await service.count('credit_ledger'),
+      assets: (await service.assetKeys()).length,
+    }).toEqual(before);
   });
 
   test('the OpenAPI document describes it', async () => {
@@ -100,7 +121,13 @@ describe('GET /v1/pipelines with landscape video disabled', () => {
   test('the built-in pipeline lists portrait only', async () => {
     const pipelines = (await (await account.call('GET', '/v1/pipelines')).json()) as PipelineBody[];
     expect(pipelines).toHaveLength(1);
-    expect(pipelines[0]!.renders).toEqual({ kind: 'frames', fps: 25, portrait: { width: 540, height: 960 }, landscape: null, provider: null });
+    expect(pipelines[0]!.renders).toEqual({
+      kind: 'frames',
+      fps: 25,
+      portrait: { width: 540, height: 960 },
+      landscape: null,
+      provider: null,
+    });
   });
 });
 
@@ -118,28 +145,46 @@ describe('PIPELINE_MODULES and PIPELINE_DEFAULT', () => {
     const key = { apiKey: 'test_key', apiUrl: 'http://provider.test' };
     const hosted = await loadPipelines({ ...settings([]), hosted: { lemonslice: key } });
     expect(hosted.ids()).toEqual(['builtin', 'lemonslice']);
-    expect((await loadPipelines({ ...settings([]), hosted: { anam: key, bey: key } })).ids()).toEqual(['builtin', 'anam', 'bey']);
+    expect((await loadPipelines({ ...settings([]), hosted: { anam: key, bey: key } })).ids()).toEqual([
+      'builtin',
+      'anam',
+      'bey',
+    ]);
     expect((await loadPipelines(settings([]))).ids()).toEqual(['builtin']);
     // The keys come from the environment, each on its own.
-    expect(loadHostedAvatars({ BEY_API_KEY: 'b', BEY_API_URL: 'http://bey.test' })).toEqual({ lemonslice: undefined, anam: undefined, bey: { apiKey: 'b', apiUrl: 'http://bey.test' } });
+    expect(loadHostedAvatars({ BEY_API_KEY: 'b', BEY_API_URL: 'http://bey.test' })).toEqual({
+      lemonslice: undefined,
+      anam: undefined,
+      bey: { apiKey: 'b', apiUrl: 'http://bey.test' },
+    });
     expect(loadHostedAvatars({ ANAM_API_KEY: 'a' }).anam).toEqual({ apiKey: 'a', apiUrl: 'https://api.anam.ai' });
   });
 
   test('a module that cannot be loaded, or exports no pipeline, stops the start naming it', async () => {
     const missing = join(import.meta.dir, 'modules/no-such-module.ts');
-    await expect(loadPipelines(settings([missing]))).rejects.toThrow(`PIPELINE_MODULES: ${missing} could not be loaded`);
+    await expect(loadPipelines(settings([missing]))).rejects.toThrow(
+      `PIPELINE_MODULES: ${missing} could not be loaded`,
+    );
     const wrong = join(import.meta.dir, 'modules/not-a-pipeline.ts');
-    await expect(loadPipelines(settings([wrong]))).rejects.toThrow(`PIPELINE_MODULES: ${wrong} exports something that is not a pipeline`);
-    await expect(loadPipelines(settings([ACME_MODULE], 'gpu-neural'))).rejects.toThrow('PIPELINE_DEFAULT: no pipeline "gpu-neural" (there are: builtin, acme-avatars)');
+    await expect(loadPipelines(settings([wrong]))).rejects.toThrow(
+      `PIPELINE_MODULES: ${wrong} exports something that is not a pipeline`,
+    );
+    await expect(loadPipelines(settings([ACME_MODULE], 'gpu-neural'))).rejects.toThrow(
+      'PIPELINE_DEFAULT: no pipeline "gpu-neural" (there are: builtin, acme-avatars)',
+    );
   });
 
   test('the service does not start on a module that does not load', async () => {
     const missing = join(import.meta.dir, 'modules/no-such-module.ts');
-    await expect(startTestService('pglite', { env: { PIPELINE_MODULES: missing } })).rejects.toThrow('PIPELINE_MODULES');
+    await expect(startTestService('pglite', { env: { PIPELINE_MODULES: missing } })).rejects.toThrow(
+      'PIPELINE_MODULES',
+    );
   });
 
   test('GET /v1/pipelines marks PIPELINE_DEFAULT as the default', async () => {
-    const service = await startTestService('pglite', { env: { PIPELINE_MODULES: ACME_MODULE, PIPELINE_DEFAULT: 'acme-avatars' } });
+    const service = await startTestService('pglite', {
+      env: { PIPELINE_MODULES: ACME_MODULE, PIPELINE_DEFAULT: 'acme-avatars' },
+    });
     try {
       const pipelines = (await (await (await service.account()).call('GET', '/v1/pipelines')).json()) as PipelineBody[];
       expect(pipelines.filter((p) => p.default).map((p) => p.pipeline_id)).toEqual(['acme-avatars']);

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { AccessToken } from 'livekit-server-sdk';
-import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
+import { type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
 import { HEARTBEAT_PATH } from '../../src/contract/index.ts';
 import { sessions as sessionRows } from '../../src/sessions/schema.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -25,7 +25,11 @@ describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (eng
       maxConcurrentJobs: 1,
       controlPlaneUrl: service.url,
     });
-  const start = () => account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ language: 'en' }), headers: { 'content-type': 'application/json' } });
+  const start = () =>
+    account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ language: 'en' }),
+      headers: { 'content-type': 'application/json' },
+    });
   const rooms = async () => (await service.services.livekit.rooms.listRooms()).map((room) => room.name).sort();
   const sessionCount = async () => ((await (await account.call('GET', '/v1/sessions')).json()) as unknown[]).length;
 
@@ -48,11 +52,27 @@ describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (eng
   });
 
   test('a heartbeat not signed for its worker is refused and counts for nothing', async () => {
-    const heartbeat = { worker_id: 'w-forged', agent_name: service.config.livekit.agentName, capacity: 50, sessions: [], draining: false };
+    const heartbeat = {
+      worker_id: 'w-forged',
+      agent_name: service.config.livekit.agentName,
+      capacity: 50,
+      sessions: [],
+      draining: false,
+    };
     const post = (token?: string) =>
-      fetch(`${service.url}${HEARTBEAT_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(heartbeat) });
+      fetch(`${service.url}${HEARTBEAT_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(heartbeat),
+      });
     expect((await post()).status).toBe(401);
-    expect((await post(await new AccessToken('someone', 'else-else-else-else-else-else-else-else', { identity: 'w-forged' }).toJwt())).status).toBe(401);
+    expect(
+      (
+        await post(
+          await new AccessToken('someone', 'else-else-else-else-else-else-else-else', { identity: 'w-forged' }).toJwt(),
+        )
+      ).status,
+    ).toBe(401);
     // Signed, but for another worker.
     const { apiKey, apiSecret } = service.services.livekit;
     expect((await post(await new AccessToken(apiKey, apiSecret, { identity: 'w-other' }).toJwt())).status).toBe(401);
@@ -77,7 +97,10 @@ describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (eng
 
     // Each worker takes its session (LiveKit spreads them), and reports it running.
     await eventually(
-      async () => (await service.services.database.db.select({ agentJoinedAt: sessionRows.agentJoinedAt }).from(sessionRows)).every((row) => row.agentJoinedAt),
+      async () =>
+        (
+          await service.services.database.db.select({ agentJoinedAt: sessionRows.agentJoinedAt }).from(sessionRows)
+        ).every((row) => row.agentJoinedAt),
       30_000,
       'both agents in their rooms',
     );
@@ -85,17 +108,28 @@ describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (eng
 
     await account.call('POST', `/v1/sessions/${sessions[0]!.room_name}/end`);
     // The freed slot shows once its worker's next heartbeat says so (every 0.5 s).
-    const again = await eventually(async () => {
-      const response = await start();
-      return response.status === 200 ? ((await response.json()) as { room_name: string }) : undefined;
-    }, 15_000, 'a start admitted again');
+    const again = await eventually(
+      async () => {
+        const response = await start();
+        return response.status === 200 ? ((await response.json()) as { room_name: string }) : undefined;
+      },
+      15_000,
+      'a start admitted again',
+    );
     expect(again.room_name).toMatch(/^ses_/);
     // LiveKit heard of the freed slot before the control plane did (agent/worker.ts,
     // announceFreedSlots): the first dispatch was taken, not lost and sent again 2 s later.
-    const row = await eventually(async () => {
-      const [found] = await service.services.database.db.select().from(sessionRows).where(eq(sessionRows.id, again.room_name));
-      return found?.agentJoinedAt ? found : undefined;
-    }, 15_000, 'the agent of the admitted session');
+    const row = await eventually(
+      async () => {
+        const [found] = await service.services.database.db
+          .select()
+          .from(sessionRows)
+          .where(eq(sessionRows.id, again.room_name));
+        return found?.agentJoinedAt ? found : undefined;
+      },
+      15_000,
+      'the agent of the admitted session',
+    );
     expect(row.dispatchedAt!.getTime() - row.createdAt.getTime()).toBeLessThan(1_000);
     for (const session of [sessions[1]!, again]) await account.call('POST', `/v1/sessions/${session.room_name}/end`);
   }, 90_000);

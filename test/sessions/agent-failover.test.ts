@@ -7,14 +7,14 @@
 // new avatar reaches the visitor, so the gap is not billed and no minute is charged twice.
 // bench/failover measures the gap; here it must only be well under a stalled one.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { rm } from 'node:fs/promises';
+import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { and, eq } from 'drizzle-orm';
 import { parseDispatchMetadata } from '../../src/contract/index.ts';
 import { creditLedger } from '../../src/credits/schema.ts';
-import { rm } from 'node:fs/promises';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 
@@ -28,7 +28,10 @@ describe('an agent worker killed mid-conversation', () => {
   let account: TestAccount;
 
   beforeAll(async () => {
-    service = await startTestService('postgres', { livekit: 'local', env: { SESSION_ADMISSION: 'workers', BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) } });
+    service = await startTestService('postgres', {
+      livekit: 'local',
+      env: { SESSION_ADMISSION: 'workers', BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
+    });
     account = await service.account({ credits: 100_000 });
     const { livekit } = service.services;
     const spawn = () => startAgentProcess({ livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '1' } });
@@ -44,8 +47,11 @@ describe('an agent worker killed mid-conversation', () => {
     const identity = await createAstronaut(account, { language: 'en' });
     const session = await startSession(account, { identity_id: identity.identity_id });
     const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
-    const row = async () => (await service.services.database.db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
+    const row = async () =>
+      (await service.services.database.db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     try {
       await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the first avatar streaming');
       const first = await eventually(async () => (await row()).agentWorkerId, 10_000, 'the worker running the session');
@@ -59,7 +65,17 @@ describe('an agent worker killed mid-conversation', () => {
       const killedAtWall = Date.now();
       const billedAtKill = (await row()).billedMinutes;
       const chargeTime = async (index: number) =>
-        (await service.services.database.db.select().from(creditLedger).where(and(eq(creditLedger.kind, 'session_minute'), eq(creditLedger.reference, `session:${session.room_name}:minute:${index}`))))[0]?.createdAt.getTime();
+        (
+          await service.services.database.db
+            .select()
+            .from(creditLedger)
+            .where(
+              and(
+                eq(creditLedger.kind, 'session_minute'),
+                eq(creditLedger.reference, `session:${session.room_name}:minute:${index}`),
+              ),
+            )
+        )[0]?.createdAt.getTime();
       const paidUntil = (await chargeTime(billedAtKill - 1))! + MINUTE_SECONDS * 1000;
       // The new avatar: a second video track, from the surviving worker's job.
       await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 30_000, 'the avatar back');
@@ -67,22 +83,34 @@ describe('an agent worker killed mid-conversation', () => {
       console.log(`failover: SIGKILL → first avatar frame again in ${Math.round(gapMs)} ms`);
       expect(gapMs).toBeLessThan(10_000);
       // The row follows the workers' heartbeats (every 0.5 s), which may come after the first frame.
-      await eventually(async () => (await row()).agentWorkerId === survivor.workerId, 3_000, 'the survivor listed as the session\'s worker');
+      await eventually(
+        async () => (await row()).agentWorkerId === survivor.workerId,
+        3_000,
+        "the survivor listed as the session's worker",
+      );
       // The visitor never left the room, and the session runs on.
       expect(visitor.room.isConnected).toBe(true);
       expect((await row()).status).toBe('running');
 
       // The new dispatch says what was left of the paid minute when the avatar was lost (its
       // worker's last heartbeat, ≤ 0.5 s before the kill), and the new job numbers on.
-      const redispatched = (await service.services.livekit.dispatches.listDispatch(session.room_name)).map((d) => parseDispatchMetadata(d.metadata)).filter((p) => p.ok && p.metadata.minute_offset);
-      const [offset, paidLeftMs] = redispatched.map((p) => p.ok && [p.metadata.minute_offset, p.metadata.paid_left_ms ?? 0])[0] as [number, number];
+      const redispatched = (await service.services.livekit.dispatches.listDispatch(session.room_name))
+        .map((d) => parseDispatchMetadata(d.metadata))
+        .filter((p) => p.ok && p.metadata.minute_offset);
+      const [offset, paidLeftMs] = redispatched.map(
+        (p) => p.ok && [p.metadata.minute_offset, p.metadata.paid_left_ms ?? 0],
+      )[0] as [number, number];
       expect(offset).toBe(billedAtKill);
       expect(paidLeftMs).toBeGreaterThanOrEqual(paidUntil - killedAtWall - 100);
       expect(paidLeftMs).toBeLessThanOrEqual(paidUntil - killedAtWall + 1_000);
       // Nothing charged on the avatar's return; the next minute once that rest has been shown.
       const returnedAtWall = killedAtWall + gapMs;
       expect((await row()).billedMinutes).toBe(billedAtKill);
-      await eventually(async () => (await row()).billedMinutes > billedAtKill, MINUTE_SECONDS * 1000 + 5_000, 'the next minute');
+      await eventually(
+        async () => (await row()).billedMinutes > billedAtKill,
+        MINUTE_SECONDS * 1000 + 5_000,
+        'the next minute',
+      );
       expect(Math.abs((await chargeTime(billedAtKill))! - (returnedAtWall + paidLeftMs))).toBeLessThan(1_500);
       const later = await row();
       expect(later.creditsCharged).toBe(later.billedMinutes * service.config.credits.perAvatarMinute);

@@ -2,10 +2,10 @@
 // real WebRTC visitor: joining, ending, leaving, nobody joining, time limits, and billing
 // per minute from the avatar's first frame until credits run out.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
 import { TrackKind } from '@livekit/rtc-node';
+import { eq } from 'drizzle-orm';
 import { accounts } from '../../src/accounts/schema.ts';
-import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
@@ -39,15 +39,21 @@ describe('session lifecycle with the agent', () => {
 
   const setup = async (credits: number) => {
     const account = await service.account({ credits });
-    const identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+    const identity = (await (
+      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
+    ).json()) as IdentityBody;
     return { account, identity };
   };
   const start = async (account: TestAccount, body: Record<string, unknown>) => {
-    const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const response = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(200);
     return (await response.json()) as StartedSession;
   };
-  const read = async (account: TestAccount, id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
+  const read = async (account: TestAccount, id: string) =>
+    (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
   const roomExists = async (name: string) => (await service.services.livekit.rooms.listRooms([name])).length > 0;
 
   test('ending a session the moment its visitor leaves answers 200, whichever closes the room first', async () => {
@@ -69,7 +75,11 @@ describe('session lifecycle with the agent', () => {
     const session = await start(account, { identity_id: identity.identity_id });
     const visitor = await joinAsVisitor(session);
     await eventually(() => visitor.agent(), 20_000, 'the agent to join');
-    const video = await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 20_000, 'the avatar video');
+    const video = await eventually(
+      () => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO),
+      20_000,
+      'the avatar video',
+    );
     expect(video).toBeDefined();
 
     const ended = await account.call('POST', `/v1/sessions/${session.room_name}/end`);
@@ -114,10 +124,14 @@ describe('session lifecycle with the agent', () => {
     await eventually(async () => (await read(account, session.room_name)).joined_at, 5_000, 'the join to be recorded');
     const left = Date.now();
     await visitor.leave();
-    const ended = await eventually(async () => {
-      const s = await read(account, session.room_name);
-      return s.status === 'ended' ? s : undefined;
-    }, 5_000, 'the session to end');
+    const ended = await eventually(
+      async () => {
+        const s = await read(account, session.room_name);
+        return s.status === 'ended' ? s : undefined;
+      },
+      5_000,
+      'the session to end',
+    );
     expect(Date.now() - left).toBeLessThan(5_000);
     expect(ended.end_reason).toBe('client_left');
     await eventually(async () => !(await roomExists(session.room_name)), 10_000, 'the room to close');
@@ -127,10 +141,14 @@ describe('session lifecycle with the agent', () => {
     const { account, identity } = await setup(100);
     const session = await start(account, { identity_id: identity.identity_id });
     expect(await service.services.ledger.balance(account.accountId)).toBe(90); // the hold
-    const ended = await eventually(async () => {
-      const s = await read(account, session.room_name);
-      return s.status === 'ended' ? s : undefined;
-    }, 15_000, 'the join timeout');
+    const ended = await eventually(
+      async () => {
+        const s = await read(account, session.room_name);
+        return s.status === 'ended' ? s : undefined;
+      },
+      15_000,
+      'the join timeout',
+    );
     expect(ended).toMatchObject({ end_reason: 'no_join', billed_minutes: 0, credits_charged: 0, joined_at: null });
     expect(await service.services.ledger.balance(account.accountId)).toBe(100);
     expect(await roomExists(session.room_name)).toBe(false);
@@ -142,24 +160,43 @@ describe('session lifecycle with the agent', () => {
     const visitor = await joinAsVisitor(session);
     const reason = await Promise.race([visitor.disconnected, Bun.sleep(30_000).then(() => 'timeout')]);
     if (reason === 'timeout') {
-      const state = { session: await read(account, session.room_name), ledger: await service.services.ledger.entries(account.accountId), notices: visitor.notices };
+      const state = {
+        session: await read(account, session.room_name),
+        ledger: await service.services.ledger.entries(account.accountId),
+        notices: visitor.notices,
+      };
       throw new Error(`the visitor was not disconnected within 30 s: ${JSON.stringify(state)}`);
     }
-    expect(visitor.notices).toContainEqual({ topic: 'likeness.notice', payload: { type: 'insufficient_credits', session_id: session.room_name } });
-    const ended = await eventually(async () => {
-      const s = await read(account, session.room_name);
-      return s.status === 'ended' ? s : undefined;
-    }, 5_000, 'the session to end');
+    expect(visitor.notices).toContainEqual({
+      topic: 'likeness.notice',
+      payload: { type: 'insufficient_credits', session_id: session.room_name },
+    });
+    const ended = await eventually(
+      async () => {
+        const s = await read(account, session.room_name);
+        return s.status === 'ended' ? s : undefined;
+      },
+      5_000,
+      'the session to end',
+    );
     expect(ended).toMatchObject({ end_reason: 'insufficient_credits', billed_minutes: 2, credits_charged: 20 });
     expect(ended.streaming_started_at).not.toBeNull();
     expect(await service.services.ledger.balance(account.accountId)).toBe(0);
-    const minutes = (await service.services.ledger.entries(account.accountId)).filter((e) => e.kind === 'session_minute');
-    expect(minutes.map((e) => e.reference).sort()).toEqual([`session:${session.room_name}:minute:0`, `session:${session.room_name}:minute:1`]);
+    const minutes = (await service.services.ledger.entries(account.accountId)).filter(
+      (e) => e.kind === 'session_minute',
+    );
+    expect(minutes.map((e) => e.reference).sort()).toEqual([
+      `session:${session.room_name}:minute:0`,
+      `session:${session.room_name}:minute:1`,
+    ]);
   }, 60_000);
 
   test("a session ends at the account's maximum duration", async () => {
     const { account, identity } = await setup(10_000);
-    await service.services.database.db.update(accounts).set({ maxSessionSeconds: 5 }).where(eq(accounts.id, account.accountId));
+    await service.services.database.db
+      .update(accounts)
+      .set({ maxSessionSeconds: 5 })
+      .where(eq(accounts.id, account.accountId));
     const session = await start(account, { identity_id: identity.identity_id });
     const visitor = await joinAsVisitor(session);
     await visitor.disconnected;

@@ -5,11 +5,11 @@
 // that runs none gets 503 as before. Then schemathesis fuzzes the API for an account whose own
 // limit keeps it below the host's capacity: no server error, every answer as documented.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
-import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
+import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
+import { type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { FrameLog } from '../avatar/support.ts';
-import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
@@ -20,16 +20,23 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
   let service: TestService;
   let worker: AgentWorker;
   const json = { 'content-type': 'application/json' };
-  const start = (account: TestAccount, body: object = { avatar_enabled: false }) => account.call('POST', '/v1/sessions/start', { body: JSON.stringify(body), headers: json });
+  const start = (account: TestAccount, body: object = { avatar_enabled: false }) =>
+    account.call('POST', '/v1/sessions/start', { body: JSON.stringify(body), headers: json });
   const rooms = async () => (await service.services.livekit.rooms.listRooms()).length;
   const endAll = async (account: TestAccount) => {
-    for (const session of (await (await account.call('GET', '/v1/sessions?limit=100')).json()) as { session_id: string; status: string }[]) {
+    for (const session of (await (await account.call('GET', '/v1/sessions?limit=100')).json()) as {
+      session_id: string;
+      status: string;
+    }[]) {
       if (session.status === 'running') await account.call('POST', `/v1/sessions/${session.session_id}/end`);
     }
   };
 
   beforeAll(async () => {
-    service = await startTestService(engine, { livekit: 'local', env: { SESSION_ADMISSION: 'workers', SESSION_RESERVED_PERCENT: '20', CREDITS_ONBOARDING: '0' } });
+    service = await startTestService(engine, {
+      livekit: 'local',
+      env: { SESSION_ADMISSION: 'workers', SESSION_RESERVED_PERCENT: '20', CREDITS_ONBOARDING: '0' },
+    });
     worker = await startAgentWorker({
       wsURL: service.services.livekit.url,
       apiKey: service.services.livekit.apiKey,
@@ -38,7 +45,12 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
       maxConcurrentJobs: SLOTS,
       controlPlaneUrl: service.url,
     });
-    await eventually(async () => (await freeAgentSlots(service.services.database.db, service.config.livekit.agentName, 60)).free >= SLOTS, 30_000, 'the worker’s slots');
+    await eventually(
+      async () =>
+        (await freeAgentSlots(service.services.database.db, service.config.livekit.agentName, 60)).free >= SLOTS,
+      30_000,
+      'the worker’s slots',
+    );
   }, 90_000);
   afterAll(async () => {
     await worker?.stop();
@@ -51,21 +63,31 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
     const answers: { status: number; retryAfter: string | null; detail: unknown }[] = [];
     for (let i = 0; i < 30; i++) {
       const response = await start(a);
-      answers.push({ status: response.status, retryAfter: response.headers.get('retry-after'), detail: ((await response.json()) as { detail?: unknown }).detail });
+      answers.push({
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        detail: ((await response.json()) as { detail?: unknown }).detail,
+      });
     }
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, ...Array<number>(28).fill(429)]);
     for (const refused of answers.slice(2)) {
       expect(refused.retryAfter).toBe('15');
-      expect(refused.detail).toMatch(/^Nearly every agent is busy and this account runs 2 sessions: the last 1 free are kept for accounts that run none/);
+      expect(refused.detail).toMatch(
+        /^Nearly every agent is busy and this account runs 2 sessions: the last 1 free are kept for accounts that run none/,
+      );
     }
     expect((await (await a.call('GET', '/v1/sessions?limit=100')).json()) as unknown[]).toHaveLength(2);
     // Nobody joined A's sessions: they still count (below), and B takes the slot kept for it.
-    const identity = (await (await b.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+    const identity = (await (
+      await b.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
+    ).json()) as IdentityBody;
     const started = await start(b, { identity_id: identity.identity_id });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;
     const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
     try {
       await eventually(() => (videos[0]?.frames.length ?? 0) >= 10, 30_000, 'B’s avatar');
       // Every slot taken: A is still told 429; C, which runs none, 503 (it could not be seated).
@@ -85,17 +107,43 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
 
   test('schemathesis, for an account whose limit keeps it below the host’s capacity: no server error, every answer as documented', async () => {
     // The slots the test above used are free again once the worker's heartbeat says so.
-    await eventually(async () => (await freeAgentSlots(service.services.database.db, service.config.livekit.agentName, 60)).free >= SLOTS, 30_000, 'the slots free again');
+    await eventually(
+      async () =>
+        (await freeAgentSlots(service.services.database.db, service.config.livekit.agentName, 60)).free >= SLOTS,
+      30_000,
+      'the slots free again',
+    );
     const account = await service.account({ credits: 100_000 });
     await service.services.operations.setLimits({ account_id: account.accountId, limits: { concurrent_sessions: 1 } });
     const st = Bun.spawn(
-      [PYTHON, '-m', 'schemathesis.cli', 'run', `${service.url}/openapi.json`, '-H', `Authorization: Bearer ${account.apiKey}`, '--max-examples', '20', '--seed', '7',
-        '--checks', 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance', '--no-color'],
+      [
+        PYTHON,
+        '-m',
+        'schemathesis.cli',
+        'run',
+        `${service.url}/openapi.json`,
+        '-H',
+        `Authorization: Bearer ${account.apiKey}`,
+        '--max-examples',
+        '20',
+        '--seed',
+        '7',
+        '--checks',
+        'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+        '--no-color',
+      ],
       { cwd: service.dataDir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } },
     );
-    const [out, err, code] = await Promise.all([new Response(st.stdout).text(), new Response(st.stderr).text(), st.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(st.stdout).text(),
+      new Response(st.stderr).text(),
+      st.exited,
+    ]);
     const summary = out.slice(out.lastIndexOf('SUMMARY'));
-    expect({ code, summary, err: err.trim() }).toMatchObject({ code: 0, summary: expect.stringMatching(/\d+ generated, \d+ passed/) });
+    expect({ code, summary, err: err.trim() }).toMatchObject({
+      code: 0,
+      summary: expect.stringMatching(/\d+ generated, \d+ passed/),
+    });
     expect(summary).not.toMatch(/failed|errored/i);
     await endAll(account);
   }, 240_000);

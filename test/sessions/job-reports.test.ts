@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import type { WebhookEvent } from 'livekit-server-sdk';
 import { SessionLifecycle } from '../../src/sessions/lifecycle.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 describe.each(ENGINES)('agent job reports on %s', (engine) => {
@@ -21,7 +21,9 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
       env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
     });
     account = await service.account({ credits: 100 });
-    identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+    identity = (await (
+      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
+    ).json()) as IdentityBody;
   });
   afterAll(() => service.stop());
 
@@ -37,7 +39,11 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     expect(metadata.session_id).toBe(room_name);
     expect(metadata.report_url).toBe(`${service.config.internalUrl}/internal/sessions/${room_name}/reports`);
     const report = (body: unknown, token = metadata.report_token, url = metadata.report_url) =>
-      fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     return { id: room_name, report, token: metadata.report_token };
   };
 
@@ -59,7 +65,10 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     expect(reports.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     const bodies = await Promise.all(reports.map((r) => r.json() as Promise<{ charged: boolean }>));
     expect(bodies.filter((b) => b.charged)).toHaveLength(1);
-    expect(await session.report({ type: 'minute', index: 1 }).then((r) => r.json())).toEqual({ ok: true, charged: true });
+    expect(await session.report({ type: 'minute', index: 1 }).then((r) => r.json())).toEqual({
+      ok: true,
+      charged: true,
+    });
     // The hold (10) went back with the first minute: two minutes cost 20 net of it.
     expect(await service.services.ledger.balance(account.accountId)).toBe(before + 10 - 20);
     const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>;
@@ -72,7 +81,10 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     const balance = await service.services.ledger.balance(account.accountId);
     expect(await service.services.billing.chargeMinute(session.id, 2)).toBe('ended');
     expect(await service.services.ledger.balance(account.accountId)).toBe(balance);
-    expect(((await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>).billed_minutes).toBe(2);
+    expect(
+      ((await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>)
+        .billed_minutes,
+    ).toBe(2);
   });
 
   const turn = (overrides: Record<string, unknown> = {}) => ({
@@ -90,7 +102,13 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
   test('transcript turns are stored once each, in order, and read back by their own account only', async () => {
     const session = await startSession();
     // The agent's reply is reported first but started later: the transcript orders by start.
-    const reply = turn({ turn_id: 'item_2', role: 'agent', text: 'Sunny and mild.', interrupted: true, started_at: '2026-11-21T10:00:04.000Z' });
+    const reply = turn({
+      turn_id: 'item_2',
+      role: 'agent',
+      text: 'Sunny and mild.',
+      interrupted: true,
+      started_at: '2026-11-21T10:00:04.000Z',
+    });
     expect((await session.report(reply)).status).toBe(200);
     const deliveries = await Promise.all(Array.from({ length: 3 }, () => session.report(turn())));
     expect(deliveries.map((r) => r.status)).toEqual([200, 200, 200]);
@@ -99,8 +117,22 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     expect(await read.json()).toEqual({
       session_id: session.id,
       turns: [
-        { role: 'user', text: 'What is the weather like in Paris?', language: 'en', interrupted: false, started_at: '2026-11-21T10:00:01.000Z', ended_at: '2026-11-21T10:00:03.000Z' },
-        { role: 'agent', text: 'Sunny and mild.', language: 'en', interrupted: true, started_at: '2026-11-21T10:00:04.000Z', ended_at: '2026-11-21T10:00:03.000Z' },
+        {
+          role: 'user',
+          text: 'What is the weather like in Paris?',
+          language: 'en',
+          interrupted: false,
+          started_at: '2026-11-21T10:00:01.000Z',
+          ended_at: '2026-11-21T10:00:03.000Z',
+        },
+        {
+          role: 'agent',
+          text: 'Sunny and mild.',
+          language: 'en',
+          interrupted: true,
+          started_at: '2026-11-21T10:00:04.000Z',
+          ended_at: '2026-11-21T10:00:03.000Z',
+        },
       ],
     });
     const stranger = await service.account();
@@ -108,18 +140,29 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     expect((await account.call('GET', '/v1/sessions/ses_doesnotexist/transcript')).status).toBe(404);
     // The last turns can arrive as the job leaves an ended session: they are kept.
     await account.call('POST', `/v1/sessions/${session.id}/end`);
-    expect((await session.report(turn({ turn_id: 'item_3', text: 'Bye!', started_at: '2026-11-21T10:00:09.000Z' }))).status).toBe(200);
-    const after = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as { turns: { text: string }[] };
+    expect(
+      (await session.report(turn({ turn_id: 'item_3', text: 'Bye!', started_at: '2026-11-21T10:00:09.000Z' }))).status,
+    ).toBe(200);
+    const after = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as {
+      turns: { text: string }[];
+    };
     expect(after.turns.map((t) => t.text)).toEqual(['What is the weather like in Paris?', 'Sunny and mild.', 'Bye!']);
   });
 
   test('a malformed transcript turn is refused and stores nothing', async () => {
     const session = await startSession();
-    for (const bad of [turn({ role: 'narrator' }), turn({ started_at: 'yesterday' }), turn({ turn_id: '' }), turn({ text: 5 })]) {
+    for (const bad of [
+      turn({ role: 'narrator' }),
+      turn({ started_at: 'yesterday' }),
+      turn({ turn_id: '' }),
+      turn({ text: 5 }),
+    ]) {
       expect((await session.report(bad)).status).toBe(422);
     }
     expect((await session.report(turn(), 'not-the-token')).status).toBe(401);
-    const read = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as { turns: unknown[] };
+    const read = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as {
+      turns: unknown[];
+    };
     expect(read.turns).toEqual([]);
     await account.call('POST', `/v1/sessions/${session.id}/end`);
   });
@@ -134,12 +177,22 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     expect(await service.services.ledger.balance(account.accountId)).toBe(before - 30); // three holds
     // Before the deadline (SESSION_AGENT_TIMEOUT_SECONDS, 60 by default) nothing ends.
     await service.services.lifecycle.sweep(new Date(Date.now() + 30_000));
-    const statusOf = async (id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+    const statusOf = async (id: string) =>
+      (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
     for (const session of [abandoned, unattended, served]) expect((await statusOf(session.id)).status).toBe('running');
     // Past it (and past the 60 s join deadline too).
     await service.services.lifecycle.sweep(new Date(Date.now() + 61_000));
-    expect(await statusOf(abandoned.id)).toMatchObject({ status: 'ended', end_reason: 'agent_unavailable', billed_minutes: 0, credits_charged: 0 });
-    expect(await statusOf(unattended.id)).toMatchObject({ status: 'ended', end_reason: 'agent_unavailable', billed_minutes: 0 });
+    expect(await statusOf(abandoned.id)).toMatchObject({
+      status: 'ended',
+      end_reason: 'agent_unavailable',
+      billed_minutes: 0,
+      credits_charged: 0,
+    });
+    expect(await statusOf(unattended.id)).toMatchObject({
+      status: 'ended',
+      end_reason: 'agent_unavailable',
+      billed_minutes: 0,
+    });
     expect(await statusOf(served.id)).toMatchObject({ status: 'ended', end_reason: 'no_join', billed_minutes: 0 });
     expect(await service.services.ledger.balance(account.accountId)).toBe(before);
   });
@@ -157,11 +210,21 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
       const rooms = Object.assign(Object.create(real.rooms), {
         deleteRoom: async (name: string) => {
           await real.rooms.deleteRoom(name);
-          const event = { event: webhook, room: { name }, participant: { identity: visitorIdentity, kind: 0 } } as unknown as WebhookEvent;
+          const event = {
+            event: webhook,
+            room: { name },
+            participant: { identity: visitorIdentity, kind: 0 },
+          } as unknown as WebhookEvent;
           await services.lifecycle.onWebhook(event);
         },
       });
-      const racing = new SessionLifecycle({ db: services.database.db, billing: services.billing, livekit: { ...real, rooms }, joinTimeoutSeconds: 60, agentTimeoutSeconds: 60 });
+      const racing = new SessionLifecycle({
+        db: services.database.db,
+        billing: services.billing,
+        livekit: { ...real, rooms },
+        joinTimeoutSeconds: 60,
+        agentTimeoutSeconds: 60,
+      });
       await racing.endForMissingAgent(session.id);
       const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>;
       expect({ webhook, ...read }).toMatchObject({ webhook, status: 'ended', end_reason: 'agent_unavailable' });
@@ -177,14 +240,23 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     // A job that lost its connection with a killed LiveKit: the restarted server has no such room.
     const gone = await startSession();
     const rooms = Object.assign(Object.create(real.rooms), { listRooms: async () => [] });
-    const restarted = new SessionLifecycle({ db: services.database.db, billing: services.billing, livekit: { ...real, rooms }, joinTimeoutSeconds: 60, agentTimeoutSeconds: 60 });
+    const restarted = new SessionLifecycle({
+      db: services.database.db,
+      billing: services.billing,
+      livekit: { ...real, rooms },
+      joinTimeoutSeconds: 60,
+      agentTimeoutSeconds: 60,
+    });
     await restarted.visitorLeft(gone.id);
     expect(await services.lifecycle.find(gone.id)).toMatchObject({ status: 'ended', endReason: 'room_closed' });
   });
 
   test('the sweep ends a session past its maximum duration (the deadline is computed in SQL on every engine)', async () => {
     const session = await startSession();
-    await service.services.database.db.update(sessions).set({ maxDurationSeconds: 1, joinedAt: new Date() }).where(eq(sessions.id, session.id));
+    await service.services.database.db
+      .update(sessions)
+      .set({ maxDurationSeconds: 1, joinedAt: new Date() })
+      .where(eq(sessions.id, session.id));
     await Bun.sleep(1_100);
     expect(await service.services.lifecycle.sweep()).toBeGreaterThanOrEqual(1);
     const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>;

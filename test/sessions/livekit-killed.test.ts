@@ -3,7 +3,7 @@
 // finds its room gone, as no webhook will say so), nothing more is charged for it, and the
 // next session works (its avatar streams).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { and, eq, like } from 'drizzle-orm';
 import { creditLedger } from '../../src/credits/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
@@ -18,7 +18,11 @@ describe('LiveKit killed mid-session', () => {
   let account: TestAccount;
 
   beforeAll(async () => {
-    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) } });
+    service = await startTestService('pglite', {
+      livekit: 'local',
+      agent: true,
+      env: { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
+    });
     account = await service.account({ credits: 10_000 });
   }, 120_000);
   afterAll(() => service?.stop());
@@ -29,7 +33,9 @@ describe('LiveKit killed mid-session', () => {
     const identity = await createAstronaut(account, { language: 'en' });
     const session = await startSession(account, { identity_id: identity.identity_id });
     const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
     const row = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
     await eventually(async () => (await row()).billedMinutes >= 1, 15_000, 'a minute charged');
@@ -37,16 +43,28 @@ describe('LiveKit killed mid-session', () => {
     const pid = livekit.pid!;
     process.kill(pid, 'SIGKILL');
     const killedAt = Date.now();
-    await eventually(() => livekit.restarts === 1 && livekit.pid !== undefined && livekit.pid !== pid, 30_000, 'LiveKit restarted');
+    await eventually(
+      () => livekit.restarts === 1 && livekit.pid !== undefined && livekit.pid !== pid,
+      30_000,
+      'LiveKit restarted',
+    );
     // No room_finished webhook comes from a killed server: the sweep finds the room gone.
-    const ended = await eventually(async () => ((await row()).status === 'ended' ? await row() : undefined), 45_000, 'the session ended');
-    console.log(`LiveKit SIGKILL: restarted; session ended after ${Date.now() - killedAt} ms, reason ${ended.endReason}, ${ended.billedMinutes} minutes billed`);
+    const ended = await eventually(
+      async () => ((await row()).status === 'ended' ? await row() : undefined),
+      45_000,
+      'the session ended',
+    );
+    console.log(
+      `LiveKit SIGKILL: restarted; session ended after ${Date.now() - killedAt} ms, reason ${ended.endReason}, ${ended.billedMinutes} minutes billed`,
+    );
     expect(ended.endReason).toBe('room_closed');
     // Nothing charged for a minute that began after the room died (one under way at the kill may land).
     const minutes = await db
       .select()
       .from(creditLedger)
-      .where(and(eq(creditLedger.kind, 'session_minute'), like(creditLedger.reference, `session:${session.room_name}:%`)));
+      .where(
+        and(eq(creditLedger.kind, 'session_minute'), like(creditLedger.reference, `session:${session.room_name}:%`)),
+      );
     expect(minutes.length).toBe(ended.billedMinutes);
     for (const minute of minutes) expect(minute.createdAt.getTime()).toBeLessThan(killedAt + MINUTE_SECONDS * 1000);
     await Bun.sleep(2 * MINUTE_SECONDS * 1000);
@@ -56,7 +74,10 @@ describe('LiveKit killed mid-session', () => {
     // The service works on: a new session's avatar streams through the restarted server.
     const next = await startSession(account, { identity_id: identity.identity_id });
     const nextVideos: FrameLog[] = [];
-    const second = await joinAsVisitor(next, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && nextVideos.push(new FrameLog(track))) });
+    const second = await joinAsVisitor(next, {
+      onTrack: (track: RemoteTrack) =>
+        void (track.kind === TrackKind.KIND_VIDEO && nextVideos.push(new FrameLog(track))),
+    });
     try {
       await eventually(() => (nextVideos[0]?.frames.length ?? 0) >= 25, 60_000, 'the next session’s avatar');
     } finally {

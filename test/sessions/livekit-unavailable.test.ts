@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connectLivekit } from '../../src/livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
-import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { tempDir } from '../support/processes.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
@@ -15,7 +15,8 @@ describe('LiveKit unavailable', () => {
   let account: TestAccount;
   let identity: IdentityBody;
 
-  const startLivekit = (port?: number) => LocalLivekitServer.start({ binary: livekitBinary(), dataDir: livekitDir, port });
+  const startLivekit = (port?: number) =>
+    LocalLivekitServer.start({ binary: livekitBinary(), dataDir: livekitDir, port });
   const start = () =>
     account.call('POST', '/v1/sessions/start', {
       body: JSON.stringify({ identity_id: identity.identity_id }),
@@ -25,10 +26,20 @@ describe('LiveKit unavailable', () => {
   beforeAll(async () => {
     livekitDir = await tempDir(dirs, 'likeness-livekit-');
     livekit = await startLivekit();
-    const connection = connectLivekit({ url: livekit.url, publicUrl: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret });
-    service = await startTestService('pglite', { overrides: { livekit: connection }, env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10' } });
+    const connection = connectLivekit({
+      url: livekit.url,
+      publicUrl: livekit.url,
+      apiKey: livekit.apiKey,
+      apiSecret: livekit.apiSecret,
+    });
+    service = await startTestService('pglite', {
+      overrides: { livekit: connection },
+      env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10' },
+    });
     account = await service.account({ credits: 100 });
-    identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+    identity = (await (
+      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
+    ).json()) as IdentityBody;
   });
   afterAll(async () => {
     await service.stop();
@@ -54,7 +65,9 @@ describe('LiveKit unavailable', () => {
     const unconfirmed = await account.call('POST', `/v1/sessions/${session.room_name}/end`);
     expect(unconfirmed.status).toBe(502);
     expect(await unconfirmed.json()).toEqual({ detail: expect.any(String) });
-    expect(((await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as any).status).toBe('running');
+    expect(((await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as any).status).toBe(
+      'running',
+    );
 
     const readiness = await service.call('GET', '/readyz');
     expect(readiness.status).toBe(503);
@@ -73,7 +86,10 @@ describe('an external LiveKit (LIVEKIT_URL)', () => {
   let external: LocalLivekitServer;
   let service: TestService;
   beforeAll(async () => {
-    external = await LocalLivekitServer.start({ binary: livekitBinary(), dataDir: await tempDir(dirs, 'likeness-external-') });
+    external = await LocalLivekitServer.start({
+      binary: livekitBinary(),
+      dataDir: await tempDir(dirs, 'likeness-external-'),
+    });
     service = await startTestService('pglite', {
       livekit: 'local', // no override: the service reads LIVEKIT_* like a deployment would
       env: {
@@ -92,11 +108,19 @@ describe('an external LiveKit (LIVEKIT_URL)', () => {
   test('is used instead of a local server, and clients get LIVEKIT_PUBLIC_URL as rtc_url', async () => {
     expect(service.services.localLivekit).toBeUndefined();
     const account = await service.account();
-    const response = await account.call('POST', '/v1/sessions/start', { body: '{}', headers: { 'content-type': 'application/json' } });
+    const response = await account.call('POST', '/v1/sessions/start', {
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(200);
     const started = (await response.json()) as { room_name: string; rtc_url: string };
     expect(started.rtc_url).toBe('wss://rtc.example.com');
-    const rooms = await connectLivekit({ url: external.url, publicUrl: external.url, apiKey: external.apiKey, apiSecret: external.apiSecret }).rooms.listRooms();
+    const rooms = await connectLivekit({
+      url: external.url,
+      publicUrl: external.url,
+      apiKey: external.apiKey,
+      apiSecret: external.apiSecret,
+    }).rooms.listRooms();
     expect(rooms.map((r) => r.name)).toContain(started.room_name);
   });
 });

@@ -13,7 +13,10 @@ describe('LiveKit webhooks', () => {
   afterAll(() => service.stop());
 
   const startSession = async () => {
-    const response = await account.call('POST', '/v1/sessions/start', { body: '{}', headers: { 'content-type': 'application/json' } });
+    const response = await account.call('POST', '/v1/sessions/start', {
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     const started = (await response.json()) as { room_name: string; token: string };
     const visitor = JSON.parse(Buffer.from(started.token.split('.')[1]!, 'base64url').toString()).sub as string;
     return { id: started.room_name, visitor };
@@ -27,15 +30,35 @@ describe('LiveKit webhooks', () => {
       headers: { 'content-type': 'application/webhook+json', authorization: await token.toJwt() },
     });
   };
-  const read = async (id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+  const read = async (id: string) =>
+    (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
 
   test('a signed participant_joined records the join; participant_left ends the session and closes the room', async () => {
     const session = await startSession();
-    expect((await send({ event: 'participant_joined', room: { name: session.id }, participant: { identity: session.visitor } })).status).toBe(200);
+    expect(
+      (
+        await send({
+          event: 'participant_joined',
+          room: { name: session.id },
+          participant: { identity: session.visitor },
+        })
+      ).status,
+    ).toBe(200);
     expect((await read(session.id)).joined_at).not.toBeNull();
-    expect((await send({ event: 'participant_left', room: { name: session.id }, participant: { identity: 'someone_else' } })).status).toBe(200);
+    expect(
+      (await send({ event: 'participant_left', room: { name: session.id }, participant: { identity: 'someone_else' } }))
+        .status,
+    ).toBe(200);
     expect((await read(session.id)).status).toBe('running');
-    expect((await send({ event: 'participant_left', room: { name: session.id }, participant: { identity: session.visitor } })).status).toBe(200);
+    expect(
+      (
+        await send({
+          event: 'participant_left',
+          room: { name: session.id },
+          participant: { identity: session.visitor },
+        })
+      ).status,
+    ).toBe(200);
     expect(await read(session.id)).toMatchObject({ status: 'ended', end_reason: 'client_left' });
     expect(await service.services.livekit.rooms.listRooms([session.id])).toEqual([]);
   });
@@ -49,7 +72,10 @@ describe('LiveKit webhooks', () => {
   test('an unsigned, wrongly signed or tampered webhook is refused and changes nothing', async () => {
     const session = await startSession();
     const event = { event: 'participant_left', room: { name: session.id }, participant: { identity: session.visitor } };
-    const unsigned = await service.call('POST', '/internal/livekit/webhook', { body: JSON.stringify(event), headers: { 'content-type': 'application/webhook+json' } });
+    const unsigned = await service.call('POST', '/internal/livekit/webhook', {
+      body: JSON.stringify(event),
+      headers: { 'content-type': 'application/webhook+json' },
+    });
     expect(unsigned.status).toBe(401);
     expect((await send(event, 'not-the-secret-not-the-secret-not-the-secret')).status).toBe(401);
     const token = new AccessToken(service.services.livekit.apiKey, service.services.livekit.apiSecret);

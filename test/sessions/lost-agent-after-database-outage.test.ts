@@ -6,8 +6,8 @@
 // order and the watch is driven by hand (SESSION_ADMISSION=off: the service runs no watch of its own).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
-import { sessions } from '../../src/sessions/schema.ts';
 import { HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
+import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -24,8 +24,12 @@ test('an agent unlisted only because heartbeats could not be recorded is not tak
   const session = await startSession(account, { identity_id: identity.identity_id });
   const db = service.services.database.db;
   // An agent joined, last listed well over a heartbeat's lifetime ago.
-  await db.update(sessions).set({ agentJoinedAt: sql`now() - interval '10 seconds'`, agentSeenAt: sql`now() - interval '10 seconds'` }).where(eq(sessions.id, session.room_name));
-  const joined = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!.agentJoinedAt;
+  await db
+    .update(sessions)
+    .set({ agentJoinedAt: sql`now() - interval '10 seconds'`, agentSeenAt: sql`now() - interval '10 seconds'` })
+    .where(eq(sessions.id, session.room_name));
+  const joined = async () =>
+    (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!.agentJoinedAt;
   const watch = service.services.agentWatch;
 
   // The database goes away for one look.

@@ -4,7 +4,7 @@
 // again, so every minute is charged once, none twice and none lost; the service is ready
 // again within seconds and answers as before.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { SQL } from 'bun';
 import { and, eq, like } from 'drizzle-orm';
 import { creditLedger } from '../../src/credits/schema.ts';
@@ -20,7 +20,11 @@ describe('Postgres crashing mid-session', () => {
   let account: TestAccount;
 
   beforeAll(async () => {
-    service = await startTestService('postgres', { livekit: 'local', agent: true, env: { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) } });
+    service = await startTestService('postgres', {
+      livekit: 'local',
+      agent: true,
+      env: { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
+    });
     account = await service.account({ credits: 10_000 });
   }, 120_000);
   afterAll(() => service?.stop());
@@ -30,7 +34,9 @@ describe('Postgres crashing mid-session', () => {
     const identity = await createAstronaut(account, { language: 'en' });
     const session = await startSession(account, { identity_id: identity.identity_id });
     const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
     const row = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     try {
       await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
@@ -39,7 +45,10 @@ describe('Postgres crashing mid-session', () => {
       // One of the service's own server processes, killed outright: Postgres then ends every
       // connection (this service's pool included) and runs crash recovery.
       const observer = new SQL(service.config.databaseUrl!);
-      const [backend] = (await observer`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() limit 1`) as { pid: number }[];
+      const [backend] =
+        (await observer`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() limit 1`) as {
+          pid: number;
+        }[];
       expect(backend).toBeDefined();
       const framesBefore = videos[0]!.frames.length;
       process.kill(backend!.pid, 'SIGKILL');
@@ -57,15 +66,23 @@ describe('Postgres crashing mid-session', () => {
           return observerCut;
         },
         10_000,
-        "Postgres to end the other connections",
+        'Postgres to end the other connections',
       );
       await observer.close().catch(() => undefined);
       // Ready again within seconds.
-      await eventually(async () => (await fetch(`${service.url}/readyz`).catch(() => undefined))?.status === 200, 30_000, '/readyz 200 after recovery');
+      await eventually(
+        async () => (await fetch(`${service.url}/readyz`).catch(() => undefined))?.status === 200,
+        30_000,
+        '/readyz 200 after recovery',
+      );
       console.log(`Postgres backend SIGKILL: /readyz 200 again after ${Date.now() - crashedAt} ms`);
       const billedAfterCrash = (await row()).billedMinutes;
       // The session runs on: the avatar kept streaming, and minutes go on being charged.
-      await eventually(async () => (await row()).billedMinutes >= billedAfterCrash + 2, 6 * MINUTE_SECONDS * 1000, 'two more minutes charged');
+      await eventually(
+        async () => (await row()).billedMinutes >= billedAfterCrash + 2,
+        6 * MINUTE_SECONDS * 1000,
+        'two more minutes charged',
+      );
       expect(videos).toHaveLength(1);
       expect(videos[0]!.frames.length).toBeGreaterThan(framesBefore + 25);
       expect(visitor.room.isConnected).toBe(true);
@@ -75,7 +92,12 @@ describe('Postgres crashing mid-session', () => {
       const minutes = await db
         .select({ reference: creditLedger.reference })
         .from(creditLedger)
-        .where(and(eq(creditLedger.kind, 'session_minute'), like(creditLedger.reference, `session:${session.room_name}:minute:%`)));
+        .where(
+          and(
+            eq(creditLedger.kind, 'session_minute'),
+            like(creditLedger.reference, `session:${session.room_name}:minute:%`),
+          ),
+        );
       const indices = minutes.map((m) => Number(m.reference.split(':').at(-1))).sort((a, b) => a - b);
       expect(indices).toEqual(Array.from({ length: indices.length }, (_, i) => i));
       expect(current.billedMinutes).toBe(indices.length);
@@ -84,7 +106,11 @@ describe('Postgres crashing mid-session', () => {
     } finally {
       await visitor.leave();
     }
-    const ended = await eventually(async () => ((await row()).status === 'ended' ? await row() : undefined), 15_000, 'the session ended');
+    const ended = await eventually(
+      async () => ((await row()).status === 'ended' ? await row() : undefined),
+      15_000,
+      'the session ended',
+    );
     expect(ended.endReason).toBe('client_left');
     const balance = (await service.services.ledger.balance(account.accountId))!;
     const entries = await service.services.ledger.entries(account.accountId, 1000);

@@ -4,7 +4,14 @@
 // over time, and the sample and id lists stay bounded.
 import { describe, expect, test } from 'bun:test';
 import type { SessionQuality, TurnMetricsReport } from '../../src/contract/index.ts';
-import { foldTurn, MAX_SAMPLES, MAX_TURN_IDS, percentile, providerSet, sessionMetrics } from '../../src/sessions/quality.ts';
+import {
+  foldTurn,
+  MAX_SAMPLES,
+  MAX_TURN_IDS,
+  percentile,
+  providerSet,
+  sessionMetrics,
+} from '../../src/sessions/quality.ts';
 
 const CLOUD = { stt: 'deepgram', llm: 'openai-compatible', tts: 'elevenlabs' };
 
@@ -22,21 +29,39 @@ function turnReport(overrides: Partial<TurnMetricsReport> = {}): TurnMetricsRepo
   };
 }
 
-const foldAll = (reports: TurnMetricsReport[]) => reports.reduce<SessionQuality | null>((quality, report) => foldTurn(quality, report) ?? quality, null);
+const foldAll = (reports: TurnMetricsReport[]) =>
+  reports.reduce<SessionQuality | null>((quality, report) => foldTurn(quality, report) ?? quality, null);
 
 describe('folding turn reports', () => {
   test('a turn delivered twice counts once: turns, interruptions, samples and frames', () => {
     const first = foldTurn(null, turnReport({ interrupted: true }))!;
     expect(foldTurn(first, turnReport({ interrupted: true }))).toBeNull();
-    const quality = foldAll([turnReport({ interrupted: true }), turnReport({ interrupted: true }), turnReport({ turn_id: 'item_2', voice_to_voice_ms: 3000 }), turnReport({ turn_id: 'item_2', voice_to_voice_ms: 3000 })]);
-    expect(quality).toMatchObject({ turns: 2, interruptions: 1, voice_to_voice_ms: [1000, 3000], frames: 500, frame_seconds: 20, turn_ids: ['item_1', 'item_2'] });
+    const quality = foldAll([
+      turnReport({ interrupted: true }),
+      turnReport({ interrupted: true }),
+      turnReport({ turn_id: 'item_2', voice_to_voice_ms: 3000 }),
+      turnReport({ turn_id: 'item_2', voice_to_voice_ms: 3000 }),
+    ]);
+    expect(quality).toMatchObject({
+      turns: 2,
+      interruptions: 1,
+      voice_to_voice_ms: [1000, 3000],
+      frames: 500,
+      frame_seconds: 20,
+      turn_ids: ['item_1', 'item_2'],
+    });
   });
 
   test('p50 and p95 are nearest-rank over the answered turns; the greeting and unmeasured turns add no sample', () => {
     // 1..20 s in a shuffled order: p50 is the 10th value, p95 the 19th.
     const order = [7, 3, 19, 1, 12, 20, 5, 16, 9, 14, 2, 18, 11, 4, 15, 8, 13, 6, 17, 10];
     const quality = foldAll([
-      turnReport({ turn_id: 'greeting', reply: false, voice_to_voice_ms: null, stages: { stt_ms: null, eou_ms: null, llm_ttft_ms: null, tts_ttfb_ms: 200 } }),
+      turnReport({
+        turn_id: 'greeting',
+        reply: false,
+        voice_to_voice_ms: null,
+        stages: { stt_ms: null, eou_ms: null, llm_ttft_ms: null, tts_ttfb_ms: 200 },
+      }),
       ...order.map((s) => turnReport({ turn_id: `item_${s}`, voice_to_voice_ms: s * 1000 })),
       turnReport({ turn_id: 'unmeasured', voice_to_voice_ms: null }),
     ]);
@@ -50,16 +75,29 @@ describe('folding turn reports', () => {
   });
 
   test('fps is all frames over all time (not a mean of intervals); null without a face or under a second of it', () => {
-    const quality = foldAll([turnReport({ turn_id: 'a', video: { frames: 250, seconds: 10 } }), turnReport({ turn_id: 'b', video: { frames: 20, seconds: 2 } })]);
+    const quality = foldAll([
+      turnReport({ turn_id: 'a', video: { frames: 250, seconds: 10 } }),
+      turnReport({ turn_id: 'b', video: { frames: 20, seconds: 2 } }),
+    ]);
     // (250 + 20) / 12 = 22.5, where the mean of 25 and 10 would say 17.5.
     expect(sessionMetrics({ joinedAt: null, streamingStartedAt: null, quality }).fps).toBe(22.5);
-    expect(sessionMetrics({ joinedAt: null, streamingStartedAt: null, quality: foldAll([turnReport({ video: null })]) }).fps).toBeNull();
-    expect(sessionMetrics({ joinedAt: null, streamingStartedAt: null, quality: foldAll([turnReport({ video: { frames: 12, seconds: 0.5 } })]) }).fps).toBeNull();
+    expect(
+      sessionMetrics({ joinedAt: null, streamingStartedAt: null, quality: foldAll([turnReport({ video: null })]) }).fps,
+    ).toBeNull();
+    expect(
+      sessionMetrics({
+        joinedAt: null,
+        streamingStartedAt: null,
+        quality: foldAll([turnReport({ video: { frames: 12, seconds: 0.5 } })]),
+      }).fps,
+    ).toBeNull();
   });
 
   test('a session with no report yet: every figure null or zero; first frame from the row', () => {
     const joinedAt = new Date('2026-11-24T09:30:04.000Z');
-    expect(sessionMetrics({ joinedAt, streamingStartedAt: new Date('2026-11-24T09:30:04.600Z'), quality: null })).toEqual({
+    expect(
+      sessionMetrics({ joinedAt, streamingStartedAt: new Date('2026-11-24T09:30:04.600Z'), quality: null }),
+    ).toEqual({
       first_frame_ms: 600,
       voice_to_voice_ms: { p50: null, p95: null },
       fps: null,
@@ -68,12 +106,17 @@ describe('folding turn reports', () => {
       providers: { stt: null, llm: null, tts: null },
     });
     // The avatar streamed before the visitor came: 0, as the first-frame histogram counts it.
-    expect(sessionMetrics({ joinedAt, streamingStartedAt: new Date('2026-11-24T09:30:01.000Z'), quality: null }).first_frame_ms).toBe(0);
+    expect(
+      sessionMetrics({ joinedAt, streamingStartedAt: new Date('2026-11-24T09:30:01.000Z'), quality: null })
+        .first_frame_ms,
+    ).toBe(0);
     expect(sessionMetrics({ joinedAt: null, streamingStartedAt: new Date(), quality: null }).first_frame_ms).toBeNull();
   });
 
   test('the samples and the remembered ids stay bounded, newest kept', () => {
-    const reports = Array.from({ length: MAX_SAMPLES + 50 }, (_, i) => turnReport({ turn_id: `item_${i}`, voice_to_voice_ms: i }));
+    const reports = Array.from({ length: MAX_SAMPLES + 50 }, (_, i) =>
+      turnReport({ turn_id: `item_${i}`, voice_to_voice_ms: i }),
+    );
     const quality = foldAll(reports)!;
     expect(quality.voice_to_voice_ms).toHaveLength(MAX_SAMPLES);
     expect(quality.voice_to_voice_ms.at(-1)).toBe(MAX_SAMPLES + 49);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { identities } from '../../src/identities/schema.ts';
 import * as fx from '../fixtures/index.ts';
-import { file, identityForm, type IdentityBody } from '../support/forms.ts';
+import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 function jwtClaims(token: string): Record<string, any> {
@@ -18,15 +18,24 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
   let englishOnly: IdentityBody;
   let polishStored: IdentityBody;
 
-  const start = (body: unknown, who = account, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  const start = (
+    body: unknown,
+    who = account,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+  ) =>
     who.call('POST', '/v1/sessions/start', { body: typeof body === 'string' ? body : JSON.stringify(body), headers });
   const rooms = async () => (await service.services.livekit.rooms.listRooms()).map((r) => r.name).sort();
   /** English by default: an identity's default language is auto, which needs a multilingual voice. */
   const makeIdentity = async (fields: Parameters<typeof identityForm>[0], who = account) =>
-    (await (await who.call('POST', '/v1/identities', { body: await identityForm({ language: 'en', ...fields }) })).json()) as IdentityBody;
+    (await (
+      await who.call('POST', '/v1/identities', { body: await identityForm({ language: 'en', ...fields }) })
+    ).json()) as IdentityBody;
 
   beforeAll(async () => {
-    service = await startTestService(engine, { livekit: 'local', env: { CREDITS_PER_AVATAR_MINUTE: '10', CREDITS_ONBOARDING: '0' } });
+    service = await startTestService(engine, {
+      livekit: 'local',
+      env: { CREDITS_PER_AVATAR_MINUTE: '10', CREDITS_ONBOARDING: '0' },
+    });
     account = await service.account({ credits: 100_000 });
     withVoice = await makeIdentity({ audio: file(fx.wav({ seconds: 10 }), 'v.wav'), language: 'en' });
     englishOnly = await makeIdentity({ language: 'en' });
@@ -38,7 +47,15 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
     const response = await start({});
     expect(response.status).toBe(200);
     const body = (await response.json()) as Record<string, any>;
-    expect(Object.keys(body).sort()).toEqual(['created_at', 'dispatch_id', 'room_name', 'rtc_url', 'token', 'user', 'visual_awareness']);
+    expect(Object.keys(body).sort()).toEqual([
+      'created_at',
+      'dispatch_id',
+      'room_name',
+      'rtc_url',
+      'token',
+      'user',
+      'visual_awareness',
+    ]);
     expect(body.user).toEqual({ id: account.accountId });
     expect(body.visual_awareness).toBe(false);
     expect(body.rtc_url).toBe(service.services.livekit.publicUrl);
@@ -60,7 +77,14 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
     const a = (await (await start({})).json()) as Record<string, any>;
     const b = (await (await start({})).json()) as Record<string, any>;
     const claims = jwtClaims(a.token);
-    expect(claims.video).toMatchObject({ room: a.room_name, roomJoin: true, canPublish: true, canPublishSources: ['microphone', 'camera'], canSubscribe: true, canPublishData: true });
+    expect(claims.video).toMatchObject({
+      room: a.room_name,
+      roomJoin: true,
+      canPublish: true,
+      canPublishSources: ['microphone', 'camera'],
+      canSubscribe: true,
+      canPublishData: true,
+    });
     expect(claims.sub).toMatch(/^visitor_/);
     expect(jwtClaims(b.token).sub).not.toBe(claims.sub);
     expect(a.room_name).not.toBe(b.room_name);
@@ -77,11 +101,19 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
     expect(body.visual_awareness).toBe(true);
     expect(await service.services.ledger.balance(payer.accountId)).toBe(15);
     const session = (await (await payer.call('GET', `/v1/sessions/${body.room_name}`)).json()) as Record<string, any>;
-    expect(session).toMatchObject({ status: 'running', identity_id: identity.identity_id, avatar_enabled: true, language: 'en' });
+    expect(session).toMatchObject({
+      status: 'running',
+      identity_id: identity.identity_id,
+      avatar_enabled: true,
+      language: 'en',
+    });
   });
 
   test('visual_awareness false opts out; true is honoured without an identity', async () => {
-    expect(((await (await start({ identity_id: withVoice.identity_id, visual_awareness: false })).json()) as any).visual_awareness).toBe(false);
+    expect(
+      ((await (await start({ identity_id: withVoice.identity_id, visual_awareness: false })).json()) as any)
+        .visual_awareness,
+    ).toBe(false);
     expect(((await (await start({ visual_awareness: true })).json()) as any).visual_awareness).toBe(true);
   });
 
@@ -94,7 +126,9 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
     expect(await read({ identity_id: polishStored.identity_id, language: 'es' })).toBe('es');
     expect(await read({ identity_id: polishStored.identity_id, language: 'auto' })).toBe('auto');
     expect(await read({})).toBe('en');
-    const stored = (await (await account.call('GET', `/v1/identities/${polishStored.identity_id}`)).json()) as IdentityBody;
+    const stored = (await (
+      await account.call('GET', `/v1/identities/${polishStored.identity_id}`)
+    ).json()) as IdentityBody;
     expect(stored.language).toBe('pl');
   });
 
@@ -106,7 +140,10 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
     const before = await rooms();
     const response = await start({ language });
     expect(response.status).toBe(422);
-    expect(((await response.json()) as any).detail[0]).toMatchObject({ loc: ['body', 'language'], type: 'multilingual_voice_required' });
+    expect(((await response.json()) as any).detail[0]).toMatchObject({
+      loc: ['body', 'language'],
+      type: 'multilingual_voice_required',
+    });
     expect(await rooms()).toEqual(before);
   });
 
@@ -154,7 +191,10 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
 
   test('an identity that is not ready answers 409 and creates no room', async () => {
     const training = await makeIdentity({});
-    await service.services.database.db.update(identities).set({ status: 'training' }).where(eq(identities.id, training.identity_id));
+    await service.services.database.db
+      .update(identities)
+      .set({ status: 'training' })
+      .where(eq(identities.id, training.identity_id));
     const before = await rooms();
     const response = await start({ identity_id: training.identity_id });
     expect(response.status).toBe(409);
@@ -177,7 +217,9 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
   test('50 concurrent starts against a balance for 5 sessions never overspend', async () => {
     const payer = await service.account({ credits: 50 });
     const identity = await makeIdentity({}, payer);
-    const statuses = await Promise.all(Array.from({ length: 50 }, async () => (await start({ identity_id: identity.identity_id }, payer)).status));
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, async () => (await start({ identity_id: identity.identity_id }, payer)).status),
+    );
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 402)).toHaveLength(45);
     expect(await service.services.ledger.balance(payer.accountId)).toBe(0);
@@ -188,6 +230,13 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
   });
 
   test('a session can only be started with a valid key', async () => {
-    expect((await service.call('POST', '/v1/sessions/start', { body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(401);
+    expect(
+      (
+        await service.call('POST', '/v1/sessions/start', {
+          body: '{}',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(401);
   });
 });

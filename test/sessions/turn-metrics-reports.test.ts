@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { registry } from '../../src/metrics/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { identityForm, type IdentityBody } from '../support/forms.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 const turn = (turn_id: string, overrides: Record<string, unknown> = {}) => ({
@@ -36,26 +36,46 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
   let account: TestAccount;
   let identity: IdentityBody;
   beforeAll(async () => {
-    service = await startTestService(engine, { livekit: 'local', env: { CREDITS_ONBOARDING: '0', SESSION_SWEEP_INTERVAL_SECONDS: '3600' } });
+    service = await startTestService(engine, {
+      livekit: 'local',
+      env: { CREDITS_ONBOARDING: '0', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
+    });
     account = await service.account({ credits: 1000 });
-    identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+    identity = (await (
+      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
+    ).json()) as IdentityBody;
   });
   afterAll(() => service.stop());
 
   const startSession = async () => {
-    const response = await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identity.identity_id }), headers: { 'content-type': 'application/json' } });
+    const response = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ identity_id: identity.identity_id }),
+      headers: { 'content-type': 'application/json' },
+    });
     const { room_name } = (await response.json()) as { room_name: string };
     const [dispatch] = (await service.services.livekit.dispatches.listDispatch(room_name)).filter((d) => d.agentName);
     const { report_url, report_token } = JSON.parse(dispatch!.metadata) as { report_url: string; report_token: string };
     const report = (body: unknown, token = report_token) =>
-      fetch(report_url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(report_url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     return { id: room_name, report };
   };
-  const metricsOf = async (id: string) => ((await (await account.call('GET', `/v1/sessions/${id}`)).json()) as { metrics: Record<string, unknown> }).metrics;
+  const metricsOf = async (id: string) =>
+    ((await (await account.call('GET', `/v1/sessions/${id}`)).json()) as { metrics: Record<string, unknown> }).metrics;
 
   test('a session with no report yet: metrics with nulls and zeros', async () => {
     const session = await startSession();
-    expect(await metricsOf(session.id)).toEqual({ first_frame_ms: null, voice_to_voice_ms: { p50: null, p95: null }, fps: null, turns: 0, interruptions: 0, providers: { stt: null, llm: null, tts: null } });
+    expect(await metricsOf(session.id)).toEqual({
+      first_frame_ms: null,
+      voice_to_voice_ms: { p50: null, p95: null },
+      fps: null,
+      turns: 0,
+      interruptions: 0,
+      providers: { stt: null, llm: null, tts: null },
+    });
     await account.call('POST', `/v1/sessions/${session.id}/end`);
   });
 
@@ -68,7 +88,9 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
       interruptions: await observations('likeness_turn_interruptions_total', { provider_set: 'offline' }),
     };
     // 1..20 s; turn 7 cut off; every report sent three times, all at once.
-    const reports = Array.from({ length: 20 }, (_, i) => turn(`item_${i + 1}`, { voice_to_voice_ms: (i + 1) * 1000, interrupted: i === 6 }));
+    const reports = Array.from({ length: 20 }, (_, i) =>
+      turn(`item_${i + 1}`, { voice_to_voice_ms: (i + 1) * 1000, interrupted: i === 6 }),
+    );
     const answers = await Promise.all([...reports, ...reports, ...reports].map((body) => session.report(body)));
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]));
     // The greeting: no reply, no sample.
@@ -81,13 +103,20 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
       interruptions: 1,
       providers: { stt: 'offline', llm: 'offline', tts: 'offline' },
     });
-    const [row] = await service.services.database.db.select({ quality: sessions.quality }).from(sessions).where(eq(sessions.id, session.id));
+    const [row] = await service.services.database.db
+      .select({ quality: sessions.quality })
+      .from(sessions)
+      .where(eq(sessions.id, session.id));
     expect(row!.quality!.turn_ids.toSorted()).toEqual([...reports.map((r) => r.turn_id), 'greeting'].toSorted());
 
-    expect((await observations('likeness_turn_voice_to_voice_seconds', { provider_set: 'offline' })) - before.v2v).toBe(20);
+    expect((await observations('likeness_turn_voice_to_voice_seconds', { provider_set: 'offline' })) - before.v2v).toBe(
+      20,
+    );
     expect((await observations('likeness_turn_stage_seconds', { stage: 'llm' })) - before.llm).toBe(21);
     expect((await observations('likeness_avatar_delivered_fps')) - before.fps).toBe(21);
-    expect((await observations('likeness_turn_interruptions_total', { provider_set: 'offline' })) - before.interruptions).toBe(1);
+    expect(
+      (await observations('likeness_turn_interruptions_total', { provider_set: 'offline' })) - before.interruptions,
+    ).toBe(1);
 
     // The last turn's report may come as the job leaves an ended session: it is kept.
     await account.call('POST', `/v1/sessions/${session.id}/end`);
@@ -97,7 +126,13 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
 
   test('a malformed report, or one with another token, is refused and counts nothing', async () => {
     const session = await startSession();
-    for (const bad of [turn(''), turn('a', { voice_to_voice_ms: -5 }), turn('a', { stages: {} }), turn('a', { video: { frames: 1.5, seconds: 1 } }), turn('a', { providers: { stt: 'offline' } })]) {
+    for (const bad of [
+      turn(''),
+      turn('a', { voice_to_voice_ms: -5 }),
+      turn('a', { stages: {} }),
+      turn('a', { video: { frames: 1.5, seconds: 1 } }),
+      turn('a', { providers: { stt: 'offline' } }),
+    ]) {
       expect((await session.report(bad)).status).toBe(422);
     }
     expect((await session.report(turn('a'), 'not-the-token')).status).toBe(401);

@@ -6,12 +6,12 @@
 // killed mid-minute costs no minute. The invoice's fields (visitor and streamed seconds) are
 // on the session, in /v1/usage and in the session.ended webhook; the ledger sums to the balance.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind, type RemoteTrack } from '@livekit/rtc-node';
 import { rm } from 'node:fs/promises';
+import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { eq } from 'drizzle-orm';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Microphone } from '../support/voice.ts';
@@ -42,7 +42,8 @@ describe.each(ENGINES)('minutes a visitor saw, on %s', (engine) => {
   let secret = '';
 
   const read = async (id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
-  const ended = (id: string) => eventually(async () => ((await read(id)).status === 'ended' ? read(id) : undefined), 20_000, 'the session ended');
+  const ended = (id: string) =>
+    eventually(async () => ((await read(id)).status === 'ended' ? read(id) : undefined), 20_000, 'the session ended');
 
   /** A session whose avatar streams, nobody in the room yet. */
   async function streamingSession(): Promise<StartedSession> {
@@ -58,7 +59,9 @@ describe.each(ENGINES)('minutes a visitor saw, on %s', (engine) => {
    */
   async function visit(session: StartedSession) {
     const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, { onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
     const microphone = await Microphone.publish(visitor.room);
     await eventually(() => (videos.at(-1)?.frames.length ?? 0) > 0, 15_000, 'the avatar at the visitor');
     return {
@@ -112,14 +115,20 @@ describe.each(ENGINES)('minutes a visitor saw, on %s', (engine) => {
     await Bun.sleep((15 / 60) * MINUTE_MS);
     await visitor.leave();
     const body = await ended(session.room_name);
-    expect(body).toMatchObject({ end_reason: 'client_left', billed_minutes: 1, credits_charged: service.config.credits.perAvatarMinute });
+    expect(body).toMatchObject({
+      end_reason: 'client_left',
+      billed_minutes: 1,
+      credits_charged: service.config.credits.perAvatarMinute,
+    });
     // In the room with the avatar ~1.5 s; streaming from before the join until the end.
     expect(body.visitor_seconds).toBeGreaterThanOrEqual(1);
     expect(body.visitor_seconds).toBeLessThanOrEqual(4);
     expect(body.streamed_seconds).toBeGreaterThanOrEqual(Math.floor((65 / 60) * MINUTE_SECONDS));
     expect(body.duration_seconds).toBeGreaterThanOrEqual(body.streamed_seconds);
     // The session.ended webhook carries the same figures.
-    const delivered = await receiver.waitFor('the session.ended webhook', () => receiver.verified('/hooks', secret).find((event) => event.data.session_id === session.room_name));
+    const delivered = await receiver.waitFor('the session.ended webhook', () =>
+      receiver.verified('/hooks', secret).find((event) => event.data.session_id === session.room_name),
+    );
     expect(delivered.data).toMatchObject({
       billed_minutes: 1,
       credits_charged: body.credits_charged,
@@ -174,10 +183,15 @@ describe.each(ENGINES)('minutes a visitor saw, on %s', (engine) => {
   }, 60_000);
 
   test('a worker killed in the middle of a minute adds none; the time without an avatar is not billed', async () => {
-    const row = async (id: string) => (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
+    const row = async (id: string) =>
+      (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
     const session = await streamingSession();
     const visitor = await visit(session);
-    await eventually(async () => (await row(session.room_name)).billedMinutes === 1, 5_000, 'minute 0 charged at the join');
+    await eventually(
+      async () => (await row(session.room_name)).billedMinutes === 1,
+      5_000,
+      'minute 0 charged at the join',
+    );
     await Bun.sleep(1_000);
     const workerId = await eventually(async () => (await row(session.room_name)).agentWorkerId, 5_000, 'its worker');
     const victim = agents.find((a) => a.workerId === workerId)!;
@@ -196,13 +210,22 @@ describe.each(ENGINES)('minutes a visitor saw, on %s', (engine) => {
     // The visitor's time counts both avatars, not the gap between them.
     expect(body.visitor_seconds).toBeLessThanOrEqual(Math.ceil((MINUTE_MS - 500) / 1000));
     await ledgerSumsToBalance();
-    agents.push(await startAgentProcess({ livekit: service.services.livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '2' } }));
+    agents.push(
+      await startAgentProcess({
+        livekit: service.services.livekit,
+        internalUrl: service.url,
+        dirs,
+        env: { AGENT_MAX_JOBS: '2' },
+      }),
+    );
   }, 120_000);
 
   test('GET /v1/usage sums the visitor and streamed seconds of the sessions above', async () => {
     const list = (await (await account.call('GET', '/v1/sessions?limit=100')).json()) as { session_id: string }[];
     const bodies = await Promise.all(list.map((s) => read(s.session_id)));
-    const usage = (await (await account.call('GET', '/v1/usage?granularity=day')).json()) as { totals: { visitor_seconds: number; streamed_seconds: number; avatar_minutes: number } };
+    const usage = (await (await account.call('GET', '/v1/usage?granularity=day')).json()) as {
+      totals: { visitor_seconds: number; streamed_seconds: number; avatar_minutes: number };
+    };
     const sum = (field: 'visitor_seconds' | 'streamed_seconds') => bodies.reduce((total, b) => total + b[field], 0);
     expect(usage.totals.visitor_seconds).toBe(sum('visitor_seconds'));
     expect(usage.totals.streamed_seconds).toBe(sum('streamed_seconds'));

@@ -2,8 +2,15 @@
 // and their camera, nothing else. A screen share (or anything sent as another source) into the
 // agent's room is refused by LiveKit itself, on a real server with a real WebRTC client.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { AudioSource, LocalAudioTrack, LocalVideoTrack, TrackPublishOptions, TrackSource, VideoSource } from '@livekit/rtc-node';
-import { identityForm, type IdentityBody } from '../support/forms.ts';
+import {
+  AudioSource,
+  LocalAudioTrack,
+  LocalVideoTrack,
+  TrackPublishOptions,
+  TrackSource,
+  VideoSource,
+} from '@livekit/rtc-node';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 
@@ -14,7 +21,9 @@ let identity: IdentityBody;
 beforeAll(async () => {
   service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
   account = await service.account({ credits: 10_000 });
-  identity = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })).json()) as IdentityBody;
+  identity = (await (
+    await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
+  ).json()) as IdentityBody;
 });
 afterAll(() => service?.stop());
 
@@ -34,7 +43,12 @@ async function publishes(visitor: Visitor, source: TrackSource): Promise<boolean
 
 describe("a visitor's token", () => {
   test('publishes the microphone and the camera; a screen share and its audio are refused', async () => {
-    const session = (await (await account.call('POST', '/v1/sessions/start', { body: JSON.stringify({ identity_id: identity.identity_id }), headers: { 'content-type': 'application/json' } })).json()) as StartedSession;
+    const session = (await (
+      await account.call('POST', '/v1/sessions/start', {
+        body: JSON.stringify({ identity_id: identity.identity_id }),
+        headers: { 'content-type': 'application/json' },
+      })
+    ).json()) as StartedSession;
     const visitor = await joinAsVisitor(session);
     try {
       expect(await publishes(visitor, TrackSource.SOURCE_MICROPHONE)).toBe(true);

@@ -6,10 +6,10 @@
 // adds whole seconds: loading the face models, or a job process started for the first visitor
 // (4–8 s)).
 import { afterAll, expect, test } from 'bun:test';
-import { TrackKind } from '@livekit/rtc-node';
-import type { Subprocess } from 'bun';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { TrackKind } from '@livekit/rtc-node';
+import type { Subprocess } from 'bun';
 import { FrameLog } from '../avatar/support.ts';
 import { identityForm } from '../support/forms.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
@@ -27,7 +27,12 @@ afterAll(async () => {
 test('the first create and the first visitor after a start are within 1.5× of the fifth', async () => {
   const dataDir = await tempDir(dirs, 'likeness-warm-');
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  child = Bun.spawn(['bun', CLI, 'serve'], { env: { ...process.env, HOST: '127.0.0.1', PORT: port, DATA_DIR: dataDir, CREDITS_ONBOARDING: '0' }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  child = Bun.spawn(['bun', CLI, 'serve'], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: port, DATA_DIR: dataDir, CREDITS_ONBOARDING: '0' },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   await readUntil(child.stdout, 'agent worker registered');
   drain(child.stdout);
   drain(child.stderr);
@@ -36,7 +41,11 @@ test('the first create and the first visitor after a start are within 1.5× of t
 
   const adminToken = (await Bun.file(join(dataDir, 'admin-token')).text()).trim();
   const account = (await (
-    await fetch(`${url}/internal/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'warm@example.com', credits: 100_000 }) })
+    await fetch(`${url}/internal/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'warm@example.com', credits: 100_000 }),
+    })
   ).json()) as { api_key: string };
   const authorization = `Bearer ${account.api_key}`;
 
@@ -55,12 +64,22 @@ test('the first create and the first visitor after a start are within 1.5× of t
   for (let i = 0; i < 5; i++) {
     // Each visit starts once the worker has room again (the one before has just ended).
     const t0 = performance.now();
-    const session = await eventually(async () => {
-      const started = await fetch(`${url}/v1/sessions/start`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ identity_id: identityId }) });
-      return started.status === 200 ? ((await started.json()) as StartedSession) : undefined;
-    }, 30_000, 'a session admitted');
+    const session = await eventually(
+      async () => {
+        const started = await fetch(`${url}/v1/sessions/start`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({ identity_id: identityId }),
+        });
+        return started.status === 200 ? ((await started.json()) as StartedSession) : undefined;
+      },
+      30_000,
+      'a session admitted',
+    );
     let video: FrameLog | undefined;
-    const visitor = await joinAsVisitor(session, { onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && (video = new FrameLog(track))) });
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track) => void (track.kind === TrackKind.KIND_VIDEO && (video = new FrameLog(track))),
+    });
     await eventually(() => (video?.frames.length ?? 0) > 0, 30_000, 'the first avatar frame');
     joins.push(video!.frames[0]!.at - t0);
     video!.close();
@@ -70,7 +89,9 @@ test('the first create and the first visitor after a start are within 1.5× of t
     await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 30_000, 'ready again');
     await Bun.sleep(2_000);
   }
-  console.log(`after a start: creates ${creates.map(Math.round).join(', ')} ms; start → first avatar frame ${joins.map(Math.round).join(', ')} ms`);
+  console.log(
+    `after a start: creates ${creates.map(Math.round).join(', ')} ms; start → first avatar frame ${joins.map(Math.round).join(', ')} ms`,
+  );
   expect(creates[0]!).toBeLessThanOrEqual(Math.max(1.5 * creates[4]!, creates[4]! + 300));
   expect(joins[0]!).toBeLessThanOrEqual(Math.max(1.5 * joins[4]!, joins[4]! + 1_000));
 }, 240_000);

@@ -1,8 +1,9 @@
 // An agent worker in a process of its own (`likeness serve --role agent`), as a deployment runs
 // it, in a process group of its own (setsid): killing the group takes its job processes too,
 // as a machine or container dying would.
-import type { Subprocess } from 'bun';
+
 import { join } from 'node:path';
+import type { Subprocess } from 'bun';
 import { drain, readUntil, tempDir } from './processes.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
@@ -26,7 +27,12 @@ export interface AgentProcessOptions {
   env?: Record<string, string>;
 }
 
-export async function startAgentProcess({ livekit, internalUrl, dirs, env = {} }: AgentProcessOptions): Promise<AgentProcess> {
+export async function startAgentProcess({
+  livekit,
+  internalUrl,
+  dirs,
+  env = {},
+}: AgentProcessOptions): Promise<AgentProcess> {
   const child = Bun.spawn(['setsid', 'bun', CLI, 'serve', '--role', 'agent'], {
     env: {
       ...process.env,

@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { wavFile } from './fakes/speech.ts';
 import { MIC_RATE, speech } from './voice.ts';
 
@@ -144,7 +144,10 @@ export async function writeWav(path: string, samples: Int16Array, sampleRate: nu
  * A WAV of `text` spoken by speech() (espeak-ng, or `voice: 'piper'`) for launchBrowser's
  * audioFile, with `pauseSeconds` of silence after it (the gap between loops).
  */
-export async function speechWav(text: string, { voice, pauseSeconds = 0.5 }: { voice?: string; pauseSeconds?: number } = {}): Promise<string> {
+export async function speechWav(
+  text: string,
+  { voice, pauseSeconds = 0.5 }: { voice?: string; pauseSeconds?: number } = {},
+): Promise<string> {
   const spoken = await speech(text, { voice });
   const samples = new Int16Array(spoken.length + Math.round(pauseSeconds * MIC_RATE));
   samples.set(spoken);

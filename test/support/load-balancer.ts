@@ -25,7 +25,12 @@ export function startLoadBalancer(backends: string[]): LoadBalancer {
       for (let tried = 0; tried < 2 * backends.length; tried++) {
         const backend = backends[next++ % backends.length]!;
         try {
-          const answer = await fetch(`${backend}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body, redirect: 'manual' });
+          const answer = await fetch(`${backend}${url.pathname}${url.search}`, {
+            method: request.method,
+            headers: request.headers,
+            body,
+            redirect: 'manual',
+          });
           const path = COUNTED.find((prefix) => url.pathname.startsWith(prefix));
           if (path) received.get(backend)!.set(path, (received.get(backend)!.get(path) ?? 0) + 1);
           return new Response(answer.body, { status: answer.status, headers: answer.headers });

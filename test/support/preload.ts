@@ -3,7 +3,7 @@
 // the wire fakes: cheap and deterministic. Suites that need the offline models run an agent
 // process of their own with an environment without keys.
 import { configureLogging } from '../../src/logging/index.ts';
-import { startProviderFakes, type ProviderFakes } from './fakes/index.ts';
+import { type ProviderFakes, startProviderFakes } from './fakes/index.ts';
 
 // The services the suites start in this process log only what went wrong: an access-log line
 // per request would bury the test output. (Not through LOG_LEVEL: services the suites spawn

@@ -41,7 +41,8 @@ export function collectOutput(stream: ReadableStream<Uint8Array>): { text(): str
     const decoder = new TextDecoder();
     const reader = stream.getReader();
     try {
-      for (let read = await reader.read(); !read.done; read = await reader.read()) text += decoder.decode(read.value, { stream: true });
+      for (let read = await reader.read(); !read.done; read = await reader.read())
+        text += decoder.decode(read.value, { stream: true });
     } catch {
       // the child is gone
     }
@@ -58,7 +59,10 @@ export async function tempDir(dirs: string[], prefix: string): Promise<string> {
 
 /** This process's children, as `pid command…` lines. */
 export function childProcesses(): string[] {
-  return Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)]).stdout.toString().split('\n').filter(Boolean);
+  return Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)])
+    .stdout.toString()
+    .split('\n')
+    .filter(Boolean);
 }
 
 /** Pids of the job processes an in-process agent worker forked, running or warm (the inference process is not one). */

@@ -5,13 +5,19 @@ import type { S3Settings } from '../../src/config.ts';
 export function testS3Endpoint(): string {
   const endpoint = process.env.TEST_S3_ENDPOINT;
   if (!endpoint) {
-    throw new Error('TEST_S3_ENDPOINT is not set: run the suites with `npm test`, which starts a throwaway S3 server (moto)');
+    throw new Error(
+      'TEST_S3_ENDPOINT is not set: run the suites with `npm test`, which starts a throwaway S3 server (moto)',
+    );
   }
   return endpoint;
 }
 
 /** moto accepts any credentials; these only have to be present for the client to sign. */
-export const TEST_S3_CREDENTIALS = { accessKeyId: 'likeness-test', secretAccessKey: 'likeness-test-secret', region: 'us-east-1' };
+export const TEST_S3_CREDENTIALS = {
+  accessKeyId: 'likeness-test',
+  secretAccessKey: 'likeness-test-secret',
+  region: 'us-east-1',
+};
 
 export interface TestBucket {
   name: string;
@@ -34,7 +40,8 @@ export async function freshBucket(): Promise<TestBucket> {
   const endpoint = testS3Endpoint();
   const name = `likeness-test-${crypto.randomUUID().slice(0, 18)}`;
   const created = await fetch(`${endpoint}/${name}`, { method: 'PUT' });
-  if (!created.ok) throw new Error(`creating bucket ${name} at ${endpoint} answered ${created.status}: ${await created.text()}`);
+  if (!created.ok)
+    throw new Error(`creating bucket ${name} at ${endpoint} answered ${created.status}: ${await created.text()}`);
   const client = new Bun.S3Client({ ...TEST_S3_CREDENTIALS, endpoint, bucket: name });
   const settings = (prefix = ''): S3Settings => ({ bucket: name, endpoint, ...TEST_S3_CREDENTIALS, prefix });
   return {

@@ -4,11 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/index.ts';
-import { startAgentWorker, type AgentWorker } from '../../agent/worker.ts';
 import { connectLivekit } from '../../src/livekit/connection.ts';
-import { startService, type RunningService, type ServiceOverrides } from '../../src/server.ts';
+import { type RunningService, type ServiceOverrides, startService } from '../../src/server.ts';
 import { freshDatabase } from './postgres.ts';
 
 export type Engine = 'pglite' | 'postgres';
@@ -65,7 +65,12 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
   const databaseUrl = engine === 'postgres' ? (options.databaseUrl ?? (await freshDatabase())) : undefined;
   const livekit =
     (options.livekit ?? 'none') === 'none' && !options.overrides?.livekit
-      ? connectLivekit({ url: 'ws://127.0.0.1:9', publicUrl: 'ws://127.0.0.1:9', apiKey: 'none', apiSecret: 'unused-unused-unused-unused-unused' })
+      ? connectLivekit({
+          url: 'ws://127.0.0.1:9',
+          publicUrl: 'ws://127.0.0.1:9',
+          apiKey: 'none',
+          apiSecret: 'unused-unused-unused-unused-unused',
+        })
       : options.overrides?.livekit;
   let config: Config;
   let running: RunningService;
@@ -91,9 +96,15 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
     });
     // Fresh PGlite folders per test service keep suites independent; a restart on the same
     // DATA_DIR (recovery tests) finds the database where the service itself keeps it.
-    const database = options.overrides?.database ?? (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, 'pglite') }));
+    const database =
+      options.overrides?.database ??
+      (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, 'pglite') }));
     try {
-      running = await startService(config, { ...options.overrides, ...(database ? { database } : {}), ...(livekit ? { livekit } : {}) });
+      running = await startService(config, {
+        ...options.overrides,
+        ...(database ? { database } : {}),
+        ...(livekit ? { livekit } : {}),
+      });
       break;
     } catch (error) {
       // The free port was taken between the probe and the listen (an outgoing connection's
@@ -157,7 +168,10 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
 export async function waitForStatus(account: TestAccount, id: string, status: string, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const body = (await (await account.call('GET', `/v1/identities/${id}/status`)).json()) as { status: string; detail: string | null };
+    const body = (await (await account.call('GET', `/v1/identities/${id}/status`)).json()) as {
+      status: string;
+      detail: string | null;
+    };
     if (body.status === status) return body;
     if (Date.now() > deadline) throw new Error(`identity ${id} stayed ${body.status}`);
     await Bun.sleep(50);

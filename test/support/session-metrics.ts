@@ -6,9 +6,20 @@ import { eventually } from './visitor.ts';
 
 export type SessionMetricsBody = SessionMetrics;
 
-export function sessionMetricsOnce(account: TestAccount, sessionId: string, ready: (metrics: SessionMetricsBody) => boolean, timeoutMs = 10_000): Promise<SessionMetricsBody> {
-  return eventually(async () => {
-    const { metrics } = (await (await account.call('GET', `/v1/sessions/${sessionId}`)).json()) as { metrics: SessionMetricsBody };
-    return ready(metrics) ? metrics : undefined;
-  }, timeoutMs, 'the turns in the session metrics');
+export function sessionMetricsOnce(
+  account: TestAccount,
+  sessionId: string,
+  ready: (metrics: SessionMetricsBody) => boolean,
+  timeoutMs = 10_000,
+): Promise<SessionMetricsBody> {
+  return eventually(
+    async () => {
+      const { metrics } = (await (await account.call('GET', `/v1/sessions/${sessionId}`)).json()) as {
+        metrics: SessionMetricsBody;
+      };
+      return ready(metrics) ? metrics : undefined;
+    },
+    timeoutMs,
+    'the turns in the session metrics',
+  );
 }

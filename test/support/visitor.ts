@@ -1,6 +1,13 @@
 // A visitor as a real WebRTC client (@livekit/rtc-node) joining with a session's
 // rtc_url and token, recording what it sees.
-import { ParticipantKind, Room, RoomEvent, TrackKind, type RemoteParticipant, type RemoteTrack } from '@livekit/rtc-node';
+import {
+  ParticipantKind,
+  type RemoteParticipant,
+  type RemoteTrack,
+  Room,
+  RoomEvent,
+  TrackKind,
+} from '@livekit/rtc-node';
 
 export interface StartedSession {
   room_name: string;
@@ -42,7 +49,9 @@ export async function joinAsVisitor(
     // At once, not at the next poll: a video stream opened late misses the first frames.
     onTrack?.(track);
   });
-  const disconnected = new Promise<string>((resolve) => room.once(RoomEvent.Disconnected, (reason) => resolve(String(reason))));
+  const disconnected = new Promise<string>((resolve) =>
+    room.once(RoomEvent.Disconnected, (reason) => resolve(String(reason))),
+  );
   if (audioOnly) {
     room.on(RoomEvent.TrackPublished, (publication) => {
       if (publication.kind === TrackKind.KIND_AUDIO) publication.setSubscribed(true);
@@ -68,7 +77,11 @@ export async function joinAsVisitor(
 }
 
 /** Poll until `check` returns a value (or true), or fail after `timeoutMs`. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

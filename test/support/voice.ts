@@ -1,12 +1,22 @@
 // A visitor's mouth and ears for conversation tests: speech synthesised by espeak-ng and
 // spoken into a real microphone track in real time (silence in between, as a live
 // microphone sends), and the agent's audio track listened to as a loudness timeline.
-import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, TrackPublishOptions, TrackSource, type RemoteTrack, type Room } from '@livekit/rtc-node';
+
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import {
+  AudioFrame,
+  AudioSource,
+  AudioStream,
+  LocalAudioTrack,
+  type RemoteTrack,
+  type Room,
+  TrackPublishOptions,
+  TrackSource,
+} from '@livekit/rtc-node';
 import { loadProviders } from '../../src/config.ts';
-import { espeak, parseWav, resample, type Pcm } from './fakes/speech.ts';
+import { espeak, type Pcm, parseWav, resample } from './fakes/speech.ts';
 
 export const MIC_RATE = 48_000;
 const FRAME_SAMPLES = MIC_RATE / 100; // 10 ms
@@ -19,14 +29,21 @@ const spoken = new Map<string, Int16Array>();
  * espeak-ng's robot well from a file, but through Opus on a loaded machine it misheard it one
  * turn in a few ("winner" for "weather"); a human-sounding visitor is what it is built for.
  */
-export async function speech(text: string, options: { voice?: string; wordsPerMinute?: number } = {}): Promise<Int16Array> {
+export async function speech(
+  text: string,
+  options: { voice?: string; wordsPerMinute?: number } = {},
+): Promise<Int16Array> {
   const key = `${options.voice}|${options.wordsPerMinute}|${text}`;
   const cached = spoken.get(key);
   if (cached) return cached;
   const { samples } =
     options.voice === 'piper'
       ? await piper(text, MIC_RATE)
-      : await espeak(text, { voice: options.voice ?? 'en-us', wordsPerMinute: options.wordsPerMinute ?? 150, sampleRate: MIC_RATE });
+      : await espeak(text, {
+          voice: options.voice ?? 'en-us',
+          wordsPerMinute: options.wordsPerMinute ?? 150,
+          sampleRate: MIC_RATE,
+        });
   spoken.set(key, samples);
   return samples;
 }
@@ -34,13 +51,19 @@ export async function speech(text: string, options: { voice?: string; wordsPerMi
 /** `text` spoken by the offline Piper voice, with the models venv's `piper` command. */
 async function piper(text: string, sampleRate: number): Promise<Pcm> {
   const modelsDir = loadProviders(process.env).modelsDir;
-  const manifest = JSON.parse(await readFile(join(modelsDir, 'manifest.json'), 'utf8')) as { python: string; piper: { model: string } };
+  const manifest = JSON.parse(await readFile(join(modelsDir, 'manifest.json'), 'utf8')) as {
+    python: string;
+    piper: { model: string };
+  };
   const out = join(tmpdir(), `likeness-piper-${process.pid}-${spoken.size}.wav`);
-  const proc = Bun.spawn([join(modelsDir, dirname(manifest.python), 'piper'), '-m', join(modelsDir, manifest.piper.model), '-f', out], {
-    stdin: new TextEncoder().encode(text),
-    stdout: 'ignore',
-    stderr: 'pipe',
-  });
+  const proc = Bun.spawn(
+    [join(modelsDir, dirname(manifest.python), 'piper'), '-m', join(modelsDir, manifest.piper.model), '-f', out],
+    {
+      stdin: new TextEncoder().encode(text),
+      stdout: 'ignore',
+      stderr: 'pipe',
+    },
+  );
   const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`piper failed (${code}): ${err}`);
   try {
@@ -60,7 +83,10 @@ export class Microphone {
   static async publish(room: Room): Promise<Microphone> {
     const microphone = new Microphone();
     const track = LocalAudioTrack.createAudioTrack('microphone', microphone.#source);
-    await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+    await room.localParticipant!.publishTrack(
+      track,
+      new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
+    );
     microphone.#running = microphone.#run();
     return microphone;
   }
@@ -96,7 +122,8 @@ export class Microphone {
         current.offset += n;
         if (current.offset >= current.samples.length) {
           this.#queue.shift();
-          finished = () => current.done({ startedAt: current.startedAt!, endedAt: performance.now() + this.#source.queuedDuration });
+          finished = () =>
+            current.done({ startedAt: current.startedAt!, endedAt: performance.now() + this.#source.queuedDuration });
         }
       }
       await this.#source.captureFrame(new AudioFrame(frame, MIC_RATE, 1, FRAME_SAMPLES));

@@ -5,7 +5,10 @@ import { expect } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
 import type { TestAccount } from './service.ts';
 
-export const json = (body: unknown) => ({ body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+export const json = (body: unknown) => ({
+  body: JSON.stringify(body),
+  headers: { 'content-type': 'application/json' },
+});
 
 export interface Endpoint {
   webhook_id: string;
@@ -40,7 +43,12 @@ export async function deliveriesOf(account: TestAccount, webhookId: string): Pro
 }
 
 /** The endpoint's newest delivery once it reads `status`. */
-export async function latestDelivery(account: TestAccount, webhookId: string, status: string, timeoutMs = 15_000): Promise<Delivery> {
+export async function latestDelivery(
+  account: TestAccount,
+  webhookId: string,
+  status: string,
+  timeoutMs = 15_000,
+): Promise<Delivery> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const [newest] = await deliveriesOf(account, webhookId);
@@ -49,7 +57,6 @@ export async function latestDelivery(account: TestAccount, webhookId: string, st
     await Bun.sleep(100);
   }
 }
-
 
 export interface ReceivedWebhook {
   path: string;
@@ -70,7 +77,12 @@ export class WebhookReceiver {
       hostname: '127.0.0.1',
       fetch: async (request) => {
         const path = new URL(request.url).pathname;
-        this.received.push({ path, headers: Object.fromEntries(request.headers as unknown as Iterable<[string, string]>), body: await request.text(), at: Date.now() });
+        this.received.push({
+          path,
+          headers: Object.fromEntries(request.headers as unknown as Iterable<[string, string]>),
+          body: await request.text(),
+          at: Date.now(),
+        });
         const statuses = this.script.get(path) ?? [204];
         const status = statuses.length > 1 ? statuses.shift()! : statuses[0]!;
         return new Response(status >= 400 ? 'receiver says no' : null, { status });
@@ -100,7 +112,10 @@ export class WebhookReceiver {
     for (;;) {
       const value = probe();
       if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; received: ${JSON.stringify(this.received.map((r) => [r.path, r.body.slice(0, 80)]))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${what}; received: ${JSON.stringify(this.received.map((r) => [r.path, r.body.slice(0, 80)]))}`,
+        );
       await Bun.sleep(50);
     }
   }

@@ -24,10 +24,14 @@ describe('the HTTPS listener with a self-made certificate', () => {
   let account: TestAccount;
   let secure = '';
   let ca = '';
-  const fetchSecure = (path: string, init: RequestInit = {}) => fetch(`${secure}${path}`, { ...init, tls: { ca } } as RequestInit);
+  const fetchSecure = (path: string, init: RequestInit = {}) =>
+    fetch(`${secure}${path}`, { ...init, tls: { ca } } as RequestInit);
 
   beforeAll(async () => {
-    service = await startTestService('pglite', { livekit: 'local', env: { TLS_PORT: String(await freeTcpPort('127.0.0.1')) } });
+    service = await startTestService('pglite', {
+      livekit: 'local',
+      env: { TLS_PORT: String(await freeTcpPort('127.0.0.1')) },
+    });
     secure = `https://127.0.0.1:${service.config.tls!.port}`;
     ca = service.secure!.certificate.cert;
     account = await service.account({ credits: 10_000 });
@@ -41,9 +45,16 @@ describe('the HTTPS listener with a self-made certificate', () => {
     expect(service.secure!.certificate.selfMade).toBe(true);
     expect((await fetchSecure('/healthz')).status).toBe(200);
     // Kept in the data folder, for the next start.
-    expect(readFileSync(join(service.dataDir, 'tls', 'self-made.json'), 'utf8')).toContain(certificate.fingerprint256 ? 'BEGIN CERTIFICATE' : '');
+    expect(readFileSync(join(service.dataDir, 'tls', 'self-made.json'), 'utf8')).toContain(
+      certificate.fingerprint256 ? 'BEGIN CERTIFICATE' : '',
+    );
     // Without trusting it, a client refuses it (it is self-made).
-    expect(await fetch(`${secure}/healthz`).then(() => 'accepted', () => 'refused')).toBe('refused');
+    expect(
+      await fetch(`${secure}/healthz`).then(
+        () => 'accepted',
+        () => 'refused',
+      ),
+    ).toBe('refused');
   });
 
   test('a client that came in over HTTPS gets https asset links and a wss rtc_url on the host it used; over HTTP the usual ones', async () => {
@@ -51,7 +62,11 @@ describe('the HTTPS listener with a self-made certificate', () => {
       const { identityForm } = await import('../support/forms.ts');
       return identityForm({ language: 'en' });
     };
-    const created = await fetchSecure('/v1/identities', { method: 'POST', headers: { authorization: `Bearer ${account.apiKey}` }, body: await form() });
+    const created = await fetchSecure('/v1/identities', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.apiKey}` },
+      body: await form(),
+    });
     expect(created.status).toBe(200);
     const identity = (await created.json()) as { identity_id: string; image: string };
     expect(identity.image.startsWith(`${secure}/assets/`)).toBe(true);
@@ -59,10 +74,16 @@ describe('the HTTPS listener with a self-made certificate', () => {
     const image = await fetchSecure(identity.image.slice(secure.length));
     expect(image.status).toBe(200);
     expect(image.headers.get('content-type')).toMatch(/^image\//);
-    const plain = (await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as { image: string };
+    const plain = (await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as {
+      image: string;
+    };
     expect(plain.image.startsWith(`${service.config.assetsUrl}/`)).toBe(true);
 
-    const started = await fetchSecure('/v1/sessions/start', { method: 'POST', headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' }, body: '{}' });
+    const started = await fetchSecure('/v1/sessions/start', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     const session = (await started.json()) as { rtc_url: string; room_name: string };
     expect(session.rtc_url).toBe(`wss://127.0.0.1:${service.config.tls!.port}`);
     const other = await startSession(account, {});
@@ -93,16 +114,33 @@ describe('the operator’s certificate and the settings', () => {
   test('TLS_CERT_FILE and TLS_KEY_FILE are served as given', async () => {
     const dirs: string[] = [];
     const dir = await tempDir(dirs, 'likeness-tls-');
-    const made = await generate([{ name: 'commonName', value: 'likeness.test' }], { keySize: 2048, algorithm: 'sha256', extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'likeness.test' }] }] });
+    const made = await generate([{ name: 'commonName', value: 'likeness.test' }], {
+      keySize: 2048,
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'likeness.test' }] }],
+    });
     await writeFile(join(dir, 'cert.pem'), made.cert);
     await writeFile(join(dir, 'key.pem'), made.private);
-    const service = await startTestService('pglite', { env: { TLS_PORT: String(await freeTcpPort('127.0.0.1')), TLS_CERT_FILE: join(dir, 'cert.pem'), TLS_KEY_FILE: join(dir, 'key.pem') } });
+    const service = await startTestService('pglite', {
+      env: {
+        TLS_PORT: String(await freeTcpPort('127.0.0.1')),
+        TLS_CERT_FILE: join(dir, 'cert.pem'),
+        TLS_KEY_FILE: join(dir, 'key.pem'),
+      },
+    });
     try {
       expect(service.secure!.certificate.selfMade).toBe(false);
       const url = `https://127.0.0.1:${service.config.tls!.port}/healthz`;
       // Verified against the name it was made for, reached at an address.
-      expect((await fetch(url, { tls: { ca: made.cert, serverName: 'likeness.test' } } as RequestInit)).status).toBe(200);
-      expect(await fetch(url, { tls: { ca: made.cert, serverName: 'other.test' } } as RequestInit).then(() => 'accepted', () => 'refused')).toBe('refused');
+      expect((await fetch(url, { tls: { ca: made.cert, serverName: 'likeness.test' } } as RequestInit)).status).toBe(
+        200,
+      );
+      expect(
+        await fetch(url, { tls: { ca: made.cert, serverName: 'other.test' } } as RequestInit).then(
+          () => 'accepted',
+          () => 'refused',
+        ),
+      ).toBe('refused');
     } finally {
       await service.stop();
       for (const d of dirs) await rm(d, { recursive: true, force: true });
@@ -110,11 +148,18 @@ describe('the operator’s certificate and the settings', () => {
   }, 60_000);
 
   test('on by default (8443) unless the service listens on loopback alone; 0 turns it off; a certificate needs its key', () => {
-    expect(loadConfig({}).tls).toMatchObject({ port: 8443, certFile: undefined, addressesFollowRequest: { assets: true, rtc: true } });
+    expect(loadConfig({}).tls).toMatchObject({
+      port: 8443,
+      certFile: undefined,
+      addressesFollowRequest: { assets: true, rtc: true },
+    });
     expect(loadConfig({ HOST: '127.0.0.1' }).tls).toBeUndefined();
     expect(loadConfig({ HOST: '127.0.0.1', TLS_PORT: '9443' }).tls?.port).toBe(9443);
     expect(loadConfig({ TLS_PORT: '0' }).tls).toBeUndefined();
-    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example' }).tls?.addressesFollowRequest).toEqual({ assets: false, rtc: false });
+    expect(loadConfig({ PUBLIC_URL: 'https://likeness.example' }).tls?.addressesFollowRequest).toEqual({
+      assets: false,
+      rtc: false,
+    });
     expect(() => loadConfig({ TLS_CERT_FILE: '/x/cert.pem' })).toThrow('TLS_CERT_FILE and TLS_KEY_FILE go together');
   });
 
@@ -140,7 +185,14 @@ test('`serve` prints the https address to open and the browser’s warning; a SI
   const tlsPort = await freeTcpPort('127.0.0.1');
   // setsid: the service leads a process group of its own, as in a terminal.
   const child = Bun.spawn(['setsid', 'bun', CLI, 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(await freeTcpPort('127.0.0.1')), TLS_PORT: String(tlsPort), DATA_DIR: await tempDir(dirs, 'likeness-tls-serve-'), LOG_FORMAT: 'json' },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(await freeTcpPort('127.0.0.1')),
+      TLS_PORT: String(tlsPort),
+      DATA_DIR: await tempDir(dirs, 'likeness-tls-serve-'),
+      LOG_FORMAT: 'json',
+    },
     stdout: 'pipe',
     stderr: 'pipe',
   });
@@ -148,7 +200,10 @@ test('`serve` prints the https address to open and the browser’s warning; a SI
   const err = collectOutput(child.stderr);
   try {
     await eventually(() => out.text().includes('listening'), 60_000, 'the start line');
-    const line = out.text().split('\n').find((l) => l.includes('listening'))!;
+    const line = out
+      .text()
+      .split('\n')
+      .find((l) => l.includes('listening'))!;
     expect(line).toContain(`open https://localhost:${tlsPort}/console`);
     expect(line).toContain('the browser warns once per device');
     // Its signal handlers are in place once the worker is.

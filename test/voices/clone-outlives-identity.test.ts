@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { voiceReleases } from '../../src/voices/schema.ts';
 import * as fx from '../fixtures/index.ts';
-import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fakes/elevenlabs.ts';
+import { type FakeElevenLabs, startFakeElevenLabs } from '../support/fakes/elevenlabs.ts';
 import { file, form, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
@@ -19,7 +19,12 @@ describe.each(ENGINES)('releasing cloned voices in use on %s', (engine) => {
     fake = await startFakeElevenLabs();
     service = await startTestService(engine, {
       livekit: 'local',
-      env: { ELEVENLABS_API_KEY: 'xi-secret', ELEVENLABS_BASE_URL: fake.baseUrl, CREDITS_ONBOARDING: '0', SESSION_SWEEP_INTERVAL_SECONDS: '1' },
+      env: {
+        ELEVENLABS_API_KEY: 'xi-secret',
+        ELEVENLABS_BASE_URL: fake.baseUrl,
+        CREDITS_ONBOARDING: '0',
+        SESSION_SWEEP_INTERVAL_SECONDS: '1',
+      },
     });
     account = await service.account({ credits: 100_000 });
   });
@@ -29,7 +34,9 @@ describe.each(ENGINES)('releasing cloned voices in use on %s', (engine) => {
   });
 
   const clonedIdentity = async () => {
-    const response = await account.call('POST', '/v1/identities', { body: await identityForm({ audio: file(fx.wav({ seconds: 6 }), 'v.wav') }) });
+    const response = await account.call('POST', '/v1/identities', {
+      body: await identityForm({ audio: file(fx.wav({ seconds: 6 }), 'v.wav') }),
+    });
     expect(response.status).toBe(200);
     const { identity_id } = (await response.json()) as { identity_id: string };
     return { identityId: identity_id, voiceId: (await storedRow(service, identity_id))!.voice!.elevenlabsVoiceId! };
@@ -42,7 +49,8 @@ describe.each(ENGINES)('releasing cloned voices in use on %s', (engine) => {
     expect(response.status).toBe(200);
     return ((await response.json()) as { room_name: string }).room_name;
   };
-  const pending = async () => (await service.services.database.db.select().from(voiceReleases)).map((r) => r.elevenlabsVoiceId);
+  const pending = async () =>
+    (await service.services.database.db.select().from(voiceReleases)).map((r) => r.elevenlabsVoiceId);
 
   test('DELETE during a session keeps the clone until the session ends, then deletes it', async () => {
     const { identityId, voiceId } = await clonedIdentity();

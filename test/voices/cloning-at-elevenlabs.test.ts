@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { accounts } from '../../src/accounts/schema.ts';
 import * as fx from '../fixtures/index.ts';
-import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fakes/elevenlabs.ts';
-import { file, form, identityForm, type IdentityBody } from '../support/forms.ts';
+import { type FakeElevenLabs, startFakeElevenLabs } from '../support/fakes/elevenlabs.ts';
+import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { storedRow, waitUntilReady } from './support.ts';
 
@@ -78,9 +78,14 @@ describe.each(ENGINES)('voice cloning with ElevenLabs on %s', (engine) => {
 
   test('a provider failure answers 502 {detail} and leaves nothing: no row, file, charge or voice', async () => {
     const before = await snapshot(account);
-    fake.cloneFailure = { status: 400, message: 'voice_limit_reached: you have reached your maximum amount of custom voices' };
+    fake.cloneFailure = {
+      status: 400,
+      message: 'voice_limit_reached: you have reached your maximum amount of custom voices',
+    };
     try {
-      const response = await account.call('POST', '/v1/identities', { body: await identityForm({ audio: file(fx.wav({ seconds: 6 }), 'v.wav') }) });
+      const response = await account.call('POST', '/v1/identities', {
+        body: await identityForm({ audio: file(fx.wav({ seconds: 6 }), 'v.wav') }),
+      });
       expect(response.status).toBe(502);
       const body = (await response.json()) as { detail: unknown };
       expect(typeof body.detail).toBe('string');
@@ -93,10 +98,14 @@ describe.each(ENGINES)('voice cloning with ElevenLabs on %s', (engine) => {
   });
 
   test('an unreachable provider is a 502 too', async () => {
-    const down = await startTestService(engine, { env: { ELEVENLABS_API_KEY: 'k', ELEVENLABS_BASE_URL: 'http://127.0.0.1:9/v1' } });
+    const down = await startTestService(engine, {
+      env: { ELEVENLABS_API_KEY: 'k', ELEVENLABS_BASE_URL: 'http://127.0.0.1:9/v1' },
+    });
     try {
       const payer = await down.account({ credits: 100 });
-      const response = await payer.call('POST', '/v1/identities', { body: await identityForm({ audio: file(fx.wav({ seconds: 6 }), 'v.wav') }) });
+      const response = await payer.call('POST', '/v1/identities', {
+        body: await identityForm({ audio: file(fx.wav({ seconds: 6 }), 'v.wav') }),
+      });
       expect(response.status).toBe(502);
       expect(await down.count('identities')).toBe(0);
       expect(await down.assetKeys()).toEqual([]);
@@ -113,7 +122,9 @@ describe.each(ENGINES)('voice cloning with ElevenLabs on %s', (engine) => {
       await service.services.database.db.update(accounts).set({ balance: 0 }).where(eq(accounts.id, payer.accountId));
     };
     try {
-      const response = await payer.call('POST', '/v1/identities', { body: await identityForm({ audio: file(fx.wav({ seconds: 6 }), 'v.wav') }) });
+      const response = await payer.call('POST', '/v1/identities', {
+        body: await identityForm({ audio: file(fx.wav({ seconds: 6 }), 'v.wav') }),
+      });
       expect(response.status).toBe(402);
     } finally {
       fake.onClone = null;
@@ -165,7 +176,9 @@ describe.each(ENGINES)('voice cloning with ElevenLabs on %s', (engine) => {
   test('PATCH voice_id replaces the clone with the preset and deletes the clone at ElevenLabs', async () => {
     const identity = await createOk({ audio: file(fx.wav({ seconds: 6 }), 'a.wav') });
     const cloned = (await storedRow(service, identity.identity_id))!.voice!.elevenlabsVoiceId!;
-    const response = await account.call('PATCH', `/v1/identities/${identity.identity_id}`, { body: form({ voice_id: 'aria' }) });
+    const response = await account.call('PATCH', `/v1/identities/${identity.identity_id}`, {
+      body: form({ voice_id: 'aria' }),
+    });
     expect(response.status).toBe(200);
     expect(fake.received.deletions).toContain(cloned);
     expect((await storedRow(service, identity.identity_id))!.voice!.elevenlabsVoiceId).toBe('9BWtsMINqrJLrRacOk9x');

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, tts as ttsBase } from '@livekit/agents';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
-import { startFakeElevenLabs, MS_PER_CHARACTER, type FakeElevenLabs } from '../support/fakes/elevenlabs.ts';
+import { type FakeElevenLabs, MS_PER_CHARACTER, startFakeElevenLabs } from '../support/fakes/elevenlabs.ts';
 
 const VOICE = 'clonedVoice123';
 
@@ -50,7 +50,14 @@ describe('the ElevenLabs plugin against the fake', () => {
   beforeAll(async () => {
     initializeLogger({ pretty: false, level: 'warn' });
     fake = await startFakeElevenLabs({ firstAudioDelayMs: 0 });
-    tts = new elevenlabs.TTS({ apiKey: 'xi-test', baseURL: fake.baseUrl, voiceId: VOICE, model: 'eleven_flash_v2_5', language: 'es', encoding: 'pcm_22050' });
+    tts = new elevenlabs.TTS({
+      apiKey: 'xi-test',
+      baseURL: fake.baseUrl,
+      voiceId: VOICE,
+      model: 'eleven_flash_v2_5',
+      language: 'es',
+      encoding: 'pcm_22050',
+    });
   });
   afterAll(async () => {
     await tts.close();
@@ -67,7 +74,11 @@ describe('the ElevenLabs plugin against the fake', () => {
     const connection = fake.received.connections.at(-1)!;
     expect(connection.voiceId).toBe(VOICE);
     expect(connection.apiKey).toBe('xi-test');
-    expect(connection.params).toMatchObject({ model_id: 'eleven_flash_v2_5', language_code: 'es', output_format: 'pcm_22050' });
+    expect(connection.params).toMatchObject({
+      model_id: 'eleven_flash_v2_5',
+      language_code: 'es',
+      output_format: 'pcm_22050',
+    });
     const context = fake.context(spoken.requestId);
     expect(context.texts.join('').trim()).toBe(text);
     expect(context.spoken.trim()).toBe(text);
@@ -112,12 +123,23 @@ describe('the ElevenLabs plugin against the fake', () => {
   });
 
   test('synthesize(): the one-shot HTTP stream gives the same kind of audio', async () => {
-    const oneShot = new elevenlabs.TTS({ apiKey: 'xi-test', baseURL: fake.baseUrl, voiceId: VOICE, model: 'eleven_flash_v2_5', language: 'en', encoding: 'pcm_16000' });
+    const oneShot = new elevenlabs.TTS({
+      apiKey: 'xi-test',
+      baseURL: fake.baseUrl,
+      voiceId: VOICE,
+      model: 'eleven_flash_v2_5',
+      language: 'en',
+      encoding: 'pcm_16000',
+    });
     const frame = await oneShot.synthesize('Good morning, visitor.').collect();
     expect(frame.sampleRate).toBe(16_000);
     expect(frame.samplesPerChannel / 16_000).toBeCloseTo((22 * MS_PER_CHARACTER) / 1000, 1);
     expect(rmsOf([frame])).toBeGreaterThan(0.05);
-    expect(fake.received.syntheses.at(-1)).toMatchObject({ voiceId: VOICE, params: { output_format: 'pcm_16000' }, body: { text: 'Good morning, visitor.', model_id: 'eleven_flash_v2_5', language_code: 'en' } });
+    expect(fake.received.syntheses.at(-1)).toMatchObject({
+      voiceId: VOICE,
+      params: { output_format: 'pcm_16000' },
+      body: { text: 'Good morning, visitor.', model_id: 'eleven_flash_v2_5', language_code: 'en' },
+    });
     await oneShot.close();
   });
 

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test';
 import { defaultMediaLimits, inspectAudio, MediaError } from '../../src/media/index.ts';
 import { measureVoiceProfile, PROFILE_LIMITS, sampleProfile } from '../../src/voices/index.ts';
 import * as fx from '../fixtures/index.ts';
-import { SAMPLE_TEXT, espeakWav } from './speech.ts';
+import { espeakWav, SAMPLE_TEXT } from './speech.ts';
 
 async function profileOf(wav: Uint8Array) {
   return measureVoiceProfile((await inspectAudio(wav, defaultMediaLimits)).pcm16kMono);

@@ -11,7 +11,10 @@ export async function storedRow(service: TestService, identityId: string) {
 export async function waitUntilReady(account: TestAccount, identityId: string, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const body = (await (await account.call('GET', `/v1/identities/${identityId}/status`)).json()) as { status: string; detail: string | null };
+    const body = (await (await account.call('GET', `/v1/identities/${identityId}/status`)).json()) as {
+      status: string;
+      detail: string | null;
+    };
     if (body.status === 'ready') return body;
     if (Date.now() > deadline) throw new Error(`identity ${identityId} stayed ${body.status}`);
     await Bun.sleep(50);

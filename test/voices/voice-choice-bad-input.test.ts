@@ -2,21 +2,51 @@
 // on create; no change to the identity on PATCH.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fx from '../fixtures/index.ts';
-import { file, form, identityForm, type FormFields, type IdentityBody } from '../support/forms.ts';
+import { type FormFields, file, form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { storedRow } from './support.ts';
 
 const sample = () => file(fx.wav({ seconds: 6 }), 'v.wav', 'audio/wav');
 /** Five seconds of digital silence: decodes fine, but there is no voice to clone. */
-const silentWav = () => file(fx.wav({ seconds: 5 }).map((byte, i) => (i < 44 ? byte : 0)), 'silent.wav', 'audio/wav');
+const silentWav = () =>
+  file(
+    fx.wav({ seconds: 5 }).map((byte, i) => (i < 44 ? byte : 0)),
+    'silent.wav',
+    'audio/wav',
+  );
 
 const CASES: { name: string; fields: () => FormFields; loc: (string | number)[]; type: string }[] = [
-  { name: 'an unknown voice_id', fields: () => ({ voice_id: 'nobody' }), loc: ['body', 'voice_id'], type: 'unknown_voice' },
-  { name: 'a voice_id in the wrong case', fields: () => ({ voice_id: 'Aria' }), loc: ['body', 'voice_id'], type: 'unknown_voice' },
-  { name: "an ElevenLabs id instead of ours", fields: () => ({ voice_id: '9BWtsMINqrJLrRacOk9x' }), loc: ['body', 'voice_id'], type: 'unknown_voice' },
+  {
+    name: 'an unknown voice_id',
+    fields: () => ({ voice_id: 'nobody' }),
+    loc: ['body', 'voice_id'],
+    type: 'unknown_voice',
+  },
+  {
+    name: 'a voice_id in the wrong case',
+    fields: () => ({ voice_id: 'Aria' }),
+    loc: ['body', 'voice_id'],
+    type: 'unknown_voice',
+  },
+  {
+    name: 'an ElevenLabs id instead of ours',
+    fields: () => ({ voice_id: '9BWtsMINqrJLrRacOk9x' }),
+    loc: ['body', 'voice_id'],
+    type: 'unknown_voice',
+  },
   { name: 'an empty voice_id', fields: () => ({ voice_id: '' }), loc: ['body', 'voice_id'], type: 'string_too_short' },
-  { name: 'both audio and voice_id', fields: () => ({ voice_id: 'aria', audio: sample() }), loc: ['body', 'voice_id'], type: 'voice_conflict' },
-  { name: 'voice_id sent as a file', fields: () => ({ voice_id: file(new TextEncoder().encode('aria'), 'v.txt') }), loc: ['body', 'voice_id'], type: 'string_type' },
+  {
+    name: 'both audio and voice_id',
+    fields: () => ({ voice_id: 'aria', audio: sample() }),
+    loc: ['body', 'voice_id'],
+    type: 'voice_conflict',
+  },
+  {
+    name: 'voice_id sent as a file',
+    fields: () => ({ voice_id: file(new TextEncoder().encode('aria'), 'v.txt') }),
+    loc: ['body', 'voice_id'],
+    type: 'string_type',
+  },
   { name: 'a silent sample', fields: () => ({ audio: silentWav() }), loc: ['body', 'audio'], type: 'audio.no_speech' },
 ];
 
@@ -48,7 +78,9 @@ describe.each(ENGINES)('bad voice input on %s', (engine) => {
   }
 
   test('PATCH with an unknown voice or with audio and voice_id → 422, the identity unchanged', async () => {
-    const created = (await (await account.call('POST', '/v1/identities', { body: await identityForm({ audio: sample() }) })).json()) as IdentityBody;
+    const created = (await (
+      await account.call('POST', '/v1/identities', { body: await identityForm({ audio: sample() }) })
+    ).json()) as IdentityBody;
     const rowBefore = await storedRow(service, created.identity_id);
     const before = await snapshot();
     const attempts: [FormFields, string][] = [
@@ -64,6 +96,8 @@ describe.each(ENGINES)('bad voice input on %s', (engine) => {
     }
     expect(await snapshot()).toEqual(before);
     expect(await storedRow(service, created.identity_id)).toEqual(rowBefore!);
-    expect(((await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody).name).toBe('Ada');
+    expect(
+      ((await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody).name,
+    ).toBe('Ada');
   });
 });

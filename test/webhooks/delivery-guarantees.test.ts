@@ -5,11 +5,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { LocalAssetStore, type AssetStore } from '../../src/assets/index.ts';
-import * as fx from '../fixtures/index.ts';
+import { type AssetStore, LocalAssetStore } from '../../src/assets/index.ts';
 import { createAstronaut } from '../avatar/support.ts';
+import * as fx from '../fixtures/index.ts';
 import { file, identityForm } from '../support/forms.ts';
-import { startTestService, waitForStatus, type TestService } from '../support/service.ts';
+import { startTestService, type TestService, waitForStatus } from '../support/service.ts';
 import { addWebhook, json, latestDelivery, WebhookReceiver } from '../support/webhooks.ts';
 
 const receiver = new WebhookReceiver();
@@ -29,12 +29,22 @@ describe('a retry series across a restart', () => {
 
     const second = await startTestService('pglite', { env, dataDir: first.dataDir });
     try {
-      const again = { ...account, call: (method: string, path: string, init: { body?: BodyInit; headers?: Record<string, string> } = {}) => second.call(method, path, { ...init, headers: { authorization: `Bearer ${account.apiKey}`, ...init.headers } }) };
+      const again = {
+        ...account,
+        call: (method: string, path: string, init: { body?: BodyInit; headers?: Record<string, string> } = {}) =>
+          second.call(method, path, {
+            ...init,
+            headers: { authorization: `Bearer ${account.apiKey}`, ...init.headers },
+          }),
+      };
       const delivered = await latestDelivery(again, endpoint.webhook_id, 'delivered');
       expect(delivered).toMatchObject({ attempts: 2, response_status: 200 });
       const ids = receiver.on('/restart').map((r) => r.headers['webhook-id']);
       expect(ids).toEqual([delivered.message_id, delivered.message_id]);
-      expect(receiver.verified('/restart', endpoint.secret!).map((e) => e.type)).toEqual(['webhook.test', 'webhook.test']);
+      expect(receiver.verified('/restart', endpoint.secret!).map((e) => e.type)).toEqual([
+        'webhook.test',
+        'webhook.test',
+      ]);
     } finally {
       await second.stop();
     }
@@ -58,7 +68,11 @@ describe('two API processes on one Postgres', () => {
     const account = await a.account();
     const endpoint = await addWebhook(account, { url: receiver.url('/replicas'), events: ['session.ended'] });
     const viaB = (path: string) => b.call('POST', path, { headers: { authorization: `Bearer ${account.apiKey}` } });
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? viaB : (p: string) => account.call('POST', p))(`/v1/webhooks/${endpoint.webhook_id}/test`)));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        (i % 2 ? viaB : (p: string) => account.call('POST', p))(`/v1/webhooks/${endpoint.webhook_id}/test`),
+      ),
+    );
     expect(answers.every((r) => r.status === 202)).toBe(true);
     await receiver.waitFor('30 messages', () => receiver.on('/replicas').length >= 30);
     await Bun.sleep(500);
@@ -74,14 +88,28 @@ describe('a failed retrain', () => {
   beforeAll(async () => {
     const inner = new LocalAssetStore(await mkdtemp(`${tmpdir()}/likeness-assets-`));
     // Loses the retrain's stored upload when told to: the retrain fails after its 202.
-    const losing: AssetStore = { ...inner, kind: 'local', put: (k, b, t) => inner.put(k, b, t), get: async (key) => (failReads && key.includes('/upload.') ? undefined : inner.get(key)), delete: (k) => inner.delete(k), deletePrefix: (p) => inner.deletePrefix(p), list: (p) => inner.list(p) };
-    service = await startTestService('pglite', { overrides: { store: losing }, env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '100' } });
+    const losing: AssetStore = {
+      ...inner,
+      kind: 'local',
+      put: (k, b, t) => inner.put(k, b, t),
+      get: async (key) => (failReads && key.includes('/upload.') ? undefined : inner.get(key)),
+      delete: (k) => inner.delete(k),
+      deletePrefix: (p) => inner.deletePrefix(p),
+      list: (p) => inner.list(p),
+    };
+    service = await startTestService('pglite', {
+      overrides: { store: losing },
+      env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '100' },
+    });
   });
   afterAll(() => service.stop());
 
   test('sends identity.training_failed with the detail the identity shows; a retrain that works sends identity.ready', async () => {
     const account = await service.account();
-    const endpoint = await addWebhook(account, { url: receiver.url('/training'), events: ['identity.ready', 'identity.training_failed'] });
+    const endpoint = await addWebhook(account, {
+      url: receiver.url('/training'),
+      events: ['identity.ready', 'identity.training_failed'],
+    });
     const identity = await createAstronaut(account, { name: 'Grace' });
     const retrain = async () => {
       const form = await identityForm({ prompt: 'Again.', image: file(fx.portraitPng(), 'new.png') });
@@ -95,11 +123,17 @@ describe('a failed retrain', () => {
     } finally {
       failReads = false;
     }
-    const failed = await receiver.waitFor('identity.training_failed', () => receiver.verified('/training', endpoint.secret!).find((e) => e.type === 'identity.training_failed'));
-    const shown = (await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as { detail: string };
+    const failed = await receiver.waitFor('identity.training_failed', () =>
+      receiver.verified('/training', endpoint.secret!).find((e) => e.type === 'identity.training_failed'),
+    );
+    const shown = (await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as {
+      detail: string;
+    };
     expect(failed.data).toEqual({ identity_id: identity.identity_id, name: 'Grace', detail: shown.detail });
     await retrain();
-    await receiver.waitFor('identity.ready after the retrain', () => receiver.verified('/training', endpoint.secret!).find((e) => e.type === 'identity.ready' && e.data.retrained));
+    await receiver.waitFor('identity.ready after the retrain', () =>
+      receiver.verified('/training', endpoint.secret!).find((e) => e.type === 'identity.ready' && e.data.retrained),
+    );
     expect(receiver.verified('/training', endpoint.secret!).map((e) => [e.type, e.data.retrained])).toEqual([
       ['identity.ready', false],
       ['identity.training_failed', undefined],
@@ -155,23 +189,43 @@ describe('private destinations', () => {
     }
     const allowed = await addWebhook(account, { url: 'https://hooks.example.com/likeness', events: ['session.ended'] });
     // A change of URL is checked the same way.
-    const moved = await account.call('PATCH', `/v1/webhooks/${allowed.webhook_id}`, json({ url: 'http://127.0.0.1:9/x' }));
+    const moved = await account.call(
+      'PATCH',
+      `/v1/webhooks/${allowed.webhook_id}`,
+      json({ url: 'http://127.0.0.1:9/x' }),
+    );
     expect(moved.status).toBe(422);
-    expect(((await (await account.call('GET', '/v1/webhooks')).json()) as { webhooks: { url: string }[] }).webhooks.map((w) => w.url)).toEqual(['https://hooks.example.com/likeness']);
+    expect(
+      ((await (await account.call('GET', '/v1/webhooks')).json()) as { webhooks: { url: string }[] }).webhooks.map(
+        (w) => w.url,
+      ),
+    ).toEqual(['https://hooks.example.com/likeness']);
   });
 
   test('checked again at delivery: a name that now resolves to loopback is not called', async () => {
     const account = await service.account();
-    const endpoint = await addWebhook(account, { url: `http://rebind.example.com:${new URL(receiver.url('/')).port}/rebind`, events: ['session.ended'] });
+    const endpoint = await addWebhook(account, {
+      url: `http://rebind.example.com:${new URL(receiver.url('/')).port}/rebind`,
+      events: ['session.ended'],
+    });
     rebound = true;
     await account.call('POST', `/v1/webhooks/${endpoint.webhook_id}/test`);
     const deadline = Date.now() + 10_000;
     let delivery: { attempts: number; last_error: string | null; status: string } | undefined;
     while (Date.now() < deadline && !delivery?.attempts) {
-      delivery = ((await (await account.call('GET', `/v1/webhooks/${endpoint.webhook_id}/deliveries`)).json()) as { deliveries: typeof delivery[] }).deliveries[0];
+      delivery = (
+        (await (await account.call('GET', `/v1/webhooks/${endpoint.webhook_id}/deliveries`)).json()) as {
+          deliveries: (typeof delivery)[];
+        }
+      ).deliveries[0];
       await Bun.sleep(100);
     }
-    expect(delivery).toMatchObject({ attempts: 1, status: 'pending', last_error: 'refused: rebind.example.com resolves to 127.0.0.1, not a public address (private, loopback, link-local or reserved)' });
+    expect(delivery).toMatchObject({
+      attempts: 1,
+      status: 'pending',
+      last_error:
+        'refused: rebind.example.com resolves to 127.0.0.1, not a public address (private, loopback, link-local or reserved)',
+    });
     expect(receiver.on('/rebind')).toHaveLength(0);
   });
 });

@@ -32,7 +32,12 @@ const FORMS: [string, string, string[], boolean][] = [
   ['6to4', '2002:7f00:1::1', ['127.0.0.1'], false],
   ['6to4', '2002:c0a8:1::1', ['192.168.0.1'], false],
   ['6to4', '2002:808:808::1', ['8.8.8.8'], true],
-  ['Teredo', `2001:0:${TEREDO_SERVER_PUBLIC}:8000:63bf:${TEREDO_CLIENT_LOOPBACK}`, ['65.54.227.120', '127.0.0.1'], false],
+  [
+    'Teredo',
+    `2001:0:${TEREDO_SERVER_PUBLIC}:8000:63bf:${TEREDO_CLIENT_LOOPBACK}`,
+    ['65.54.227.120', '127.0.0.1'],
+    false,
+  ],
   ['Teredo', `2001:0:${TEREDO_SERVER_PRIVATE}:8000:63bf:${TEREDO_CLIENT_PUBLIC}`, ['10.0.0.1', '8.8.8.8'], false],
   ['Teredo', `2001:0:${TEREDO_SERVER_PUBLIC}:8000:63bf:${TEREDO_CLIENT_PUBLIC}`, ['65.54.227.120', '8.8.8.8'], true],
 ];
@@ -44,7 +49,18 @@ describe('IPv6 addresses that carry an IPv4 address', () => {
   });
 
   test('`::` and `::1` stay refused; plain IPv6 is judged by its range, and only 2000::/3 is public', () => {
-    for (const address of ['::', '::1', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1', '::1:0:0:1', '100::1']) expect(isPublicAddress(address), address).toBe(false);
+    for (const address of [
+      '::',
+      '::1',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '2001:db8::1',
+      '::1:0:0:1',
+      '100::1',
+    ])
+      expect(isPublicAddress(address), address).toBe(false);
     expect(isPublicAddress('2606:4700:4700::1111')).toBe(true);
     expect(ipv4Inside(ipaddr.IPv6.parse('2606:4700:4700::1111'))).toBeUndefined();
   });
@@ -94,12 +110,17 @@ describe('saving an endpoint whose address carries an IPv4 address', () => {
       const [problem] = ((await answer.json()) as { detail: { loc: string[]; msg: string; type: string }[] }).detail;
       expect(problem, url).toMatchObject({ loc: ['body', 'url'], type: 'url_not_allowed' });
     }
-    expect(((await (await account.call('GET', '/v1/webhooks')).json()) as { webhooks: unknown[] }).webhooks).toEqual([]);
+    expect(((await (await account.call('GET', '/v1/webhooks')).json()) as { webhooks: unknown[] }).webhooks).toEqual(
+      [],
+    );
   });
 
   test('a public IPv4 inside a form that reaches it is saved', async () => {
     const account = await service.account();
-    const allowed = [...FORMS.filter(([, , , isPublic]) => isPublic).map(([, address]) => `http://[${address}]/hook`), 'https://nat64-public.example.com/hook'];
+    const allowed = [
+      ...FORMS.filter(([, , , isPublic]) => isPublic).map(([, address]) => `http://[${address}]/hook`),
+      'https://nat64-public.example.com/hook',
+    ];
     for (const url of allowed) expect((await addWebhook(account, { url, events: ['session.ended'] })).url).toBe(url);
   });
 });

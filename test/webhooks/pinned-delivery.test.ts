@@ -9,9 +9,9 @@ import type { TLSSocket } from 'node:tls';
 import { generate } from 'selfsigned';
 import { WebhookSender } from '../../src/webhooks/delivery.ts';
 import { DestinationRefused, type Resolver } from '../../src/webhooks/destinations.ts';
-import { pinnedFetch, type PinnedRequest } from '../../src/webhooks/pinned-fetch.ts';
+import { type PinnedRequest, pinnedFetch } from '../../src/webhooks/pinned-fetch.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { addWebhook, deliveriesOf, latestDelivery, WebhookReceiver, type Delivery } from '../support/webhooks.ts';
+import { addWebhook, type Delivery, deliveriesOf, latestDelivery, WebhookReceiver } from '../support/webhooks.ts';
 
 const MADE_UP_HOST = 'hooks.made-up.test';
 
@@ -32,7 +32,11 @@ class TlsReceiver {
   readonly #server: Server;
   constructor(certificate: { cert: string; key: string }) {
     this.#server = createServer(certificate, (request, response) => {
-      this.seen.push({ serverName: (request.socket as TLSSocket).servername, host: request.headers.host, path: request.url ?? '' });
+      this.seen.push({
+        serverName: (request.socket as TLSSocket).servername,
+        host: request.headers.host,
+        path: request.url ?? '',
+      });
       request.resume();
       response.writeHead(204).end();
     });
@@ -60,7 +64,15 @@ function scriptedResolver(answers: string[][]): Resolver & { calls: number } {
   return resolver;
 }
 
-const request = (resolve: Resolver, more: Partial<PinnedRequest> = {}): PinnedRequest => ({ method: 'POST', headers: {}, body: '{}', timeoutMs: 5000, allowPrivate: true, resolve, ...more });
+const request = (resolve: Resolver, more: Partial<PinnedRequest> = {}): PinnedRequest => ({
+  method: 'POST',
+  headers: {},
+  body: '{}',
+  timeoutMs: 5000,
+  allowPrivate: true,
+  resolve,
+  ...more,
+});
 
 describe('pinnedFetch', () => {
   let certificate: { cert: string; key: string };
@@ -73,8 +85,12 @@ describe('pinnedFetch', () => {
     port: 0,
     hostname: '127.0.0.1',
     fetch: (req) => {
-      if (new URL(req.url).pathname === '/redirect') return new Response(null, { status: 302, headers: { location: plain.url('/redirected') } });
-      return new Response(new ReadableStream({ pull: (controller) => controller.enqueue(new TextEncoder().encode('x'.repeat(65_536))) }), { status: 500 });
+      if (new URL(req.url).pathname === '/redirect')
+        return new Response(null, { status: 302, headers: { location: plain.url('/redirected') } });
+      return new Response(
+        new ReadableStream({ pull: (controller) => controller.enqueue(new TextEncoder().encode('x'.repeat(65_536))) }),
+        { status: 500 },
+      );
     },
   });
   beforeAll(async () => {
@@ -98,28 +114,45 @@ describe('pinnedFetch', () => {
 
   test("a name's next address is tried when one refuses the connection", async () => {
     const resolve = scriptedResolver([['127.0.0.2', '127.0.0.1']]);
-    expect(await pinnedFetch(`http://${MADE_UP_HOST}:${plainPort}/next-address`, request(resolve))).toMatchObject({ status: 204, address: '127.0.0.1' });
+    expect(await pinnedFetch(`http://${MADE_UP_HOST}:${plainPort}/next-address`, request(resolve))).toMatchObject({
+      status: 204,
+      address: '127.0.0.1',
+    });
     expect(plain.on('/next-address')).toHaveLength(1);
   });
 
   test('https: the name is the TLS server name and what the certificate is checked against', async () => {
     const resolve = scriptedResolver([['127.0.0.1']]);
-    const answer = await pinnedFetch(`https://${MADE_UP_HOST}:${tlsPort}/tls-pinned`, request(resolve, { ca: certificate.cert }));
+    const answer = await pinnedFetch(
+      `https://${MADE_UP_HOST}:${tlsPort}/tls-pinned`,
+      request(resolve, { ca: certificate.cert }),
+    );
     expect(answer).toMatchObject({ status: 204, address: '127.0.0.1' });
-    expect(tls.seen.filter((s) => s.path === '/tls-pinned')).toEqual([{ serverName: MADE_UP_HOST, host: `${MADE_UP_HOST}:${tlsPort}`, path: '/tls-pinned' }]);
+    expect(tls.seen.filter((s) => s.path === '/tls-pinned')).toEqual([
+      { serverName: MADE_UP_HOST, host: `${MADE_UP_HOST}:${tlsPort}`, path: '/tls-pinned' },
+    ]);
   });
 
   test('https: a certificate for another name, or from an untrusted issuer, fails', async () => {
-    const other = pinnedFetch(`https://other.made-up.test:${tlsPort}/wrong-name`, request(scriptedResolver([['127.0.0.1']]), { ca: certificate.cert }));
+    const other = pinnedFetch(
+      `https://other.made-up.test:${tlsPort}/wrong-name`,
+      request(scriptedResolver([['127.0.0.1']]), { ca: certificate.cert }),
+    );
     await expect(other).rejects.toMatchObject({ code: 'ERR_TLS_CERT_ALTNAME_INVALID' });
-    const untrusted = pinnedFetch(`https://${MADE_UP_HOST}:${tlsPort}/untrusted`, request(scriptedResolver([['127.0.0.1']])));
+    const untrusted = pinnedFetch(
+      `https://${MADE_UP_HOST}:${tlsPort}/untrusted`,
+      request(scriptedResolver([['127.0.0.1']])),
+    );
     await expect(untrusted).rejects.toMatchObject({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
     expect(tls.seen.filter((s) => s.path !== '/tls-pinned')).toEqual([]);
   });
 
   test('a private address is refused before any connection, unless allowed', async () => {
     const resolve = scriptedResolver([['93.184.216.34', '127.0.0.1']]);
-    const refused = pinnedFetch(`http://${MADE_UP_HOST}:${plainPort}/refused`, request(resolve, { allowPrivate: false }));
+    const refused = pinnedFetch(
+      `http://${MADE_UP_HOST}:${plainPort}/refused`,
+      request(resolve, { allowPrivate: false }),
+    );
     await expect(refused).rejects.toBeInstanceOf(DestinationRefused);
     expect(resolve.calls).toBe(1);
     expect(plain.on('/refused')).toHaveLength(0);
@@ -127,7 +160,10 @@ describe('pinnedFetch', () => {
 
   test('an answer is read up to its limit, the rest never; a redirect is answered, not followed', async () => {
     const started = Date.now();
-    const endless = await pinnedFetch(`http://127.0.0.1:${misbehaving.port}/endless`, request(scriptedResolver([]), { maxAnswerBytes: 100_000 }));
+    const endless = await pinnedFetch(
+      `http://127.0.0.1:${misbehaving.port}/endless`,
+      request(scriptedResolver([]), { maxAnswerBytes: 100_000 }),
+    );
     expect(endless).toMatchObject({ status: 500, truncated: true });
     expect(endless.body).toBe('x'.repeat(100_000));
     expect(Date.now() - started).toBeLessThan(2000);
@@ -156,10 +192,23 @@ describe('a delivery', () => {
   // resolution in an attempt would send the request nowhere.
   let resolve = scriptedResolver([['127.0.0.1']]);
   // Answers 500 with a body that never ends.
-  const endless = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(new ReadableStream({ pull: (controller) => controller.enqueue(new TextEncoder().encode('no'.repeat(32_768))) }), { status: 500 }) });
+  const endless = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: () =>
+      new Response(
+        new ReadableStream({ pull: (controller) => controller.enqueue(new TextEncoder().encode('no'.repeat(32_768))) }),
+        { status: 500 },
+      ),
+  });
   beforeAll(async () => {
     service = await startTestService('pglite', {
-      env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETRY_SECONDS: '60', WEBHOOKS_POLL_MS: '100', WEBHOOKS_TIMEOUT_SECONDS: '5' },
+      env: {
+        WEBHOOKS_ALLOW_PRIVATE: 'true',
+        WEBHOOKS_RETRY_SECONDS: '60',
+        WEBHOOKS_POLL_MS: '100',
+        WEBHOOKS_TIMEOUT_SECONDS: '5',
+      },
       overrides: { webhookResolver: (host) => resolve(host) },
     });
   });
@@ -171,10 +220,16 @@ describe('a delivery', () => {
 
   test('resolves the name once per attempt and connects to that answer, the name as the Host header', async () => {
     const account = await service.account();
-    const endpoint = await addWebhook(account, { url: `http://${MADE_UP_HOST}:${port}/pinned`, events: ['session.ended'] });
+    const endpoint = await addWebhook(account, {
+      url: `http://${MADE_UP_HOST}:${port}/pinned`,
+      events: ['session.ended'],
+    });
     resolve = scriptedResolver([['127.0.0.1'], ['127.0.0.2']]);
     await account.call('POST', `/v1/webhooks/${endpoint.webhook_id}/test`);
-    expect(await latestDelivery(account, endpoint.webhook_id, 'delivered')).toMatchObject({ attempts: 1, response_status: 204 });
+    expect(await latestDelivery(account, endpoint.webhook_id, 'delivered')).toMatchObject({
+      attempts: 1,
+      response_status: 204,
+    });
     expect(resolve.calls).toBe(1);
     expect(receiver.on('/pinned').map((r) => r.headers.host)).toEqual([`${MADE_UP_HOST}:${port}`]);
     expect(receiver.verified('/pinned', endpoint.secret!).map((e) => e.type)).toEqual(['webhook.test']);
@@ -190,7 +245,10 @@ describe('a delivery', () => {
 
   test("reads a receiver's error answer only so far: an endless body is cut, not awaited", async () => {
     const account = await service.account();
-    const endpoint = await addWebhook(account, { url: `http://127.0.0.1:${endless.port}/endless`, events: ['session.ended'] });
+    const endpoint = await addWebhook(account, {
+      url: `http://127.0.0.1:${endless.port}/endless`,
+      events: ['session.ended'],
+    });
     const started = Date.now();
     await account.call('POST', `/v1/webhooks/${endpoint.webhook_id}/test`);
     const [delivery] = await attempted(account, endpoint.webhook_id, 1);
@@ -204,13 +262,24 @@ describe('a delivery', () => {
     const tlsPort = await tls.listen();
     // This service's own sender trusts only the public CAs: the test sends with one that trusts this certificate.
     await service.services.webhooks.stop();
-    const sender = new WebhookSender({ db: service.services.database.db, settings: service.config.webhooks, resolve: async () => ['127.0.0.1'], ca: certificate.cert });
+    const sender = new WebhookSender({
+      db: service.services.database.db,
+      settings: service.config.webhooks,
+      resolve: async () => ['127.0.0.1'],
+      ca: certificate.cert,
+    });
     try {
       const account = await service.account();
-      const endpoint = await addWebhook(account, { url: `https://${MADE_UP_HOST}:${tlsPort}/tls`, events: ['session.ended'] });
+      const endpoint = await addWebhook(account, {
+        url: `https://${MADE_UP_HOST}:${tlsPort}/tls`,
+        events: ['session.ended'],
+      });
       await account.call('POST', `/v1/webhooks/${endpoint.webhook_id}/test`);
       expect(await sender.sendDue()).toBe(1);
-      expect(await latestDelivery(account, endpoint.webhook_id, 'delivered')).toMatchObject({ attempts: 1, response_status: 204 });
+      expect(await latestDelivery(account, endpoint.webhook_id, 'delivered')).toMatchObject({
+        attempts: 1,
+        response_status: 204,
+      });
       expect(tls.seen).toEqual([{ serverName: MADE_UP_HOST, host: `${MADE_UP_HOST}:${tlsPort}`, path: '/tls' }]);
     } finally {
       tls.close();

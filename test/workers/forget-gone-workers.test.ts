@@ -28,9 +28,15 @@ describe('the sweep and the rows of agent workers', () => {
       seenAt: sql`now() - make_interval(secs => ${expiresSecondsAgo + 2})`,
       expiresAt: sql`now() - make_interval(secs => ${expiresSecondsAgo})`,
     });
-    await db.insert(agentWorkers).values([row('gone-two-hours', 7_200), row('gone-ten-minutes', 600), row('alive', -2)]);
+    await db
+      .insert(agentWorkers)
+      .values([row('gone-two-hours', 7_200), row('gone-ten-minutes', 600), row('alive', -2)]);
     const ids = async () => (await db.select({ id: agentWorkers.id }).from(agentWorkers)).map((r) => r.id).sort();
-    await eventually(async () => !(await ids()).includes('gone-two-hours'), 10_000, 'the sweep to forget the long-gone worker');
+    await eventually(
+      async () => !(await ids()).includes('gone-two-hours'),
+      10_000,
+      'the sweep to forget the long-gone worker',
+    );
     expect(await ids()).toEqual(['alive', 'gone-ten-minutes']);
   }, 30_000);
 });

@@ -5,8 +5,8 @@
 // given the token the job minted for the avatar (publishing on the agent's behalf); the rest is
 // the avatar protocol every service speaks (agent/avatar/service.ts).
 import { AnamAPI } from '@livekit/agents-plugin-anam';
-import { ANAM_PIPELINE_ID, AVATAR_FRAME_SIZES } from '../../../src/contract/index.ts';
 import type { HostedAvatar } from '../../../src/config.ts';
+import { ANAM_PIPELINE_ID, AVATAR_FRAME_SIZES } from '../../../src/contract/index.ts';
 import type { AvatarServicePipeline } from '../types.ts';
 
 export function anamPipeline(settings: HostedAvatar<string>): AvatarServicePipeline {

@@ -4,8 +4,8 @@
 // given the token the job minted for the avatar (publishing on the agent's behalf); the rest is
 // the avatar protocol every service speaks (agent/avatar/service.ts).
 import { AvatarSession } from '@livekit/agents-plugin-bey';
-import { BEY_PIPELINE_ID } from '../../../src/contract/index.ts';
 import type { HostedAvatar } from '../../../src/config.ts';
+import { BEY_PIPELINE_ID } from '../../../src/contract/index.ts';
 import type { AvatarServicePipeline } from '../types.ts';
 
 /** The plugin's API call (TypeScript-private in agents-plugin-bey 1.4.2; plain JS there). */

@@ -21,7 +21,15 @@ export interface ColumnFrame {
 }
 
 /** The image-space box (clamped to the frame) around a local box. */
-export function boundingBox(frame: LocalFrame, uMin: number, uMax: number, vMin: number, vMax: number, width: number, height: number) {
+export function boundingBox(
+  frame: LocalFrame,
+  uMin: number,
+  uMax: number,
+  vMin: number,
+  vMax: number,
+  width: number,
+  height: number,
+) {
   const xs: number[] = [];
   const ys: number[] = [];
   for (const u of [uMin, uMax]) {

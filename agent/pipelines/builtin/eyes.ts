@@ -2,7 +2,7 @@
 // and the per-frame map that moves a run's pixels by the eyelids (blinks), the gaze (the
 // eye's inside sliding between the lids) and the brow (lifted on emphasis), saying where the
 // eye shows through a closing lid.
-import { interpolate, type FaceRig } from '../../../src/contract/face-rig.ts';
+import { type FaceRig, interpolate } from '../../../src/contract/face-rig.ts';
 import { boundingBox, type ColumnFrame } from './column-frame.ts';
 
 /** The lid's margin (lashes), as a share of the lid skin above it: carried down, not stretched. */
@@ -35,7 +35,16 @@ export interface EyeTables extends ColumnFrame {
  * Pixels outside this eye's region are left as they are (alpha included: the caller clears
  * it), so both eyes' maps can run over one run.
  */
-export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Array, sy: Float32Array, alpha: Float32Array, tu: Float32Array, tv: Float32Array): boolean {
+export function mapEye(
+  eye: EyeTables,
+  blink: number,
+  n: number,
+  sx: Float32Array,
+  sy: Float32Array,
+  alpha: Float32Array,
+  tu: Float32Array,
+  tv: Float32Array,
+): boolean {
   const { ox, oy, ax, ay, u0, columns, vMin, vMax, halfWidth, gazeU, browLift, browReach } = eye;
   const upperAt = eye.upper;
   const lowerAt = eye.lower;
@@ -136,7 +145,7 @@ export function mapEye(eye: EyeTables, blink: number, n: number, sx: Float32Arra
 }
 
 export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: number): EyeTables {
-  const reach = BROW_WIDEN * (eye.corners[1] - eye.corners[0]) / 2;
+  const reach = (BROW_WIDEN * (eye.corners[1] - eye.corners[0])) / 2;
   const u0 = Math.floor(eye.corners[0] - reach) - 2;
   const columns = Math.ceil(eye.corners[1] + reach) + 3 - u0;
   const upper = new Float32Array(columns);
@@ -159,5 +168,23 @@ export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: n
   const browReach = BROW_REACH * halfWidth;
   vMin -= browReach + 1;
   const box = boundingBox(eye, u0, u0 + columns - 1, vMin, vMax, width, height);
-  return { ox: eye.origin[0], oy: eye.origin[1], ax: eye.axis[0], ay: eye.axis[1], u0, columns, vMin, vMax, ...box, upper, lower, crease, halfWidth, browReach, maxBrowLift: BROW_LIFT * halfWidth, gazeU: 0, browLift: 0 };
+  return {
+    ox: eye.origin[0],
+    oy: eye.origin[1],
+    ax: eye.axis[0],
+    ay: eye.axis[1],
+    u0,
+    columns,
+    vMin,
+    vMax,
+    ...box,
+    upper,
+    lower,
+    crease,
+    halfWidth,
+    browReach,
+    maxBrowLift: BROW_LIFT * halfWidth,
+    gazeU: 0,
+    browLift: 0,
+  };
 }

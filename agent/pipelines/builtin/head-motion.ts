@@ -16,7 +16,17 @@ export interface HeadMotion {
  * Where each pixel of a run comes from under the head's motion: p − w(p)·((R − I)(p − pivot) + t),
  * the rigid motion faded by the weight. `start` is in the plane's pixels; results in luma pixels.
  */
-export function mapHead(head: HeadMotion, weight: Float32Array, weightRow: number, y: number, start: number, n: number, chroma: boolean, sx: Float32Array, sy: Float32Array): void {
+export function mapHead(
+  head: HeadMotion,
+  weight: Float32Array,
+  weightRow: number,
+  y: number,
+  start: number,
+  n: number,
+  chroma: boolean,
+  sx: Float32Array,
+  sy: Float32Array,
+): void {
   const { sin, c1, tx, ty, px, py } = head;
   const yr = y - py;
   const bx = -sin * yr + tx;
@@ -37,7 +47,16 @@ export function mapHead(head: HeadMotion, weight: Float32Array, weightRow: numbe
  * A luma run that moves rigidly with the head (weight 1, most of the face and hair): an
  * affine map, so the source position only steps by a constant (16.16 fixed point) per pixel.
  */
-export function rigidLuma(head: HeadMotion, y: number, start: number, n: number, base: Uint8Array, width: number, height: number, out: Uint8Array): void {
+export function rigidLuma(
+  head: HeadMotion,
+  y: number,
+  start: number,
+  n: number,
+  base: Uint8Array,
+  width: number,
+  height: number,
+  out: Uint8Array,
+): void {
   const { sin, c1, tx, ty, px, py } = head;
   const xr = start - px;
   const yr = y - py;
@@ -67,7 +86,18 @@ export function rigidLuma(head: HeadMotion, y: number, start: number, n: number,
 }
 
 /** Both chroma planes of a rigid run; `row` and `start` in chroma pixels. */
-export function rigidChroma(head: HeadMotion, row: number, start: number, n: number, base: Uint8Array, cw: number, ch: number, uOffset: number, vOffset: number, out: Uint8Array): void {
+export function rigidChroma(
+  head: HeadMotion,
+  row: number,
+  start: number,
+  n: number,
+  base: Uint8Array,
+  cw: number,
+  ch: number,
+  uOffset: number,
+  vOffset: number,
+  out: Uint8Array,
+): void {
   const { sin, c1, tx, ty, px, py } = head;
   // The first sample's centre in luma pixels, its source, then in chroma pixels (16.16).
   const x = 2 * start + 0.5;
@@ -108,7 +138,18 @@ export function rigidChroma(head: HeadMotion, row: number, start: number, n: num
 }
 
 /** A luma run moved by the head alone (mapHead and sampleLuma in one loop). */
-export function warpLuma(head: HeadMotion, weight: Float32Array, weightRow: number, y: number, start: number, n: number, base: Uint8Array, width: number, height: number, out: Uint8Array): void {
+export function warpLuma(
+  head: HeadMotion,
+  weight: Float32Array,
+  weightRow: number,
+  y: number,
+  start: number,
+  n: number,
+  base: Uint8Array,
+  width: number,
+  height: number,
+  out: Uint8Array,
+): void {
   const { sin, c1, tx, ty, px, py } = head;
   const yr = y - py;
   const bx = -sin * yr + tx;

@@ -5,13 +5,19 @@
 // session only fetches the framing, its rig and textures.
 import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
 import sharp from 'sharp';
-import { builtinAssetNames, FACE_RIG_VERSION, type FaceRig, type FrameSize, type RgbaImage } from '../../../src/contract/index.ts';
+import {
+  builtinAssetNames,
+  FACE_RIG_VERSION,
+  type FaceRig,
+  type FrameSize,
+  type RgbaImage,
+} from '../../../src/contract/index.ts';
 import type { AvatarRenderer, AvatarRendererOptions, FrameInput } from '../types.ts';
 import { Blinks } from './blinks.ts';
 import { Gaze } from './gaze.ts';
 import { LipSync } from './lips.ts';
 import { HeadMotion } from './motion.ts';
-import { NEUTRAL_POSE, type FacePose } from './pose.ts';
+import { type FacePose, NEUTRAL_POSE } from './pose.ts';
 import { FaceWarp, i420Length } from './warp.ts';
 
 export interface TalkingHeadOptions extends AvatarRendererOptions {
@@ -61,7 +67,9 @@ export class TalkingHeadRenderer implements AvatarRenderer {
     } catch (error) {
       // The session goes on (and is billed) with a plain picture rather than no video at all.
       const who = this.#options.identity?.identity_id ?? 'the session';
-      (this.#options.logger ?? console).warn(`the face of ${who} could not be loaded, streaming a plain picture: ${String(error)}`);
+      (this.#options.logger ?? console).warn(
+        `the face of ${who} could not be loaded, streaming a plain picture: ${String(error)}`,
+      );
       paintPlain(this.#pixels, width, height);
     }
   }
@@ -104,13 +112,19 @@ export class TalkingHeadRenderer implements AvatarRenderer {
     const rigUrl = assets[names.rig];
     if (!imageUrl || !rigUrl) throw new Error(`the identity has no ${names.image} and ${names.rig}`);
     const mouthUrl = assets[names.mouth];
-    const [imageBytes, rigBytes, mouthBytes] = await Promise.all([fetchAsset(imageUrl), fetchAsset(rigUrl), mouthUrl ? fetchAsset(mouthUrl) : undefined]);
+    const [imageBytes, rigBytes, mouthBytes] = await Promise.all([
+      fetchAsset(imageUrl),
+      fetchAsset(rigUrl),
+      mouthUrl ? fetchAsset(mouthUrl) : undefined,
+    ]);
     const rig = parseRig(rigBytes, this.size);
     const [image, mouth] = await Promise.all([decodePng(imageBytes), mouthBytes ? decodePng(mouthBytes) : undefined]);
     if (image.width !== this.size.width || image.height !== this.size.height) {
       throw new Error(`the framing is ${image.width}×${image.height}, not ${this.size.width}×${this.size.height}`);
     }
-    const base = new VideoFrame(image.rgba, image.width, image.height, VideoBufferType.RGBA).convert(VideoBufferType.I420).data;
+    const base = new VideoFrame(image.rgba, image.width, image.height, VideoBufferType.RGBA).convert(
+      VideoBufferType.I420,
+    ).data;
     return { warp: new FaceWarp(rig, new Uint8Array(base), mouth), rig };
   }
 }
@@ -119,19 +133,28 @@ async function fetchAsset(url: string): Promise<Uint8Array> {
   const response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
   if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
   const bytes = new Uint8Array(await response.arrayBuffer());
-  if (bytes.byteLength > MAX_ASSET_BYTES) throw new Error(`${url} is ${bytes.byteLength} bytes, more than ${MAX_ASSET_BYTES}`);
+  if (bytes.byteLength > MAX_ASSET_BYTES)
+    throw new Error(`${url} is ${bytes.byteLength} bytes, more than ${MAX_ASSET_BYTES}`);
   return bytes;
 }
 
 async function decodePng(bytes: Uint8Array): Promise<RgbaImage> {
-  const { data, info } = await sharp(bytes, { limitInputPixels: 16_000_000 }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { width: info.width, height: info.height, rgba: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+  const { data, info } = await sharp(bytes, { limitInputPixels: 16_000_000 })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return {
+    width: info.width,
+    height: info.height,
+    rgba: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+  };
 }
 
 function parseRig(bytes: Uint8Array, size: FrameSize): FaceRig {
   const rig = JSON.parse(new TextDecoder().decode(bytes)) as FaceRig;
   if (rig?.version !== FACE_RIG_VERSION) throw new Error(`unknown face rig version ${String(rig?.version)}`);
-  if (rig.width !== size.width || rig.height !== size.height) throw new Error(`the face rig is for ${rig.width}×${rig.height}, not ${size.width}×${size.height}`);
+  if (rig.width !== size.width || rig.height !== size.height)
+    throw new Error(`the face rig is for ${rig.width}×${rig.height}, not ${size.width}×${size.height}`);
   return rig;
 }
 

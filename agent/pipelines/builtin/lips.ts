@@ -98,7 +98,9 @@ export class LipSync {
 }
 
 /** The blend of the visemes' shapes, by share; undefined when nothing was said. */
-export function blendedShape(visemes: Partial<Record<Viseme, number>>): { open: number; round: number; press: number } | undefined {
+export function blendedShape(
+  visemes: Partial<Record<Viseme, number>>,
+): { open: number; round: number; press: number } | undefined {
   let total = 0;
   let open = 0;
   let round = 0;

@@ -82,7 +82,8 @@ export class HeadMotion {
   /** The head for the frame at `elapsedMs`. */
   next(elapsedMs: number, { speaking, loudness, stressed, visitorSpeaking }: Voices): HeadPose {
     // The visitor paused: a listener's nod (acknowledging), unless one came just before.
-    if (this.#visitorSpoke && visitorSpeaking === false && elapsedMs - this.#listenNodAt >= LISTEN_NOD_GAP_MS) this.#listenNodAt = elapsedMs;
+    if (this.#visitorSpoke && visitorSpeaking === false && elapsedMs - this.#listenNodAt >= LISTEN_NOD_GAP_MS)
+      this.#listenNodAt = elapsedMs;
     this.#visitorSpoke = visitorSpeaking === true;
     const quietBefore = this.#recent.length > 0 && Math.min(...this.#recent) < ONSET_QUIET;
     this.#recent.push(loudness);
@@ -95,7 +96,12 @@ export class HeadMotion {
     }
     const since = elapsedMs - this.#accentAt;
     const nodPulse = since < ACCENT_NOD_MS ? Math.sin((Math.PI * since) / ACCENT_NOD_MS) : 0;
-    const brow = since < ACCENT_BROW_MS ? this.#accentStrength * smoothstep(0, 0.2, since / ACCENT_BROW_MS) * (1 - smoothstep(0.35, 1, since / ACCENT_BROW_MS)) : 0;
+    const brow =
+      since < ACCENT_BROW_MS
+        ? this.#accentStrength *
+          smoothstep(0, 0.2, since / ACCENT_BROW_MS) *
+          (1 - smoothstep(0.35, 1, since / ACCENT_BROW_MS))
+        : 0;
     const t = elapsedMs / 1000;
     const h = this.#faceHeight;
     const p = this.#phases;
@@ -122,7 +128,10 @@ export class HeadMotion {
       h * EMPHASIS * this.#emphasis * this.#speaking +
       h * NOD * nod * listening +
       h * ACCENT_NOD * this.#accentStrength * nodPulse;
-    const roll = ROLL * lively * sway(0.06, p[6]!) + LISTENING_TILT * listening + ACCENT_TILT * this.#accentStrength * nodPulse * this.#accentSide;
+    const roll =
+      ROLL * lively * sway(0.06, p[6]!) +
+      LISTENING_TILT * listening +
+      ACCENT_TILT * this.#accentStrength * nodPulse * this.#accentSide;
     return { dx, dy, roll, brow };
   }
 }

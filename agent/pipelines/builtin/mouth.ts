@@ -1,7 +1,7 @@
 // The mouth: tables built once per session from the rig (per column of the mouth's own
 // frame), and the per-frame map that moves a run's pixels by the lips and the jaw, saying
 // where the mouth texture shows through. The eyes are in eyes.ts.
-import { interpolate, smoothstep, UPPER_LIFT, type FaceRig } from '../../../src/contract/face-rig.ts';
+import { type FaceRig, interpolate, smoothstep, UPPER_LIFT } from '../../../src/contract/face-rig.ts';
 import { boundingBox, type ColumnFrame } from './column-frame.ts';
 
 /** How far toward the face's sides (share of the way) the jaw's drop reaches. */
@@ -28,7 +28,6 @@ const LENS_REACH = 0.85;
 const LOWER_TEETH_FROM = 0.3;
 /** …and rise by this share of the gap's further growth. */
 const LOWER_TEETH_RISE = 0.6;
-
 
 export interface MouthTables extends ColumnFrame {
   split: Float32Array;
@@ -92,7 +91,17 @@ export function mapMouth(
   const cavityRows = textureRows - 1 - teeth - lowerTeeth;
   const lowerFrom = LOWER_TEETH_FROM * maxOpen;
   const { cheek: cheekAt, nostril: nostrilAt, nostrilTop, nostrilBottom } = m;
-  const { split: splitAt, lens: lensAt, lateral: lateralAt, fadeStart: fadeStartAt, fadeEnd: fadeEndAt, top: topAt, bottom: bottomAt, roundAcross, roundAlong } = m;
+  const {
+    split: splitAt,
+    lens: lensAt,
+    lateral: lateralAt,
+    fadeStart: fadeStartAt,
+    fadeEnd: fadeEndAt,
+    top: topAt,
+    bottom: bottomAt,
+    roundAcross,
+    roundAlong,
+  } = m;
   const { pressing, meet: meetAt, drop: dropAt, rise: riseAt } = m;
   const lift = open * UPPER_LIFT;
   const blendScale = 1 / blend;
@@ -272,7 +281,8 @@ export function mouthTables(rig: FaceRig): MouthTables {
     lens[k] = across >= 1 ? 0 : 1 - across * across;
     const side = u < 0 ? jawLeft : jawRight;
     lateral[k] = 1 - smoothstep(0.9 * Math.abs(corner), Math.abs(side), Math.abs(u));
-    cheek[k] = CHEEK_FOLLOW * (1 - smoothstep(Math.abs(corner), CHEEK_REACH * Math.abs(corner), Math.abs(u))) * (1 - lens[k]!);
+    cheek[k] =
+      CHEEK_FOLLOW * (1 - smoothstep(Math.abs(corner), CHEEK_REACH * Math.abs(corner), Math.abs(u))) * (1 - lens[k]!);
     nostril[k] = NOSTRIL_FOLLOW * (1 - smoothstep(0.6 * NOSE_WIDTH * halfWidth, NOSE_WIDTH * halfWidth, Math.abs(u)));
     const jaw = interpolate(mouth.jaw, u);
     fadeStart[k] = jaw - 0.1 * chin;

@@ -25,4 +25,14 @@ export interface FacePose {
   roll: number;
 }
 
-export const NEUTRAL_POSE: Readonly<FacePose> = { open: 0, round: 0, press: 0, blink: 0, gaze: 0, brow: 0, dx: 0, dy: 0, roll: 0 };
+export const NEUTRAL_POSE: Readonly<FacePose> = {
+  open: 0,
+  round: 0,
+  press: 0,
+  blink: 0,
+  gaze: 0,
+  brow: 0,
+  dx: 0,
+  dy: 0,
+  roll: 0,
+};

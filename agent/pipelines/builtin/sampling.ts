@@ -13,7 +13,16 @@ export interface Texture {
 
 // Integer arithmetic is what the JIT does fastest.
 
-export function sampleLuma(base: Uint8Array, width: number, height: number, sx: Float32Array, sy: Float32Array, n: number, out: Uint8Array, at: number): void {
+export function sampleLuma(
+  base: Uint8Array,
+  width: number,
+  height: number,
+  sx: Float32Array,
+  sy: Float32Array,
+  n: number,
+  out: Uint8Array,
+  at: number,
+): void {
   const maxX = ((width - 2) << 8) | 255;
   const maxY = ((height - 2) << 8) | 255;
   for (let i = 0; i < n; i++) {
@@ -33,7 +42,18 @@ export function sampleLuma(base: Uint8Array, width: number, height: number, sx: 
 }
 
 /** Both chroma planes, sampled at luma-pixel positions. */
-export function sampleChroma(base: Uint8Array, cw: number, ch: number, uOffset: number, vOffset: number, sx: Float32Array, sy: Float32Array, n: number, out: Uint8Array, at: number): void {
+export function sampleChroma(
+  base: Uint8Array,
+  cw: number,
+  ch: number,
+  uOffset: number,
+  vOffset: number,
+  sx: Float32Array,
+  sy: Float32Array,
+  n: number,
+  out: Uint8Array,
+  at: number,
+): void {
   const maxX = ((cw - 2) << 8) | 255;
   const maxY = ((ch - 2) << 8) | 255;
   for (let i = 0; i < n; i++) {
@@ -60,7 +80,17 @@ export function sampleChroma(base: Uint8Array, cw: number, ch: number, uOffset: 
 }
 
 /** Lays a second sample of the photo (at tu, tv) over a luma run where its share is not 0. */
-export function blendLuma(base: Uint8Array, width: number, height: number, alpha: Float32Array, tu: Float32Array, tv: Float32Array, n: number, out: Uint8Array, at: number): void {
+export function blendLuma(
+  base: Uint8Array,
+  width: number,
+  height: number,
+  alpha: Float32Array,
+  tu: Float32Array,
+  tv: Float32Array,
+  n: number,
+  out: Uint8Array,
+  at: number,
+): void {
   const maxX = width - 1.001;
   const maxY = height - 1.001;
   for (let i = 0; i < n; i++) {
@@ -77,7 +107,19 @@ export function blendLuma(base: Uint8Array, width: number, height: number, alpha
 }
 
 /** The same over both chroma planes (tu, tv in luma pixels). */
-export function blendChroma(base: Uint8Array, cw: number, ch: number, uOffset: number, vOffset: number, alpha: Float32Array, tu: Float32Array, tv: Float32Array, n: number, out: Uint8Array, at: number): void {
+export function blendChroma(
+  base: Uint8Array,
+  cw: number,
+  ch: number,
+  uOffset: number,
+  vOffset: number,
+  alpha: Float32Array,
+  tu: Float32Array,
+  tv: Float32Array,
+  n: number,
+  out: Uint8Array,
+  at: number,
+): void {
   const maxX = cw - 1.001;
   const maxY = ch - 1.001;
   for (let i = 0; i < n; i++) {
@@ -107,7 +149,16 @@ function bilinear(plane: Uint8Array, offset: number, stride: number, x: number, 
 }
 
 /** Lays the texture over a run where its share is not 0. */
-export function blendTexture(plane: Float32Array, texture: Texture, alpha: Float32Array, tu: Float32Array, tv: Float32Array, n: number, out: Uint8Array, at: number): void {
+export function blendTexture(
+  plane: Float32Array,
+  texture: Texture,
+  alpha: Float32Array,
+  tu: Float32Array,
+  tv: Float32Array,
+  n: number,
+  out: Uint8Array,
+  at: number,
+): void {
   const tw = texture.width;
   const maxX = tw - 1.001;
   const maxY = texture.height - 1.001;

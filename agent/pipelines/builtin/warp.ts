@@ -14,13 +14,22 @@
 //
 // This file cuts the region into runs and draws each frame; the maps are in head-motion.ts,
 // mouth.ts and eyes.ts, the photo is read in sampling.ts.
-import { eyeTables, mapEye, type EyeTables } from './eyes.ts';
+
+import { type FaceRig, type RgbaImage, smoothstep } from '../../../src/contract/face-rig.ts';
 import { boundingBox, type ColumnFrame } from './column-frame.ts';
-import { mapMouth, mouthTables, poseMouth, type MouthTables } from './mouth.ts';
-import { mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma, type HeadMotion } from './head-motion.ts';
-import { smoothstep, type FaceRig, type RgbaImage } from '../../../src/contract/face-rig.ts';
+import { type EyeTables, eyeTables, mapEye } from './eyes.ts';
+import { type HeadMotion, mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma } from './head-motion.ts';
+import { type MouthTables, mapMouth, mouthTables, poseMouth } from './mouth.ts';
 import type { FacePose } from './pose.ts';
-import { blendChroma, blendLuma, blendTexture, sampleChroma, sampleLuma, texturePlanes, type Texture } from './sampling.ts';
+import {
+  blendChroma,
+  blendLuma,
+  blendTexture,
+  sampleChroma,
+  sampleLuma,
+  type Texture,
+  texturePlanes,
+} from './sampling.ts';
 
 /** Bounds of the head's motion: the local regions are widened by what they allow. */
 const MAX_SHIFT = 0.03;
@@ -146,12 +155,21 @@ export class FaceWarp {
 
     // Where the head's motion may bring a local region's pixels from: its box, widened.
     const reaches = [this.#mouth, ...this.#eyes].map((local) =>
-      Math.max(...[local.x0, local.x1].flatMap((x) => [local.y0, local.y1].map((y) => Math.hypot(x - this.#pivotX, y - this.#pivotY)))),
+      Math.max(
+        ...[local.x0, local.x1].flatMap((x) =>
+          [local.y0, local.y1].map((y) => Math.hypot(x - this.#pivotX, y - this.#pivotY)),
+        ),
+      ),
     );
     this.#localReach = Float64Array.from(reaches);
     this.#localBox = new Int32Array(4 * reaches.length);
     const margin = Math.ceil(this.#maxShift * Math.SQRT2 + MAX_ROLL * Math.max(...reaches)) + 2;
-    const locals = [this.#mouth, ...this.#eyes].map((local) => ({ x0: local.x0 - margin, y0: local.y0 - margin, x1: local.x1 + margin, y1: local.y1 + margin }));
+    const locals = [this.#mouth, ...this.#eyes].map((local) => ({
+      x0: local.x0 - margin,
+      y0: local.y0 - margin,
+      x1: local.x1 + margin,
+      y1: local.y1 + margin,
+    }));
     // Where boxes overlap (the eyes' do, between the eyes, once widened by the margin) a pixel
     // goes to the eye whose box's centre is nearest: the one whose region (its brow's lift
     // included) can reach it. Where the mouth's overlaps an eye's (the nostrils' reach below a
@@ -212,7 +230,9 @@ export class FaceWarp {
     const tx = clamp(pose.dx, -this.#maxShift, this.#maxShift);
     const ty = clamp(pose.dy, -this.#maxShift, this.#maxShift);
     const drawn = this.#drawn;
-    const headMoved = !drawn.valid || Math.hypot(tx - drawn.tx, ty - drawn.ty) + Math.abs(roll - drawn.roll) * this.#reach >= HEAD_STEP_PX;
+    const headMoved =
+      !drawn.valid ||
+      Math.hypot(tx - drawn.tx, ty - drawn.ty) + Math.abs(roll - drawn.roll) * this.#reach >= HEAD_STEP_PX;
     // Lips too are redrawn once they moved by a step too small to see, and always when they close.
     const mouthChanged =
       (open === 0) !== (drawn.open === 0) ||
@@ -278,10 +298,23 @@ export class FaceWarp {
         const start = list[4 * r + 1]!;
         const end = list[4 * r + 2]!;
         let kind = list[4 * r + 3]!;
-        if (kind >= MOUTH_OR_EYE) kind = this.#nearer(kind - MOUTH_OR_EYE, chroma ? start + end : (start + end) / 2, chroma ? 2 * row : row);
+        if (kind >= MOUTH_OR_EYE)
+          kind = this.#nearer(kind - MOUTH_OR_EYE, chroma ? start + end : (start + end) / 2, chroma ? 2 * row : row);
         if (kind === RIGID) {
           if (headMoved) {
-            if (chroma) rigidChroma(head, row, start, end - start, this.#base, this.#chromaWidth, this.#chromaHeight, this.#uOffset, this.#vOffset, out);
+            if (chroma)
+              rigidChroma(
+                head,
+                row,
+                start,
+                end - start,
+                this.#base,
+                this.#chromaWidth,
+                this.#chromaHeight,
+                this.#uOffset,
+                this.#vOffset,
+                out,
+              );
             else rigidLuma(head, row, start, end - start, this.#base, this.width, this.height, out);
           }
           continue;
@@ -324,12 +357,37 @@ export class FaceWarp {
   /** Pixels [start, end) of a row (in the plane's pixels) moved by the head alone. */
   #fading(chroma: boolean, row: number, start: number, end: number, out: Uint8Array): void {
     const weightRow = ((chroma ? 2 * row : row) - this.#ry0) * this.#rw - this.#rx0;
-    if (chroma) warpChroma(this.#head, this.#weight, weightRow, row, start, end - start, this.#base, this.#chromaWidth, this.#chromaHeight, this.#uOffset, this.#vOffset, out);
-    else warpLuma(this.#head, this.#weight, weightRow, row, start, end - start, this.#base, this.width, this.height, out);
+    if (chroma)
+      warpChroma(
+        this.#head,
+        this.#weight,
+        weightRow,
+        row,
+        start,
+        end - start,
+        this.#base,
+        this.#chromaWidth,
+        this.#chromaHeight,
+        this.#uOffset,
+        this.#vOffset,
+        out,
+      );
+    else
+      warpLuma(this.#head, this.#weight, weightRow, row, start, end - start, this.#base, this.width, this.height, out);
   }
 
   /** Pixels [start, end) of a row moved by the head, then by the mouth or an eye. */
-  #local(kind: number, chroma: boolean, row: number, start: number, end: number, open: number, round: number, blink: number, out: Uint8Array): void {
+  #local(
+    kind: number,
+    chroma: boolean,
+    row: number,
+    start: number,
+    end: number,
+    open: number,
+    round: number,
+    blink: number,
+    out: Uint8Array,
+  ): void {
     const n = end - start;
     const { width, height } = this;
     const cw = this.#chromaWidth;
@@ -344,7 +402,8 @@ export class FaceWarp {
     const weightRow = ((chroma ? 2 * row : row) - this.#ry0) * this.#rw - this.#rx0;
     mapHead(this.#head, this.#weight, weightRow, y, start, n, chroma, sx, sy);
     if (kind === MOUTH) {
-      const textured = mapMouth(this.#mouth, open, round, texture ? texture.height : 1, n, sx, sy, alpha, tu, tv) && texture;
+      const textured =
+        mapMouth(this.#mouth, open, round, texture ? texture.height : 1, n, sx, sy, alpha, tu, tv) && texture;
       if (chroma) {
         const at = row * cw + start;
         sampleChroma(this.#base, cw, this.#chromaHeight, this.#uOffset, this.#vOffset, sx, sy, n, out, at);
@@ -367,7 +426,8 @@ export class FaceWarp {
     if (chroma) {
       const at = row * cw + start;
       sampleChroma(this.#base, cw, this.#chromaHeight, this.#uOffset, this.#vOffset, sx, sy, n, out, at);
-      if (shared) blendChroma(this.#base, cw, this.#chromaHeight, this.#uOffset, this.#vOffset, alpha, tu, tv, n, out, at);
+      if (shared)
+        blendChroma(this.#base, cw, this.#chromaHeight, this.#uOffset, this.#vOffset, alpha, tu, tv, n, out, at);
     } else {
       const at = row * width + start;
       sampleLuma(this.#base, width, height, sx, sy, n, out, at);
@@ -385,7 +445,8 @@ export class FaceWarp {
         const weight = col < this.#rw ? this.#weight[row * this.#rw + col]! : 0;
         const kind = weight > 0 ? kindAt(this.#rx0 + col, this.#ry0 + row, weight) : -1;
         if (kind === openKind) continue;
-        if (openKind >= 0) runs.push((this.#ry0 + row) / step, (this.#rx0 + open) / step, (this.#rx0 + col) / step, openKind);
+        if (openKind >= 0)
+          runs.push((this.#ry0 + row) / step, (this.#rx0 + open) / step, (this.#rx0 + col) / step, openKind);
         open = col;
         openKind = kind;
       }
@@ -393,6 +454,5 @@ export class FaceWarp {
     return { list: Int32Array.from(runs), count: runs.length / 4 };
   }
 }
-
 
 const clamp = (value: number, min: number, max: number) => (value < min ? min : value > max ? max : value);

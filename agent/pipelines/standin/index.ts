@@ -4,7 +4,7 @@
 import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
 import type { FrameSize } from '../../../src/contract/index.ts';
 import type { AvatarRenderer, AvatarRendererOptions, FrameInput } from '../types.ts';
-import { fetchPortrait, plainPicture, type I420Picture } from './portrait.ts';
+import { fetchPortrait, type I420Picture, plainPicture } from './portrait.ts';
 
 /** One slow breath: brightness goes 100 % → 80 % → 100 % over this period. */
 const BREATH_MS = 4_000;
@@ -50,7 +50,9 @@ export class StandinRenderer implements AvatarRenderer {
       return await fetchPortrait(identity.image_url, size);
     } catch (error) {
       // The session goes on (and is billed) with a plain picture rather than no video at all.
-      (this.#options.logger ?? console).warn(`the portrait of ${identity.identity_id} could not be loaded, streaming a plain picture: ${String(error)}`);
+      (this.#options.logger ?? console).warn(
+        `the portrait of ${identity.identity_id} could not be loaded, streaming a plain picture: ${String(error)}`,
+      );
       return plainPicture(size);
     }
   }

@@ -18,7 +18,8 @@ export async function fetchPortrait(imageUrl: string, size: FrameSize): Promise<
   const response = await fetch(imageUrl, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
   if (!response.ok) throw new Error(`GET ${imageUrl} answered ${response.status}`);
   const bytes = new Uint8Array(await response.arrayBuffer());
-  if (bytes.byteLength > MAX_IMAGE_BYTES) throw new Error(`${imageUrl} is ${bytes.byteLength} bytes, more than ${MAX_IMAGE_BYTES}`);
+  if (bytes.byteLength > MAX_IMAGE_BYTES)
+    throw new Error(`${imageUrl} is ${bytes.byteLength} bytes, more than ${MAX_IMAGE_BYTES}`);
   const rgba = await sharp(bytes, { limitInputPixels: 40_000_000 })
     .rotate() // EXIF orientation, in case the image was not normalised when stored
     // 'attention' keeps the most salient region (skin tones, detail) when cropping: the face.
@@ -26,7 +27,12 @@ export async function fetchPortrait(imageUrl: string, size: FrameSize): Promise<
     .ensureAlpha()
     .raw()
     .toBuffer();
-  const frame = new VideoFrame(new Uint8Array(rgba.buffer, rgba.byteOffset, rgba.byteLength), size.width, size.height, VideoBufferType.RGBA);
+  const frame = new VideoFrame(
+    new Uint8Array(rgba.buffer, rgba.byteOffset, rgba.byteLength),
+    size.width,
+    size.height,
+    VideoBufferType.RGBA,
+  );
   return { data: frame.convert(VideoBufferType.I420).data, size };
 }
 

@@ -7,20 +7,26 @@ import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { stt } from '@livekit/agents';
+import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
 import { replyGrammar } from './alphabets.ts';
 import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaGrammar, type LlamaModel } from './llama.ts';
 import { OfflineLLM, type OfflineLLMOptions, type ReplyThreads } from './llm.ts';
 import { SentenceEnd } from './sentence-end.ts';
 import { SpeechServer } from './speech-server.ts';
-import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
 import { OfflineSTT } from './stt.ts';
 import { OfflineTTS, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
 
-export { joinFrames, OfflineSTT } from './stt.ts';
 export { OfflineLLM, type OfflineLLMOptions, smallModelPrompt, toLlamaHistory } from './llm.ts';
 export { ReplyChunker, splitClauses } from './reply-chunks.ts';
 export { SentenceEnd } from './sentence-end.ts';
-export { OFFLINE_TTS_SAMPLE_RATE, OfflineTTS, planVoice, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
+export { joinFrames, OfflineSTT } from './stt.ts';
+export {
+  OFFLINE_TTS_SAMPLE_RATE,
+  OfflineTTS,
+  type OfflineTTSOptions,
+  type OfflineVoiceProfile,
+  planVoice,
+} from './tts.ts';
 
 export interface OfflineModels {
   /** Pinned language: recognise in it; 'auto': detect (SpeechData.language carries the ISO code). */
@@ -50,7 +56,6 @@ interface Manifest {
 /** The bootstrap's LAYOUT_VERSION (2: Piper's model patched for phoneme timing; 3: a reply model beside the reader). */
 const MANIFEST_LAYOUT = 3;
 
-
 async function readManifest(modelsDir: string): Promise<Manifest> {
   const file = join(modelsDir, 'manifest.json');
   let manifest: Manifest;
@@ -62,7 +67,8 @@ async function readManifest(modelsDir: string): Promise<Manifest> {
         '`npm start` and `npm test` install them (src/bootstrap/models.mjs), or set LIKENESS_MODELS_DIR',
     );
   }
-  if (manifest.layout !== MANIFEST_LAYOUT) throw new Error(`${file} has layout ${manifest.layout}, expected ${MANIFEST_LAYOUT}: run the bootstrap again`);
+  if (manifest.layout !== MANIFEST_LAYOUT)
+    throw new Error(`${file} has layout ${manifest.layout}, expected ${MANIFEST_LAYOUT}: run the bootstrap again`);
   return manifest;
 }
 
@@ -91,10 +97,18 @@ export interface LoadOfflineModelsOptions {
  * The language model alone (bench/conversation/eval/text-only.ts measures candidates with it):
  * the manifest's, or `modelPath` instead.
  */
-export async function loadOfflineLanguageModel(modelsDir: string, options: { threads?: number; modelPath?: string; llm?: Partial<OfflineLLMOptions> } = {}) {
+export async function loadOfflineLanguageModel(
+  modelsDir: string,
+  options: { threads?: number; modelPath?: string; llm?: Partial<OfflineLLMOptions> } = {},
+) {
   const manifest = await readManifest(modelsDir);
   const threads = options.threads ?? 1;
-  const loaded = await loadLanguageModel({ ...manifest, llm: options.modelPath ?? manifest.llm }, modelsDir, () => threads, null);
+  const loaded = await loadLanguageModel(
+    { ...manifest, llm: options.modelPath ?? manifest.llm },
+    modelsDir,
+    () => threads,
+    null,
+  );
   return { llm: new OfflineLLM(loaded.reply, options.llm), close: loaded.close };
 }
 
@@ -132,7 +146,12 @@ function startSpeechServer(manifest: Manifest, modelsDir: string, threads: numbe
 async function openLanguageModels(manifest: Manifest, modelsDir: string, files: string[]) {
   const llamaCpp = await importNodeLlamaCpp(pathToFileURL(inModelsDir(modelsDir, manifest.nodeLlamaCpp)).href);
   // build 'never': only the prebuilt CPU binaries the bootstrap installed, no download or compile.
-  const llama: Llama = await llamaCpp.getLlama({ gpu: false, build: 'never', logLevel: llamaCpp.LlamaLogLevel.error, progressLogs: false });
+  const llama: Llama = await llamaCpp.getLlama({
+    gpu: false,
+    build: 'never',
+    logLevel: llamaCpp.LlamaLogLevel.error,
+    progressLogs: false,
+  });
   const models: LlamaModel[] = [];
   const release = async () => {
     for (const model of models) await model.dispose();
@@ -155,16 +174,29 @@ const MAX_REPLY_THREADS = 2;
  * file serving both is loaded once. Before each reply the instance's thread budget is set to
  * what `replyThreads` says.
  */
-async function loadLanguageModel(manifest: Manifest, modelsDir: string, replyThreads: () => number, readerFile: string | null) {
+async function loadLanguageModel(
+  manifest: Manifest,
+  modelsDir: string,
+  replyThreads: () => number,
+  readerFile: string | null,
+) {
   const files = readerFile && readerFile !== manifest.llm ? [manifest.llm, readerFile] : [manifest.llm];
   const { llamaCpp, llama, models, release } = await openLanguageModels(manifest, modelsDir, files);
   const [replyModel, readerModel = replyModel] = models as [LlamaModel, LlamaModel?];
   let context: LlamaContext | undefined;
   try {
-    context = await replyModel.createContext({ contextSize: 2048, threads: { ideal: MAX_REPLY_THREADS, min: 1 }, sequences: 1 });
+    context = await replyModel.createContext({
+      contextSize: 2048,
+      threads: { ideal: MAX_REPLY_THREADS, min: 1 },
+      sequences: 1,
+    });
     const chat = new llamaCpp.LlamaChat({ contextSequence: context.getSequence() });
     const alphabets = Object.fromEntries(
-      await Promise.all(SPOKEN_LANGUAGES.map(async (language) => [language, await llama.createGrammar({ grammar: replyGrammar(language) })] as const)),
+      await Promise.all(
+        SPOKEN_LANGUAGES.map(
+          async (language) => [language, await llama.createGrammar({ grammar: replyGrammar(language) })] as const,
+        ),
+      ),
     ) as Record<SpokenLanguage, LlamaGrammar>;
     const created = context;
     const threads: ReplyThreads = {
@@ -221,6 +253,10 @@ export async function loadOfflineModels(options: LoadOfflineModelsOptions): Prom
     tts: (voice: OfflineTTSOptions) => new OfflineTTS(server, espeakCommand, voice),
     sentenceEnd,
     // The sentence reader's context lives on the model: it goes first.
-    close: () => (closing ??= sentenceEnd.close().then(() => Promise.all([server.close(), language.value.close()])).then(() => {})),
+    close: () =>
+      (closing ??= sentenceEnd
+        .close()
+        .then(() => Promise.all([server.close(), language.value.close()]))
+        .then(() => {})),
   };
 }

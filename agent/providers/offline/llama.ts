@@ -44,7 +44,9 @@ export type LlamaControlledInput = LlamaToken | [LlamaToken, { generateNext: { p
 export interface LlamaContextSequence {
   readonly contextTokens: readonly unknown[];
   clearHistory(): Promise<void>;
-  controlledEvaluate(input: LlamaControlledInput[]): Promise<Array<undefined | { next?: { probabilities?: Map<LlamaToken, number> } }>>;
+  controlledEvaluate(
+    input: LlamaControlledInput[],
+  ): Promise<Array<undefined | { next?: { probabilities?: Map<LlamaToken, number> } }>>;
 }
 
 export interface LlamaContext {
@@ -56,7 +58,11 @@ export interface LlamaContext {
 
 export interface LlamaModel {
   /** `threads.ideal` is used when the Llama's `maxThreads` allows it, never fewer than `min`. */
-  createContext(options: { contextSize?: number; threads?: number | { ideal: number; min: number }; sequences?: number }): Promise<LlamaContext>;
+  createContext(options: {
+    contextSize?: number;
+    threads?: number | { ideal: number; min: number };
+    sequences?: number;
+  }): Promise<LlamaContext>;
   /** `specialTokens`: read "<|im_start|>" and the like as the template's tokens, not text. */
   tokenize(text: string, specialTokens?: boolean): LlamaToken[];
   dispose(): Promise<void>;
@@ -71,12 +77,7 @@ export interface Llama {
 }
 
 export interface NodeLlamaCpp {
-  getLlama(options: {
-    gpu: false;
-    build: 'never';
-    logLevel?: string;
-    progressLogs?: boolean;
-  }): Promise<Llama>;
+  getLlama(options: { gpu: false; build: 'never'; logLevel?: string; progressLogs?: boolean }): Promise<Llama>;
   LlamaChat: new (options: { contextSequence: LlamaContextSequence }) => LlamaChat;
   LlamaLogLevel: Record<'error' | 'warn' | 'info' | 'debug', string>;
 }

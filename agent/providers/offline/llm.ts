@@ -2,7 +2,13 @@
 // bootstrap's manifest names it) as an agents LLM. One model, context and sequence stay loaded
 // for the whole job: the chat history is re-sent each turn, and node-llama-cpp only evaluates
 // what is new since the last turn (the shared prefix is cached), so the first token comes quickly.
-import { APIConnectionError, type APIConnectOptions, DEFAULT_API_CONNECT_OPTIONS, llm, shortuuid } from '@livekit/agents';
+import {
+  APIConnectionError,
+  type APIConnectOptions,
+  DEFAULT_API_CONNECT_OPTIONS,
+  llm,
+  shortuuid,
+} from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import type { LlamaChat, LlamaGrammar, LlamaHistoryItem } from './llama.ts';
 
@@ -84,9 +90,18 @@ export function smallModelPrompt(history: LlamaHistoryItem[], language: SpokenLa
 }
 
 /** What every reply's prompt starts with: the instructions, the language example, the greeting. */
-function promptStart(system: LlamaHistoryItem | undefined, greeting: LlamaHistoryItem | undefined, language: SpokenLanguage): LlamaHistoryItem[] {
+function promptStart(
+  system: LlamaHistoryItem | undefined,
+  greeting: LlamaHistoryItem | undefined,
+  language: SpokenLanguage,
+): LlamaHistoryItem[] {
   const [question, answer] = LANGUAGE_EXAMPLES[language];
-  return [...(system ? [system] : []), { type: 'user', text: question }, { type: 'model', response: [answer] }, ...(greeting ? [greeting] : [])];
+  return [
+    ...(system ? [system] : []),
+    { type: 'user', text: question },
+    { type: 'model', response: [answer] },
+    ...(greeting ? [greeting] : []),
+  ];
 }
 
 /** The threads a reply gets, chosen before each one (index.ts: from the sessions on the machine). */
@@ -144,7 +159,11 @@ export class OfflineLLM extends llm.LLM {
     return 'likeness-offline';
   }
 
-  chat({ chatCtx, toolCtx, connOptions = DEFAULT_API_CONNECT_OPTIONS }: {
+  chat({
+    chatCtx,
+    toolCtx,
+    connOptions = DEFAULT_API_CONNECT_OPTIONS,
+  }: {
     chatCtx: llm.ChatContext;
     toolCtx?: llm.ToolContextLike;
     connOptions?: APIConnectOptions;
@@ -153,7 +172,12 @@ export class OfflineLLM extends llm.LLM {
   }
 
   /** Runs one generation on the shared sequence, after stopping the one before. */
-  async _generate(history: LlamaHistoryItem[], signal: AbortSignal, onText: (text: string) => boolean, mostThreads?: number): Promise<number> {
+  async _generate(
+    history: LlamaHistoryItem[],
+    signal: AbortSignal,
+    onText: (text: string) => boolean,
+    mostThreads?: number,
+  ): Promise<number> {
     const previous = this.#running;
     if (previous) {
       previous.stop.abort();
@@ -215,7 +239,11 @@ export class OfflineLLM extends llm.LLM {
    * stops it, as any newer generation does.
    */
   prime(instructions: string, greeting: string): void {
-    const prefix = promptStart({ type: 'system', text: instructions }, { type: 'model', response: [greeting] }, this.#language);
+    const prefix = promptStart(
+      { type: 'system', text: instructions },
+      { type: 'model', response: [greeting] },
+      this.#language,
+    );
     // One thread: nobody waits for it, and other sessions may be starting (their first frames).
     void this._generate(prefix, new AbortController().signal, () => false, 1).catch(() => undefined);
   }
@@ -224,7 +252,10 @@ export class OfflineLLM extends llm.LLM {
 export class OfflineLLMStream extends llm.LLMStream {
   readonly #llm: OfflineLLM;
 
-  constructor(model: OfflineLLM, options: { chatCtx: llm.ChatContext; toolCtx?: llm.ToolContextLike; connOptions: APIConnectOptions }) {
+  constructor(
+    model: OfflineLLM,
+    options: { chatCtx: llm.ChatContext; toolCtx?: llm.ToolContextLike; connOptions: APIConnectOptions },
+  ) {
     super(model, options);
     this.#llm = model;
   }
@@ -256,7 +287,10 @@ export class OfflineLLMStream extends llm.LLMStream {
         return cut < 0;
       });
     } catch (error) {
-      throw new APIConnectionError({ message: `offline LLM failed: ${(error as Error).message}`, options: { retryable: false } });
+      throw new APIConnectionError({
+        message: `offline LLM failed: ${(error as Error).message}`,
+        options: { retryable: false },
+      });
     }
     if (this.queue.closed) return; // closed by the session (an interruption)
     this.queue.put({

@@ -35,8 +35,11 @@ export class SentenceEnd {
    */
   static async on(model: LlamaModel, release: () => Promise<void> = async () => {}): Promise<SentenceEnd> {
     // Checked before a context exists, so a model without these tokens leaves nothing behind.
-    const endings = ENDINGS.map((ending) => model.tokenize(ending, true)).filter((tokens) => tokens.length === 1).map((tokens) => tokens[0]!);
-    if (endings.length !== ENDINGS.length) throw new Error('the language model has no single token for some sentence ending');
+    const endings = ENDINGS.map((ending) => model.tokenize(ending, true))
+      .filter((tokens) => tokens.length === 1)
+      .map((tokens) => tokens[0]!);
+    if (endings.length !== ENDINGS.length)
+      throw new Error('the language model has no single token for some sentence ending');
     const context = await model.createContext({ contextSize: 256, threads: 1, sequences: 1 });
     return new SentenceEnd(model, context, endings, release);
   }
@@ -56,7 +59,9 @@ export class SentenceEnd {
     const words = bare.charAt(0).toLocaleUpperCase() + bare.slice(1);
     const tokens = this.#model.tokenize(`<|im_start|>user\n${words}`, true);
     await this.#sequence.clearHistory();
-    const input = tokens.map((token, index) => (index === tokens.length - 1 ? ([token, { generateNext: { probabilities: true } }] as const) : token));
+    const input = tokens.map((token, index) =>
+      index === tokens.length - 1 ? ([token, { generateNext: { probabilities: true } }] as const) : token,
+    );
     const output = await this.#sequence.controlledEvaluate(input as never);
     const next = output[tokens.length - 1]?.next?.probabilities;
     if (!next) throw new Error('the language model returned no next-token probabilities');

@@ -1,8 +1,8 @@
 // The Python process that keeps Whisper and Piper loaded for a whole job, and speaks with
 // espeak-ng's library (speech_server.py describes the wire format). Requests carry ids, so recognition and speech can overlap.
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 
 const SCRIPT = fileURLToPath(new URL('./speech_server.py', import.meta.url));
 const READY_TIMEOUT_MS = 120_000; // a cold disk cache on a busy machine
@@ -84,7 +84,8 @@ export class SpeechServer {
   private stderr = '';
   private exitError: Error | null = null;
   private readonly exited: Promise<void>;
-  private readyWaiter: { resolve: (header: Record<string, unknown>) => void; reject: (error: Error) => void } | null = null;
+  private readyWaiter: { resolve: (header: Record<string, unknown>) => void; reject: (error: Error) => void } | null =
+    null;
   /** Output sample rate of the Piper voice. */
   sampleRate = 0;
   /** Whether the process loaded libespeak-ng: espeak-ng speech then comes timed from it. */
@@ -111,7 +112,9 @@ export class SpeechServer {
     this.child.stdin.on('error', () => {});
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
-        const error = new Error(`the offline speech process exited (${signal ?? code}): ${this.stderr.trim().split('\n').slice(-5).join(' | ')}`);
+        const error = new Error(
+          `the offline speech process exited (${signal ?? code}): ${this.stderr.trim().split('\n').slice(-5).join(' | ')}`,
+        );
         this.exitError = error;
         this.readyWaiter?.reject(error);
         for (const queue of this.pending.values()) queue.fail(error);
@@ -129,9 +132,14 @@ export class SpeechServer {
   /** Starts the process and resolves once every model is loaded. */
   static async start(settings: SpeechServerSettings): Promise<SpeechServer> {
     const server = new SpeechServer(settings);
-    const timer = setTimeout(() => server.readyWaiter?.reject(new Error('the offline speech process did not load its models in time')), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => server.readyWaiter?.reject(new Error('the offline speech process did not load its models in time')),
+      READY_TIMEOUT_MS,
+    );
     try {
-      const ready = await new Promise<Record<string, unknown>>((resolve, reject) => (server.readyWaiter = { resolve, reject }));
+      const ready = await new Promise<Record<string, unknown>>(
+        (resolve, reject) => (server.readyWaiter = { resolve, reject }),
+      );
       server.sampleRate = Number(ready.sampleRate);
       server.espeak = ready.espeak === true;
     } catch (error) {
@@ -260,5 +268,7 @@ export class SpeechServer {
 
 function phonemePairs(value: unknown): Array<[string, number]> {
   if (!Array.isArray(value)) return [];
-  return value.filter((pair): pair is [string, number] => Array.isArray(pair) && typeof pair[0] === 'string' && Number.isFinite(pair[1]));
+  return value.filter(
+    (pair): pair is [string, number] => Array.isArray(pair) && typeof pair[0] === 'string' && Number.isFinite(pair[1]),
+  );
 }

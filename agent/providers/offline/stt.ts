@@ -1,6 +1,6 @@
 // Whisper as an agents STT. It recognises whole utterances (no streaming): AgentSession wraps
 // it in stt.StreamAdapter with the session's VAD, which cuts the visitor's turns.
-import { type AudioBuffer, type APIConnectOptions, asLanguageCode, stt } from '@livekit/agents';
+import { type APIConnectOptions, type AudioBuffer, asLanguageCode, stt } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
 import type { SpeechServer } from './speech-server.ts';
@@ -9,14 +9,20 @@ import type { SpeechServer } from './speech-server.ts';
  * One frame from the VAD's list of 10–20 ms frames. Not agents' mergeFrames: it re-spreads the
  * whole array for every frame (quadratic; measured 8 s for a 7 s utterance at 48 kHz).
  */
-export function joinFrames(buffer: AudioBuffer): { data: Int16Array; sampleRate: number; channels: number; samplesPerChannel: number } {
+export function joinFrames(buffer: AudioBuffer): {
+  data: Int16Array;
+  sampleRate: number;
+  channels: number;
+  samplesPerChannel: number;
+} {
   const frames: AudioFrame[] = Array.isArray(buffer) ? buffer : [buffer];
   const first = frames[0];
   if (!first) throw new TypeError('no audio to recognise');
   const { sampleRate, channels } = first;
   let length = 0;
   for (const frame of frames) {
-    if (frame.sampleRate !== sampleRate || frame.channels !== channels) throw new TypeError('frames of one utterance differ in format');
+    if (frame.sampleRate !== sampleRate || frame.channels !== channels)
+      throw new TypeError('frames of one utterance differ in format');
     length += frame.samplesPerChannel * channels;
   }
   const data = new Int16Array(length);
@@ -86,6 +92,8 @@ export class OfflineSTT extends stt.STT {
   }
 
   stream(_options?: { connOptions?: APIConnectOptions }): stt.SpeechStream {
-    throw new Error('offline.STT recognises whole utterances: wrap it in stt.StreamAdapter with a VAD (AgentSession does)');
+    throw new Error(
+      'offline.STT recognises whole utterances: wrap it in stt.StreamAdapter with a VAD (AgentSession does)',
+    );
   }
 }

@@ -6,9 +6,9 @@
 // said: the frames carry those times as viseme cues for the avatar's lips (agent/visemes).
 import { spawn } from 'node:child_process';
 import { type APIConnectOptions, AudioByteStream, DEFAULT_API_CONNECT_OPTIONS, shortuuid, tts } from '@livekit/agents';
-import type { SpeechServer, SpeechVoice, SpokenChunk } from './speech-server.ts';
-import { cuesFromPhonemes, cuesWithin, VISEME_CUES, type VisemeCue } from '../../visemes/index.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import { cuesFromPhonemes, cuesWithin, VISEME_CUES, type VisemeCue } from '../../visemes/index.ts';
+import type { SpeechServer, SpeechVoice, SpokenChunk } from './speech-server.ts';
 
 export const OFFLINE_TTS_SAMPLE_RATE = 22_050;
 
@@ -38,8 +38,20 @@ const ESPEAK_DEFAULT_WPM = 160; // a little slower than espeak's 175: clearer
  * all within a few Hz): the default male voice, and the `+f3` female variant for higher voices.
  */
 const ESPEAK_PITCH: Record<'male' | 'female', [number, number][]> = {
-  male: [[0, 72], [25, 82], [50, 100], [75, 129], [99, 168]],
-  female: [[0, 141], [25, 167], [50, 205], [75, 259], [99, 331]],
+  male: [
+    [0, 72],
+    [25, 82],
+    [50, 100],
+    [75, 129],
+    [99, 168],
+  ],
+  female: [
+    [0, 141],
+    [25, 167],
+    [50, 205],
+    [75, 259],
+    [99, 331],
+  ],
 };
 const FEMALE_FROM_HZ = 150;
 
@@ -64,7 +76,11 @@ export function planVoice({ language, profile }: OfflineTTSOptions): VoicePlan {
     if (!profile) return { engine: 'piper', lengthScale: 1, pitchFactor: 1 };
     const pitchFactor = profile.pitchHz / PIPER_PITCH_HZ;
     if (pitchFactor >= PIPER_PITCH_FACTORS[0] && pitchFactor <= PIPER_PITCH_FACTORS[1]) {
-      return { engine: 'piper', lengthScale: clamp(PIPER_WORDS_PER_MINUTE / profile.wordsPerMinute, 0.6, 1.6), pitchFactor };
+      return {
+        engine: 'piper',
+        lengthScale: clamp(PIPER_WORDS_PER_MINUTE / profile.wordsPerMinute, 0.6, 1.6),
+        pitchFactor,
+      };
     }
   }
   const base = ESPEAK_VOICES[language];
@@ -95,12 +111,21 @@ export function wavSamples(wav: Buffer): Int16Array {
   throw new Error('espeak-ng produced no WAV data');
 }
 
-function espeak(command: string, text: string, plan: Extract<VoicePlan, { engine: 'espeak-ng' }>, signal: AbortSignal): Promise<Int16Array> {
+function espeak(
+  command: string,
+  text: string,
+  plan: Extract<VoicePlan, { engine: 'espeak-ng' }>,
+  signal: AbortSignal,
+): Promise<Int16Array> {
   return new Promise((resolve, reject) => {
     // Text on stdin: a reply starting with "-" is not an option.
-    const child = spawn(command, ['-v', plan.voice, '-p', String(plan.pitch), '-s', String(plan.wordsPerMinute), '--stdout', '--stdin'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      command,
+      ['-v', plan.voice, '-p', String(plan.pitch), '-s', String(plan.wordsPerMinute), '--stdout', '--stdin'],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     const chunks: Buffer[] = [];
     let stderr = '';
     const onAbort = () => child.kill('SIGKILL');
@@ -149,7 +174,11 @@ export class OfflineTTS extends tts.TTS {
     this.#options = { ...this.#options, ...options };
   }
 
-  synthesize(text: string, connOptions: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS, abortSignal?: AbortSignal): OfflineChunkedStream {
+  synthesize(
+    text: string,
+    connOptions: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS,
+    abortSignal?: AbortSignal,
+  ): OfflineChunkedStream {
     return new OfflineChunkedStream(this, text, planVoice(this.#options), connOptions, abortSignal);
   }
 
@@ -163,7 +192,11 @@ export class OfflineTTS extends tts.TTS {
       yield* this.#server.speak(text, plan, signal);
     } else {
       // Without libespeak-ng in the speech process: the command, untimed (the lips follow loudness).
-      yield { samples: await espeak(this.#espeakCommand, text, plan, signal), sampleRate: OFFLINE_TTS_SAMPLE_RATE, phonemes: [] };
+      yield {
+        samples: await espeak(this.#espeakCommand, text, plan, signal),
+        sampleRate: OFFLINE_TTS_SAMPLE_RATE,
+        phonemes: [],
+      };
     }
   }
 }
@@ -173,7 +206,13 @@ export class OfflineChunkedStream extends tts.ChunkedStream {
   readonly #tts: OfflineTTS;
   readonly #plan: VoicePlan;
 
-  constructor(voice: OfflineTTS, text: string, plan: VoicePlan, connOptions: APIConnectOptions, abortSignal?: AbortSignal) {
+  constructor(
+    voice: OfflineTTS,
+    text: string,
+    plan: VoicePlan,
+    connOptions: APIConnectOptions,
+    abortSignal?: AbortSignal,
+  ) {
     super(text, voice, { ...connOptions, maxRetry: 0 }, abortSignal);
     this.#tts = voice;
     this.#plan = plan;
@@ -191,7 +230,11 @@ export class OfflineChunkedStream extends tts.ChunkedStream {
     // Each frame goes out once the next one exists, so the last can be flagged final.
     let held: tts.SynthesizedAudio | undefined;
     const put = (frame: tts.SynthesizedAudio['frame']) => {
-      const within = cuesWithin(cues, framed / OFFLINE_TTS_SAMPLE_RATE, frame.samplesPerChannel / OFFLINE_TTS_SAMPLE_RATE);
+      const within = cuesWithin(
+        cues,
+        framed / OFFLINE_TTS_SAMPLE_RATE,
+        frame.samplesPerChannel / OFFLINE_TTS_SAMPLE_RATE,
+      );
       if (within.length > 0) frame.userdata[VISEME_CUES] = within;
       framed += frame.samplesPerChannel;
       if (held && !this.queue.closed) this.queue.put(held);
@@ -200,11 +243,16 @@ export class OfflineChunkedStream extends tts.ChunkedStream {
     try {
       for await (const { samples, sampleRate, phonemes } of this.#tts._speak(this.inputText, this.#plan, signal)) {
         if (signal.aborted) return;
-        if (sampleRate !== OFFLINE_TTS_SAMPLE_RATE) throw new Error(`the offline voice spoke at ${sampleRate} Hz, not ${OFFLINE_TTS_SAMPLE_RATE}`);
+        if (sampleRate !== OFFLINE_TTS_SAMPLE_RATE)
+          throw new Error(`the offline voice spoke at ${sampleRate} Hz, not ${OFFLINE_TTS_SAMPLE_RATE}`);
         const offset = spoken / OFFLINE_TTS_SAMPLE_RATE;
-        for (const cue of cuesFromPhonemes(phonemes, OFFLINE_TTS_SAMPLE_RATE)) cues.push({ ...cue, start: cue.start + offset });
+        for (const cue of cuesFromPhonemes(phonemes, OFFLINE_TTS_SAMPLE_RATE))
+          cues.push({ ...cue, start: cue.start + offset });
         spoken += samples.length;
-        for (const frame of bytes.write(samples.buffer.slice(samples.byteOffset, samples.byteOffset + samples.byteLength))) put(frame);
+        for (const frame of bytes.write(
+          samples.buffer.slice(samples.byteOffset, samples.byteOffset + samples.byteLength),
+        ))
+          put(frame);
       }
       for (const frame of bytes.flush()) put(frame);
       if (held && !this.queue.closed && !signal.aborted) this.queue.put({ ...held, final: true });

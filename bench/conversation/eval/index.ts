@@ -22,8 +22,15 @@ import { startProviderFakes } from '../../../test/support/fakes/index.ts';
 import { identityForm } from '../../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../../test/support/voice.ts';
-import { FAKE_LATENCY, report, startBenchService, trailingSilenceMs, VAD_SILENCE_MS, voiceBounds } from '../../support/index.ts';
-import { HESITANT_QUESTIONS, PERSONA, QUESTIONS, type EvalQuestion, type HesitantQuestion } from './questions.ts';
+import {
+  FAKE_LATENCY,
+  report,
+  startBenchService,
+  trailingSilenceMs,
+  VAD_SILENCE_MS,
+  voiceBounds,
+} from '../../support/index.ts';
+import { type EvalQuestion, HESITANT_QUESTIONS, type HesitantQuestion, PERSONA, QUESTIONS } from './questions.ts';
 import { isRightAnswer, replyLanguage, wordErrorRate } from './scoring.ts';
 
 const { values } = parseArgs({
@@ -61,7 +68,12 @@ interface Turn {
 }
 
 /** The fake model's answer, in the question's language. */
-const ANSWER_TEMPLATE: Record<SpokenLanguage, (word: string) => string> = { en: (w) => `It is ${w}.`, es: (w) => `Es ${w}.`, pl: (w) => `To jest ${w}.`, uk: (w) => `Це ${w}.` };
+const ANSWER_TEMPLATE: Record<SpokenLanguage, (word: string) => string> = {
+  en: (w) => `It is ${w}.`,
+  es: (w) => `Es ${w}.`,
+  pl: (w) => `To jest ${w}.`,
+  uk: (w) => `Це ${w}.`,
+};
 const fakes = values.providers === 'fakes' ? await startProviderFakes() : undefined;
 if (fakes) {
   fakes.deepgram.finalDelayMs = FAKE_LATENCY.deepgramFinalMs;
@@ -81,7 +93,9 @@ if (fakes) {
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
 const { service } = bench;
 const providers = loadProviders(process.env);
-console.log(`cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turn_detection=${providers.turns.detection} endpointing=${providers.turns.minEndpointingDelayMs}-${providers.turns.maxEndpointingDelayMs} ms`);
+console.log(
+  `cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turn_detection=${providers.turns.detection} endpointing=${providers.turns.minEndpointingDelayMs}-${providers.turns.maxEndpointingDelayMs} ms`,
+);
 const account = await service.services.operations.createAccount({ email: 'eval@example.com', credits: 10_000_000 });
 const authorization = `Bearer ${account.api_key}`;
 const results: { label: string; outcomes: Outcome[] }[] = [];
@@ -90,7 +104,9 @@ try {
     for (const voice of voices) {
       if (voice === 'piper' && language !== 'en') continue;
       const set: EvalQuestion[] = values.hesitant ? HESITANT_QUESTIONS : QUESTIONS;
-      const questions = set.filter((question) => question.language === language).slice(0, values.limit ? Number(values.limit) : undefined);
+      const questions = set
+        .filter((question) => question.language === language)
+        .slice(0, values.limit ? Number(values.limit) : undefined);
       if (questions.length === 0) continue;
       results.push({ label: `${language} (${voice})`, outcomes: await converse(language, voice, questions) });
     }
@@ -100,7 +116,9 @@ try {
   await fakes?.stop();
 }
 
-console.log(`\n| language (voice) | n | STT WER | right answers | wrong language | voice-to-voice p50 / p95 |${values.hesitant ? ` cut off at a ${values['pause-ms']} ms pause |` : ''}`);
+console.log(
+  `\n| language (voice) | n | STT WER | right answers | wrong language | voice-to-voice p50 / p95 |${values.hesitant ? ` cut off at a ${values['pause-ms']} ms pause |` : ''}`,
+);
 console.log(`|---|---|---|---|---|---|${values.hesitant ? '---|' : ''}`);
 for (const { label, outcomes } of results) {
   const wer = outcomes.reduce((sum, o) => sum + wordErrorRate(o.question.text, o.heard), 0) / outcomes.length;
@@ -111,22 +129,46 @@ for (const { label, outcomes } of results) {
     return detected !== null && detected !== pinned;
   }).length;
   const times = outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs])).sort((a, b) => a - b);
-  const at = (p: number) => (times.length ? `${Math.round(times[Math.min(times.length - 1, Math.floor(p * times.length))]!)}` : '–');
+  const at = (p: number) =>
+    times.length ? `${Math.round(times[Math.min(times.length - 1, Math.floor(p * times.length))]!)}` : '–';
   const cutOffs = values.hesitant ? ` ${outcomes.filter((o) => o.cutOff).length}/${outcomes.length} |` : '';
-  console.log(`| ${label} | ${outcomes.length} | ${(wer * 100).toFixed(0)} % | ${right}/${outcomes.length} (${((right / outcomes.length) * 100).toFixed(0)} %) | ${wrong} | ${at(0.5)} / ${at(0.95)} ms |${cutOffs}`);
+  console.log(
+    `| ${label} | ${outcomes.length} | ${(wer * 100).toFixed(0)} % | ${right}/${outcomes.length} (${((right / outcomes.length) * 100).toFixed(0)} %) | ${wrong} | ${at(0.5)} / ${at(0.95)} ms |${cutOffs}`,
+  );
 }
-for (const { label, outcomes } of results) report(`voice-to-voice ${label}`, outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs])), { width: 32, digits: 0 });
+for (const { label, outcomes } of results)
+  report(
+    `voice-to-voice ${label}`,
+    outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs])),
+    { width: 32, digits: 0 },
+  );
 if (fakes) {
   const fixed = VAD_SILENCE_MS + providers.turns.minEndpointingDelayMs + FAKE_LATENCY.firstAudioMs;
-  console.log(`fixed: VAD silence ${VAD_SILENCE_MS} + endpointing ${providers.turns.minEndpointingDelayMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms`);
-  for (const { label, outcomes } of results) report(`our overhead ${label}`, outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs - fixed])), { width: 32, digits: 0 });
+  console.log(
+    `fixed: VAD silence ${VAD_SILENCE_MS} + endpointing ${providers.turns.minEndpointingDelayMs} + first audio ${FAKE_LATENCY.firstAudioMs} = ${fixed} ms`,
+  );
+  for (const { label, outcomes } of results)
+    report(
+      `our overhead ${label}`,
+      outcomes.flatMap((o) => (o.voiceToVoiceMs === null ? [] : [o.voiceToVoiceMs - fixed])),
+      { width: 32, digits: 0 },
+    );
 }
 // The visitors' native handles would keep the process alive.
 process.exit(0);
 
 /** One session: each question asked in turn, and what the transcript says was heard and answered. */
 async function converse(language: SpokenLanguage, voice: string, questions: EvalQuestion[]): Promise<Outcome[]> {
-  const created = await fetch(`${service.url}/v1/identities`, { method: 'POST', headers: { authorization }, body: await identityForm({ language, name: PERSONA.name, prompt: PERSONA.prompt, ...(language === 'en' ? {} : { voice_id: MULTILINGUAL_VOICE }) }) });
+  const created = await fetch(`${service.url}/v1/identities`, {
+    method: 'POST',
+    headers: { authorization },
+    body: await identityForm({
+      language,
+      name: PERSONA.name,
+      prompt: PERSONA.prompt,
+      ...(language === 'en' ? {} : { voice_id: MULTILINGUAL_VOICE }),
+    }),
+  });
   const identity = (await created.json()) as { identity_id: string };
   const started = await fetch(`${service.url}/v1/sessions/start`, {
     method: 'POST',
@@ -137,38 +179,73 @@ async function converse(language: SpokenLanguage, voice: string, questions: Eval
   const session = (await started.json()) as { room_name: string; token: string; rtc_url: string };
   const visitor = await joinAsVisitor(session, { audioOnly: true });
   const microphone = await Microphone.publish(visitor.room);
-  const ears = new Listener(await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'));
-  const windows: { question: EvalQuestion; from: number; voiceEnd: number; to: number; voiceToVoiceMs: number | null; spokeInPause?: boolean }[] = [];
+  const ears = new Listener(
+    await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'),
+  );
+  const windows: {
+    question: EvalQuestion;
+    from: number;
+    voiceEnd: number;
+    to: number;
+    voiceToVoiceMs: number | null;
+    spokeInPause?: boolean;
+  }[] = [];
   const voiceOf = (text: string) => speech(text, { voice: voice === 'piper' ? 'piper' : ESPEAK_VOICE[language] });
   try {
     const greeting = await eventually(() => ears.soundAfter(0), 60_000, 'the greeting');
     await eventually(() => ears.silenceAfter(greeting, 700), 60_000, 'the end of the greeting');
     for (const question of questions) {
       const hesitant = 'first' in question ? (question as HesitantQuestion) : null;
-      const audio = hesitant ? withPause(await voiceOf(hesitant.first), Number(values['pause-ms']), await voiceOf(hesitant.second)) : { samples: await voiceOf(question.text), pauseFromMs: 0, resumeMs: 0 };
-      fakes?.deepgram.script(...(hesitant ? [hesitant.first, hesitant.second] : [question.text]).map((transcript) => ({ transcript, language })));
+      const audio = hesitant
+        ? withPause(await voiceOf(hesitant.first), Number(values['pause-ms']), await voiceOf(hesitant.second))
+        : { samples: await voiceOf(question.text), pauseFromMs: 0, resumeMs: 0 };
+      fakes?.deepgram.script(
+        ...(hesitant ? [hesitant.first, hesitant.second] : [question.text]).map((transcript) => ({
+          transcript,
+          language,
+        })),
+      );
       const from = performance.now();
       const spoken = await microphone.say(audio.samples);
       const voiceEnd = spoken.endedAt - trailingSilenceMs(audio.samples);
       // Replies to the first half alone begin before the second half does.
       const resumedAt = spoken.startedAt + audio.resumeMs;
-      const spokeInPause = hesitant ? (ears.soundAfter(spoken.startedAt + audio.pauseFromMs) ?? Infinity) < resumedAt : undefined;
-      const replied = await eventually(() => ears.soundAfter(spoken.endedAt), REPLY_TIMEOUT_MS, 'the reply').catch(() => null);
-      if (replied !== null) await eventually(() => ears.silenceAfter(replied, 700), 60_000, 'the end of the reply').catch(() => undefined);
-      windows.push({ question, from, voiceEnd, to: performance.now(), voiceToVoiceMs: replied === null ? null : replied - voiceEnd, spokeInPause });
+      const spokeInPause = hesitant
+        ? (ears.soundAfter(spoken.startedAt + audio.pauseFromMs) ?? Infinity) < resumedAt
+        : undefined;
+      const replied = await eventually(() => ears.soundAfter(spoken.endedAt), REPLY_TIMEOUT_MS, 'the reply').catch(
+        () => null,
+      );
+      if (replied !== null)
+        await eventually(() => ears.silenceAfter(replied, 700), 60_000, 'the end of the reply').catch(() => undefined);
+      windows.push({
+        question,
+        from,
+        voiceEnd,
+        to: performance.now(),
+        voiceToVoiceMs: replied === null ? null : replied - voiceEnd,
+        spokeInPause,
+      });
       await Bun.sleep(300);
     }
     // The last turns reach the transcript shortly after they end.
     await Bun.sleep(1_500);
-    const body = (await (await fetch(`${service.url}/v1/sessions/${session.room_name}/transcript`, { headers: { authorization } })).json()) as { turns: Turn[] };
+    const body = (await (
+      await fetch(`${service.url}/v1/sessions/${session.room_name}/transcript`, { headers: { authorization } })
+    ).json()) as { turns: Turn[] };
     const epochOf = (turn: Turn) => Date.parse(turn.started_at) - performance.timeOrigin;
     return windows.map((window) => {
       const within = body.turns.filter((turn) => epochOf(turn) >= window.from && epochOf(turn) < window.to);
       const userTurns = within.filter((turn) => turn.role === 'user');
       const heard = userTurns.map((turn) => turn.text).join(' ');
-      const reply = within.filter((turn) => turn.role === 'agent').map((turn) => turn.text).join(' ');
+      const reply = within
+        .filter((turn) => turn.role === 'agent')
+        .map((turn) => turn.text)
+        .join(' ');
       const cutOff = window.spokeInPause === undefined ? undefined : window.spokeInPause || userTurns.length > 1;
-      console.log(`${language} ${voice} | ${window.question.text} | heard: ${heard} | reply: ${reply} | ${window.voiceToVoiceMs === null ? 'no reply' : `${Math.round(window.voiceToVoiceMs)} ms`}${cutOff ? ' | CUT OFF' : ''}`);
+      console.log(
+        `${language} ${voice} | ${window.question.text} | heard: ${heard} | reply: ${reply} | ${window.voiceToVoiceMs === null ? 'no reply' : `${Math.round(window.voiceToVoiceMs)} ms`}${cutOff ? ' | CUT OFF' : ''}`,
+      );
       return { question: window.question, heard, reply, voiceToVoiceMs: window.voiceToVoiceMs, cutOff };
     });
   } finally {
@@ -180,7 +257,11 @@ async function converse(language: SpokenLanguage, voice: string, questions: Eval
 }
 
 /** `first`, `pauseMs` of silence after its voice ends, then `second`; with where the pause starts and the voice resumes (ms from the start). */
-function withPause(first: Int16Array, pauseMs: number, second: Int16Array): { samples: Int16Array; pauseFromMs: number; resumeMs: number } {
+function withPause(
+  first: Int16Array,
+  pauseMs: number,
+  second: Int16Array,
+): { samples: Int16Array; pauseFromMs: number; resumeMs: number } {
   const perMs = 48;
   const firstVoice = first.subarray(0, voiceBounds(first).end);
   const secondVoice = second.subarray(voiceBounds(second).start);

@@ -16,7 +16,12 @@ export interface EvalQuestion {
   kind: 'fact' | 'persona';
 }
 
-const q = (language: SpokenLanguage, kind: EvalQuestion['kind'], text: string, ...expect: string[]): EvalQuestion => ({ language, kind, text, expect });
+const q = (language: SpokenLanguage, kind: EvalQuestion['kind'], text: string, ...expect: string[]): EvalQuestion => ({
+  language,
+  kind,
+  text,
+  expect,
+});
 
 export const QUESTIONS: EvalQuestion[] = [
   q('en', 'fact', 'What is the capital of France?', 'paris'),
@@ -100,7 +105,14 @@ export interface HesitantQuestion extends EvalQuestion {
   second: string;
 }
 
-const h = (language: SpokenLanguage, first: string, second: string, ...expect: string[]): HesitantQuestion => ({ language, kind: 'fact', text: `${first} ${second}`, first, second, expect });
+const h = (language: SpokenLanguage, first: string, second: string, ...expect: string[]): HesitantQuestion => ({
+  language,
+  kind: 'fact',
+  text: `${first} ${second}`,
+  first,
+  second,
+  expect,
+});
 
 export const HESITANT_QUESTIONS: HesitantQuestion[] = [
   h('en', 'What is the capital of', 'France?', 'paris'),

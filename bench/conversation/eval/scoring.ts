@@ -5,16 +5,18 @@ import type { SpokenLanguage } from '../../../src/contract/index.ts';
 
 /** Lower case, no accents or punctuation: "¿Cuál es…?" and "cual es" are the same words. */
 export function normalise(text: string): string {
-  return text
-    .normalize('NFD')
-    // Combining marks, except the Cyrillic breve and diaeresis that make й and ї letters of their own.
-    .replace(/(?<![иі])[\u0300-\u036f]/gu, '')
-    .normalize('NFC')
-    .toLowerCase()
-    .replace(/ł/g, 'l')
-    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  return (
+    text
+      .normalize('NFD')
+      // Combining marks, except the Cyrillic breve and diaeresis that make й and ї letters of their own.
+      .replace(/(?<![иі])[\u0300-\u036f]/gu, '')
+      .normalize('NFC')
+      .toLowerCase()
+      .replace(/ł/g, 'l')
+      .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }
 
 /** Word error rate: word-level edit distance over the reference's length. */
@@ -24,7 +26,8 @@ export function wordErrorRate(reference: string, heard: string): number {
   let previous = Array.from({ length: hyp.length + 1 }, (_, j) => j);
   for (let i = 1; i <= ref.length; i++) {
     const row = [i];
-    for (let j = 1; j <= hyp.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
+    for (let j = 1; j <= hyp.length; j++)
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
     previous = row;
   }
   return ref.length === 0 ? 0 : previous[hyp.length]! / ref.length;
@@ -32,7 +35,9 @@ export function wordErrorRate(reference: string, heard: string): number {
 
 export function isRightAnswer(reply: string, expected: string[]): boolean {
   const words = ` ${normalise(reply)} `;
-  return expected.some((word) => words.includes(` ${normalise(word)} `) || (word.includes(' ') && words.includes(normalise(word))));
+  return expected.some(
+    (word) => words.includes(` ${normalise(word)} `) || (word.includes(' ') && words.includes(normalise(word))),
+  );
 }
 
 // eld (an n-gram detector) tells even three-word replies apart; franc's trigrams did not.

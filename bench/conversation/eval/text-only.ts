@@ -11,18 +11,29 @@ import { initializeLogger, llm } from '@livekit/agents';
 import { greetingText } from '../../../agent/conversation/greeting.ts';
 import { agentInstructions } from '../../../agent/conversation/instructions.ts';
 import { loadOfflineLanguageModel } from '../../../agent/providers/offline/index.ts';
+import { splitClauses } from '../../../agent/providers/offline/reply-chunks.ts';
 import { loadProviders } from '../../../src/config.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
-import { splitClauses } from '../../../agent/providers/offline/reply-chunks.ts';
 import { report } from '../../support/index.ts';
 import { PERSONA, QUESTIONS } from './questions.ts';
 import { isRightAnswer, replyLanguage } from './scoring.ts';
 
-const { values } = parseArgs({ options: { model: { type: 'string' }, languages: { type: 'string', default: 'en,es,pl,uk' }, threads: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: {
+    model: { type: 'string' },
+    languages: { type: 'string', default: 'en,es,pl,uk' },
+    threads: { type: 'string', default: '1' },
+  },
+});
 // agents' LLM streams log through its logger, which a job process sets up and this script must.
 initializeLogger({ pretty: false, level: 'warn' });
-const { llm: model, close } = await loadOfflineLanguageModel(loadProviders(process.env).modelsDir, { modelPath: values.model, threads: Number(values.threads) });
-console.log(`model=${values.model ?? '(manifest)'} threads=${values.threads} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`);
+const { llm: model, close } = await loadOfflineLanguageModel(loadProviders(process.env).modelsDir, {
+  modelPath: values.model,
+  threads: Number(values.threads),
+});
+console.log(
+  `model=${values.model ?? '(manifest)'} threads=${values.threads} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`,
+);
 
 const rows: string[] = [];
 for (const language of values.languages.split(',') as SpokenLanguage[]) {
@@ -30,8 +41,14 @@ for (const language of values.languages.split(',') as SpokenLanguage[]) {
   model.answerIn(language);
   // The session as the agent builds it: instructions, the greeting, then each exchange.
   const chatCtx = new llm.ChatContext();
-  chatCtx.addMessage({ role: 'system', content: agentInstructions({ prompt: PERSONA.prompt, language, visualAwareness: false }) });
-  chatCtx.addMessage({ role: 'assistant', content: greetingText({ name: PERSONA.name, prompt: PERSONA.prompt, language }) });
+  chatCtx.addMessage({
+    role: 'system',
+    content: agentInstructions({ prompt: PERSONA.prompt, language, visualAwareness: false }),
+  });
+  chatCtx.addMessage({
+    role: 'assistant',
+    content: greetingText({ name: PERSONA.name, prompt: PERSONA.prompt, language }),
+  });
   let right = 0;
   let wrongLanguage = 0;
   const firstTokens: number[] = [];
@@ -57,11 +74,15 @@ for (const language of values.languages.split(',') as SpokenLanguage[]) {
     const detected = replyLanguage(reply);
     if (ok) right++;
     if (detected !== null && detected !== language) wrongLanguage++;
-    console.log(`${ok ? 'right' : 'wrong'} ${detected ?? '?'} ${Math.round(firstToken ?? 0)} / ${Math.round(firstClause)} ms | ${question.text} | ${reply}`);
+    console.log(
+      `${ok ? 'right' : 'wrong'} ${detected ?? '?'} ${Math.round(firstToken ?? 0)} / ${Math.round(firstClause)} ms | ${question.text} | ${reply}`,
+    );
   }
   report(`first token ${language}`, firstTokens, { width: 24, digits: 0 });
   report(`first clause ${language}`, firstClauses, { width: 24, digits: 0 });
-  rows.push(`| ${language} | ${questions.length} | ${right}/${questions.length} (${Math.round((right / questions.length) * 100)} %) | ${wrongLanguage} |`);
+  rows.push(
+    `| ${language} | ${questions.length} | ${right}/${questions.length} (${Math.round((right / questions.length) * 100)} %) | ${wrongLanguage} |`,
+  );
 }
 console.log('\n| language | n | right answers | wrong language |\n|---|---|---|---|');
 for (const row of rows) console.log(row);

@@ -1,9 +1,9 @@
 // The console's only way to the server: same-origin fetch with the session cookie, the CSRF
 // header on every change, and errors turned into sentences a person can act on.
 
-import { problemSentence } from './problems.ts';
 // Types only: erased from the bundle, they keep the page in step with the server's shapes.
 import type { FieldProblem } from '../../http/errors.ts';
+import { problemSentence } from './problems.ts';
 
 export type { FieldProblem };
 
@@ -85,7 +85,9 @@ async function errorOf(response: Response): Promise<ApiError> {
 }
 
 export function tryAgainIn(seconds: number): string {
-  return seconds >= 120 ? `Try again in ${Math.ceil(seconds / 60)} minutes.` : `Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
+  return seconds >= 120
+    ? `Try again in ${Math.ceil(seconds / 60)} minutes.`
+    : `Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
 }
 
 function fallbackMessage(status: number): string {
@@ -101,7 +103,9 @@ function fallbackMessage(status: number): string {
     case 429:
       return 'Too many attempts.';
     default:
-      return status >= 500 ? `The server had a problem (${status}). Try again shortly.` : `The request failed (${status}).`;
+      return status >= 500
+        ? `The server had a problem (${status}). Try again shortly.`
+        : `The request failed (${status}).`;
   }
 }
 

@@ -35,7 +35,6 @@ import './app.css';
 import { api, onUnauthorized, setCsrfToken } from './api.ts';
 import { h, replaceChildren } from './dom.ts';
 import { formatCredits } from './format.ts';
-import type { Account, SignedIn, SignInState } from './resources.ts';
 import { accountPage } from './pages/account.ts';
 import { creditsPage } from './pages/credits.ts';
 import { identitiesPage } from './pages/identities.ts';
@@ -45,6 +44,7 @@ import { sessionsPage } from './pages/sessions.ts';
 import { signInPage } from './pages/sign-in.ts';
 import { talkPage } from './pages/talk.ts';
 import { webhooksPage } from './pages/webhooks.ts';
+import type { Account, SignedIn, SignInState } from './resources.ts';
 
 interface Route {
   page: Page;
@@ -75,7 +75,12 @@ let leavePage: AbortController | null = null;
 let carried: HTMLElement | null = null;
 
 const main = document.getElementById('page') as HTMLElement;
-const email = h('a', { id: 'account-email', class: 'account-email', href: '#/account', title: 'Your account and password' });
+const email = h('a', {
+  id: 'account-email',
+  class: 'account-email',
+  href: '#/account',
+  title: 'Your account and password',
+});
 const balance = h('a', { id: 'account-balance', class: 'balance', href: '#/credits' });
 const signOut = h('button', { type: 'button', id: 'sign-out', class: 'secondary small' }, 'Sign out');
 const navLinks = Object.entries(ROUTES)
@@ -174,12 +179,15 @@ async function route(moveFocus = true): Promise<void> {
   try {
     await current.page(context);
   } catch (error) {
-    if (!controller.signal.aborted) root.append(h('p', { class: 'error', role: 'alert' }, error instanceof Error ? error.message : String(error)));
+    if (!controller.signal.aborted)
+      root.append(h('p', { class: 'error', role: 'alert' }, error instanceof Error ? error.message : String(error)));
   }
   // Screen readers hear the new page's title, unless the page put the focus somewhere itself
   // (or something carried over to it asks for attention first).
   if (moveFocus && !controller.signal.aborted && !root.contains(document.activeElement)) {
-    (arrived?.querySelector<HTMLElement>('button') ?? root.querySelector<HTMLElement>('h1'))?.focus({ preventScroll: true });
+    (arrived?.querySelector<HTMLElement>('button') ?? root.querySelector<HTMLElement>('h1'))?.focus({
+      preventScroll: true,
+    });
   }
 }
 
@@ -210,7 +218,15 @@ async function start(): Promise<void> {
     if (state.account && state.csrf_token) signedIn({ account: state.account, csrf_token: state.csrf_token });
   } catch (error) {
     const retry = h('button', { type: 'button', onclick: () => location.reload() }, 'Try again');
-    replaceChildren(main, h('div', { id: 'boot-error', class: 'card narrow', role: 'alert' }, h('p', null, `The console could not load: ${error instanceof Error ? error.message : String(error)}`), retry));
+    replaceChildren(
+      main,
+      h(
+        'div',
+        { id: 'boot-error', class: 'card narrow', role: 'alert' },
+        h('p', null, `The console could not load: ${error instanceof Error ? error.message : String(error)}`),
+        retry,
+      ),
+    );
     return;
   }
   window.addEventListener('hashchange', () => void route());

@@ -31,7 +31,10 @@ export async function buildFrontEnd(): Promise<Map<string, FrontEndAsset>> {
   assets.set('/examples/web-client/', { body: exampleHtml, type: HTML });
   assets.set('/examples/web-client/main.js', { body: await only(exampleOutputs, '.js', 'example client'), type: JS });
   // The pages' CSP allows only same-origin styles, so the example's CSS is a file too.
-  assets.set('/examples/web-client/main.css', { body: await only(exampleOutputs, '.css', 'example client'), type: CSS });
+  assets.set('/examples/web-client/main.css', {
+    body: await only(exampleOutputs, '.css', 'example client'),
+    type: CSS,
+  });
   return assets;
 }
 
@@ -58,7 +61,9 @@ async function bundle(entry: string): Promise<Bun.BuildArtifact[]> {
 async function only(outputs: Bun.BuildArtifact[], extension: string, what: string): Promise<string> {
   const matches = outputs.filter((output) => output.path.endsWith(extension) && output.kind !== 'sourcemap');
   if (matches.length !== 1) {
-    throw new Error(`the ${what} bundle has ${matches.length} ${extension} outputs (${outputs.map((output) => output.path).join(', ')}); expected one`);
+    throw new Error(
+      `the ${what} bundle has ${matches.length} ${extension} outputs (${outputs.map((output) => output.path).join(', ')}); expected one`,
+    );
   }
   return matches[0]!.text();
 }

@@ -20,7 +20,13 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 }
 
 function childNodes(children: (Child | Child[])[]): (Node | string)[] {
-  return children.flat().flatMap((child) => (child === null || child === undefined || child === false ? [] : [typeof child === 'number' ? String(child) : child]));
+  return children
+    .flat()
+    .flatMap((child) =>
+      child === null || child === undefined || child === false
+        ? []
+        : [typeof child === 'number' ? String(child) : child],
+    );
 }
 
 /** Replace everything inside `parent`. */

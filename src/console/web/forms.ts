@@ -4,7 +4,11 @@ import { h } from './dom.ts';
 import { fieldOf, problemSentence } from './problems.ts';
 
 /** A label, its control and an optional hint the control is described by. */
-export function field(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint?: string): HTMLDivElement {
+export function field(
+  label: string,
+  control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
+  hint?: string,
+): HTMLDivElement {
   const hintElement = hint ? h('p', { class: 'hint', id: `${control.id}-hint` }, hint) : null;
   if (hintElement) control.setAttribute('aria-describedby', hintElement.id);
   return h('div', { class: 'field' }, h('label', { for: control.id }, label), control, hintElement);
@@ -17,8 +21,17 @@ export function checkboxField(label: string, control: HTMLInputElement, hint?: s
   return h('div', { class: 'field field-checkbox' }, control, h('label', { for: control.id }, label), hintElement);
 }
 
-export function select(id: string, name: string, options: [value: string, label: string][], selected?: string): HTMLSelectElement {
-  return h('select', { id, name }, ...options.map(([value, label]) => h('option', { value, selected: value === selected }, label)));
+export function select(
+  id: string,
+  name: string,
+  options: [value: string, label: string][],
+  selected?: string,
+): HTMLSelectElement {
+  return h(
+    'select',
+    { id, name },
+    ...options.map(([value, label]) => h('option', { value, selected: value === selected }, label)),
+  );
 }
 
 /** An area for a form's error: announced when it fills, hidden while empty. */
@@ -52,7 +65,10 @@ export function showFieldProblems(form: HTMLFormElement, error: unknown): void {
     const note = h('p', { class: 'field-error', id: `${control.id}-error` }, problemSentence(problem));
     control.after(note);
     control.setAttribute('aria-invalid', 'true');
-    control.setAttribute('aria-describedby', [control.getAttribute('aria-describedby'), note.id].filter(Boolean).join(' '));
+    control.setAttribute(
+      'aria-describedby',
+      [control.getAttribute('aria-describedby'), note.id].filter(Boolean).join(' '),
+    );
   }
 }
 
@@ -70,7 +86,11 @@ export function clearFieldProblems(form: HTMLFormElement): void {
 }
 
 /** Disables the buttons (and says why on the first) until `work` settles. */
-export async function whileBusy<T>(buttons: HTMLButtonElement[], busyLabel: string, work: () => Promise<T>): Promise<T> {
+export async function whileBusy<T>(
+  buttons: HTMLButtonElement[],
+  busyLabel: string,
+  work: () => Promise<T>,
+): Promise<T> {
   const labels = buttons.map((button) => button.textContent);
   for (const button of buttons) button.disabled = true;
   if (buttons[0]) buttons[0].textContent = busyLabel;

@@ -13,7 +13,8 @@ export function presetIsMultilingual(voices: Voice[], voiceId: string): boolean 
 /** Why `language` cannot talk with an English-only voice, or null when it can. */
 export function languageProblem(language: string, multilingual: boolean): string | null {
   if (language === 'en' || multilingual) return null;
-  const what = language === 'auto' ? 'the visitor’s language (Auto)' : (LANGUAGE_NAMES[language as Language] ?? language);
+  const what =
+    language === 'auto' ? 'the visitor’s language (Auto)' : (LANGUAGE_NAMES[language as Language] ?? language);
   return `To talk in ${what}, the identity needs a multilingual voice: upload a voice sample or pick a multilingual preset voice, or choose English.`;
 }
 
@@ -29,11 +30,19 @@ export interface LanguageGuard {
  * multilingual voice and to English otherwise, until the person chooses a language; a choice
  * the voice cannot speak is explained under the menu and, given a `submit`, disables it.
  */
-export function guardLanguage(options: { language: HTMLSelectElement; submit?: HTMLButtonElement; multilingual: () => boolean; follow: boolean }): LanguageGuard {
+export function guardLanguage(options: {
+  language: HTMLSelectElement;
+  submit?: HTMLButtonElement;
+  multilingual: () => boolean;
+  follow: boolean;
+}): LanguageGuard {
   const { language, submit, multilingual } = options;
   const note = h('p', { id: `${language.id}-problem`, class: 'field-problem', 'aria-live': 'polite', hidden: true });
   language.after(note);
-  language.setAttribute('aria-describedby', [language.getAttribute('aria-describedby'), note.id].filter(Boolean).join(' '));
+  language.setAttribute(
+    'aria-describedby',
+    [language.getAttribute('aria-describedby'), note.id].filter(Boolean).join(' '),
+  );
   let chosen = !options.follow;
   let problem: string | null = null;
   const update = () => {

@@ -17,11 +17,16 @@ const HTTPS_PORT = 8443;
  */
 export function insecurePage(): MicrophoneProblem | null {
   if (window.isSecureContext) return null;
-  const secure = location.protocol === 'http:' ? `https://${location.hostname}:${HTTPS_PORT}${location.pathname}${location.hash}` : null;
+  const secure =
+    location.protocol === 'http:'
+      ? `https://${location.hostname}:${HTTPS_PORT}${location.pathname}${location.hash}`
+      : null;
   return {
     message:
       'Talk needs your microphone, and browsers allow it only on a secure page. Open the console over HTTPS, at the https:// address `npm start` printed' +
-      (secure ? ' (with the default port, the link below; on the first visit choose Advanced, then Proceed, at the certificate warning)' : '') +
+      (secure
+        ? ' (with the default port, the link below; on the first visit choose Advanced, then Proceed, at the certificate warning)'
+        : '') +
       ', or at http://localhost on the service’s own machine. No session was started.',
     ...(secure ? { link: { href: secure, text: secure } } : {}),
   };
@@ -32,7 +37,10 @@ export async function microphoneProblem(): Promise<MicrophoneProblem | null> {
   const insecure = insecurePage();
   if (insecure) return insecure;
   if (!navigator.mediaDevices?.getUserMedia) {
-    return { message: 'This browser gives web pages no microphone, so no session was started. Open the console in a current Chrome, Edge, Firefox or Safari.' };
+    return {
+      message:
+        'This browser gives web pages no microphone, so no session was started. Open the console in a current Chrome, Edge, Firefox or Safari.',
+    };
   }
   try {
     const stream = await navigator.mediaDevices.getUserMedia({ audio: true });

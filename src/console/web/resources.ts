@@ -2,14 +2,14 @@
 // contract.ts, and the /v1 twins in src/*/contract.ts), imported as types only. Erased from
 // the bundle, they keep the page in step with the server without pulling server code in.
 import type { Static } from '@sinclair/typebox';
-import { LANGUAGE_NAMES as SPOKEN_LANGUAGE_NAMES, type Language } from '../../contract/languages.ts';
+import { type Language, LANGUAGE_NAMES as SPOKEN_LANGUAGE_NAMES } from '../../contract/languages.ts';
 import type * as creditContract from '../../credits/contract.ts';
 import type { LedgerKind } from '../../credits/index.ts';
-import type * as consoleContract from '../contract.ts';
 import type * as identityContract from '../../identities/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
 import type { VoiceItem } from '../../voices/contract.ts';
 import type * as webhookContract from '../../webhooks/contract.ts';
+import type * as consoleContract from '../contract.ts';
 
 export type Account = Static<typeof consoleContract.ConsoleAccount>;
 export type SignedIn = Static<typeof consoleContract.SignedIn>;
@@ -23,9 +23,9 @@ export type Usage = Static<typeof creditContract.UsageResponse>;
 export type Webhook = Static<typeof webhookContract.WebhookResponse>;
 export type CreatedWebhook = Static<typeof webhookContract.CreatedWebhookResponse>;
 export type WebhookDelivery = Static<typeof webhookContract.DeliveryResponse>;
-export { WEBHOOK_EVENTS } from '../../contract/webhook-events.ts';
 
 export { LANGUAGES, type Language } from '../../contract/languages.ts';
+export { WEBHOOK_EVENTS } from '../../contract/webhook-events.ts';
 /** The language modes as the console labels them. */
 export const LANGUAGE_NAMES: Record<Language, string> = { auto: 'Auto: follows the visitor', ...SPOKEN_LANGUAGE_NAMES };
 

@@ -1,7 +1,16 @@
 // The Talk page's side of a session room (livekit-client): join with the microphone on, play
 // only the avatar's picture and voice, and report transcript segments, notices and the
 // connection state. The DOM beyond the two media elements belongs to the page.
-import { ConnectionState, DisconnectReason, Room, RoomEvent, Track, type RemoteTrack, type RemoteTrackPublication, type TextStreamReader } from 'livekit-client';
+import {
+  ConnectionState,
+  DisconnectReason,
+  type RemoteTrack,
+  type RemoteTrackPublication,
+  Room,
+  RoomEvent,
+  type TextStreamReader,
+  Track,
+} from 'livekit-client';
 
 // The Talk page needs these values but should not know livekit-client beyond this module.
 export { ConnectionState, DisconnectReason };
@@ -58,7 +67,10 @@ export class TalkRoom {
           // not a notice we understand
         }
       });
-    room.registerTextStreamHandler(wire.TRANSCRIPTION_TOPIC, (reader, participant) => void this.#readTranscript(reader, participant.identity));
+    room.registerTextStreamHandler(
+      wire.TRANSCRIPTION_TOPIC,
+      (reader, participant) => void this.#readTranscript(reader, participant.identity),
+    );
   }
 
   /**
@@ -113,7 +125,9 @@ export class TalkRoom {
     }
     if (track.kind !== Track.Kind.Audio) return;
     // One voice only: the avatar's when there is one, else the plain agent voice.
-    const wanted = name === wire.AVATAR_AUDIO_TRACK || (name === wire.VOICE_TRACK && this.#playingAudio?.name !== wire.AVATAR_AUDIO_TRACK);
+    const wanted =
+      name === wire.AVATAR_AUDIO_TRACK ||
+      (name === wire.VOICE_TRACK && this.#playingAudio?.name !== wire.AVATAR_AUDIO_TRACK);
     if (!wanted) return;
     this.#playingAudio?.track.detach(this.audio);
     track.attach(this.audio);
@@ -123,7 +137,8 @@ export class TalkRoom {
   #detach(track: RemoteTrack, publication: RemoteTrackPublication): void {
     track.detach();
     if (this.#playingAudio?.track === track) this.#playingAudio = null;
-    if (track.kind === Track.Kind.Video && publication.trackName === wire.AVATAR_VIDEO_TRACK) this.events.avatarVideo(false);
+    if (track.kind === Track.Kind.Video && publication.trackName === wire.AVATAR_VIDEO_TRACK)
+      this.events.avatarVideo(false);
   }
 
   #detachAll(): void {
@@ -143,8 +158,14 @@ export class TalkRoom {
   async #readTranscript(reader: TextStreamReader, senderIdentity: string): Promise<void> {
     const attributes = reader.info.attributes ?? {};
     const local = this.#room.localParticipant;
-    const fromVisitor = senderIdentity === local.identity || local.trackPublications.has(attributes[wire.TRANSCRIBED_TRACK_ID] ?? '');
-    const segment: TranscriptSegment = { id: attributes[wire.TRANSCRIPTION_SEGMENT_ID] ?? reader.info.id, fromVisitor, text: '', final: attributes[wire.TRANSCRIPTION_FINAL] === 'true' };
+    const fromVisitor =
+      senderIdentity === local.identity || local.trackPublications.has(attributes[wire.TRANSCRIBED_TRACK_ID] ?? '');
+    const segment: TranscriptSegment = {
+      id: attributes[wire.TRANSCRIPTION_SEGMENT_ID] ?? reader.info.id,
+      fromVisitor,
+      text: '',
+      final: attributes[wire.TRANSCRIPTION_FINAL] === 'true',
+    };
     try {
       for await (const chunk of reader) {
         segment.text += chunk;
@@ -160,7 +181,8 @@ export class TalkRoom {
 
 function mediaProblem(device: 'microphone' | 'camera', error: unknown): string {
   const name = error instanceof Error ? error.name : '';
-  if (name === 'NotAllowedError') return `The browser blocked the ${device}. Allow it in the site settings and try again.`;
+  if (name === 'NotAllowedError')
+    return `The browser blocked the ${device}. Allow it in the site settings and try again.`;
   if (name === 'NotFoundError') return `No ${device} was found.`;
   return `The ${device} could not be started: ${error instanceof Error ? error.message : String(error)}`;
 }

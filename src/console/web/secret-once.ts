@@ -30,7 +30,9 @@ export function secretOnce(secret: string, options: SecretOnceOptions): HTMLElem
     h('div', { class: 'actions' }, copy, proceed, copyStatus),
   );
   copy.addEventListener('click', async () => {
-    copyStatus.textContent = (await copyText(secretText)) ? 'Copied.' : `Select the ${options.noun} and copy it by hand.`;
+    copyStatus.textContent = (await copyText(secretText))
+      ? 'Copied.'
+      : `Select the ${options.noun} and copy it by hand.`;
   });
   proceed.addEventListener('click', () => {
     secretText.textContent = '';
@@ -46,7 +48,8 @@ export function apiKeyOnce(apiKey: string, options: { continueLabel: string; onC
     ids: { text: 'api-key-once', copy: 'copy-api-key', proceed: 'continue', title: 'key-once-title' },
     testId: 'api-key-once-box',
     title: 'Your new API key — shown once, copy it now',
-    explanation: 'Store it somewhere safe, on your server only. It will not be shown again; if it is lost, create a new key and revoke this one.',
+    explanation:
+      'Store it somewhere safe, on your server only. It will not be shown again; if it is lost, create a new key and revoke this one.',
     noun: 'key',
     ...options,
   });

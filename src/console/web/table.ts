@@ -4,7 +4,12 @@ import { h } from './dom.ts';
 
 type Content = Node | string | null | undefined | false;
 
-export function dataTable(id: string, caption: string, headers: string[], rows: HTMLTableRowElement[]): HTMLTableElement {
+export function dataTable(
+  id: string,
+  caption: string,
+  headers: string[],
+  rows: HTMLTableRowElement[],
+): HTMLTableElement {
   return h(
     'table',
     { id, class: 'data-table' },

@@ -13,12 +13,21 @@ const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? on
 export function usageChart(usage: Usage): { element: HTMLElement; draw(): void } {
   const { totals, buckets } = usage;
   const spent = (b: Usage['totals']) => b.credits_spent.onboarding + b.credits_spent.session_minute;
-  const plot = h('div', { id: 'usage-chart', 'data-days': buckets.length, 'data-avatar-minutes': totals.avatar_minutes, 'data-credits-spent': spent(totals) });
+  const plot = h('div', {
+    id: 'usage-chart',
+    'data-days': buckets.length,
+    'data-avatar-minutes': totals.avatar_minutes,
+    'data-credits-spent': spent(totals),
+  });
   const element = h(
     'figure',
     { class: 'usage' },
     plot,
-    h('figcaption', { id: 'usage-summary', class: 'muted' }, `Last ${buckets.length} days: ${count(totals.sessions, 'session')}, ${count(totals.avatar_minutes, 'avatar minute')}, ${count(totals.identities, 'identity', 'identities')}, ${count(spent(totals), 'credit')} spent.`),
+    h(
+      'figcaption',
+      { id: 'usage-summary', class: 'muted' },
+      `Last ${buckets.length} days: ${count(totals.sessions, 'session')}, ${count(totals.avatar_minutes, 'avatar minute')}, ${count(totals.identities, 'identity', 'identities')}, ${count(spent(totals), 'credit')} spent.`,
+    ),
   );
   const days = buckets.map((b) => Date.parse(b.start) / 1000);
   const data: uPlot.AlignedData = [days, buckets.map((b) => b.avatar_minutes), buckets.map(spent)];
@@ -34,7 +43,11 @@ export function usageChart(usage: Usage): { element: HTMLElement; draw(): void }
         {
           width,
           height: HEIGHT,
-          scales: { x: { time: true, range: (_u, min, max) => [min - halfBucket, max + halfBucket] }, minutes: { range: (_u, _min, max) => [0, Math.max(1, max)] }, credits: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+          scales: {
+            x: { time: true, range: (_u, min, max) => [min - halfBucket, max + halfBucket] },
+            minutes: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+            credits: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+          },
           axes: [
             {},
             { scale: 'minutes', ...(titled ? { label: 'avatar minutes' } : {}) },
@@ -42,7 +55,13 @@ export function usageChart(usage: Usage): { element: HTMLElement; draw(): void }
           ],
           series: [
             {},
-            { label: 'Avatar minutes', scale: 'minutes', stroke: '#2f6fde', fill: 'rgba(47, 111, 222, 0.35)', paths: uPlot.paths.bars!({ size: [0.6, 40] }) },
+            {
+              label: 'Avatar minutes',
+              scale: 'minutes',
+              stroke: '#2f6fde',
+              fill: 'rgba(47, 111, 222, 0.35)',
+              paths: uPlot.paths.bars!({ size: [0.6, 40] }),
+            },
             { label: 'Credits spent', scale: 'credits', stroke: '#d9822b', width: 2 },
           ],
         },

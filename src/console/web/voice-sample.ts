@@ -35,7 +35,8 @@ function mono(buffer: AudioBuffer): Float32Array {
 function wavBytes(samples: Float32Array): ArrayBuffer {
   const bytes = new ArrayBuffer(44 + samples.length * 2);
   const view = new DataView(bytes);
-  const text = (offset: number, value: string) => [...value].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)));
+  const text = (offset: number, value: string) =>
+    [...value].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)));
   text(0, 'RIFF');
   view.setUint32(4, 36 + samples.length * 2, true);
   text(8, 'WAVE');
@@ -49,6 +50,7 @@ function wavBytes(samples: Float32Array): ArrayBuffer {
   view.setUint16(34, 16, true);
   text(36, 'data');
   view.setUint32(40, samples.length * 2, true);
-  for (let i = 0; i < samples.length; i++) view.setInt16(44 + i * 2, Math.round(Math.max(-1, Math.min(1, samples[i]!)) * 32767), true);
+  for (let i = 0; i < samples.length; i++)
+    view.setInt16(44 + i * 2, Math.round(Math.max(-1, Math.min(1, samples[i]!)) * 32767), true);
   return bytes;
 }

@@ -34,7 +34,12 @@ const BLUR_SIGMA = 40;
  * pixels) it lies beyond the photo's edge (negative on the photo). Pixels well inside the
  * photo are returned untouched.
  */
-export async function fillBeyondPhoto(rgb: Uint8Array, outside: Float32Array, width: number, height: number): Promise<Uint8Array> {
+export async function fillBeyondPhoto(
+  rgb: Uint8Array,
+  outside: Float32Array,
+  width: number,
+  height: number,
+): Promise<Uint8Array> {
   const photo = photoBox(outside, width, height);
   if (!photo) return rgb;
   // One look for the whole frame: a shading that changed from side to side drew mitres at the corners.
@@ -112,11 +117,20 @@ interface SmallImage {
  * panel, the photo scaled to cover the frame (mirrored copies of a face around it read as a
  * hall of mirrors); in between, a blend of the two.
  */
-async function blurredBackdrop(rgb: Uint8Array, box: PhotoBox, width: number, height: number, panel: number): Promise<SmallImage> {
+async function blurredBackdrop(
+  rgb: Uint8Array,
+  box: PhotoBox,
+  width: number,
+  height: number,
+  panel: number,
+): Promise<SmallImage> {
   const small = { width: Math.ceil(width / DOWNSCALE), height: Math.ceil(height / DOWNSCALE) };
   // Two pipelines: within one, sharp resizes before it blurs, whatever the order of the calls.
   const blurred = async (pixels: Promise<Buffer>) => {
-    const data = await sharp(await pixels, { raw: { ...small, channels: 3 } }).blur(BLUR_SIGMA / DOWNSCALE).raw().toBuffer();
+    const data = await sharp(await pixels, { raw: { ...small, channels: 3 } })
+      .blur(BLUR_SIGMA / DOWNSCALE)
+      .raw()
+      .toBuffer();
     return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   };
   const [mirror, cover] = await Promise.all([
@@ -130,7 +144,13 @@ async function blurredBackdrop(rgb: Uint8Array, box: PhotoBox, width: number, he
 }
 
 /** The photo's part of the frame (its bounding box), small, mirrored out to the frame's edges. */
-function mirrored(rgb: Uint8Array, { x0, y0, x1, y1 }: PhotoBox, width: number, height: number, small: { width: number; height: number }): Promise<Buffer> {
+function mirrored(
+  rgb: Uint8Array,
+  { x0, y0, x1, y1 }: PhotoBox,
+  width: number,
+  height: number,
+  small: { width: number; height: number },
+): Promise<Buffer> {
   const { width: smallWidth, height: smallHeight } = small;
   const left = Math.min(Math.round(x0 / DOWNSCALE), smallWidth - 1);
   const top = Math.min(Math.round(y0 / DOWNSCALE), smallHeight - 1);
@@ -139,13 +159,25 @@ function mirrored(rgb: Uint8Array, { x0, y0, x1, y1 }: PhotoBox, width: number, 
   return sharp(rgb, { raw: { width, height, channels: 3 } })
     .extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 })
     .resize(boxWidth, boxHeight, { fit: 'fill', kernel: 'cubic' })
-    .extend({ left, top, right: smallWidth - left - boxWidth, bottom: smallHeight - top - boxHeight, extendWith: 'mirror' })
+    .extend({
+      left,
+      top,
+      right: smallWidth - left - boxWidth,
+      bottom: smallHeight - top - boxHeight,
+      extendWith: 'mirror',
+    })
     .raw()
     .toBuffer();
 }
 
 /** The photo's part of the frame (its bounding box), small, scaled up to cover the frame. */
-function covering(rgb: Uint8Array, { x0, y0, x1, y1 }: PhotoBox, width: number, height: number, small: { width: number; height: number }): Promise<Buffer> {
+function covering(
+  rgb: Uint8Array,
+  { x0, y0, x1, y1 }: PhotoBox,
+  width: number,
+  height: number,
+  small: { width: number; height: number },
+): Promise<Buffer> {
   const { width: smallWidth, height: smallHeight } = small;
   const boxWidth = x1 - x0;
   const boxHeight = y1 - y0;

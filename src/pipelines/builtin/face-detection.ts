@@ -3,11 +3,11 @@
 // backend (Apache-2.0; its .wasm files ship inside @tensorflow/tfjs-backend-wasm). Both
 // install offline: no native download at install time, nothing fetched at run time.
 import sharp, { type Sharp } from 'sharp';
-import { MediaError, type InspectedImage } from '../../media/index.ts';
+import { type InspectedImage, MediaError } from '../../media/index.ts';
 import type { DetectReply, DetectRequest } from './face-detector.worker.ts';
-import { boundingBox, type Box, type DetectedFace, type Point } from './face-landmarks.ts';
+import { type Box, boundingBox, type DetectedFace, type Point } from './face-landmarks.ts';
 
-export { LANDMARK_COUNT, MIN_FACE_SCORE, type Box, type DetectedFace, type Point } from './face-landmarks.ts';
+export { type Box, type DetectedFace, LANDMARK_COUNT, MIN_FACE_SCORE, type Point } from './face-landmarks.ts';
 
 /** The face an identity is trained from, in the photo's own (upright) pixels. */
 export interface FoundFace extends DetectedFace {
@@ -76,7 +76,9 @@ export const BACKGROUND = { r: 255, g: 255, b: 255 };
 
 /** The photo as a sharp pipeline over its decoded pixels, alpha flattened. */
 export function photoPixels(image: InspectedImage): Sharp {
-  const pipeline = sharp(image.pixels.data, { raw: { width: image.width, height: image.height, channels: image.pixels.channels } });
+  const pipeline = sharp(image.pixels.data, {
+    raw: { width: image.width, height: image.height, channels: image.pixels.channels },
+  });
   return image.hasAlpha ? pipeline.flatten({ background: BACKGROUND }) : pipeline;
 }
 

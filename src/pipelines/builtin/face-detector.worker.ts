@@ -5,7 +5,14 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config, FaceResult, Human } from '@vladmandic/human';
-import { boundingBox, LANDMARK_COUNT, MAX_FACES, MIN_FACE_SCORE, type DetectedFace, type Point } from './face-landmarks.ts';
+import {
+  boundingBox,
+  type DetectedFace,
+  LANDMARK_COUNT,
+  MAX_FACES,
+  MIN_FACE_SCORE,
+  type Point,
+} from './face-landmarks.ts';
 
 /** A request: an 8-bit RGB image (width × height × 3 bytes). */
 export interface DetectRequest {
@@ -37,7 +44,14 @@ function humanConfig(): Partial<Config> {
     filter: { enabled: false } as Config['filter'],
     face: {
       enabled: true,
-      detector: { rotation: false, maxDetected: MAX_FACES, minConfidence: MIN_FACE_SCORE, skipFrames: 0, skipTime: 0, return: false },
+      detector: {
+        rotation: false,
+        maxDetected: MAX_FACES,
+        minConfidence: MIN_FACE_SCORE,
+        skipFrames: 0,
+        skipTime: 0,
+        return: false,
+      },
       mesh: { enabled: true },
       iris: { enabled: true },
       emotion: { enabled: false },
@@ -59,7 +73,9 @@ let loading: Promise<Human> | undefined;
 /** The models load once per process, on first use (≈ 250 ms), and stay loaded. */
 function loadDetector(): Promise<Human> {
   loading ??= (async () => {
-    const { Human: HumanClass } = require(join(dirname(require.resolve('@vladmandic/human')), 'human.node-wasm.js')) as {
+    const { Human: HumanClass } = require(
+      join(dirname(require.resolve('@vladmandic/human')), 'human.node-wasm.js'),
+    ) as {
       Human: new (config: Partial<Config>) => Human;
     };
     const human = new HumanClass(humanConfig());
@@ -79,7 +95,9 @@ async function detect({ rgb, width, height }: DetectRequest): Promise<DetectedFa
   try {
     const result = await human.detect(tensor);
     if (result.error) throw new Error(`face detection failed: ${result.error}`);
-    return result.face.filter((face) => face.mesh.length === LANDMARK_COUNT && face.boxScore >= MIN_FACE_SCORE).map(toDetectedFace);
+    return result.face
+      .filter((face) => face.mesh.length === LANDMARK_COUNT && face.boxScore >= MIN_FACE_SCORE)
+      .map(toDetectedFace);
   } finally {
     human.tf.dispose(tensor);
   }
@@ -105,4 +123,3 @@ function toDetectedFace(face: FaceResult): DetectedFace {
   const landmarks = face.mesh.map(([x, y]): Point => [x + 0.5, y + 0.5]);
   return { box: boundingBox(landmarks), score: face.boxScore, meshScore: face.faceScore, landmarks };
 }
-

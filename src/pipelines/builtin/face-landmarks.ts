@@ -41,4 +41,3 @@ export function boundingBox(points: Point[]): Box {
   }
   return [minX, minY, maxX - minX, maxY - minY];
 }
-

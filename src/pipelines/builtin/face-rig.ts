@@ -7,19 +7,19 @@
 // Landmarks are the 478 points of MediaPipe FaceMesh as @vladmandic/human returns them
 // (468 mesh points in the standard topology, then 10 iris points), in framing pixels.
 import {
-  FACE_RIG_VERSION,
-  interpolate,
-  smoothstep,
-  toImage,
-  toLocal,
-  UPPER_LIFT,
   type EyeRig,
+  FACE_RIG_VERSION,
   type FaceRig,
   type HeadRig,
+  interpolate,
   type LocalFrame,
   type MouthRig,
   type Point,
   type RgbaImage,
+  smoothstep,
+  toImage,
+  toLocal,
+  UPPER_LIFT,
 } from '../../contract/face-rig.ts';
 
 export interface FaceRigInput extends RgbaImage {
@@ -38,14 +38,22 @@ const LIPS_LOWER_INNER = [78, 95, 88, 178, 87, 14, 317, 402, 318, 324, 308];
 const LIPS_UPPER_INNER = [78, 191, 80, 81, 82, 13, 312, 311, 310, 415, 308];
 /** Outer/inner lip point pairs: the lip colour is sampled between them. */
 const LIP_BODY_PAIRS: Array<[number, number]> = [
-  [0, 13], [37, 82], [267, 312], [39, 81], [269, 311],
-  [17, 14], [84, 87], [314, 317], [181, 178], [405, 402],
+  [0, 13],
+  [37, 82],
+  [267, 312],
+  [39, 81],
+  [269, 311],
+  [17, 14],
+  [84, 87],
+  [314, 317],
+  [181, 178],
+  [405, 402],
 ];
 const NOSE_BOTTOM = 2;
 const JAW = [93, 132, 58, 172, 136, 150, 149, 176, 148, 152, 377, 400, 378, 379, 365, 397, 288, 361, 323];
 const FACE_OVAL = [
-  10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377,
-  152, 148, 176, 149, 150, 136, 172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109,
+  10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377, 152, 148, 176, 149, 150, 136,
+  172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109,
 ];
 const FOREHEAD = 10;
 const CHIN = 152;
@@ -83,11 +91,14 @@ const EYE_MARGIN = 0.08;
 export function buildFaceRig(input: FaceRigInput): BuiltFaceRig {
   const { width, height, rgba, landmarks } = input;
   if (!(width > 0 && height > 0) || rgba.length !== width * height * 4) {
-    throw new Error(`the framing must be ${width}×${height} RGBA (${width * height * 4} bytes), got ${rgba.length} bytes`);
+    throw new Error(
+      `the framing must be ${width}×${height} RGBA (${width * height * 4} bytes), got ${rgba.length} bytes`,
+    );
   }
   if (landmarks.length < 468) throw new Error(`a face rig needs the 468 FaceMesh landmarks, got ${landmarks.length}`);
   for (const point of landmarks) {
-    if (!Array.isArray(point) || !Number.isFinite(point[0]) || !Number.isFinite(point[1])) throw new Error('a landmark is not a pair of finite numbers');
+    if (!Array.isArray(point) || !Number.isFinite(point[0]) || !Number.isFinite(point[1]))
+      throw new Error('a landmark is not a pair of finite numbers');
   }
   const at = (index: number): Point => landmarks[index]!;
 
@@ -153,7 +164,11 @@ function buildMouth(at: (index: number) => Point) {
     ...(closed ? {} : { inner: upperInner }),
     textureU: Math.floor(corners[0]) - 2,
   };
-  return { rig, lipPoints: LIP_BODY_PAIRS.map(([outer, inner]) => mean([at(outer), at(inner)])), interior: { upperInner, split, frame } };
+  return {
+    rig,
+    lipPoints: LIP_BODY_PAIRS.map(([outer, inner]) => mean([at(outer), at(inner)])),
+    interior: { upperInner, split, frame },
+  };
 }
 
 function buildEye(at: (index: number) => Point, eye: (typeof EYES)[number]): EyeRig {
@@ -163,7 +178,10 @@ function buildEye(at: (index: number) => Point, eye: (typeof EYES)[number]): Eye
   const local = (index: number) => toLocal(frame, at(index));
   const corners: Point = [local(eye.corners[0])[0], local(eye.corners[1])[0]];
   const halfWidth = (corners[1] - corners[0]) / 2;
-  const opening = Math.max(1, ...eye.upper.map(local).map(([u, v]) => interpolate(monotonic(eye.lower.map(local)), u) - v));
+  const opening = Math.max(
+    1,
+    ...eye.upper.map(local).map(([u, v]) => interpolate(monotonic(eye.lower.map(local)), u) - v),
+  );
   // Landmarks sit on the lids to a pixel or so: the closing lid reaches a little past the
   // corners and below the lower lid, so no white of the eye is left showing.
   const widen = Math.max(1, EYE_MARGIN * 2 * halfWidth) / halfWidth;
@@ -172,7 +190,12 @@ function buildEye(at: (index: number) => Point, eye: (typeof EYES)[number]): Eye
   const upper = monotonic(eye.upper.map(local).map(outward));
   const reach = halfWidth * (1 + widen);
   // The drop fades out at the corners, where the lids meet.
-  const lower = monotonic(eye.lower.map(local).map(outward).map(([u, v]): Point => [u, v + drop * Math.max(0, 1 - (u / reach) ** 2)]));
+  const lower = monotonic(
+    eye.lower
+      .map(local)
+      .map(outward)
+      .map(([u, v]): Point => [u, v + drop * Math.max(0, 1 - (u / reach) ** 2)]),
+  );
   const brow = monotonic(eye.brow.map(local));
   // The crease: most of the way up from the lid to the brow, never closer to the lid than
   // the eye is tall (or the skin would stretch too thin to cover it)...
@@ -275,7 +298,8 @@ function teethLuma(image: RgbaImage, mouth: MouthRig, frame: LocalFrame): number
   const points: Point[] = [];
   const lips = interpolate(mouth.split, 0);
   for (const corner of mouth.corners) {
-    for (let step = 0; step <= 4; step++) points.push(toImage(frame, [1.25 * corner, mouth.nose + ((lips - mouth.nose) * step) / 4]));
+    for (let step = 0; step <= 4; step++)
+      points.push(toImage(frame, [1.25 * corner, mouth.nose + ((lips - mouth.nose) * step) / 4]));
   }
   const skin = luma(averageColour(image, points, 2));
   return Math.min(TEETH_LUMA.max, Math.max(TEETH_LUMA.min, TEETH_OVER_SKIN * skin));
@@ -318,11 +342,14 @@ function pixelAt(image: RgbaImage, x: number, y: number): Rgb | undefined {
 
 const luma = (c: Rgb) => 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
 const scale = (c: Rgb, k: number): Rgb => [c[0] * k, c[1] * k, c[2] * k];
-const mix = (a: Rgb, b: Rgb, t: number): Rgb => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t];
+const mix = (a: Rgb, b: Rgb, t: number): Rgb => [
+  a[0] + (b[0] - a[0]) * t,
+  a[1] + (b[1] - a[1]) * t,
+  a[2] + (b[2] - a[2]) * t,
+];
 const clampByte = (value: number) => Math.max(0, Math.min(255, Math.round(value)));
 
 // ------------------------------------------------------------------ geometry
-
 
 /** Sorted by u; points that fold back (landmark noise) are dropped. */
 function monotonic(points: Point[]): Point[] {

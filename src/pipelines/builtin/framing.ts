@@ -5,7 +5,7 @@
 import { AVATAR_FRAME_SIZES, type AvatarShape } from '../../contract/index.ts';
 import type { InspectedImage } from '../../media/index.ts';
 import { fillBeyondPhoto } from './backdrop.ts';
-import { photoPixels, type FoundFace, type Point } from './face-detection.ts';
+import { type FoundFace, type Point, photoPixels } from './face-detection.ts';
 
 export interface Framing {
   shape: AvatarShape;
@@ -87,7 +87,14 @@ export async function frameFace(image: InspectedImage, face: FoundFace, shape: A
 
   // Only the part of the photo the frame shows is scaled (sharp, lanczos): 2 px of margin for
   // the bilinear sampler, clipped to the photo.
-  const corners = ([[0, 0], [width, 0], [0, height], [width, height]] as Point[]).map((c) => toPhoto(c, draft));
+  const corners = (
+    [
+      [0, 0],
+      [width, 0],
+      [0, height],
+      [width, height],
+    ] as Point[]
+  ).map((c) => toPhoto(c, draft));
   const x0 = clamp(Math.floor(Math.min(...corners.map((c) => c[0])) - 2), 0, image.width - 1);
   const y0 = clamp(Math.floor(Math.min(...corners.map((c) => c[1])) - 2), 0, image.height - 1);
   const x1 = clamp(Math.ceil(Math.max(...corners.map((c) => c[0])) + 2), x0 + 1, image.width);

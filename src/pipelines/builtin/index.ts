@@ -5,11 +5,17 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { AVATAR_SHAPES, BUILTIN_PIPELINE_ID, builtinAssetNames, builtinTextureName } from '../../contract/index.ts';
-import { defaultMediaLimits, inspectImage, renderImageVariants, type ImageVariants, type InspectedImage } from '../../media/index.ts';
+import {
+  defaultMediaLimits,
+  type ImageVariants,
+  type InspectedImage,
+  inspectImage,
+  renderImageVariants,
+} from '../../media/index.ts';
 import type { Pipeline } from '../types.ts';
-import { findFace, type Box, type FoundFace } from './face-detection.ts';
+import { type Box, type FoundFace, findFace } from './face-detection.ts';
 import { buildFaceRig } from './face-rig.ts';
-import { frameFace, opaqueRgba, type Framing } from './framing.ts';
+import { type Framing, frameFace, opaqueRgba } from './framing.ts';
 
 export const TRAINING_VERSION = 2;
 const FRAMING_JPEG_QUALITY = 92;
@@ -114,13 +120,33 @@ function prepareTraining(image: InspectedImage): Promise<PreparedTraining> {
 /** One shape's framing, rig and textures, encoded. */
 async function encodeShape(framing: Framing): Promise<ShapeFile[]> {
   const { shape, width, height } = framing;
-  const { rig, textures } = buildFaceRig({ width, height, rgba: opaqueRgba(framing.rgb), landmarks: framing.landmarks });
+  const { rig, textures } = buildFaceRig({
+    width,
+    height,
+    rgba: opaqueRgba(framing.rgb),
+    landmarks: framing.landmarks,
+  });
   const names = builtinAssetNames(shape);
   return Promise.all([
-    jpeg(framing.rgb, width, height).then((bytes) => ({ name: names.image, suffix: `${shape}.jpg`, bytes, type: 'image/jpeg' })),
-    { name: names.rig, suffix: `${shape}.rig.json`, bytes: new TextEncoder().encode(JSON.stringify(rig)), type: 'application/json' },
+    jpeg(framing.rgb, width, height).then((bytes) => ({
+      name: names.image,
+      suffix: `${shape}.jpg`,
+      bytes,
+      type: 'image/jpeg',
+    })),
+    {
+      name: names.rig,
+      suffix: `${shape}.rig.json`,
+      bytes: new TextEncoder().encode(JSON.stringify(rig)),
+      type: 'application/json',
+    },
     ...Object.entries(textures).map(([name, texture]) =>
-      png(texture.rgba, texture.width, texture.height, 4).then((bytes) => ({ name: builtinTextureName(shape, name), suffix: `${shape}.${name}.png`, bytes, type: 'image/png' })),
+      png(texture.rgba, texture.width, texture.height, 4).then((bytes) => ({
+        name: builtinTextureName(shape, name),
+        suffix: `${shape}.${name}.png`,
+        bytes,
+        type: 'image/png',
+      })),
     ),
   ]);
 }
@@ -129,7 +155,9 @@ async function encodeShape(framing: Framing): Promise<ShapeFile[]> {
  * Like Promise.all, but rejects only once every write has finished: the caller deletes the
  * training's prefix on failure, and a write still in flight then would leave an orphan.
  */
-async function allSettled<T extends readonly unknown[]>(work: readonly [...{ [K in keyof T]: Promise<T[K]> }]): Promise<T> {
+async function allSettled<T extends readonly unknown[]>(
+  work: readonly [...{ [K in keyof T]: Promise<T[K]> }],
+): Promise<T> {
   const results = await Promise.allSettled(work);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
@@ -142,7 +170,11 @@ async function allSettled<T extends readonly unknown[]>(work: readonly [...{ [K 
  * as JPEG's own chroma subsampling is, anyway.
  */
 async function jpeg(rgb: Uint8Array, width: number, height: number): Promise<Uint8Array> {
-  return new Uint8Array(await sharp(rgb, { raw: { width, height, channels: 3 } }).jpeg({ quality: FRAMING_JPEG_QUALITY }).toBuffer());
+  return new Uint8Array(
+    await sharp(rgb, { raw: { width, height, channels: 3 } })
+      .jpeg({ quality: FRAMING_JPEG_QUALITY })
+      .toBuffer(),
+  );
 }
 
 /**
@@ -150,5 +182,9 @@ async function jpeg(rgb: Uint8Array, width: number, height: number): Promise<Uin
  * the default's size at half its time, and creating an identity waits for it.
  */
 async function png(pixels: Uint8Array, width: number, height: number, channels: 3 | 4): Promise<Uint8Array> {
-  return new Uint8Array(await sharp(pixels, { raw: { width, height, channels } }).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer());
+  return new Uint8Array(
+    await sharp(pixels, { raw: { width, height, channels } })
+      .png({ compressionLevel: 1, adaptiveFiltering: false })
+      .toBuffer(),
+  );
 }

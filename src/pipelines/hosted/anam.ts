@@ -4,14 +4,19 @@
 // account (`provider_avatar_id`, checked at create). The built-in training runs too: the
 // talking head is the fallback when Anam fails a session. An avatar made from the photo is
 // deleted at Anam with the identity or when a retrain replaces it.
-import { ANAM_PIPELINE_ID } from '../../contract/index.ts';
+
 import type { HostedAvatar } from '../../config.ts';
+import { ANAM_PIPELINE_ID } from '../../contract/index.ts';
 import { builtinTraining } from '../builtin/index.ts';
-import { providerAvatarOf, type Pipeline } from '../types.ts';
-import { callProvider, lookUpAvatar, providerFailure, type ProviderApi } from './provider-api.ts';
+import { type Pipeline, providerAvatarOf } from '../types.ts';
+import { callProvider, lookUpAvatar, type ProviderApi, providerFailure } from './provider-api.ts';
 
 export function anamPipeline(settings: HostedAvatar<string>): Pipeline {
-  const api: ProviderApi = { name: 'Anam', baseUrl: settings.apiUrl, headers: { authorization: `Bearer ${settings.apiKey}` } };
+  const api: ProviderApi = {
+    name: 'Anam',
+    baseUrl: settings.apiUrl,
+    headers: { authorization: `Bearer ${settings.apiKey}` },
+  };
   return {
     ...builtinTraining,
     id: ANAM_PIPELINE_ID,
@@ -25,7 +30,8 @@ export function anamPipeline(settings: HostedAvatar<string>): Pipeline {
     },
     async train(input) {
       const trained = await builtinTraining.train(input);
-      if (input.providerAvatarId) return { ...trained, training: { ...trained.training, provider_avatar_id: input.providerAvatarId } };
+      if (input.providerAvatarId)
+        return { ...trained, training: { ...trained.training, provider_avatar_id: input.providerAvatarId } };
       const render = trained.image.variants.render;
       const photo = render && (await input.store.get(render.key));
       if (!render || !photo) throw new Error('the photo’s rendition is missing');
@@ -37,7 +43,8 @@ export function anamPipeline(settings: HostedAvatar<string>): Pipeline {
       // A refusal fails the training; its caller removes the files stored above.
       if (!response.ok) throw await providerFailure(api, response, 'make an avatar from the photo');
       const made = (await response.json().catch(() => ({}))) as { id?: unknown };
-      if (typeof made.id !== 'string' || !made.id) throw await providerFailure(api, response, 'make an avatar from the photo (no id)');
+      if (typeof made.id !== 'string' || !made.id)
+        throw await providerFailure(api, response, 'make an avatar from the photo (no id)');
       return { ...trained, training: { ...trained.training, provider_avatar_id: made.id, provider_avatar_made: true } };
     },
     async release(training) {

@@ -1,8 +1,9 @@
 // The control plane's half of the hosted avatars (agent/pipelines/<id> is the other): each is a
 // pipeline once its key is set. Every one trains the built-in face as well, so a session whose
 // provider fails falls back to the talking head rather than a still photo.
-import { LEMONSLICE_PIPELINE_ID } from '../../contract/index.ts';
+
 import type { HostedAvatarSettings } from '../../config.ts';
+import { LEMONSLICE_PIPELINE_ID } from '../../contract/index.ts';
 import { renderImageVariants } from '../../media/index.ts';
 import { builtinTraining } from '../builtin/index.ts';
 import type { Pipeline } from '../types.ts';
@@ -13,7 +14,12 @@ export function hostedPipelines(settings: HostedAvatarSettings): Pipeline[] {
   const pipelines: Pipeline[] = [];
   // LemonSlice animates the photo itself, fetched by URL at session start.
   if (settings.lemonslice) {
-    pipelines.push({ ...builtinTraining, id: LEMONSLICE_PIPELINE_ID, description: 'LemonSlice: a hosted avatar animated from the photo.', renders: { kind: 'avatar_service', provider: 'lemonslice' } });
+    pipelines.push({
+      ...builtinTraining,
+      id: LEMONSLICE_PIPELINE_ID,
+      description: 'LemonSlice: a hosted avatar animated from the photo.',
+      renders: { kind: 'avatar_service', provider: 'lemonslice' },
+    });
   }
   if (settings.anam) pipelines.push(anamPipeline(settings.anam));
   if (settings.bey) pipelines.push(beyPipeline(settings.bey));

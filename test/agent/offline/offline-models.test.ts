@@ -6,13 +6,20 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, llm, type stt } from '@livekit/agents';
 import { AudioFrame } from '@livekit/rtc-node';
+import {
+  joinFrames,
+  loadOfflineModels,
+  OFFLINE_TTS_SAMPLE_RATE,
+  type OfflineModels,
+  type OfflineVoiceProfile,
+  toLlamaHistory,
+} from '../../../agent/providers/offline/index.ts';
 import { loadProviders } from '../../../src/config.ts';
-import { joinFrames, loadOfflineModels, OFFLINE_TTS_SAMPLE_RATE, toLlamaHistory, type OfflineModels, type OfflineVoiceProfile } from '../../../agent/providers/offline/index.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import { espeak, rms } from '../../support/fakes/speech.ts';
+import { eventually } from '../../support/visitor.ts';
 import { medianPitchHz } from './pitch.ts';
 import { words } from './words.ts';
-import { eventually } from '../../support/visitor.ts';
 
 const MIC_RATE = 48_000; // what the room delivers
 const timings: string[] = [];
@@ -24,7 +31,10 @@ let replyThreads = 1;
 beforeAll(async () => {
   initializeLogger({ pretty: false, level: 'warn' });
   const startedAt = performance.now();
-  models = await loadOfflineModels({ modelsDir: loadProviders(process.env).modelsDir, replyThreads: () => replyThreads });
+  models = await loadOfflineModels({
+    modelsDir: loadProviders(process.env).modelsDir,
+    replyThreads: () => replyThreads,
+  });
   timings.push(`load all models: ${ms(startedAt)}`);
 }, 120_000);
 
@@ -37,13 +47,16 @@ function ms(startedAt: number): string {
   return `${Math.round(performance.now() - startedAt)} ms`;
 }
 
-
 async function spoken(text: string, voice: string, wordsPerMinute: number): Promise<AudioFrame> {
   const { samples } = await espeak(text, { voice, wordsPerMinute, sampleRate: MIC_RATE });
   return new AudioFrame(samples, MIC_RATE, 1, samples.length);
 }
 
-async function recognise(language: SpokenLanguage | 'auto', frame: AudioFrame | AudioFrame[], label: string): Promise<stt.SpeechData> {
+async function recognise(
+  language: SpokenLanguage | 'auto',
+  frame: AudioFrame | AudioFrame[],
+  label: string,
+): Promise<stt.SpeechData> {
   const recogniser = models.stt(language);
   const startedAt = performance.now();
   const event = await recogniser.recognize(frame);
@@ -83,13 +96,19 @@ async function reply(chatCtx: llm.ChatContext, label: string): Promise<{ text: s
       text += chunk.delta.content;
     }
   }
-  timings.push(`LLM ${label}: first token ${Math.round(firstTokenMs)} ms, whole reply ${ms(startedAt)} (${JSON.stringify(text)})`);
+  timings.push(
+    `LLM ${label}: first token ${Math.round(firstTokenMs)} ms, whole reply ${ms(startedAt)} (${JSON.stringify(text)})`,
+  );
   return { text, firstTokenMs };
 }
 
 describe('offline speech-to-text (Whisper)', () => {
   test('recognises an English question spoken by espeak-ng', async () => {
-    const heard = await recognise('en', await spoken('What is the weather like in Paris today?', 'en-us', 150), 'English question');
+    const heard = await recognise(
+      'en',
+      await spoken('What is the weather like in Paris today?', 'en-us', 150),
+      'English question',
+    );
     const got = words(heard.text);
     expect(got).toContain('weather');
     expect(got).toContain('paris');
@@ -97,16 +116,26 @@ describe('offline speech-to-text (Whisper)', () => {
   });
 
   test("in 'auto' mode detects Spanish and transcribes it in Spanish", async () => {
-    const frame = await spoken('Buenos días. Me gustaría saber qué tiempo hará mañana en Madrid, por favor.', 'es', 130);
+    const frame = await spoken(
+      'Buenos días. Me gustaría saber qué tiempo hará mañana en Madrid, por favor.',
+      'es',
+      130,
+    );
     const heard = await recognise('auto', frame, 'Spanish sentence');
     expect(String(heard.language)).toBe('es');
     const got = words(heard.text);
     expect(got).toContain('madrid');
-    expect(got.filter((word) => ['buenos', 'dias', 'gustaria', 'saber', 'tiempo', 'manana', 'favor'].includes(word)).length).toBeGreaterThanOrEqual(4);
+    expect(
+      got.filter((word) => ['buenos', 'dias', 'gustaria', 'saber', 'tiempo', 'manana', 'favor'].includes(word)).length,
+    ).toBeGreaterThanOrEqual(4);
   });
 
   test("in 'auto' mode still hears English as English", async () => {
-    const heard = await recognise('auto', await spoken('Good morning. Could you tell me about this painting?', 'en-us', 150), 'English in auto');
+    const heard = await recognise(
+      'auto',
+      await spoken('Good morning. Could you tell me about this painting?', 'en-us', 150),
+      'English in auto',
+    );
     expect(String(heard.language)).toBe('en');
     expect(words(heard.text)).toContain('painting');
   });
@@ -121,7 +150,11 @@ describe('offline speech-to-text (Whisper)', () => {
     const heard = await recognise('auto', frames, 'Polish sentence');
     expect(String(heard.language)).toBe('pl');
     // espeak-ng's Polish is rough; Whisper base still gets the plain words.
-    expect(words(heard.text).filter((word) => ['dzien', 'dobry', 'chcialbym', 'jaka', 'bedzie', 'jutro', 'pogoda'].includes(word)).length).toBeGreaterThanOrEqual(3);
+    expect(
+      words(heard.text).filter((word) =>
+        ['dzien', 'dobry', 'chcialbym', 'jaka', 'bedzie', 'jutro', 'pogoda'].includes(word),
+      ).length,
+    ).toBeGreaterThanOrEqual(3);
   });
 
   test('pinned Ukrainian transcribes in Cyrillic', async () => {
@@ -187,7 +220,10 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
   test('takes its own name from the instructions (SmolLM2-135M did in 1–5 of 12 prompts)', async () => {
     for (const name of ['Marta', 'Kofi']) {
       const chatCtx = llm.ChatContext.empty();
-      chatCtx.addMessage({ role: 'system', content: `You are ${name}, a guide at the city museum. Answer in one short sentence.` });
+      chatCtx.addMessage({
+        role: 'system',
+        content: `You are ${name}, a guide at the city museum. Answer in one short sentence.`,
+      });
       chatCtx.addMessage({ role: 'user', content: 'What is your name?' });
       const { text } = await reply(chatCtx, `own name (${name})`);
       expect(text).toContain(name);
@@ -231,7 +267,10 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
   test('the chat context becomes a llama chat history: instructions first, images dropped, turns merged', () => {
     const chatCtx = llm.ChatContext.empty();
     chatCtx.addMessage({ role: 'system', content: 'Be brief.' });
-    chatCtx.addMessage({ role: 'user', content: [llm.createImageContent({ image: 'data:image/jpeg;base64,AAAA' }), 'Hello'] });
+    chatCtx.addMessage({
+      role: 'user',
+      content: [llm.createImageContent({ image: 'data:image/jpeg;base64,AAAA' }), 'Hello'],
+    });
     chatCtx.addMessage({ role: 'user', content: 'Anyone there?' });
     chatCtx.addMessage({ role: 'assistant', content: 'Hi!' });
     chatCtx.addMessage({ role: 'user', content: [llm.createImageContent({ image: 'data:image/jpeg;base64,AAAA' })] });
@@ -250,7 +289,13 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
     chatCtx.addMessage({ role: 'system', content: 'You are a storyteller. Tell long stories with many sentences.' });
     chatCtx.addMessage({
       role: 'user',
-      content: [llm.createImageContent({ image: 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////2wBDAf//////////////////////////////////////////////////////////////////////////////////////wAARCAABAAEDASIAAhEBAxEB/8QAFAABAAAAAAAAAAAAAAAAAAAAA//EABQQAQAAAAAAAAAAAAAAAAAAAAD/xAAUAQEAAAAAAAAAAAAAAAAAAAAA/8QAFBEBAAAAAAAAAAAAAAAAAAAAAP/aAAwDAQACEQMRAD8AH//Z' }), 'Tell me a story about a dragon and a knight.'],
+      content: [
+        llm.createImageContent({
+          image:
+            'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////2wBDAf//////////////////////////////////////////////////////////////////////////////////////wAARCAABAAEDASIAAhEBAxEB/8QAFAABAAAAAAAAAAAAAAAAAAAAA//EABQQAQAAAAAAAAAAAAAAAAAAAAD/xAAUAQEAAAAAAAAAAAAAAAAAAAAA/8QAFBEBAAAAAAAAAAAAAAAAAAAAAP/aAAwDAQACEQMRAD8AH//Z',
+        }),
+        'Tell me a story about a dragon and a knight.',
+      ],
     });
     const { text } = await reply(chatCtx, 'capped story');
     expect(text.trim().length).toBeGreaterThan(0);
@@ -280,7 +325,12 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
 
 describe('offline text-to-speech (Piper, espeak-ng)', () => {
   test('English by default is Piper: a plausible length of non-silent 22 kHz audio', async () => {
-    const { seconds, samples, finals, engine } = await synthesise('en', null, 'Hello, and welcome to the city museum.', 'English sentence');
+    const { seconds, samples, finals, engine } = await synthesise(
+      'en',
+      null,
+      'Hello, and welcome to the city museum.',
+      'English sentence',
+    );
     expect(engine).toBe('piper');
     expect(seconds).toBeGreaterThan(1);
     expect(seconds).toBeLessThan(6);
@@ -289,7 +339,12 @@ describe('offline text-to-speech (Piper, espeak-ng)', () => {
   });
 
   test('Spanish is espeak-ng', async () => {
-    const { seconds, samples, engine } = await synthesise('es', null, 'Buenos días, bienvenido al museo de la ciudad.', 'Spanish sentence');
+    const { seconds, samples, engine } = await synthesise(
+      'es',
+      null,
+      'Buenos días, bienvenido al museo de la ciudad.',
+      'Spanish sentence',
+    );
     expect(engine).toBe('espeak-ng');
     expect(seconds).toBeGreaterThan(1);
     expect(seconds).toBeLessThan(6);
@@ -313,7 +368,9 @@ describe('offline text-to-speech (Piper, espeak-ng)', () => {
     expect(high.engine).toBe('piper');
     const lowHz = medianPitchHz(low.samples, OFFLINE_TTS_SAMPLE_RATE);
     const highHz = medianPitchHz(high.samples, OFFLINE_TTS_SAMPLE_RATE);
-    timings.push(`measured F0, Piper: profile 80 Hz -> ${lowHz.toFixed(0)} Hz, profile 140 Hz -> ${highHz.toFixed(0)} Hz`);
+    timings.push(
+      `measured F0, Piper: profile 80 Hz -> ${lowHz.toFixed(0)} Hz, profile 140 Hz -> ${highHz.toFixed(0)} Hz`,
+    );
     expect(highHz / lowHz).toBeGreaterThan(1.4);
     // The pace stays close to the profile's: same words per minute, similar length.
     expect(Math.abs(high.seconds - low.seconds) / low.seconds).toBeLessThan(0.25);
@@ -326,7 +383,9 @@ describe('offline text-to-speech (Piper, espeak-ng)', () => {
     const fast = await synthesise('es', { pitchHz: 90, wordsPerMinute: 260 }, text, 'Spanish, fast profile');
     const lowHz = medianPitchHz(low.samples, OFFLINE_TTS_SAMPLE_RATE);
     const highHz = medianPitchHz(high.samples, OFFLINE_TTS_SAMPLE_RATE);
-    timings.push(`measured F0, espeak-ng: profile 90 Hz -> ${lowHz.toFixed(0)} Hz, profile 220 Hz -> ${highHz.toFixed(0)} Hz`);
+    timings.push(
+      `measured F0, espeak-ng: profile 90 Hz -> ${lowHz.toFixed(0)} Hz, profile 220 Hz -> ${highHz.toFixed(0)} Hz`,
+    );
     expect(lowHz).toBeGreaterThan(70);
     expect(lowHz).toBeLessThan(115);
     expect(highHz).toBeGreaterThan(180);
@@ -335,7 +394,12 @@ describe('offline text-to-speech (Piper, espeak-ng)', () => {
   });
 
   test('a high English profile, beyond what Piper can shift, speaks with espeak-ng at that pitch', async () => {
-    const high = await synthesise('en', { pitchHz: 210, wordsPerMinute: 170 }, 'Welcome to the museum.', 'English, high profile');
+    const high = await synthesise(
+      'en',
+      { pitchHz: 210, wordsPerMinute: 170 },
+      'Welcome to the museum.',
+      'English, high profile',
+    );
     expect(high.engine).toBe('espeak-ng');
     const hz = medianPitchHz(high.samples, OFFLINE_TTS_SAMPLE_RATE);
     expect(hz).toBeGreaterThan(170);
@@ -353,7 +417,12 @@ describe('round trip: what the offline voice says, Whisper understands', () => {
   });
 
   test("Spanish (espeak-ng) back through Whisper base in 'auto' mode", async () => {
-    const { frames } = await synthesise('es', null, 'Buenos días. Me gustaría saber qué tiempo hará mañana en Madrid, por favor.', 'round trip Spanish');
+    const { frames } = await synthesise(
+      'es',
+      null,
+      'Buenos días. Me gustaría saber qué tiempo hará mañana en Madrid, por favor.',
+      'round trip Spanish',
+    );
     const heard = await recognise('auto', frames, 'espeak-ng Spanish speech');
     expect(String(heard.language)).toBe('es');
     expect(words(heard.text)).toContain('madrid');

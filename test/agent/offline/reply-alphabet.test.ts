@@ -8,10 +8,10 @@ import { greetingText } from '../../../agent/conversation/greeting.ts';
 import { agentInstructions } from '../../../agent/conversation/instructions.ts';
 import { withinAlphabet } from '../../../agent/providers/offline/alphabets.ts';
 import { loadOfflineLanguageModel, type OfflineLLM } from '../../../agent/providers/offline/index.ts';
-import { loadProviders } from '../../../src/config.ts';
-import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
 import { PERSONA, QUESTIONS } from '../../../bench/conversation/eval/questions.ts';
 import { replyLanguage } from '../../../bench/conversation/eval/scoring.ts';
+import { loadProviders } from '../../../src/config.ts';
+import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
 
 let model: OfflineLLM;
 let close: () => Promise<void>;
@@ -29,8 +29,14 @@ afterAll(async () => {
 async function replies(language: SpokenLanguage, questions: string[]): Promise<string[]> {
   model.answerIn(language);
   const chatCtx = new llm.ChatContext();
-  chatCtx.addMessage({ role: 'system', content: agentInstructions({ prompt: PERSONA.prompt, language, visualAwareness: false }) });
-  chatCtx.addMessage({ role: 'assistant', content: greetingText({ name: PERSONA.name, prompt: PERSONA.prompt, language }) });
+  chatCtx.addMessage({
+    role: 'system',
+    content: agentInstructions({ prompt: PERSONA.prompt, language, visualAwareness: false }),
+  });
+  chatCtx.addMessage({
+    role: 'assistant',
+    content: greetingText({ name: PERSONA.name, prompt: PERSONA.prompt, language }),
+  });
   const out: string[] = [];
   for (const question of questions) {
     chatCtx.addMessage({ role: 'user', content: question });
@@ -42,7 +48,8 @@ async function replies(language: SpokenLanguage, questions: string[]): Promise<s
   return out;
 }
 
-const questionsIn = (language: SpokenLanguage) => QUESTIONS.filter((question) => question.language === language).map((question) => question.text);
+const questionsIn = (language: SpokenLanguage) =>
+  QUESTIONS.filter((question) => question.language === language).map((question) => question.text);
 
 describe("the offline reply model keeps to the session language's alphabet", () => {
   test('Ukrainian questions get Ukrainian letters only: no Latin words, no Russian ы э ё ъ', async () => {
@@ -56,7 +63,10 @@ describe("the offline reply model keeps to the session language's alphabet", () 
   test('every language, switched on the one loaded model as auto mode does', async () => {
     for (const language of SPOKEN_LANGUAGES) {
       const answers = await replies(language, questionsIn(language).slice(0, 3));
-      expect({ language, outside: answers.filter((answer) => !withinAlphabet(answer, language)) }).toEqual({ language, outside: [] });
+      expect({ language, outside: answers.filter((answer) => !withinAlphabet(answer, language)) }).toEqual({
+        language,
+        outside: [],
+      });
       expect(answers.every((answer) => answer.length > 0)).toBe(true);
     }
     // Back to English after Ukrainian: the grammar follows the language, Latin letters again.

@@ -3,10 +3,10 @@
 // of the evaluation set must end the turn, the halves a visitor pauses after must not: these
 // are the cut-offs and the 3 s waits bench/conversation/eval counted. Needs the installed models.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { loadOfflineSentenceEnd, type SentenceEnd } from '../../../agent/providers/offline/index.ts';
 import { turnIsOver } from '../../../agent/conversation/transcript-turns.ts';
-import { loadProviders } from '../../../src/config.ts';
+import { loadOfflineSentenceEnd, type SentenceEnd } from '../../../agent/providers/offline/index.ts';
 import { HESITANT_QUESTIONS, QUESTIONS } from '../../../bench/conversation/eval/questions.ts';
+import { loadProviders } from '../../../src/config.ts';
 
 let reader: SentenceEnd;
 
@@ -18,7 +18,8 @@ afterAll(async () => {
   await reader?.close();
 });
 
-const english = <T extends { language: string }>(questions: T[]) => questions.filter((question) => question.language === 'en');
+const english = <T extends { language: string }>(questions: T[]) =>
+  questions.filter((question) => question.language === 'en');
 
 describe('SmolLM2 reads the end of a sentence', () => {
   test('a whole question reads far likelier to end than the half a visitor paused after', async () => {
@@ -44,7 +45,12 @@ describe('SmolLM2 reads the end of a sentence', () => {
     const held: string[] = [];
     for (const { text } of english(QUESTIONS)) {
       const lowerCase = text.charAt(0).toLowerCase() + text.slice(1);
-      for (const written of [text, text.replace(/[?.!]$/, '.'), text.replace(/[?.!]$/, ''), lowerCase.replace(/[?.!]$/, '.')]) {
+      for (const written of [
+        text,
+        text.replace(/[?.!]$/, '.'),
+        text.replace(/[?.!]$/, ''),
+        lowerCase.replace(/[?.!]$/, '.'),
+      ]) {
         if (!(await turnIsOver(written, 'en', reader))) held.push(written);
       }
     }
@@ -54,7 +60,10 @@ describe('SmolLM2 reads the end of a sentence', () => {
   }, 120_000);
 
   test('readings queue on the one sequence and each gets its own answer', async () => {
-    const [whole, half] = await Promise.all([reader.probability('What is the capital of France?'), reader.probability('What is the capital of')]);
+    const [whole, half] = await Promise.all([
+      reader.probability('What is the capital of France?'),
+      reader.probability('What is the capital of'),
+    ]);
     expect(whole).toBeGreaterThan(0.5);
     expect(half).toBeLessThan(0.001);
   });

@@ -6,7 +6,10 @@ import { smallModelPrompt } from '../../../agent/providers/offline/index.ts';
 import type { LlamaHistoryItem } from '../../../agent/providers/offline/llama.ts';
 
 const system: LlamaHistoryItem = { type: 'system', text: 'You are Ada, a geography teacher.' };
-const greeting: LlamaHistoryItem = { type: 'model', response: ["Hi, I'm Ada, a geography teacher. How can I help you today?"] };
+const greeting: LlamaHistoryItem = {
+  type: 'model',
+  response: ["Hi, I'm Ada, a geography teacher. How can I help you today?"],
+};
 const conversation: LlamaHistoryItem[] = [
   system,
   greeting,
@@ -32,12 +35,19 @@ describe("the offline reply model's prompt", () => {
     const prompt = smallModelPrompt([system, { type: 'user', text: '¿Cuál es la capital de España?' }], 'es');
     expect(prompt[1]).toEqual({ type: 'user', text: '¿Cuánto es dos más dos?' });
     expect(prompt[2]).toEqual({ type: 'model', response: ['Dos más dos son cuatro.'] });
-    expect(smallModelPrompt([system, { type: 'user', text: 'Яка столиця Польщі?' }], 'uk')[2]).toEqual({ type: 'model', response: ['Два плюс два — чотири.'] });
+    expect(smallModelPrompt([system, { type: 'user', text: 'Яка столиця Польщі?' }], 'uk')[2]).toEqual({
+      type: 'model',
+      response: ['Два плюс два — чотири.'],
+    });
   });
 
   test('a short follow-up keeps the exchange before it', () => {
     const prompt = smallModelPrompt([...conversation, { type: 'user', text: 'Sorry, what time?' }], 'en');
-    expect(prompt.slice(-3)).toEqual([{ type: 'user', text: 'When does the museum open?' }, { type: 'model', response: ['At eleven.'] }, { type: 'user', text: 'Sorry, what time?' }]);
+    expect(prompt.slice(-3)).toEqual([
+      { type: 'user', text: 'When does the museum open?' },
+      { type: 'model', response: ['At eleven.'] },
+      { type: 'user', text: 'Sorry, what time?' },
+    ]);
     expect(prompt).toHaveLength(7);
   });
 

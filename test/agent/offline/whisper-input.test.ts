@@ -21,7 +21,6 @@ afterAll(async () => {
   await speech?.close();
 });
 
-
 async function hear(text: string, voice: string, model: 'en' | 'multilingual', language: string) {
   const { samples } = await espeak(text, { voice, wordsPerMinute: 150, sampleRate: RATE });
   return transcribe(samples, model, language);
@@ -63,7 +62,12 @@ describe("Whisper's window", () => {
   });
 
   test('Whisper base (other languages) uses the short window too', async () => {
-    const heard = await hear('Buenos días. Me gustaría saber qué tiempo hará mañana en Madrid.', 'es', 'multilingual', 'es');
+    const heard = await hear(
+      'Buenos días. Me gustaría saber qué tiempo hará mañana en Madrid.',
+      'es',
+      'multilingual',
+      'es',
+    );
     expect(heard.windowSeconds).toBe(15);
     expect(heard.words).toContain('madrid');
   });
@@ -107,12 +111,15 @@ describe("the VAD's prefix", () => {
 
   // What the VAD buffered when the visitor's client went quiet (DTX): the last 0.25 s of the
   // previous turn, its 0.25 s of silence, and then the new turn.
-  test.each(['Hi.', 'Okay.', 'Yes.'])('the end of the previous turn ("%s") before the silence is not heard', async (previous) => {
-    const tail = (await voiceOnly(previous, 250)).slice(-0.25 * RATE);
-    const stale = await transcribe(join(tail, 0.25, await voiceOnly(question, 150)));
-    expect(stale.words.slice(0, 2)).toEqual(['what', 'is']);
-    expect(stale.words).toEqual(expect.arrayContaining(['weather', 'paris']));
-  });
+  test.each(['Hi.', 'Okay.', 'Yes.'])(
+    'the end of the previous turn ("%s") before the silence is not heard',
+    async (previous) => {
+      const tail = (await voiceOnly(previous, 250)).slice(-0.25 * RATE);
+      const stale = await transcribe(join(tail, 0.25, await voiceOnly(question, 150)));
+      expect(stale.words.slice(0, 2)).toEqual(['what', 'is']);
+      expect(stale.words).toEqual(expect.arrayContaining(['weather', 'paris']));
+    },
+  );
 
   test('a word the visitor says after the padding, then a pause, is kept', async () => {
     const heard = await transcribe(join(0.5, await voiceOnly('So,', 150), 0.3, await voiceOnly(question, 150)));

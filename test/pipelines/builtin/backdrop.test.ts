@@ -3,11 +3,11 @@
 // either), training lays the photo on a blurred, darkened copy of itself rather than
 // continuing its edge pixels into stretched streaks; a session draws it as still background.
 import { describe, expect, test } from 'bun:test';
-import { defaultMediaLimits, inspectImage, type InspectedImage } from '../../../src/media/index.ts';
-import { findFace, type FoundFace } from '../../../src/pipelines/builtin/face-detection.ts';
-import { frameFace, type Framing } from '../../../src/pipelines/builtin/framing.ts';
+import { defaultMediaLimits, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
+import { type FoundFace, findFace } from '../../../src/pipelines/builtin/face-detection.ts';
+import { type Framing, frameFace } from '../../../src/pipelines/builtin/framing.ts';
 import { speechLikeSamples } from '../../fixtures/index.ts';
-import { photoBytes, type Photo } from './face.ts';
+import { type Photo, photoBytes } from './face.ts';
 import { beyondPhoto, luma } from './measure.ts';
 import { serveFace, talkingHead } from './served-face.ts';
 
@@ -27,18 +27,23 @@ function analyse(photo: Photo) {
 }
 
 /** Per frame pixel (its centre), how far it lies beyond the photo: found from the face, not from the framing's code. */
-async function distances(photo: Photo, framed: { width: number; height: number; landmarks: [number, number][] }): Promise<Float32Array> {
+async function distances(
+  photo: Photo,
+  framed: { width: number; height: number; landmarks: [number, number][] },
+): Promise<Float32Array> {
   const { image, face } = await analyse(photo);
   const beyond = beyondPhoto({ width: image.width, height: image.height, landmarks: face.landmarks }, framed);
   const out = new Float32Array(framed.width * framed.height);
-  for (let y = 0; y < framed.height; y++) for (let x = 0; x < framed.width; x++) out[y * framed.width + x] = beyond(x + 0.5, y + 0.5);
+  for (let y = 0; y < framed.height; y++)
+    for (let x = 0; x < framed.width; x++) out[y * framed.width + x] = beyond(x + 0.5, y + 0.5);
   return out;
 }
 
 const lumaOf = (rgb: Uint8Array, i: number) => 0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!;
 /** Colour without brightness (red and blue shares, ×255): a darkening backdrop keeps it, a streak of the flag does not. */
 const chromaDifference = (rgb: Uint8Array, i: number, j: number) => {
-  const share = (k: number, c: number) => (255 * rgb[k * 3 + c]!) / (rgb[k * 3]! + rgb[k * 3 + 1]! + rgb[k * 3 + 2]! + 30);
+  const share = (k: number, c: number) =>
+    (255 * rgb[k * 3 + c]!) / (rgb[k * 3]! + rgb[k * 3 + 1]! + rgb[k * 3 + 2]! + 30);
   return Math.abs(share(i, 0) - share(j, 0)) + Math.abs(share(i, 2) - share(j, 2));
 };
 
@@ -49,7 +54,8 @@ const chromaDifference = (rgb: Uint8Array, i: number, j: number) => {
  */
 function streakiness(framing: Framing, distance: Float32Array): number {
   const { width, height, rgb } = framing;
-  const inBackdrop = (x: number, y: number) => x >= 0 && y >= 0 && x < width && y < height && distance[y * width + x]! > 4;
+  const inBackdrop = (x: number, y: number) =>
+    x >= 0 && y >= 0 && x < width && y < height && distance[y * width + x]! > 4;
   let along = 0;
   let away = 0;
   for (let y = 1; y < height - 1; y += 3) {
@@ -74,39 +80,43 @@ describe('beyond the photo', () => {
     ['astronaut', 'landscape'],
     ['headshot', 'landscape'],
     ['headshot', 'portrait'],
-  ] as const)('%s, %s: a blurred, darkened copy of the photo, no bars, no streaks, no hard edges', async (photo, shape) => {
-    const { image, face } = await analyse(photo);
-    const framing = await frameFace(image, face, shape);
-    const distance = await distances(photo, framing);
-    expect(framing.extended).toBe(true);
-    const { width, rgb } = framing;
-    let backdrop = 0;
-    let backdropCount = 0;
-    let edge = 0;
-    let edgeCount = 0;
-    let hardest = 0;
-    for (let i = 0; i < distance.length; i++) {
-      const d = distance[i]!;
-      if (d > 4) {
-        backdrop += lumaOf(rgb, i);
-        backdropCount++;
-        // Steps over 2 px, both ends on the backdrop (the shadow along the photo's edge is soft too).
-        const beside = (i % width) + 2 < width ? [i + 2] : [];
-        for (const j of [...beside, i + 2 * width]) if (distance[j]! > 4) hardest = Math.max(hardest, Math.abs(lumaOf(rgb, j) - lumaOf(rgb, i)));
-      } else if (d < -24 && d > -56) {
-        edge += lumaOf(rgb, i);
-        edgeCount++;
+  ] as const)(
+    '%s, %s: a blurred, darkened copy of the photo, no bars, no streaks, no hard edges',
+    async (photo, shape) => {
+      const { image, face } = await analyse(photo);
+      const framing = await frameFace(image, face, shape);
+      const distance = await distances(photo, framing);
+      expect(framing.extended).toBe(true);
+      const { width, rgb } = framing;
+      let backdrop = 0;
+      let backdropCount = 0;
+      let edge = 0;
+      let edgeCount = 0;
+      let hardest = 0;
+      for (let i = 0; i < distance.length; i++) {
+        const d = distance[i]!;
+        if (d > 4) {
+          backdrop += lumaOf(rgb, i);
+          backdropCount++;
+          // Steps over 2 px, both ends on the backdrop (the shadow along the photo's edge is soft too).
+          const beside = (i % width) + 2 < width ? [i + 2] : [];
+          for (const j of [...beside, i + 2 * width])
+            if (distance[j]! > 4) hardest = Math.max(hardest, Math.abs(lumaOf(rgb, j) - lumaOf(rgb, i)));
+        } else if (d < -24 && d > -56) {
+          edge += lumaOf(rgb, i);
+          edgeCount++;
+        }
       }
-    }
-    expect(backdropCount).toBeGreaterThan(0.05 * distance.length);
-    // Darker than the photo along its edge, as a backdrop is, but no black bars.
-    expect(backdrop / backdropCount).toBeLessThan(0.85 * (edge / edgeCount));
-    expect(backdrop / backdropCount).toBeGreaterThan(0.3 * (edge / edgeCount));
-    // Stretched edge pixels change colour along the edge and not away from it (5.5, 3.1 and 2.0
-    // here before); a blurred photo changes about alike both ways (1.0, 0.7, 0.5).
-    expect(streakiness(framing, distance)).toBeLessThan(1.5);
-    expect(hardest).toBeLessThan(10);
-  });
+      expect(backdropCount).toBeGreaterThan(0.05 * distance.length);
+      // Darker than the photo along its edge, as a backdrop is, but no black bars.
+      expect(backdrop / backdropCount).toBeLessThan(0.85 * (edge / edgeCount));
+      expect(backdrop / backdropCount).toBeGreaterThan(0.3 * (edge / edgeCount));
+      // Stretched edge pixels change colour along the edge and not away from it (5.5, 3.1 and 2.0
+      // here before); a blurred photo changes about alike both ways (1.0, 0.7, 0.5).
+      expect(streakiness(framing, distance)).toBeLessThan(1.5);
+      expect(hardest).toBeLessThan(10);
+    },
+  );
 
   test('a photo that nearly fills the frame fades into the backdrop; the backdrop continues what lies at its edge', async () => {
     // The astronaut in the portrait frame: the photo stops short of the top by a band of plain wall.
@@ -131,32 +141,42 @@ describe('in a session', () => {
     ['astronaut', 0, 0],
     // A tight crop: the head reaches the photo's edge and moves it a little; the backdrop farther out stays.
     ['headshot', 32, 3],
-  ] as const)('%s, landscape: the backdrop is still background (beyond %i px from the photo, changes ≤ %i)', async (photo, from, most) => {
-    const face = await serveFace(photo);
-    try {
-      const renderer = talkingHead(face, 'landscape');
-      await renderer.prepare();
-      const { width, height } = renderer.size;
-      const distance = await distances(photo, face.framings.landscape);
-      const voice = speechLikeSamples(10, 48_000);
-      const first = luma(renderer.nextFrame({ audio: new Int16Array(SLICE), speechSamples: 0, elapsedMs: 0 }));
-      let changed = 0;
-      let moved = 0;
-      for (let frame = 1; frame < 250; frame++) {
-        // Speaking and listening by turns, with accents: the head sways, nods and tilts.
-        const speaking = frame % 100 < 60;
-        const audio = speaking ? voice.subarray(frame * SLICE, (frame + 1) * SLICE) : new Int16Array(SLICE);
-        const drawn = luma(renderer.nextFrame({ audio, speechSamples: speaking ? SLICE : 0, elapsedMs: frame * 40, stressed: speaking && frame % 12 === 0 }));
-        for (let i = 0; i < width * height; i++) {
-          const change = Math.abs(drawn[i]! - first[i]!);
-          if (distance[i]! > from) changed = Math.max(changed, change);
-          else moved = Math.max(moved, change);
+  ] as const)(
+    '%s, landscape: the backdrop is still background (beyond %i px from the photo, changes ≤ %i)',
+    async (photo, from, most) => {
+      const face = await serveFace(photo);
+      try {
+        const renderer = talkingHead(face, 'landscape');
+        await renderer.prepare();
+        const { width, height } = renderer.size;
+        const distance = await distances(photo, face.framings.landscape);
+        const voice = speechLikeSamples(10, 48_000);
+        const first = luma(renderer.nextFrame({ audio: new Int16Array(SLICE), speechSamples: 0, elapsedMs: 0 }));
+        let changed = 0;
+        let moved = 0;
+        for (let frame = 1; frame < 250; frame++) {
+          // Speaking and listening by turns, with accents: the head sways, nods and tilts.
+          const speaking = frame % 100 < 60;
+          const audio = speaking ? voice.subarray(frame * SLICE, (frame + 1) * SLICE) : new Int16Array(SLICE);
+          const drawn = luma(
+            renderer.nextFrame({
+              audio,
+              speechSamples: speaking ? SLICE : 0,
+              elapsedMs: frame * 40,
+              stressed: speaking && frame % 12 === 0,
+            }),
+          );
+          for (let i = 0; i < width * height; i++) {
+            const change = Math.abs(drawn[i]! - first[i]!);
+            if (distance[i]! > from) changed = Math.max(changed, change);
+            else moved = Math.max(moved, change);
+          }
         }
+        expect(moved).toBeGreaterThan(20); // the face did move
+        expect(changed).toBeLessThanOrEqual(most);
+      } finally {
+        await face.stop();
       }
-      expect(moved).toBeGreaterThan(20); // the face did move
-      expect(changed).toBeLessThanOrEqual(most);
-    } finally {
-      await face.stop();
-    }
-  });
+    },
+  );
 });

@@ -7,16 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
-import { LocalAssetStore, type AssetStore } from '../../../src/assets/index.ts';
-import { defaultMediaLimits, inspectImage, type InspectedImage } from '../../../src/media/index.ts';
+import { type AssetStore, LocalAssetStore } from '../../../src/assets/index.ts';
 import { identities } from '../../../src/identities/schema.ts';
-import { findFace, MIN_FACE_SIDE, type FoundFace, type Point } from '../../../src/pipelines/builtin/face-detection.ts';
+import { defaultMediaLimits, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
+import { type FoundFace, findFace, MIN_FACE_SIDE, type Point } from '../../../src/pipelines/builtin/face-detection.ts';
 import { EYE_LINE, FACE_HEIGHT_SHARE, frameFace } from '../../../src/pipelines/builtin/framing.ts';
 import type { BuiltinTraining } from '../../../src/pipelines/builtin/index.ts';
 import * as fx from '../../fixtures/index.ts';
 import { expectMediaError } from '../../media/expect-media-error.ts';
-import { file, form, identityForm, type IdentityBody } from '../../support/forms.ts';
-import { startTestService, waitForStatus, type TestAccount, type TestService } from '../../support/service.ts';
+import { file, form, type IdentityBody, identityForm } from '../../support/forms.ts';
+import { startTestService, type TestAccount, type TestService, waitForStatus } from '../../support/service.ts';
 import { eventually } from '../../support/visitor.ts';
 
 // FaceMesh points (canonical topology) and human's iris points.
@@ -29,12 +29,15 @@ const EYE_CORNERS = [33, 133, 362, 263];
 const IRIS_CENTRES = [468, 473];
 
 const inspect = (bytes: Uint8Array) => inspectImage(bytes, defaultMediaLimits);
-const meanY = (face: { landmarks: Point[] }, indices: number[]) => indices.reduce((sum, i) => sum + face.landmarks[i]![1], 0) / indices.length;
+const meanY = (face: { landmarks: Point[] }, indices: number[]) =>
+  indices.reduce((sum, i) => sum + face.landmarks[i]![1], 0) / indices.length;
 const centre = ([x, y, w, h]: number[]) => [x! + w! / 2, y! + h! / 2] as const;
 
 /** The face's features from top to bottom, as on any upright face. */
 function expectUprightFeatures(face: { landmarks: Point[] }) {
-  const order = [[FOREHEAD], EYE_CORNERS, [NOSE_TIP], [UPPER_LIP, LOWER_LIP], [CHIN]].map((indices) => meanY(face, indices));
+  const order = [[FOREHEAD], EYE_CORNERS, [NOSE_TIP], [UPPER_LIP, LOWER_LIP], [CHIN]].map((indices) =>
+    meanY(face, indices),
+  );
   expect(order).toEqual([...order].sort((a, b) => a - b));
   expect(order[4]! - order[0]!).toBeGreaterThan(20);
 }
@@ -80,7 +83,11 @@ describe('finding the face', () => {
   });
 
   test('no-face.jpg (a rocket launch) has no face', async () => {
-    const error = await expectMediaError(findFace(await inspect(fx.noFaceJpeg())), { status: 422, type: 'image.no_face', field: 'image' });
+    const error = await expectMediaError(findFace(await inspect(fx.noFaceJpeg())), {
+      status: 422,
+      type: 'image.no_face',
+      field: 'image',
+    });
     expect(error.message).toStartWith('No face found in the image');
   });
 
@@ -112,16 +119,26 @@ describe('finding the face', () => {
   });
 
   test(`a face under ${MIN_FACE_SIDE} px is too small; just above it is enough`, async () => {
-    const small = await inspect(await fx.photoCollage(640, 640, [{ photo: 'astronaut', size: 280, left: 170, top: 100 }]));
-    const error = await expectMediaError(findFace(small), { status: 422, type: 'image.face_too_small', field: 'image' });
+    const small = await inspect(
+      await fx.photoCollage(640, 640, [{ photo: 'astronaut', size: 280, left: 170, top: 100 }]),
+    );
+    const error = await expectMediaError(findFace(small), {
+      status: 422,
+      type: 'image.face_too_small',
+      field: 'image',
+    });
     expect(error.message).toContain(`${MIN_FACE_SIDE} pixels`);
-    const enough = await findFace(await inspect(await fx.photoCollage(640, 640, [{ photo: 'astronaut', size: 400, left: 120, top: 100 }])));
+    const enough = await findFace(
+      await inspect(await fx.photoCollage(640, 640, [{ photo: 'astronaut', size: 400, left: 120, top: 100 }])),
+    );
     expect(Math.max(enough.box[2], enough.box[3])).toBeGreaterThanOrEqual(MIN_FACE_SIDE);
   });
 
   test('a large photo is searched on a scaled copy; the face comes back in its own pixels', async () => {
     const small = await findFace(await inspect(fx.portraitPng()));
-    const large = await findFace(await inspect(new Uint8Array(await sharp(fx.portraitPng()).resize(2048, 2048).png().toBuffer())));
+    const large = await findFace(
+      await inspect(new Uint8Array(await sharp(fx.portraitPng()).resize(2048, 2048).png().toBuffer())),
+    );
     for (let i = 0; i < 4; i++) expect(Math.abs(large.box[i]! - small.box[i]! * 4)).toBeLessThan(24);
   });
 });
@@ -156,44 +173,46 @@ describe('framing', () => {
     // A tight, tilted 3:4 crop: levelled, and smaller than either frame.
     ['headshot', 'portrait', 540, 960],
     ['headshot', 'landscape', 960, 540],
-  ] as const)('%s, %s: %i×%i, the face inside it, placed by the rule, its landmarks on the photo’s features', async (name, shape, width, height) => {
-    const { image, face } = await analysed(name);
-    const framing = await frameFace(image, face, shape);
-    expect([framing.width, framing.height]).toEqual([width, height]);
-    expect(framing.rgb.length).toBe(width * height * 3);
-    expect(framing.landmarks).toHaveLength(478);
-    for (const [x, y] of framing.landmarks) {
-      expect(x).toBeGreaterThan(0);
-      expect(x).toBeLessThan(width);
-      expect(y).toBeGreaterThan(0);
-      expect(y).toBeLessThan(height);
-    }
-    const eyeLine = (framing.landmarks[33]![1] + framing.landmarks[263]![1]) / 2;
-    expect(Math.abs(eyeLine - EYE_LINE * height)).toBeLessThan(3);
-    const faceHeight = framing.landmarks[CHIN]![1] - framing.landmarks[FOREHEAD]![1];
-    expect(Math.abs(faceHeight - FACE_HEIGHT_SHARE * height)).toBeLessThan(0.03 * height);
-    // The landmarks moved with the pixels: around each landmark the framing looks like the photo
-    // around it (3×3 photo pixels against the same area of the framing), and moving them by 2 %
-    // of the face's height already makes it differ several times more.
-    expect(image.pixels.channels).toBe(3);
-    const scale = faceHeight / (face.landmarks[CHIN]![1] - face.landmarks[FOREHEAD]![1]);
-    const mismatch = (shift: number) => {
-      let sum = 0;
-      face.landmarks.forEach((p, i) => {
-        const [fx, fy] = framing.landmarks[i]!;
-        const framed = luma(framing.rgb, width, [fx, fy + shift * faceHeight], Math.round(scale));
-        sum += Math.abs(framed - luma(image.pixels.data, image.width, p, 1));
-      });
-      return sum / face.landmarks.length;
-    };
-    const aligned = mismatch(0);
-    expect(aligned).toBeLessThan(6);
-    expect(mismatch(0.02)).toBeGreaterThan(3 * aligned);
-  });
+  ] as const)(
+    '%s, %s: %i×%i, the face inside it, placed by the rule, its landmarks on the photo’s features',
+    async (name, shape, width, height) => {
+      const { image, face } = await analysed(name);
+      const framing = await frameFace(image, face, shape);
+      expect([framing.width, framing.height]).toEqual([width, height]);
+      expect(framing.rgb.length).toBe(width * height * 3);
+      expect(framing.landmarks).toHaveLength(478);
+      for (const [x, y] of framing.landmarks) {
+        expect(x).toBeGreaterThan(0);
+        expect(x).toBeLessThan(width);
+        expect(y).toBeGreaterThan(0);
+        expect(y).toBeLessThan(height);
+      }
+      const eyeLine = (framing.landmarks[33]![1] + framing.landmarks[263]![1]) / 2;
+      expect(Math.abs(eyeLine - EYE_LINE * height)).toBeLessThan(3);
+      const faceHeight = framing.landmarks[CHIN]![1] - framing.landmarks[FOREHEAD]![1];
+      expect(Math.abs(faceHeight - FACE_HEIGHT_SHARE * height)).toBeLessThan(0.03 * height);
+      // The landmarks moved with the pixels: around each landmark the framing looks like the photo
+      // around it (3×3 photo pixels against the same area of the framing), and moving them by 2 %
+      // of the face's height already makes it differ several times more.
+      expect(image.pixels.channels).toBe(3);
+      const scale = faceHeight / (face.landmarks[CHIN]![1] - face.landmarks[FOREHEAD]![1]);
+      const mismatch = (shift: number) => {
+        let sum = 0;
+        face.landmarks.forEach((p, i) => {
+          const [fx, fy] = framing.landmarks[i]!;
+          const framed = luma(framing.rgb, width, [fx, fy + shift * faceHeight], Math.round(scale));
+          sum += Math.abs(framed - luma(image.pixels.data, image.width, p, 1));
+        });
+        return sum / face.landmarks.length;
+      };
+      const aligned = mismatch(0);
+      expect(aligned).toBeLessThan(6);
+      expect(mismatch(0.02)).toBeGreaterThan(3 * aligned);
+    },
+  );
 
   // Beyond the photo's edge: backdrop.test.ts.
 });
-
 
 describe('training through the API', () => {
   let service: TestService;
@@ -204,7 +223,8 @@ describe('training through the API', () => {
   });
   afterAll(() => service.stop());
 
-  const create = (image: File, who = account) => who.call('POST', '/v1/identities', { body: form({ name: 'Ada', prompt: 'You are Ada.', image }) });
+  const create = (image: File, who = account) =>
+    who.call('POST', '/v1/identities', { body: form({ name: 'Ada', prompt: 'You are Ada.', image }) });
   const trainingOf = async (id: string) => {
     const [row] = await service.services.database.db.select().from(identities).where(eq(identities.id, id));
     return row!.training as unknown as BuiltinTraining;
@@ -236,7 +256,10 @@ describe('training through the API', () => {
       expect(keys).toContain(key);
     }
 
-    for (const [shape, width, height] of [['portrait', 540, 960], ['landscape', 960, 540]] as const) {
+    for (const [shape, width, height] of [
+      ['portrait', 540, 960],
+      ['landscape', 960, 540],
+    ] as const) {
       const framing = await sharp(await stored(training.assets[`${shape}.image`]!)).metadata();
       expect([framing.format, framing.width, framing.height]).toEqual(['jpeg', width, height]);
       const rig = JSON.parse(new TextDecoder().decode(await stored(training.assets[`${shape}.rig`]!))) as {
@@ -259,7 +282,10 @@ describe('training through the API', () => {
         expect(texture.format).toBe('png');
       }
       // Served as what they are: the session's job fetches them over HTTP.
-      for (const [name, type] of [[`${shape}.image`, 'image/jpeg'], [`${shape}.rig`, 'application/json']] as const) {
+      for (const [name, type] of [
+        [`${shape}.image`, 'image/jpeg'],
+        [`${shape}.rig`, 'application/json'],
+      ] as const) {
         const served = await fetch(service.services.assetLinks.url(training.assets[name]!));
         expect([served.status, served.headers.get('content-type')]).toEqual([200, type]);
       }
@@ -274,20 +300,23 @@ describe('training through the API', () => {
       'image.face_too_small',
       'The face in the image is too small',
     ],
-  ] as const)('%s answers 422 in the spec’s shape; nothing is stored, no identity, no charge', async (_, bytes, type, msg) => {
-    const payer = await service.account({ credits: 500 });
-    const filesBefore = await service.assetKeys();
-    const rowsBefore = await service.count('identities');
-    const response = await create(file(await bytes(), 'photo.bin'), payer);
-    expect(response.status).toBe(422);
-    const { detail } = (await response.json()) as { detail: { loc: string[]; msg: string; type: string }[] };
-    expect(detail).toEqual([{ loc: ['body', 'image'], msg: expect.stringContaining(msg), type }]);
-    expect(await service.assetKeys()).toEqual(filesBefore);
-    expect(await service.count('identities')).toBe(rowsBefore);
-    expect(await service.services.ledger.balance(payer.accountId)).toBe(500);
-    expect((await service.services.ledger.entries(payer.accountId)).map((e) => e.kind)).toEqual(['grant']);
-    expect(await (await payer.call('GET', '/v1/identities')).json()).toEqual([]);
-  });
+  ] as const)(
+    '%s answers 422 in the spec’s shape; nothing is stored, no identity, no charge',
+    async (_, bytes, type, msg) => {
+      const payer = await service.account({ credits: 500 });
+      const filesBefore = await service.assetKeys();
+      const rowsBefore = await service.count('identities');
+      const response = await create(file(await bytes(), 'photo.bin'), payer);
+      expect(response.status).toBe(422);
+      const { detail } = (await response.json()) as { detail: { loc: string[]; msg: string; type: string }[] };
+      expect(detail).toEqual([{ loc: ['body', 'image'], msg: expect.stringContaining(msg), type }]);
+      expect(await service.assetKeys()).toEqual(filesBefore);
+      expect(await service.count('identities')).toBe(rowsBefore);
+      expect(await service.services.ledger.balance(payer.accountId)).toBe(500);
+      expect((await service.services.ledger.entries(payer.accountId)).map((e) => e.kind)).toEqual(['grant']);
+      expect(await (await payer.call('GET', '/v1/identities')).json()).toEqual([]);
+    },
+  );
 
   test('a photo of several people trains from the largest face', async () => {
     // The same person twice: small on the left, large on the right.
@@ -313,7 +342,9 @@ describe('training through the API', () => {
       body: form({ prompt: 'New prompt', image: file(fx.noFaceJpeg(), 'rocket.jpg', 'image/jpeg') }),
     });
     expect(response.status).toBe(422);
-    expect(await response.json()).toEqual({ detail: [{ loc: ['body', 'image'], msg: expect.stringContaining('No face found'), type: 'image.no_face' }] });
+    expect(await response.json()).toEqual({
+      detail: [{ loc: ['body', 'image'], msg: expect.stringContaining('No face found'), type: 'image.no_face' }],
+    });
     const after = (await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody;
     expect(after).toEqual(created); // status ready, same prompt, same image
     expect(await trainingOf(created.identity_id)).toEqual(before);
@@ -333,7 +364,11 @@ describe('training through the API', () => {
     // The old files serve until the switch to ready and are deleted right after it: nothing of
     // the old training's folder is left.
     const oldFolder = before.assets['portrait.image']!.replace(/[^/]+$/, '');
-    await eventually(async () => (await service.assetKeys()).every((k) => !k.startsWith(oldFolder)), 5_000, 'the old training to be deleted');
+    await eventually(
+      async () => (await service.assetKeys()).every((k) => !k.startsWith(oldFolder)),
+      5_000,
+      'the old training to be deleted',
+    );
     const keys = await service.assetKeys();
     for (const key of Object.values(after.assets)) expect(keys).toContain(key);
     for (const key of Object.values(before.assets)) expect(keys).not.toContain(key);

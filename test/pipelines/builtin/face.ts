@@ -2,11 +2,12 @@
 // one place the renderer tests get a face from. It is what training makes of a fixture
 // photo: real detection (@vladmandic/human, src/pipelines/builtin/face-detection.ts) and the
 // training's own framing, so no landmark data is committed.
-import type { FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
+
 import { AVATAR_FRAME_SIZES } from '../../../src/contract/index.ts';
 import { inspectImage } from '../../../src/media/index.ts';
 import { defaultMediaLimits } from '../../../src/media/limits.ts';
 import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
+import type { FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
 import { frameFace, opaqueRgba } from '../../../src/pipelines/builtin/framing.ts';
 import { cameramanPng, portraitPng, tightHeadshotPng, tiltedSmallPortraitPng } from '../../fixtures/index.ts';
 

@@ -46,7 +46,8 @@ describe('the gaze', () => {
     expect(Math.max(...track.map(Math.abs))).toBeLessThanOrEqual(0.06);
     // Jumps, not drifts: the big steps come one frame after another, then the eyes hold.
     let jumps = 0;
-    for (let i = 1; i < track.length; i++) if (Math.abs(track[i]! - track[i - 1]!) > 0.01 && Math.abs(track[i - 1]! - (track[i - 2] ?? 0)) <= 0.01) jumps++;
+    for (let i = 1; i < track.length; i++)
+      if (Math.abs(track[i]! - track[i - 1]!) > 0.01 && Math.abs(track[i - 1]! - (track[i - 2] ?? 0)) <= 0.01) jumps++;
     expect(jumps).toBeGreaterThanOrEqual(30);
     expect(jumps).toBeLessThanOrEqual(130);
   });
@@ -54,7 +55,9 @@ describe('the gaze', () => {
   test('on the face, the iris slides within the lids; the lids and the rest of the face stay', async () => {
     const framing = await faceFraming('astronaut', 'portrait');
     const { rig, textures } = buildFaceRig(framing);
-    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(VideoBufferType.I420).data;
+    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(
+      VideoBufferType.I420,
+    ).data;
     const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
     const draw = (gaze: number) => {
       const out = new Uint8Array(i420Length(framing.width, framing.height));
@@ -73,7 +76,11 @@ describe('the gaze', () => {
       return xs.reduce((sum, x) => sum + x, 0) / xs.length;
     };
     const still = draw(0);
-    expect(Buffer.from(still.subarray(0, width * framing.height)).equals(Buffer.from(base.subarray(0, width * framing.height)))).toBe(true);
+    expect(
+      Buffer.from(still.subarray(0, width * framing.height)).equals(
+        Buffer.from(base.subarray(0, width * framing.height)),
+      ),
+    ).toBe(true);
     const right = draw(0.3);
     const left = draw(-0.3);
     for (const [eye, halfWidth] of rig.eyes.map((e, i) => [i, (e.corners[1] - e.corners[0]) / 2] as const)) {
@@ -96,10 +103,12 @@ describe('the gaze', () => {
     }
   });
 
-  test('the brows lift on an accent, smoothly: no seam at any region\'s border', async () => {
+  test("the brows lift on an accent, smoothly: no seam at any region's border", async () => {
     const framing = await faceFraming('astronaut', 'portrait');
     const { rig, textures } = buildFaceRig(framing);
-    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(VideoBufferType.I420).data;
+    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(
+      VideoBufferType.I420,
+    ).data;
     const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
     const { width, height } = framing;
     const draw = (pose: Partial<typeof NEUTRAL_POSE>) => {
@@ -127,7 +136,10 @@ describe('the gaze', () => {
     // cut through the lift) makes a spike.
     const stripes = new Uint8Array(i420Length(width, height)).fill(128);
     for (let y = 0; y < height; y++) {
-      for (let x = 0; x < width; x++) stripes[y * width + x] = Math.round(128 + 55 * Math.sin((2 * Math.PI * y) / 14) + 55 * Math.sin((2 * Math.PI * x) / 17));
+      for (let x = 0; x < width; x++)
+        stripes[y * width + x] = Math.round(
+          128 + 55 * Math.sin((2 * Math.PI * y) / 14) + 55 * Math.sin((2 * Math.PI * x) / 17),
+        );
     }
     const striped = new FaceWarp(rig, stripes, textures.mouth);
     const curvature = (frame: Uint8Array) => {
@@ -136,7 +148,11 @@ describe('the gaze', () => {
         for (let y = Math.round(eye.origin[1] - 90); y < Math.round(eye.origin[1] + 20); y++) {
           for (let x = Math.round(eye.origin[0] - 70); x < Math.round(eye.origin[0] + 70); x++) {
             const at = y * width + x;
-            worst = Math.max(worst, Math.abs(frame[at - 1]! - 2 * frame[at]! + frame[at + 1]!), Math.abs(frame[at - width]! - 2 * frame[at]! + frame[at + width]!));
+            worst = Math.max(
+              worst,
+              Math.abs(frame[at - 1]! - 2 * frame[at]! + frame[at + 1]!),
+              Math.abs(frame[at - width]! - 2 * frame[at]! + frame[at + width]!),
+            );
           }
         }
       }

@@ -42,13 +42,21 @@ test('a stressed syllable gets a short nod, a tilt to alternate sides and a lift
     const calm = new HeadMotion(FACE_HEIGHT, seededRandom(3));
     return Array.from({ length: 100 }, (_, frame) => {
       const pose = motion.next(frame * 40, { speaking: true, loudness: loudness(frame), stressed: stressedAt(frame) });
-      const without = calm.next(frame * 40, { speaking: true, loudness: loudness(frame), stressed: stressedAt(frame) === undefined ? undefined : false });
+      const without = calm.next(frame * 40, {
+        speaking: true,
+        loudness: loudness(frame),
+        stressed: stressedAt(frame) === undefined ? undefined : false,
+      });
       return { brow: pose.brow, nod: pose.dy - without.dy, tilt: degrees(pose.roll - without.roll) };
     });
   };
   // Piper's stress marks at frames 20 and 24 (160 ms apart: the second is too close) and 60.
-  const marked = run((frame) => frame === 20 || frame === 24 || frame === 60, () => 0.6);
-  const accented = (poses: typeof marked) => poses.flatMap((pose, frame) => (pose.brow > 0 && (frame === 0 || poses[frame - 1]!.brow === 0) ? [frame] : []));
+  const marked = run(
+    (frame) => frame === 20 || frame === 24 || frame === 60,
+    () => 0.6,
+  );
+  const accented = (poses: typeof marked) =>
+    poses.flatMap((pose, frame) => (pose.brow > 0 && (frame === 0 || poses[frame - 1]!.brow === 0) ? [frame] : []));
   expect(accented(marked)).toEqual([21, 61]);
   expect(Math.max(...marked.slice(20, 33).map((p) => p.brow))).toBeGreaterThan(0.5);
   expect(marked.slice(33, 60).every((p) => p.brow === 0)).toBe(true);
@@ -57,17 +65,22 @@ test('a stressed syllable gets a short nod, a tilt to alternate sides and a lift
   expect(Math.max(...marked.slice(20, 29).map((p) => p.nod))).toBeLessThan(0.01 * FACE_HEIGHT);
   expect(Math.abs(marked[30]!.nod)).toBeLessThan(0.01);
   // The tilt: under a degree, one way on the first accent and the other way on the next, gone with the nod.
-  const tiltOf = (from: number) => marked.slice(from, from + 9).reduce((most, p) => (Math.abs(p.tilt) > Math.abs(most) ? p.tilt : most), 0);
+  const tiltOf = (from: number) =>
+    marked.slice(from, from + 9).reduce((most, p) => (Math.abs(p.tilt) > Math.abs(most) ? p.tilt : most), 0);
   expect(Math.abs(tiltOf(20))).toBeGreaterThan(0.2);
   expect(Math.abs(tiltOf(20))).toBeLessThan(1);
   expect(Math.sign(tiltOf(60))).toBe(-Math.sign(tiltOf(20)));
   expect(Math.abs(marked[30]!.tilt)).toBeLessThan(0.01);
   // A voice that marks no stress (undefined): a loud syllable after a quieter moment is the accent.
-  const onsets = run(() => undefined, (frame) => (frame % 25 < 5 ? 0.9 : 0.2));
+  const onsets = run(
+    () => undefined,
+    (frame) => (frame % 25 < 5 ? 0.9 : 0.2),
+  );
   expect(accented(onsets).length).toBeGreaterThanOrEqual(3);
   // Listening: never.
   const listening = new HeadMotion(FACE_HEIGHT, seededRandom(3));
-  for (let frame = 0; frame < 100; frame++) expect(listening.next(frame * 40, { speaking: false, loudness: 0, stressed: frame % 10 === 0 }).brow).toBe(0);
+  for (let frame = 0; frame < 100; frame++)
+    expect(listening.next(frame * 40, { speaking: false, loudness: 0, stressed: frame % 10 === 0 }).brow).toBe(0);
 });
 
 test("listening, the head nods at the visitor's pauses, not on a timer", () => {
@@ -77,12 +90,21 @@ test("listening, the head nods at the visitor's pauses, not on a timer", () => {
     // Against the same head with a visitor who never pauses: what is left is the nods.
     return Array.from({ length: 400 }, (_, frame) => {
       const heard = visitorSpeaking(frame);
-      return motion.next(frame * 40, { speaking: false, loudness: 0, visitorSpeaking: heard }).dy - still.next(frame * 40, { speaking: false, loudness: 0, visitorSpeaking: heard === undefined ? undefined : true }).dy;
+      return (
+        motion.next(frame * 40, { speaking: false, loudness: 0, visitorSpeaking: heard }).dy -
+        still.next(frame * 40, {
+          speaking: false,
+          loudness: 0,
+          visitorSpeaking: heard === undefined ? undefined : true,
+        }).dy
+      );
     });
   };
-  const starts = (nods: number[]) => nods.flatMap((dy, frame) => (dy > 0.5 && (nods[frame - 1] ?? 0) <= 0.5 ? [frame] : []));
+  const starts = (nods: number[]) =>
+    nods.flatMap((dy, frame) => (dy > 0.5 && (nods[frame - 1] ?? 0) <= 0.5 ? [frame] : []));
   // The visitor speaks 0–3 s, pauses, speaks 5–9 s, pauses at 9 s and at 9.6 s (too soon for a second nod).
-  const heard = (frame: number) => (frame < 75 || (frame >= 125 && frame < 225) || (frame >= 235 && frame < 240) ? true : false);
+  const heard = (frame: number) =>
+    frame < 75 || (frame >= 125 && frame < 225) || (frame >= 235 && frame < 240) ? true : false;
   const nods = dips(heard);
   expect(starts(nods).map((frame) => Math.round(frame / 25))).toEqual([3, 9]);
   expect(Math.max(...nods)).toBeGreaterThan(1.5);

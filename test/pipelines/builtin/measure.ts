@@ -1,7 +1,8 @@
 // What the renderer tests measure on frames: regions of the face from its landmarks, and
 // how a region's luma differs between two frames.
-import type { FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
+
 import type { Point } from '../../../src/contract/face-rig.ts';
+import type { FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
 
 export interface Box {
   x0: number;
@@ -106,7 +107,10 @@ export function rms(samples: Int16Array, count = samples.length): number {
  * squares. Returns, per frame point, how far (frame pixels) it lies beyond the photo's edge;
  * negative on the photo.
  */
-export function beyondPhoto(photo: { width: number; height: number; landmarks: Point[] }, framed: { landmarks: Point[] }): (x: number, y: number) => number {
+export function beyondPhoto(
+  photo: { width: number; height: number; landmarks: Point[] },
+  framed: { landmarks: Point[] },
+): (x: number, y: number) => number {
   const n = Math.min(photo.landmarks.length, framed.landmarks.length);
   const mean = (points: Point[]) => points.slice(0, n).reduce(([sx, sy], [x, y]) => [sx + x / n, sy + y / n], [0, 0]);
   const [px, py] = mean(photo.landmarks);

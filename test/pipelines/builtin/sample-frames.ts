@@ -6,7 +6,7 @@
 //   bun test/pipelines/builtin/sample-frames.ts
 import { join } from 'node:path';
 import { initializeLogger } from '@livekit/agents';
-import { VideoBufferType, VideoFrame, type AudioFrame } from '@livekit/rtc-node';
+import { type AudioFrame, VideoBufferType, VideoFrame } from '@livekit/rtc-node';
 import sharp from 'sharp';
 import { AvatarSpeech } from '../../../agent/avatar/index.ts';
 import { loadOfflineSpeech, OfflineTTS } from '../../../agent/providers/offline/index.ts';
@@ -16,7 +16,8 @@ import type { Photo } from './face.ts';
 import { serveFace, talkingHead } from './served-face.ts';
 
 const OUT = join(import.meta.dir, '..', '..', '..', 'docs', 'avatar-speaking.png');
-const PASSAGE = 'Bob, please move your map of Paris over here. I think the capital of France is Paris, a beautiful old city on the river Seine.';
+const PASSAGE =
+  'Bob, please move your map of Paris over here. I think the capital of France is Paris, a beautiful old city on the river Seine.';
 const SLICE = 1920;
 const COLUMNS: Array<{ label: string; viseme?: Viseme }> = [
   { label: 'listening' },
@@ -35,21 +36,33 @@ const LABEL_HEIGHT = 28;
 initializeLogger({ pretty: false, level: 'warn' });
 const server = await loadOfflineSpeech(loadProviders(process.env).modelsDir);
 const spoken: AudioFrame[] = [];
-for await (const audio of new OfflineTTS(server, 'espeak-ng', { language: 'en', profile: null }).synthesize(PASSAGE)) spoken.push(audio.frame);
+for await (const audio of new OfflineTTS(server, 'espeak-ng', { language: 'en', profile: null }).synthesize(PASSAGE))
+  spoken.push(audio.frame);
 await server.close();
 
 const rows: Buffer[][] = [];
 for (const photo of ['astronaut', 'astronaut-tilted'] as Photo[]) rows.push(await row(photo));
 
-const labels = COLUMNS.map(({ label }) => Buffer.from(
-  `<svg xmlns="http://www.w3.org/2000/svg" width="${TILE.width}" height="${LABEL_HEIGHT}"><rect width="100%" height="100%" fill="#111"/>` +
-    `<text x="50%" y="20" text-anchor="middle" font-family="sans-serif" font-size="16" fill="#eee">${label}</text></svg>`,
-));
+const labels = COLUMNS.map(({ label }) =>
+  Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${TILE.width}" height="${LABEL_HEIGHT}"><rect width="100%" height="100%" fill="#111"/>` +
+      `<text x="50%" y="20" text-anchor="middle" font-family="sans-serif" font-size="16" fill="#eee">${label}</text></svg>`,
+  ),
+);
 const composite = [
   ...labels.map((input, c) => ({ input, left: c * TILE.width, top: 0 })),
-  ...rows.flatMap((tiles, r) => tiles.map((input, c) => ({ input, left: c * TILE.width, top: LABEL_HEIGHT + r * TILE.height }))),
+  ...rows.flatMap((tiles, r) =>
+    tiles.map((input, c) => ({ input, left: c * TILE.width, top: LABEL_HEIGHT + r * TILE.height })),
+  ),
 ];
-await sharp({ create: { width: COLUMNS.length * TILE.width, height: LABEL_HEIGHT + rows.length * TILE.height, channels: 3, background: '#111' } })
+await sharp({
+  create: {
+    width: COLUMNS.length * TILE.width,
+    height: LABEL_HEIGHT + rows.length * TILE.height,
+    channels: 3,
+    background: '#111',
+  },
+})
   .composite(composite)
   .png()
   .toFile(OUT);
@@ -73,11 +86,17 @@ async function row(photo: Photo): Promise<Buffer[]> {
     let index = 0;
     keep('listening', 0, renderer.nextFrame({ audio: silence, speechSamples: 0, elapsedMs: 40 * index++ }));
     for (let slice = speech.take(SLICE); slice.speechSamples > 0; slice = speech.take(SLICE)) {
-      const frame = renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, visemes: slice.visemes, elapsedMs: 40 * index++ });
+      const frame = renderer.nextFrame({
+        audio: slice.samples,
+        speechSamples: slice.speechSamples,
+        visemes: slice.visemes,
+        elapsedMs: 40 * index++,
+      });
       let energy = 0;
       for (let i = 0; i < slice.speechSamples; i++) energy += slice.samples[i]! ** 2;
       const loudness = Math.sqrt(energy / slice.speechSamples) / 32768;
-      for (const { label, viseme } of COLUMNS) if (viseme) keep(label, (slice.visemes?.[viseme] ?? 0) + 0.01 * loudness, frame);
+      for (const { label, viseme } of COLUMNS)
+        if (viseme) keep(label, (slice.visemes?.[viseme] ?? 0) + 0.01 * loudness, frame);
     }
     // Listening until a blink has shut the eyes (blinks come every 2–6 s).
     const { width, height } = renderer.size;
@@ -103,7 +122,13 @@ async function row(photo: Photo): Promise<Buffer[]> {
     for (const { label } of COLUMNS) {
       const frame = best.get(label)!.frame;
       const rgba = new VideoFrame(frame, width, height, VideoBufferType.I420).convert(VideoBufferType.RGBA).data;
-      tiles.push(await sharp(Buffer.from(rgba), { raw: { width, height, channels: 4 } }).extract(crop).resize(TILE).png().toBuffer());
+      tiles.push(
+        await sharp(Buffer.from(rgba), { raw: { width, height, channels: 4 } })
+          .extract(crop)
+          .resize(TILE)
+          .png()
+          .toBuffer(),
+      );
     }
     return tiles;
   } finally {

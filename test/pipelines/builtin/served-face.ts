@@ -2,10 +2,10 @@
 // PNG, rig JSON, texture PNGs, for both shapes) served over HTTP, and renderers built on
 // them through the same options the agent job passes.
 import sharp from 'sharp';
-import { TalkingHeadRenderer, type TalkingHeadOptions } from '../../../agent/pipelines/builtin/index.ts';
+import { type TalkingHeadOptions, TalkingHeadRenderer } from '../../../agent/pipelines/builtin/index.ts';
 import type { FaceRig } from '../../../src/contract/face-rig.ts';
 import { buildFaceRig, type FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
-import { faceFraming, FRAME_SIZES, type Photo, type Shape } from './face.ts';
+import { FRAME_SIZES, faceFraming, type Photo, type Shape } from './face.ts';
 
 export interface ServedFace {
   framings: Record<Shape, FaceRigInput>;
@@ -25,15 +25,21 @@ export async function serveFace(photo: Photo): Promise<ServedFace> {
     framings[shape] = framing;
     rigs[shape] = rig;
     files.set(`${shape}.image`, { bytes: await png(framing), type: 'image/png' });
-    files.set(`${shape}.rig`, { bytes: new TextEncoder().encode(JSON.stringify(rig)) as Uint8Array<ArrayBuffer>, type: 'application/json' });
-    for (const [name, texture] of Object.entries(textures)) files.set(`${shape}.texture.${name}`, { bytes: await png(texture), type: 'image/png' });
+    files.set(`${shape}.rig`, {
+      bytes: new TextEncoder().encode(JSON.stringify(rig)) as Uint8Array<ArrayBuffer>,
+      type: 'application/json',
+    });
+    for (const [name, texture] of Object.entries(textures))
+      files.set(`${shape}.texture.${name}`, { bytes: await png(texture), type: 'image/png' });
   }
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     fetch(request) {
       const file = files.get(new URL(request.url).pathname.slice(1));
-      return file ? new Response(file.bytes, { headers: { 'content-type': file.type } }) : new Response('not found', { status: 404 });
+      return file
+        ? new Response(file.bytes, { headers: { 'content-type': file.type } })
+        : new Response('not found', { status: 404 });
     },
   });
   const assets = Object.fromEntries([...files.keys()].map((name) => [name, `http://127.0.0.1:${server.port}/${name}`]));
@@ -41,7 +47,11 @@ export async function serveFace(photo: Photo): Promise<ServedFace> {
 }
 
 /** A renderer for the served face; `assets` overrides what the identity carries. */
-export function talkingHead(face: ServedFace, shape: Shape, options: Partial<TalkingHeadOptions> & { assets?: Record<string, string> } = {}): TalkingHeadRenderer {
+export function talkingHead(
+  face: ServedFace,
+  shape: Shape,
+  options: Partial<TalkingHeadOptions> & { assets?: Record<string, string> } = {},
+): TalkingHeadRenderer {
   const { assets = face.assets, ...rest } = options;
   return new TalkingHeadRenderer({
     identity: {
@@ -72,5 +82,9 @@ export function seededRandom(seed: number): () => number {
 }
 
 async function png(image: { width: number; height: number; rgba: Uint8Array }): Promise<Uint8Array<ArrayBuffer>> {
-  return new Uint8Array(await sharp(image.rgba, { raw: { width: image.width, height: image.height, channels: 4 } }).png().toBuffer());
+  return new Uint8Array(
+    await sharp(image.rgba, { raw: { width: image.width, height: image.height, channels: 4 } })
+      .png()
+      .toBuffer(),
+  );
 }

@@ -3,15 +3,25 @@
 // (espeak-ng at 48 kHz, fed 40 ms at a time as the avatar runner does).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
-import { espeak } from '../../support/fakes/speech.ts';
-import { FRAME_SIZES, type Shape } from './face.ts';
-import { darkPixels, eyeBoxes, luma, maxDifference, meanDifference, mouthBox, pearson, rms, type Box } from './measure.ts';
-import { serveFace, talkingHead, type ServedFace } from './served-face.ts';
+import { mapMouth, mouthTables, poseMouth } from '../../../agent/pipelines/builtin/mouth.ts';
 import { NEUTRAL_POSE } from '../../../agent/pipelines/builtin/pose.ts';
 import { FaceWarp, i420Length } from '../../../agent/pipelines/builtin/warp.ts';
-import { mapMouth, mouthTables, poseMouth } from '../../../agent/pipelines/builtin/mouth.ts';
-import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
 import { interpolate, toImage } from '../../../src/contract/face-rig.ts';
+import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
+import { espeak } from '../../support/fakes/speech.ts';
+import { FRAME_SIZES, type Shape } from './face.ts';
+import {
+  type Box,
+  darkPixels,
+  eyeBoxes,
+  luma,
+  maxDifference,
+  meanDifference,
+  mouthBox,
+  pearson,
+  rms,
+} from './measure.ts';
+import { type ServedFace, serveFace, talkingHead } from './served-face.ts';
 
 const SLICE = 1920; // 40 ms at 48 kHz
 const FRAME_MS = 40;
@@ -22,7 +32,10 @@ let speech: Int16Array;
 
 beforeAll(async () => {
   face = await serveFace('astronaut');
-  ({ samples: speech } = await espeak('The quick brown fox jumps over the lazy dog. Then, after a short pause, she smiled and said hello to everyone watching.', { sampleRate: 48_000 }));
+  ({ samples: speech } = await espeak(
+    'The quick brown fox jumps over the lazy dog. Then, after a short pause, she smiled and said hello to everyone watching.',
+    { sampleRate: 48_000 },
+  ));
 });
 
 afterAll(async () => {
@@ -69,42 +82,45 @@ describe('the talking head', () => {
     expect(maxDifference(luma(frame), photo, width, whole)).toBeLessThanOrEqual(1);
   });
 
-  test.each(['portrait', 'landscape'] as const)('%s: the mouth opens with the voice, in step with it', async (shape) => {
-    const renderer = talkingHead(face, shape, { headMotion: false });
-    await renderer.prepare();
-    const { width } = renderer.size;
-    const box = mouthBox(face.framings[shape]);
-    const neutral = luma(renderer.nextFrame({ audio: SILENCE, speechSamples: 0, elapsedMs: 0 }));
-    // The mouth's change is measured against the closed (neutral) mouth: how open it is, which
-    // is what loudness drives. Frame to frame, the change follows the loudness's change.
-    const energy: number[] = [];
-    const opened: number[] = [];
-    const moved: number[] = [];
-    const energyChange: number[] = [];
-    let previous = neutral;
-    const frames = Math.ceil(speech.length / SLICE);
-    for (let i = 0; i < frames; i++) {
-      const { audio, speechSamples } = speechSlice(i);
-      const frame = luma(renderer.nextFrame({ audio, speechSamples, elapsedMs: (i + 1) * FRAME_MS }));
-      energy.push(rms(audio, speechSamples));
-      energyChange.push(Math.abs(energy[i]! - (energy[i - 1] ?? 0)));
-      opened.push(meanDifference(frame, neutral, width, box));
-      moved.push(meanDifference(frame, previous, width, box));
-      previous = frame;
-    }
-    const r = pearson(opened, energy);
-    expect(r).toBeGreaterThanOrEqual(0.6);
-    expect(pearson(moved, energyChange)).toBeGreaterThanOrEqual(0.6);
-    // Frame-locked: the mouth matches the audio that goes out with its frame better than the
-    // audio a frame or more before or after it.
-    for (const lag of [-3, -2, -1, 1, 2, 3]) {
-      const a = lag > 0 ? opened.slice(lag) : opened.slice(0, lag);
-      const b = lag > 0 ? energy.slice(0, -lag) : energy.slice(-lag);
-      expect(pearson(a, b)).toBeLessThan(r);
-    }
-    // And it does open: wide on loud syllables.
-    expect(Math.max(...opened)).toBeGreaterThan(15);
-  });
+  test.each(['portrait', 'landscape'] as const)(
+    '%s: the mouth opens with the voice, in step with it',
+    async (shape) => {
+      const renderer = talkingHead(face, shape, { headMotion: false });
+      await renderer.prepare();
+      const { width } = renderer.size;
+      const box = mouthBox(face.framings[shape]);
+      const neutral = luma(renderer.nextFrame({ audio: SILENCE, speechSamples: 0, elapsedMs: 0 }));
+      // The mouth's change is measured against the closed (neutral) mouth: how open it is, which
+      // is what loudness drives. Frame to frame, the change follows the loudness's change.
+      const energy: number[] = [];
+      const opened: number[] = [];
+      const moved: number[] = [];
+      const energyChange: number[] = [];
+      let previous = neutral;
+      const frames = Math.ceil(speech.length / SLICE);
+      for (let i = 0; i < frames; i++) {
+        const { audio, speechSamples } = speechSlice(i);
+        const frame = luma(renderer.nextFrame({ audio, speechSamples, elapsedMs: (i + 1) * FRAME_MS }));
+        energy.push(rms(audio, speechSamples));
+        energyChange.push(Math.abs(energy[i]! - (energy[i - 1] ?? 0)));
+        opened.push(meanDifference(frame, neutral, width, box));
+        moved.push(meanDifference(frame, previous, width, box));
+        previous = frame;
+      }
+      const r = pearson(opened, energy);
+      expect(r).toBeGreaterThanOrEqual(0.6);
+      expect(pearson(moved, energyChange)).toBeGreaterThanOrEqual(0.6);
+      // Frame-locked: the mouth matches the audio that goes out with its frame better than the
+      // audio a frame or more before or after it.
+      for (const lag of [-3, -2, -1, 1, 2, 3]) {
+        const a = lag > 0 ? opened.slice(lag) : opened.slice(0, lag);
+        const b = lag > 0 ? energy.slice(0, -lag) : energy.slice(-lag);
+        expect(pearson(a, b)).toBeLessThan(r);
+      }
+      // And it does open: wide on loud syllables.
+      expect(Math.max(...opened)).toBeGreaterThan(15);
+    },
+  );
 
   test('the mouth stays closed in silence and closes in the very frame the speech stops', async () => {
     const renderer = talkingHead(face, 'portrait', { headMotion: false });
@@ -170,9 +186,19 @@ describe('the talking head', () => {
       // The middle frame: the iris is gone under skin, hardly any dark pixel is left in either
       // eye. (The lower eye of this photo, the head a little tilted, once kept 20 of its 156, a strip of iris and
       // white under the closed lid, where the mouth's reach took its lower lid: 13 %.)
-      const middle = blink.frames.reduce((a, b) => (eyes.reduce((s, box) => s + darkPixels(a, width, box, 60), 0) <= eyes.reduce((s, box) => s + darkPixels(b, width, box, 60), 0) ? a : b));
+      const middle = blink.frames.reduce((a, b) =>
+        eyes.reduce((s, box) => s + darkPixels(a, width, box, 60), 0) <=
+        eyes.reduce((s, box) => s + darkPixels(b, width, box, 60), 0)
+          ? a
+          : b,
+      );
       irises.forEach((box, e) => expect(meanLuma(middle, width, box)).toBeGreaterThan(openIris[e]! + 50));
-      eyes.forEach((box, e) => expect({ eye: e, dark: darkPixels(middle, width, box, 60) <= openDark[e]! * 0.05 }).toEqual({ eye: e, dark: true }));
+      eyes.forEach((box, e) =>
+        expect({ eye: e, dark: darkPixels(middle, width, box, 60) <= openDark[e]! * 0.05 }).toEqual({
+          eye: e,
+          dark: true,
+        }),
+      );
     }
   });
 
@@ -185,7 +211,12 @@ describe('the talking head', () => {
     const centre = [(forehead[0] + chin[0]) / 2, (forehead[1] + chin[1]) / 2] as const;
     const faceHeight = Math.hypot(chin[0] - forehead[0], chin[1] - forehead[1]);
     const first = luma(renderer.nextFrame({ audio: SILENCE, speechSamples: 0, elapsedMs: 0 }));
-    const faceBox = { x0: Math.round(centre[0] - faceHeight / 3), x1: Math.round(centre[0] + faceHeight / 3), y0: Math.round(centre[1] - faceHeight / 2), y1: Math.round(centre[1] + faceHeight / 2) };
+    const faceBox = {
+      x0: Math.round(centre[0] - faceHeight / 3),
+      x1: Math.round(centre[0] + faceHeight / 3),
+      y0: Math.round(centre[1] - faceHeight / 2),
+      y1: Math.round(centre[1] + faceHeight / 2),
+    };
     let most = 0;
     for (let i = 1; i < 5 * 25; i++) {
       const talking = i >= 75 ? speechSlice(i - 75) : { audio: SILENCE, speechSamples: 0 };
@@ -195,7 +226,11 @@ describe('the talking head', () => {
       let moved = 0;
       for (let y = 0; y < height; y += 2) {
         for (let x = 0; x < width; x += 2) {
-          if (Math.hypot(x - centre[0], y - centre[1]) > 1.6 * faceHeight && frame[y * width + x] !== first[y * width + x]) moved++;
+          if (
+            Math.hypot(x - centre[0], y - centre[1]) > 1.6 * faceHeight &&
+            frame[y * width + x] !== first[y * width + x]
+          )
+            moved++;
         }
       }
       expect(moved).toBe(0);
@@ -217,10 +252,12 @@ describe('the talking head', () => {
     expect(warnings.join('\n')).toContain('404');
   });
 
-  test('the lower teeth rise from behind the lower lip on wide openings only; pressing hides the photo\'s teeth', async () => {
+  test("the lower teeth rise from behind the lower lip on wide openings only; pressing hides the photo's teeth", async () => {
     const framing = face.framings.portrait;
     const { rig, textures } = buildFaceRig(framing);
-    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(VideoBufferType.I420).data;
+    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(
+      VideoBufferType.I420,
+    ).data;
     const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
     const draw = (pose: Partial<typeof NEUTRAL_POSE>) => {
       const out = new Uint8Array(i420Length(framing.width, framing.height));
@@ -239,7 +276,10 @@ describe('the talking head', () => {
     const inner = rig.mouth.inner!.reduce((best, p) => (Math.abs(p[0]) < Math.abs(best[0]) ? p : best))[1];
     const [tx, ty] = toImage(rig.mouth, [0, (inner + split) / 2]).map(Math.round) as [number, number];
     const chromaWidth = framing.width >> 1;
-    const red = (frame: Uint8Array) => frame[framing.width * framing.height + chromaWidth * (framing.height >> 1) + (ty >> 1) * chromaWidth + (tx >> 1)]!;
+    const red = (frame: Uint8Array) =>
+      frame[
+        framing.width * framing.height + chromaWidth * (framing.height >> 1) + (ty >> 1) * chromaWidth + (tx >> 1)
+      ]!;
     const teeth = base[ty * framing.width + tx]!;
     const pressed = draw({ press: 1 });
     // (Her lips are light and pink: darker and redder than her teeth, not by much.)
@@ -278,14 +318,16 @@ describe('the talking head', () => {
     expect(showing(0.88, 1)).toEqual([]);
   });
 
-  test('the cheeks beside the mouth and the nostrils follow the jaw down a little; the nose above and the face\'s sides stay', () => {
+  test("the cheeks beside the mouth and the nostrils follow the jaw down a little; the nose above and the face's sides stay", () => {
     const framing = face.framings.portrait;
     const { rig, textures } = buildFaceRig(framing);
     const { width, height } = framing;
     const mouth = rig.mouth;
     // A photo whose luma is its row (near the mouth): how far a pixel moved down reads off directly.
     const ramp = new Uint8Array(i420Length(width, height)).fill(128);
-    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) ramp[y * width + x] = Math.max(0, Math.min(255, Math.round(y - mouth.origin[1] + 128)));
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++)
+        ramp[y * width + x] = Math.max(0, Math.min(255, Math.round(y - mouth.origin[1] + 128)));
     const warp = new FaceWarp(rig, ramp, textures.mouth);
     const out = new Uint8Array(i420Length(width, height));
     warp.paintBase(out);

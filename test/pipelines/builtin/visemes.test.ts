@@ -7,19 +7,20 @@
 // copy none of the tuning saw. Needs the offline models (`npm test` installs them).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger } from '@livekit/agents';
-import { VideoBufferType, VideoFrame, type AudioFrame } from '@livekit/rtc-node';
+import { type AudioFrame, VideoBufferType, VideoFrame } from '@livekit/rtc-node';
 import { AvatarSpeech } from '../../../agent/avatar/index.ts';
+import { blendedShape } from '../../../agent/pipelines/builtin/lips.ts';
 import { loadOfflineSpeech, OfflineTTS } from '../../../agent/providers/offline/index.ts';
 import type { SpeechServer } from '../../../agent/providers/offline/speech-server.ts';
 import { VISEME_CUES, type Viseme, type VisemeCue } from '../../../agent/visemes/index.ts';
-import { blendedShape } from '../../../agent/pipelines/builtin/lips.ts';
 import { loadProviders } from '../../../src/config.ts';
 import { detectFaces } from '../../../src/pipelines/builtin/face-detection.ts';
 import type { Photo } from './face.ts';
 import { partialCorrelation, pearson, rms } from './measure.ts';
 import { serveFace, talkingHead } from './served-face.ts';
 
-const PASSAGE = 'Bob, please move your map of Paris over here. I think the capital of France is Paris, a beautiful old city on the river Seine.';
+const PASSAGE =
+  'Bob, please move your map of Paris over here. I think the capital of France is Paris, a beautiful old city on the river Seine.';
 const SLICE = 1920; // 40 ms at 48 kHz
 
 let server: SpeechServer;
@@ -63,7 +64,12 @@ async function spokenFrames(photo: Photo): Promise<{ neutral: Measured; spoken: 
     for (let index = 1; ; index++) {
       const slice = speech.take(SLICE);
       if (slice.speechSamples === 0) break;
-      const frame = renderer.nextFrame({ audio: slice.samples, speechSamples: slice.speechSamples, visemes: slice.visemes, elapsedMs: 40 * index });
+      const frame = renderer.nextFrame({
+        audio: slice.samples,
+        speechSamples: slice.speechSamples,
+        visemes: slice.visemes,
+        elapsedMs: 40 * index,
+      });
       const loudness = rms(slice.samples, slice.speechSamples);
       spoken.push(await measure(frame, loudness, Math.sqrt((loudness ** 2 + before ** 2) / 2), slice.visemes ?? {}));
       before = loudness;
@@ -74,9 +80,16 @@ async function spokenFrames(photo: Photo): Promise<{ neutral: Measured; spoken: 
   }
 }
 
-async function measure(frame: VideoFrame, loudness: number, recentLoudness: number, visemes: Partial<Record<Viseme, number>>): Promise<Measured> {
+async function measure(
+  frame: VideoFrame,
+  loudness: number,
+  recentLoudness: number,
+  visemes: Partial<Record<Viseme, number>>,
+): Promise<Measured> {
   const { width, height } = frame;
-  const rgba = new VideoFrame(new Uint8Array(frame.data), width, height, VideoBufferType.I420).convert(VideoBufferType.RGBA).data;
+  const rgba = new VideoFrame(new Uint8Array(frame.data), width, height, VideoBufferType.I420).convert(
+    VideoBufferType.RGBA,
+  ).data;
   const rgb = new Uint8Array(width * height * 3);
   for (let p = 0; p < width * height; p++) {
     rgb[3 * p] = rgba[4 * p]!;
@@ -88,7 +101,14 @@ async function measure(frame: VideoFrame, loudness: number, recentLoudness: numb
   const at = face.landmarks;
   const distance = (a: number, b: number) => Math.hypot(at[a]![0] - at[b]![0], at[a]![1] - at[b]![1]);
   const faceHeight = distance(10, 152);
-  return { meshScore: face.meshScore, aperture: distance(13, 14) / faceHeight, width: distance(61, 291) / faceHeight, loudness, recentLoudness, visemes };
+  return {
+    meshScore: face.meshScore,
+    aperture: distance(13, 14) / faceHeight,
+    width: distance(61, 291) / faceHeight,
+    loudness,
+    recentLoudness,
+    visemes,
+  };
 }
 
 const dominant = (m: Measured, viseme: Viseme, share: number) => (m.visemes[viseme] ?? 0) >= share;
@@ -107,12 +127,14 @@ describe('visemes from the voice', () => {
       at += frame.samplesPerChannel / frame.sampleRate;
     }
     // One after another, together as long as the speech (each sentence's cues cover its samples).
-    for (let i = 1; i < cues.length; i++) expect(cues[i]!.start).toBeCloseTo(cues[i - 1]!.start + cues[i - 1]!.duration, 3);
+    for (let i = 1; i < cues.length; i++)
+      expect(cues[i]!.start).toBeCloseTo(cues[i - 1]!.start + cues[i - 1]!.duration, 3);
     expect(cues[0]!.start).toBe(0);
     expect(cues.at(-1)!.start + cues.at(-1)!.duration).toBeCloseTo(at, 1);
     // "Bob, please move your map of Paris": every class the passage holds is there.
     const said = new Set(cues.map((cue) => cue.viseme));
-    for (const viseme of ['closed', 'open', 'round', 'spread', 'lip-teeth', 'teeth', 'mid', 'rest'] as const) expect(said).toContain(viseme);
+    for (const viseme of ['closed', 'open', 'round', 'spread', 'lip-teeth', 'teeth', 'mid', 'rest'] as const)
+      expect(said).toContain(viseme);
   });
 
   test.each([
@@ -125,7 +147,8 @@ describe('visemes from the voice', () => {
     const cues: VisemeCue[] = [];
     let at = 0;
     for await (const audio of voice.synthesize(text)) {
-      for (const cue of (audio.frame.userdata[VISEME_CUES] as VisemeCue[] | undefined) ?? []) cues.push({ ...cue, start: at + cue.start });
+      for (const cue of (audio.frame.userdata[VISEME_CUES] as VisemeCue[] | undefined) ?? [])
+        cues.push({ ...cue, start: at + cue.start });
       at += audio.frame.samplesPerChannel / audio.frame.sampleRate;
     }
     expect(at).toBeGreaterThan(1);
@@ -166,7 +189,9 @@ describe('visemes from the voice', () => {
     });
 
     test('the opening still follows loudness where the lips are free to open', () => {
-      const free = spoken.filter((m) => m.loudness > 0.003 && (m.visemes.closed ?? 0) < 0.3 && (m.visemes['lip-teeth'] ?? 0) < 0.5);
+      const free = spoken.filter(
+        (m) => m.loudness > 0.003 && (m.visemes.closed ?? 0) < 0.3 && (m.visemes['lip-teeth'] ?? 0) < 0.5,
+      );
       expect(free.length).toBeGreaterThan(60);
       // Loudness over the last 80 ms: lips ease, a frame shows the slice before it too (over the
       // frame's own 40 ms, r was 0.64–0.75 in 16 runs and fell below 0.6 once in CI; Piper samples
@@ -177,7 +202,11 @@ describe('visemes from the voice', () => {
       // Loud sounds are mostly open vowels, so the opening follows loudness through the visemes
       // alone (r 0.46–0.56 with the loudness term taken out of the lips): what tells is how it
       // follows loudness beyond them: 0.49–0.66 in the same runs, 0.08–0.22 without the term.
-      const beyond = partialCorrelation(aperture, loudness, free.map((m) => blendedShape(m.visemes)?.open ?? 0));
+      const beyond = partialCorrelation(
+        aperture,
+        loudness,
+        free.map((m) => blendedShape(m.visemes)?.open ?? 0),
+      );
       expect(beyond, `partial r over ${free.length} frames`).toBeGreaterThanOrEqual(0.35);
     });
   });

@@ -8,7 +8,7 @@
 //   the LiveKit token it was handed and publishes on the agent's behalf.
 // It records every call, and can be told to fail the session calls.
 import type { ServiceSession } from '../../../examples/avatar-service/service.ts';
-import { joinWithHandedToken, type JoinedAvatar } from './hosted-avatar.ts';
+import { type JoinedAvatar, joinWithHandedToken } from './hosted-avatar.ts';
 
 export interface AnamCall {
   method: string;
@@ -53,7 +53,13 @@ export function startFakeAnam(apiKey = 'anam_test_key'): FakeAnam {
       await server.stop(true);
     },
   };
-  const avatarJson = (id: string) => ({ id, displayName: fake.avatars.get(id)!.displayName, variantName: 'default', imageUrl: null, createdAt: new Date().toISOString() });
+  const avatarJson = (id: string) => ({
+    id,
+    displayName: fake.avatars.get(id)!.displayName,
+    variantName: 'default',
+    imageUrl: null,
+    createdAt: new Date().toISOString(),
+  });
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -62,12 +68,27 @@ export function startFakeAnam(apiKey = 'anam_test_key'): FakeAnam {
       const authorization = request.headers.get('authorization');
       const multipart = request.headers.get('content-type')?.startsWith('multipart/form-data');
       const form = multipart ? await request.formData() : null;
-      const json = !multipart && request.method === 'POST' ? ((await request.json().catch(() => null)) as Record<string, unknown> | null) : null;
-      fake.calls.push({ method: request.method, path, authorization, body: json ?? (form ? Object.fromEntries([...form.keys()].map((k) => [k, typeof form.get(k) === 'string' ? form.get(k) : 'file'])) : null) });
+      const json =
+        !multipart && request.method === 'POST'
+          ? ((await request.json().catch(() => null)) as Record<string, unknown> | null)
+          : null;
+      fake.calls.push({
+        method: request.method,
+        path,
+        authorization,
+        body:
+          json ??
+          (form
+            ? Object.fromEntries(
+                [...form.keys()].map((k) => [k, typeof form.get(k) === 'string' ? form.get(k) : 'file']),
+              )
+            : null),
+      });
       const avatarPath = /^\/v1\/avatars\/([^/]+)$/.exec(path);
 
       if (path === '/v1/engine/session' && request.method === 'POST') {
-        if (fake.failSessionsWith !== null) return Response.json({ message: 'unavailable' }, { status: fake.failSessionsWith });
+        if (fake.failSessionsWith !== null)
+          return Response.json({ message: 'unavailable' }, { status: fake.failSessionsWith });
         const environment = pending.get(authorization?.replace(/^Bearer /, '') ?? '');
         if (!environment) return Response.json({ message: 'invalid session token' }, { status: 401 });
         const session = await joinWithHandedToken(environment.livekitUrl, environment.livekitToken, ANAM_SAMPLE_RATE);
@@ -76,21 +97,33 @@ export function startFakeAnam(apiKey = 'anam_test_key'): FakeAnam {
       }
       if (authorization !== `Bearer ${apiKey}`) return Response.json({ message: 'invalid API key' }, { status: 401 });
       if (path === '/v1/auth/session-token' && request.method === 'POST') {
-        if (fake.failSessionsWith !== null) return Response.json({ message: 'unavailable' }, { status: fake.failSessionsWith });
+        if (fake.failSessionsWith !== null)
+          return Response.json({ message: 'unavailable' }, { status: fake.failSessionsWith });
         const persona = (json?.personaConfig ?? {}) as { avatarId?: string };
         const environment = (json?.environment ?? {}) as { livekitUrl?: string; livekitToken?: string };
-        if (!persona.avatarId || !fake.avatars.has(persona.avatarId)) return Response.json({ message: 'avatar not found' }, { status: 404 });
-        if (!environment.livekitUrl || !environment.livekitToken) return Response.json({ message: 'environment required' }, { status: 400 });
+        if (!persona.avatarId || !fake.avatars.has(persona.avatarId))
+          return Response.json({ message: 'avatar not found' }, { status: 404 });
+        if (!environment.livekitUrl || !environment.livekitToken)
+          return Response.json({ message: 'environment required' }, { status: 400 });
         const sessionToken = `st_${crypto.randomUUID()}`;
         pending.set(sessionToken, { livekitUrl: environment.livekitUrl, livekitToken: environment.livekitToken });
         return Response.json({ sessionToken });
       }
       if (path === '/v1/avatars' && request.method === 'POST') {
-        if (fake.failCreateWith !== null) return Response.json({ message: 'unavailable' }, { status: fake.failCreateWith });
+        if (fake.failCreateWith !== null)
+          return Response.json({ message: 'unavailable' }, { status: fake.failCreateWith });
         const displayName = form?.get('displayName');
         const image = form?.get('imageFile');
-        if (typeof displayName !== 'string' || displayName.length < 3 || displayName.length > 50 || !(image instanceof Blob)) {
-          return Response.json({ message: 'displayName (3-50 characters) and imageFile are required' }, { status: 400 });
+        if (
+          typeof displayName !== 'string' ||
+          displayName.length < 3 ||
+          displayName.length > 50 ||
+          !(image instanceof Blob)
+        ) {
+          return Response.json(
+            { message: 'displayName (3-50 characters) and imageFile are required' },
+            { status: 400 },
+          );
         }
         const id = `anam-oneshot-${++made}`;
         fake.avatars.set(id, { displayName, image: new Uint8Array(await image.arrayBuffer()) });
@@ -98,11 +131,15 @@ export function startFakeAnam(apiKey = 'anam_test_key'): FakeAnam {
       }
       if (avatarPath && request.method === 'GET') {
         const id = decodeURIComponent(avatarPath[1]!);
-        return fake.avatars.has(id) ? Response.json(avatarJson(id)) : Response.json({ message: 'Avatar not found' }, { status: 404 });
+        return fake.avatars.has(id)
+          ? Response.json(avatarJson(id))
+          : Response.json({ message: 'Avatar not found' }, { status: 404 });
       }
       if (avatarPath && request.method === 'DELETE') {
         const id = decodeURIComponent(avatarPath[1]!);
-        return fake.avatars.delete(id) ? Response.json({ message: 'deleted' }) : Response.json({ message: 'Avatar not found' }, { status: 404 });
+        return fake.avatars.delete(id)
+          ? Response.json({ message: 'deleted' })
+          : Response.json({ message: 'Avatar not found' }, { status: 404 });
       }
       return Response.json({ message: 'not found' }, { status: 404 });
     },

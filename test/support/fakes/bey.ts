@@ -4,7 +4,7 @@
 // "avatar" joins the room with the token it was handed and publishes on the agent's behalf.
 // It records every session request, and can be told to fail them.
 import type { ServiceSession } from '../../../examples/avatar-service/service.ts';
-import { joinWithHandedToken, type JoinedAvatar } from './hosted-avatar.ts';
+import { type JoinedAvatar, joinWithHandedToken } from './hosted-avatar.ts';
 
 export interface BeySessionRequest {
   apiKey: string | null;
@@ -56,18 +56,25 @@ export function startFakeBey(apiKey = 'sk-bey-test'): FakeBey {
         if (key !== apiKey) return Response.json({ detail: 'invalid API key' }, { status: 401 });
         const id = decodeURIComponent(avatarPath[1]!);
         const status = fake.avatars.get(id);
-        return status ? Response.json({ id, name: 'Ava', status, visibility: 'private' }) : Response.json({ detail: 'Avatar not found' }, { status: 404 });
+        return status
+          ? Response.json({ id, name: 'Ava', status, visibility: 'private' })
+          : Response.json({ detail: 'Avatar not found' }, { status: 404 });
       }
       if (path === '/v1/session' && request.method === 'POST') {
         const body = (await request.json()) as BeySessionRequest['body'];
         fake.requests.push({ apiKey: key, body });
         if (fake.failWith !== null) return Response.json({ detail: 'unavailable' }, { status: fake.failWith });
         if (key !== apiKey) return Response.json({ detail: 'invalid API key' }, { status: 401 });
-        if (fake.avatars.get(body.avatar_id ?? '') !== 'available') return Response.json({ detail: 'avatar not available' }, { status: 404 });
-        if (!body.livekit_url || !body.livekit_token) return Response.json({ detail: 'livekit_url and livekit_token are required' }, { status: 422 });
+        if (fake.avatars.get(body.avatar_id ?? '') !== 'available')
+          return Response.json({ detail: 'avatar not available' }, { status: 404 });
+        if (!body.livekit_url || !body.livekit_token)
+          return Response.json({ detail: 'livekit_url and livekit_token are required' }, { status: 422 });
         const session = await joinWithHandedToken(body.livekit_url, body.livekit_token, BEY_SAMPLE_RATE);
         sessions.push(session);
-        return Response.json({ id: session.id, avatar_id: body.avatar_id, created_at: new Date().toISOString() }, { status: 201 });
+        return Response.json(
+          { id: session.id, avatar_id: body.avatar_id, created_at: new Date().toISOString() },
+          { status: 201 },
+        );
       }
       return Response.json({ detail: 'Not Found' }, { status: 404 });
     },

@@ -133,7 +133,9 @@ class Listener {
     // `endpointing=false` turns endpoint detection off: finals then come after
     // utterance_end_ms of silence, without speech_final.
     this.speechFinal = p.endpointing !== 'false';
-    this.endpointingMs = this.speechFinal ? Number(p.endpointing ?? DEFAULT_ENDPOINTING_MS) : Number(p.utterance_end_ms ?? DEFAULT_ENDPOINTING_MS);
+    this.endpointingMs = this.speechFinal
+      ? Number(p.endpointing ?? DEFAULT_ENDPOINTING_MS)
+      : Number(p.utterance_end_ms ?? DEFAULT_ENDPOINTING_MS);
     this.touch();
   }
 
@@ -194,18 +196,36 @@ class Listener {
       seg.silenceMs += WINDOW_MS;
       if (seg.silenceMs >= this.endpointingMs) return this.finish({ speechFinal: this.speechFinal });
     }
-    if (!seg.continuing && this.record.params.interim_results === 'true' && ((windowEnd - seg.startPos) / this.rate) * 1000 >= (seg.interims + 1) * INTERIM_EVERY_MS) {
+    if (
+      !seg.continuing &&
+      this.record.params.interim_results === 'true' &&
+      ((windowEnd - seg.startPos) / this.rate) * 1000 >= (seg.interims + 1) * INTERIM_EVERY_MS
+    ) {
       seg.interims++;
       const words = (this.shared.queue[0] ?? this.shared.defaultUtterance).transcript.split(/\s+/);
       const heard = words.slice(0, Math.min(seg.interims, Math.max(1, words.length - 1))).join(' ');
-      this.send(this.results(heard, this.shared.queue[0] ?? this.shared.defaultUtterance, seg.startPos, windowEnd, { is_final: false, speech_final: false }));
+      this.send(
+        this.results(heard, this.shared.queue[0] ?? this.shared.defaultUtterance, seg.startPos, windowEnd, {
+          is_final: false,
+          speech_final: false,
+        }),
+      );
     }
   }
 
   begin(candidate: NonNullable<Listener['candidate']>, pos: number) {
     this.candidate = null;
-    const continuing = this.lastSpeechEnd !== undefined && ((candidate.pos - this.lastSpeechEnd) / this.rate) * 1000 < UTTERANCE_GAP_MS;
-    this.segment = { startPos: candidate.pos, startedAt: candidate.at, lastVoicedEnd: pos, silenceMs: 0, endedAt: 0, interims: 0, continuing };
+    const continuing =
+      this.lastSpeechEnd !== undefined && ((candidate.pos - this.lastSpeechEnd) / this.rate) * 1000 < UTTERANCE_GAP_MS;
+    this.segment = {
+      startPos: candidate.pos,
+      startedAt: candidate.at,
+      lastVoicedEnd: pos,
+      silenceMs: 0,
+      endedAt: 0,
+      interims: 0,
+      continuing,
+    };
     if (this.record.params.vad_events === 'true') {
       this.send({ type: 'SpeechStarted', channel: [0], timestamp: candidate.pos / this.rate });
     }
@@ -218,7 +238,12 @@ class Listener {
     this.segment = null;
     this.lastSpeechEnd = seg.lastVoicedEnd;
     if (seg.continuing) {
-      this.send(this.results('', this.shared.defaultUtterance, seg.startPos, seg.lastVoicedEnd, { is_final: true, speech_final: flags.speechFinal }));
+      this.send(
+        this.results('', this.shared.defaultUtterance, seg.startPos, seg.lastVoicedEnd, {
+          is_final: true,
+          speech_final: flags.speechFinal,
+        }),
+      );
       return;
     }
     const said = this.shared.queue.shift() ?? this.shared.defaultUtterance;
@@ -232,7 +257,7 @@ class Listener {
       speechEndedAt: seg.silenceMs > 0 ? seg.endedAt : now(),
     };
     this.record.utterances.push(utterance);
-        this.send(
+    this.send(
       this.results(said.transcript, said, seg.startPos, seg.lastVoicedEnd, {
         is_final: true,
         speech_final: flags.speechFinal,
@@ -267,7 +292,11 @@ class Listener {
       start,
       ...flags,
       channel: { alternatives: [{ transcript, confidence: 0.98, words, ...(multi ? { languages: [language] } : {}) }] },
-      metadata: { request_id: this.record.requestId, model_info: { name: this.record.params.model, version: 'fake', arch: 'fake' }, model_uuid: 'fake' },
+      metadata: {
+        request_id: this.record.requestId,
+        model_info: { name: this.record.params.model, version: 'fake', arch: 'fake' },
+        model_uuid: 'fake',
+      },
     };
   }
 
@@ -280,11 +309,23 @@ class Listener {
     if (type === 'KeepAlive') this.touch();
     else if (type === 'Finalize') {
       if (this.segment) this.finish({ speechFinal: false, fromFinalize: true });
-      else this.send(this.results('', this.shared.defaultUtterance, this.pos, this.pos, { is_final: true, speech_final: false, from_finalize: true }));
+      else
+        this.send(
+          this.results('', this.shared.defaultUtterance, this.pos, this.pos, {
+            is_final: true,
+            speech_final: false,
+            from_finalize: true,
+          }),
+        );
     } else if (type === 'CloseStream') {
       // Deepgram flushes what it heard, reports the stream's metadata, then closes.
       this.finish({ speechFinal: false });
-      this.send({ type: 'Metadata', request_id: this.record.requestId, duration: this.record.audioSeconds, channels: this.channels });
+      this.send({
+        type: 'Metadata',
+        request_id: this.record.requestId,
+        duration: this.record.audioSeconds,
+        channels: this.channels,
+      });
       this.outbox = this.outbox.then(() => this.ws.close(1000));
     }
   }
@@ -314,10 +355,23 @@ export function startFakeDeepgram(options: FakeDeepgramOptions = {}): FakeDeepgr
       }
       const params = Object.fromEntries(url.searchParams);
       if (params.encoding !== 'linear16' || !(Number(params.sample_rate) > 0)) {
-        return Response.json({ err_code: 'Bad Request', err_msg: 'this fake understands encoding=linear16 with a sample_rate only' }, { status: 400 });
+        return Response.json(
+          { err_code: 'Bad Request', err_msg: 'this fake understands encoding=linear16 with a sample_rate only' },
+          { status: 400 },
+        );
       }
       const requestId = crypto.randomUUID();
-      const record: DeepgramConnection = { requestId, query: url.searchParams, params, authorization, openedAt: now(), audioSeconds: 0, controlMessages: [], sent: [], utterances: [] };
+      const record: DeepgramConnection = {
+        requestId,
+        query: url.searchParams,
+        params,
+        authorization,
+        openedAt: now(),
+        audioSeconds: 0,
+        controlMessages: [],
+        sent: [],
+        utterances: [],
+      };
       connections.push(record);
       if (srv.upgrade(req, { data: { record }, headers: { 'dg-request-id': requestId } })) return undefined;
       return new Response('expected a WebSocket upgrade', { status: 426 });
@@ -355,7 +409,8 @@ export function startFakeDeepgram(options: FakeDeepgramOptions = {}): FakeDeepgr
       for (;;) {
         const sent = fake.utterances.filter((u) => u.finalSentAt !== undefined);
         if (sent.length >= count) return sent;
-        if (Date.now() > deadline) throw new Error(`fake Deepgram sent ${sent.length} of ${count} finals in ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`fake Deepgram sent ${sent.length} of ${count} finals in ${timeoutMs} ms`);
         await Bun.sleep(20);
       }
     },

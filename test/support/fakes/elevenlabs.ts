@@ -134,7 +134,11 @@ function pitchFor(voiceId: string): number {
 }
 
 /** ~70 ms of signal per character: voiced for letters and digits, near-silence otherwise. */
-export function speechFor(text: string, sampleRate: number, pitchHz = 140): { pcm: Int16Array; alignment: { chars: string[]; starts: number[]; durations: number[] } } {
+export function speechFor(
+  text: string,
+  sampleRate: number,
+  pitchHz = 140,
+): { pcm: Int16Array; alignment: { chars: string[]; starts: number[]; durations: number[] } } {
   const perChar = Math.round((sampleRate * MS_PER_CHARACTER) / 1000);
   const chars = [...text];
   const pcm = new Int16Array(perChar * chars.length);
@@ -154,14 +158,24 @@ export function speechFor(text: string, sampleRate: number, pitchHz = 140): { pc
   });
   return {
     pcm,
-    alignment: { chars, starts: chars.map((_, i) => i * MS_PER_CHARACTER), durations: chars.map(() => MS_PER_CHARACTER) },
+    alignment: {
+      chars,
+      starts: chars.map((_, i) => i * MS_PER_CHARACTER),
+      durations: chars.map(() => MS_PER_CHARACTER),
+    },
   };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): Promise<FakeElevenLabs> {
-  const received: FakeElevenLabs['received'] = { clones: [], deletions: [], connections: [], contexts: [], syntheses: [] };
+  const received: FakeElevenLabs['received'] = {
+    clones: [],
+    deletions: [],
+    connections: [],
+    contexts: [],
+    syntheses: [],
+  };
   const voices = new Map<string, ClonedVoiceRecord>();
   const sockets = new Set<ServerWebSocket<SocketData>>();
 
@@ -169,17 +183,35 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
   const authorised = (key: string | null) => (options.apiKey === undefined ? Boolean(key) : key === options.apiKey);
 
   async function addVoice(req: Request): Promise<Response> {
-    if (fake.cloneFailure) return Response.json({ detail: { status: 'clone_failed', message: fake.cloneFailure.message } }, { status: fake.cloneFailure.status });
+    if (fake.cloneFailure)
+      return Response.json(
+        { detail: { status: 'clone_failed', message: fake.cloneFailure.message } },
+        { status: fake.cloneFailure.status },
+      );
     let form: FormData;
     try {
       form = await req.formData();
     } catch {
-      return Response.json({ detail: [{ loc: ['body'], msg: 'expected multipart/form-data', type: 'value_error' }] }, { status: 422 });
+      return Response.json(
+        { detail: [{ loc: ['body'], msg: 'expected multipart/form-data', type: 'value_error' }] },
+        { status: 422 },
+      );
     }
     const name = form.get('name');
     const files = form.getAll('files').filter((f): f is File => typeof f !== 'string');
     if (typeof name !== 'string' || !name || files.length === 0) {
-      return Response.json({ detail: [{ loc: ['body', typeof name === 'string' && name ? 'files' : 'name'], msg: 'Field required', type: 'missing' }] }, { status: 422 });
+      return Response.json(
+        {
+          detail: [
+            {
+              loc: ['body', typeof name === 'string' && name ? 'files' : 'name'],
+              msg: 'Field required',
+              type: 'missing',
+            },
+          ],
+        },
+        { status: 422 },
+      );
     }
     const description = form.get('description');
     const record: ClonedVoiceRecord = {
@@ -187,7 +219,9 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
       name,
       description: typeof description === 'string' ? description : null,
       apiKey: keyOf(req),
-      files: await Promise.all(files.map(async (f) => ({ name: f.name, type: f.type, bytes: new Uint8Array(await f.arrayBuffer()) }))),
+      files: await Promise.all(
+        files.map(async (f) => ({ name: f.name, type: f.type, bytes: new Uint8Array(await f.arrayBuffer()) })),
+      ),
     };
     received.clones.push(record);
     voices.set(record.voiceId, record);
@@ -199,7 +233,11 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
     const params = Object.fromEntries(url.searchParams);
     received.syntheses.push({ voiceId, params, body });
     const rate = sampleRateOf(params.output_format);
-    if (!rate) return Response.json({ detail: { status: 'invalid_output_format', message: 'this fake speaks pcm_* only' } }, { status: 400 });
+    if (!rate)
+      return Response.json(
+        { detail: { status: 'invalid_output_format', message: 'this fake speaks pcm_* only' } },
+        { status: 400 },
+      );
     const text = typeof body.text === 'string' ? body.text : '';
     const { pcm } = speechFor(text, rate, pitchFor(voiceId));
     return new Response(
@@ -321,16 +359,29 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
       if (stream) {
         const params = Object.fromEntries(url.searchParams);
         if (!sampleRateOf(params.output_format)) {
-          return Response.json({ detail: { status: 'invalid_output_format', message: 'this fake speaks pcm_* only' } }, { status: 400 });
+          return Response.json(
+            { detail: { status: 'invalid_output_format', message: 'this fake speaks pcm_* only' } },
+            { status: 400 },
+          );
         }
-        const connection: TtsConnectionRecord = { voiceId: decodeURIComponent(stream[1]!), params, apiKey: keyOf(req), openedAt: Date.now(), messages: [] };
+        const connection: TtsConnectionRecord = {
+          voiceId: decodeURIComponent(stream[1]!),
+          params,
+          apiKey: keyOf(req),
+          openedAt: Date.now(),
+          messages: [],
+        };
         received.connections.push(connection);
         if (srv.upgrade(req, { data: { connection, contexts: new Map() } })) return undefined;
         return new Response('expected a WebSocket upgrade', { status: 426 });
       }
       const httpStream = /^\/v1\/text-to-speech\/([^/]+)\/stream$/.exec(path);
       if (httpStream && req.method === 'POST') {
-        return synthesizeOverHttp(decodeURIComponent(httpStream[1]!), url, ((await req.json().catch(() => ({}))) ?? {}) as Record<string, unknown>);
+        return synthesizeOverHttp(
+          decodeURIComponent(httpStream[1]!),
+          url,
+          ((await req.json().catch(() => ({}))) ?? {}) as Record<string, unknown>,
+        );
       }
       if (path === '/v1/voices/add' && req.method === 'POST') return addVoice(req);
       if (path === '/v1/voices' && req.method === 'GET') {
@@ -345,10 +396,17 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
       if (voice && req.method === 'DELETE') {
         const id = decodeURIComponent(voice[1]!);
         received.deletions.push(id);
-        if (!voices.delete(id)) return Response.json({ detail: { status: 'voice_not_found', message: `A voice with id ${id} was not found.` } }, { status: 404 });
+        if (!voices.delete(id))
+          return Response.json(
+            { detail: { status: 'voice_not_found', message: `A voice with id ${id} was not found.` } },
+            { status: 404 },
+          );
         return Response.json({ status: 'ok' });
       }
-      return Response.json({ detail: { status: 'not_found', message: `${req.method} ${path} is not faked` } }, { status: 404 });
+      return Response.json(
+        { detail: { status: 'not_found', message: `${req.method} ${path} is not faked` } },
+        { status: 404 },
+      );
     },
     websocket: {
       open(ws) {

@@ -6,9 +6,17 @@ import { joinAsAvatar, type ServiceSession } from '../../../examples/avatar-serv
 
 export type JoinedAvatar = ServiceSession & { close(): Promise<void> };
 
-export async function joinWithHandedToken(livekitUrl: string, token: string, sampleRate: number): Promise<JoinedAvatar> {
+export async function joinWithHandedToken(
+  livekitUrl: string,
+  token: string,
+  sampleRate: number,
+): Promise<JoinedAvatar> {
   // Who it is and for whom it publishes, as LiveKit will see it: from the token's claims.
-  const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sub: string; attributes?: Record<string, string>; video?: { room?: string } };
+  const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as {
+    sub: string;
+    attributes?: Record<string, string>;
+    video?: { room?: string };
+  };
   return joinAsAvatar({
     livekitUrl,
     roomName: claims.video?.room ?? '',

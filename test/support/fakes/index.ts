@@ -1,8 +1,8 @@
 // The three cloud providers faked at the wire, started together, with the environment that
 // points the service (cloning) and its agent jobs (STT, LLM, TTS) at them.
-import { startFakeDeepgram, type FakeDeepgram } from './deepgram.ts';
-import { startFakeElevenLabs, type FakeElevenLabs } from './elevenlabs.ts';
-import { startFakeOpenAI, type FakeOpenAI } from './openai.ts';
+import { type FakeDeepgram, startFakeDeepgram } from './deepgram.ts';
+import { type FakeElevenLabs, startFakeElevenLabs } from './elevenlabs.ts';
+import { type FakeOpenAI, startFakeOpenAI } from './openai.ts';
 
 export interface ProviderFakes {
   deepgram: FakeDeepgram;

@@ -5,11 +5,15 @@
 // participant, at LemonSlice's 16 kHz) and publishes on the agent's behalf, as LemonSlice's
 // servers do. It records each request, and can be told to fail.
 import type { ServiceSession } from '../../../examples/avatar-service/service.ts';
-import { joinWithHandedToken, type JoinedAvatar } from './hosted-avatar.ts';
+import { type JoinedAvatar, joinWithHandedToken } from './hosted-avatar.ts';
 
 export interface LemonSliceRequest {
   apiKey: string | null;
-  body: { transport_type?: string; properties?: { livekit_url?: string; livekit_token?: string }; agent_image_url?: string };
+  body: {
+    transport_type?: string;
+    properties?: { livekit_url?: string; livekit_token?: string };
+    agent_image_url?: string;
+  };
   /** Whether the photo at agent_image_url could be fetched. */
   imageFetched: boolean;
 }
@@ -44,16 +48,22 @@ export function startFakeLemonSlice(apiKey = 'ls_test_key'): FakeLemonSlice {
     port: 0,
     hostname: '127.0.0.1',
     async fetch(request) {
-      if (request.method !== 'POST' || new URL(request.url).pathname !== '/api/liveai/sessions') return new Response('not found', { status: 404 });
+      if (request.method !== 'POST' || new URL(request.url).pathname !== '/api/liveai/sessions')
+        return new Response('not found', { status: 404 });
       const body = (await request.json()) as LemonSliceRequest['body'];
       const image = body.agent_image_url ? await fetch(body.agent_image_url).catch(() => undefined) : undefined;
-      const record: LemonSliceRequest = { apiKey: request.headers.get('x-api-key'), body, imageFetched: Boolean(image?.ok) };
+      const record: LemonSliceRequest = {
+        apiKey: request.headers.get('x-api-key'),
+        body,
+        imageFetched: Boolean(image?.ok),
+      };
       fake.requests.push(record);
       if (fake.failWith !== null) return Response.json({ error: 'unavailable' }, { status: fake.failWith });
       if (record.apiKey !== apiKey) return Response.json({ error: 'invalid API key' }, { status: 401 });
       const token = body.properties?.livekit_token;
       const livekitUrl = body.properties?.livekit_url;
-      if (!token || !livekitUrl || !record.imageFetched) return Response.json({ error: 'bad request' }, { status: 400 });
+      if (!token || !livekitUrl || !record.imageFetched)
+        return Response.json({ error: 'bad request' }, { status: 400 });
       const session = await joinWithHandedToken(livekitUrl, token, LEMONSLICE_SAMPLE_RATE);
       sessions.push(session);
       return Response.json({ session_id: session.id });

@@ -6,7 +6,7 @@
 // `useRealtime: false`) and POST /v1/audio/speech (the TTS asks for `pcm`: 24 kHz s16le mono).
 // Replies come from a responder the test sets; transcripts from a script. A client that
 // disconnects mid-stream (barge-in) is recorded as `aborted` and nothing more is written.
-import { speechLikeAudio, parseWav, wavFile, type ScriptedUtterance } from './speech.ts';
+import { parseWav, type ScriptedUtterance, speechLikeAudio, wavFile } from './speech.ts';
 
 export interface ChatRecord {
   at: number;
@@ -87,7 +87,14 @@ const DEFAULT_REPLY = 'Hello! It is nice to meet you.';
 const DEFAULT_TRANSCRIPT: ScriptedUtterance = { transcript: 'Hello, how are you today?', language: 'en' };
 const SPEECH_RATE = 24_000;
 /** Whisper names languages in verbose_json. */
-const LANGUAGE_NAMES: Record<string, string> = { en: 'english', es: 'spanish', pl: 'polish', uk: 'ukrainian', de: 'german', fr: 'french' };
+const LANGUAGE_NAMES: Record<string, string> = {
+  en: 'english',
+  es: 'spanish',
+  pl: 'polish',
+  uk: 'ukrainian',
+  de: 'german',
+  fr: 'french',
+};
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -113,7 +120,11 @@ function chatRecord(body: Record<string, unknown>, authorization: string | null)
       if (part?.type !== 'image_url') continue;
       const url = String(part.image_url?.url ?? '');
       const comma = url.indexOf(',');
-      images.push({ messageIndex, prefix: url.startsWith('data:') && comma > 0 ? url.slice(0, comma + 1) : url, length: url.length });
+      images.push({
+        messageIndex,
+        prefix: url.startsWith('data:') && comma > 0 ? url.slice(0, comma + 1) : url,
+        length: url.length,
+      });
     }
   });
   const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
@@ -155,14 +166,25 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     const id = `chatcmpl-${crypto.randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
     const promptTokens = JSON.stringify(record.messages).split(/\s+/).length;
-    const usage = { prompt_tokens: promptTokens, completion_tokens: words.length, total_tokens: promptTokens + words.length };
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: words.length,
+      total_tokens: promptTokens + words.length,
+    };
     const { firstTokenDelayMs, tokenIntervalMs } = fake;
 
     if (!record.stream) {
       await Bun.sleep(firstTokenDelayMs);
       record.firstTokenAt = record.finishedAt = now();
       const message = { role: 'assistant', content: reply, refusal: null };
-      return Response.json({ id, object: 'chat.completion', created, model: record.model, choices: [{ index: 0, message, logprobs: null, finish_reason: 'stop' }], usage });
+      return Response.json({
+        id,
+        object: 'chat.completion',
+        created,
+        model: record.model,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: 'stop' }],
+        usage,
+      });
     }
 
     const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
@@ -176,7 +198,14 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
       { delayMs: firstTokenDelayMs, data: chunk({ role: 'assistant', content: '', refusal: null }) },
       ...words.map((w, i) => ({ delayMs: i === 0 ? 0 : tokenIntervalMs, data: chunk({ content: w }), content: true })),
       { delayMs: 0, data: chunk({}, 'stop') },
-      ...(record.includeUsage ? [{ delayMs: 0, data: { id, object: 'chat.completion.chunk', created, model: record.model, choices: [], usage } }] : []),
+      ...(record.includeUsage
+        ? [
+            {
+              delayMs: 0,
+              data: { id, object: 'chat.completion.chunk', created, model: record.model, choices: [], usage },
+            },
+          ]
+        : []),
       { delayMs: 0, data: '[DONE]' },
     ];
     const abort = () => {
@@ -200,11 +229,15 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
           record.chunksSent++;
           record.firstTokenAt ??= now();
         }
-        controller.enqueue(encoder.encode(`data: ${typeof event.data === 'string' ? event.data : JSON.stringify(event.data)}\n\n`));
+        controller.enqueue(
+          encoder.encode(`data: ${typeof event.data === 'string' ? event.data : JSON.stringify(event.data)}\n\n`),
+        );
       },
       cancel: abort,
     });
-    return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+    return new Response(stream, {
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+    });
   }
 
   async function transcribe(req: Request, authorization: string | null): Promise<Response> {
@@ -214,7 +247,13 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     const model = form.get('model');
     if (typeof model !== 'string') return oaiError(400, "you must provide a 'model'", null, 'model');
     const responseFormat = String(form.get('response_format') ?? 'json');
-    if (!['json', 'text', 'verbose_json'].includes(responseFormat)) return oaiError(400, `this fake answers json, text or verbose_json, not ${responseFormat}`, null, 'response_format');
+    if (!['json', 'text', 'verbose_json'].includes(responseFormat))
+      return oaiError(
+        400,
+        `this fake answers json, text or verbose_json, not ${responseFormat}`,
+        null,
+        'response_format',
+      );
     const bytes = await file.bytes();
     let audioSeconds: number | undefined;
     try {
@@ -241,19 +280,45 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     const code = typeof language === 'string' && language ? language : (said.language ?? 'en');
     if (responseFormat === 'verbose_json') {
       const duration = audioSeconds ?? 0;
-      const segments = [{ id: 0, seek: 0, start: 0, end: duration, text: said.transcript, tokens: [], temperature: 0, avg_logprob: -0.1, compression_ratio: 1, no_speech_prob: 0.01 }];
-      return Response.json({ task: 'transcribe', language: LANGUAGE_NAMES[code] ?? code, duration, text: said.transcript, segments });
+      const segments = [
+        {
+          id: 0,
+          seek: 0,
+          start: 0,
+          end: duration,
+          text: said.transcript,
+          tokens: [],
+          temperature: 0,
+          avg_logprob: -0.1,
+          compression_ratio: 1,
+          no_speech_prob: 0.01,
+        },
+      ];
+      return Response.json({
+        task: 'transcribe',
+        language: LANGUAGE_NAMES[code] ?? code,
+        duration,
+        text: said.transcript,
+        segments,
+      });
     }
     // The plugin reads a detected language from `languages[0].code` (the gpt-*-transcribe shape).
-    return Response.json({ text: said.transcript, languages: [{ code }], usage: { type: 'duration', seconds: Math.ceil(audioSeconds ?? 0) } });
+    return Response.json({
+      text: said.transcript,
+      languages: [{ code }],
+      usage: { type: 'duration', seconds: Math.ceil(audioSeconds ?? 0) },
+    });
   }
 
   async function speak(req: Request, authorization: string | null): Promise<Response> {
     const body = (await req.json().catch(() => null)) as Record<string, unknown> | null;
-    if (!body || typeof body.input !== 'string' || !body.input) return oaiError(400, "'input' is required", null, 'input');
-    if (typeof body.model !== 'string' || typeof body.voice !== 'string') return oaiError(400, "'model' and 'voice' are required", null, 'voice');
+    if (!body || typeof body.input !== 'string' || !body.input)
+      return oaiError(400, "'input' is required", null, 'input');
+    if (typeof body.model !== 'string' || typeof body.voice !== 'string')
+      return oaiError(400, "'model' and 'voice' are required", null, 'voice');
     const responseFormat = String(body.response_format ?? 'mp3');
-    if (responseFormat !== 'pcm' && responseFormat !== 'wav') return oaiError(400, `this fake produces pcm or wav, not ${responseFormat}`, null, 'response_format');
+    if (responseFormat !== 'pcm' && responseFormat !== 'wav')
+      return oaiError(400, `this fake produces pcm or wav, not ${responseFormat}`, null, 'response_format');
     const speed = typeof body.speed === 'number' ? body.speed : undefined;
     // About 15 characters a second, like unhurried speech.
     const audioSeconds = (0.3 + body.input.length * 0.065) / (speed ?? 1);
@@ -285,7 +350,12 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
         return oaiError(401, 'Incorrect API key provided.', 'invalid_api_key');
       }
       if (req.method === 'GET' && pathname === '/v1/models') {
-        const data = (options.models ?? ['gpt-4o-mini', 'whisper-1', 'tts-1']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' }));
+        const data = (options.models ?? ['gpt-4o-mini', 'whisper-1', 'tts-1']).map((id) => ({
+          id,
+          object: 'model',
+          created: 0,
+          owned_by: 'fake',
+        }));
         return Response.json({ object: 'list', data });
       }
       if (req.method === 'POST' && pathname === '/v1/chat/completions') return chat(req, authorization);

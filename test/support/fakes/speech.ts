@@ -62,7 +62,8 @@ export function parseWav(bytes: Uint8Array): Pcm {
     const id = tag(at);
     const size = view.getUint32(at + 4, true);
     if (id === 'fmt ') {
-      if (view.getUint16(at + 8, true) !== 1 || view.getUint16(at + 22, true) !== 16) throw new Error('WAV is not 16-bit PCM');
+      if (view.getUint16(at + 8, true) !== 1 || view.getUint16(at + 22, true) !== 16)
+        throw new Error('WAV is not 16-bit PCM');
       channels = view.getUint16(at + 10, true);
       sampleRate = view.getUint32(at + 12, true);
     } else if (id === 'data') {
@@ -94,9 +95,19 @@ export function silence(seconds: number, sampleRate: number): Pcm {
 }
 
 /** A real spoken phrase from espeak-ng (`apt-get install -y espeak-ng`), resampled to `sampleRate`. */
-export async function espeak(text: string, { voice = 'en', wordsPerMinute = 150, sampleRate = 16_000 } = {}): Promise<Pcm> {
-  const proc = Bun.spawn(['espeak-ng', '-v', voice, '-s', String(wordsPerMinute), '--stdout', text], { stdout: 'pipe', stderr: 'pipe' });
-  const [wav, err, code] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited]);
+export async function espeak(
+  text: string,
+  { voice = 'en', wordsPerMinute = 150, sampleRate = 16_000 } = {},
+): Promise<Pcm> {
+  const proc = Bun.spawn(['espeak-ng', '-v', voice, '-s', String(wordsPerMinute), '--stdout', text], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [wav, err, code] = await Promise.all([
+    new Response(proc.stdout).bytes(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`espeak-ng failed (${code}): ${err}`);
   return resample(parseWav(wav), sampleRate);
 }
@@ -107,9 +118,10 @@ export function speechLikeAudio(seconds: number, sampleRate: number): Pcm {
   const samples = new Int16Array(Math.round(seconds * sampleRate));
   for (let i = 0; i < samples.length; i++) {
     const t = i / sampleRate;
-    const buzz = Math.sin(2 * Math.PI * 140 * t) + 0.5 * Math.sin(2 * Math.PI * 280 * t) + 0.25 * Math.sin(2 * Math.PI * 420 * t);
+    const buzz =
+      Math.sin(2 * Math.PI * 140 * t) + 0.5 * Math.sin(2 * Math.PI * 280 * t) + 0.25 * Math.sin(2 * Math.PI * 420 * t);
     const syllables = 0.55 + 0.45 * Math.sin(2 * Math.PI * 4 * t);
-    samples[i] = Math.round(buzz * syllables * 0.3 * 32767 / 1.75);
+    samples[i] = Math.round((buzz * syllables * 0.3 * 32767) / 1.75);
   }
   return { samples, sampleRate };
 }

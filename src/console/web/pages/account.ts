@@ -4,13 +4,26 @@ import { api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
 import type { SignedIn } from '../resources.ts';
-import { pageHeading, type Page } from './page.ts';
+import { type Page, pageHeading } from './page.ts';
 
 const PASSWORD_MIN = 10;
 
 export const accountPage: Page = (context) => {
-  const current = h('input', { id: 'current-password', name: 'current_password', type: 'password', autocomplete: 'current-password', required: true });
-  const next = h('input', { id: 'new-password', name: 'new_password', type: 'password', autocomplete: 'new-password', required: true, minlength: PASSWORD_MIN });
+  const current = h('input', {
+    id: 'current-password',
+    name: 'current_password',
+    type: 'password',
+    autocomplete: 'current-password',
+    required: true,
+  });
+  const next = h('input', {
+    id: 'new-password',
+    name: 'new_password',
+    type: 'password',
+    autocomplete: 'new-password',
+    required: true,
+    minlength: PASSWORD_MIN,
+  });
   const save = h('button', { type: 'submit', id: 'change-password' }, 'Change password');
   const error = errorBox('password-form-error');
   const changed = h('p', { id: 'password-changed', class: 'muted', role: 'status', 'aria-live': 'polite' });
@@ -19,7 +32,11 @@ export const accountPage: Page = (context) => {
     { id: 'password-form', class: 'card narrow' },
     h('h2', null, 'Password'),
     field('Current password', current),
-    field('New password', next, `At least ${PASSWORD_MIN} characters. Other browsers signed in to this account are signed out.`),
+    field(
+      'New password',
+      next,
+      `At least ${PASSWORD_MIN} characters. Other browsers signed in to this account are signed out.`,
+    ),
     error,
     h('div', { class: 'actions' }, save),
     changed,

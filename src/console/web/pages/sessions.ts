@@ -6,9 +6,10 @@ import { formatCredits, formatDate, formatDuration } from '../format.ts';
 import { errorBox, showError } from '../forms.ts';
 import type { EndReason, IdentityListItem, Session, Transcript } from '../resources.ts';
 import { cell, dataTable } from '../table.ts';
-import { pageHeading, type Page } from './page.ts';
+import { type Page, pageHeading } from './page.ts';
 
-const ms = (value: number | null) => (value === null ? '—' : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${Math.round(value)} ms`);
+const ms = (value: number | null) =>
+  value === null ? '—' : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${Math.round(value)} ms`;
 
 /** The session's quality as its API answer has it (docs/api.md#session-metrics), one row. */
 function metricsTable(metrics: Session['metrics']): HTMLTableElement {
@@ -22,9 +23,24 @@ function metricsTable(metrics: Session['metrics']): HTMLTableElement {
     cell('Frames per second', metrics.fps === null ? '—' : metrics.fps.toFixed(1)),
     cell('Replies', String(metrics.turns)),
     cell('Interruptions', String(metrics.interruptions)),
-    cell('Speech · model · voice', names.every((name) => name === null) ? '—' : names.map((name) => name ?? '?').join(' · ')),
+    cell(
+      'Speech · model · voice',
+      names.every((name) => name === null) ? '—' : names.map((name) => name ?? '?').join(' · '),
+    ),
   );
-  return dataTable('session-metrics', 'What the visitor experienced in this session', ['First frame', 'Voice to voice (p50 / p95)', 'Frames per second', 'Replies', 'Interruptions', 'Speech · model · voice'], [row]);
+  return dataTable(
+    'session-metrics',
+    'What the visitor experienced in this session',
+    [
+      'First frame',
+      'Voice to voice (p50 / p95)',
+      'Frames per second',
+      'Replies',
+      'Interruptions',
+      'Speech · model · voice',
+    ],
+    [row],
+  );
 }
 
 const END_REASON_NAMES: Record<EndReason, string> = {
@@ -64,7 +80,8 @@ export const sessionsPage: Page = async (context) => {
     showError(error, caught);
     return;
   }
-  const nameOf = (session: Session) => (session.identity_id ? (identityNames.get(session.identity_id) ?? 'Deleted identity') : 'No identity');
+  const nameOf = (session: Session) =>
+    session.identity_id ? (identityNames.get(session.identity_id) ?? 'Deleted identity') : 'No identity';
 
   async function showTranscript(session: Session, row: HTMLTableRowElement): Promise<void> {
     list.querySelectorAll('tr[aria-current]').forEach((selected) => selected.removeAttribute('aria-current'));
@@ -93,20 +110,34 @@ export const sessionsPage: Page = async (context) => {
                   'li',
                   { class: fromVisitor ? 'turn turn-visitor' : 'turn turn-agent' },
                   h('span', { class: 'speaker' }, fromVisitor ? 'You' : identityName),
-                  h('span', { class: 'text' }, turn.text, turn.interrupted ? h('em', { class: 'muted' }, ' (interrupted)') : null),
+                  h(
+                    'span',
+                    { class: 'text' },
+                    turn.text,
+                    turn.interrupted ? h('em', { class: 'muted' }, ' (interrupted)') : null,
+                  ),
                 );
               }),
             )
           : h('p', { class: 'muted' }, 'Nothing was said in this session.'),
       );
     } catch (caught) {
-      replaceChildren(transcript, title, quality, h('p', { class: 'error', role: 'alert' }, caught instanceof Error ? caught.message : String(caught)));
+      replaceChildren(
+        transcript,
+        title,
+        quality,
+        h('p', { class: 'error', role: 'alert' }, caught instanceof Error ? caught.message : String(caught)),
+      );
     }
     title.focus();
   }
 
   const rows = sessions.map((session) => {
-    const view = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'view-transcript' }, 'Transcript');
+    const view = h(
+      'button',
+      { type: 'button', class: 'secondary small', 'data-testid': 'view-transcript' },
+      'Transcript',
+    );
     const row = h(
       'tr',
       { class: 'clickable', 'data-session-id': session.session_id },
@@ -116,7 +147,10 @@ export const sessionsPage: Page = async (context) => {
       cell('End reason', session.end_reason ? (END_REASON_NAMES[session.end_reason] ?? session.end_reason) : '—'),
       cell('Watched', formatDuration(session.visitor_seconds)),
       cell('Charged', `${session.billed_minutes} min · ${formatCredits(session.credits_charged)}`),
-      cell('Status', h('span', { class: `badge status-${session.status}` }, session.status === 'running' ? 'Running' : 'Ended')),
+      cell(
+        'Status',
+        h('span', { class: `badge status-${session.status}` }, session.status === 'running' ? 'Running' : 'Ended'),
+      ),
       cell('Transcript', view),
     );
     // The whole row answers a click; the button is the keyboard's way in.
@@ -126,7 +160,12 @@ export const sessionsPage: Page = async (context) => {
   replaceChildren(
     list,
     rows.length
-      ? dataTable('sessions-table', 'Your sessions, newest first; choose one to read its transcript', ['Started', 'Identity', 'Duration', 'End reason', 'Watched', 'Charged', 'Status', 'Transcript'], rows)
+      ? dataTable(
+          'sessions-table',
+          'Your sessions, newest first; choose one to read its transcript',
+          ['Started', 'Identity', 'Duration', 'End reason', 'Watched', 'Charged', 'Status', 'Transcript'],
+          rows,
+        )
       : h('p', { class: 'muted' }, 'No sessions yet. Start one from the Talk page.'),
   );
 };

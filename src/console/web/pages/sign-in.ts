@@ -1,16 +1,29 @@
 // Sign in, or create an account (which shows its first API key once before going on).
-import { api, ApiError, tryAgainIn } from '../api.ts';
-import { apiKeyOnce } from '../secret-once.ts';
+import { ApiError, api, tryAgainIn } from '../api.ts';
 import { h } from '../dom.ts';
 import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
 import type { NewApiKey, SignedIn } from '../resources.ts';
-import { pageHeading, type Page } from './page.ts';
+import { apiKeyOnce } from '../secret-once.ts';
+import { type Page, pageHeading } from './page.ts';
 
 const PASSWORD_MIN = 10;
 
 export const signInPage: Page = (context) => {
-  const email = h('input', { id: 'email', name: 'email', type: 'email', autocomplete: 'email', required: true, inputmode: 'email' });
-  const password = h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
+  const email = h('input', {
+    id: 'email',
+    name: 'email',
+    type: 'email',
+    autocomplete: 'email',
+    required: true,
+    inputmode: 'email',
+  });
+  const password = h('input', {
+    id: 'password',
+    name: 'password',
+    type: 'password',
+    autocomplete: 'current-password',
+    required: true,
+  });
   const signIn = h('button', { type: 'submit', id: 'sign-in', value: 'sign-in' }, 'Sign in');
   const signUp = h('button', { type: 'submit', id: 'sign-up', value: 'sign-up', class: 'secondary' }, 'Create account');
   const error = errorBox('sign-in-error');
@@ -24,7 +37,11 @@ export const signInPage: Page = (context) => {
   );
 
   const heading = pageHeading('Sign in to Likeness');
-  const lead = h('p', { class: 'lead' }, 'Create and talk to your digital humans. New here? Enter an email and a password and choose “Create account”.');
+  const lead = h(
+    'p',
+    { class: 'lead' },
+    'Create and talk to your digital humans. New here? Enter an email and a password and choose “Create account”.',
+  );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearError(error);
@@ -37,33 +54,45 @@ export const signInPage: Page = (context) => {
     }
     const credentials = { email: email.value.trim(), password: password.value };
     try {
-      await whileBusy(creating ? [signUp, signIn] : [signIn, signUp], creating ? 'Creating…' : 'Signing in…', async () => {
-        if (creating) {
-          const created = await api.post<SignedIn & { api_key: NewApiKey }>('/console/api/sign-up', credentials, { expectUnauthorized: true });
-          password.value = '';
-          context.signedIn(created);
-          // Signed in, so on to the console (the URL says where); its first page shows the key
-          // once above itself, and continuing wipes it.
-          const welcome = h('section', { class: 'welcome', 'aria-label': 'Welcome' });
-          welcome.append(
-            h('p', { class: 'lead' }, 'Welcome to Likeness: your account is ready, with starter credits to create identities and talk to them.'),
-            apiKeyOnce(created.api_key.api_key, {
-              continueLabel: 'Continue to the console',
-              onContinue: () => {
-                welcome.remove();
-                document.querySelector<HTMLElement>('#page h1')?.focus();
-              },
-            }),
-          );
-          context.carryOver(welcome);
-          context.navigate(context.homeHash());
-        } else {
-          const signedIn = await api.post<SignedIn>('/console/api/sign-in', credentials, { expectUnauthorized: true });
-          password.value = '';
-          context.signedIn(signedIn);
-          context.navigate(context.homeHash());
-        }
-      });
+      await whileBusy(
+        creating ? [signUp, signIn] : [signIn, signUp],
+        creating ? 'Creating…' : 'Signing in…',
+        async () => {
+          if (creating) {
+            const created = await api.post<SignedIn & { api_key: NewApiKey }>('/console/api/sign-up', credentials, {
+              expectUnauthorized: true,
+            });
+            password.value = '';
+            context.signedIn(created);
+            // Signed in, so on to the console (the URL says where); its first page shows the key
+            // once above itself, and continuing wipes it.
+            const welcome = h('section', { class: 'welcome', 'aria-label': 'Welcome' });
+            welcome.append(
+              h(
+                'p',
+                { class: 'lead' },
+                'Welcome to Likeness: your account is ready, with starter credits to create identities and talk to them.',
+              ),
+              apiKeyOnce(created.api_key.api_key, {
+                continueLabel: 'Continue to the console',
+                onContinue: () => {
+                  welcome.remove();
+                  document.querySelector<HTMLElement>('#page h1')?.focus();
+                },
+              }),
+            );
+            context.carryOver(welcome);
+            context.navigate(context.homeHash());
+          } else {
+            const signedIn = await api.post<SignedIn>('/console/api/sign-in', credentials, {
+              expectUnauthorized: true,
+            });
+            password.value = '';
+            context.signedIn(signedIn);
+            context.navigate(context.homeHash());
+          }
+        },
+      );
     } catch (caught) {
       showError(error, explain(caught, creating));
       showFieldProblems(form, caught);
@@ -78,6 +107,7 @@ function explain(error: unknown, creating: boolean): unknown {
   if (!(error instanceof ApiError)) return error;
   if (error.status === 401) return 'Wrong email or password.';
   if (error.status === 409 && creating) return 'That email already has an account. Sign in instead.';
-  if (error.status === 429) return `Too many attempts, so signing in is paused. ${error.retryAfterSeconds ? tryAgainIn(error.retryAfterSeconds) : 'Wait a little and try again.'}`;
+  if (error.status === 429)
+    return `Too many attempts, so signing in is paused. ${error.retryAfterSeconds ? tryAgainIn(error.retryAfterSeconds) : 'Wait a little and try again.'}`;
   return error;
 }

@@ -5,7 +5,7 @@ import { api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { clearError, showError, whileBusy } from '../forms.ts';
 import type { SessionStart } from '../resources.ts';
-import { ConnectionState, DisconnectReason, TalkRoom, type SessionNotice, type TranscriptSegment } from '../room.ts';
+import { ConnectionState, DisconnectReason, type SessionNotice, TalkRoom, type TranscriptSegment } from '../room.ts';
 
 const STATE_NAMES: Record<string, string> = {
   starting: 'Starting session…',
@@ -46,19 +46,47 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
   const { identityName } = options;
   const shape = options.shape === 'phone' ? 'portrait' : 'landscape';
   const endPath = `/console/api/sessions/${encodeURIComponent(session.room_name)}/end`;
-  const state = h('p', { id: 'connection-state', class: 'connection-state', role: 'status', 'aria-live': 'polite', 'data-state': 'starting' }, STATE_NAMES.starting);
+  const state = h(
+    'p',
+    {
+      id: 'connection-state',
+      class: 'connection-state',
+      role: 'status',
+      'aria-live': 'polite',
+      'data-state': 'starting',
+    },
+    STATE_NAMES.starting,
+  );
   const notice = h('div', { id: 'notice', class: 'notice', 'aria-live': 'polite' });
   const mediaError = h('p', { id: 'media-error', class: 'error', role: 'alert', hidden: true });
-  const video = h('video', { id: 'avatar-video', autoplay: true, playsinline: true, muted: true, 'aria-label': `${identityName}, live video` });
+  const video = h('video', {
+    id: 'avatar-video',
+    autoplay: true,
+    playsinline: true,
+    muted: true,
+    'aria-label': `${identityName}, live video`,
+  });
   video.muted = true; // the picture only: the voice plays from the single <audio> below
   const waiting = h('p', { class: 'video-waiting' }, `Waiting for ${identityName}…`);
   const audio = h('audio', { id: 'avatar-audio', autoplay: true });
   const enableAudio = h('button', { type: 'button', id: 'enable-audio', hidden: true }, 'Click to enable audio');
-  const microphone = h('button', { type: 'button', id: 'mic-toggle', class: 'secondary', 'aria-pressed': 'true' }, 'Mute');
-  const camera = session.visual_awareness ? h('button', { type: 'button', id: 'camera-toggle', class: 'secondary', 'aria-pressed': 'false' }, 'Start camera') : null;
+  const microphone = h(
+    'button',
+    { type: 'button', id: 'mic-toggle', class: 'secondary', 'aria-pressed': 'true' },
+    'Mute',
+  );
+  const camera = session.visual_awareness
+    ? h('button', { type: 'button', id: 'camera-toggle', class: 'secondary', 'aria-pressed': 'false' }, 'Start camera')
+    : null;
   const end = h('button', { type: 'button', id: 'end-session', class: 'danger' }, 'End');
   const again = h('button', { type: 'button', id: 'new-session', hidden: true }, 'Start another session');
-  const transcript = h('ol', { id: 'transcript', class: 'transcript live', 'aria-live': 'polite', 'aria-label': 'Live transcript', tabindex: 0 });
+  const transcript = h('ol', {
+    id: 'transcript',
+    class: 'transcript live',
+    'aria-live': 'polite',
+    'aria-label': 'Live transcript',
+    tabindex: 0,
+  });
   const segments = new Map<string, HTMLLIElement>();
 
   replaceChildren(
@@ -103,7 +131,12 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
     const following = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < FOLLOW_SLACK_PX;
     let item = segments.get(segment.id);
     if (!item) {
-      item = h('li', { class: segment.fromVisitor ? 'turn turn-visitor' : 'turn turn-agent' }, h('span', { class: 'speaker' }, segment.fromVisitor ? 'You' : identityName), h('span', { class: 'text' }));
+      item = h(
+        'li',
+        { class: segment.fromVisitor ? 'turn turn-visitor' : 'turn turn-agent' },
+        h('span', { class: 'speaker' }, segment.fromVisitor ? 'You' : identityName),
+        h('span', { class: 'text' }),
+      );
       segments.set(segment.id, item);
       transcript.append(item);
     }
@@ -119,7 +152,8 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
     setState(ConnectionState.Disconnected);
     waiting.textContent = 'The session has ended.';
     if (!notice.textContent) {
-      notice.textContent = reason === DisconnectReason.CLIENT_INITIATED ? 'You ended the session.' : 'The session has ended.';
+      notice.textContent =
+        reason === DisconnectReason.CLIENT_INITIATED ? 'You ended the session.' : 'The session has ended.';
     }
     for (const button of [enableAudio, microphone, camera, end]) if (button) button.hidden = true;
     again.hidden = false;
@@ -154,7 +188,10 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
       await whileBusy([end], 'Ending…', () => api.post(endPath));
     } catch (error) {
       // Leaving the room has ended the session anyway (as "visitor left").
-      showError(mediaError, `Ending the session on the server failed (${error instanceof Error ? error.message : String(error)}); leaving the room ends it too.`);
+      showError(
+        mediaError,
+        `Ending the session on the server failed (${error instanceof Error ? error.message : String(error)}); leaving the room ends it too.`,
+      );
     }
   });
   again.addEventListener('click', () => {

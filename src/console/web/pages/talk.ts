@@ -2,14 +2,21 @@
 // starts the session with the account's key; the browser only gets the room and its token.
 // Nothing starts until the microphone answers, and the language menu offers only what the
 // identity's voice can speak (docs/api.md#languages).
-import { api, ApiError } from '../api.ts';
+import { ApiError, api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { checkboxField, clearError, errorBox, field, select, showError, whileBusy } from '../forms.ts';
 import { presetIsMultilingual } from '../language-choice.ts';
-import { insecurePage, microphoneProblem, type MicrophoneProblem } from '../microphone.ts';
-import { LANGUAGE_NAMES, LANGUAGES, type Identity, type IdentityListItem, type SessionStart, type Voice } from '../resources.ts';
-import { converse, type Conversation } from './talk-stage.ts';
-import { pageHeading, type Page } from './page.ts';
+import { insecurePage, type MicrophoneProblem, microphoneProblem } from '../microphone.ts';
+import {
+  type Identity,
+  type IdentityListItem,
+  LANGUAGE_NAMES,
+  LANGUAGES,
+  type SessionStart,
+  type Voice,
+} from '../resources.ts';
+import { type Page, pageHeading } from './page.ts';
+import { type Conversation, converse } from './talk-stage.ts';
 
 export const talkPage: Page = async (context) => {
   const setupError = errorBox('talk-error');
@@ -17,24 +24,50 @@ export const talkPage: Page = async (context) => {
 
   let identities: IdentityListItem[];
   try {
-    identities = (await api.get<IdentityListItem[]>('/console/api/identities')).filter((identity) => identity.status === 'ready');
+    identities = (await api.get<IdentityListItem[]>('/console/api/identities')).filter(
+      (identity) => identity.status === 'ready',
+    );
   } catch (error) {
     showError(setupError, error);
     return;
   }
   if (identities.length === 0) {
     context.root.append(
-      h('p', { class: 'lead' }, 'None of your identities is ready to talk yet. ', h('a', { href: '#/identities' }, 'Create or check your identities'), '.'),
+      h(
+        'p',
+        { class: 'lead' },
+        'None of your identities is ready to talk yet. ',
+        h('a', { href: '#/identities' }, 'Create or check your identities'),
+        '.',
+      ),
     );
     return;
   }
 
   const asked = context.query.get('identity');
-  const identity = select('talk-identity', 'identity_id', identities.map((item) => [item.identity_id, item.name]), identities.some((item) => item.identity_id === asked) ? (asked ?? undefined) : undefined);
+  const identity = select(
+    'talk-identity',
+    'identity_id',
+    identities.map((item) => [item.identity_id, item.name]),
+    identities.some((item) => item.identity_id === asked) ? (asked ?? undefined) : undefined,
+  );
   const language = h('select', { id: 'talk-language', name: 'language' });
   const languageNote = h('p', { id: 'talk-language-note', class: 'hint', hidden: true });
-  const formFactor = select('talk-form-factor', 'form_factor', [['phone', 'Phone (portrait video)'], ['desktop', 'Desktop (landscape video)']], window.matchMedia('(max-width: 700px)').matches ? 'phone' : 'desktop');
-  const visualAwareness = h('input', { id: 'talk-visual-awareness', name: 'visual_awareness', type: 'checkbox', checked: true });
+  const formFactor = select(
+    'talk-form-factor',
+    'form_factor',
+    [
+      ['phone', 'Phone (portrait video)'],
+      ['desktop', 'Desktop (landscape video)'],
+    ],
+    window.matchMedia('(max-width: 700px)').matches ? 'phone' : 'desktop',
+  );
+  const visualAwareness = h('input', {
+    id: 'talk-visual-awareness',
+    name: 'visual_awareness',
+    type: 'checkbox',
+    checked: true,
+  });
   const start = h('button', { type: 'submit', id: 'start-talk' }, 'Start');
   const languageField = field('Language', language);
   languageField.append(languageNote);
@@ -56,7 +89,9 @@ export const talkPage: Page = async (context) => {
     let known = multilingualVoices.get(id);
     if (!known) {
       known = Promise.all([api.get<Identity>(`/console/api/identities/${encodeURIComponent(id)}`), voices])
-        .then(([details, presets]) => (details.voice_id === null ? true : presets ? presetIsMultilingual(presets, details.voice_id) : null))
+        .then(([details, presets]) =>
+          details.voice_id === null ? true : presets ? presetIsMultilingual(presets, details.voice_id) : null,
+        )
         .catch(() => null);
       multilingualVoices.set(id, known);
     }
@@ -72,14 +107,26 @@ export const talkPage: Page = async (context) => {
     const value = keep ? current : speaks(chosen.language) ? '' : 'en';
     const option = (code: string, label: string) => {
       const usable = speaks(code === '' ? chosen.language : code);
-      return h('option', { value: code, selected: code === value, disabled: !usable }, usable ? label : `${label} — needs a multilingual voice`);
+      return h(
+        'option',
+        { value: code, selected: code === value, disabled: !usable },
+        usable ? label : `${label} — needs a multilingual voice`,
+      );
     };
-    replaceChildren(language, option('', `Identity default (${LANGUAGE_NAMES[chosen.language] ?? chosen.language})`), ...LANGUAGES.map((code) => option(code, LANGUAGE_NAMES[code])));
+    replaceChildren(
+      language,
+      option('', `Identity default (${LANGUAGE_NAMES[chosen.language] ?? chosen.language})`),
+      ...LANGUAGES.map((code) => option(code, LANGUAGE_NAMES[code])),
+    );
     languageNote.hidden = multilingual !== false;
     replaceChildren(
       languageNote,
       multilingual === false
-        ? [`${chosen.name}’s voice speaks English only, so it talks in English. For other languages, `, h('a', { href: '#/identities' }, 'edit the identity'), ': pick a multilingual preset voice or upload a voice sample.']
+        ? [
+            `${chosen.name}’s voice speaks English only, so it talks in English. For other languages, `,
+            h('a', { href: '#/identities' }, 'edit the identity'),
+            ': pick a multilingual preset voice or upload a voice sample.',
+          ]
         : [],
     );
   };
@@ -91,7 +138,8 @@ export const talkPage: Page = async (context) => {
   };
   void showLanguages();
   identity.addEventListener('change', () => void showLanguages());
-  if (asked && !identities.some((item) => item.identity_id === asked)) showError(setupError, 'That identity is not ready to talk (or no longer exists). Choose another.');
+  if (asked && !identities.some((item) => item.identity_id === asked))
+    showError(setupError, 'That identity is not ready to talk (or no longer exists). Choose another.');
 
   // Over plain HTTP on another machine the browser will not give the microphone: say so at once.
   const insecure = insecurePage();
@@ -110,7 +158,8 @@ export const talkPage: Page = async (context) => {
   window.addEventListener('pagehide', endOnExit);
   context.signal.addEventListener('abort', () => {
     window.removeEventListener('pagehide', endOnExit);
-    if (active && !active.ended) void api.post(`/console/api/sessions/${encodeURIComponent(active.roomName)}/end`).catch(() => undefined);
+    if (active && !active.ended)
+      void api.post(`/console/api/sessions/${encodeURIComponent(active.roomName)}/end`).catch(() => undefined);
     endOnExit();
   });
 
@@ -134,7 +183,9 @@ export const talkPage: Page = async (context) => {
     if (context.signal.aborted) return;
     let session: SessionStart;
     try {
-      session = await whileBusy([start], 'Starting…', () => api.post<SessionStart>('/console/api/sessions/start', body));
+      session = await whileBusy([start], 'Starting…', () =>
+        api.post<SessionStart>('/console/api/sessions/start', body),
+      );
     } catch (error) {
       showError(setupError, explainStartError(error));
       return;
@@ -160,7 +211,11 @@ export const talkPage: Page = async (context) => {
 };
 
 function showProblem(box: HTMLElement, problem: MicrophoneProblem): void {
-  replaceChildren(box, problem.message, problem.link ? h('a', { class: 'problem-link', href: problem.link.href }, problem.link.text) : null);
+  replaceChildren(
+    box,
+    problem.message,
+    problem.link ? h('a', { class: 'problem-link', href: problem.link.href }, problem.link.text) : null,
+  );
   box.hidden = false;
 }
 

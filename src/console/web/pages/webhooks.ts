@@ -2,14 +2,14 @@
 // once; enable or disable, send a test event, delete), each endpoint's recent deliveries with
 // the receiver's status codes, and the balance below which `credits.low` is sent.
 import { api } from '../api.ts';
-import { secretOnce } from '../secret-once.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { checkboxField, clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
-import { WEBHOOK_EVENTS, type Credits, type CreatedWebhook, type Webhook, type WebhookDelivery } from '../resources.ts';
+import { type CreatedWebhook, type Credits, WEBHOOK_EVENTS, type Webhook, type WebhookDelivery } from '../resources.ts';
+import { secretOnce } from '../secret-once.ts';
 import { cell, dataTable } from '../table.ts';
-import { pageHeading, type Page } from './page.ts';
+import { type Page, pageHeading } from './page.ts';
 
 const EVENT_NAMES: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
   'session.started': 'A session started',
@@ -23,16 +23,47 @@ const EVENT_NAMES: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
 const FOLLOW_MS = 10_000;
 
 export const webhooksPage: Page = async (context) => {
-  const url = h('input', { id: 'webhook-url', name: 'url', type: 'url', required: true, maxlength: 2000, placeholder: 'https://example.com/likeness/events', autocomplete: 'off' });
-  const description = h('input', { id: 'webhook-description', name: 'description', maxlength: 500, autocomplete: 'off', placeholder: 'e.g. Billing system' });
-  const eventBoxes = WEBHOOK_EVENTS.map((event) => h('input', { type: 'checkbox', id: `webhook-event-${event.replace('.', '-')}`, name: 'events', value: event, checked: event === 'session.ended' }));
+  const url = h('input', {
+    id: 'webhook-url',
+    name: 'url',
+    type: 'url',
+    required: true,
+    maxlength: 2000,
+    placeholder: 'https://example.com/likeness/events',
+    autocomplete: 'off',
+  });
+  const description = h('input', {
+    id: 'webhook-description',
+    name: 'description',
+    maxlength: 500,
+    autocomplete: 'off',
+    placeholder: 'e.g. Billing system',
+  });
+  const eventBoxes = WEBHOOK_EVENTS.map((event) =>
+    h('input', {
+      type: 'checkbox',
+      id: `webhook-event-${event.replace('.', '-')}`,
+      name: 'events',
+      value: event,
+      checked: event === 'session.ended',
+    }),
+  );
   const add = h('button', { type: 'submit', id: 'add-webhook' }, 'Add endpoint');
   const formError = errorBox('webhook-form-error');
   const form = h(
     'form',
     { id: 'webhook-form', class: 'card' },
-    field('Endpoint URL', url, 'Events are POSTed here as JSON, signed (Standard Webhooks), and retried for about a day until it answers 2xx.'),
-    h('fieldset', null, h('legend', null, 'Events'), ...eventBoxes.map((box, i) => checkboxField(`${WEBHOOK_EVENTS[i]}: ${EVENT_NAMES[WEBHOOK_EVENTS[i]!]}`, box))),
+    field(
+      'Endpoint URL',
+      url,
+      'Events are POSTed here as JSON, signed (Standard Webhooks), and retried for about a day until it answers 2xx.',
+    ),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Events'),
+      ...eventBoxes.map((box, i) => checkboxField(`${WEBHOOK_EVENTS[i]}: ${EVENT_NAMES[WEBHOOK_EVENTS[i]!]}`, box)),
+    ),
     field('Description (optional)', description),
     h('div', { class: 'actions' }, add),
     formError,
@@ -42,7 +73,14 @@ export const webhooksPage: Page = async (context) => {
   const list = h('div', { id: 'webhooks-list', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading…'));
   const deliveries = h('section', { id: 'webhook-deliveries', 'aria-live': 'polite' });
 
-  const threshold = h('input', { id: 'low-balance-threshold', name: 'low_balance_threshold', type: 'number', min: 0, step: 1, required: true });
+  const threshold = h('input', {
+    id: 'low-balance-threshold',
+    name: 'low_balance_threshold',
+    type: 'number',
+    min: 0,
+    step: 1,
+    required: true,
+  });
   const saveThreshold = h('button', { type: 'submit', id: 'save-threshold', class: 'secondary' }, 'Save');
   const thresholdStatus = h('span', { id: 'threshold-status', role: 'status', class: 'muted' });
   const thresholdError = errorBox('threshold-error');
@@ -58,7 +96,17 @@ export const webhooksPage: Page = async (context) => {
     try {
       const { webhooks } = await api.get<{ webhooks: Webhook[] }>('/console/api/webhooks');
       clearError(listError);
-      replaceChildren(list, webhooks.length ? dataTable('webhooks-table', 'Your webhook endpoints', ['URL', 'Events', 'State', 'Created', 'Actions'], webhooks.map(webhookRow)) : h('p', { class: 'muted' }, 'No endpoints yet.'));
+      replaceChildren(
+        list,
+        webhooks.length
+          ? dataTable(
+              'webhooks-table',
+              'Your webhook endpoints',
+              ['URL', 'Events', 'State', 'Created', 'Actions'],
+              webhooks.map(webhookRow),
+            )
+          : h('p', { class: 'muted' }, 'No endpoints yet.'),
+      );
     } catch (error) {
       showError(listError, error);
     }
@@ -66,8 +114,16 @@ export const webhooksPage: Page = async (context) => {
 
   function webhookRow(webhook: Webhook): HTMLTableRowElement {
     const test = h('button', { type: 'button', class: 'small', 'data-testid': 'test-webhook' }, 'Send test');
-    const show = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'show-deliveries' }, 'Deliveries');
-    const toggle = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'toggle-webhook' }, webhook.enabled ? 'Disable' : 'Enable');
+    const show = h(
+      'button',
+      { type: 'button', class: 'secondary small', 'data-testid': 'show-deliveries' },
+      'Deliveries',
+    );
+    const toggle = h(
+      'button',
+      { type: 'button', class: 'secondary small', 'data-testid': 'toggle-webhook' },
+      webhook.enabled ? 'Disable' : 'Enable',
+    );
     const remove = h('button', { type: 'button', class: 'danger small', 'data-testid': 'delete-webhook' }, 'Delete');
     const buttons = [test, show, toggle, remove];
     test.addEventListener('click', async () => {
@@ -81,14 +137,22 @@ export const webhooksPage: Page = async (context) => {
     show.addEventListener('click', () => void showDeliveries(webhook));
     toggle.addEventListener('click', async () => {
       try {
-        await whileBusy(buttons, 'Saving…', () => api.patch(`/console/api/webhooks/${webhook.webhook_id}`, { enabled: !webhook.enabled }));
+        await whileBusy(buttons, 'Saving…', () =>
+          api.patch(`/console/api/webhooks/${webhook.webhook_id}`, { enabled: !webhook.enabled }),
+        );
         await load();
       } catch (error) {
         showError(listError, error);
       }
     });
     remove.addEventListener('click', async () => {
-      if (!(await confirmAction(`Delete the endpoint ${webhook.url}? Events not yet delivered to it are dropped.`, 'Delete endpoint'))) return;
+      if (
+        !(await confirmAction(
+          `Delete the endpoint ${webhook.url}? Events not yet delivered to it are dropped.`,
+          'Delete endpoint',
+        ))
+      )
+        return;
       try {
         await whileBusy(buttons, 'Deleting…', () => api.delete(`/console/api/webhooks/${webhook.webhook_id}`));
         replaceChildren(deliveries);
@@ -100,9 +164,20 @@ export const webhooksPage: Page = async (context) => {
     return h(
       'tr',
       { 'data-webhook-id': webhook.webhook_id },
-      cell('URL', h('code', { class: 'reference' }, webhook.url), webhook.description ? h('div', { class: 'muted' }, webhook.description) : null),
+      cell(
+        'URL',
+        h('code', { class: 'reference' }, webhook.url),
+        webhook.description ? h('div', { class: 'muted' }, webhook.description) : null,
+      ),
       cell('Events', webhook.events.join(', ')),
-      cell('State', h('span', { class: webhook.enabled ? 'badge status-ready' : 'badge' }, webhook.enabled ? 'Enabled' : 'Disabled')),
+      cell(
+        'State',
+        h(
+          'span',
+          { class: webhook.enabled ? 'badge status-ready' : 'badge' },
+          webhook.enabled ? 'Enabled' : 'Disabled',
+        ),
+      ),
       cell('Created', formatDate(webhook.created_at)),
       cell('Actions', h('div', { class: 'actions' }, ...buttons)),
     );
@@ -110,14 +185,25 @@ export const webhooksPage: Page = async (context) => {
 
   async function showDeliveries(webhook: Webhook): Promise<WebhookDelivery[]> {
     try {
-      const answer = await api.get<{ deliveries: WebhookDelivery[] }>(`/console/api/webhooks/${webhook.webhook_id}/deliveries?limit=20`);
+      const answer = await api.get<{ deliveries: WebhookDelivery[] }>(
+        `/console/api/webhooks/${webhook.webhook_id}/deliveries?limit=20`,
+      );
       const rows = answer.deliveries.map((d) =>
         h(
           'tr',
           { 'data-delivery-id': d.delivery_id, 'data-status': d.status },
           cell('Created', formatDate(d.created_at)),
           cell('Event', h('code', null, d.event_type)),
-          cell('Status', h('span', { class: `badge status-${d.status === 'delivered' ? 'ready' : d.status === 'failed' ? 'failed' : 'training'}` }, d.status)),
+          cell(
+            'Status',
+            h(
+              'span',
+              {
+                class: `badge status-${d.status === 'delivered' ? 'ready' : d.status === 'failed' ? 'failed' : 'training'}`,
+              },
+              d.status,
+            ),
+          ),
           cell('Attempts', String(d.attempts)),
           cell('Answer', d.response_status === null ? '—' : String(d.response_status)),
           cell('Last error', d.last_error ?? (d.next_attempt_at ? `Next try ${formatDate(d.next_attempt_at)}` : '')),
@@ -126,7 +212,14 @@ export const webhooksPage: Page = async (context) => {
       replaceChildren(
         deliveries,
         h('h2', null, `Recent deliveries to ${webhook.url}`),
-        rows.length ? dataTable('deliveries-table', 'Recent deliveries, newest first', ['Created', 'Event', 'Status', 'Attempts', 'Answer', 'Last error'], rows) : h('p', { class: 'muted' }, 'Nothing sent yet.'),
+        rows.length
+          ? dataTable(
+              'deliveries-table',
+              'Recent deliveries, newest first',
+              ['Created', 'Event', 'Status', 'Attempts', 'Answer', 'Last error'],
+              rows,
+            )
+          : h('p', { class: 'muted' }, 'Nothing sent yet.'),
       );
       return answer.deliveries;
     } catch (error) {
@@ -151,7 +244,11 @@ export const webhooksPage: Page = async (context) => {
     const events = eventBoxes.filter((box) => box.checked).map((box) => box.value);
     try {
       const created = await whileBusy([add], 'Adding…', () =>
-        api.post<CreatedWebhook>('/console/api/webhooks', { url: url.value.trim(), events, ...(description.value.trim() ? { description: description.value.trim() } : {}) }),
+        api.post<CreatedWebhook>('/console/api/webhooks', {
+          url: url.value.trim(),
+          events,
+          ...(description.value.trim() ? { description: description.value.trim() } : {}),
+        }),
       );
       url.value = '';
       description.value = '';
@@ -160,7 +257,8 @@ export const webhooksPage: Page = async (context) => {
         secretOnce(created.secret, {
           ids: { text: 'webhook-secret-once', proceed: 'webhook-secret-done', title: 'webhook-secret-title' },
           title: 'The signing secret — shown once, copy it now',
-          explanation: 'Your receiver verifies each request’s webhook-signature with it (any Standard Webhooks library does). If it is lost, delete the endpoint and add it again.',
+          explanation:
+            'Your receiver verifies each request’s webhook-signature with it (any Standard Webhooks library does). If it is lost, delete the endpoint and add it again.',
           noun: 'secret',
           continueLabel: 'Done, I saved it',
         }),
@@ -176,7 +274,9 @@ export const webhooksPage: Page = async (context) => {
     clearError(thresholdError);
     thresholdStatus.textContent = '';
     try {
-      await whileBusy([saveThreshold], 'Saving…', () => api.patch('/console/api/credits', { low_balance_threshold: Number(threshold.value) }));
+      await whileBusy([saveThreshold], 'Saving…', () =>
+        api.patch('/console/api/credits', { low_balance_threshold: Number(threshold.value) }),
+      );
       thresholdStatus.textContent = 'Saved.';
     } catch (error) {
       showError(thresholdError, error);
@@ -185,7 +285,11 @@ export const webhooksPage: Page = async (context) => {
 
   context.root.append(
     pageHeading('Webhooks'),
-    h('p', { class: 'lead' }, 'Your server hears about sessions, identities and credits as they happen, instead of asking.'),
+    h(
+      'p',
+      { class: 'lead' },
+      'Your server hears about sessions, identities and credits as they happen, instead of asking.',
+    ),
     form,
     secretSlot,
     listError,
@@ -194,6 +298,9 @@ export const webhooksPage: Page = async (context) => {
     h('h2', null, 'Low balance'),
     thresholdForm,
   );
-  const [credits] = await Promise.all([api.get<Credits>('/console/api/credits?limit=1').catch(() => undefined), load()]);
+  const [credits] = await Promise.all([
+    api.get<Credits>('/console/api/credits?limit=1').catch(() => undefined),
+    load(),
+  ]);
   if (credits) threshold.value = String(credits.low_balance_threshold);
 };
