@@ -20,6 +20,8 @@ interface Credits {
 interface Counts {
   sessions: number;
   avatar_minutes: number;
+  visitor_seconds: number;
+  streamed_seconds: number;
   identities: number;
   credits_spent: { onboarding: number; session_minute: number };
   credits_granted: number;
