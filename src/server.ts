@@ -210,7 +210,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
 }
 
 /** Which methods a concrete path answers, from the app's own route table (for 405). */
-function methodsByPath(app: Elysia<any>): (path: string) => string[] {
+function methodsByPath(app: { routes: { method: string; path: string }[] }): (path: string) => string[] {
   let table: { pattern: RegExp; method: string }[] | undefined;
   return (path) => {
     table ??= app.routes.map((route) => ({

@@ -5,7 +5,7 @@
 // not the visitor's or comes too soon, and once its first CHAT_MAX_CHARS are in: rtc-node then
 // drops the rest, so a huge message costs neither memory nor time. Every other topic has no
 // handler at all (agent/room-inputs.ts).
-import { voice } from '@livekit/agents';
+import type { voice } from '@livekit/agents';
 import type { Room, TextStreamReader } from '@livekit/rtc-node';
 import { CHAT_TOPIC } from '../../src/contract/index.ts';
 

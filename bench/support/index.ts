@@ -72,7 +72,10 @@ function percentile(sorted: number[], p: number): number {
 /** One line: label, count, p50 and p95 in milliseconds. */
 export function report(label: string, samples: number[], { width = 40, digits = 1 } = {}): void {
   const sorted = [...samples].sort((a, b) => a - b);
-  if (sorted.length === 0) return console.log(`${label.padEnd(width)} n=0    (skipped)`);
+  if (sorted.length === 0) {
+    console.log(`${label.padEnd(width)} n=0    (skipped)`);
+    return;
+  }
   console.log(
     `${label.padEnd(width)} n=${String(samples.length).padEnd(4)} p50=${percentile(sorted, 50).toFixed(digits)} ms  p95=${percentile(sorted, 95).toFixed(digits)} ms`,
   );

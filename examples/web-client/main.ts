@@ -68,7 +68,12 @@ room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
 // the visitor's microphone track in `lk.transcribed_track_id`; each stream holds a segment's
 // text so far, and streams with the same `lk.segment_id` update one line.
 const lines = new Map<string, HTMLLIElement>();
-room.registerTextStreamHandler(wire.TRANSCRIPTION_TOPIC, async (reader, sender) => {
+room.registerTextStreamHandler(wire.TRANSCRIPTION_TOPIC, (reader, sender) => void showTranscription(reader, sender));
+
+/** livekit-client's text stream reader (its index does not export the class). */
+type TextStreamReader = Parameters<Parameters<Room['registerTextStreamHandler']>[1]>[0];
+
+async function showTranscription(reader: TextStreamReader, sender: { identity: string }): Promise<void> {
   const attributes = reader.info.attributes ?? {};
   const id = attributes[wire.TRANSCRIPTION_SEGMENT_ID] ?? reader.info.id;
   const fromVisitor =
@@ -97,7 +102,7 @@ room.registerTextStreamHandler(wire.TRANSCRIPTION_TOPIC, async (reader, sender) 
   } catch {
     // Leaving the room cuts a stream mid-line: the line keeps what arrived.
   }
-});
+}
 
 // The camera toggle exists only when the session was started with visual awareness.
 if (params.get('visual_awareness') === 'true') {

@@ -70,7 +70,7 @@ export function frontEndRoutes() {
       // A newcomer opening the service's address lands in the console.
       .get('/', ({ set }) => {
         set.status = 302;
-        set.headers['location'] = '/console';
+        set.headers.location = '/console';
       })
       .get('/console', ({ request }) => serve('/console', request))
       .get('/console/assets/:file', ({ params, request }) => serve(`/console/assets/${params.file}`, request))

@@ -116,7 +116,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         const taken = await signUps.take(clients.of(request, server?.requestIP(request)?.address));
         if ('wait' in taken) throw tooMany(set, taken.wait, 'Too many new accounts from this address');
         const passwordHash = await hashPassword(body.password);
-        let created;
+        let created: Awaited<ReturnType<typeof createAccount>>;
         try {
           created = await createAccount(
             db,

@@ -5,7 +5,7 @@ import { and, count, eq, gte, lt, sql } from 'drizzle-orm';
 import type { Database } from '../db/index.ts';
 import { invalid } from '../http/errors.ts';
 import { sessions } from '../sessions/schema.ts';
-import { USAGE_GRANULARITIES } from './contract.ts';
+import type { USAGE_GRANULARITIES } from './contract.ts';
 import { creditLedger } from './schema.ts';
 
 export type Granularity = (typeof USAGE_GRANULARITIES)[number];

@@ -1,7 +1,7 @@
 // The error shape (docs/api.md#errors): every error is JSON `{detail}`; `detail` is a string,
 // except 422, where it is a FastAPI-style list of `{loc, msg, type}` field problems.
 import { ValueErrorType } from '@sinclair/typebox/errors';
-import { Elysia, t, ValidationError } from 'elysia';
+import { Elysia, t, type ValidationError } from 'elysia';
 import { newId } from '../db/ids.ts';
 import { log } from '../logging/index.ts';
 

@@ -126,8 +126,7 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
         }
         const rows = await listIdentities(db, caller.accountId, { limit: query.limit, after });
         if (query.limit && rows.length === query.limit) {
-          set.headers['link'] =
-            `<${audience.prefix}/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
+          set.headers.link = `<${audience.prefix}/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
         }
         const { links } = addressesFor(request);
         return rows.map((row) => identityListItem(row, links));

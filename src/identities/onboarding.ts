@@ -7,7 +7,7 @@
 import { eq } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import type { Language } from '../contract/languages.ts';
-import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
+import { type CreditLedger, InsufficientCredits } from '../credits/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';

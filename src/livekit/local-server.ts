@@ -234,7 +234,7 @@ export class LocalLivekitServer {
     // Rewritten at every launch: a restart keeps this server's ports even if another
     // start on the same folder wrote its own.
     await writePrivate(this.configPath, this.configText);
-    if (this.stopping) throw new Error('LiveKit server stopped during start');
+    if (this.stopping !== null) throw new Error('LiveKit server stopped during start');
     this.outputTail = '';
     const child = Bun.spawn(this.command, {
       cwd: this.options.dataDir,
@@ -257,7 +257,7 @@ export class LocalLivekitServer {
           `LiveKit server exited during start (${this.describeExit(child)}): ${this.outputTail.trim() || 'no output'}`,
         );
       }
-      if (this.stopping) throw new Error('LiveKit server stopped during start');
+      if (this.stopping !== null) throw new Error('LiveKit server stopped during start');
       if (await this.answersHealthy()) {
         // livekit-server answers before it counts itself running (100 ms later), and a
         // SIGTERM before that is ignored: let it get there, so stop() works at once.
@@ -289,7 +289,7 @@ export class LocalLivekitServer {
   private exited(child: Subprocess) {
     if (child !== this.child) return;
     this.child = null;
-    if (!this.supervising || this.stopping) return;
+    if (!this.supervising || this.stopping !== null) return;
     this.scheduleRestart(`LiveKit server (pid ${child.pid}) exited unexpectedly (${this.describeExit(child)})`);
   }
 
@@ -303,14 +303,14 @@ export class LocalLivekitServer {
 
   private async restart() {
     this.restartTimer = null;
-    if (!this.supervising || this.stopping) return;
+    if (!this.supervising || this.stopping !== null) return;
     try {
       await this.launch();
       this.failedRestarts = 0;
       this.restartCount++;
       this.log(`LiveKit server restarted (pid ${this.child?.pid}) at ${this.url}`);
     } catch (error) {
-      if (!this.supervising || this.stopping) return;
+      if (!this.supervising || this.stopping !== null) return;
       const message = `LiveKit server restart failed: ${(error as Error).message}`;
       // A process that was spawned schedules the next try when it exits; one that never was cannot.
       if (!this.child && !this.restartTimer) this.scheduleRestart(message);

@@ -45,7 +45,10 @@ type Schema = { anyOf?: Schema[]; type?: string; format?: string; [key: string]:
  */
 function numbersAsNumbers(node: unknown): void {
   if (!node || typeof node !== 'object') return;
-  if (Array.isArray(node)) return node.forEach(numbersAsNumbers);
+  if (Array.isArray(node)) {
+    for (const item of node) numbersAsNumbers(item);
+    return;
+  }
   const schema = node as Schema;
   const branches = schema.anyOf;
   if (branches?.length === 2) {

@@ -35,7 +35,7 @@ export function livekitWebhookDoor(livekit: { apiKey: string; apiSecret: string 
 export function livekitWebhookRoutes(deps: { lifecycle: SessionLifecycle; livekit: LivekitConnection }) {
   return new Elysia({ detail: { hide: true } }).post(LIVEKIT_WEBHOOK_PATH, async ({ request }) => {
     const raw = await request.text();
-    let event;
+    let event: Awaited<ReturnType<LivekitConnection['webhooks']['receive']>>;
     try {
       event = await deps.livekit.webhooks.receive(raw, request.headers.get('authorization') ?? undefined);
     } catch {

@@ -71,7 +71,7 @@ export class WebhookSender {
   #kick(): void {
     // Stopped: a nudge timer still pending must not start a round (the database may be closing).
     if (!this.#timer) return;
-    if (this.#running) {
+    if (this.#running !== undefined) {
       this.#again = true;
       return;
     }

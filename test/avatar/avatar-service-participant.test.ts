@@ -51,7 +51,10 @@ afterAll(async () => {
 const rms = (segment: ReceivedSegment) => {
   let sum = 0;
   let n = 0;
-  for (const chunk of segment.samples) for (const s of chunk) (sum += s * s), n++;
+  for (const chunk of segment.samples) {
+    for (const s of chunk) sum += s * s;
+    n += chunk.length;
+  }
   return Math.sqrt(sum / Math.max(1, n));
 };
 

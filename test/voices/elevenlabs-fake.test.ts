@@ -11,7 +11,10 @@ const VOICE = 'clonedVoice123';
 function rmsOf(frames: { data: Int16Array }[]): number {
   let sum = 0;
   let n = 0;
-  for (const frame of frames) for (const s of frame.data) (sum += (s / 32768) ** 2), n++;
+  for (const frame of frames) {
+    for (const s of frame.data) sum += (s / 32768) ** 2;
+    n += frame.data.length;
+  }
   return n ? Math.sqrt(sum / n) : 0;
 }
 

@@ -66,7 +66,7 @@ export class LipSync {
     }
     const rms = Math.sqrt(energy / n) / 32768;
     this.#peak = Math.max(rms, PEAK_FLOOR, this.#peak * PEAK_DECAY);
-    const loudness = rms > GATE_RMS ? Math.min(1, 1.1 * Math.pow(rms / this.#peak, 0.75)) : 0;
+    const loudness = rms > GATE_RMS ? Math.min(1, 1.1 * (rms / this.#peak) ** 0.75) : 0;
     let target = 0;
     let round = 0;
     const said = visemes && blendedShape(visemes);

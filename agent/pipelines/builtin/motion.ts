@@ -118,9 +118,9 @@ export class HeadMotion {
     const sinceNod = elapsedMs - this.#listenNodAt;
     const nod =
       visitorSpeaking === undefined
-        ? Math.pow(Math.max(0, Math.sin((2 * Math.PI * t) / NOD_EVERY_S + p[3]!)), 6)
+        ? Math.max(0, Math.sin((2 * Math.PI * t) / NOD_EVERY_S + p[3]!)) ** 6
         : sinceNod < LISTEN_NOD_MS
-          ? Math.pow(Math.sin((Math.PI * sinceNod) / LISTEN_NOD_MS), 2)
+          ? Math.sin((Math.PI * sinceNod) / LISTEN_NOD_MS) ** 2
           : 0;
     const dy =
       h * SWAY_Y * lively * (0.6 * sway(0.09, p[4]!) + 0.4 * sway(0.23, p[5]!)) +

@@ -19,7 +19,7 @@ export async function uploadableVoice(file: File): Promise<File> {
   } catch {
     throw new Error(`${file.name} could not be read as a recording: record again, or choose a WAV, MP3 or M4A file.`);
   }
-  const name = file.name.replace(/\.[^.]+$/, '') + '.wav';
+  const name = `${file.name.replace(/\.[^.]+$/, '')}.wav`;
   return new File([wavBytes(mono(decoded))], name, { type: 'audio/wav' });
 }
 

@@ -34,7 +34,7 @@ function humanConfig(): Partial<Config> {
   return {
     backend: 'wasm',
     wasmPath: `${wasmDir}/`,
-    modelBasePath: pathToFileURL(join(distDir, '..', 'models')).href + '/',
+    modelBasePath: `${pathToFileURL(join(distDir, '..', 'models')).href}/`,
     cacheModels: false,
     warmup: 'none',
     debug: false,

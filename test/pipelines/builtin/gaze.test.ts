@@ -21,7 +21,10 @@ function glances(track: number[], threshold: number): number[] {
   let length = 0;
   for (const value of [...track, 0]) {
     if (Math.abs(value) > threshold) length++;
-    else if (length > 0) runs.push(length), (length = 0);
+    else if (length > 0) {
+      runs.push(length);
+      length = 0;
+    }
   }
   return runs;
 }

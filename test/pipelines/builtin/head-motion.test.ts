@@ -103,8 +103,7 @@ test("listening, the head nods at the visitor's pauses, not on a timer", () => {
   const starts = (nods: number[]) =>
     nods.flatMap((dy, frame) => (dy > 0.5 && (nods[frame - 1] ?? 0) <= 0.5 ? [frame] : []));
   // The visitor speaks 0–3 s, pauses, speaks 5–9 s, pauses at 9 s and at 9.6 s (too soon for a second nod).
-  const heard = (frame: number) =>
-    frame < 75 || (frame >= 125 && frame < 225) || (frame >= 235 && frame < 240) ? true : false;
+  const heard = (frame: number) => !!(frame < 75 || (frame >= 125 && frame < 225) || (frame >= 235 && frame < 240));
   const nods = dips(heard);
   expect(starts(nods).map((frame) => Math.round(frame / 25))).toEqual([3, 9]);
   expect(Math.max(...nods)).toBeGreaterThan(1.5);

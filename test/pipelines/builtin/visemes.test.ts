@@ -24,7 +24,7 @@ const PASSAGE =
 const SLICE = 1920; // 40 ms at 48 kHz
 
 let server: SpeechServer;
-let frames: AudioFrame[] = [];
+const frames: AudioFrame[] = [];
 
 beforeAll(async () => {
   initializeLogger({ pretty: false, level: 'warn' });
