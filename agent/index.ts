@@ -10,7 +10,10 @@
 //   pipelines/      which avatar an identity's pipeline renders (the built-in talking head, the stand-in)
 //   conversation/   the AgentSession: listening, turns, instructions, camera, transcripts
 //   providers/      speech-to-text, language model and text-to-speech: cloud plugins or offline models
-//   metering/       billed minutes from the first frame, delivered to the control plane
+//   reports/        what the job reports to the control plane (minutes the visitor saw, usage,
+//                   transcript turns, turn quality), and their delivery
+//   agents-adapter/ the one place that reaches past the agents framework's public API (and its patch)
+//   logging.ts      the agent's structured log: one logger type, a job's lines carry its session
 export {
   type AgentLogLevel,
   type AgentWorker,

@@ -1,44 +1,32 @@
 // One session's agent job. The worker forks a process per job and imports this file there,
 // so nothing here shares memory with the control plane: the job learns its session from the
 // dispatch metadata and reports back over HTTP.
-import {
-  AutoSubscribe,
-  defineAgent,
-  inference,
-  type JobContext,
-  type JobProcess,
-  log,
-  type VAD,
-} from '@livekit/agents';
+import { AutoSubscribe, defineAgent, inference, type JobContext, type JobProcess, type VAD } from '@livekit/agents';
 import { RoomEvent } from '@livekit/rtc-node';
-import { JOB_MODELS_IN_BACKGROUND_VARIABLE, loadProviders } from '../src/config.ts';
+import { loadProviders } from '../src/config.ts';
 import {
   type AvatarFallbackReport,
   avatarShapeFor,
   isSessionRoom,
   parseDispatchMetadata,
-  type TranscriptReport,
-  type TurnMetricsReport,
 } from '../src/contract/index.ts';
+import { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from './agents-adapter/index.ts';
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { type Conversation, startConversation } from './conversation/index.ts';
-import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './metering/index.ts';
+import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
+import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './reports/index.ts';
 import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
 import { joinSessionsHere, replyThreadsHere } from './sessions-here.ts';
 
 /** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
 const CONVERSATION_CLOSE_MS = 5_000;
 
-async function closeWithin(
-  conversation: Conversation | undefined,
-  ms: number,
-  logger: { warn(message: string): void },
-): Promise<void> {
+async function closeWithin(conversation: Conversation | undefined, ms: number, logger: AgentLogger): Promise<void> {
   if (!conversation) return;
   const closed = await Promise.race([conversation.close().then(() => true), Bun.sleep(ms).then(() => false)]);
-  if (!closed) logger.warn(`the conversation did not close within ${ms} ms; leaving anyway`);
+  if (!closed) logger.warn({ timeout_ms: ms }, 'the conversation did not close in time; leaving anyway');
 }
 
 /** What the job process loads before it is given a job (agents' prewarm). */
@@ -50,64 +38,40 @@ interface ProcessData {
   sentenceEnd?: SentenceEnd;
 }
 
-/**
- * agents 1.9 listens for the worker's shutdown request only once prewarm is over: one sent
- * while this process was still loading was lost, and the worker waited its whole shutdown
- * timeout (15 s) before killing it; every stop of the service paid that. With no job yet there
- * is nothing to finish: exit at once. Listening from import on, a request that comes right
- * behind the initialize request is caught too.
- */
-const exitOnEarlyShutdown = (message: unknown) => {
-  if ((message as { case?: unknown } | null)?.case === 'shutdownRequest') process.exit(0);
-};
-if (process.send) process.on('message', exitOnEarlyShutdown);
+// From import on: a shutdown request during prewarm ends the process at once, and one later
+// tells the job its session goes on elsewhere (agents-adapter/job.ts).
+listenToWorker();
 
-/**
- * Whether the worker asked this job to stop (it is stopping: drained, or shut down). A job
- * ends for other reasons too (its room closed, the visitor left); only this one leaves a
- * session that goes on, which the control plane must move to another worker or end.
- */
-let stoppedByWorker = false;
-if (process.send) {
-  process.on('message', (message: unknown) => {
-    if ((message as { case?: unknown } | null)?.case === 'shutdownRequest') stoppedByWorker = true;
-  });
-}
-
-export default defineAgent({
-  prewarm: async (proc: JobProcess) => {
+export default defineAgent<ProcessData>({
+  prewarm: async (proc: JobProcess<ProcessData>) => {
     try {
       // Loading the voice-activity model blocks the event loop for a moment: not in a session.
-      (proc.userData as ProcessData).vad = new inference.VAD();
+      proc.userData.vad = new inference.VAD();
       const providers = loadProviders(process.env);
       // Loading the offline models takes seconds: do it while the process waits for a job.
       if (!needsOfflineModels(providers)) {
         if (providers.turns.detection === 'transcript')
-          (proc.userData as ProcessData).sentenceEnd = await loadSentenceReader(providers.modelsDir);
+          proc.userData.sentenceEnd = await loadSentenceReader(providers.modelsDir);
         return;
       }
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
       const { loadOfflineModels } = await import('./providers/offline/index.ts');
       const loading = loadOfflineModels({ modelsDir: providers.modelsDir, replyThreads: () => replyThreadsHere() });
-      if (!process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE]) {
-        (proc.userData as ProcessData).offline = Promise.resolve(await loading);
+      if (!modelsInBackground()) {
+        proc.userData.offline = Promise.resolve(await loading);
         return;
       }
       // A replacement for a process whose session ended (agent/worker.ts): its session's face
       // need not wait for the models, only its conversation does.
-      (proc.userData as ProcessData).offline = loading.catch((error: unknown) => {
-        log().error(
-          { err: error },
-          'the offline models could not be loaded; sessions of this process get no conversation',
-        );
+      proc.userData.offline = loading.catch((error: unknown) => {
+        agentLog().error({ err: error }, 'the offline models could not be loaded; sessions here get no conversation');
         return undefined;
       });
     } finally {
-      // From here agents' own handler takes the shutdown request (it is added right after prewarm).
-      process.off('message', exitOnEarlyShutdown);
+      prewarmDone();
     }
   },
-  entry: async (ctx: JobContext) => {
+  entry: async (ctx: JobContext<ProcessData>) => {
     // Once the room is gone (the session ended) the job is over, wherever it was: entries were
     // seen still unfinished when agents' 15 s wait for them ran out, and all that time the
     // job held its slot (and its worker's heartbeats listed a session that had ended).
@@ -122,37 +86,38 @@ async function loadSentenceReader(modelsDir: string): Promise<SentenceEnd | unde
     const { loadOfflineSentenceEnd } = await import('./providers/offline/index.ts');
     return await loadOfflineSentenceEnd(modelsDir);
   } catch (error) {
-    log().warn(`end-of-turn detection reads the word list only: ${(error as Error).message}`);
+    agentLog().warn({ err: error }, 'end-of-turn detection reads the word list only');
     return undefined;
   }
 }
 
-async function serveSession(ctx: JobContext): Promise<void> {
+async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
+  const job = { job_id: ctx.job.id, room: ctx.job.room?.name };
   const parsed = parseDispatchMetadata(ctx.job.metadata);
   if (!parsed.ok) {
     // Without a valid session the job can neither render nor bill: it never joins, and the
     // control plane sees its agent does not arrive.
-    log().error(
-      `job ${ctx.job.id} (room ${ctx.job.room?.name}) has invalid dispatch metadata, shutting down: ${parsed.problem}`,
-    );
+    jobLogger(job).error({ problem: parsed.problem }, 'invalid dispatch metadata; shutting down');
     ctx.shutdown('invalid dispatch metadata');
     return;
   }
   const metadata = parsed.metadata;
-  const logger = log().child({ session_id: metadata.session_id });
+  const logger = jobLogger({ session_id: metadata.session_id, ...job, participant: metadata.visitor_identity });
+  // Every report of the session goes to the same endpoint, with the session's token.
+  const reporter = httpReporter({ url: metadata.report_url, token: metadata.report_token });
 
   const meter = new StreamingMeter({
     intervalSeconds: metadata.billing_interval_seconds,
     visitorIdentity: metadata.visitor_identity,
     minuteOffset: metadata.minute_offset ?? 0,
     paidLeftMs: metadata.paid_left_ms ?? 0,
-    reporter: httpReporter({ url: metadata.report_url, token: metadata.report_token }),
+    reporter,
     logger,
   });
   // Shutdown callbacks run after the room is left: the meter delivers what it still holds,
   // the news that this agent is gone first when its worker stopped it.
   ctx.addShutdownCallback(() => {
-    if (stoppedByWorker) meter.agentLeaving();
+    if (stoppedByWorker()) meter.agentLeaving();
     return meter.close();
   });
 
@@ -161,7 +126,7 @@ async function serveSession(ctx: JobContext): Promise<void> {
     ? prepareAvatar({
         identity: metadata.identity,
         shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true),
-        logger,
+        logger: metadata.identity ? logger.child({ identity_id: metadata.identity.identity_id }) : logger,
       })
     : null;
 
@@ -170,13 +135,13 @@ async function serveSession(ctx: JobContext): Promise<void> {
     await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
   } catch (error) {
     // The session ended before the job got going (its room is gone).
-    logger.warn(`could not join room ${ctx.job.room?.name}: ${(error as Error).message}`);
+    logger.warn({ err: error }, 'could not join the room');
     ctx.shutdown('room unavailable');
     return;
   }
   if (!isSessionRoom(ctx.room.metadata, metadata.session_id)) {
     // A LiveKit that auto-creates rooms made a fresh one for this late job: nobody will come.
-    logger.warn(`room ${ctx.room.name} is not session ${metadata.session_id}'s room any more; leaving`);
+    logger.warn("the room is not the session's any more; leaving");
     ctx.shutdown('session room gone');
     return;
   }
@@ -195,11 +160,8 @@ async function serveSession(ctx: JobContext): Promise<void> {
         prepared: preparedAvatar,
         onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
         onFallback: (fallback) => {
-          const reporter = httpReporter<AvatarFallbackReport>({
-            url: metadata.report_url,
-            token: metadata.report_token,
-          });
-          void deliver(reporter, { type: 'avatar_fallback', ...fallback }).then((delivered) => {
+          const report: AvatarFallbackReport = { type: 'avatar_fallback', ...fallback };
+          void deliver(reporter, report).then((delivered) => {
             if (!delivered) logger.warn('the avatar fallback could not be reported');
           });
         },
@@ -217,20 +179,19 @@ async function serveSession(ctx: JobContext): Promise<void> {
     await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
   });
   // The face streams already; a process that took the job while loading its models finishes here.
-  const offline = await (ctx.proc.userData as ProcessData).offline;
+  const offline = await ctx.proc.userData.offline;
   if (leaving) return;
   conversation = await startConversation({
     ctx,
     metadata,
     providers: loadProviders(process.env),
     offline,
-    sentenceReader: offline?.sentenceEnd ?? (ctx.proc.userData as ProcessData).sentenceEnd,
-    vad: (ctx.proc.userData as ProcessData).vad ?? new inference.VAD(),
+    sentenceReader: offline?.sentenceEnd ?? ctx.proc.userData.sentenceEnd,
+    vad: ctx.proc.userData.vad ?? new inference.VAD(),
     speech: (avatar ?? voiceOnly)!.speech,
     audible: (avatar ?? voiceOnly)!.audible,
     onVisitorSpeaking: (speaking) => avatar?.visitorSpeaking(speaking),
-    transcriptReporter: httpReporter<TranscriptReport>({ url: metadata.report_url, token: metadata.report_token }),
-    qualityReporter: httpReporter<TurnMetricsReport>({ url: metadata.report_url, token: metadata.report_token }),
+    reporter,
     framesPublished: avatar?.framesPublished,
     logger,
   });

@@ -7,6 +7,7 @@
 // rtc-node drops it unread, and a call to such a method is answered "unsupported method".
 import type { Room } from '@livekit/rtc-node';
 import { CHAT_TOPIC } from '../src/contract/index.ts';
+import type { AgentLogger } from './logging.ts';
 
 export interface ServedInputs {
   textTopics: readonly string[];
@@ -26,11 +27,7 @@ export const JOB_INPUTS: ServedInputs = {
 };
 
 /** Makes `room` refuse every handler `served` does not list (call once it is connected). */
-export function serveOnly(
-  room: Room,
-  served: ServedInputs,
-  logger: { warn(fields: object, message: string): void },
-): void {
+export function serveOnly(room: Room, served: ServedInputs, logger: Pick<AgentLogger, 'warn'>): void {
   const refused = (input: 'text_topic' | 'byte_topic' | 'rpc_method', name: string) =>
     logger.warn({ input, name }, 'a handler for a room input this job does not serve was refused');
   const registerText = room.registerTextStreamHandler.bind(room);

@@ -3,19 +3,20 @@
 // agent/job.ts. It is started programmatically, never through the agents CLI.
 
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { AgentServer, initializeLogger, log, ServerOptions } from '@livekit/agents';
-import { WorkerMessage, WorkerStatus } from '@livekit/protocol';
+import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
-import {
-  CONTROL_PLANE_SECRETS,
-  JOB_ENV_EXCLUDE_VARIABLE,
-  JOB_MODELS_IN_BACKGROUND_VARIABLE,
-  loadAgentSettings,
-} from '../src/config.ts';
+import { CONTROL_PLANE_SECRETS, loadAgentSettings } from '../src/config.ts';
 import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_PATH, type WorkerHeartbeat } from '../src/contract/index.ts';
+import {
+  announceAvailable,
+  launchingJobs,
+  setJobProcessEnvironment,
+  warmProcesses,
+  whenRegistered,
+} from './agents-adapter/index.ts';
+import { type AgentLogger, agentLog } from './logging.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
 export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
@@ -95,12 +96,8 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   const maxConcurrentJobs = options.maxConcurrentJobs ?? loadAgentSettings(process.env).maxJobs;
   // Job processes run third-party plugins and models: they get no database URL, storage
   // secret or admin token, even when this process (`--role all`) holds them.
-  process.env[JOB_ENV_EXCLUDE_VARIABLE] = CONTROL_PLANE_SECRETS.join(',');
+  setJobProcessEnvironment({ excluded: CONTROL_PLANE_SECRETS });
   if (!(maxConcurrentJobs >= 1)) throw new Error(`maxConcurrentJobs must be at least 1, got ${maxConcurrentJobs}`);
-  // Job processes are forked and initialised ahead of dispatches (loading the offline models
-  // takes seconds), one for each slot the running jobs leave free (agents' pool, patched in
-  // agent/patches: its idle count covers the running processes too). A burst that fills the
-  // worker finds every process ready, and forks no spare while its sessions start.
   const rooms = new RoomServiceClient(options.wsURL.replace(/^ws/, 'http'), options.apiKey, options.apiSecret, {
     requestTimeout: 5,
   });
@@ -111,7 +108,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
    */
   const takenSessions = () => [
     ...new Set(
-      [...server.activeJobs.map((job) => job.job), ...server.launchingJobs].map((job) => job.room?.name ?? job.id),
+      [...server.activeJobs.map((job) => job.job), ...launchingJobs(server)].map((job) => job.room?.name ?? job.id),
     ),
   ];
   const serverOptions = new ServerOptions({
@@ -128,6 +125,10 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     // is what this worker can actually take.
     loadFunc: async (server) => Math.min(1, server.activeJobs.length / maxConcurrentJobs),
     loadThreshold: 1,
+    // Job processes are forked and initialised ahead of dispatches (loading the offline models
+    // takes seconds), one for each slot the running jobs leave free (agents' pool, patched: its
+    // idle count covers the running processes too; agents-adapter P4). A burst that fills the
+    // worker finds every process ready, and forks no spare while its sessions start.
     numIdleProcesses: maxConcurrentJobs,
     // A session that ended before its job was offered deleted its room: refuse the job rather
     // than spend a warm process finding that out. If LiveKit does not answer, take it.
@@ -165,7 +166,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   const server = new AgentServer(serverOptions);
 
   let stopping = false;
-  const registered = once(server.event, 'worker_registered');
+  const registered = whenRegistered(server);
   const running = server.run();
   try {
     await Promise.race([
@@ -180,6 +181,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   }
   // Random per start: a restarted worker is a new one, and the old one's row simply expires.
   const workerId = `${options.agentName}-${randomBytes(8).toString('hex')}`;
+  const logger = agentLog().child({ worker_id: workerId });
   const freedSlots = announceFreedSlots(server, maxConcurrentJobs, () => stopping);
   const heartbeats = options.controlPlaneUrl
     ? startHeartbeats({
@@ -187,6 +189,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
         workerId,
         controlPlaneUrl: options.controlPlaneUrl,
         capacity: maxConcurrentJobs,
+        logger,
         // LiveKit hears of a freed slot before the control plane, which then admits a session
         // into it: that session's dispatch must not find the worker still "not available".
         runningSessions: () => {
@@ -201,7 +204,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     if (stopping) return;
     const failure = error instanceof Error ? error : new Error(String(error));
     if (options.onFailure) options.onFailure(failure);
-    else log().error({ err: failure }, 'the agent worker stopped');
+    else logger.error({ err: failure }, 'the agent worker stopped');
   });
 
   let stopped: Promise<void> | undefined;
@@ -210,13 +213,13 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   // replace ended sessions take a job before their offline models are loaded: three sessions
   // ending together left three processes loading at once for ~10 s on two cores, and a visitor
   // arriving then waited for one with a blank room. Now the face comes first, the voice when
-  // the models are in (the environment is copied at fork). Watched until then, as readiness
-  // probes may never ask.
-  delete process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE];
+  // the models are in (the processes forked from then on are told so). Watched until then, as
+  // readiness probes may never ask.
+  setJobProcessEnvironment({ modelsInBackground: false });
   const isWarmedUp = (): boolean => {
-    if (warmedUp || server.warmProcesses < maxConcurrentJobs) return warmedUp;
+    if (warmedUp || warmProcesses(server) < maxConcurrentJobs) return warmedUp;
     warmedUp = true;
-    process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE] = '1';
+    setJobProcessEnvironment({ modelsInBackground: true });
     clearInterval(warmWatch);
     return true;
   };
@@ -226,8 +229,8 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     id: workerId,
     healthUrl: `http://${healthHost.includes(':') ? `[${healthHost}]` : healthHost}:${healthPort}`,
     capacity: maxConcurrentJobs,
-    // agents keeps them in a private pool; a dependency patch (agent/patches) exposes the count.
-    warmProcesses: () => server.warmProcesses,
+    // agents keeps them in a private pool (agents-adapter P6).
+    warmProcesses: () => warmProcesses(server),
     warmedUp: isWarmedUp,
     runningSessions: () => server.activeJobs.length,
     stopping: () => stopping,
@@ -265,14 +268,7 @@ function announceFreedSlots(
   let lastRunning = 0;
   const check = () => {
     const running = server.activeJobs.length;
-    if (!stopping() && lastRunning >= capacity && running < capacity) {
-      server.event.emit(
-        'worker_msg',
-        new WorkerMessage({
-          message: { case: 'updateWorker', value: { load: running / capacity, status: WorkerStatus.WS_AVAILABLE } },
-        }),
-      );
-    }
+    if (!stopping() && lastRunning >= capacity && running < capacity) announceAvailable(server, running / capacity);
     lastRunning = running;
   };
   const timer = setInterval(check, 100);
@@ -290,6 +286,7 @@ function startHeartbeats(options: {
   capacity: number;
   runningSessions(): string[];
   draining(): boolean;
+  logger: AgentLogger;
 }): { beat(): Promise<void>; stop(): void } {
   const { workerId } = options;
   const url = `${options.controlPlaneUrl.replace(/\/+$/, '')}${HEARTBEAT_PATH}`;
@@ -314,7 +311,7 @@ function startHeartbeats(options: {
     const failed = answer instanceof Error ? answer.message : answer.ok ? undefined : `HTTP ${answer.status}`;
     // Once per outage: the control plane may be restarting.
     if (failed && !warned)
-      log().warn(
+      options.logger.warn(
         { url, failure: failed },
         "the agent worker's heartbeat failed; sessions may be refused until it gets through",
       );

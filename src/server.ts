@@ -7,14 +7,14 @@ import packageJson from '../package.json' with { type: 'json' };
 import { adminDoor, adminRoutes } from './admin/index.ts';
 import { databaseOperations, type Operations } from './admin/operations.ts';
 import { adminTokenFor, removeServiceRecord, runningService, writeServiceRecord } from './admin/service-record.ts';
-import { type AssetStore, createAssetStore } from './assets/index.ts';
+import { assetRoutes } from './assets/index.ts';
 import { AssetLinks } from './assets/links.ts';
-import { assetRoutes } from './assets/routes.ts';
-import { accountOf, CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
+import { type AssetStore, createAssetStore } from './assets/store.ts';
+import { type Audience, accountOf, CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
 import type { Config } from './config.ts';
 import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
-import { CreditLedger } from './credits/index.ts';
-import { creditRoutes } from './credits/routes.ts';
+import { creditRoutes } from './credits/index.ts';
+import { CreditLedger } from './credits/ledger.ts';
 import { type DatabaseHandle, openDatabase, pgliteDirFor } from './db/index.ts';
 import { healthRoutes, Readiness } from './health/index.ts';
 import { bodyParsers } from './http/body.ts';
@@ -33,14 +33,15 @@ import { log, logRequest } from './logging/index.ts';
 import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
 import { countRequest, metricsRoutes } from './metrics/index.ts';
 import { apiDocs } from './openapi/index.ts';
-import { loadPipelines, type PipelineRegistry } from './pipelines/index.ts';
-import { pipelineRoutes } from './pipelines/routes.ts';
+import { pipelineRoutes } from './pipelines/index.ts';
+import { loadPipelines, type PipelineRegistry } from './pipelines/registry.ts';
 import { AgentWatch } from './sessions/agent-watch.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { sessionRoutes } from './sessions/index.ts';
 import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { LIVEKIT_WEBHOOK_PATH, livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
+import { runSweeps, type Sweep } from './sweeps.ts';
 import { listenSecurely, type SecureListener } from './tls/index.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
 import { warmUp } from './warm-up.ts';
@@ -261,6 +262,21 @@ export function buildApp(services: Services) {
     internalUrl: config.internalUrl,
     limits: config.limits,
   };
+  // The public API's resource routes, behind both doors: API keys at /v1, the console's
+  // sign-in cookie at /console/api. One handler and one schema per route either way.
+  const resourceRoutes = <const Prefix extends string>(audience: Audience<Prefix>) =>
+    new Elysia()
+      .use(identityRoutes(identityDeps, audience))
+      .use(voiceRoutes(database.db, audience))
+      .use(
+        pipelineRoutes(
+          { db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo },
+          audience,
+        ),
+      )
+      .use(sessionRoutes(sessionDeps, audience))
+      .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience))
+      .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience));
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
@@ -270,7 +286,8 @@ export function buildApp(services: Services) {
     precompile: true,
     serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false },
   });
-  app
+  // One chain, so that the app's type holds every route.
+  return app
     .use(finishedRequests([countRequest, logRequest], accountOf))
     .use(httpErrors(methodsByPath(app)))
     .onRequest(({ request }) => {
@@ -302,24 +319,9 @@ export function buildApp(services: Services) {
     .use(assetRoutes(services.store, services.assetLinks))
     .use(signalProxy(services.livekit.url))
     .use(adminRoutes(services.operations, services.adminToken))
-    .use(consoleRoutes({ db: database.db, settings: config.console }));
-  // The public API's resource routes, behind both doors: API keys at /v1, the console's
-  // sign-in cookie at /console/api. One handler and one schema per route either way.
-  for (const audience of [PUBLIC_API, CONSOLE_API]) {
-    app
-      .use(identityRoutes(identityDeps, audience))
-      .use(voiceRoutes(database.db, audience))
-      .use(
-        pipelineRoutes(
-          { db: database.db, pipelines: services.pipelines, landscapeVideo: config.sessions.landscapeVideo },
-          audience,
-        ),
-      )
-      .use(sessionRoutes(sessionDeps, audience))
-      .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience))
-      .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience));
-  }
-  return app
+    .use(consoleRoutes({ db: database.db, settings: config.console }))
+    .use(resourceRoutes(PUBLIC_API))
+    .use(resourceRoutes(CONSOLE_API))
     .use(
       jobReportRoutes({
         db: database.db,
@@ -397,17 +399,14 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   }
   await writeServiceRecord(config, { pid: process.pid, url });
   services.webhooks.start();
-  const sweeper = setInterval(
-    () =>
-      void services.lifecycle
-        .sweep()
-        .then(() => services.voices.releaseUnused())
-        .then(() => forgetGoneWorkers(services.database.db))
-        // Work another process left behind when it died (its lease ran out) is finished here.
-        .then(() => recover({ graceSeconds: config.recoveryGraceSeconds }))
-        .catch((e) => log.error({ err: e }, 'the session sweep failed')),
-    config.sessions.sweepIntervalSeconds * 1000,
-  );
+  const sweeps: Sweep[] = [
+    { name: 'session', run: () => services.lifecycle.sweep() },
+    { name: 'voice', run: () => services.voices.releaseUnused() },
+    { name: 'worker', run: () => forgetGoneWorkers(services.database.db) },
+    // Work another process left behind when it died (its lease ran out) is finished here.
+    { name: 'recovery', run: () => recover({ graceSeconds: config.recoveryGraceSeconds }) },
+  ];
+  const sweeper = setInterval(() => void runSweeps(sweeps), config.sessions.sweepIntervalSeconds * 1000);
   // Only with the workers' heartbeats can a lost agent be told from a live one.
   let watching = false;
   const agentWatch =

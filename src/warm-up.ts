@@ -6,7 +6,7 @@
 import { sql } from 'drizzle-orm';
 import { warmFrontEnd } from './console/front-end.ts';
 import type { Database } from './db/index.ts';
-import type { PipelineRegistry } from './pipelines/index.ts';
+import type { PipelineRegistry } from './pipelines/registry.ts';
 
 /** The tables a first create or session start reads: the database plans and caches them now. */
 const TABLES = ['accounts', 'api_keys', 'identities', 'credit_ledger', 'sessions', 'agent_workers'];

@@ -14,6 +14,7 @@ import {
   avatarFrameSize,
   type DispatchIdentity,
 } from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
 import { type AvatarChoice, type AvatarRenderer, chooseAvatar, fallbackRenderer } from '../pipelines/index.ts';
 import { StandinRenderer } from '../pipelines/standin/index.ts';
 import { AvatarRunner } from './runner.ts';
@@ -26,7 +27,7 @@ export interface AvatarPlan {
   identity: DispatchIdentity | null;
   /** Decided by the control plane (metadata `avatar_shape`). */
   shape: AvatarShape;
-  logger: { warn(message: string): void };
+  logger: AgentLogger;
 }
 
 /** An avatar chosen, its face loading: made before the job is in the room. */
@@ -98,7 +99,8 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
       renderer = fallbackRenderer({ identity: prepared.identity, size, logger: prepared.logger });
       const fallback = renderer instanceof StandinRenderer ? 'standin' : 'builtin';
       prepared.logger.warn(
-        `the avatar service of pipeline ${choice.pipeline.id} could not start, streaming ${fallback === 'standin' ? 'the stand-in' : 'the built-in face'}: ${String(error)}`,
+        { pipeline_id: choice.pipeline.id, fallback, err: error },
+        'the avatar service could not start; streaming our own face',
       );
       options.onFallback?.({ pipeline_id: choice.pipeline.id, fallback, reason: String(error).slice(0, 500) });
       ready = renderer.prepare();
@@ -126,7 +128,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
 }
 
 /** A session without an avatar: the agent's voice alone, paced and published the same way. */
-export async function startVoice(options: { room: Room; logger: { warn(message: string): void } }): Promise<Avatar> {
+export async function startVoice(options: { room: Room; logger: AgentLogger }): Promise<Avatar> {
   const speech = new AvatarSpeech();
   const runner = new AvatarRunner({
     room: options.room,

@@ -22,6 +22,7 @@ import {
   AVATAR_VIDEO_TRACK,
   VOICE_TRACK,
 } from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
 import type { AvatarRenderer } from '../pipelines/index.ts';
 import type { AvatarSpeech } from './speech.ts';
 
@@ -56,7 +57,7 @@ export interface AvatarRunnerOptions {
   speech: AvatarSpeech;
   /** Called once, right after the first frame was handed to the published track, with `performance.now()`. */
   onFirstFrame(atMs: number): void;
-  logger: { warn(message: string): void };
+  logger: Pick<AgentLogger, 'warn'>;
 }
 
 export class AvatarRunner {
@@ -183,7 +184,7 @@ export class AvatarRunner {
         this.#framesPublished++;
       }
     } catch (error) {
-      if (!this.#stopped) this.#options.logger.warn(`the avatar stopped streaming: ${String(error)}`);
+      if (!this.#stopped) this.#options.logger.warn({ err: error }, 'the avatar stopped streaming');
       return;
     }
     const source = this.#audioSource!;

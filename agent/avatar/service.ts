@@ -18,6 +18,7 @@ import {
   type DispatchIdentity,
   PUBLISH_ON_BEHALF,
 } from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
 import type { AvatarServicePipeline } from '../pipelines/index.ts';
 
 /** The avatar participant's token outlives any session (SESSION_MAX_DURATION_SECONDS caps those). */
@@ -31,7 +32,7 @@ export interface AvatarServiceOptions {
   identity: DispatchIdentity | null;
   shape: AvatarShape;
   onFirstFrame(atMs: number): void;
-  logger: { warn(message: string): void };
+  logger: Pick<AgentLogger, 'warn'>;
 }
 
 export async function startAvatarService(
@@ -41,15 +42,15 @@ export async function startAvatarService(
   const job = getJobContext();
   const { url, apiKey, apiSecret } = job.info;
   if (!apiKey || !apiSecret) throw new Error('the avatar service needs the worker’s LiveKit API key and secret');
-  const agentIdentity = room.localParticipant!.identity;
-  const avatarIdentity = `avatar-${pipeline.id}-${agentIdentity}`.slice(0, 128);
+  const agentParticipantIdentity = room.localParticipant!.identity;
+  const avatarParticipantIdentity = `avatar-${pipeline.id}-${agentParticipantIdentity}`.slice(0, 128);
   const roomName = room.name!;
 
   const token = new AccessToken(apiKey, apiSecret, {
-    identity: avatarIdentity,
+    identity: avatarParticipantIdentity,
     name: 'avatar',
     ttl: AVATAR_TOKEN_TTL_SECONDS,
-    attributes: { [PUBLISH_ON_BEHALF]: agentIdentity },
+    attributes: { [PUBLISH_ON_BEHALF]: agentParticipantIdentity },
   });
   // An agent participant: clients and the session treat it as the agent's, not as a visitor.
   token.kind = 'agent';
@@ -58,7 +59,12 @@ export async function startAvatarService(
   // The avatar streams from its first published video (billing starts there, as with our own frames).
   let firstFrameSeen = false;
   const onPublished = (publication: RemoteTrackPublication, participant: RemoteParticipant) => {
-    if (firstFrameSeen || participant.identity !== avatarIdentity || publication.kind !== TrackKind.KIND_VIDEO) return;
+    if (
+      firstFrameSeen ||
+      participant.identity !== avatarParticipantIdentity ||
+      publication.kind !== TrackKind.KIND_VIDEO
+    )
+      return;
     firstFrameSeen = true;
     room.off(RoomEvent.TrackPublished, onPublished);
     options.onFirstFrame(performance.now());
@@ -70,8 +76,8 @@ export async function startAvatarService(
     livekitUrl: url,
     roomName,
     token: await token.toJwt(),
-    avatarIdentity,
-    agentIdentity,
+    avatarParticipantIdentity,
+    agentParticipantIdentity,
     identity: options.identity,
     shape: options.shape,
     sampleRate,
@@ -95,7 +101,7 @@ export async function startAvatarService(
   // Speech waits for the avatar to be in the room with its video (agents' default for avatar plugins).
   const speech = new voice.DataStreamAudioOutput({
     room,
-    destinationIdentity: avatarIdentity,
+    destinationIdentity: avatarParticipantIdentity,
     sampleRate,
     waitRemoteTrack: TrackKind.KIND_VIDEO,
   });
@@ -109,10 +115,10 @@ export async function startAvatarService(
       room.off(RoomEvent.TrackPublished, onPublished);
       await session
         .close()
-        .catch((error: unknown) => options.logger.warn(`the avatar service did not close cleanly: ${String(error)}`));
+        .catch((error: unknown) => options.logger.warn({ err: error }, 'the avatar service did not close cleanly'));
       // The participant goes with the session even if the service does not leave by itself.
       await new RoomServiceClient(url, apiKey, apiSecret)
-        .removeParticipant(roomName, avatarIdentity)
+        .removeParticipant(roomName, avatarParticipantIdentity)
         .catch(() => undefined);
     },
   };

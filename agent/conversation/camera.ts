@@ -15,6 +15,7 @@ import {
   VideoStream,
 } from '@livekit/rtc-node';
 import sharp from 'sharp';
+import type { AgentLogger } from '../logging.ts';
 
 export interface CameraSamplerOptions {
   room: Room;
@@ -24,7 +25,7 @@ export interface CameraSamplerOptions {
   intervalMs?: number;
   /** Frames kept for one turn; older ones are dropped. */
   maxFrames?: number;
-  logger: { warn(message: string): void };
+  logger: Pick<AgentLogger, 'warn'>;
 }
 
 export class CameraSampler {
@@ -114,7 +115,7 @@ export class CameraSampler {
       this.#frames.push(jpeg);
       if (this.#frames.length > this.#options.maxFrames) this.#frames.shift();
     } catch (error) {
-      this.#options.logger.warn(`a camera frame could not be encoded: ${String(error)}`);
+      this.#options.logger.warn({ err: error }, 'a camera frame could not be encoded');
     } finally {
       this.#encoding--;
     }
@@ -132,7 +133,7 @@ export class CameraSampler {
         void this.#keep(event.frame);
       }
     } catch (error) {
-      if (!this.#closed) this.#options.logger.warn(`the visitor's camera could not be read: ${String(error)}`);
+      if (!this.#closed) this.#options.logger.warn({ err: error }, "the visitor's camera could not be read");
     }
   }
 }

@@ -8,6 +8,7 @@
 import type { voice } from '@livekit/agents';
 import type { Room, TextStreamReader } from '@livekit/rtc-node';
 import { CHAT_TOPIC } from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
 
 export { CHAT_TOPIC };
 export const CHAT_MAX_CHARS = 2_000;
@@ -31,7 +32,7 @@ export function acceptChat(
   room: Room,
   visitorIdentity: string,
   session: voice.AgentSession,
-  logger: { warn(message: string): void },
+  logger: Pick<AgentLogger, 'warn'>,
 ): ChatInput {
   let lastAt = -Infinity;
   const onText = (reader: TextStreamReader, from: { identity: string }) => {
@@ -51,7 +52,7 @@ export function acceptChat(
       if (!said) return;
       session.interrupt();
       session.generateReply({ userInput: said });
-    })().catch((error: unknown) => logger.warn(`a chat message could not be read: ${String(error)}`));
+    })().catch((error: unknown) => logger.warn({ err: error }, 'a chat message could not be read'));
   };
   room.registerTextStreamHandler(CHAT_TOPIC, onText);
   return { stop: () => room.unregisterTextStreamHandler(CHAT_TOPIC) };

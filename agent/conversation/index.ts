@@ -6,10 +6,11 @@ import { inference, type JobContext, llm, type metrics, type VAD, voice } from '
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type { ParsedDispatch, SpokenLanguage, TranscriptReport, TurnMetricsReport } from '../../src/contract/index.ts';
-import { closeRemoteSessionHost } from '../agents-internals.ts';
-import type { Reporter } from '../metering/index.ts';
+import { closeRemoteSessionHost } from '../agents-adapter/index.ts';
+import type { AgentLogger } from '../logging.ts';
 import { createProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
+import type { Reporter } from '../reports/index.ts';
 import { CameraSampler } from './camera.ts';
 import { acceptChat } from './chat.ts';
 import { greetingText } from './greeting.ts';
@@ -22,7 +23,7 @@ import { TranscriptLog } from './transcripts.ts';
 export const INPUT_SAMPLE_RATE = 16_000;
 
 export interface ConversationOptions {
-  ctx: JobContext;
+  ctx: JobContext<unknown>;
   metadata: ParsedDispatch;
   providers: ProviderSettings;
   /** Loaded in the job process's prewarm when some provider has no cloud key. */
@@ -37,13 +38,11 @@ export interface ConversationOptions {
   audible: Promise<void>;
   /** Told when the visitor starts and stops speaking (the avatar nods at their pauses). */
   onVisitorSpeaking?(speaking: boolean): void;
-  /** Where transcript turns go (the session's report endpoint). */
-  transcriptReporter: Reporter<TranscriptReport>;
-  /** Where each agent turn's quality goes (the same endpoint). */
-  qualityReporter: Reporter<TurnMetricsReport>;
+  /** Where transcript turns and each agent turn's quality go (the session's report endpoint). */
+  reporter: Reporter<TranscriptReport | TurnMetricsReport>;
   /** Video frames the avatar published so far (its delivered fps); absent when the job draws no face. */
   framesPublished?: () => number;
-  logger: { info(message: string): void; warn(message: string): void };
+  logger: AgentLogger;
 }
 
 export interface Conversation {
@@ -100,13 +99,11 @@ export async function startConversation(options: ConversationOptions): Promise<C
   const { ctx, metadata, logger } = options;
   const mode = metadata.language;
   const providers = createProviders(options.providers, { language: mode, voice: metadata.voice }, options.offline);
-  logger.info(
-    `conversation providers: stt ${providers.names.stt}, llm ${providers.names.llm}, tts ${providers.names.tts}; language ${mode}`,
-  );
+  logger.info({ ...providers.names, language: mode }, 'conversation providers');
 
-  const transcripts = new TranscriptLog(options.transcriptReporter, logger);
+  const transcripts = new TranscriptLog(options.reporter, logger);
   const quality = new TurnQuality({
-    reporter: options.qualityReporter,
+    reporter: options.reporter,
     providers: providers.names,
     framesPublished: options.framesPublished,
     logger,
@@ -185,12 +182,10 @@ export async function startConversation(options: ConversationOptions): Promise<C
   });
   // One line per stage of each turn: where a reply's latency went, for operators and bench/conversation.
   session.on(voice.AgentSessionEventTypes.MetricsCollected, ({ metrics }) => {
-    const line = turnMetricsLine(metrics);
-    if (line) logger.info(`turn metrics: ${line}`);
+    const fields = turnMetricsFields(metrics);
+    if (fields) logger.info(fields, 'turn metrics');
   });
-  session.on(voice.AgentSessionEventTypes.Error, (event) =>
-    logger.warn(`conversation error: ${String((event.error as Error)?.message ?? event.error)}`),
-  );
+  session.on(voice.AgentSessionEventTypes.Error, (event) => logger.warn({ err: event.error }, 'conversation error'));
 
   session.output.audio = options.speech;
 
@@ -237,7 +232,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
     );
   } catch (error) {
     // The session closed while waiting (the visitor left at once): nobody to greet.
-    logger.info(`no greeting: ${(error as Error).message}`);
+    logger.info({ err: error }, 'no greeting');
   }
 
   return {
@@ -250,18 +245,41 @@ export async function startConversation(options: ConversationOptions): Promise<C
   };
 }
 
-/** The stages of a turn's latency worth a log line; null for the rest (VAD counters and the like). */
-export function turnMetricsLine(m: metrics.AgentMetrics): string | null {
-  const ms = (value: number) => `${Math.round(value)}ms`;
+/**
+ * The stages of a turn's latency worth a log line, as its fields (`stage`, epoch ms `at`, whole
+ * ms); null for the rest (VAD counters and the like).
+ */
+export function turnMetricsFields(m: metrics.AgentMetrics): Record<string, string | number | boolean> | null {
+  const at = Math.round(m.timestamp);
   switch (m.type) {
     case 'eou_metrics':
-      return `eou at=${Math.round(m.timestamp)} end_of_utterance=${ms(m.endOfUtteranceDelayMs)} transcription=${ms(m.transcriptionDelayMs)} last_speaking=${Math.round(m.lastSpeakingTimeMs)}`;
+      return {
+        stage: 'eou',
+        at,
+        end_of_utterance_ms: Math.round(m.endOfUtteranceDelayMs),
+        transcription_ms: Math.round(m.transcriptionDelayMs),
+        last_speaking: Math.round(m.lastSpeakingTimeMs),
+      };
     case 'stt_metrics':
-      return `stt at=${Math.round(m.timestamp)} duration=${ms(m.durationMs)} audio=${ms(m.audioDurationMs)}`;
+      return { stage: 'stt', at, duration_ms: Math.round(m.durationMs), audio_ms: Math.round(m.audioDurationMs) };
     case 'llm_metrics':
-      return `llm at=${Math.round(m.timestamp)} ttft=${ms(m.ttftMs)} duration=${ms(m.durationMs)} tokens=${m.completionTokens}${m.cancelled ? ' cancelled' : ''}`;
+      return {
+        stage: 'llm',
+        at,
+        ttft_ms: Math.round(m.ttftMs),
+        duration_ms: Math.round(m.durationMs),
+        tokens: m.completionTokens,
+        cancelled: m.cancelled,
+      };
     case 'tts_metrics':
-      return `tts at=${Math.round(m.timestamp)} ttfb=${ms(m.ttfbMs)} duration=${ms(m.durationMs)} audio=${ms(m.audioDurationMs)}${m.cancelled ? ' cancelled' : ''}`;
+      return {
+        stage: 'tts',
+        at,
+        ttfb_ms: Math.round(m.ttfbMs),
+        duration_ms: Math.round(m.durationMs),
+        audio_ms: Math.round(m.audioDurationMs),
+        cancelled: m.cancelled,
+      };
     default:
       return null;
   }

@@ -5,9 +5,9 @@
 // turn's id, so a report delivered twice counts once.
 import type { llm } from '@livekit/agents';
 import type { TurnMetricsReport } from '../../src/contract/index.ts';
-import { deliver, type Reporter } from '../metering/index.ts';
+import type { AgentLogger } from '../logging.ts';
+import { type Reporter, ReportSender } from '../reports/index.ts';
 
-const ATTEMPTS = 4;
 /** The id of the report close() sends (no turn of agents has it). */
 export const CLOSING_TURN_ID = 'closing';
 
@@ -21,7 +21,7 @@ export interface TurnQualityOptions {
   providers: TurnMetricsReport['providers'];
   /** Frames the avatar published so far; absent when the job draws no face. */
   framesPublished?: () => number;
-  logger: { warn(message: string): void };
+  logger: Pick<AgentLogger, 'warn'>;
   /** ms, monotonic. */
   now?: () => number;
 }
@@ -29,7 +29,7 @@ export interface TurnQualityOptions {
 export class TurnQuality {
   readonly #options: TurnQualityOptions;
   readonly #now: () => number;
-  #pending = new Set<Promise<void>>();
+  readonly #sender: ReportSender<TurnMetricsReport>;
   /** The visitor's last turn, not answered yet: its metrics hold the end of speech, transcript and end-of-turn delays. */
   #question: llm.MetricsReport | null = null;
   #frames: number;
@@ -39,6 +39,9 @@ export class TurnQuality {
   constructor(options: TurnQualityOptions) {
     this.#options = options;
     this.#now = options.now ?? (() => performance.now());
+    this.#sender = new ReportSender(options.reporter, (report) =>
+      options.logger.warn({ turn_id: report.turn_id }, "an agent turn's metrics could not be delivered"),
+    );
     this.#frames = options.framesPublished?.() ?? 0;
     this.#framesAt = this.#now();
   }
@@ -96,16 +99,12 @@ export class TurnQuality {
         video: this.#video(),
       });
     }
-    await Promise.allSettled([...this.#pending]);
+    await this.#sender.close();
   }
 
   #send(report: TurnMetricsReport): void {
     this.#reported = true;
-    const delivery = deliver(this.#options.reporter, report, ATTEMPTS).then((delivered) => {
-      if (!delivered) this.#options.logger.warn("an agent turn's metrics could not be delivered");
-    });
-    this.#pending.add(delivery);
-    void delivery.finally(() => this.#pending.delete(delivery));
+    this.#sender.send(report);
   }
 
   /** Frames published since the previous report, and over how long. */

@@ -7,6 +7,7 @@
 import { resolve } from 'node:path';
 import { loadAgentSettings, loadHostedAvatars } from '../../src/config.ts';
 import { BUILTIN_PIPELINE_ID, builtinAssetNames } from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
 import { anamPipeline } from './anam/index.ts';
 import { beyPipeline } from './bey/index.ts';
 import { TalkingHeadRenderer } from './builtin/index.ts';
@@ -21,6 +22,9 @@ import type {
 } from './types.ts';
 
 export * from './types.ts';
+
+/** What a session's avatar is chosen for: a renderer's options (the job's logger among them). */
+export type AvatarChoiceOptions = AvatarRendererOptions;
 
 /**
  * The built-in CPU talking head. Identities trained before it (no rig among their assets)
@@ -52,7 +56,7 @@ let configuredModules: Promise<void> | undefined;
  * to load is reported and skipped: its identities get the stand-in, the others their avatar.
  */
 export function loadConfiguredAvatarPipelines(
-  logger: { warn(message: string): void } = console,
+  logger: Pick<AgentLogger, 'warn'> = console,
   env: Record<string, string | undefined> = process.env,
 ): Promise<void> {
   configuredModules ??= (async () => {
@@ -71,7 +75,7 @@ export function loadConfiguredAvatarPipelines(
         if (pipelines.length === 0) throw new Error('it has no default export of avatar pipelines');
         for (const pipeline of pipelines) registerAvatarPipeline(pipeline);
       } catch (error) {
-        logger.warn(`AGENT_PIPELINE_MODULES: ${path} could not be loaded: ${String(error)}`);
+        logger.warn({ module: path, err: error }, 'AGENT_PIPELINE_MODULES: a module could not be loaded');
       }
     }
   })();
@@ -82,7 +86,7 @@ export function loadConfiguredAvatarPipelines(
  * What draws the face when an avatar service fails: the built-in talking head when the
  * identity's training included its rig (hosted pipelines train it too), else the stand-in.
  */
-export function fallbackRenderer(options: AvatarRendererOptions): AvatarRenderer {
+export function fallbackRenderer(options: AvatarChoiceOptions): AvatarRenderer {
   return builtinRendering.createRenderer(options) ?? new StandinRenderer(options);
 }
 
@@ -94,7 +98,7 @@ export type AvatarChoice =
  * What serves this session's avatar: its identity's pipeline, or the stand-in for a session
  * without an identity, an identity the pipeline cannot serve, or an unknown pipeline id.
  */
-export async function chooseAvatar(options: AvatarRendererOptions): Promise<AvatarChoice> {
+export async function chooseAvatar(options: AvatarChoiceOptions): Promise<AvatarChoice> {
   await loadConfiguredAvatarPipelines(options.logger);
   const identity = options.identity;
   if (!identity) return { kind: 'renderer', renderer: new StandinRenderer(options) };
@@ -102,6 +106,9 @@ export async function chooseAvatar(options: AvatarRendererOptions): Promise<Avat
   const pipeline = registry.get(pipelineId);
   if (pipeline?.kind === 'service') return { kind: 'service', pipeline };
   if (!pipeline)
-    (options.logger ?? console).warn(`no avatar pipeline "${pipelineId}" in this worker; streaming the stand-in`);
+    (options.logger ?? console).warn(
+      { pipeline_id: pipelineId },
+      'no avatar pipeline of that id in this worker; streaming the stand-in',
+    );
   return { kind: 'renderer', renderer: pipeline?.createRenderer(options) ?? new StandinRenderer(options) };
 }

@@ -11,6 +11,7 @@
 // (training) is src/pipelines/types.ts.
 import type { VideoFrame } from '@livekit/rtc-node';
 import type { AvatarShape, DispatchIdentity, FrameSize } from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
 import type { Viseme } from '../visemes/index.ts';
 
 export interface FrameInput {
@@ -37,11 +38,11 @@ export interface AvatarRenderer {
 }
 
 export interface AvatarRendererOptions {
-  /** Whose face to draw; null when the session has no identity. */
+  /** The Likeness identity whose face to draw; null when the session has none. */
   identity: DispatchIdentity | null;
   size: FrameSize;
-  /** Where problems that do not stop the stream are told (a portrait that failed to load). */
-  logger?: { warn(message: string): void };
+  /** Where problems that do not stop the stream are told (a portrait that failed to load): the job's logger. */
+  logger?: Pick<AgentLogger, 'warn'>;
 }
 
 /** A pipeline whose frames are drawn in the job process and published by the job's avatar runner. */
@@ -57,12 +58,13 @@ export interface AvatarServiceRequest {
   /** The LiveKit server, as the job reached it. */
   livekitUrl: string;
   roomName: string;
-  /** A token for `avatarIdentity` in this room, with `lk.publish_on_behalf` set to the agent. */
+  /** A token for `avatarParticipantIdentity` in this room, with `lk.publish_on_behalf` set to the agent. */
   token: string;
-  /** The participant identity the service must join as (the agent streams its speech to it). */
-  avatarIdentity: string;
-  /** The agent's participant identity, on whose behalf the service publishes. */
-  agentIdentity: string;
+  /** The LiveKit participant identity the service must join as (the agent streams its speech to it). */
+  avatarParticipantIdentity: string;
+  /** The agent's LiveKit participant identity, on whose behalf the service publishes. */
+  agentParticipantIdentity: string;
+  /** The Likeness identity whose face the service animates (its photo, assets, provider avatar); null without one. */
   identity: DispatchIdentity | null;
   shape: AvatarShape;
   /** The agent's speech arrives at this rate (mono 16-bit PCM on `lk.audio_stream`): the pipeline's `sampleRate`. */

@@ -167,7 +167,7 @@ export async function joinAsAvatar(
     segment.finished = { interrupted, playbackPosition: segment.played / RATE };
     void participant
       .performRpc({
-        destinationIdentity: request.agentIdentity,
+        destinationIdentity: request.agentParticipantIdentity,
         method: 'lk.playback_finished',
         payload: JSON.stringify({ playback_position: segment.played / RATE, interrupted }),
       })

@@ -1,7 +1,7 @@
 // Accounts own everything: identities, sessions, keys and the credit balance.
 import { eq } from 'drizzle-orm';
 import { issueApiKey } from '../auth/api-keys.ts';
-import { CreditLedger } from '../credits/index.ts';
+import { CreditLedger } from '../credits/ledger.ts';
 import { newId } from '../db/ids.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { accounts } from './schema.ts';

@@ -6,7 +6,7 @@ import { accountExists, createAccount } from '../accounts/index.ts';
 import { accounts } from '../accounts/schema.ts';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, setConsolePassword } from '../console/passwords.ts';
-import { BalanceLimitExceeded, CreditLedger, MAX_BALANCE } from '../credits/index.ts';
+import { BalanceLimitExceeded, CreditLedger, MAX_BALANCE } from '../credits/ledger.ts';
 import type { Database } from '../db/index.ts';
 import { type AccountLimits, LIMIT_NAMES, limitsOf } from '../limits/index.ts';
 

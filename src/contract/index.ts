@@ -11,8 +11,13 @@
 //   dispatch.ts      the metadata each agent job is dispatched with, and the session room's metadata
 //   job-reports.ts   what a job reports back: streaming, minutes, the visitor leaving, transcript turns
 //   worker-heartbeat.ts  what each worker reports: its capacity and running sessions, for admission
+//   webhook-events.ts    the events a customer's webhook can subscribe to (the API and the console's form)
+//   schema-parts.ts      TypeBox pieces the messages above are built from
 //
-// Browsers import some of these files directly (wire-names, languages): those stay constants only.
+// This file re-exports all but the last two, which their users import directly.
+//
+// Browsers import some of these files directly (wire-names, languages, webhook-events): those
+// stay constants only.
 export * from './avatar-video.ts';
 export * from './dispatch.ts';
 export * from './face-rig.ts';

@@ -1,7 +1,7 @@
 // What an agent job reports to the control plane about its session (docs/api.md#internal),
 // POSTed as JSON to the dispatch's `report_url`. The control plane validates each with this
 // schema at its edge (src/sessions/job-reports.ts); the job builds them with these types
-// (agent/metering, agent/conversation/transcripts.ts, agent/conversation/quality.ts). Every
+// (agent/reports, agent/conversation/transcripts.ts, agent/conversation/quality.ts). Every
 // report may be delivered twice: minutes are charged once per (session, index), turns stored
 // and turn metrics counted once per `turn_id`.
 import { type Static, Type } from '@sinclair/typebox';

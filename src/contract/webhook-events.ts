@@ -7,6 +7,6 @@ export const WEBHOOK_EVENTS = [
   'identity.training_failed',
   'credits.low',
 ] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 /** What POST /v1/webhooks/{id}/test sends, whatever the endpoint subscribed to. */
 export const TEST_EVENT = 'webhook.test';

@@ -65,7 +65,8 @@ export interface UsageCounts {
   credits_granted: number;
 }
 
-const empty = (): UsageCounts => ({
+/** A bucket with nothing in it. */
+export const emptyUsage = (): UsageCounts => ({
   sessions: 0,
   avatar_minutes: 0,
   visitor_seconds: 0,
@@ -110,8 +111,8 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
     .groupBy(sql`1`, creditLedger.kind);
 
   const buckets = new Map<number, UsageCounts>();
-  for (let at = from.getTime(); at < to.getTime(); at += step) buckets.set(at, empty());
-  const at = (bucket: number) => buckets.get(Number(bucket) * 1000) ?? empty();
+  for (let at = from.getTime(); at < to.getTime(); at += step) buckets.set(at, emptyUsage());
+  const at = (bucket: number) => buckets.get(Number(bucket) * 1000) ?? emptyUsage();
   for (const row of started) {
     const counts = at(row.bucket);
     counts.sessions += Number(row.n);
@@ -132,7 +133,7 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
     }
     // Holds and their release cancel out: nothing was spent.
   }
-  const totals = empty();
+  const totals = emptyUsage();
   for (const counts of buckets.values()) {
     totals.sessions += counts.sessions;
     totals.avatar_minutes += counts.avatar_minutes;

@@ -2,15 +2,17 @@
 
 import { and, eq } from 'drizzle-orm';
 import { t } from 'elysia';
-import type { AssetStore } from '../assets/index.ts';
-import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
-import type { CreditLedger } from '../credits/index.ts';
+import type { AssetStore } from '../assets/store.ts';
+import { type Audience, authenticatedRoutes } from '../auth/index.ts';
+import type { CreditLedger } from '../credits/ledger.ts';
 import type { Database } from '../db/index.ts';
 import type { AddressesFor } from '../http/client-addresses.ts';
 import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { listPage } from '../http/paging.ts';
 import { type AccountLimits, type AttemptLimiter, lockAccountLimits } from '../limits/index.ts';
 import { type InspectedImage, inspectAudio, inspectImage, type MediaLimits } from '../media/index.ts';
-import { type Pipeline, type PipelineRegistry, releaseTraining } from '../pipelines/index.ts';
+import { type PipelineRegistry, releaseTraining } from '../pipelines/registry.ts';
+import type { Pipeline } from '../pipelines/types.ts';
 import { presetVoice, sampleProfile, type Voices, voiceChoiceProblems } from '../voices/index.ts';
 import {
   CreateIdentityForm,
@@ -30,7 +32,7 @@ import {
   type UploadedAudio,
 } from './onboarding.ts';
 import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
-import { deleteIdentity, findIdentity, type IdentityRow, listIdentities } from './queries.ts';
+import { deleteIdentity, findIdentity, type IdentityRow, listedIdentities } from './queries.ts';
 import type { Retraining } from './retraining.ts';
 import { identities } from './schema.ts';
 import { asApiError, providerAvatarProblems, textProblems, throwIfProblems, unknownPipeline } from './validation.ts';
@@ -93,7 +95,7 @@ async function checkImageFor(pipeline: Pipeline, image: InspectedImage): Promise
 }
 
 /** The identity routes behind one door: the public API (`/v1`) or the console's (`/console/api`). */
-export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_API) {
+export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, audience: Audience<Prefix>) {
   const { db, addressesFor } = deps;
   const present = (row: Parameters<typeof identityResponse>[0], request: Request) =>
     identityResponse(row, addressesFor(request).links);
@@ -113,21 +115,17 @@ export function identityRoutes(deps: IdentityDeps, audience: Audience = PUBLIC_A
     .get(
       '',
       async ({ caller, query, set, request }) => {
-        let after: { createdAt: Date; id: string } | undefined;
-        if (query.after) {
-          const cursor = await findIdentity(db, caller.accountId, query.after);
-          if (!cursor)
-            throw invalid(
-              ['query', 'after'],
-              'after must be the identity_id of an identity in the list',
-              'unknown_cursor',
-            );
-          after = { createdAt: cursor.createdAt, id: cursor.id };
-        }
-        const rows = await listIdentities(db, caller.accountId, { limit: query.limit, after });
-        if (query.limit && rows.length === query.limit) {
-          set.headers.link = `<${audience.prefix}/identities?limit=${query.limit}&after=${rows[rows.length - 1]!.id}>; rel="next"`;
-        }
+        const { rows } = await listPage(
+          db,
+          identities,
+          {
+            scope: listedIdentities(caller.accountId),
+            limit: query.limit,
+            after: query.after,
+            unknownAfter: 'after must be the identity_id of an identity in the list',
+          },
+          { set, path: `${audience.prefix}/identities` },
+        );
         const { links } = addressesFor(request);
         return rows.map((row) => identityListItem(row, links));
       },

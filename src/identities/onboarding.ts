@@ -5,9 +5,9 @@
 // the row and its files: nothing half-built, nothing charged.
 // Uploaded audio is cloned into the identity's voice here too (ElevenLabs when configured).
 import { eq } from 'drizzle-orm';
-import type { AssetStore } from '../assets/index.ts';
+import type { AssetStore } from '../assets/store.ts';
 import type { Language } from '../contract/languages.ts';
-import { type CreditLedger, InsufficientCredits } from '../credits/index.ts';
+import { type CreditLedger, InsufficientCredits } from '../credits/ledger.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
@@ -16,7 +16,8 @@ import { log } from '../logging/index.ts';
 import type { AudioKind, InspectedAudio, InspectedImage } from '../media/index.ts';
 import type { StoredAudio } from '../media/stored.ts';
 import { creditsCharged, timedTraining } from '../metrics/index.ts';
-import { type Pipeline, releaseTraining, type TrainingResult } from '../pipelines/index.ts';
+import { releaseTraining } from '../pipelines/registry.ts';
+import type { Pipeline, TrainingResult } from '../pipelines/types.ts';
 import type { Voices } from '../voices/index.ts';
 import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
 import { writeEvent } from '../webhooks/index.ts';

@@ -1,6 +1,6 @@
 // Identity rows as response bodies (docs/api.md#identity-object, #identities-list, #identities-status).
 import type { AssetLinks } from '../assets/links.ts';
-import { providerAvatarOf } from '../pipelines/index.ts';
+import { providerAvatarOf } from '../pipelines/types.ts';
 import { voiceIdOf } from '../voices/index.ts';
 import type { IdentityRow } from './queries.ts';
 

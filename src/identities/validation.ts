@@ -2,7 +2,7 @@
 // pipelines, and media problems turned into error bodies (docs/api.md#errors).
 import { ApiError, type FieldProblem } from '../http/errors.ts';
 import { MediaError } from '../media/index.ts';
-import type { Pipeline } from '../pipelines/index.ts';
+import type { Pipeline } from '../pipelines/types.ts';
 
 // U+FFFD is what a decoder leaves for bytes that were not UTF-8.
 const CONTROL_OR_REPLACEMENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/;
@@ -10,24 +10,17 @@ const NAME_FORBIDDEN = /[\u0000-\u001F\u007F\uFFFD]/;
 
 export function textProblems(fields: { name?: string; prompt?: string }): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  if (fields.name !== undefined) {
-    if (!fields.name.trim())
-      problems.push({ loc: ['body', 'name'], msg: 'name must not be blank', type: 'string_blank' });
-    else if (NAME_FORBIDDEN.test(fields.name)) {
+  for (const [field, forbidden] of [
+    ['name', NAME_FORBIDDEN],
+    ['prompt', CONTROL_OR_REPLACEMENT],
+  ] as const) {
+    const text = fields[field];
+    if (text === undefined) continue;
+    if (!text.trim()) problems.push({ loc: ['body', field], msg: `${field} must not be blank`, type: 'string_blank' });
+    else if (forbidden.test(text)) {
       problems.push({
-        loc: ['body', 'name'],
-        msg: 'name must be valid UTF-8 text without control characters',
-        type: 'string_invalid_characters',
-      });
-    }
-  }
-  if (fields.prompt !== undefined) {
-    if (!fields.prompt.trim())
-      problems.push({ loc: ['body', 'prompt'], msg: 'prompt must not be blank', type: 'string_blank' });
-    else if (CONTROL_OR_REPLACEMENT.test(fields.prompt)) {
-      problems.push({
-        loc: ['body', 'prompt'],
-        msg: 'prompt must be valid UTF-8 text without control characters',
+        loc: ['body', field],
+        msg: `${field} must be valid UTF-8 text without control characters`,
         type: 'string_invalid_characters',
       });
     }

@@ -2,6 +2,8 @@
 // /openapi.json (src/openapi/index.ts) for people reading /docs and for generated clients'
 // documentation; schemathesis also sends the request examples. A test checks each example
 // against the schema the route validates with (test/http/openapi-examples.test.ts).
+import { emptyUsage } from '../credits/usage.ts';
+
 const IDENTITY_ID = 'idn_5XwBbH2Lr8Nd0qVjYc3TfA';
 const SESSION_ID = 'ses_7QmZk4Wp1Hs9Vx2LbR6DnE';
 const ACCOUNT_ID = 'acc_3Jt8Fq1YvKc5Wm0PzN7SgU';
@@ -25,6 +27,16 @@ const identity = {
   updated_at: UPDATED,
 };
 
+/** How the example session ended, and what it cost. */
+const endedUsage = {
+  end_reason: 'ended_by_api',
+  billed_minutes: 3,
+  credits_charged: 30,
+  visitor_seconds: 165,
+  streamed_seconds: 165,
+  duration_seconds: 170,
+};
+
 const session = {
   session_id: SESSION_ID,
   status: 'ended',
@@ -33,12 +45,7 @@ const session = {
   language: 'en',
   visual_awareness: true,
   form_factor: 'phone',
-  end_reason: 'ended_by_api',
-  billed_minutes: 3,
-  credits_charged: 30,
-  visitor_seconds: 165,
-  streamed_seconds: 165,
-  duration_seconds: 170,
+  ...endedUsage,
   created_at: CREATED,
   joined_at: '2026-11-24T09:30:04.000Z',
   streaming_started_at: '2026-11-24T09:30:04.600Z',
@@ -184,12 +191,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         pipeline_id: 'builtin',
         mode: 'meeting_agent',
         metadata: {
-          end_reason: 'ended_by_api',
-          billed_minutes: 3,
-          credits_charged: 30,
-          visitor_seconds: 165,
-          streamed_seconds: 165,
-          duration_seconds: 170,
+          ...endedUsage,
           ended_at: '2026-11-24T09:32:50.000Z',
           avatar_fallback: null,
         },
@@ -299,16 +301,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         to: '2026-11-25T00:00:00.000Z',
         granularity: 'day',
         buckets: [
-          {
-            start: '2026-11-23T00:00:00.000Z',
-            sessions: 0,
-            avatar_minutes: 0,
-            visitor_seconds: 0,
-            streamed_seconds: 0,
-            identities: 0,
-            credits_spent: { onboarding: 0, session_minute: 0 },
-            credits_granted: 1000,
-          },
+          { start: '2026-11-23T00:00:00.000Z', ...emptyUsage(), credits_granted: 1000 },
           { start: '2026-11-24T00:00:00.000Z', ...usageCounts, credits_granted: 0 },
         ],
         totals: usageCounts,

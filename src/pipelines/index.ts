@@ -1,96 +1,75 @@
-// The control plane's half of the avatar pipelines: a pipeline decides how an identity is
-// trained and which renderer serves it, for the identity's whole life
-// (docs/api.md#pipelines). New ones slot in here under a new id, and in the agent's half
-// (agent/pipelines/index.ts, the rendering) under the same id; an operator's own come from
-// PIPELINE_MODULES and AGENT_PIPELINE_MODULES (loadPipelines, below).
-import { resolve } from 'node:path';
-import type { PipelineSettings } from '../config.ts';
-import { log } from '../logging/index.ts';
-import { builtinTraining } from './builtin/index.ts';
-import { hostedPipelines } from './hosted/index.ts';
-import type { Pipeline } from './types.ts';
+// GET /v1/pipelines (docs/api.md#pipelines): the pipelines an identity's `pipeline_id` may name,
+// which one is the default, and what each renders in a session.
+import { t } from 'elysia';
+import { type Audience, authenticatedRoutes } from '../auth/index.ts';
+import type { Database } from '../db/index.ts';
+import { oneOf } from '../http/enum-schema.ts';
+import { ErrorResponse } from '../http/errors.ts';
+import type { PipelineRegistry } from './registry.ts';
+import { type Pipeline, renderingOf } from './types.ts';
 
-export * from './types.ts';
+const frameSize = (description: string) => t.Object({ width: t.Integer(), height: t.Integer() }, { description });
 
-export class PipelineRegistry {
-  private readonly byId = new Map<string, Pipeline>();
-  constructor(
-    pipelines: Pipeline[],
-    readonly defaultId: string,
-  ) {
-    for (const p of pipelines) this.byId.set(p.id, p);
-    if (!this.byId.has(defaultId)) throw new Error(`Default pipeline ${defaultId} is not registered`);
-  }
-  get(id: string): Pipeline | undefined {
-    return this.byId.get(id);
-  }
-  ids(): string[] {
-    return [...this.byId.keys()];
-  }
-  list(): Pipeline[] {
-    return [...this.byId.values()];
-  }
+export const PipelineItem = t.Object({
+  pipeline_id: t.String({
+    description: 'Send as `pipeline_id` when creating an identity; it cannot be changed afterwards.',
+  }),
+  description: t.String(),
+  default: t.Boolean({ description: 'Used when an identity is created without `pipeline_id`.' }),
+  renders: t.Object({
+    kind: oneOf(
+      ['frames', 'avatar_service'],
+      '`frames`: the agent draws and publishes the avatar video; `avatar_service`: a separate avatar participant joins the room and publishes audio and video on the agent’s behalf.',
+    ),
+    fps: t.Nullable(t.Integer({ description: 'Frames per second (`frames` only).' })),
+    portrait: t.Nullable(frameSize('Video size for `form_factor` `phone` and when none is sent (`frames` only).')),
+    landscape: t.Nullable(
+      frameSize(
+        'Video size for `form_factor` `desktop`; null where landscape video is disabled (desktops then get portrait).',
+      ),
+    ),
+    provider: t.Nullable(t.String({ description: 'The avatar service (`avatar_service` only).' })),
+  }),
+});
+
+export interface PipelineRouteDeps {
+  db: Database;
+  pipelines: PipelineRegistry;
+  /** AVATAR_LANDSCAPE: whether desktops get landscape video. */
+  landscapeVideo: boolean;
 }
 
-/**
- * Frees what a training made at a provider (pipeline.release). Logged, not raised: the identity
- * or its old training goes regardless, and the provider's copy is the operator's to clean up then.
- */
-export async function releaseTraining(
-  pipeline: Pipeline | undefined,
-  training: Record<string, unknown> | null | undefined,
-): Promise<void> {
-  if (!pipeline?.release || !training) return;
-  await pipeline
-    .release(training)
-    .catch((error: unknown) => log.warn({ err: error, pipeline: pipeline.id }, 'releasing a training failed'));
+function pipelineItem(pipeline: Pipeline, deps: PipelineRouteDeps) {
+  const rendering = renderingOf(pipeline);
+  return {
+    pipeline_id: pipeline.id,
+    description: pipeline.description,
+    default: pipeline.id === deps.pipelines.defaultId,
+    renders:
+      rendering.kind === 'frames'
+        ? {
+            kind: rendering.kind,
+            fps: rendering.fps,
+            portrait: { ...rendering.sizes.portrait },
+            landscape: deps.landscapeVideo ? { ...rendering.sizes.landscape } : null,
+            provider: null,
+          }
+        : { kind: rendering.kind, fps: null, portrait: null, landscape: null, provider: rendering.provider },
+  };
 }
 
-/** Pipeline ids are stored on identities and named in URLs' JSON: short, plain. */
-const PIPELINE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
-/**
- * The built-in pipeline, the hosted avatars whose key is set, and those of PIPELINE_MODULES,
- * with PIPELINE_DEFAULT as the default.
- * Unlike the agent's modules (a failure there costs one pipeline's sessions their avatar), a
- * module that does not load here stops the start: identities could be neither created nor
- * retrained on its pipeline, and the operator should hear of it at once.
- */
-export async function loadPipelines(settings: PipelineSettings): Promise<PipelineRegistry> {
-  const pipelines: Pipeline[] = [builtinTraining, ...hostedPipelines(settings.hosted)];
-  for (const path of settings.modules) {
-    let loaded: unknown;
-    try {
-      // Relative paths are the operator's, from the working directory; others are files or packages.
-      loaded = ((await import(path.startsWith('.') ? resolve(path) : path)) as { default?: unknown }).default;
-    } catch (error) {
-      throw new Error(`PIPELINE_MODULES: ${path} could not be loaded: ${String(error)}`);
-    }
-    const exported = Array.isArray(loaded) ? loaded : loaded === undefined ? [] : [loaded];
-    if (exported.length === 0) throw new Error(`PIPELINE_MODULES: ${path} has no default export of pipelines`);
-    for (const candidate of exported) {
-      const pipeline = candidate as Partial<Pipeline> | null;
-      if (
-        !pipeline ||
-        typeof pipeline.id !== 'string' ||
-        !PIPELINE_ID.test(pipeline.id) ||
-        typeof pipeline.description !== 'string' ||
-        typeof pipeline.train !== 'function'
-      ) {
-        throw new Error(
-          `PIPELINE_MODULES: ${path} exports something that is not a pipeline (an id of a-z, 0-9, _ and -, a description and train() are needed)`,
-        );
-      }
-      // A module may replace the built-in pipeline's training under its id.
-      const at = pipelines.findIndex((p) => p.id === pipeline.id);
-      if (at >= 0) pipelines[at] = pipeline as Pipeline;
-      else pipelines.push(pipeline as Pipeline);
-    }
-  }
-  if (!pipelines.some((p) => p.id === settings.defaultId)) {
-    throw new Error(
-      `PIPELINE_DEFAULT: no pipeline "${settings.defaultId}" (there are: ${pipelines.map((p) => p.id).join(', ')})`,
-    );
-  }
-  return new PipelineRegistry(pipelines, settings.defaultId);
+export function pipelineRoutes<const Prefix extends string>(deps: PipelineRouteDeps, audience: Audience<Prefix>) {
+  return authenticatedRoutes(deps.db, audience, '/pipelines', 'Pipelines').get(
+    '',
+    () => deps.pipelines.list().map((pipeline) => pipelineItem(pipeline, deps)),
+    {
+      response: { 200: t.Array(PipelineItem), 401: ErrorResponse },
+      detail: {
+        operationId: 'listPipelines',
+        summary: 'List the pipelines',
+        description:
+          'A pipeline decides how an identity is trained and which renderer serves it, for the identity’s whole life.',
+      },
+    },
+  );
 }

@@ -1,8 +1,8 @@
-// What a pipeline is to the control plane (src/pipelines/index.ts loads them): its id,
+// What a pipeline is to the control plane (src/pipelines/registry.ts loads them): its id,
 // description, what its sessions show, and its training. The agent's half of the same
 // pipeline, the rendering, is agent/pipelines/types.ts.
 
-import type { AssetStore } from '../assets/index.ts';
+import type { AssetStore } from '../assets/store.ts';
 import { AVATAR_FPS, AVATAR_FRAME_SIZES, type AvatarShape, type FrameSize } from '../contract/index.ts';
 import type { InspectedAudio, InspectedImage } from '../media/index.ts';
 import type { StoredImage } from '../media/stored.ts';

@@ -14,6 +14,7 @@
 //   `service_restarting` notice (as a lost agent of a draining worker does).
 // SESSION_AGENT_TIMEOUT_SECONDS, counted from the start or the loss, still ends a session no
 // agent reaches (`agent_unavailable`).
+import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
@@ -39,8 +40,6 @@ import { foldUsage } from './usage-reports.ts';
  * never dispatched twice.
  */
 const REDISPATCH_AFTER_SECONDS = 2;
-/** `ParticipantInfo.Kind.AGENT` of LiveKit's protocol (livekit-server-sdk does not re-export the enum). */
-const AGENT_PARTICIPANT_KIND = 4;
 
 export interface AgentWatchDeps {
   db: Database;
@@ -203,7 +202,7 @@ export class AgentWatch {
     try {
       const participants = await this.deps.livekit.rooms.listParticipants(sessionId);
       for (const participant of participants) {
-        if (participant.kind !== AGENT_PARTICIPANT_KIND) continue;
+        if (participant.kind !== ParticipantInfo_Kind.AGENT) continue;
         await this.deps.livekit.rooms.removeParticipant(sessionId, participant.identity).catch(() => undefined);
       }
     } catch (error) {

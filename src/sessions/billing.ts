@@ -3,7 +3,7 @@
 // minute or the session's end gives the hold back. Each minute is charged once, keyed by
 // (session, minute index), so a retried or duplicated report never charges twice.
 import { and, eq, sql } from 'drizzle-orm';
-import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
+import { CreditLedger, InsufficientCredits } from '../credits/ledger.ts';
 import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { creditsCharged } from '../metrics/index.ts';
@@ -21,12 +21,12 @@ export class SessionBilling {
     this.ledger = new CreditLedger(db);
   }
 
-  /** Set aside one minute for a new avatar session, in the caller's transaction. Throws InsufficientCredits. */
   /** Whether the account could pay a hold now (an early check; `hold` decides). */
   async canHold(accountId: string): Promise<boolean> {
     return this.perMinute === 0 || (await this.ledger.canAfford(accountId, this.perMinute));
   }
 
+  /** Set aside one minute for a new avatar session, in the caller's transaction. Throws InsufficientCredits. */
   async hold(q: Queryable, accountId: string, sessionId: string): Promise<number> {
     if (this.perMinute === 0) return 0;
     await this.ledger.charge(q, {

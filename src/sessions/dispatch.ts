@@ -10,7 +10,7 @@ import {
   type Language,
 } from '../contract/index.ts';
 import type { IdentityRow } from '../identities/queries.ts';
-import { providerAvatarOf } from '../pipelines/index.ts';
+import { providerAvatarOf } from '../pipelines/types.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
 
 export interface DispatchInput {

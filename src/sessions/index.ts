@@ -1,10 +1,12 @@
 // /v1/sessions: start (docs/api.md#sessions-start), end (#sessions-end), and reading sessions
 // back (#sessions-read, #sessions-transcript).
-import { and, desc, eq, lt, or } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { t } from 'elysia';
-import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes } from '../auth/index.ts';
+import { ownedRow } from '../db/owned.ts';
 import type { AddressesFor } from '../http/client-addresses.ts';
-import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { ApiError, ErrorResponse, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { listPage } from '../http/paging.ts';
 import { log } from '../logging/index.ts';
 import {
   EndSessionResponse,
@@ -27,13 +29,10 @@ export interface SessionDeps extends StartDeps {
   addressesFor: AddressesFor;
 }
 
-export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API) {
+export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, audience: Audience<Prefix>) {
   const { db, lifecycle } = deps;
   const findOwned = async (accountId: string, sessionId: string) => {
-    const [row] = await db
-      .select()
-      .from(sessions)
-      .where(and(eq(sessions.id, sessionId), eq(sessions.accountId, accountId)));
+    const row = await ownedRow(db, sessions, accountId, sessionId);
     if (!row) throw notFound('Session');
     return row;
   };
@@ -112,33 +111,19 @@ export function sessionRoutes(deps: SessionDeps, audience: Audience = PUBLIC_API
     )
     .get(
       '',
-      async ({ caller, query }) => {
-        const conditions = [eq(sessions.accountId, caller.accountId)];
-        if (query.status) conditions.push(eq(sessions.status, query.status));
-        if (query.after) {
-          const [cursor] = await db
-            .select()
-            .from(sessions)
-            .where(and(eq(sessions.id, query.after), eq(sessions.accountId, caller.accountId)));
-          if (!cursor)
-            throw invalid(
-              ['query', 'after'],
-              'after must be the session_id of a session in the list',
-              'unknown_cursor',
-            );
-          conditions.push(
-            or(
-              lt(sessions.createdAt, cursor.createdAt),
-              and(eq(sessions.createdAt, cursor.createdAt), lt(sessions.id, cursor.id)),
-            )!,
-          );
-        }
-        const rows = await db
-          .select()
-          .from(sessions)
-          .where(and(...conditions))
-          .orderBy(desc(sessions.createdAt), desc(sessions.id))
-          .limit(query.limit ?? 100);
+      async ({ caller, query, set }) => {
+        const { rows } = await listPage(
+          db,
+          sessions,
+          {
+            scope: eq(sessions.accountId, caller.accountId),
+            filter: query.status ? eq(sessions.status, query.status) : undefined,
+            limit: query.limit ?? 100,
+            after: query.after,
+            unknownAfter: 'after must be the session_id of a session in the list',
+          },
+          { set, path: `${audience.prefix}/sessions`, query: { status: query.status } },
+        );
         return rows.map(sessionResponse);
       },
       {

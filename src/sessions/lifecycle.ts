@@ -2,6 +2,7 @@
 // report), when nobody joins in time, when no agent comes, at the maximum duration, or when
 // credits run out.
 // Every path goes through `end`, which records one reason and gives back any unused hold.
+import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import { DataPacket_Kind, type WebhookEvent } from 'livekit-server-sdk';
 import { NOTICE_TOPIC, type Notice } from '../contract/index.ts';
@@ -18,9 +19,6 @@ export type SessionRow = typeof sessions.$inferSelect;
 
 /** LiveKit did not confirm the room is gone: the session stays running so a retry can finish. */
 export class RoomClosureUnconfirmed extends Error {}
-
-/** `ParticipantInfo.Kind.AGENT` of LiveKit's protocol (livekit-server-sdk does not re-export the enum). */
-const AGENT_PARTICIPANT_KIND = 4;
 
 export interface LifecycleDeps {
   db: Database;
@@ -239,7 +237,7 @@ export class SessionLifecycle {
     const session = await this.find(sessionId);
     if (!session || session.status === 'ended') return;
     const isVisitor = event.participant?.identity === session.visitorIdentity;
-    if (event.event === 'participant_joined' && event.participant?.kind === AGENT_PARTICIPANT_KIND)
+    if (event.event === 'participant_joined' && event.participant?.kind === ParticipantInfo_Kind.AGENT)
       await this.markAgentJoined(sessionId);
     else if (event.event === 'participant_joined' && isVisitor) await this.markJoined(sessionId);
     else if (event.event === 'participant_left' && isVisitor) await this.visitorLeft(sessionId);

@@ -18,7 +18,7 @@ import { sessions } from './schema.ts';
 export const MAX_SAMPLES = 500;
 /**
  * Turn ids remembered against redelivery. A report is retried for a few seconds at most
- * (agent/metering/report-delivery.ts), during which a conversation has a handful of turns.
+ * (agent/reports/report-delivery.ts), during which a conversation has a handful of turns.
  */
 export const MAX_TURN_IDS = 50;
 /** Shorter intervals say little about a frame rate (a turn right after another). */

@@ -9,7 +9,7 @@ import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
 import type { FormFactor, Language, SessionRoomMetadata } from '../contract/index.ts';
-import { InsufficientCredits } from '../credits/index.ts';
+import { InsufficientCredits } from '../credits/ledger.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';

@@ -4,7 +4,7 @@
 // from the sample, profile.ts). The identity stores the result as `IdentityVoice` (voice.ts);
 // null is the default voice.
 import { t } from 'elysia';
-import { type Audience, authenticatedRoutes, PUBLIC_API } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 import { ErrorResponse } from '../http/errors.ts';
 import { PRESET_VOICES } from './catalogue.ts';
@@ -19,7 +19,7 @@ export { measureVoiceProfile, PROFILE_LIMITS } from './profile.ts';
 export { sampleProfile, voiceChoiceProblems } from './validation.ts';
 export type { IdentityVoice, VoiceProfile } from './voice.ts';
 
-export function voiceRoutes(db: Database, audience: Audience = PUBLIC_API) {
+export function voiceRoutes<const Prefix extends string>(db: Database, audience: Audience<Prefix>) {
   return authenticatedRoutes(db, audience, '/voices', 'Voices').get('', () => PRESET_VOICES.map(voiceItem), {
     response: { 200: t.Array(VoiceItem), 401: ErrorResponse },
     detail: {

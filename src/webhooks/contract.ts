@@ -5,7 +5,7 @@ import { WEBHOOK_EVENTS } from '../contract/webhook-events.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { DELIVERY_STATUSES } from './schema.ts';
 
-export { TEST_EVENT, WEBHOOK_EVENTS, type WebhookEvent } from '../contract/webhook-events.ts';
+export { TEST_EVENT, WEBHOOK_EVENTS, type WebhookEventType } from '../contract/webhook-events.ts';
 
 const Url = t.String({
   maxLength: 2000,

@@ -4,12 +4,12 @@
 import { and, eq } from 'drizzle-orm';
 import { newId } from '../db/ids.ts';
 import type { Queryable } from '../db/index.ts';
-import { type EventData, TEST_EVENT, type WebhookEvent } from './contract.ts';
+import { type EventData, TEST_EVENT, type WebhookEventType } from './contract.ts';
 import { webhookDeliveries, webhookEndpoints } from './schema.ts';
 
 /** The body every delivery carries (Standard Webhooks' recommended shape). */
 export interface EventEnvelope {
-  type: WebhookEvent | typeof TEST_EVENT;
+  type: WebhookEventType | typeof TEST_EVENT;
   timestamp: string;
   data: object;
 }
@@ -27,7 +27,7 @@ function envelope(type: EventEnvelope['type'], data: object): string {
 }
 
 /** Writes `type` for every enabled endpoint of the account subscribed to it; returns the message id (none subscribed: undefined). */
-export async function writeEvent<T extends WebhookEvent>(
+export async function writeEvent<T extends WebhookEventType>(
   q: Queryable,
   accountId: string,
   type: T,

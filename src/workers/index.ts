@@ -1,6 +1,6 @@
 // The agent workers as the control plane sees them (docs/api.md#internal): each worker posts a
-// heartbeat (src/contract/worker-heartbeat.ts) every few seconds to POST
-// /internal/workers/heartbeat, signed with the LiveKit API key and secret both sides hold;
+// heartbeat (src/contract/worker-heartbeat.ts) twice a second (HEARTBEAT_INTERVAL_SECONDS, 0.5 s)
+// to POST /internal/workers/heartbeat, signed with the LiveKit API key and secret both sides hold;
 // session starts are admitted against them (admission.ts).
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';

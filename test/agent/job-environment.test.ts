@@ -1,7 +1,8 @@
 // Agent job processes run third-party plugins and models (issue 16): they get an environment
 // without the control plane's secrets, even when the worker runs in the API's process and
 // holds them. Read from the live job processes' own /proc/<pid>/environ, as anything running
-// in them could.
+// in them could. agents forks them, and its inference process, with a patch for it (hunks P2
+// and P3 in agent/agents-adapter/index.ts).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readdir, readFile } from 'node:fs/promises';
 import { CONTROL_PLANE_SECRETS, JOB_MODELS_IN_BACKGROUND_VARIABLE } from '../../src/config.ts';
@@ -26,8 +27,8 @@ afterAll(async () => {
   restoreEnv();
 });
 
-/** This process's children that are agent job processes, with their environment. */
-async function jobProcesses(): Promise<Array<{ pid: number; env: Map<string, string> }>> {
+/** This process's children that are agent job processes (or agents' inference process), with their environment. */
+async function jobProcesses(kind = 'job_proc_lazy_main'): Promise<Array<{ pid: number; env: Map<string, string> }>> {
   const found = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -35,7 +36,7 @@ async function jobProcesses(): Promise<Array<{ pid: number; env: Map<string, str
     const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
     if (parent !== process.pid) continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.includes('job_proc_lazy_main')) continue;
+    if (!cmdline.includes(kind)) continue;
     const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
     found.push({
       pid: Number(entry),
@@ -64,6 +65,20 @@ test('job processes have no database URL, storage secret or admin token; they ke
     // The providers' settings stay (the wire fakes' URLs here).
     for (const [name, value] of Object.entries(fakes.env)) expect(job.env.get(name)).toBe(value);
   }
+}, 60_000);
+
+test("agents' inference process (the end-of-turn model) has none of them either", async () => {
+  const [inference] = await eventually(
+    async () =>
+      (await jobProcesses('inference_proc_lazy_main')).length > 0
+        ? jobProcesses('inference_proc_lazy_main')
+        : undefined,
+    30_000,
+    'the inference process',
+  );
+  for (const name of CONTROL_PLANE_SECRETS)
+    expect([inference!.pid, name, inference!.env.has(name)]).toEqual([inference!.pid, name, false]);
+  expect(inference!.env.get('PATH')).toBe(process.env.PATH!);
 }, 60_000);
 
 test("the worker's first job processes load their models before taking a job; once they are warm, replacements are told to load them behind the face", async () => {

@@ -12,8 +12,9 @@ import {
   type ReportOutcome,
   StreamingMeter,
   type StreamingMeterOptions,
-} from '../../agent/metering/index.ts';
+} from '../../agent/reports/index.ts';
 import type { MeterReport } from '../../src/contract/index.ts';
+import { recordingLogger } from '../support/agent-log.ts';
 
 const MINUTE = 60_000;
 const VISITOR = 'visitor_abc';
@@ -95,8 +96,8 @@ function fakeReporter(
   return { reporter, attempts };
 }
 
-const warnings: string[] = [];
-const quietLogger = { warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+const quietLogger = recordingLogger();
+const warnings = quietLogger.lines;
 afterEach(() => {
   warnings.length = 0;
 });
@@ -442,7 +443,7 @@ describe('delivery', () => {
     meter.participantConnected(VISITOR);
     await clock.advance(0);
     expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'minute 1']);
-    expect(warnings.some((w) => w.includes('credits exhausted'))).toBe(true);
+    expect(warnings.some((w) => w.msg.includes('credits exhausted') && w.minute === 1)).toBe(true);
     await meter.close();
   });
 
@@ -473,7 +474,7 @@ describe('delivery', () => {
       .map((a) => a.at);
     expect(retriesOfMinute1.slice(0, 4)).toEqual([MINUTE, MINUTE + 500, MINUTE + 1_500, MINUTE + 3_500]);
     expect(retriesOfMinute1[4]! - retriesOfMinute1[3]!).toBe(2_000);
-    expect(warnings.some((w) => w.includes('giving up'))).toBe(false);
+    expect(warnings.some((w) => w.msg.includes('giving up'))).toBe(false);
     await meter.close();
   });
 
@@ -493,8 +494,11 @@ describe('delivery', () => {
     const tries = attempts.filter((a) => a.report.type === 'visitor_left').map((a) => a.at);
     expect(tries).toEqual([1_000, 2_000, 3_000, 4_000, 5_000, 6_000]);
     expect(
-      warnings.some((w) =>
-        w.includes('visitor_left could not be delivered after 6 attempts, the session over; giving up'),
+      warnings.some(
+        (w) =>
+          w.report === 'visitor_left' &&
+          w.attempts === 6 &&
+          w.msg === 'a report could not be delivered, the session over; giving up',
       ),
     ).toBe(true);
   });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AssetStore, createAssetStore, S3AssetStore } from '../../src/assets/index.ts';
+import { type AssetStore, createAssetStore, S3AssetStore } from '../../src/assets/store.ts';
 import { loadConfig } from '../../src/config.ts';
 import * as fx from '../fixtures/index.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';

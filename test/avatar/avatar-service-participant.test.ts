@@ -113,16 +113,17 @@ describe('a pipeline served by an avatar service (a separate participant)', () =
       expect(request.identity?.identity_id).toBe(identity.identity_id);
       expect(request.shape).toBe('portrait');
       expect(request.sampleRate).toBe(48_000);
-      expect(request.avatarIdentity).not.toBe(request.agentIdentity);
+      expect(request.avatarParticipantIdentity).not.toBe(request.agentParticipantIdentity);
 
       const participants = () => [...visitor.room.remoteParticipants.values()];
       const agent = await eventually(
-        () => participants().find((p) => p.identity === request.agentIdentity),
+        () => participants().find((p) => p.identity === request.agentParticipantIdentity),
         20_000,
         'the agent',
       );
       const avatar = await eventually(
-        () => participants().find((p) => p.identity === request.avatarIdentity && p.trackPublications.size >= 2),
+        () =>
+          participants().find((p) => p.identity === request.avatarParticipantIdentity && p.trackPublications.size >= 2),
         20_000,
         'the avatar participant with its tracks',
       );

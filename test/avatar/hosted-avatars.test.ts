@@ -88,13 +88,15 @@ async function start(identityId: string): Promise<StartedSession> {
 async function expectProviderAvatar(visitor: Visitor, avatarSession: ServiceSession): Promise<ReceivedSegment> {
   const participants = () => [...visitor.room.remoteParticipants.values()];
   const agent = await eventually(
-    () => participants().find((p) => p.identity === avatarSession.request.agentIdentity),
+    () => participants().find((p) => p.identity === avatarSession.request.agentParticipantIdentity),
     20_000,
     'the agent',
   );
   const avatar = await eventually(
     () =>
-      participants().find((p) => p.identity === avatarSession.request.avatarIdentity && p.trackPublications.size >= 2),
+      participants().find(
+        (p) => p.identity === avatarSession.request.avatarParticipantIdentity && p.trackPublications.size >= 2,
+      ),
     20_000,
     'the avatar with its tracks',
   );

@@ -13,6 +13,7 @@ import {
 } from '../../agent/pipelines/index.ts';
 import { StandinRenderer } from '../../agent/pipelines/standin/index.ts';
 import { avatarFrameSize, type DispatchIdentity } from '../../src/contract/index.ts';
+import { recordingLogger } from '../support/agent-log.ts';
 
 const identity = (fields: Partial<DispatchIdentity> = {}): DispatchIdentity => ({
   identity_id: 'idn_choice',
@@ -67,14 +68,14 @@ describe('choosing the avatar', () => {
   });
 
   test('an unknown pipeline id gets the stand-in, and says so', async () => {
-    const warnings: string[] = [];
+    const logger = recordingLogger();
     const renderer = await rendererFor({
       identity: identity({ pipeline_id: 'nowhere', assets: trainedAssets('portrait') }),
       size: portrait,
-      logger: { warn: (m) => warnings.push(m) },
+      logger,
     });
     expect(renderer).toBeInstanceOf(StandinRenderer);
-    expect(warnings.join('\n')).toContain('nowhere');
+    expect(logger.lines).toEqual(expect.arrayContaining([expect.objectContaining({ pipeline_id: 'nowhere' })]));
   });
 
   test('a registered pipeline serves its identities: an in-process renderer, or an avatar service', async () => {

@@ -1,7 +1,7 @@
 // PIPELINE_MODULES for one API process of the cluster test: the built-in pipeline, whose
 // training number HANG_ON_TRAINING never finishes, so the test can kill that process mid-retrain.
 import { builtinTraining } from '../../src/pipelines/builtin/index.ts';
-import type { Pipeline } from '../../src/pipelines/index.ts';
+import type { Pipeline } from '../../src/pipelines/types.ts';
 
 const hangOn = Number(process.env.HANG_ON_TRAINING ?? 0);
 let trainings = 0;

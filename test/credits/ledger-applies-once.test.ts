@@ -1,6 +1,6 @@
 // The credit ledger: each charge applied once per reference, never below zero, even under concurrency.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { BalanceLimitExceeded, InsufficientCredits, MAX_BALANCE } from '../../src/credits/index.ts';
+import { BalanceLimitExceeded, InsufficientCredits, MAX_BALANCE } from '../../src/credits/ledger.ts';
 import { ENGINES, startTestService, type TestService } from '../support/service.ts';
 
 describe.each(ENGINES)('credit ledger on %s', (engine) => {

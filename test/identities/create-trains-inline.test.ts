@@ -3,10 +3,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
-import type { AssetStore } from '../../src/assets/index.ts';
+import type { AssetStore } from '../../src/assets/store.ts';
 import { identities } from '../../src/identities/schema.ts';
 import { builtinTraining } from '../../src/pipelines/builtin/index.ts';
-import { type Pipeline, PipelineRegistry } from '../../src/pipelines/index.ts';
+import { PipelineRegistry } from '../../src/pipelines/registry.ts';
+import type { Pipeline } from '../../src/pipelines/types.ts';
 import * as fx from '../fixtures/index.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -182,7 +183,7 @@ describe.each(ENGINES)('a failure after validation on %s', (engine) => {
   let service: TestService;
   let failWrites = false;
   beforeAll(async () => {
-    const { LocalAssetStore } = await import('../../src/assets/index.ts');
+    const { LocalAssetStore } = await import('../../src/assets/store.ts');
     const { mkdtemp } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const inner = new LocalAssetStore(await mkdtemp(`${tmpdir()}/likeness-assets-`));

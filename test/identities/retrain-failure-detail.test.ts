@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { type AssetStore, LocalAssetStore } from '../../src/assets/index.ts';
+import { type AssetStore, LocalAssetStore } from '../../src/assets/store.ts';
 import { ApiError } from '../../src/http/errors.ts';
 import { retrainFailure } from '../../src/identities/retraining.ts';
 import { MediaError } from '../../src/media/index.ts';

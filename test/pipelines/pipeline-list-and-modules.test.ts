@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { loadHostedAvatars } from '../../src/config.ts';
-import { loadPipelines } from '../../src/pipelines/index.ts';
+import { loadPipelines } from '../../src/pipelines/registry.ts';
 import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 

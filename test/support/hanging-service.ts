@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { builtinTraining } from '../../src/pipelines/builtin/index.ts';
-import { PipelineRegistry } from '../../src/pipelines/index.ts';
+import { PipelineRegistry } from '../../src/pipelines/registry.ts';
 import { startService } from '../../src/server.ts';
 
 const hangOn = Number(process.env.HANG_ON_TRAINING ?? 1);

@@ -8,6 +8,7 @@ import * as fx from '../fixtures/index.ts';
 import { type FakeElevenLabs, startFakeElevenLabs } from '../support/fakes/elevenlabs.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
 import { storedRow, waitUntilReady } from './support.ts';
 
 type Identity = IdentityBody & { voice_id: string | null };
@@ -149,7 +150,8 @@ describe.each(ENGINES)('voice cloning with ElevenLabs on %s', (engine) => {
     expect(row.voice!.elevenlabsVoiceId).toBe(clone.voiceId);
     expect(row.pendingRetrain).toBeNull();
     expect(row.detail).toBeNull();
-    expect(fake.received.deletions).toContain(oldVoice);
+    // The old clone is released after the retrain commits, so a moment after the identity reads ready.
+    await eventually(() => fake.received.deletions.includes(oldVoice), 5_000, 'the old clone deleted');
     expect(fake.voices.has(clone.voiceId)).toBe(true);
   });
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { type AssetStore, LocalAssetStore } from '../../src/assets/index.ts';
+import { type AssetStore, LocalAssetStore } from '../../src/assets/store.ts';
 import { createAstronaut } from '../avatar/support.ts';
 import * as fx from '../fixtures/index.ts';
 import { file, identityForm } from '../support/forms.ts';

@@ -6,12 +6,8 @@
 import { AvatarSession } from '@livekit/agents-plugin-bey';
 import type { HostedAvatar } from '../../../src/config.ts';
 import { BEY_PIPELINE_ID } from '../../../src/contract/index.ts';
+import { startBeyAgent } from '../../agents-adapter/index.ts';
 import type { AvatarServicePipeline } from '../types.ts';
-
-/** The plugin's API call (TypeScript-private in agents-plugin-bey 1.4.2; plain JS there). */
-interface PluginCall {
-  startAgent(livekitUrl: string, livekitToken: string): Promise<void>;
-}
 
 export function beyPipeline(settings: HostedAvatar<string>): AvatarServicePipeline {
   return {
@@ -24,13 +20,13 @@ export function beyPipeline(settings: HostedAvatar<string>): AvatarServicePipeli
         avatarId,
         apiKey: settings.apiKey,
         apiUrl: settings.apiUrl,
-        avatarParticipantIdentity: request.avatarIdentity,
+        avatarParticipantIdentity: request.avatarParticipantIdentity,
         // One attempt, 10 s: the job falls back to our own face rather than keep the visitor waiting.
         connOptions: { maxRetry: 1, retryIntervalMs: 0, timeoutMs: 10_000 },
       });
       // The plugin's public start() wants the AgentSession, which our avatar precedes (it
-      // streams from the job's first second): its API call alone, with our token.
-      await (avatar as unknown as PluginCall).startAgent(request.livekitUrl, request.token);
+      // streams from the job's first second): its API call alone, with our token (agents-adapter).
+      await startBeyAgent(avatar, request.livekitUrl, request.token);
       return { close: async () => {} };
     },
   };

@@ -1,227 +1,137 @@
-// The head's motion, per run of pixels: a rigid turn and shift about the neck's pivot, faded
-// out toward the neck and the background by a weight per pixel. Runs the head moves alone are
-// mapped and sampled in one loop here; runs in the mouth or an eye are only mapped here and
-// go on through mouth.ts or eyes.ts.
+// Idle life: the head drifts a little (a few slow, unrelated sways), the chest breathes
+// (the head rises and falls with it), and the two moods differ. Speaking, the head moves
+// more, dips on loud stretches, and accents stressed syllables with a short nod (and tilt) and a lift
+// of the brows (Piper marks the stress; other voices, a loud onset after a quieter moment);
+// listening, it tilts a little toward the visitor and nods when they pause (now and then
+// when their speech is not known). Amplitudes are shares of the face's height, so every
+// framing moves alike.
+import { smoothstep } from '../../../src/contract/face-rig.ts';
 
-export interface HeadMotion {
-  sin: number;
-  c1: number;
-  tx: number;
-  ty: number;
-  px: number;
-  py: number;
+/** What the face hears this frame. */
+export interface Hearing {
+  /** The avatar is speaking. */
+  speaking: boolean;
+  /** The mouth's openness (0 in silence). */
+  loudness: number;
+  /** A stressed syllable starts now (undefined: the avatar's voice does not mark stress). */
+  stressed?: boolean;
+  /** The visitor is speaking (undefined: not known). */
+  visitorSpeaking?: boolean;
 }
 
-/**
- * Where each pixel of a run comes from under the head's motion: p − w(p)·((R − I)(p − pivot) + t),
- * the rigid motion faded by the weight. `start` is in the plane's pixels; results in luma pixels.
- */
-export function mapHead(
-  head: HeadMotion,
-  weight: Float32Array,
-  weightRow: number,
-  y: number,
-  start: number,
-  n: number,
-  chroma: boolean,
-  sx: Float32Array,
-  sy: Float32Array,
-): void {
-  const { sin, c1, tx, ty, px, py } = head;
-  const yr = y - py;
-  const bx = -sin * yr + tx;
-  const by = c1 * yr + ty;
-  const step = chroma ? 2 : 1;
-  const offset = chroma ? 0.5 : 0;
-  for (let i = 0; i < n; i++) {
-    const lumaX = (start + i) * step;
-    const x = lumaX + offset;
-    const w = weight[weightRow + lumaX]!;
-    const xr = x - px;
-    sx[i] = x - w * (c1 * xr + bx);
-    sy[i] = y - w * (sin * xr + by);
+export interface HeadPose {
+  /** px */
+  dx: number;
+  dy: number;
+  /** radians */
+  roll: number;
+  /** 0 … 1: how far the brows are lifted (an accent). */
+  brow: number;
+}
+
+const BREATH_S = 4.2;
+/** How fast the mood follows the voice (per frame): about half a second. */
+const MOOD_RATE = 0.08;
+const DEGREE = Math.PI / 180;
+// Amplitudes, as shares of the face's height (forehead to chin), and in degrees for roll.
+const SWAY_X = 0.007;
+const SWAY_Y = 0.0045;
+const BREATH = 0.0035;
+const EMPHASIS = 0.008;
+const NOD = 0.008;
+const ROLL = 0.5 * DEGREE;
+/** Speaking, the sways grow by half. */
+const LIVELIER = 0.5;
+/** Listening, the head leans a little to one side: attentive. */
+const LISTENING_TILT = 1.2 * DEGREE;
+const NOD_EVERY_S = 3.7;
+/** A nod at the visitor's pause: this long, and no closer to the previous. */
+const LISTEN_NOD_MS = 600;
+const LISTEN_NOD_GAP_MS = 1_500;
+/** An accent: a nod this deep (share of the face's height) over NOD_MS, the brows up over BROW_MS. */
+const ACCENT_NOD = 0.006;
+const ACCENT_NOD_MS = 320;
+/** …with a tilt this big (degrees, over the nod), to one side then the other: a speaker's head does not only bob. */
+const ACCENT_TILT = 0.7 * DEGREE;
+const ACCENT_BROW_MS = 480;
+/** Accents come no closer than this: a nod on every syllable would look like a twitch. */
+const ACCENT_GAP_MS = 450;
+/** Without stress marks: a loud syllable after a quieter moment (openness, 0–1). */
+const ONSET_LOUD = 0.75;
+const ONSET_QUIET = 0.35;
+
+export class HeadMotion {
+  readonly #faceHeight: number;
+  readonly #phases: number[];
+  #speaking = 0;
+  #emphasis = 0;
+  #accentAt = -Infinity;
+  #listenNodAt = -Infinity;
+  #visitorSpoke = false;
+  #accentStrength = 0;
+  /** The side the next accent tilts to (+1 or -1). */
+  #accentSide = 1;
+  /** The openness of the last few frames (a loud onset follows a quieter one). */
+  #recent: number[] = [];
+
+  constructor(faceHeight: number, random: () => number) {
+    this.#faceHeight = faceHeight;
+    this.#phases = Array.from({ length: 7 }, () => random() * 2 * Math.PI);
   }
-}
 
-/**
- * A luma run that moves rigidly with the head (weight 1, most of the face and hair): an
- * affine map, so the source position only steps by a constant (16.16 fixed point) per pixel.
- */
-export function rigidLuma(
-  head: HeadMotion,
-  y: number,
-  start: number,
-  n: number,
-  base: Uint8Array,
-  width: number,
-  height: number,
-  out: Uint8Array,
-): void {
-  const { sin, c1, tx, ty, px, py } = head;
-  const xr = start - px;
-  const yr = y - py;
-  let sx = ((start - (c1 * xr - sin * yr + tx)) * 65536) | 0;
-  let sy = ((y - (sin * xr + c1 * yr + ty)) * 65536) | 0;
-  const stepX = ((1 - c1) * 65536) | 0;
-  const stepY = (-sin * 65536) | 0;
-  const maxX = ((width - 2) << 8) | 255;
-  const maxY = ((height - 2) << 8) | 255;
-  const at = y * width;
-  for (let x = start; x < start + n; x++) {
-    let fx = sx >> 8;
-    let fy = sy >> 8;
-    sx += stepX;
-    sy += stepY;
-    fx = fx < 0 ? 0 : fx > maxX ? maxX : fx;
-    fy = fy < 0 ? 0 : fy > maxY ? maxY : fy;
-    const wx = fx & 255;
-    const wy = fy & 255;
-    const j = (fy >> 8) * width + (fx >> 8);
-    const a = base[j]!;
-    const c = base[j + width]!;
-    const top = (a << 8) + (base[j + 1]! - a) * wx;
-    const bottom = (c << 8) + (base[j + width + 1]! - c) * wx;
-    out[at + x] = ((top << 8) + (bottom - top) * wy + 32768) >> 16;
-  }
-}
+  /** The head for the frame at `elapsedMs`. */
+  next(elapsedMs: number, { speaking, loudness, stressed, visitorSpeaking }: Hearing): HeadPose {
+    // The visitor paused: a listener's nod (acknowledging), unless one came just before.
+    if (this.#visitorSpoke && visitorSpeaking === false && elapsedMs - this.#listenNodAt >= LISTEN_NOD_GAP_MS)
+      this.#listenNodAt = elapsedMs;
+    this.#visitorSpoke = visitorSpeaking === true;
+    const quietBefore = this.#recent.length > 0 && Math.min(...this.#recent) < ONSET_QUIET;
+    this.#recent.push(loudness);
+    if (this.#recent.length > 3) this.#recent.shift();
+    const accent = stressed ?? (loudness > ONSET_LOUD && quietBefore);
+    if (speaking && accent && elapsedMs - this.#accentAt >= ACCENT_GAP_MS) {
+      this.#accentAt = elapsedMs;
+      this.#accentStrength = 0.5 + 0.5 * Math.min(1, loudness);
+      this.#accentSide = -this.#accentSide;
+    }
+    const since = elapsedMs - this.#accentAt;
+    const nodPulse = since < ACCENT_NOD_MS ? Math.sin((Math.PI * since) / ACCENT_NOD_MS) : 0;
+    const brow =
+      since < ACCENT_BROW_MS
+        ? this.#accentStrength *
+          smoothstep(0, 0.2, since / ACCENT_BROW_MS) *
+          (1 - smoothstep(0.35, 1, since / ACCENT_BROW_MS))
+        : 0;
+    const t = elapsedMs / 1000;
+    const h = this.#faceHeight;
+    const p = this.#phases;
+    this.#speaking += ((speaking ? 1 : 0) - this.#speaking) * MOOD_RATE;
+    // Loud stretches dip the head a little, slowly: emphasis, not a twitch per syllable.
+    this.#emphasis += (loudness - this.#emphasis) * 0.12;
+    const lively = 1 + LIVELIER * this.#speaking;
+    const listening = 1 - this.#speaking;
+    const sway = (f: number, phase: number) => Math.sin(2 * Math.PI * f * t + phase);
 
-/** Both chroma planes of a rigid run; `row` and `start` in chroma pixels. */
-export function rigidChroma(
-  head: HeadMotion,
-  row: number,
-  start: number,
-  n: number,
-  base: Uint8Array,
-  cw: number,
-  ch: number,
-  uOffset: number,
-  vOffset: number,
-  out: Uint8Array,
-): void {
-  const { sin, c1, tx, ty, px, py } = head;
-  // The first sample's centre in luma pixels, its source, then in chroma pixels (16.16).
-  const x = 2 * start + 0.5;
-  const y = 2 * row + 0.5;
-  const xr = x - px;
-  const yr = y - py;
-  let sx = (((x - (c1 * xr - sin * yr + tx) - 0.5) / 2) * 65536) | 0;
-  let sy = (((y - (sin * xr + c1 * yr + ty) - 0.5) / 2) * 65536) | 0;
-  // One chroma pixel is two luma pixels: the source steps by the same amount in chroma pixels.
-  const stepX = ((1 - c1) * 65536) | 0;
-  const stepY = (-sin * 65536) | 0;
-  const maxX = ((cw - 2) << 8) | 255;
-  const maxY = ((ch - 2) << 8) | 255;
-  const at = row * cw;
-  for (let cx = start; cx < start + n; cx++) {
-    let fx = sx >> 8;
-    let fy = sy >> 8;
-    sx += stepX;
-    sy += stepY;
-    fx = fx < 0 ? 0 : fx > maxX ? maxX : fx;
-    fy = fy < 0 ? 0 : fy > maxY ? maxY : fy;
-    const wx = fx & 255;
-    const wy = fy & 255;
-    const j = (fy >> 8) * cw + (fx >> 8);
-    let k = uOffset + j;
-    let a = base[k]!;
-    let c = base[k + cw]!;
-    let top = (a << 8) + (base[k + 1]! - a) * wx;
-    let bottom = (c << 8) + (base[k + cw + 1]! - c) * wx;
-    out[uOffset + at + cx] = ((top << 8) + (bottom - top) * wy + 32768) >> 16;
-    k = vOffset + j;
-    a = base[k]!;
-    c = base[k + cw]!;
-    top = (a << 8) + (base[k + 1]! - a) * wx;
-    bottom = (c << 8) + (base[k + cw + 1]! - c) * wx;
-    out[vOffset + at + cx] = ((top << 8) + (bottom - top) * wy + 32768) >> 16;
-  }
-}
-
-/** A luma run moved by the head alone (mapHead and sampleLuma in one loop). */
-export function warpLuma(
-  head: HeadMotion,
-  weight: Float32Array,
-  weightRow: number,
-  y: number,
-  start: number,
-  n: number,
-  base: Uint8Array,
-  width: number,
-  height: number,
-  out: Uint8Array,
-): void {
-  const { sin, c1, tx, ty, px, py } = head;
-  const yr = y - py;
-  const bx = -sin * yr + tx;
-  const by = c1 * yr + ty;
-  const maxX = ((width - 2) << 8) | 255;
-  const maxY = ((height - 2) << 8) | 255;
-  const at = y * width;
-  for (let x = start; x < start + n; x++) {
-    const w = weight[weightRow + x]!;
-    const xr = x - px;
-    let fx = ((x - w * (c1 * xr + bx)) * 256) | 0;
-    let fy = ((y - w * (sin * xr + by)) * 256) | 0;
-    fx = fx < 0 ? 0 : fx > maxX ? maxX : fx;
-    fy = fy < 0 ? 0 : fy > maxY ? maxY : fy;
-    const wx = fx & 255;
-    const wy = fy & 255;
-    const j = (fy >> 8) * width + (fx >> 8);
-    const a = base[j]!;
-    const c = base[j + width]!;
-    const top = (a << 8) + (base[j + 1]! - a) * wx;
-    const bottom = (c << 8) + (base[j + width + 1]! - c) * wx;
-    out[at + x] = ((top << 8) + (bottom - top) * wy + 32768) >> 16;
-  }
-}
-
-/** A chroma run (both planes) moved by the head alone; `row` and `start` in chroma pixels. */
-export function warpChroma(
-  head: HeadMotion,
-  weight: Float32Array,
-  weightRow: number,
-  row: number,
-  start: number,
-  n: number,
-  base: Uint8Array,
-  cw: number,
-  ch: number,
-  uOffset: number,
-  vOffset: number,
-  out: Uint8Array,
-): void {
-  const { sin, c1, tx, ty, px, py } = head;
-  // Chroma sample centres, in luma pixels.
-  const y = 2 * row + 0.5;
-  const yr = y - py;
-  const bx = -sin * yr + tx;
-  const by = c1 * yr + ty;
-  const maxX = ((cw - 2) << 8) | 255;
-  const maxY = ((ch - 2) << 8) | 255;
-  const at = row * cw;
-  for (let cx = start; cx < start + n; cx++) {
-    const x = 2 * cx + 0.5;
-    const w = weight[weightRow + 2 * cx]!;
-    const xr = x - px;
-    // To chroma pixels: (luma − 0.5) / 2, in 8-bit fixed point.
-    let fx = ((x - w * (c1 * xr + bx) - 0.5) * 128) | 0;
-    let fy = ((y - w * (sin * xr + by) - 0.5) * 128) | 0;
-    fx = fx < 0 ? 0 : fx > maxX ? maxX : fx;
-    fy = fy < 0 ? 0 : fy > maxY ? maxY : fy;
-    const wx = fx & 255;
-    const wy = fy & 255;
-    const j = (fy >> 8) * cw + (fx >> 8);
-    let k = uOffset + j;
-    let a = base[k]!;
-    let c = base[k + cw]!;
-    let top = (a << 8) + (base[k + 1]! - a) * wx;
-    let bottom = (c << 8) + (base[k + cw + 1]! - c) * wx;
-    out[uOffset + at + cx] = ((top << 8) + (bottom - top) * wy + 32768) >> 16;
-    k = vOffset + j;
-    a = base[k]!;
-    c = base[k + cw]!;
-    top = (a << 8) + (base[k + 1]! - a) * wx;
-    bottom = (c << 8) + (base[k + cw + 1]! - c) * wx;
-    out[vOffset + at + cx] = ((top << 8) + (bottom - top) * wy + 32768) >> 16;
+    const dx = h * SWAY_X * lively * (0.65 * sway(0.11, p[0]!) + 0.35 * sway(0.27, p[1]!));
+    const breath = h * BREATH * Math.sin((2 * Math.PI * t) / BREATH_S + p[2]!);
+    // A listener's nod: at the visitor's pauses, or, when their speech is not known, every few seconds.
+    const sinceNod = elapsedMs - this.#listenNodAt;
+    const nod =
+      visitorSpeaking === undefined
+        ? Math.max(0, Math.sin((2 * Math.PI * t) / NOD_EVERY_S + p[3]!)) ** 6
+        : sinceNod < LISTEN_NOD_MS
+          ? Math.sin((Math.PI * sinceNod) / LISTEN_NOD_MS) ** 2
+          : 0;
+    const dy =
+      h * SWAY_Y * lively * (0.6 * sway(0.09, p[4]!) + 0.4 * sway(0.23, p[5]!)) +
+      breath +
+      h * EMPHASIS * this.#emphasis * this.#speaking +
+      h * NOD * nod * listening +
+      h * ACCENT_NOD * this.#accentStrength * nodPulse;
+    const roll =
+      ROLL * lively * sway(0.06, p[6]!) +
+      LISTENING_TILT * listening +
+      ACCENT_TILT * this.#accentStrength * nodPulse * this.#accentSide;
+    return { dx, dy, roll, brow };
   }
 }

@@ -15,8 +15,8 @@ import {
 import type { AvatarRenderer, AvatarRendererOptions, FrameInput } from '../types.ts';
 import { Blinks } from './blinks.ts';
 import { Gaze } from './gaze.ts';
+import { HeadMotion } from './head-motion.ts';
 import { LipSync } from './lips.ts';
-import { HeadMotion } from './motion.ts';
 import { type FacePose, NEUTRAL_POSE } from './pose.ts';
 import { FaceWarp, i420Length } from './warp.ts';
 
@@ -66,9 +66,9 @@ export class TalkingHeadRenderer implements AvatarRenderer {
       this.#motion = new HeadMotion(rig.head.faceHeight, this.#random);
     } catch (error) {
       // The session goes on (and is billed) with a plain picture rather than no video at all.
-      const who = this.#options.identity?.identity_id ?? 'the session';
       (this.#options.logger ?? console).warn(
-        `the face of ${who} could not be loaded, streaming a plain picture: ${String(error)}`,
+        { identity_id: this.#options.identity?.identity_id, err: error },
+        'the face could not be loaded; streaming a plain picture',
       );
       paintPlain(this.#pixels, width, height);
     }

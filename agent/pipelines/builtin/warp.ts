@@ -12,13 +12,13 @@
 // the mouth or an eye (mapped, then sampled). Bilinear sampling is 8-bit fixed point; per
 // frame there is no allocation, only typed-array arithmetic.
 //
-// This file cuts the region into runs and draws each frame; the maps are in head-motion.ts,
+// This file cuts the region into runs and draws each frame; the maps are in head-warp.ts,
 // mouth.ts and eyes.ts, the photo is read in sampling.ts.
 
 import { type FaceRig, type RgbaImage, smoothstep } from '../../../src/contract/face-rig.ts';
 import { boundingBox, type ColumnFrame } from './column-frame.ts';
 import { type EyeTables, eyeTables, mapEye } from './eyes.ts';
-import { type HeadMotion, mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma } from './head-motion.ts';
+import { type HeadWarp, mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma } from './head-warp.ts';
 import { type MouthTables, mapMouth, mouthTables, poseMouth } from './mouth.ts';
 import type { FacePose } from './pose.ts';
 import {
@@ -91,7 +91,7 @@ export class FaceWarp {
   /** The mouth, then the eyes. */
   readonly #locals: ColumnFrame[];
   /** The head's motion as drawn (updated in place, no allocation per frame). */
-  readonly #head: HeadMotion;
+  readonly #head: HeadWarp;
   readonly #texture: Texture | undefined;
   // Per run: where each pixel samples the photo, and the texture's share and position.
   readonly #sx: Float32Array;

@@ -6,12 +6,9 @@
 // speech at 16 kHz.
 import { AvatarSession } from '@livekit/agents-plugin-lemonslice';
 import { LEMONSLICE_PIPELINE_ID } from '../../../src/contract/index.ts';
+import { startLemonSliceAgent } from '../../agents-adapter/index.ts';
 import type { AvatarServicePipeline } from '../types.ts';
 
-/** The plugin's API call (TypeScript-private in agents-plugin-lemonslice 1.9.0; plain JS there). */
-interface PluginCall {
-  startAgent(livekitUrl: string, livekitToken: string, livekitSessionId?: string): Promise<string | undefined>;
-}
 /** The rate LemonSlice takes the agent's speech at (the plugin's own). */
 const LEMONSLICE_SAMPLE_RATE = 16_000;
 
@@ -27,13 +24,13 @@ export function lemonslicePipeline(settings: { apiKey: string; apiUrl: string | 
         agentImageUrl: imageUrl,
         apiKey: settings.apiKey,
         apiUrl: settings.apiUrl,
-        avatarParticipantIdentity: request.avatarIdentity,
+        avatarParticipantIdentity: request.avatarParticipantIdentity,
         // One attempt: the job falls back to the stand-in rather than keep the visitor waiting.
         connOptions: { maxRetry: 0, retryIntervalMs: 0, timeoutMs: 10_000 },
       });
       // The plugin's public start() wants the AgentSession, which our avatar precedes (it
-      // streams from the job's first second): its API call alone, with our token.
-      const sessionId = await (avatar as unknown as PluginCall).startAgent(request.livekitUrl, request.token);
+      // streams from the job's first second): its API call alone, with our token (agents-adapter).
+      const sessionId = await startLemonSliceAgent(avatar, request.livekitUrl, request.token);
       if (!sessionId) throw new Error('LemonSlice did not start a session');
       // LemonSlice leaves with the room; the job removes its participant when the session ends.
       return { close: async () => {} };

@@ -51,7 +51,8 @@ export class StandinRenderer implements AvatarRenderer {
     } catch (error) {
       // The session goes on (and is billed) with a plain picture rather than no video at all.
       (this.#options.logger ?? console).warn(
-        `the portrait of ${identity.identity_id} could not be loaded, streaming a plain picture: ${String(error)}`,
+        { identity_id: identity.identity_id, err: error },
+        'the portrait could not be loaded; streaming a plain picture',
       );
       return plainPicture(size);
     }

@@ -4,7 +4,7 @@
 import type { Static } from '@sinclair/typebox';
 import { type Language, LANGUAGE_NAMES as SPOKEN_LANGUAGE_NAMES } from '../../contract/languages.ts';
 import type * as creditContract from '../../credits/contract.ts';
-import type { LedgerKind } from '../../credits/index.ts';
+import type { LedgerKind } from '../../credits/ledger.ts';
 import type * as identityContract from '../../identities/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
 import type { VoiceItem } from '../../voices/contract.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
-import { type AssetStore, LocalAssetStore } from '../../../src/assets/index.ts';
+import { type AssetStore, LocalAssetStore } from '../../../src/assets/store.ts';
 import { identities } from '../../../src/identities/schema.ts';
 import { defaultMediaLimits, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
 import { type FoundFace, findFace, MIN_FACE_SIDE, type Point } from '../../../src/pipelines/builtin/face-detection.ts';

@@ -1,6 +1,6 @@
-// Idle life (agent/pipelines/builtin/motion.ts): small, and different when listening.
+// Idle life (agent/pipelines/builtin/head-motion.ts): small, and different when listening.
 import { expect, test } from 'bun:test';
-import { HeadMotion } from '../../../agent/pipelines/builtin/motion.ts';
+import { HeadMotion } from '../../../agent/pipelines/builtin/head-motion.ts';
 import { seededRandom } from './served-face.ts';
 
 const FACE_HEIGHT = 300;

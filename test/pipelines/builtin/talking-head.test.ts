@@ -8,6 +8,7 @@ import { NEUTRAL_POSE } from '../../../agent/pipelines/builtin/pose.ts';
 import { FaceWarp, i420Length } from '../../../agent/pipelines/builtin/warp.ts';
 import { interpolate, toImage } from '../../../src/contract/face-rig.ts';
 import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
+import { recordingLogger } from '../../support/agent-log.ts';
 import { espeak } from '../../support/fakes/speech.ts';
 import { FRAME_SIZES, type Shape } from './face.ts';
 import {
@@ -240,16 +241,18 @@ describe('the talking head', () => {
   });
 
   test('without its assets the session still streams, a plain picture, and says why', async () => {
-    const warnings: string[] = [];
+    const logger = recordingLogger();
     const renderer = talkingHead(face, 'portrait', {
       assets: { ...face.assets, 'portrait.rig': face.assets['portrait.rig']!.replace('portrait.rig', 'missing.rig') },
-      logger: { warn: (message) => warnings.push(message) },
+      logger,
     });
     await renderer.prepare();
     const frame = renderer.nextFrame({ audio: SILENCE, speechSamples: 0, elapsedMs: 0 });
     expect([frame.width, frame.height]).toEqual([540, 960]);
     expect(new Set(frame.data.subarray(0, 540 * 960))).toEqual(new Set([72]));
-    expect(warnings.join('\n')).toContain('404');
+    const [warning] = logger.lines;
+    expect(warning).toMatchObject({ level: 'warn', msg: 'the face could not be loaded; streaming a plain picture' });
+    expect(String(warning!.err)).toContain('404');
   });
 
   test("the lower teeth rise from behind the lower lip on wide openings only; pressing hides the photo's teeth", async () => {

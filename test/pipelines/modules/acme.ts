@@ -1,6 +1,6 @@
 // A pipeline module as an operator would list it in PIPELINE_MODULES: the control plane's
 // half of a hosted avatar provider. It never trains in these tests.
-import type { Pipeline } from '../../../src/pipelines/index.ts';
+import type { Pipeline } from '../../../src/pipelines/types.ts';
 
 const acme: Pipeline = {
   id: 'acme-avatars',

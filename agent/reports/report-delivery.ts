@@ -1,7 +1,9 @@
 // Delivering a job's reports (src/contract/job-reports.ts) to the control plane, and how one
 // delivery attempt went. The control plane de-duplicates minutes by (session, index) and
 // turns by turn id, so delivering a report twice is harmless: that is what makes retrying safe.
-import type { JobReport, MeterReport } from '../../src/contract/index.ts';
+// The meter keeps its reports in order and retries them for as long as the session runs
+// (meter.ts); the others are sent as they come, each tried a few times (ReportSender).
+import type { JobReport } from '../../src/contract/index.ts';
 
 /**
  * - `accepted`: done.
@@ -12,7 +14,7 @@ import type { JobReport, MeterReport } from '../../src/contract/index.ts';
 export type ReportOutcome = 'accepted' | 'retry' | 'credits_exhausted' | 'refused';
 
 /** One delivery attempt of one report. Never throws: failures are outcomes. */
-export type Reporter<Report extends JobReport = MeterReport> = (report: Report) => Promise<ReportOutcome>;
+export type Reporter<Report extends JobReport = JobReport> = (report: Report) => Promise<ReportOutcome>;
 
 export interface HttpReporterOptions {
   /** The session's report endpoint (`report_url` of the dispatch metadata). */
@@ -24,8 +26,11 @@ export interface HttpReporterOptions {
   fetch?: typeof fetch;
 }
 
-/** Posts each report as JSON to the control plane (the session's report endpoint takes meter and transcript reports alike). */
-export function httpReporter<Report extends JobReport = MeterReport>({
+/**
+ * Posts each report as JSON to the control plane: one reporter for every report of a session
+ * (its endpoint takes meter, transcript, quality and fallback reports alike).
+ */
+export function httpReporter<Report extends JobReport = JobReport>({
   url,
   token,
   timeoutMs = 5_000,
@@ -73,4 +78,32 @@ export function outcomeOf(status: number): ReportOutcome {
   // 408 and 429 are the client-side statuses that mean "later", not "never".
   if (status >= 500 || status === 408 || status === 429) return 'retry';
   return 'refused';
+}
+
+/**
+ * Reports sent as they come, side by side, each delivered with a few tries (deliver): the
+ * transcript's turns, each turn's quality. `undelivered` hears of a report given up on;
+ * close() waits for those still on their way (at shutdown).
+ */
+export class ReportSender<Report extends JobReport> {
+  readonly #reporter: Reporter<Report>;
+  readonly #undelivered: (report: Report) => void;
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(reporter: Reporter<Report>, undelivered: (report: Report) => void) {
+    this.#reporter = reporter;
+    this.#undelivered = undelivered;
+  }
+
+  send(report: Report): void {
+    const delivery = deliver(this.#reporter, report).then((delivered) => {
+      if (!delivered) this.#undelivered(report);
+    });
+    this.#pending.add(delivery);
+    void delivery.finally(() => this.#pending.delete(delivery));
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
 }

@@ -10,13 +10,12 @@
 // knows nothing about renderers or LiveKit: it is told when the first frame went out and who
 // joined or left.
 import type { MeterReport } from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
 import { type MeterClock, systemClock } from './clock.ts';
 import type { Reporter } from './report-delivery.ts';
 
-export interface MeterLogger {
-  warn(message: string): void;
-  error(message: string): void;
-}
+/** What the meter logs through: a report the control plane refused or that was given up on. */
+export type MeterLogger = Pick<AgentLogger, 'warn' | 'error'>;
 
 export interface StreamingMeterOptions {
   /** I, the length of one billed minute (`billing_interval_seconds`). */
@@ -31,7 +30,7 @@ export interface StreamingMeterOptions {
    * minute is not charged again and the time without an avatar is not charged at all.
    */
   paidLeftMs?: number;
-  reporter: Reporter;
+  reporter: Reporter<MeterReport>;
   clock?: MeterClock;
   /**
    * Waits before each retry of a report that failed with a network error or a 5xx; past its
@@ -56,7 +55,7 @@ export class StreamingMeter {
   readonly #visitorIdentity: string;
   readonly #minuteOffset: number;
   readonly #paidLeftMs: number;
-  readonly #reporter: Reporter;
+  readonly #reporter: Reporter<MeterReport>;
   readonly #clock: MeterClock;
   readonly #retryDelaysMs: readonly number[];
   readonly #closeGraceMs: number;
@@ -303,19 +302,20 @@ export class StreamingMeter {
           return;
         case 'credits_exhausted':
           // The control plane sends the notice and closes the room; the job only stops billing.
-          this.#logger.warn(`credits exhausted at ${describe(report)}: billing reports stop`);
+          this.#logger.warn(reportFields(report), 'credits exhausted: billing reports stop');
           this.#state = 'credits_exhausted';
           this.#cancelBoundaryTimer?.();
           this.#cancelBoundaryTimer = undefined;
           this.#stop();
           return;
         case 'refused':
-          this.#logger.warn(`the control plane refused ${describe(report)}; not retrying`);
+          this.#logger.warn(reportFields(report), 'the control plane refused a report; not retrying');
           return;
         case 'retry': {
           if (this.#closedAt !== undefined && this.#clock.now() - this.#closedAt >= this.#closeGraceMs) {
             this.#logger.error(
-              `${describe(report)} could not be delivered after ${attempt + 1} attempts, the session over; giving up`,
+              { ...reportFields(report), attempts: attempt + 1 },
+              'a report could not be delivered, the session over; giving up',
             );
             return;
           }
@@ -327,6 +327,7 @@ export class StreamingMeter {
   }
 }
 
-function describe(report: MeterReport): string {
-  return report.type === 'minute' ? `minute ${report.index}` : report.type;
+/** A report as its log lines name it: its type, and a minute's index. */
+function reportFields(report: MeterReport): { report: MeterReport['type']; minute?: number } {
+  return report.type === 'minute' ? { report: report.type, minute: report.index } : { report: report.type };
 }
