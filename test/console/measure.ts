@@ -16,7 +16,9 @@ export async function videoPlays(page: Page): Promise<{ width: number; height: n
   );
   const sample = () =>
     page.evaluate(() => {
-      const video = document.querySelector<HTMLVideoElement>('#avatar-video')!;
+      const video = document.querySelector<HTMLVideoElement>('#avatar-video');
+      // Between two sessions, or while the track's resolution changes, the element may have no picture for a moment.
+      if (!video || video.videoWidth === 0) return null;
       const canvas = document.createElement('canvas');
       canvas.width = video.videoWidth;
       canvas.height = video.videoHeight;
@@ -27,12 +29,20 @@ export async function videoPlays(page: Page): Promise<{ width: number; height: n
       for (let i = 0; i < pixels.length; i += 4) sum += pixels[i]! * ((i % 997) + 1);
       return { time: video.currentTime, sum, width: video.videoWidth, height: video.videoHeight, paused: video.paused };
     });
-  const first = await sample();
+  const pictured = async () => {
+    for (let i = 0; i < 40; i++) {
+      const picture = await sample();
+      if (picture) return picture;
+      await Bun.sleep(125);
+    }
+    throw new Error('the avatar video had no picture for 5 s');
+  };
+  const first = await pictured();
   let later = first;
   // The avatar breathes and blinks: within a few seconds the picture differs.
   for (let i = 0; i < 20 && later.sum === first.sum; i++) {
     await Bun.sleep(250);
-    later = await sample();
+    later = await pictured();
   }
   expect(first.paused).toBe(false);
   expect(later.time).toBeGreaterThan(first.time);

@@ -14,7 +14,7 @@ const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 // The configuration: src/config.ts and its parts (src/config/).
 const configSource = ['src/config.ts', 'src/config/agent.ts', 'src/config/environment.ts'].map(read).join('\n');
 /** The LiveKit version the bootstrap builds (src/bootstrap/livekit.mjs, plain Node, untyped). */
-const LIVEKIT_SERVER_TAG = /LIVEKIT_SERVER_TAG = "(v[\d.]+)"/.exec(read('src/bootstrap/livekit.mjs'))![1]!;
+const LIVEKIT_SERVER_TAG = /LIVEKIT_SERVER_TAG = ['"](v[\d.]+)['"]/.exec(read('src/bootstrap/livekit.mjs'))![1]!;
 
 describe('deploy/compose.yaml', () => {
   test('every variable it sets for Likeness is one src/config.ts reads', () => {
