@@ -13,6 +13,7 @@ import {
 } from './config/agent.ts';
 import { type Env, flag, integer, list, oneOfValues, portRange, withoutTrailingSlash } from './config/environment.ts';
 import { BUILTIN_PIPELINE_ID } from './contract/pipelines.ts';
+import { IDLE_TIMEOUT_MAX_SECONDS } from './contract/session-direction.ts';
 
 export * from './config/agent.ts';
 
@@ -72,6 +73,12 @@ export interface SessionSettings {
   rejoinSeconds: number;
   /** A session whose agent job has not reached the room by then ends as `agent_unavailable`. */
   agentTimeoutSeconds: number;
+  /**
+   * SESSION_IDLE_TIMEOUT_SECONDS: a session's `idle_timeout_seconds` when its start sets none: a
+   * visitor silent this long is asked whether they are still there, and the session ends `idle`
+   * after as long again; 0 never (at most IDLE_TIMEOUT_MAX_SECONDS).
+   */
+  idleTimeoutSeconds: number;
   /**
    * `workers` (SESSION_ADMISSION, default): a start answers 503 while no live agent worker has
    * a free slot (workers report theirs in heartbeats). `off`: every start opens a room, for
@@ -366,6 +373,7 @@ export function loadConfig(env: Env = process.env): Config {
       joinTimeoutSeconds: integer(env, 'SESSION_JOIN_TIMEOUT_SECONDS', 60, 1),
       rejoinSeconds: integer(env, 'SESSION_REJOIN_SECONDS', 10, 0),
       agentTimeoutSeconds: integer(env, 'SESSION_AGENT_TIMEOUT_SECONDS', 60, 1),
+      idleTimeoutSeconds: Math.min(integer(env, 'SESSION_IDLE_TIMEOUT_SECONDS', 90, 0), IDLE_TIMEOUT_MAX_SECONDS),
       admission: oneOfValues(env, 'SESSION_ADMISSION', ['workers', 'off'] as const, 'workers'),
       reservedPercent: Math.min(integer(env, 'SESSION_RESERVED_PERCENT', 20, 0), 90),
       maxDurationSeconds: integer(env, 'SESSION_MAX_DURATION_SECONDS', 30 * 60, 1),

@@ -7,6 +7,7 @@ import { Value } from '@sinclair/typebox/value';
 import { AVATAR_SHAPES, FORM_FACTORS } from './avatar-video.ts';
 import { LANGUAGES } from './languages.ts';
 import { HttpUrl, literalUnion } from './schema-parts.ts';
+import { GREETING_MAX_CHARS, IDLE_TIMEOUT_MAX_SECONDS, SESSION_CONTEXT_MAX_CHARS } from './session-direction.ts';
 
 export const DispatchIdentity = Type.Object({
   identity_id: Type.String({ minLength: 1 }),
@@ -70,6 +71,14 @@ export const DispatchMetadataSchema = Type.Object({
    * older control plane: landscape for desktops.
    */
   avatar_shape: Type.Optional(literalUnion(AVATAR_SHAPES)),
+  /** The start's `context`: added to the identity's prompt for this session. Absent or null: none. */
+  context: Type.Optional(Type.Union([Type.String({ maxLength: SESSION_CONTEXT_MAX_CHARS }), Type.Null()])),
+  /** The start's `greeting`, spoken exactly; "" says nothing first. Absent or null: the built greeting. */
+  greeting: Type.Optional(Type.Union([Type.String({ maxLength: GREETING_MAX_CHARS }), Type.Null()])),
+  /** Whether the visitor's app may order say / interrupt / context over RPC. Absent: false. */
+  client_control: Type.Optional(Type.Boolean()),
+  /** A silent visitor is asked after this long, and the session ends after it again; 0 never. Absent: 0. */
+  idle_timeout_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: IDLE_TIMEOUT_MAX_SECONDS })),
 });
 
 export type DispatchIdentity = Static<typeof DispatchIdentity>;

@@ -9,7 +9,9 @@
 //   wire-names.ts    track names, data topics and LiveKit attributes in the room
 //   notices.ts       the in-room notices the service sends before a session ends
 //   dispatch.ts      the metadata each agent job is dispatched with, and the session room's metadata
-//   job-reports.ts   what a job reports back: streaming, minutes, the visitor leaving, transcript turns
+//   job-reports.ts   what a job reports back: streaming, minutes, the visitor leaving, transcript turns,
+//                    orders taken, an idle visitor, the summary
+//   session-direction.ts  a session's context and greeting, the orders say / interrupt / context, their limits
 //   worker-heartbeat.ts  what each worker reports: its capacity and running sessions, for admission
 //   webhook-events.ts    the events a customer's webhook can subscribe to (the API and the console's form)
 //   schema-parts.ts      TypeBox pieces the messages above are built from
@@ -25,5 +27,6 @@ export * from './job-reports.ts';
 export * from './languages.ts';
 export * from './notices.ts';
 export * from './pipelines.ts';
+export * from './session-direction.ts';
 export * from './wire-names.ts';
 export * from './worker-heartbeat.ts';

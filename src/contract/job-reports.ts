@@ -1,11 +1,13 @@
 // What an agent job reports to the control plane about its session (docs/api.md#internal),
 // POSTed as JSON to the dispatch's `report_url`. The control plane validates each with this
 // schema at its edge (src/sessions/job-reports.ts); the job builds them with these types
-// (agent/reports, agent/conversation/transcripts.ts, agent/conversation/quality.ts). Every
+// (agent/reports, agent/conversation/transcripts.ts, agent/conversation/quality.ts, and the
+// conversation's orders, idle endings and summary). Every
 // report may be delivered twice: minutes are charged once per (session, index), turns stored
 // and turn metrics counted once per `turn_id`.
 import { type Static, Type } from '@sinclair/typebox';
 import { literalUnion } from './schema-parts.ts';
+import { ORDER_OUTCOMES, ORDER_SOURCES } from './session-direction.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });
 
@@ -23,6 +25,35 @@ export const TranscriptReport = Type.Object({
   interrupted: Type.Boolean(),
   started_at: Timestamp,
   ended_at: Type.Union([Timestamp, Type.Null()]),
+  /** An agent turn ordered with `say`: from the customer's backend (`api`) or the visitor's app (`client`). Absent: the conversation's own. */
+  ordered_by: Type.Optional(literalUnion(ORDER_SOURCES)),
+});
+
+/** How the agent took an order of the control plane's (session-direction.ts `SessionOrder`), by its id. */
+export const OrderReport = Type.Object({
+  type: Type.Literal('order'),
+  order_id: Type.String({ minLength: 1, maxLength: 100 }),
+  outcome: literalUnion(ORDER_OUTCOMES),
+  /** Why it was refused, for the caller. */
+  detail: Type.Optional(Type.String({ maxLength: 500 })),
+});
+
+/**
+ * The visitor stayed silent through the idle question and as long again
+ * (`idle_timeout_seconds`): the control plane ends the session `idle`, with a notice first.
+ */
+export const VisitorIdleReport = Type.Object({ type: Type.Literal('visitor_idle') });
+
+/**
+ * The conversation's summary, written by the job with the session's language model once the
+ * session ended (sent only for a session with a visitor turn), or why there is none.
+ */
+export const SummaryReport = Type.Object({
+  type: Type.Literal('summary'),
+  /** At most three sentences, in the session's language; null: it could not be written. */
+  text: Type.Union([Type.String({ minLength: 1, maxLength: 2_000 }), Type.Null()]),
+  /** Why there is none, when `text` is null. */
+  detail: Type.Optional(Type.String({ maxLength: 500 })),
 });
 
 /** A very long session's milliseconds, with room: what a job's usage counts cannot pass. */
@@ -108,11 +139,22 @@ export const TurnMetricsReport = Type.Object({
   ]),
 });
 
-export const JobReport = Type.Union([...MeterReport.anyOf, TranscriptReport, AvatarFallbackReport, TurnMetricsReport]);
+export const JobReport = Type.Union([
+  ...MeterReport.anyOf,
+  TranscriptReport,
+  AvatarFallbackReport,
+  TurnMetricsReport,
+  OrderReport,
+  VisitorIdleReport,
+  SummaryReport,
+]);
 
 export type TranscriptReport = Static<typeof TranscriptReport>;
 export type AvatarFallbackReport = Static<typeof AvatarFallbackReport>;
 export type TurnMetricsReport = Static<typeof TurnMetricsReport>;
+export type OrderReport = Static<typeof OrderReport>;
+export type VisitorIdleReport = Static<typeof VisitorIdleReport>;
+export type SummaryReport = Static<typeof SummaryReport>;
 export type MeterReport = Static<typeof MeterReport>;
 export type UsageReport = Static<typeof UsageReport>;
 /** What the control plane keeps of the running job's usage. */

@@ -3,6 +3,7 @@
 export const WEBHOOK_EVENTS = [
   'session.started',
   'session.ended',
+  'session.summary_ready',
   'identity.ready',
   'identity.training_failed',
   'credits.low',

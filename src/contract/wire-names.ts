@@ -28,3 +28,19 @@ export const AGENT_STATE_ATTRIBUTE = 'lk.agent.state';
 
 /** LiveKit's attribute naming the agent an avatar participant publishes for (agents' ATTRIBUTE_PUBLISH_ON_BEHALF). */
 export const PUBLISH_ON_BEHALF = 'lk.publish_on_behalf';
+
+/**
+ * Orders from the customer's backend to the session's agent (docs/api.md#sessions-direct):
+ * reliable data messages the control plane sends through LiveKit's server API to the agent
+ * participant alone (a server-sent packet has no sender; the agent refuses any other). Their
+ * shape is session-direction.ts's `SessionOrder`.
+ */
+export const ORDER_TOPIC = 'likeness.order';
+
+/**
+ * The same orders from the visitor's app, as LiveKit RPC methods on the agent participant,
+ * taken when the session's `client_control` is true (payloads: session-direction.ts).
+ */
+export const SAY_METHOD = 'likeness.say';
+export const INTERRUPT_METHOD = 'likeness.interrupt';
+export const CONTEXT_METHOD = 'likeness.context';

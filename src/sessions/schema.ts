@@ -4,6 +4,7 @@ import { FORM_FACTORS } from '../contract/avatar-video.ts';
 import type { SessionQuality } from '../contract/job-reports.ts';
 import { type JobUsage, TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
 import { LANGUAGES } from '../contract/languages.ts';
+import { ORDER_OPERATIONS, ORDER_OUTCOMES, ORDER_SOURCES } from '../contract/session-direction.ts';
 import { identities } from '../identities/schema.ts';
 
 export const SESSION_STATUSES = ['running', 'ended'] as const;
@@ -17,8 +18,16 @@ export const END_REASONS = [
   'room_closed',
   'agent_unavailable',
   'service_restarting',
+  'idle',
 ] as const;
 export type EndReason = (typeof END_REASONS)[number];
+
+/**
+ * A session's summary: `none` while it runs, or when it ended without a visitor turn; `pending`
+ * once it ended with one, until the job's summary report (or the sweep giving up on it).
+ */
+export const SUMMARY_STATUSES = ['none', 'pending', 'ready', 'failed'] as const;
+export type SummaryStatus = (typeof SUMMARY_STATUSES)[number];
 
 /** One realtime conversation; its id is also the LiveKit room name (docs/api.md#sessions-start). */
 export const sessions = pgTable(
@@ -87,6 +96,18 @@ export const sessions = pgTable(
     visitorMs: integer('visitor_ms').notNull().default(0),
     /** The running job's last usage report; folded into the sums when it is done. */
     usageCurrent: jsonb('usage_current').$type<JobUsage>(),
+    /** Directing (docs/api.md#sessions-direct): the start's context and greeting (null: none, the built one). */
+    context: text('context'),
+    greeting: text('greeting'),
+    /** Whether the visitor's app may order say / interrupt / context from the room. */
+    clientControl: boolean('client_control').notNull().default(false),
+    /** A silent visitor is asked after this long and the session ends after as long again; 0 never. */
+    idleTimeoutSeconds: integer('idle_timeout_seconds').notNull().default(0),
+    /** The conversation's summary once written (docs/api.md#sessions-summary). */
+    summary: text('summary'),
+    summaryStatus: text('summary_status', { enum: SUMMARY_STATUSES }).notNull().default('none'),
+    /** Why there is no summary (`failed`). */
+    summaryDetail: text('summary_detail'),
   },
   (t) => [
     index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id),
@@ -112,6 +133,8 @@ export const sessionTranscripts = pgTable(
     interrupted: boolean('interrupted').notNull().default(false),
     /** The job's own id for the turn, so a report delivered twice is stored once. */
     turnId: text('turn_id').notNull(),
+    /** An agent turn ordered with `say`: `api` or `client`; null for the conversation's own. */
+    orderedBy: text('ordered_by', { enum: ORDER_SOURCES }),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
   },
@@ -119,4 +142,26 @@ export const sessionTranscripts = pgTable(
     index('session_transcripts_session_idx').on(t.sessionId, t.startedAt, t.seq),
     uniqueIndex('session_transcripts_turn_idx').on(t.sessionId, t.turnId),
   ],
+);
+
+/**
+ * An order to a running session's agent (say, interrupt, context) from the customer's backend:
+ * the API process that sent it waits for the outcome the agent reports here, whichever API
+ * process receives that report.
+ */
+export const sessionOrders = pgTable(
+  'session_orders',
+  {
+    id: text('id').primaryKey(),
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    operation: text('operation', { enum: ORDER_OPERATIONS }).notNull(),
+    /** null until the agent reported how it took the order. */
+    outcome: text('outcome', { enum: ORDER_OUTCOMES }),
+    detail: text('detail'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    answeredAt: timestamp('answered_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('session_orders_session_idx').on(t.sessionId, t.createdAt)],
 );
