@@ -13,6 +13,8 @@ import {
 import { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from './agents-adapter/index.ts';
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { type Conversation, startConversation } from './conversation/index.ts';
+import { takeOrders } from './conversation/orders.ts';
+import { reportSummary, sessionOver } from './conversation/summary.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
@@ -149,6 +151,9 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   serveOnly(ctx.room, JOB_INPUTS, logger);
   meter.agentJoined();
   meterRoomParticipants(ctx.room, meter);
+  // The backend's orders (and the visitor's app's, when allowed): carried out once the conversation runs.
+  const orders = takeOrders({ room: ctx.room, metadata, reporter, logger });
+  ctx.addShutdownCallback(async () => orders.close());
   // Counted among the machine's sessions while it serves (the offline replies' threads follow the count).
   const leaveSessionsHere = joinSessionsHere();
   ctx.addShutdownCallback(async () => leaveSessionsHere());
@@ -177,6 +182,9 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   ctx.addShutdownCallback(async () => {
     leaving = true;
     await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
+    // Only once the session is over: a job its worker stopped leaves it to another agent.
+    if (conversation && (await sessionOver(ctx.info, metadata.session_id, stoppedByWorker())))
+      await reportSummary(conversation.summary, reporter, logger);
   });
   // The face streams already; a process that took the job while loading its models finishes here.
   const offline = await ctx.proc.userData.offline;
@@ -192,6 +200,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     audible: (avatar ?? voiceOnly)!.audible,
     onVisitorSpeaking: (speaking) => avatar?.visitorSpeaking(speaking),
     reporter,
+    orders,
     framesPublished: avatar?.framesPublished,
     logger,
   });

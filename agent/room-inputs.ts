@@ -6,7 +6,7 @@
 // refused at registration, whoever asks for it: a stream on such a topic finds no handler and
 // rtc-node drops it unread, and a call to such a method is answered "unsupported method".
 import type { Room } from '@livekit/rtc-node';
-import { CHAT_TOPIC } from '../src/contract/index.ts';
+import { CHAT_TOPIC, CONTEXT_METHOD, INTERRUPT_METHOD, SAY_METHOD } from '../src/contract/index.ts';
 import type { AgentLogger } from './logging.ts';
 
 export interface ServedInputs {
@@ -16,14 +16,17 @@ export interface ServedInputs {
 }
 
 /**
- * What a job serves: typed chat from the visitor, and the two calls of agents' avatar protocol
- * an avatar service makes back (agents' DataStreamAudioOutput answers only the avatar's own
- * participant; the rest "reject").
+ * What a job serves: typed chat from the visitor, the visitor's app's orders (say, interrupt,
+ * context: refused unless the session's `client_control` allows them, conversation/orders.ts),
+ * and the two calls of agents' avatar protocol an avatar service makes back (agents'
+ * DataStreamAudioOutput answers only the avatar's own participant; the rest "reject"). Data
+ * packets are not fenced here: the job listens to one topic, the control plane's orders, and
+ * takes only those no participant sent.
  */
 export const JOB_INPUTS: ServedInputs = {
   textTopics: [CHAT_TOPIC],
   byteTopics: [],
-  rpcMethods: ['lk.playback_finished', 'lk.playback_started'],
+  rpcMethods: ['lk.playback_finished', 'lk.playback_started', SAY_METHOD, INTERRUPT_METHOD, CONTEXT_METHOD],
 };
 
 /** Makes `room` refuse every handler `served` does not list (call once it is connected). */

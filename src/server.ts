@@ -41,6 +41,8 @@ import { sessionRoutes } from './sessions/index.ts';
 import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { LIVEKIT_WEBHOOK_PATH, livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
+import { sessionOrderRoutes } from './sessions/orders.ts';
+import { giveUpOnSummaries } from './sessions/summary.ts';
 import { runSweeps, type Sweep } from './sweeps.ts';
 import { listenSecurely, type SecureListener } from './tls/index.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
@@ -275,6 +277,7 @@ export function buildApp(services: Services) {
         ),
       )
       .use(sessionRoutes(sessionDeps, audience))
+      .use(sessionOrderRoutes(sessionDeps, audience))
       .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience))
       .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience));
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
@@ -401,6 +404,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   services.webhooks.start();
   const sweeps: Sweep[] = [
     { name: 'session', run: () => services.lifecycle.sweep() },
+    { name: 'summary', run: () => giveUpOnSummaries(services.database.db) },
     { name: 'voice', run: () => services.voices.releaseUnused() },
     { name: 'worker', run: () => forgetGoneWorkers(services.database.db) },
     // Work another process left behind when it died (its lease ran out) is finished here.

@@ -10,6 +10,8 @@
 //   job.ts           the job process's side: the worker's shutdown request, the forked environment
 //   session-host.ts  the AgentSession's remote-session host, closed
 //   avatars.ts       the hosted avatars' API call, without an AgentSession
+//   captions.ts      the caption synchronizer's clock, started when the visitor hears a reply
+//   speech.ts        the session's speech in progress (which order said a transcript turn)
 //
 // The patch (agent/patches/@livekit%2Fagents@1.9.0.patch, applied by `bun install`) changes
 // agents' compiled ESM files, the build this service loads (the CommonJS copy is never loaded and
@@ -44,11 +46,14 @@
 //
 // Workarounds at run time, without a patch: the worker's shutdown request read off agents' IPC
 // (job.ts), the `worker_msg` channel (worker.ts: announceAvailable), the session host
-// (session-host.ts), the plugins' private call (avatars.ts).
+// (session-host.ts), the plugins' private call (avatars.ts), the caption synchronizer's clock
+// (captions.ts), the speech in progress (speech.ts).
 
 export { startBeyAgent, startLemonSliceAgent } from './avatars.ts';
+export { syncCaptionsToPlayback } from './captions.ts';
 export { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from './job.ts';
 export { closeRemoteSessionHost } from './session-host.ts';
+export { currentSpeech } from './speech.ts';
 export {
   announceAvailable,
   launchingJobs,

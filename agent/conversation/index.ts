@@ -5,8 +5,15 @@
 import { inference, type JobContext, llm, type metrics, type VAD, voice } from '@livekit/agents';
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
-import type { ParsedDispatch, SpokenLanguage, TranscriptReport, TurnMetricsReport } from '../../src/contract/index.ts';
-import { closeRemoteSessionHost } from '../agents-adapter/index.ts';
+import type {
+  ParsedDispatch,
+  SpokenLanguage,
+  SummaryReport,
+  TranscriptReport,
+  TurnMetricsReport,
+  VisitorIdleReport,
+} from '../../src/contract/index.ts';
+import { closeRemoteSessionHost, syncCaptionsToPlayback } from '../agents-adapter/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { createProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
@@ -14,8 +21,11 @@ import type { Reporter } from '../reports/index.ts';
 import { CameraSampler } from './camera.ts';
 import { acceptChat } from './chat.ts';
 import { greetingText } from './greeting.ts';
+import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
+import type { OrderTaker } from './orders.ts';
 import { TurnQuality } from './quality.ts';
+import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
 import { TranscriptLog } from './transcripts.ts';
 
@@ -39,15 +49,19 @@ export interface ConversationOptions {
   /** Told when the visitor starts and stops speaking (the avatar nods at their pauses). */
   onVisitorSpeaking?(speaking: boolean): void;
   /** Where transcript turns and each agent turn's quality go (the session's report endpoint). */
-  reporter: Reporter<TranscriptReport | TurnMetricsReport>;
+  reporter: Reporter<TranscriptReport | TurnMetricsReport | VisitorIdleReport>;
   /** Video frames the avatar published so far (its delivered fps); absent when the job draws no face. */
   framesPublished?: () => number;
+  /** The backend's and the visitor's app's orders (orders.ts), carried out once the conversation has started. */
+  orders?: OrderTaker;
   logger: AgentLogger;
 }
 
 export interface Conversation {
   session: voice.AgentSession;
   close(): Promise<void>;
+  /** The conversation's summary once it is closed (summary.ts); null without a visitor turn. */
+  summary(): Promise<SummaryReport | null>;
 }
 
 /**
@@ -117,6 +131,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
 
   const instructions = agentInstructions({
     prompt: metadata.identity?.prompt ?? null,
+    context: metadata.context,
     language: mode,
     visualAwareness: metadata.visual_awareness,
   });
@@ -174,6 +189,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
       text: (item.textContent ?? '').replace(/\s+/g, ' ').trim(),
       language: item.role === 'user' ? (mode === 'auto' ? heard : mode) : speaking,
       interrupted: item.interrupted,
+      ordered_by: item.role === 'assistant' ? options.orders?.orderedBy(session) : undefined,
       started_at: new Date(item.createdAt).toISOString(),
       ended_at: new Date(event.createdAt).toISOString(),
     });
@@ -212,23 +228,51 @@ export async function startConversation(options: ConversationOptions): Promise<C
   // Given the room, agents 1.9 also starts a remote-session host for the visitor (issue 28): it
   // could not hear them (agent/room-inputs.ts refused its topic), and now it tells them nothing.
   await closeRemoteSessionHost(session);
+  // Captions (lk.transcription) keep time with the voice the visitor hears.
+  if (!syncCaptionsToPlayback(session)) logger.warn('captions are not synchronised with the speech');
   acceptChat(ctx.room, visitor.identity, session, logger);
+  // Orders' contexts join the start's in the instructions (the offline model reads them there too).
+  options.orders?.serve({
+    session,
+    agent,
+    instructionsWith: (added) =>
+      agentInstructions({
+        prompt: metadata.identity?.prompt ?? null,
+        context: [metadata.context, ...added].filter(Boolean).join('\n'),
+        language: mode,
+        visualAwareness: metadata.visual_awareness,
+      }),
+  });
+  const idle = watchIdleVisitor({
+    session,
+    timeoutSeconds: metadata.idle_timeout_seconds ?? 0,
+    language: () => speaking,
+    reporter: options.reporter,
+    logger,
+  });
   // Spoken once the visitor hears us: earlier, its first words would be lost, and during a
   // burst its synthesis would take the CPU the visitors' first frames need.
   await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
   await Bun.sleep(GREETING_AFTER_HEARD_MS);
   try {
-    const greeting = greetingText({
-      name: metadata.identity?.name ?? null,
-      prompt: metadata.identity?.prompt ?? null,
-      language: mode,
-    });
-    const greeted = session.say(greeting);
+    // The start's greeting is said as given; "" says nothing until the visitor speaks.
+    const greeting =
+      metadata.greeting ??
+      greetingText({
+        name: metadata.identity?.name ?? null,
+        prompt: metadata.identity?.prompt ?? null,
+        language: mode,
+      });
+    const greeted = greeting ? session.say(greeting).waitForPlayout() : Promise.resolve();
     // The replies' prompt is read ahead once the greeting has been spoken (a visitor speaking
     // sooner has their reply read it): not beside the greeting's synthesis and first frames.
-    void greeted.waitForPlayout().then(
-      () => providers.prepareReplies(instructions, greeting),
-      () => undefined,
+    // The visitor's silence counts from then on.
+    void greeted.then(
+      () => {
+        idle.start();
+        providers.prepareReplies(instructions, greeting);
+      },
+      () => idle.start(),
     );
   } catch (error) {
     // The session closed while waiting (the visitor left at once): nobody to greet.
@@ -238,10 +282,19 @@ export async function startConversation(options: ConversationOptions): Promise<C
   return {
     session,
     async close() {
+      idle.close();
       camera?.close();
       await session.close().catch(() => undefined);
       await Promise.all([transcripts.close(), quality.close()]);
     },
+    summary: () =>
+      writeSummary({
+        model: providers.llm,
+        history: session.history,
+        language: speaking,
+        transcriptChars: providers.names.llm === 'offline' ? OFFLINE_SUMMARY_CHARS : CLOUD_SUMMARY_CHARS,
+        logger,
+      }),
   };
 }
 

@@ -1,8 +1,13 @@
-// What the language model is told: the identity's prompt, how to talk in a live voice
-// call, and the session's language rule (docs/api.md#languages).
+// What the language model is told: the identity's prompt, the session's context (the start's
+// `context`, docs/api.md#sessions-context), how to talk in a live voice call, and the
+// session's language rule (docs/api.md#languages). The offline model reads the same text as
+// its system message (agent/providers/offline/llm.ts), so both know the context from the
+// first reply.
 import { LANGUAGE_NAMES, type Language, SPOKEN_LANGUAGES, type SpokenLanguage } from '../../src/contract/index.ts';
 
 const DEFAULT_PROMPT = 'You are a friendly, helpful assistant.';
+/** Introduces the session's context: facts from the service the agent works for, not the visitor's words. */
+export const CONTEXT_HEADING = 'What you know about this conversation:';
 
 export function isSpokenLanguage(code: string | null | undefined): code is SpokenLanguage {
   return (SPOKEN_LANGUAGES as readonly (string | null | undefined)[]).includes(code);
@@ -10,15 +15,19 @@ export function isSpokenLanguage(code: string | null | undefined): code is Spoke
 
 export interface InstructionsInput {
   prompt: string | null;
+  /** The start's context for this session only; null or blank: none. */
+  context?: string | null;
   language: Language;
   visualAwareness: boolean;
 }
 
-export function agentInstructions({ prompt, language, visualAwareness }: InstructionsInput): string {
-  const parts = [
-    (prompt ?? '').trim() || DEFAULT_PROMPT,
+export function agentInstructions({ prompt, context, language, visualAwareness }: InstructionsInput): string {
+  const parts = [(prompt ?? '').trim() || DEFAULT_PROMPT];
+  // Right after the persona, before the rules: the small offline model used it there (Zofia, test/conversation).
+  if (context?.trim()) parts.push(`${CONTEXT_HEADING}\n${context.trim()}`);
+  parts.push(
     'You are talking with a visitor in a live voice conversation. Your words are spoken aloud: answer in one to three short sentences, without lists, markdown, emoji or stage directions.',
-  ];
+  );
   if (language === 'auto') {
     parts.push('Greet the visitor in English. After that, always answer in the language the visitor speaks.');
   } else {

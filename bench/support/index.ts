@@ -30,6 +30,7 @@ export async function startBenchService({
   // The service and the worker log at the bench's level (warn): an access line per request drowned its figures.
   const logLevel = (process.env.BENCH_LOG_LEVEL ?? 'warn') as AgentLogLevel;
   // One account fills the worker: admission's fair share (a slot kept for other accounts) is off.
+  // Benches hold quiet visitors for minutes: no idle question speaks into their figures.
   const config = loadConfig({
     ...process.env,
     DATA_DIR: dataDir,
@@ -37,6 +38,7 @@ export async function startBenchService({
     PORT: String(port),
     SESSION_ADMISSION: agent ? 'workers' : 'off',
     SESSION_RESERVED_PERCENT: '0',
+    SESSION_IDLE_TIMEOUT_SECONDS: '0',
     LOG_LEVEL: logLevel,
     ...env,
   });

@@ -133,6 +133,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add information to the conversation, not spoken; optionally answer with it now */
+        post: operations["addSessionContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/end": {
         parameters: {
             query?: never;
@@ -144,6 +161,40 @@ export interface paths {
         put?: never;
         /** End a session: close its room and disconnect everyone, the agent included */
         post: operations["endSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/interrupt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make the avatar stop speaking, voice and lips */
+        post: operations["interruptSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/say": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make the avatar say exactly this text, at once or after what it is saying */
+        post: operations["saySession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1290,7 +1341,15 @@ export interface operations {
                      *             "llm": "openai-compatible",
                      *             "tts": "elevenlabs"
                      *           }
-                     *         }
+                     *         },
+                     *         "context": null,
+                     *         "has_context": true,
+                     *         "greeting": "Welcome back, Zofia! Shall we plan your visit to the Orsay?",
+                     *         "client_control": false,
+                     *         "idle_timeout_seconds": 120,
+                     *         "summary": "The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.",
+                     *         "summary_status": "ready",
+                     *         "summary_detail": null
                      *       }
                      *     ]
                      */
@@ -1309,6 +1368,10 @@ export interface operations {
                         } | null) | null) | null;
                         /** @description Minutes charged: minute 0 began when the visitor first received the avatar, each next one a billing interval later while the visitor was in the room with it. */
                         billed_minutes: number;
+                        /** @description Whether the visitor's app may direct the agent from the room. */
+                        client_control: boolean;
+                        /** @description The start's `context`, in full on GET /v1/sessions/{session_id} only: null in lists (see `has_context`), and when none was set. */
+                        context: ((string | null) | null) | null;
                         /** Format: date-time */
                         created_at: string;
                         /** @description Credits those minutes cost. */
@@ -1316,12 +1379,18 @@ export interface operations {
                         /** @description Seconds from the start call to the end (to now while running). */
                         duration_seconds: number;
                         /** @enum {string|null|null} */
-                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | null;
+                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle" | null;
                         /** Format: date-time */
                         ended_at: ((string | null) | null) | null;
                         /** @enum {string|null|null} */
                         form_factor: "phone" | "desktop" | null;
+                        /** @description The greeting the start set ("": none, silent until the visitor speaks); null: the built one. */
+                        greeting: ((string | null) | null) | null;
+                        /** @description Whether the start set a `context`. */
+                        has_context: boolean;
                         identity_id: ((string | null) | null) | null;
+                        /** @description Silence before the visitor is asked whether they are still there (and as long again before it ends); 0: never. */
+                        idle_timeout_seconds: number;
                         /** Format: date-time */
                         joined_at: ((string | null) | null) | null;
                         /** @enum {string} */
@@ -1359,6 +1428,15 @@ export interface operations {
                         streamed_seconds: number;
                         /** Format: date-time */
                         streaming_started_at: ((string | null) | null) | null;
+                        /** @description The conversation in at most three sentences, in the session's language, written by its language model once the session ended with a visitor turn; null until then, or when it could not be written. */
+                        summary: ((string | null) | null) | null;
+                        /** @description Why there is no summary (`failed`). */
+                        summary_detail: ((string | null) | null) | null;
+                        /**
+                         * @description `none`: running, or ended without a visitor turn; `pending`: being written; `ready`; `failed`: see `summary_detail`.
+                         * @enum {string}
+                         */
+                        summary_status: "none" | "pending" | "ready" | "failed";
                         /** @description Seconds the visitor was in the room with the avatar streaming. */
                         visitor_seconds: number;
                         visual_awareness: boolean;
@@ -1444,7 +1522,15 @@ export interface operations {
                      *           "llm": "openai-compatible",
                      *           "tts": "elevenlabs"
                      *         }
-                     *       }
+                     *       },
+                     *       "context": "The visitor's name is Zofia. She visited last week and asked about the Orsay museum's opening hours.",
+                     *       "has_context": true,
+                     *       "greeting": "Welcome back, Zofia! Shall we plan your visit to the Orsay?",
+                     *       "client_control": false,
+                     *       "idle_timeout_seconds": 120,
+                     *       "summary": "The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.",
+                     *       "summary_status": "ready",
+                     *       "summary_detail": null
                      *     }
                      */
                     "application/json": {
@@ -1462,6 +1548,10 @@ export interface operations {
                         } | null) | null) | null;
                         /** @description Minutes charged: minute 0 began when the visitor first received the avatar, each next one a billing interval later while the visitor was in the room with it. */
                         billed_minutes: number;
+                        /** @description Whether the visitor's app may direct the agent from the room. */
+                        client_control: boolean;
+                        /** @description The start's `context`, in full on GET /v1/sessions/{session_id} only: null in lists (see `has_context`), and when none was set. */
+                        context: ((string | null) | null) | null;
                         /** Format: date-time */
                         created_at: string;
                         /** @description Credits those minutes cost. */
@@ -1469,12 +1559,18 @@ export interface operations {
                         /** @description Seconds from the start call to the end (to now while running). */
                         duration_seconds: number;
                         /** @enum {string|null|null} */
-                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | null;
+                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle" | null;
                         /** Format: date-time */
                         ended_at: ((string | null) | null) | null;
                         /** @enum {string|null|null} */
                         form_factor: "phone" | "desktop" | null;
+                        /** @description The greeting the start set ("": none, silent until the visitor speaks); null: the built one. */
+                        greeting: ((string | null) | null) | null;
+                        /** @description Whether the start set a `context`. */
+                        has_context: boolean;
                         identity_id: ((string | null) | null) | null;
+                        /** @description Silence before the visitor is asked whether they are still there (and as long again before it ends); 0: never. */
+                        idle_timeout_seconds: number;
                         /** Format: date-time */
                         joined_at: ((string | null) | null) | null;
                         /** @enum {string} */
@@ -1512,6 +1608,15 @@ export interface operations {
                         streamed_seconds: number;
                         /** Format: date-time */
                         streaming_started_at: ((string | null) | null) | null;
+                        /** @description The conversation in at most three sentences, in the session's language, written by its language model once the session ended with a visitor turn; null until then, or when it could not be written. */
+                        summary: ((string | null) | null) | null;
+                        /** @description Why there is no summary (`failed`). */
+                        summary_detail: ((string | null) | null) | null;
+                        /**
+                         * @description `none`: running, or ended without a visitor turn; `pending`: being written; `ready`; `failed`: see `summary_detail`.
+                         * @enum {string}
+                         */
+                        summary_status: "none" | "pending" | "ready" | "failed";
                         /** @description Seconds the visitor was in the room with the avatar streaming. */
                         visitor_seconds: number;
                         visual_awareness: boolean;
@@ -1531,6 +1636,131 @@ export interface operations {
             };
             /** @description An error with a message. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    addSessionContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "The visitor has just opened the returns form.",
+                 *       "respond": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description true: the agent answers now with it in mind (cutting off what it says); false (default): it informs the next reply. */
+                    respond?: boolean;
+                    /** @description Information for the agent, not spoken: its next replies take it into account. At most 32,000 characters over a session. */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The agent took the order: it is being carried out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "order_id": "ord_5Tm1Hx8Pq3Wz6Lc0Vn2Kd7",
+                     *       "session_id": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *       "operation": "context"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        operation: "say" | "interrupt" | "context";
+                        /** @description The order (`ord_…`), as the service log names it. */
+                        order_id: string;
+                        session_id: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The agent refused the order: The conversation's context is full: its orders may add up to 32000 characters"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1599,7 +1829,7 @@ export interface operations {
                             /** @description Seconds from the start call to the end (to now while running). */
                             duration_seconds: number;
                             /** @enum {string} */
-                            end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting";
+                            end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle";
                             /** Format: date-time */
                             ended_at: string;
                             /** @description Seconds the avatar streamed, with or without the visitor. */
@@ -1651,6 +1881,231 @@ export interface operations {
             };
         };
     };
+    interruptSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent took the order: it is being carried out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "order_id": "ord_2Vb7Nq4Xw9Lk1Ct6Hs3Rz8",
+                     *       "session_id": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *       "operation": "interrupt"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        operation: "say" | "interrupt" | "context";
+                        /** @description The order (`ord_…`), as the service log names it. */
+                        order_id: string;
+                        session_id: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The session has ended"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    saySession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Your tickets for 2 pm are booked.",
+                 *       "interrupt": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description true (default): cut off what the avatar is saying and say this at once; false: after it. */
+                    interrupt?: boolean;
+                    /** @description Said exactly as given (surrounding whitespace dropped), in the identity's voice, with its lips. */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The agent took the order: it is being carried out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "order_id": "ord_8Jq2Lm5Xv0Rk3Wn7Tb1Ys4",
+                     *       "session_id": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *       "operation": "say"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        operation: "say" | "interrupt" | "context";
+                        /** @description The order (`ord_…`), as the service log names it. */
+                        order_id: string;
+                        session_id: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The session's agent is not in the room yet; retry shortly"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The agent did not answer within 5 s; the order may still be carried out"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
     getSessionTranscript: {
         parameters: {
             query?: never;
@@ -1677,6 +2132,7 @@ export interface operations {
                      *           "text": "Hello! I am Ada. What would you like to see today?",
                      *           "language": "en",
                      *           "interrupted": false,
+                     *           "ordered_by": null,
                      *           "started_at": "2026-11-24T09:30:05.000Z",
                      *           "ended_at": "2026-11-24T09:30:08.000Z"
                      *         },
@@ -1685,8 +2141,18 @@ export interface operations {
                      *           "text": "When does the museum open?",
                      *           "language": "en",
                      *           "interrupted": false,
+                     *           "ordered_by": null,
                      *           "started_at": "2026-11-24T09:30:10.000Z",
                      *           "ended_at": "2026-11-24T09:30:11.500Z"
+                     *         },
+                     *         {
+                     *           "role": "agent",
+                     *           "text": "Your tickets for 2 pm are booked.",
+                     *           "language": "en",
+                     *           "interrupted": false,
+                     *           "ordered_by": "api",
+                     *           "started_at": "2026-11-24T09:30:12.000Z",
+                     *           "ended_at": "2026-11-24T09:30:13.800Z"
                      *         }
                      *       ]
                      *     }
@@ -1700,6 +2166,11 @@ export interface operations {
                             interrupted: boolean;
                             /** @description ISO 639-1 code of the language heard or spoken, when known. */
                             language: string | null;
+                            /**
+                             * @description An agent turn said on an order (docs/api.md#sessions-direct): `api`, the customer's backend (`POST /v1/sessions/{session_id}/say`); `client`, the visitor's app over RPC; null for the conversation's own turns.
+                             * @enum {unknown}
+                             */
+                            ordered_by: "api" | "client" | null;
                             /**
                              * @description `user`: the visitor; `agent`: the identity.
                              * @enum {string}
@@ -1749,19 +2220,30 @@ export interface operations {
                 /**
                  * @example {
                  *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
-                 *       "form_factor": "phone"
+                 *       "form_factor": "phone",
+                 *       "context": "The visitor's name is Zofia. She visited last week and asked about the Orsay museum's opening hours.",
+                 *       "greeting": "Welcome back, Zofia! Shall we plan your visit to the Orsay?",
+                 *       "idle_timeout_seconds": 120
                  *     }
                  */
                 "application/json": {
                     /** @description Adds avatar video; requires an identity. */
                     avatar_enabled?: boolean;
+                    /** @description Whether the visitor's app may order say / interrupt / context from the room (LiveKit RPC). Default false. */
+                    client_control?: boolean;
+                    /** @description Added to the identity's prompt for this session only (who the visitor is, what they bought…); the identity is unchanged. Surrounding whitespace is dropped; blank: none. */
+                    context?: string;
                     /**
                      * @description phone: portrait video; desktop: landscape where enabled.
                      * @enum {string}
                      */
                     form_factor?: "phone" | "desktop";
+                    /** @description Spoken exactly as given instead of the built greeting (surrounding whitespace dropped). "" (or blank): the agent says nothing until the visitor speaks. */
+                    greeting?: string;
                     /** @description Identity to render as the avatar; implies avatar_enabled. */
                     identity_id?: string;
+                    /** @description A visitor silent this long is asked whether they are still there; as long again without a word, the session ends `idle`. 0: never. Default: the service's SESSION_IDLE_TIMEOUT_SECONDS (90). */
+                    idle_timeout_seconds?: number;
                     /**
                      * @description Per-session override of the identity's language.
                      * @enum {string}
@@ -2159,7 +2641,7 @@ export interface operations {
                             created_at: string;
                             description: string | null;
                             enabled: boolean;
-                            events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                            events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
                             /** Format: date-time */
                             updated_at: string;
                             url: string;
@@ -2205,7 +2687,7 @@ export interface operations {
                     /** @description Default true; a disabled endpoint receives nothing. */
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                    events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -2241,7 +2723,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
                         /** @description The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
                         secret: string;
                         /** Format: date-time */
@@ -2340,7 +2822,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
                         /** Format: date-time */
                         updated_at: string;
                         url: string;
@@ -2439,7 +2921,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events?: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -2474,7 +2956,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
                         /** Format: date-time */
                         updated_at: string;
                         url: string;

@@ -16,6 +16,7 @@ const audio = document.getElementById('avatar-audio') as HTMLAudioElement;
 const state = document.getElementById('connection-state')!;
 const notice = document.getElementById('notice')!;
 const transcript = document.getElementById('transcript')!;
+const agentState = document.getElementById('agent-state')!;
 const enableAudio = document.getElementById('enable-audio') as HTMLButtonElement;
 const leave = document.getElementById('end-session') as HTMLButtonElement;
 
@@ -23,6 +24,7 @@ const NOTICES: Record<string, string> = {
   insufficient_credits: 'The credits ran out, so the session has ended.',
   agent_unavailable: 'The agent could not join, so the session has ended. Please try again.',
   service_restarting: 'The service is restarting, so the session has ended. Please start a new one in a moment.',
+  idle: 'You were quiet for a while, so the session has ended.',
 };
 
 const room = new Room();
@@ -57,6 +59,15 @@ room.on(RoomEvent.AudioPlaybackStatusChanged, () => (enableAudio.hidden = room.c
 enableAudio.addEventListener('click', () => void room.startAudio());
 
 // Service notices arrive as reliable data on the `likeness.notice` topic.
+// The agent's state, as LiveKit's agents publish it: listening, thinking or speaking.
+room.on(RoomEvent.ParticipantAttributesChanged, (changed, participant) => {
+  const value = changed[wire.AGENT_STATE_ATTRIBUTE];
+  if (!value || !participant.isAgent) return;
+  agentState.hidden = false;
+  agentState.dataset.state = value;
+  agentState.textContent = `Avatar: ${value}`;
+});
+
 room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
   if (topic !== wire.NOTICE_TOPIC) return;
   const { type } = JSON.parse(new TextDecoder().decode(payload)) as { type: string };

@@ -17,6 +17,8 @@ export function randomBase62(length: number): string {
   return out.slice(0, length);
 }
 
-export function newId(prefix: 'acc' | 'key' | 'idn' | 'led' | 'req' | 'ses' | 'cs' | 'whk' | 'msg' | 'dlv'): string {
+export function newId(
+  prefix: 'acc' | 'key' | 'idn' | 'led' | 'req' | 'ses' | 'cs' | 'whk' | 'msg' | 'dlv' | 'ord',
+): string {
   return `${prefix}_${randomBase62(22)}`;
 }

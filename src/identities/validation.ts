@@ -4,8 +4,8 @@ import { ApiError, type FieldProblem } from '../http/errors.ts';
 import { MediaError } from '../media/index.ts';
 import type { Pipeline } from '../pipelines/types.ts';
 
-// U+FFFD is what a decoder leaves for bytes that were not UTF-8.
-const CONTROL_OR_REPLACEMENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/;
+// U+FFFD is what a decoder leaves for bytes that were not UTF-8. Also a session's context and greeting (sessions/start.ts).
+export const CONTROL_OR_REPLACEMENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/;
 const NAME_FORBIDDEN = /[\u0000-\u001F\u007F\uFFFD]/;
 
 export function textProblems(fields: { name?: string; prompt?: string }): FieldProblem[] {

@@ -37,6 +37,13 @@ const endedUsage = {
   duration_seconds: 170,
 };
 
+/** What the example start sets to direct its conversation (docs/api.md#sessions-context). */
+const DIRECTION = {
+  context: "The visitor's name is Zofia. She visited last week and asked about the Orsay museum's opening hours.",
+  greeting: 'Welcome back, Zofia! Shall we plan your visit to the Orsay?',
+  idle_timeout_seconds: 120,
+};
+
 const session = {
   session_id: SESSION_ID,
   status: 'ended',
@@ -59,6 +66,15 @@ const session = {
     interruptions: 1,
     providers: { stt: 'deepgram', llm: 'openai-compatible', tts: 'elevenlabs' },
   },
+  context: DIRECTION.context,
+  has_context: true,
+  greeting: DIRECTION.greeting,
+  client_control: false,
+  idle_timeout_seconds: DIRECTION.idle_timeout_seconds,
+  summary:
+    'The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.',
+  summary_status: 'ready',
+  summary_detail: null,
 };
 
 const webhook = {
@@ -168,7 +184,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     },
   },
   startSession: {
-    request: { identity_id: IDENTITY_ID, form_factor: 'phone' },
+    request: { identity_id: IDENTITY_ID, form_factor: 'phone', ...DIRECTION },
     responses: {
       200: {
         room_name: SESSION_ID,
@@ -199,7 +215,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     },
   },
   getSession: { responses: { 200: session } },
-  listSessions: { responses: { 200: [session] } },
+  // Lists carry no context's text (has_context says whether there is one).
+  listSessions: { responses: { 200: [{ ...session, context: null }] } },
   getSessionTranscript: {
     responses: {
       200: {
@@ -210,6 +227,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
             text: 'Hello! I am Ada. What would you like to see today?',
             language: 'en',
             interrupted: false,
+            ordered_by: null,
             started_at: '2026-11-24T09:30:05.000Z',
             ended_at: '2026-11-24T09:30:08.000Z',
           },
@@ -218,10 +236,44 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
             text: 'When does the museum open?',
             language: 'en',
             interrupted: false,
+            ordered_by: null,
             started_at: '2026-11-24T09:30:10.000Z',
             ended_at: '2026-11-24T09:30:11.500Z',
           },
+          {
+            role: 'agent',
+            text: 'Your tickets for 2 pm are booked.',
+            language: 'en',
+            interrupted: false,
+            ordered_by: 'api',
+            started_at: '2026-11-24T09:30:12.000Z',
+            ended_at: '2026-11-24T09:30:13.800Z',
+          },
         ],
+      },
+    },
+  },
+  saySession: {
+    request: { text: 'Your tickets for 2 pm are booked.', interrupt: true },
+    responses: {
+      200: { order_id: 'ord_8Jq2Lm5Xv0Rk3Wn7Tb1Ys4', session_id: SESSION_ID, operation: 'say' },
+      503: { detail: "The session's agent is not in the room yet; retry shortly" },
+      504: { detail: 'The agent did not answer within 5 s; the order may still be carried out' },
+    },
+  },
+  interruptSession: {
+    responses: {
+      200: { order_id: 'ord_2Vb7Nq4Xw9Lk1Ct6Hs3Rz8', session_id: SESSION_ID, operation: 'interrupt' },
+      409: { detail: 'The session has ended' },
+    },
+  },
+  addSessionContext: {
+    request: { text: 'The visitor has just opened the returns form.', respond: false },
+    responses: {
+      200: { order_id: 'ord_5Tm1Hx8Pq3Wz6Lc0Vn2Kd7', session_id: SESSION_ID, operation: 'context' },
+      409: {
+        detail:
+          "The agent refused the order: The conversation's context is full: its orders may add up to 32000 characters",
       },
     },
   },

@@ -237,6 +237,8 @@ export class AgentWatch {
         formFactor: session.formFactor,
         settings,
         assetLinks: this.deps.assetLinks,
+        // The new job is directed as the first was: the row keeps what the start set.
+        direction: session,
       }),
       minute_offset: session.billedMinutes,
       ...(paidLeftMs ? { paid_left_ms: paidLeftMs } : {}),

@@ -1,9 +1,18 @@
 // The HTTP contract of /v1/sessions (docs/api.md#sessions-start, #sessions-end, #sessions-read,
 // #sessions-transcript). The same schemas validate requests and feed the OpenAPI document.
 import { t } from 'elysia';
-import { AVATAR_FALLBACKS, FORM_FACTORS, LANGUAGES, TRANSCRIPT_ROLES } from '../contract/index.ts';
+import {
+  AVATAR_FALLBACKS,
+  FORM_FACTORS,
+  GREETING_MAX_CHARS,
+  IDLE_TIMEOUT_MAX_SECONDS,
+  LANGUAGES,
+  ORDER_SOURCES,
+  SESSION_CONTEXT_MAX_CHARS,
+  TRANSCRIPT_ROLES,
+} from '../contract/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
-import { END_REASONS, SESSION_STATUSES } from './schema.ts';
+import { END_REASONS, SESSION_STATUSES, SUMMARY_STATUSES } from './schema.ts';
 
 const Timestamp = t.String({ format: 'date-time' });
 
@@ -18,6 +27,34 @@ export const StartSessionBody = t.Object(
       t.Boolean({ description: 'Camera frames accompany speech. Omit for the account default.' }),
     ),
     form_factor: t.Optional(oneOf(FORM_FACTORS, 'phone: portrait video; desktop: landscape where enabled.')),
+    context: t.Optional(
+      t.String({
+        maxLength: SESSION_CONTEXT_MAX_CHARS,
+        description:
+          "Added to the identity's prompt for this session only (who the visitor is, what they bought…); the identity is unchanged. Surrounding whitespace is dropped; blank: none.",
+      }),
+    ),
+    greeting: t.Optional(
+      t.String({
+        maxLength: GREETING_MAX_CHARS,
+        description:
+          'Spoken exactly as given instead of the built greeting (surrounding whitespace dropped). "" (or blank): the agent says nothing until the visitor speaks.',
+      }),
+    ),
+    client_control: t.Optional(
+      t.Boolean({
+        description:
+          "Whether the visitor's app may order say / interrupt / context from the room (LiveKit RPC). Default false.",
+      }),
+    ),
+    idle_timeout_seconds: t.Optional(
+      t.Integer({
+        minimum: 0,
+        maximum: IDLE_TIMEOUT_MAX_SECONDS,
+        description:
+          "A visitor silent this long is asked whether they are still there; as long again without a word, the session ends `idle`. 0: never. Default: the service's SESSION_IDLE_TIMEOUT_SECONDS (90).",
+      }),
+    ),
   },
   { description: 'Every field optional; {} starts a default session.' },
 );
@@ -123,6 +160,29 @@ export const SessionResponse = t.Object({
   ended_at: t.Nullable(Timestamp),
   avatar_fallback: AvatarFallback,
   metrics: SessionMetrics,
+  context: t.Nullable(t.String(), {
+    description:
+      "The start's `context`, in full on GET /v1/sessions/{session_id} only: null in lists (see `has_context`), and when none was set.",
+  }),
+  has_context: t.Boolean({ description: 'Whether the start set a `context`.' }),
+  greeting: t.Nullable(t.String(), {
+    description: 'The greeting the start set ("": none, silent until the visitor speaks); null: the built one.',
+  }),
+  client_control: t.Boolean({ description: "Whether the visitor's app may direct the agent from the room." }),
+  idle_timeout_seconds: t.Integer({
+    minimum: 0,
+    description:
+      'Silence before the visitor is asked whether they are still there (and as long again before it ends); 0: never.',
+  }),
+  summary: t.Nullable(t.String(), {
+    description:
+      "The conversation in at most three sentences, in the session's language, written by its language model once the session ended with a visitor turn; null until then, or when it could not be written.",
+  }),
+  summary_status: oneOf(
+    SUMMARY_STATUSES,
+    '`none`: running, or ended without a visitor turn; `pending`: being written; `ready`; `failed`: see `summary_detail`.',
+  ),
+  summary_detail: t.Nullable(t.String({ description: 'Why there is no summary (`failed`).' })),
 });
 
 export const ListSessionsQuery = t.Object({
@@ -131,6 +191,20 @@ export const ListSessionsQuery = t.Object({
   status: t.Optional(oneOf(SESSION_STATUSES)),
 });
 
+/**
+ * `api`, `client` or null, as one enum with null among its values: a nullable `oneOf` lists only
+ * the strings in /openapi.json, so a null example (and answer) fails a validator reading it. Its
+ * type is the nullable union's (Elysia's UnionEnum types its values without null).
+ */
+const nullableOrderSource = t.UnionEnum([...ORDER_SOURCES, null] as unknown as [string], {
+  description:
+    "An agent turn said on an order (docs/api.md#sessions-direct): `api`, the customer's backend (`POST /v1/sessions/{session_id}/say`); `client`, the visitor's app over RPC; null for the conversation's own turns.",
+}) as unknown as ReturnType<typeof nullableOneOf<typeof ORDER_SOURCES>>;
+delete (nullableOrderSource as { default?: unknown }).default;
+function nullableOneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return t.Nullable(oneOf(values));
+}
+
 export const TranscriptTurn = t.Object({
   role: oneOf(TRANSCRIPT_ROLES, '`user`: the visitor; `agent`: the identity.'),
   text: t.String(),
@@ -138,6 +212,7 @@ export const TranscriptTurn = t.Object({
     description: 'ISO 639-1 code of the language heard or spoken, when known.',
   }),
   interrupted: t.Boolean({ description: 'An agent turn the visitor cut off; `text` is what was said until then.' }),
+  ordered_by: nullableOrderSource,
   started_at: Timestamp,
   ended_at: t.Union([Timestamp, t.Null()]),
 });

@@ -26,6 +26,19 @@ export interface DispatchInput {
   settings: Pick<SessionSettings, 'billingIntervalSeconds' | 'landscapeVideo'>;
   /** Signed links to the identity's files, for the job to fetch. */
   assetLinks: AssetLinks;
+  /** What the start set to direct the conversation, as the session row keeps it. */
+  direction: SessionDirection;
+}
+
+/** A session's context, greeting, client control and idle timeout (docs/api.md#sessions-context), as stored. */
+export interface SessionDirection {
+  /** null: none. */
+  context: string | null;
+  /** null: the built greeting; "": none. */
+  greeting: string | null;
+  clientControl: boolean;
+  /** 0: never. */
+  idleTimeoutSeconds: number;
 }
 
 export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
@@ -56,6 +69,10 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
     visual_awareness: input.visualAwareness,
     form_factor: input.formFactor,
     avatar_shape: avatarShapeFor(input.formFactor, input.settings.landscapeVideo),
+    context: input.direction.context,
+    greeting: input.direction.greeting,
+    client_control: input.direction.clientControl,
+    idle_timeout_seconds: input.direction.idleTimeoutSeconds,
   };
 }
 

@@ -18,7 +18,7 @@ import {
   TranscriptResponse,
 } from './contract.ts';
 import { RoomClosureUnconfirmed, type SessionLifecycle } from './lifecycle.ts';
-import { endResponse, sessionResponse } from './presenter.ts';
+import { endResponse, sessionListItem, sessionResponse } from './presenter.ts';
 import { sessions } from './schema.ts';
 import { type StartDeps, startSession } from './start.ts';
 import { transcriptOf } from './transcripts.ts';
@@ -124,7 +124,7 @@ export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, au
           },
           { set, path: `${audience.prefix}/sessions`, query: { status: query.status } },
         );
-        return rows.map(sessionResponse);
+        return rows.map(sessionListItem);
       },
       {
         query: ListSessionsQuery,

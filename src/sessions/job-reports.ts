@@ -14,8 +14,10 @@ import type { AgentWatch } from './agent-watch.ts';
 import type { SessionBilling } from './billing.ts';
 import { SessionParams } from './contract.ts';
 import type { SessionLifecycle } from './lifecycle.ts';
+import { recordOrderOutcome } from './orders.ts';
 import { observeTurn, recordTurnMetrics } from './quality.ts';
 import { sessions } from './schema.ts';
+import { recordSummary } from './summary.ts';
 import { recordTurn } from './transcripts.ts';
 import { recordUsage } from './usage-reports.ts';
 
@@ -113,7 +115,24 @@ export function jobReportRoutes(deps: JobReportDeps) {
         if (await recordTurnMetrics(db, session.id, body)) observeTurn(body);
         return { ok: true };
       }
+      if (body.type === 'order') {
+        // How the agent took an order (orders.ts): the call waiting for it reads the row.
+        await recordOrderOutcome(db, session.id, body);
+        return { ok: true };
+      }
+      if (body.type === 'summary') {
+        // Written once the session ended: taken after the end (summary.ts).
+        await recordSummary(db, session, body);
+        return { ok: true };
+      }
       if (session.status === 'ended') throw new ApiError(409, 'The session has ended');
+      if (body.type === 'visitor_idle') {
+        // Answered at once, like a lack of credits: the notice and the room's closing follow.
+        void lifecycle
+          .endForIdle(session.id)
+          .catch((e) => log.error({ err: e, session_id: session.id }, 'ending an idle session failed'));
+        return { ok: true };
+      }
       if (body.type === 'avatar_streaming') {
         await lifecycle.markStreaming(session.id, body.at ? new Date(body.at) : new Date());
         return { ok: true };

@@ -1,6 +1,6 @@
 // How sessions end: by the API, when the visitor leaves (LiveKit webhook or the agent's
-// report), when nobody joins in time, when no agent comes, at the maximum duration, or when
-// credits run out.
+// report), when nobody joins in time, when no agent comes, at the maximum duration, when
+// credits run out, or when the visitor went quiet (the agent's report).
 // Every path goes through `end`, which records one reason and gives back any unused hold.
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
@@ -13,6 +13,7 @@ import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import type { SessionBilling } from './billing.ts';
 import { type EndReason, sessions } from './schema.ts';
+import { announceSummaryAtEnd, summaryAtEnd } from './summary.ts';
 import { durationSeconds, foldUsage, usageSeconds } from './usage-reports.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
@@ -89,6 +90,7 @@ export class SessionLifecycle {
           endReason: sql`coalesce(${sessions.closingReason}, ${reason})`,
           endedAt,
           ...foldUsage(endedAt),
+          ...summaryAtEnd(),
         })
         .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')))
         .returning();
@@ -105,6 +107,7 @@ export class SessionLifecycle {
         created_at: ended.createdAt.toISOString(),
         ended_at: ended.endedAt!.toISOString(),
       });
+      await announceSummaryAtEnd(tx, ended);
       endedHere = true;
       return ended;
     });
@@ -219,6 +222,15 @@ export class SessionLifecycle {
   async endForMissingAgent(sessionId: string): Promise<void> {
     await this.notify(sessionId, { type: 'agent_unavailable', session_id: sessionId });
     await this.end(sessionId, 'agent_unavailable');
+  }
+
+  /**
+   * The visitor stayed silent through the agent's question and as long again (the job's
+   * `visitor_idle`): tell the room, then end the session, billed up to now as any ending.
+   */
+  async endForIdle(sessionId: string): Promise<void> {
+    await this.notify(sessionId, { type: 'idle', session_id: sessionId });
+    await this.end(sessionId, 'idle');
   }
 
   async markStreaming(sessionId: string, at: Date): Promise<void> {

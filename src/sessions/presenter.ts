@@ -46,5 +46,18 @@ export function sessionResponse(row: SessionRow) {
     ended_at: iso(row.endedAt),
     avatar_fallback: row.avatarFallback ?? null,
     metrics: sessionMetrics(row),
+    context: row.context,
+    has_context: row.context !== null,
+    greeting: row.greeting,
+    client_control: row.clientControl,
+    idle_timeout_seconds: row.idleTimeoutSeconds,
+    summary: row.summary,
+    summary_status: row.summaryStatus,
+    summary_detail: row.summaryDetail,
   };
+}
+
+/** A session in a list: the same shape, without the context's text (up to 8,000 characters a row). */
+export function sessionListItem(row: SessionRow) {
+  return { ...sessionResponse(row), context: null };
 }

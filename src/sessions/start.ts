@@ -14,6 +14,7 @@ import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
 import { findIdentity, type IdentityRow } from '../identities/queries.ts';
+import { CONTROL_OR_REPLACEMENT } from '../identities/validation.ts';
 import { type AccountLimits, lockAccountLimits, readAccountLimits } from '../limits/index.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import { log } from '../logging/index.ts';
@@ -21,7 +22,7 @@ import { sessionsStarted } from '../metrics/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { admitSession } from '../workers/admission.ts';
 import type { SessionBilling } from './billing.ts';
-import { dispatchMetadata } from './dispatch.ts';
+import { dispatchMetadata, type SessionDirection } from './dispatch.ts';
 import { checkSessionLimits } from './limits.ts';
 import { sessions } from './schema.ts';
 
@@ -31,6 +32,10 @@ export interface StartRequest {
   language?: Language;
   visual_awareness?: boolean;
   form_factor?: FormFactor;
+  context?: string;
+  greeting?: string;
+  client_control?: boolean;
+  idle_timeout_seconds?: number;
 }
 
 export interface StartDeps {
@@ -59,6 +64,8 @@ export async function startSession(
   rtcUrl = deps.livekit.publicUrl,
 ) {
   const { db, settings } = deps;
+  // The body's own rules first: a 422 before anything is looked up.
+  const direction = sessionDirection(request, settings);
   let identity: IdentityRow | undefined;
   if (request.identity_id !== undefined) {
     identity = await findIdentity(db, accountId, request.identity_id);
@@ -134,6 +141,7 @@ export async function startSession(
       formFactor: request.form_factor ?? null,
       settings,
       assetLinks: deps.assetLinks,
+      direction,
     });
     const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, {
       metadata: JSON.stringify(metadata),
@@ -163,6 +171,7 @@ export async function startSession(
           language,
           visualAwareness,
           formFactor: request.form_factor ?? null,
+          ...direction,
           dispatchId: dispatch.id,
           visitorIdentity,
           reportTokenHash: hashApiKey(reportToken),
@@ -202,6 +211,32 @@ export async function startSession(
     log.error({ err: error, session_id: sessionId, account_id: accountId }, 'starting a session failed');
     throw new ApiError(500, 'The session could not be started; retry shortly');
   }
+}
+
+/**
+ * The start's directions as kept (docs/decisions.md#session-direction): surrounding whitespace
+ * dropped from the context (blank: none) and the greeting (blank: silent, as ""); the idle
+ * timeout from the configuration when the start sets none. Text with control characters (but
+ * tab and line breaks) is 422, as in an identity's prompt.
+ */
+export function sessionDirection(
+  request: StartRequest,
+  settings: Pick<SessionSettings, 'idleTimeoutSeconds'>,
+): SessionDirection {
+  for (const field of ['context', 'greeting'] as const) {
+    if (CONTROL_OR_REPLACEMENT.test(request[field] ?? ''))
+      throw invalid(
+        ['body', field],
+        `${field} must be text without control characters (tab and line breaks are fine)`,
+        'string_invalid_characters',
+      );
+  }
+  return {
+    context: request.context?.trim() || null,
+    greeting: request.greeting?.trim() ?? null,
+    clientControl: request.client_control ?? false,
+    idleTimeoutSeconds: request.idle_timeout_seconds ?? settings.idleTimeoutSeconds,
+  };
 }
 
 function insufficientCredits(perMinute: number): ApiError {

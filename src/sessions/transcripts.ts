@@ -18,6 +18,7 @@ export async function recordTurn(db: Database, sessionId: string, turn: Reported
       text: turn.text,
       language: turn.language,
       interrupted: turn.interrupted,
+      orderedBy: turn.ordered_by ?? null,
       startedAt: new Date(turn.started_at),
       endedAt: turn.ended_at ? new Date(turn.ended_at) : null,
     })
@@ -37,6 +38,7 @@ export async function transcriptOf(db: Database, sessionId: string) {
       text: row.text,
       language: row.language,
       interrupted: row.interrupted,
+      ordered_by: row.orderedBy,
       started_at: row.startedAt.toISOString(),
       ended_at: row.endedAt?.toISOString() ?? null,
     })),

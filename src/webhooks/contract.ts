@@ -118,6 +118,8 @@ export interface EventData {
     created_at: string;
     ended_at: string;
   };
+  /** The conversation's summary was written (docs/api.md#sessions-summary); one that failed sends none. */
+  'session.summary_ready': { session_id: string; identity_id: string | null; summary: string; language: string };
   'identity.ready': { identity_id: string; name: string; pipeline_id: string; retrained: boolean };
   /** A retrain (PATCH with uploads) failed; the identity keeps its previous training. A failed create answers the call itself. */
   'identity.training_failed': { identity_id: string; name: string; detail: string };

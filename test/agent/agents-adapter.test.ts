@@ -52,6 +52,7 @@ describe('the agents framework as installed', () => {
       /'worker_registered'/,
       /\.startAgent\(/,
       /sessionHost/,
+      /\b_activity\b/,
       /server\.(launchingJobs|warmProcesses)/,
       /process\.on\('message'/,
       /JOB_(ENV_EXCLUDE|MODELS_IN_BACKGROUND)_VARIABLE/,

@@ -196,6 +196,59 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
     }
   }, 90_000);
 
+  test('say through the API process that did not start the session reaches the agent on either worker', async () => {
+    await eventually(
+      async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= 4,
+      30_000,
+      'every slot free',
+    );
+    const visits: (Awaited<ReturnType<typeof visit>> & { startedThrough: number; worker: string })[] = [];
+    try {
+      // Sessions until both workers run one (an account may run three here).
+      for (let i = 0; i < 3 && new Set(visits.map((v) => v.worker)).size < 2; i++) {
+        const visited = await visit(cluster.apis[i % 2]!.url);
+        const worker = await eventually(
+          async () => (await row(visited.session.room_name)).agentWorkerId,
+          10_000,
+          'its worker',
+        );
+        visits.push({ ...visited, startedThrough: i % 2, worker });
+        await Bun.sleep(2_500);
+      }
+      expect(new Set(visits.map((v) => v.worker)).size).toBe(2);
+      for (const { session, startedThrough } of visits) {
+        const through = cluster.apis[(startedThrough + 1) % 2]!.url;
+        const text = `Said through the other API process, ${session.room_name.slice(-4)}.`;
+        // The agent takes orders once its conversation has started (the visitor is in).
+        const said = await eventually(
+          async () => {
+            const answer = await call(through, 'POST', `/v1/sessions/${session.room_name}/say`, { text });
+            return answer.status === 200 ? answer : undefined;
+          },
+          30_000,
+          'the say taken',
+        );
+        expect(((await said.json()) as { operation: string }).operation).toBe('say');
+        await eventually(
+          async () => {
+            const transcript = (await (
+              await call(cluster.balancer.url, 'GET', `/v1/sessions/${session.room_name}/transcript`)
+            ).json()) as { turns: { text: string; ordered_by: string | null }[] };
+            return transcript.turns.some((t) => t.text === text && t.ordered_by === 'api');
+          },
+          30_000,
+          'the said turn in the transcript',
+        );
+      }
+    } finally {
+      for (const { session, visitor, videos } of visits) {
+        videos.forEach((v) => v.close());
+        await visitor.leave().catch(() => undefined);
+        await call(cluster.balancer.url, 'POST', `/v1/sessions/${session.room_name}/end`);
+      }
+    }
+  }, 120_000);
+
   test('a worker SIGKILLed mid-conversation: the other brings the avatar back into the same room; the visitor stays', async () => {
     const { session, visitor, videos } = await visit(cluster.apis[0]!.url);
     try {

@@ -435,6 +435,16 @@ describe('console in Chromium', () => {
       'the avatar audio playing',
     );
     expect(await example.page.locator('#camera-toggle').count()).toBe(0);
+    // The agent's state and its captions (its words, as they are heard).
+    await example.page.waitForSelector('#agent-state[data-state]:not([hidden])', { timeout: 30_000 });
+    await example.page.waitForFunction(
+      () =>
+        Array.from(document.querySelectorAll('#transcript li'), (li) => li.textContent ?? '').some((text) =>
+          /^Avatar: \S/.test(text),
+        ),
+      undefined,
+      { timeout: 30_000 },
+    );
     await screenshot(example.page, 'example-web-client');
     await example.page.click('#end-session');
     await example.page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });

@@ -151,6 +151,16 @@ describe('Talk in Chromium', () => {
         undefined,
         { timeout: 90_000 },
       );
+      // What the agent is doing (its lk.agent.state) shows beside the connection, and its
+      // captions are the transcript's agent lines.
+      await page.waitForSelector('#agent-state[data-state=speaking], #agent-state[data-state=thinking]', {
+        timeout: 30_000,
+      });
+      await page.waitForSelector('#agent-state[data-state=listening]', { timeout: 30_000 });
+      expect(await page.$eval('#agent-state', (p) => p.textContent)).toBe('Mira: Listening');
+      expect(await page.$eval('#transcript li.turn-agent .text', (t) => t.textContent?.trim().length)).toBeGreaterThan(
+        0,
+      );
       const talking = await conversationLayout(page);
       expect(talking.screen).toMatchObject({ bottom: viewport.height, right: viewport.width });
       const { screen } = talking;

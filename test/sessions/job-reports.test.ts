@@ -108,6 +108,8 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
       text: 'Sunny and mild.',
       interrupted: true,
       started_at: '2026-11-21T10:00:04.000Z',
+      // Said on the backend's order (docs/api.md#sessions-direct): kept and shown.
+      ordered_by: 'api',
     });
     expect((await session.report(reply)).status).toBe(200);
     const deliveries = await Promise.all(Array.from({ length: 3 }, () => session.report(turn())));
@@ -122,6 +124,7 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
           text: 'What is the weather like in Paris?',
           language: 'en',
           interrupted: false,
+          ordered_by: null,
           started_at: '2026-11-21T10:00:01.000Z',
           ended_at: '2026-11-21T10:00:03.000Z',
         },
@@ -130,6 +133,7 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
           text: 'Sunny and mild.',
           language: 'en',
           interrupted: true,
+          ordered_by: 'api',
           started_at: '2026-11-21T10:00:04.000Z',
           ended_at: '2026-11-21T10:00:03.000Z',
         },

@@ -70,6 +70,18 @@ const LANGUAGE_EXAMPLES: Record<SpokenLanguage, [question: string, answer: strin
 };
 /** A visitor's turn this short is a follow-up ("Sorry, at what time?"): it needs the exchange before it. */
 const FOLLOW_UP_MAX_WORDS = 4;
+/**
+ * The visitor's turn a reply nobody asked for is prompted with (a `context` order's `respond`,
+ * agent/conversation/orders.ts): the model answers a user turn (after a reply of its own it
+ * would only lengthen that one), and asked for news it tells what it was just given ("Go on."
+ * got "Sure, go on.").
+ */
+const ANY_NEWS: Record<SpokenLanguage, string> = {
+  en: 'Any news for me?',
+  es: '¿Alguna novedad para mí?',
+  pl: 'Masz dla mnie jakieś nowości?',
+  uk: 'Є для мене якісь новини?',
+};
 
 /**
  * What the offline model is shown for a reply: the instructions, the language example, the greeting,
@@ -82,9 +94,17 @@ export function smallModelPrompt(history: LlamaHistoryItem[], language: SpokenLa
   const system = history[0]?.type === 'system' ? history[0] : undefined;
   const turns = history.slice(system ? 1 : 0);
   const last = turns.at(-1);
-  if (last?.type !== 'user') return history;
   const greeting = turns[0]?.type === 'model' ? turns[0] : undefined;
-  const earlier = turns.slice(greeting ? 1 : 0, -1);
+  const afterGreeting = turns.slice(greeting ? 1 : 0);
+  // The last turn is a reply (not the greeting alone): the next is one nobody asked for.
+  if (last?.type === 'model' && afterGreeting.length > 0)
+    return [
+      ...promptStart(system, greeting, language),
+      ...afterGreeting.slice(-2),
+      { type: 'user', text: ANY_NEWS[language] },
+    ];
+  if (last?.type !== 'user') return history;
+  const earlier = afterGreeting.slice(0, -1);
   const followUp = last.text.split(/\s+/).length <= FOLLOW_UP_MAX_WORDS ? earlier.slice(-2) : [];
   return [...promptStart(system, greeting, language), ...followUp, last];
 }
@@ -241,7 +261,8 @@ export class OfflineLLM extends llm.LLM {
   prime(instructions: string, greeting: string): void {
     const prefix = promptStart(
       { type: 'system', text: instructions },
-      { type: 'model', response: [greeting] },
+      // No greeting (the start's "" one): the replies' prompts have none either.
+      greeting ? { type: 'model', response: [greeting] } : undefined,
       this.#language,
     );
     // One thread: nobody waits for it, and other sessions may be starting (their first frames).

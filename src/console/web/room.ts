@@ -37,6 +37,8 @@ export interface TalkRoomEvents {
   /** The browser refused to start audio without a gesture: offer a button that calls startAudio(). */
   audioBlocked(blocked: boolean): void;
   avatarVideo(present: boolean): void;
+  /** The agent's `lk.agent.state`: `listening`, `thinking`, `speaking` (or `initializing`). */
+  agentState(state: string): void;
   disconnected(reason: DisconnectReason | undefined): void;
 }
 
@@ -58,6 +60,10 @@ export class TalkRoom {
       .on(RoomEvent.Disconnected, (reason) => {
         this.#detachAll();
         events.disconnected(reason);
+      })
+      .on(RoomEvent.ParticipantAttributesChanged, (changed, participant) => {
+        const state = changed[wire.AGENT_STATE_ATTRIBUTE];
+        if (state && participant.isAgent) events.agentState(state);
       })
       .on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
         if (topic !== wire.NOTICE_TOPIC) return;

@@ -51,6 +51,20 @@ describe("the offline reply model's prompt", () => {
     expect(prompt).toHaveLength(7);
   });
 
+  test('after a reply of its own (a context order with respond): the last exchange, then the visitor asking for news', () => {
+    const prompt = smallModelPrompt(conversation, 'en');
+    expect(prompt.slice(3)).toEqual([
+      greeting,
+      { type: 'user', text: 'When does the museum open?' },
+      { type: 'model', response: ['At eleven.'] },
+      { type: 'user', text: 'Any news for me?' },
+    ]);
+    expect(smallModelPrompt(conversation, 'pl').at(-1)).toEqual({
+      type: 'user',
+      text: 'Masz dla mnie jakieś nowości?',
+    });
+  });
+
   test('nothing to answer (the greeting is not a reply): the history as it is', () => {
     expect(smallModelPrompt([system, greeting], 'en')).toEqual([system, greeting]);
   });

@@ -30,6 +30,8 @@ export interface ChatRecord {
   finishedAt?: number;
   aborted: boolean;
   abortedAt?: number;
+  /** The status a responder's FakeChatFailure answered with. */
+  failedWith?: number;
 }
 
 export interface TranscriptionRecord {
@@ -59,6 +61,16 @@ export interface SpeechRecord {
 }
 
 export type ChatResponder = (request: ChatRecord) => string | Promise<string>;
+
+/** Thrown by a responder: the chat is answered with this HTTP status and an OpenAI error body. */
+export class FakeChatFailure extends Error {
+  constructor(
+    readonly status: number,
+    message = 'The server had an error while processing your request.',
+  ) {
+    super(message);
+  }
+}
 
 export interface FakeOpenAIOptions {
   /** When set, only `Bearer <apiKey>` is accepted (401 otherwise). */
@@ -159,7 +171,17 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     }
     const record = chatRecord(body, authorization);
     fake.chats.push(record);
-    const reply = await responder(record);
+    let reply: string;
+    try {
+      reply = await responder(record);
+    } catch (error) {
+      if (!(error instanceof FakeChatFailure)) throw error;
+      record.failedWith = error.status;
+      return Response.json(
+        { error: { message: error.message, type: 'server_error', param: null, code: null } },
+        { status: error.status },
+      );
+    }
     const words = reply.split(/(?=\s)/).filter(Boolean);
     record.reply = reply;
     record.tokens = words.length;

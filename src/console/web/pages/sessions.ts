@@ -52,6 +52,7 @@ const END_REASON_NAMES: Record<EndReason, string> = {
   room_closed: 'Room closed',
   agent_unavailable: 'Agent unavailable',
   service_restarting: 'Service restarting',
+  idle: 'Visitor went quiet',
 };
 
 export const sessionsPage: Page = async (context) => {

@@ -20,6 +20,15 @@ const NOTICES: Record<string, string> = {
   insufficient_credits: 'Your credits ran out, so the session has ended. Add credits to talk again.',
   agent_unavailable: 'The agent could not join, so the session has ended without a charge. Try again in a moment.',
   service_restarting: 'The service is restarting, so the session has ended. Start a new one in a moment.',
+  idle: 'You were quiet for a while, so the session has ended. Start a new one to talk again.',
+};
+
+/** The agent's state (`lk.agent.state`) as the page shows it. */
+const AGENT_STATES: Record<string, string> = {
+  initializing: 'Getting ready',
+  listening: 'Listening',
+  thinking: 'Thinking…',
+  speaking: 'Speaking',
 };
 
 /** Within this many pixels of the end, the reader counts as following the conversation. */
@@ -57,6 +66,7 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
     },
     STATE_NAMES.starting,
   );
+  const agentState = h('p', { id: 'agent-state', class: 'agent-state', hidden: true });
   const notice = h('div', { id: 'notice', class: 'notice', 'aria-live': 'polite' });
   const mediaError = h('p', { id: 'media-error', class: 'error', role: 'alert', hidden: true });
   const video = h('video', {
@@ -94,7 +104,7 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
     h(
       'div',
       { class: 'stage-media' },
-      h('div', { class: 'stage-status' }, state, notice),
+      h('div', { class: 'stage-status' }, state, agentState, notice),
       mediaError,
       h('div', { class: `video-area ${shape}` }, h('div', { class: `video-frame ${shape}` }, video, waiting)),
       audio,
@@ -110,6 +120,11 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
     avatarVideo: (present) => (waiting.hidden = present),
     notice: (received) => showNotice(received),
     transcript: (segment) => showSegment(segment),
+    agentState: (value) => {
+      agentState.hidden = false;
+      agentState.dataset.state = value;
+      agentState.textContent = `${identityName}: ${AGENT_STATES[value] ?? value}`;
+    },
     disconnected: (reason) => finished(reason),
   });
   const current: Conversation = { room, roomName: session.room_name, ended: false };
@@ -150,6 +165,7 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
     // The picture has gone: its room goes to the transcript, to read back.
     stage.classList.add('ended');
     setState(ConnectionState.Disconnected);
+    agentState.hidden = true;
     waiting.textContent = 'The session has ended.';
     if (!notice.textContent) {
       notice.textContent =

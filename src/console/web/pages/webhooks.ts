@@ -14,6 +14,7 @@ import { type Page, pageHeading } from './page.ts';
 const EVENT_NAMES: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
   'session.started': 'A session started',
   'session.ended': 'A session ended (reason, minutes, credits)',
+  'session.summary_ready': "A session's summary was written",
   'identity.ready': 'An identity is ready (created or retrained)',
   'identity.training_failed': 'A retrain failed',
   'credits.low': 'The balance fell below the threshold',

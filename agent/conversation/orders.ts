@@ -1,0 +1,209 @@
+// Orders that direct the conversation while it runs (docs/api.md#sessions-direct): `say`,
+// `interrupt` and `context`. From the customer's backend they come as reliable data packets on
+// ORDER_TOPIC that the control plane sent through LiveKit's server API: such a packet has no
+// sending participant, so one a participant sent (a visitor forging an order) is ignored. Each
+// is reported back by its id (an `order` report), which is what the API call waits for. From
+// the visitor's app they come as RPC methods on the agent, taken only when the session's
+// `client_control` allows it, only from the visitor, with typed chat's limits (chat.ts).
+// Orders that arrive before the conversation has started wait for it a moment, then are refused.
+import type { voice } from '@livekit/agents';
+import { type RemoteParticipant, type Room, RoomEvent, RpcError, type RpcInvocationData } from '@livekit/rtc-node';
+import { type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import {
+  CONTEXT_METHOD,
+  CONTEXT_TOTAL_MAX_CHARS,
+  ContextPayload,
+  INTERRUPT_METHOD,
+  InterruptPayload,
+  ORDER_RPC_ERRORS,
+  ORDER_TOPIC,
+  type OrderReport,
+  type OrderSource,
+  type ParsedDispatch,
+  SAY_METHOD,
+  SayPayload,
+  SessionOrder,
+} from '../../src/contract/index.ts';
+import { currentSpeech } from '../agents-adapter/index.ts';
+import type { AgentLogger } from '../logging.ts';
+import { deliver, type Reporter } from '../reports/index.ts';
+import { CHAT_MAX_CHARS, CHAT_MIN_INTERVAL_MS } from './chat.ts';
+
+/** How long an order that came before the conversation started waits for it. */
+const ORDER_READY_WAIT_MS = 3_000;
+/** What a `context` order with `respond` asks of the reply it makes now (the small offline model needs the news itself here). */
+const respondInstruction = (news: string) =>
+  `You have just been told this news for the visitor: "${news}" Tell the visitor about it now, in one or two short sentences.`;
+
+/** The running conversation, as orders act on it (index.ts). */
+export interface DirectedConversation {
+  session: voice.AgentSession;
+  agent: voice.Agent;
+  /** The agent's instructions with these contexts added (the start's context first). */
+  instructionsWith(added: readonly string[]): string;
+}
+
+type Order =
+  | { operation: 'say'; text: string; interrupt?: boolean }
+  | { operation: 'interrupt' }
+  | { operation: 'context'; text: string; respond?: boolean };
+type Outcome = { outcome: 'done' } | { outcome: 'refused'; detail: string };
+
+export interface OrderTaker {
+  /** The conversation has started: orders are carried out from now on. */
+  serve(conversation: DirectedConversation): void;
+  /** Who ordered the agent turn being added to the chat history (said with `say`), if anyone. */
+  orderedBy(session: voice.AgentSession): OrderSource | undefined;
+  close(): void;
+}
+
+export interface OrderOptions {
+  room: Room;
+  metadata: Pick<ParsedDispatch, 'visitor_identity' | 'client_control'>;
+  reporter: Reporter<OrderReport>;
+  logger: Pick<AgentLogger, 'info' | 'warn'>;
+}
+
+/** The room's payloads, with typed chat's text limit. */
+const RoomSay = Type.Object({
+  ...SayPayload.properties,
+  text: Type.String({ minLength: 1, maxLength: CHAT_MAX_CHARS }),
+});
+const RoomContext = Type.Object({
+  ...ContextPayload.properties,
+  text: Type.String({ minLength: 1, maxLength: CHAT_MAX_CHARS }),
+});
+
+/** Starts listening for orders (call once the room is connected and its inputs are fenced: room-inputs.ts). */
+export function takeOrders({ room, metadata, reporter, logger }: OrderOptions): OrderTaker {
+  let conversation: DirectedConversation | undefined;
+  let served!: () => void;
+  const ready = new Promise<void>((resolve) => (served = resolve));
+  /** Which `say` speeches were ordered, and by whom (for the transcript). */
+  const said = new WeakMap<voice.SpeechHandle, OrderSource>();
+  const contexts: string[] = [];
+  let contextChars = 0;
+  let lastRoomOrderAt = -Infinity;
+
+  async function carryOut(order: Order, source: OrderSource): Promise<Outcome> {
+    if (!conversation) await Promise.race([ready, Bun.sleep(ORDER_READY_WAIT_MS)]);
+    if (!conversation) return { outcome: 'refused', detail: 'The conversation has not started yet' };
+    const { session, agent } = conversation;
+    const interrupt = (): Outcome | undefined => {
+      try {
+        void session.interrupt();
+        return undefined;
+      } catch (error) {
+        return {
+          outcome: 'refused',
+          detail: `What the avatar says cannot be interrupted: ${(error as Error).message}`,
+        };
+      }
+    };
+    try {
+      if (order.operation === 'interrupt') return interrupt() ?? { outcome: 'done' };
+      if (order.operation === 'say') {
+        const text = order.text.trim();
+        if (!text) return { outcome: 'refused', detail: 'Nothing to say' };
+        if (order.interrupt ?? true) {
+          const refused = interrupt();
+          if (refused) return refused;
+        }
+        said.set(session.say(text, { addToChatCtx: true }), source);
+        return { outcome: 'done' };
+      }
+      const text = order.text.trim();
+      if (!text) return { outcome: 'refused', detail: 'No context given' };
+      if (contextChars + text.length > CONTEXT_TOTAL_MAX_CHARS)
+        return {
+          outcome: 'refused',
+          detail: `The conversation's context is full: its orders may add up to ${CONTEXT_TOTAL_MAX_CHARS} characters`,
+        };
+      contexts.push(text);
+      contextChars += text.length;
+      await agent.updateInstructions(conversation.instructionsWith(contexts));
+      if (order.respond) {
+        const refused = interrupt();
+        if (refused) return refused;
+        session.generateReply({ instructions: respondInstruction(text) });
+      }
+      return { outcome: 'done' };
+    } catch (error) {
+      logger.warn({ err: error, operation: order.operation }, 'an order could not be carried out');
+      return { outcome: 'refused', detail: 'The agent could not carry it out' };
+    }
+  }
+
+  // From the control plane: server-sent packets only.
+  const onData = (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
+    if (topic !== ORDER_TOPIC) return;
+    if (participant) {
+      logger.warn({ from: participant.identity }, 'an order sent by a participant was ignored');
+      return;
+    }
+    let order: unknown;
+    try {
+      order = JSON.parse(new TextDecoder().decode(payload));
+    } catch {}
+    if (!Value.Check(SessionOrder, order)) {
+      logger.warn('an order that is not one was ignored');
+      return;
+    }
+    void carryOut(order, 'api').then(async (outcome) => {
+      logger.info({ order_id: order.order_id, operation: order.operation, ...outcome }, 'order');
+      const report: OrderReport = { type: 'order', order_id: order.order_id, ...outcome };
+      if (!(await deliver(reporter, report)))
+        logger.warn({ order_id: order.order_id }, 'an order could not be reported');
+    });
+  };
+  room.on(RoomEvent.DataReceived, onData);
+
+  // From the visitor's app, when the session allows it.
+  const rpc =
+    (operation: Order['operation'], schema: TSchema) =>
+    async (data: RpcInvocationData): Promise<string> => {
+      if (data.callerIdentity !== metadata.visitor_identity)
+        throw new RpcError(ORDER_RPC_ERRORS.notAllowed, 'Only the visitor may direct the agent');
+      if (!metadata.client_control)
+        throw new RpcError(ORDER_RPC_ERRORS.notAllowed, "This session does not let the visitor's app direct the agent");
+      let payload: unknown;
+      try {
+        payload = data.payload ? JSON.parse(data.payload) : {};
+      } catch {}
+      if (!Value.Check(schema, payload))
+        throw new RpcError(
+          ORDER_RPC_ERRORS.invalid,
+          `The payload must be ${operation === 'interrupt' ? '{}' : `JSON with "text" of 1 to ${CHAT_MAX_CHARS} characters`}`,
+        );
+      if (operation !== 'interrupt') {
+        const now = performance.now();
+        if (now - lastRoomOrderAt < CHAT_MIN_INTERVAL_MS)
+          throw new RpcError(ORDER_RPC_ERRORS.tooMany, `At most one order every ${CHAT_MIN_INTERVAL_MS / 1000} s`);
+        lastRoomOrderAt = now;
+      }
+      const outcome = await carryOut({ ...(payload as object), operation } as Order, 'client');
+      logger.info({ operation, source: 'client', ...outcome }, 'order');
+      if (outcome.outcome === 'refused') throw new RpcError(ORDER_RPC_ERRORS.refused, outcome.detail.slice(0, 250));
+      return JSON.stringify({ outcome: 'done' });
+    };
+  const local = room.localParticipant!;
+  local.registerRpcMethod(SAY_METHOD, rpc('say', RoomSay));
+  local.registerRpcMethod(INTERRUPT_METHOD, rpc('interrupt', InterruptPayload));
+  local.registerRpcMethod(CONTEXT_METHOD, rpc('context', RoomContext));
+
+  return {
+    serve(running) {
+      conversation = running;
+      served();
+    },
+    orderedBy(session) {
+      const speech = currentSpeech(session);
+      return speech ? said.get(speech) : undefined;
+    },
+    close() {
+      room.off(RoomEvent.DataReceived, onData);
+      for (const method of [SAY_METHOD, INTERRUPT_METHOD, CONTEXT_METHOD]) local.unregisterRpcMethod(method);
+    },
+  };
+}

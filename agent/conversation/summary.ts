@@ -1,0 +1,182 @@
+// The conversation's summary (docs/api.md#sessions-summary): once the session has ended, the
+// job asks the session's own language model (the offline one, or the cloud one) for at most
+// three sentences in the session's language, and reports them (or why there are none) to the
+// control plane. Only for a conversation with a visitor turn; bounded in time, and never
+// before the session's end: the job's room is gone by then, and its last meter reports go
+// out beside it.
+import { llm } from '@livekit/agents';
+import { RoomServiceClient } from 'livekit-server-sdk';
+import type { SpokenLanguage, SummaryReport } from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
+import { deliver, type Reporter } from '../reports/index.ts';
+
+/**
+ * The summary gets this long, retries included; then there is none. The job's process waits
+ * for it, within the time its worker gives a job to leave (agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS).
+ */
+export const SUMMARY_TIMEOUT_MS = 15_000;
+export const SUMMARY_MAX_SENTENCES = 3;
+/**
+ * The transcript's newest characters the model reads: the offline model has a 2,048-token
+ * context (its answer included); a cloud one reads a long conversation whole.
+ */
+export const OFFLINE_SUMMARY_CHARS = 4_000;
+export const CLOUD_SUMMARY_CHARS = 60_000;
+/** Characters of the SummaryReport's text (src/contract/job-reports.ts allows 2,000). */
+const SUMMARY_MAX_CHARS = 1_000;
+
+/** What the model is told, per language: the summary is in the session's language. */
+const INSTRUCTIONS: Record<SpokenLanguage, string> = {
+  en: 'Summarise this conversation between a visitor and an assistant in at most three short sentences, in English. Say what the visitor wanted and what they were told. Write only the summary.',
+  es: 'Resume esta conversación entre un visitante y un asistente en tres frases cortas como máximo, en español. Di qué quería el visitante y qué se le respondió. Escribe solo el resumen.',
+  pl: 'Streść tę rozmowę między gościem a asystentem w najwyżej trzech krótkich zdaniach, po polsku. Napisz, czego chciał gość i co mu odpowiedziano. Napisz tylko streszczenie.',
+  uk: 'Підсумуй цю розмову між відвідувачем і асистентом щонайбільше трьома короткими реченнями, українською мовою. Скажи, чого хотів відвідувач і що йому відповіли. Напиши лише підсумок.',
+};
+
+/** How the transcript names the two sides, per language. */
+const SPEAKERS: Record<SpokenLanguage, { visitor: string; agent: string }> = {
+  en: { visitor: 'Visitor', agent: 'Assistant' },
+  es: { visitor: 'Visitante', agent: 'Asistente' },
+  pl: { visitor: 'Gość', agent: 'Asystent' },
+  uk: { visitor: 'Відвідувач', agent: 'Асистент' },
+};
+
+export interface SummaryRequest {
+  /** The session's language model. */
+  model: llm.LLM;
+  /** The conversation as the session kept it (AgentSession.history). */
+  history: llm.ChatContext;
+  /** The language the agent spoke last: pinned, or in auto mode the visitor's. */
+  language: SpokenLanguage;
+  /** The transcript's newest characters the model is shown (the offline model's context is small). */
+  transcriptChars: number;
+  timeoutMs?: number;
+  logger: AgentLogger;
+}
+
+/**
+ * The visitor's and the agent's turns, oldest first, as `Speaker: text` lines, from the
+ * visitor's first: what the agent said before (its greeting) tells nothing, and the small
+ * offline model answered a greeting's question instead of summarising ("¿En qué puedo ayudarte?").
+ */
+export function transcriptLines(history: llm.ChatContext, language: SpokenLanguage): string[] {
+  const names = SPEAKERS[language];
+  const lines: string[] = [];
+  for (const item of history.items) {
+    if (item.type !== 'message' || (item.role !== 'user' && item.role !== 'assistant')) continue;
+    if (item.role === 'assistant' && lines.length === 0) continue;
+    const text = (item.textContent ?? '').replace(/\s+/g, ' ').trim();
+    if (text) lines.push(`${item.role === 'user' ? names.visitor : names.agent}: ${text}`);
+  }
+  return lines;
+}
+
+function hasVisitorTurn(history: llm.ChatContext): boolean {
+  return history.items.some(
+    (item) => item.type === 'message' && item.role === 'user' && (item.textContent ?? '').trim() !== '',
+  );
+}
+
+/** The first `most` sentences of a model's answer, without a leading "Summary:" and with plain spaces. */
+export function firstSentences(text: string, most = SUMMARY_MAX_SENTENCES): string {
+  const plain = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^(summary|resumen|streszczenie|підсумок)\s*:\s*/i, '');
+  const sentences = plain.match(/[^.!?…]+(?:[.!?…]+["')\]»]*|$)/g) ?? [];
+  const kept = sentences
+    .slice(0, most)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(' ');
+  return kept.length <= SUMMARY_MAX_CHARS ? kept : `${kept.slice(0, SUMMARY_MAX_CHARS - 1).trimEnd()}…`;
+}
+
+/**
+ * The summary report of a conversation, or null when the visitor never said anything (nothing
+ * to summarise: the control plane expects none). Never throws: a failure is a report without text.
+ */
+export async function writeSummary(request: SummaryRequest): Promise<SummaryReport | null> {
+  const { model, history, language, logger } = request;
+  if (!hasVisitorTurn(history)) return null;
+  const timeoutMs = request.timeoutMs ?? SUMMARY_TIMEOUT_MS;
+  const transcript = transcriptLines(history, language).join('\n').slice(-request.transcriptChars);
+  const chatCtx = llm.ChatContext.empty();
+  chatCtx.addMessage({ role: 'system', content: INSTRUCTIONS[language] });
+  chatCtx.addMessage({ role: 'user', content: transcript });
+
+  // The stream ends quietly on a failure and tells the model's listeners why: one is needed anyway,
+  // since an EventEmitter throws an `error` nobody listens to.
+  let failure: Error | undefined;
+  const onError = (event: { error: Error; recoverable: boolean }) => {
+    if (!event.recoverable) failure = event.error;
+  };
+  model.on('error', onError);
+  const startedAt = performance.now();
+  const stream = model.chat({
+    chatCtx,
+    connOptions: { maxRetry: 1, retryIntervalMs: 1_000, timeoutMs: Math.min(timeoutMs, 10_000) },
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stream.close();
+  }, timeoutMs);
+  let text = '';
+  try {
+    for await (const chunk of stream) text += chunk.delta?.content ?? '';
+  } catch (error) {
+    failure = error as Error;
+  } finally {
+    clearTimeout(timer);
+    model.off('error', onError);
+  }
+  const summary = firstSentences(text);
+  const ms = Math.round(performance.now() - startedAt);
+  if (summary && !timedOut) {
+    logger.info({ ms, chars: summary.length, language }, 'summary written');
+    return { type: 'summary', text: summary };
+  }
+  const detail = timedOut
+    ? `the language model did not answer within ${Math.round(timeoutMs / 1000)} s`
+    : failure
+      ? `the language model failed: ${failure.message}`.slice(0, 500)
+      : 'the language model wrote nothing';
+  logger.warn({ ms, detail, err: failure }, 'no summary');
+  return { type: 'summary', text: null, detail };
+}
+
+/** Writes the summary of what a conversation has kept and reports it (a few tries). */
+export async function reportSummary(
+  summary: () => Promise<SummaryReport | null>,
+  reporter: Reporter<SummaryReport>,
+  logger: AgentLogger,
+): Promise<void> {
+  const report = await summary();
+  if (report && !(await deliver(reporter, report))) logger.warn('the summary could not be reported');
+}
+
+/** What a job knows to reach LiveKit's API (agents' RunningJobInfo). */
+export interface LivekitAccess {
+  url: string;
+  apiKey?: string;
+  apiSecret?: string;
+}
+
+/**
+ * Whether the job's session is over, so its conversation is the last one to summarise: LiveKit
+ * no longer has its room (the control plane deletes it at every ending). A job its worker
+ * stopped while the room stays (a drain) leaves a session that goes on with another agent. The
+ * worker's stop request cannot tell: LiveKit's termination of a job whose room was deleted
+ * arrives as the same request. LiveKit out of reach: the stop request decides.
+ */
+export async function sessionOver(access: LivekitAccess, roomName: string, stoppedByWorker: boolean): Promise<boolean> {
+  if (!access.apiKey || !access.apiSecret) return !stoppedByWorker;
+  const rooms = new RoomServiceClient(access.url.replace(/^ws/, 'http'), access.apiKey, access.apiSecret, {
+    requestTimeout: 3,
+  });
+  return rooms.listRooms([roomName]).then(
+    (found) => found.length === 0,
+    () => !stoppedByWorker,
+  );
+}

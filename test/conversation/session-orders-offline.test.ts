@@ -1,0 +1,163 @@
+// Orders with the offline models (docs/api.md#sessions-direct): an agent-only process without
+// any cloud key, as an operator runs one. A `context` order mid-conversation reaches the small
+// model's prompt (it builds its own from the chat context and drops older turns: the order's
+// context is in the instructions), so the visitor's typed "What is my name?" is answered with
+// the name only the order gave; a `say` is spoken by the offline voice and is an agent turn
+// marked `api`. The wire fakes' side is session-orders.test.ts.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
+import type { Subprocess } from 'bun';
+import { CHAT_TOPIC } from '../../src/contract/index.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { drain, readUntil, tempDir } from '../support/processes.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { Listener } from '../support/voice.ts';
+
+const CLI = join(import.meta.dir, '../../src/cli/index.ts');
+const PROVIDER_KEYS = [
+  'DEEPGRAM_API_KEY',
+  'DEEPGRAM_BASE_URL',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'ELEVENLABS_API_KEY',
+  'ELEVENLABS_BASE_URL',
+];
+
+interface Turn {
+  role: 'user' | 'agent';
+  text: string;
+  ordered_by: string | null;
+}
+
+describe('orders with the offline models', () => {
+  const dirs: string[] = [];
+  let service: TestService;
+  let account: TestAccount;
+  let agent: Subprocess<'ignore', 'pipe', 'pipe'>;
+  let identity: IdentityBody;
+
+  beforeAll(async () => {
+    service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
+    account = await service.account({ credits: 10_000 });
+    const { livekit } = service.services;
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      HOST: '127.0.0.1',
+      LIVEKIT_URL: livekit.url,
+      LIVEKIT_API_KEY: livekit.apiKey,
+      LIVEKIT_API_SECRET: livekit.apiSecret,
+      DATA_DIR: await tempDir(dirs, 'likeness-orders-offline-'),
+      INTERNAL_URL: service.url,
+    };
+    for (const key of PROVIDER_KEYS) delete env[key];
+    agent = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });
+    await readUntil(agent.stdout, 'agent worker registered');
+    drain(agent.stdout);
+    drain(agent.stderr);
+    identity = (await (
+      await account.call('POST', '/v1/identities', {
+        body: await identityForm({ language: 'en', prompt: 'You are Ada, a friendly shop assistant.' }),
+      })
+    ).json()) as IdentityBody;
+  }, 120_000);
+
+  afterAll(async () => {
+    agent?.kill('SIGTERM');
+    await agent?.exited;
+    await service.stop();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('a context order informs the next reply, and say is spoken and marked api', async () => {
+    const started = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, idle_timeout_seconds: 0 }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(started.status).toBe(200);
+    const session = (await started.json()) as StartedSession;
+    const id = session.room_name;
+    let ears: Listener | undefined;
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => {
+        if (track.kind === TrackKind.KIND_AUDIO) ears = new Listener(track);
+      },
+    });
+    const turns = async () =>
+      ((await (await account.call('GET', `/v1/sessions/${id}/transcript`)).json()) as { turns: Turn[] }).turns;
+    const post = (operation: string, body: unknown) =>
+      account.call('POST', `/v1/sessions/${id}/${operation}`, {
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
+    try {
+      await eventually(() => visitor.agent(), 60_000, 'the agent');
+      // The conversation has started once its greeting is in the transcript.
+      await eventually(async () => (await turns()).some((t) => t.role === 'agent'), 90_000, 'the greeting');
+
+      const added = await eventually(
+        async () => {
+          const answer = await post('context', { text: "The visitor's name is Zofia." });
+          return answer.status === 200 ? answer : undefined;
+        },
+        30_000,
+        'the context order taken',
+      );
+      expect(added.status).toBe(200);
+      await eventually(
+        async () => {
+          await visitor.room.localParticipant!.sendText('What is my name?', { topic: CHAT_TOPIC });
+          await Bun.sleep(2_100);
+          return (await turns()).some((t) => t.role === 'user');
+        },
+        90_000,
+        'the question to reach the conversation',
+      );
+      const replied = await eventually(
+        async () => {
+          const all = await turns();
+          const asked = all.findIndex((t) => t.role === 'user');
+          return all.slice(asked).find((t) => t.role === 'agent');
+        },
+        120_000,
+        'the offline reply',
+      );
+      console.log(`offline reply after the context order: ${JSON.stringify(replied.text)}`);
+      expect(replied.text).toContain('Zofia');
+
+      // respond: a reply now, with the new fact in mind (logged: the 0.5B model's wording varies).
+      const before = (await turns()).length;
+      expect(
+        (await post('context', { text: 'Her parcel left the warehouse this morning.', respond: true })).status,
+      ).toBe(200);
+      const responded = await eventually(
+        async () => (await turns()).slice(before).find((t) => t.role === 'agent'),
+        120_000,
+        'a reply to the context',
+      );
+      console.log(`offline reply to a context order with respond: ${JSON.stringify(responded.text)}`);
+      expect(responded.ordered_by).toBeNull();
+      expect(responded.text.length).toBeGreaterThan(0);
+
+      // Quiet first: the reply's last words are not the said audio.
+      const replyHeard = performance.now();
+      await eventually(() => ears?.silenceAfter(replyHeard, 300) !== undefined, 30_000, 'quiet after the reply');
+      const calledAt = performance.now();
+      const said = await post('say', { text: 'Your order has shipped, Zofia.' });
+      expect(said.status).toBe(200);
+      const heardAt = await eventually(() => ears?.soundAfter(calledAt), 20_000, 'the said audio');
+      console.log(`offline: say call → first audio at the visitor ${Math.round(heardAt - calledAt)} ms`);
+      const turn = await eventually(
+        async () => (await turns()).find((t) => t.ordered_by === 'api'),
+        30_000,
+        'the said turn',
+      );
+      expect(turn).toMatchObject({ role: 'agent', text: 'Your order has shipped, Zofia.' });
+    } finally {
+      await account.call('POST', `/v1/sessions/${id}/end`);
+      await visitor.leave().catch(() => undefined);
+    }
+  }, 400_000);
+});

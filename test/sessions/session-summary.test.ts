@@ -1,0 +1,237 @@
+// A summary of every conversation (issue 32, point 6), on both engines: once a session with a
+// visitor turn ends, its job asks the session's language model (here the real OpenAI plugin
+// against its wire fake) for a summary; it shows on GET /v1/sessions/{id} and arrives as the
+// `session.summary_ready` webhook. A session without a visitor turn has none; a model that
+// fails leaves it null with a reason, and neither delays the session's end or its billing. The
+// sweep gives up on a summary that never comes.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { CHAT_TOPIC } from '../../agent/conversation/chat.ts';
+import { sessions } from '../../src/sessions/schema.ts';
+import { giveUpOnSummaries, SUMMARY_GIVEN_UP_DETAIL, SUMMARY_WAIT_SECONDS } from '../../src/sessions/summary.ts';
+import { createAstronaut, startSession } from '../avatar/support.ts';
+import { FakeChatFailure } from '../support/fakes/openai.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { sharedProviderFakes } from '../support/preload.ts';
+import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
+
+const fakes = sharedProviderFakes();
+/** What agent/conversation/summary.ts tells the model in English. */
+const SUMMARY_INSTRUCTION = 'Summarise this conversation';
+const SUMMARY = 'The visitor asked for the capital of France. Ada said it is Paris.';
+const REPLY = 'The capital of France is Paris.';
+/** A question no other test of the process asks (the fake's record is shared). */
+const question = (session: StartedSession) => `What is the capital of France, ${session.room_name.slice(-6)}?`;
+
+interface SessionBody {
+  status: string;
+  ended_at: string | null;
+  billed_minutes: number;
+  credits_charged: number;
+  summary: string | null;
+  summary_status: string;
+  summary_detail: string | null;
+}
+
+const isSummaryRequest = (system: string) => system.includes(SUMMARY_INSTRUCTION);
+
+describe.each(ENGINES)('session summaries on %s', (engine) => {
+  let service: TestService;
+  let account: TestAccount;
+  let receiver: WebhookReceiver;
+  let secret: string;
+  let voiceIdentity: IdentityBody;
+
+  beforeAll(async () => {
+    receiver = new WebhookReceiver();
+    service = await startTestService(engine, {
+      livekit: 'local',
+      agent: true,
+      env: { ...fakes.env, CREDITS_ONBOARDING: '0', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
+    });
+    account = await service.account({ credits: 10_000 });
+    secret = (
+      await addWebhook(account, { url: receiver.url('/hooks'), events: ['session.ended', 'session.summary_ready'] })
+    ).secret!;
+    voiceIdentity = (await (
+      await account.call('POST', '/v1/identities', {
+        body: await identityForm({ name: 'Ada', language: 'en', prompt: 'You are Ada, a tour guide in Paris.' }),
+      })
+    ).json()) as IdentityBody;
+  }, 120_000);
+  afterAll(async () => {
+    receiver?.stop();
+    await service?.stop();
+  });
+
+  const read = async (id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
+  const summaryEvents = (id: string) =>
+    receiver
+      .verified('/hooks', secret)
+      .filter((event) => event.type === 'session.summary_ready' && event.data.session_id === id);
+
+  /** Types `text` until the model has been asked it (the conversation takes chat once it has started). */
+  async function typeTurn(visitor: Visitor, text: string): Promise<void> {
+    await eventually(() => visitor.agent(), 20_000, 'the agent');
+    await eventually(
+      async () => {
+        await visitor.room.localParticipant!.sendText(text, { topic: CHAT_TOPIC });
+        await Bun.sleep(2_100);
+        return fakes.openai.chats.some((chat) => chat.userTexts.includes(text));
+      },
+      30_000,
+      'the typed turn to reach the model',
+    );
+  }
+
+  async function end(session: StartedSession): Promise<{ ms: number; body: SessionBody }> {
+    const startedAt = performance.now();
+    const answer = await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+    const ms = performance.now() - startedAt;
+    expect(answer.status).toBe(200);
+    return { ms, body: await read(session.room_name) };
+  }
+
+  test('a session with a typed turn gets the model’s summary, on the session and as a webhook', async () => {
+    fakes.openai.respond((chat) => (isSummaryRequest(chat.system) ? SUMMARY : REPLY));
+    const session = await startSession(account, { identity_id: voiceIdentity.identity_id, avatar_enabled: false });
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
+    try {
+      await typeTurn(visitor, question(session));
+      // The reply is part of what is summarised: wait for it to be in the transcript.
+      await eventually(
+        async () => {
+          const transcript = (await (
+            await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)
+          ).json()) as {
+            turns: { role: string; text: string }[];
+          };
+          return transcript.turns.some((turn) => turn.role === 'agent' && turn.text === REPLY);
+        },
+        20_000,
+        'the reply in the transcript',
+      );
+    } finally {
+      await visitor.leave().catch(() => undefined);
+    }
+    const { body: ended } = await end(session);
+    expect(ended.status).toBe('ended');
+    const body = await eventually(
+      async () => {
+        const current = await read(session.room_name);
+        return current.summary_status === 'ready' ? current : undefined;
+      },
+      30_000,
+      'the summary',
+    );
+    expect(body).toMatchObject({ summary: SUMMARY, summary_status: 'ready', summary_detail: null });
+    // What the model was asked: the fixed instruction, and the conversation with its turns.
+    const asked = fakes.openai.chats.find(
+      (chat) => isSummaryRequest(chat.system) && chat.userTexts.some((text) => text.includes(question(session))),
+    );
+    expect(asked?.userTexts.at(-1)).toContain(`Visitor: ${question(session)}`);
+    expect(asked?.userTexts.at(-1)).toContain(`Assistant: ${REPLY}`);
+    const [event] = await receiver.waitFor('the session.summary_ready webhook', () => {
+      const events = summaryEvents(session.room_name);
+      return events.length ? events : undefined;
+    });
+    expect(event!.data).toEqual({
+      session_id: session.room_name,
+      identity_id: voiceIdentity.identity_id,
+      summary: SUMMARY,
+      language: 'en',
+    });
+    // The end is announced before its summary.
+    const types = receiver
+      .verified('/hooks', secret)
+      .filter((e) => e.data.session_id === session.room_name)
+      .map((e) => e.type);
+    expect(types).toEqual(['session.ended', 'session.summary_ready']);
+  }, 120_000);
+
+  test('a session without a visitor turn has no summary and sends no webhook; the sweep gives up on one never written', async () => {
+    const session = await startSession(account, { identity_id: voiceIdentity.identity_id, avatar_enabled: false });
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
+    // Greeted (an agent turn), but the visitor says nothing.
+    await eventually(
+      async () => {
+        const transcript = (await (
+          await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)
+        ).json()) as {
+          turns: { role: string }[];
+        };
+        return transcript.turns.some((turn) => turn.role === 'agent');
+      },
+      30_000,
+      'the greeting',
+    );
+    await visitor.leave();
+    await end(session);
+    await receiver.waitFor('the session.ended webhook', () =>
+      receiver
+        .verified('/hooks', secret)
+        .find((e) => e.type === 'session.ended' && e.data.session_id === session.room_name),
+    );
+    await Bun.sleep(3_000);
+    expect(await read(session.room_name)).toMatchObject({
+      summary: null,
+      summary_status: 'none',
+      summary_detail: null,
+    });
+    expect(summaryEvents(session.room_name)).toEqual([]);
+
+    // A summary the job never reports (it died, say) is given up on once SUMMARY_WAIT_SECONDS have passed.
+    const { db } = service.services.database;
+    await db.update(sessions).set({ summaryStatus: 'pending' }).where(eq(sessions.id, session.room_name));
+    expect(await giveUpOnSummaries(db)).toBe(0);
+    expect(await giveUpOnSummaries(db, new Date(Date.now() + (SUMMARY_WAIT_SECONDS + 1) * 1000))).toBeGreaterThan(0);
+    expect(await read(session.room_name)).toMatchObject({
+      summary: null,
+      summary_status: 'failed',
+      summary_detail: SUMMARY_GIVEN_UP_DETAIL,
+    });
+  }, 90_000);
+
+  test('a failing model leaves the summary null with a reason, and delays neither the end nor its billing', async () => {
+    // The summary's request fails slowly: the session's end must not wait for it.
+    fakes.openai.respond(async (chat) => {
+      if (!isSummaryRequest(chat.system)) return REPLY;
+      await Bun.sleep(1_500);
+      throw new FakeChatFailure(500);
+    });
+    const identity = await createAstronaut(account, { name: 'Ada' });
+    const session = await startSession(account, { identity_id: identity.identity_id });
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
+    try {
+      await typeTurn(visitor, question(session));
+      await eventually(async () => (await read(session.room_name)).billed_minutes >= 1, 20_000, 'the first minute');
+    } finally {
+      await visitor.leave().catch(() => undefined);
+    }
+    const { ms, body: ended } = await end(session);
+    expect(ms).toBeLessThan(1_500);
+    expect(ended).toMatchObject({ status: 'ended', summary: null, summary_status: 'pending' });
+    expect(ended.credits_charged).toBe(ended.billed_minutes * service.config.credits.perAvatarMinute);
+    const body = await eventually(
+      async () => {
+        const current = await read(session.room_name);
+        return current.summary_status === 'failed' ? current : undefined;
+      },
+      30_000,
+      'the failed summary',
+    );
+    expect(body.summary).toBeNull();
+    expect(body.summary_detail).toMatch(/language model/);
+    // The end and the invoice stand as they were when the end answered.
+    expect(body).toMatchObject({
+      ended_at: ended.ended_at,
+      billed_minutes: ended.billed_minutes,
+      credits_charged: ended.credits_charged,
+    });
+    const summaryAskedAt = fakes.openai.chats.filter((chat) => isSummaryRequest(chat.system)).at(-1)!.at;
+    expect(summaryAskedAt + 1_500).toBeGreaterThan(Date.parse(ended.ended_at!));
+    expect(summaryEvents(session.room_name)).toEqual([]);
+  }, 120_000);
+});
