@@ -14,7 +14,9 @@ import { CHAT_MAX_CHARS } from '../../agent/conversation/chat.ts';
 import {
   AGENT_STATE_ATTRIBUTE,
   CHAT_TOPIC,
+  CONTEXT_MAX_CHARS,
   CONTEXT_METHOD,
+  CONTEXT_TOTAL_MAX_CHARS,
   INTERRUPT_METHOD,
   ORDER_RPC_ERRORS,
   ORDER_TOPIC,
@@ -297,6 +299,31 @@ describe.each(ENGINES)('a running session directed from the backend and the room
       expect(spoken('Forged words.')).toBe(false);
       expect(spoken('Client words.')).toBe(false);
       expect(modelChats().some((c) => c.system.includes('Client context.'))).toBe(false);
+    } finally {
+      await account.call('POST', `/v1/sessions/${id}/end`);
+      await visitor.leave().catch(() => undefined);
+    }
+  }, 120_000);
+
+  test('context orders add up to 32,000 characters: one past it is refused with the reason, and changes nothing', async () => {
+    const session = await start({ avatar_enabled: false });
+    const id = session.room_name;
+    const { visitor } = await visit(session);
+    try {
+      const block = (n: number) => `Fact ${n}: ${'z'.repeat(CONTEXT_MAX_CHARS - 10)}`.slice(0, CONTEXT_MAX_CHARS);
+      for (let n = 0; n < CONTEXT_TOTAL_MAX_CHARS / CONTEXT_MAX_CHARS; n++)
+        expect((await order(account, id, 'context', { text: block(n) })).status).toBe(200);
+      const past = await order(account, id, 'context', { text: 'One fact too many.' });
+      expect(past.status).toBe(409);
+      expect(((await past.json()) as { detail: string }).detail).toContain('context is full');
+      await visitor.room.localParticipant!.sendText('Anything new?', { topic: CHAT_TOPIC });
+      const asked = await eventually(
+        () => modelChats().find((c) => c.userTexts.includes('Anything new?')),
+        20_000,
+        'the question to reach the model',
+      );
+      expect(asked.system).toContain('Fact 3:');
+      expect(asked.system).not.toContain('One fact too many.');
     } finally {
       await account.call('POST', `/v1/sessions/${id}/end`);
       await visitor.leave().catch(() => undefined);
