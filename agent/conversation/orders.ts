@@ -126,7 +126,14 @@ export function takeOrders({ room, metadata, reporter, logger }: OrderOptions): 
       if (order.respond) {
         const refused = interrupt();
         if (refused) return refused;
-        session.generateReply({ instructions: respondInstruction(text) });
+        // The news goes after the conversation's last turn, not into the instructions (where
+        // agents puts a reply's own): the offline model is asked with it as the visitor's
+        // turn (providers/offline/llm.ts smallModelPrompt), which it follows where it ignored
+        // the same words among its instructions.
+        const told = agent.chatCtx.copy();
+        told.addMessage({ role: 'system', content: respondInstruction(text) });
+        await agent.updateChatCtx(told);
+        session.generateReply();
       }
       return { outcome: 'done' };
     } catch (error) {

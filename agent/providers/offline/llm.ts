@@ -27,10 +27,16 @@ export const DEFAULT_LLM_OPTIONS: OfflineLLMOptions = { maxTokens: 60, maxSenten
 /** A sentence ends at . ! or ? (closing quotes allowed) followed by whitespace. */
 const SENTENCE_END = /[.!?]+["')\]]*\s/g;
 
-/** The chat context as a llama chat history: text only (no vision), roles merged. */
+/**
+ * The chat context as a llama chat history: text only (no vision), roles merged. Instructions
+ * go first, merged; but instructions that come after the conversation's last turn are a reply's
+ * own (a `context` order with `respond`: agent/conversation/orders.ts) and stay last, for
+ * smallModelPrompt to ask with.
+ */
 export function toLlamaHistory(chatCtx: llm.ChatContext): LlamaHistoryItem[] {
   const system: string[] = [];
   const turns: LlamaHistoryItem[] = [];
+  let trailing: string[] = [];
   for (const item of chatCtx.items) {
     if (item.type !== 'message') continue; // tool calls and handoffs: the offline model has no tools
     const text = item.content
@@ -39,10 +45,13 @@ export function toLlamaHistory(chatCtx: llm.ChatContext): LlamaHistoryItem[] {
       .trim();
     if (!text) continue; // e.g. a user turn that was only a camera image
     if (item.role === 'system' || item.role === 'developer') {
-      // Instructions may arrive late (a reply's own instructions): the model reads one system message first.
-      system.push(text);
+      // Instructions may arrive late: the model reads one system message first.
+      if (turns.length > 0) trailing.push(text);
+      else system.push(text);
       continue;
     }
+    system.push(...trailing);
+    trailing = [];
     const last = turns.at(-1);
     if (item.role === 'user') {
       if (last?.type === 'user') last.text += `\n${text}`;
@@ -52,7 +61,11 @@ export function toLlamaHistory(chatCtx: llm.ChatContext): LlamaHistoryItem[] {
       else turns.push({ type: 'model', response: [text] });
     }
   }
-  return [...(system.length ? [{ type: 'system' as const, text: system.join('\n\n') }] : []), ...turns];
+  return [
+    ...(system.length ? [{ type: 'system' as const, text: system.join('\n\n') }] : []),
+    ...turns,
+    ...(trailing.length ? [{ type: 'system' as const, text: trailing.join('\n\n') }] : []),
+  ];
 }
 
 /**
@@ -92,17 +105,27 @@ const ANY_NEWS: Record<SpokenLanguage, string> = {
  */
 export function smallModelPrompt(history: LlamaHistoryItem[], language: SpokenLanguage): LlamaHistoryItem[] {
   const system = history[0]?.type === 'system' ? history[0] : undefined;
-  const turns = history.slice(system ? 1 : 0);
+  const tail = history.at(-1);
+  // A reply's own instructions, after the last turn (toLlamaHistory).
+  const own = history.length > 1 && tail?.type === 'system' ? tail.text : undefined;
+  const turns = history.slice(system ? 1 : 0, own === undefined ? undefined : -1);
   const last = turns.at(-1);
   const greeting = turns[0]?.type === 'model' ? turns[0] : undefined;
   const afterGreeting = turns.slice(greeting ? 1 : 0);
-  // The last turn is a reply (not the greeting alone): the next is one nobody asked for.
-  if (last?.type === 'model' && afterGreeting.length > 0)
+  // The last turn is a reply (not the greeting alone): the next is one nobody asked for. Asked
+  // in the visitor's turn, the 0.5B model carries out what it is told (told the same as a system
+  // message after its reply, it told 1 of 4 pieces of news; as the visitor's turn, 4 of 4).
+  if (last?.type === 'model' && (afterGreeting.length > 0 || own !== undefined))
     return [
       ...promptStart(system, greeting, language),
       ...afterGreeting.slice(-2),
-      { type: 'user', text: ANY_NEWS[language] },
+      { type: 'user', text: own ?? ANY_NEWS[language] },
     ];
+  if (own !== undefined) {
+    // Told something for the reply to a question: read with the instructions.
+    const merged = { type: 'system' as const, text: [system?.text, own].filter(Boolean).join('\n\n') };
+    return smallModelPrompt([merged, ...turns], language);
+  }
   if (last?.type !== 'user') return history;
   const earlier = afterGreeting.slice(0, -1);
   const followUp = last.text.split(/\s+/).length <= FOLLOW_UP_MAX_WORDS ? earlier.slice(-2) : [];

@@ -282,6 +282,13 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
       { type: 'model', response: ['Hi!'] },
       { type: 'user', text: 'Thanks' },
     ]);
+    // Instructions after the last turn are that reply's own: they stay last.
+    chatCtx.addMessage({ role: 'assistant', content: 'You are welcome.' });
+    chatCtx.addMessage({ role: 'system', content: 'Tell them the shop closes early.' });
+    expect(toLlamaHistory(chatCtx).slice(-2)).toEqual([
+      { type: 'model', response: ['You are welcome.'] },
+      { type: 'system', text: 'Tell them the shop closes early.' },
+    ]);
   });
 
   test('ignores camera images (no vision) and stops after two sentences', async () => {

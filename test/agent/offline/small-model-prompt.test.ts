@@ -65,6 +65,22 @@ describe("the offline reply model's prompt", () => {
     });
   });
 
+  test('told something after the last turn (a context order with respond): asked as the visitor, read as instructions after a question', () => {
+    const told = {
+      type: 'system' as const,
+      text: 'You have just been told this news for the visitor: "Her parcel left."',
+    };
+    expect(smallModelPrompt([...conversation, told], 'en').at(-1)).toEqual({ type: 'user', text: told.text });
+    expect(smallModelPrompt([system, greeting, told], 'en').slice(-2)).toEqual([
+      greeting,
+      { type: 'user', text: told.text },
+    ]);
+    const question = { type: 'user' as const, text: 'Where is my parcel now?' };
+    const prompt = smallModelPrompt([system, greeting, question, told], 'en');
+    expect(prompt[0]).toEqual({ type: 'system', text: `${system.text}\n\n${told.text}` });
+    expect(prompt.at(-1)).toEqual(question);
+  });
+
   test('nothing to answer (the greeting is not a reply): the history as it is', () => {
     expect(smallModelPrompt([system, greeting], 'en')).toEqual([system, greeting]);
   });
