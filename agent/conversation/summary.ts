@@ -101,9 +101,11 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryRepo
   if (!hasVisitorTurn(history)) return null;
   const timeoutMs = request.timeoutMs ?? SUMMARY_TIMEOUT_MS;
   const transcript = transcriptLines(history, language).join('\n').slice(-request.transcriptChars);
+  // One turn, the instruction after the transcript: given it first (as instructions), the
+  // offline model went on with the conversation ("Yes, I'm still there." after an idle
+  // question) in 3 of 3 tries; given it last, it summarised all 3.
   const chatCtx = llm.ChatContext.empty();
-  chatCtx.addMessage({ role: 'system', content: INSTRUCTIONS[language] });
-  chatCtx.addMessage({ role: 'user', content: transcript });
+  chatCtx.addMessage({ role: 'user', content: `${transcript}\n\n${INSTRUCTIONS[language]}` });
 
   // The stream ends quietly on a failure and tells the model's listeners why: one is needed anyway,
   // since an EventEmitter throws an `error` nobody listens to.

@@ -35,7 +35,8 @@ interface SessionBody {
   summary_detail: string | null;
 }
 
-const isSummaryRequest = (system: string) => system.includes(SUMMARY_INSTRUCTION);
+const isSummaryRequest = (chat: { userTexts: string[] }) =>
+  chat.userTexts.some((text) => text.includes(SUMMARY_INSTRUCTION));
 
 describe.each(ENGINES)('session summaries on %s', (engine) => {
   let service: TestService;
@@ -95,7 +96,7 @@ describe.each(ENGINES)('session summaries on %s', (engine) => {
   }
 
   test('a session with a typed turn gets the model’s summary, on the session and as a webhook', async () => {
-    fakes.openai.respond((chat) => (isSummaryRequest(chat.system) ? SUMMARY : REPLY));
+    fakes.openai.respond((chat) => (isSummaryRequest(chat) ? SUMMARY : REPLY));
     const session = await startSession(account, { identity_id: voiceIdentity.identity_id, avatar_enabled: false });
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
@@ -129,7 +130,7 @@ describe.each(ENGINES)('session summaries on %s', (engine) => {
     expect(body).toMatchObject({ summary: SUMMARY, summary_status: 'ready', summary_detail: null });
     // What the model was asked: the fixed instruction, and the conversation with its turns.
     const asked = fakes.openai.chats.find(
-      (chat) => isSummaryRequest(chat.system) && chat.userTexts.some((text) => text.includes(question(session))),
+      (chat) => isSummaryRequest(chat) && chat.userTexts.some((text) => text.includes(question(session))),
     );
     expect(asked?.userTexts.at(-1)).toContain(`Visitor: ${question(session)}`);
     expect(asked?.userTexts.at(-1)).toContain(`Assistant: ${REPLY}`);
@@ -197,7 +198,7 @@ describe.each(ENGINES)('session summaries on %s', (engine) => {
   test('a failing model leaves the summary null with a reason, and delays neither the end nor its billing', async () => {
     // The summary's request fails slowly: the session's end must not wait for it.
     fakes.openai.respond(async (chat) => {
-      if (!isSummaryRequest(chat.system)) return REPLY;
+      if (!isSummaryRequest(chat)) return REPLY;
       await Bun.sleep(1_500);
       throw new FakeChatFailure(500);
     });
@@ -230,7 +231,7 @@ describe.each(ENGINES)('session summaries on %s', (engine) => {
       billed_minutes: ended.billed_minutes,
       credits_charged: ended.credits_charged,
     });
-    const summaryAskedAt = fakes.openai.chats.filter((chat) => isSummaryRequest(chat.system)).at(-1)!.at;
+    const summaryAskedAt = fakes.openai.chats.filter((chat) => isSummaryRequest(chat)).at(-1)!.at;
     expect(summaryAskedAt + 1_500).toBeGreaterThan(Date.parse(ended.ended_at!));
     expect(summaryEvents(session.room_name)).toEqual([]);
   }, 120_000);
