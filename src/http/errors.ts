@@ -90,6 +90,12 @@ export function fieldProblems(error: ValidationError): FieldProblem[] {
     const schema = ('schema' in e ? e.schema : undefined) as { error?: unknown; description?: string } | undefined;
     const custom = typeof schema?.error === 'string' ? schema.error : undefined;
     const absent = 'value' in e && e.value === undefined;
+    const value = 'value' in e ? e.value : undefined;
+    const bound = custom || absent ? undefined : numberOutOfBounds(schema, value);
+    if (bound) {
+      problems.push({ loc, ...bound });
+      continue;
+    }
     const type = absent ? 'missing' : 'type' in e && typeof e.type === 'number' ? typeName(e.type) : 'value_error';
     const msg =
       custom ??
@@ -100,6 +106,25 @@ export function fieldProblems(error: ValidationError): FieldProblem[] {
     problems.push({ loc, msg, type });
   }
   return problems.length ? problems : [{ loc: [where], msg: 'Invalid request', type: 'value_error' }];
+}
+
+type Bounded = { type?: string; minimum?: number; maximum?: number; anyOf?: Bounded[] };
+
+/**
+ * Elysia's t.Integer and t.Numeric take a number or a numeric string (a union), so a number out
+ * of range failed as "should be one of: 'integer', 'integer'": say which bound it broke, as for
+ * a plain number.
+ */
+function numberOutOfBounds(schema: unknown, value: unknown): { msg: string; type: string } | undefined {
+  const branch = (schema as Bounded | undefined)?.anyOf?.find((s) => s.type === 'integer' || s.type === 'number');
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (!branch || typeof number !== 'number' || !Number.isFinite(number)) return undefined;
+  if (branch.type === 'integer' && !Number.isInteger(number)) return { msg: 'Expected an integer', type: 'int_type' };
+  if (branch.maximum !== undefined && number > branch.maximum)
+    return { msg: `Expected a number less than or equal to ${branch.maximum}`, type: 'less_than_equal' };
+  if (branch.minimum !== undefined && number < branch.minimum)
+    return { msg: `Expected a number greater than or equal to ${branch.minimum}`, type: 'greater_than_equal' };
+  return undefined;
 }
 
 function json(

@@ -88,6 +88,23 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
     expect(await footprint()).toEqual(before);
   });
 
+  test('a number out of range says which bound it broke (not "one of: integer, integer")', async () => {
+    for (const [value, msg, type] of [
+      [
+        IDLE_TIMEOUT_MAX_SECONDS + 1,
+        `Expected a number less than or equal to ${IDLE_TIMEOUT_MAX_SECONDS}`,
+        'less_than_equal',
+      ],
+      [-1, 'Expected a number greater than or equal to 0', 'greater_than_equal'],
+      [1.5, 'Expected an integer', 'int_type'],
+    ] as const) {
+      const response = await start({ identity_id: identity.identity_id, idle_timeout_seconds: value });
+      expect(((await response.json()) as { detail: unknown[] }).detail).toEqual([
+        { loc: ['body', 'idle_timeout_seconds'], msg, type },
+      ]);
+    }
+  });
+
   test('at their bounds they are taken, shown on GET, and handed to the agent', async () => {
     const context = `The visitor's name is Zofia. ${'z'.repeat(SESSION_CONTEXT_MAX_CHARS - 29)}`;
     expect(context.length).toBe(SESSION_CONTEXT_MAX_CHARS);
