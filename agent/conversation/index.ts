@@ -255,14 +255,18 @@ export async function startConversation(options: ConversationOptions): Promise<C
   await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
   await Bun.sleep(GREETING_AFTER_HEARD_MS);
   try {
-    // The start's greeting is said as given; "" says nothing until the visitor speaks.
-    const greeting =
-      metadata.greeting ??
-      greetingText({
-        name: metadata.identity?.name ?? null,
-        prompt: metadata.identity?.prompt ?? null,
-        language: mode,
-      });
+    // The start's greeting is said as given; "" says nothing until the visitor speaks. A
+    // visitor who spoke or typed first is answered instead: a greeting after that answer reads
+    // as the agent starting over.
+    const visitorFirst = session.history.items.some((item) => item.type === 'message' && item.role === 'user');
+    const greeting = visitorFirst
+      ? ''
+      : (metadata.greeting ??
+        greetingText({
+          name: metadata.identity?.name ?? null,
+          prompt: metadata.identity?.prompt ?? null,
+          language: mode,
+        }));
     const greeted = greeting ? session.say(greeting).waitForPlayout() : Promise.resolve();
     // The replies' prompt is read ahead once the greeting has been spoken (a visitor speaking
     // sooner has their reply read it): not beside the greeting's synthesis and first frames.

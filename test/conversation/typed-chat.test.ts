@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { Room } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { CHAT_MAX_CHARS, CHAT_TOPIC } from '../../agent/conversation/chat.ts';
+import { AGENT_STATE_ATTRIBUTE } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -83,5 +84,55 @@ test('typed chat is answered, cut to 2,000 characters, at most every 2 s, and on
     await intruder.disconnect();
     await account.call('POST', `/v1/sessions/${session.room_name}/end`);
     await visitor.leave().catch(() => undefined);
+  }
+}, 90_000);
+
+test('a visitor who types before the greeting is answered, and not greeted after the answer', async () => {
+  fakes.openai.respond(() => 'We open at nine.');
+  const identity = (await (
+    await account.call('POST', '/v1/identities', {
+      body: await identityForm({ language: 'en', prompt: `You are Ada. ${MARKER}` }),
+    })
+  ).json()) as IdentityBody;
+  const started = await account.call('POST', '/v1/sessions/start', {
+    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, idle_timeout_seconds: 0 }),
+    headers: { 'content-type': 'application/json' },
+  });
+  const session = (await started.json()) as StartedSession;
+  // A visitor whose page has not subscribed to the agent's voice yet: the greeting waits up to 3 s for it.
+  const room = new Room();
+  await room.connect(session.rtc_url, session.token, { autoSubscribe: false, dynacast: false });
+  try {
+    const agent = await eventually(
+      () => [...room.remoteParticipants.values()].find((p) => p.attributes[AGENT_STATE_ATTRIBUTE] === 'listening'),
+      30_000,
+      'the conversation to start',
+    );
+    expect(agent).toBeDefined();
+    // The chat is taken a moment after the session starts: typed again (2 s apart, before the greeting's 3 s) until it is.
+    await eventually(
+      async () => {
+        await room.localParticipant!.sendText('When do you open?', { topic: CHAT_TOPIC });
+        await Bun.sleep(2_100);
+        return userTexts().includes('When do you open?');
+      },
+      6_000,
+      'the typed question to reach the model',
+    );
+    const turns = async () =>
+      (
+        (await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as {
+          turns: { role: string; text: string }[];
+        }
+      ).turns;
+    await eventually(async () => (await turns()).some((t) => t.text === 'We open at nine.'), 20_000, 'the answer');
+    await Bun.sleep(5_000); // past the greeting's wait
+    expect((await turns()).map((t) => `${t.role}: ${t.text}`)).toEqual([
+      'user: When do you open?',
+      'agent: We open at nine.',
+    ]);
+  } finally {
+    await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+    await room.disconnect();
   }
 }, 90_000);
