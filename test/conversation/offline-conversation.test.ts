@@ -3,61 +3,27 @@
 // out) with an environment without keys. The visitor's spoken question is really
 // recognised, a reply is really generated and really synthesised, and heard at the client.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { TrackKind } from '@livekit/rtc-node';
-import type { Subprocess } from 'bun';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
-import { drain, readUntil, tempDir } from '../support/processes.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
+import type { TestAccount } from '../support/service.ts';
 import { sessionMetricsOnce } from '../support/session-metrics.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
-const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 // No proper noun: through Opus on a loaded machine tiny.en hears "Paris" as "pairs" or "pair us".
 const QUESTION = 'What time does the museum open today?';
-const PROVIDER_KEYS = [
-  'DEEPGRAM_API_KEY',
-  'DEEPGRAM_BASE_URL',
-  'OPENAI_API_KEY',
-  'OPENAI_BASE_URL',
-  'ELEVENLABS_API_KEY',
-  'ELEVENLABS_BASE_URL',
-];
 
 describe('the voice agent on the offline models', () => {
-  const dirs: string[] = [];
-  let service: TestService;
+  let offline: OfflineAgentService;
   let account: TestAccount;
-  let agent: Subprocess<'ignore', 'pipe', 'pipe'>;
 
   beforeAll(async () => {
-    service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
-    account = await service.account({ credits: 10_000 });
-    const { livekit } = service.services;
-    const env: Record<string, string | undefined> = {
-      ...process.env,
-      HOST: '127.0.0.1',
-      LIVEKIT_URL: livekit.url,
-      LIVEKIT_API_KEY: livekit.apiKey,
-      LIVEKIT_API_SECRET: livekit.apiSecret,
-      DATA_DIR: await tempDir(dirs, 'likeness-offline-agent-'),
-      INTERNAL_URL: service.url,
-    };
-    for (const key of PROVIDER_KEYS) delete env[key];
-    agent = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });
-    await readUntil(agent.stdout, 'agent worker registered');
-    drain(agent.stdout);
-    drain(agent.stderr);
+    offline = await startOfflineAgentService('offline-agent');
+    ({ account } = offline);
   }, 120_000);
 
-  afterAll(async () => {
-    agent?.kill('SIGTERM');
-    await agent?.exited;
-    await service.stop();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => offline?.stop());
 
   test('a spoken question is recognised, answered and spoken back, with no key set', async () => {
     const created = await account.call('POST', '/v1/identities', {

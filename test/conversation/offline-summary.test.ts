@@ -3,60 +3,28 @@
 // An agent-only process with an environment without keys, as in offline-conversation.test.ts;
 // the visitor types (Whisper is not the point here).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Subprocess } from 'bun';
 import { CHAT_TOPIC } from '../../agent/conversation/chat.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
-import { collectOutput, readUntil, tempDir } from '../support/processes.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
+import type { TestAccount } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
-const CLI = join(import.meta.dir, '../../src/cli/index.ts');
-const PROVIDER_KEYS = [
-  'DEEPGRAM_API_KEY',
-  'DEEPGRAM_BASE_URL',
-  'OPENAI_API_KEY',
-  'OPENAI_BASE_URL',
-  'ELEVENLABS_API_KEY',
-  'ELEVENLABS_BASE_URL',
-];
-
-const dirs: string[] = [];
-let service: TestService;
+let offline: OfflineAgentService;
 let account: TestAccount;
-let agent: Subprocess<'ignore', 'pipe', 'pipe'>;
-let agentLog: { text(): string }[] = [];
 
 beforeAll(async () => {
-  service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
-  account = await service.account({ credits: 10_000 });
-  const { livekit } = service.services;
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    HOST: '127.0.0.1',
-    LIVEKIT_URL: livekit.url,
-    LIVEKIT_API_KEY: livekit.apiKey,
-    LIVEKIT_API_SECRET: livekit.apiSecret,
-    DATA_DIR: await tempDir(dirs, 'likeness-offline-summary-'),
-    INTERNAL_URL: service.url,
-  };
-  for (const key of PROVIDER_KEYS) delete env[key];
-  agent = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });
-  await readUntil(agent.stdout, 'agent worker registered');
-  agentLog = [collectOutput(agent.stdout), collectOutput(agent.stderr)];
+  offline = await startOfflineAgentService('offline-summary');
+  ({ account } = offline);
 }, 120_000);
 
-afterAll(async () => {
-  agent?.kill('SIGTERM');
-  await agent?.exited;
-  await service.stop();
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => offline?.stop());
 
 /** What the agent process logged about a session. */
 function jobLines(sessionId: string): string {
-  const lines = agentLog.flatMap((log) => log.text().split('\n')).filter((line) => line.includes(sessionId));
+  const lines = offline
+    .agentOutput()
+    .split('\n')
+    .filter((line) => line.includes(sessionId));
   return lines.filter((line) => !line.includes('event loop')).join('\n');
 }
 

@@ -3,24 +3,11 @@
 // context gives. The visitor types the question (typed chat is answered like speech), so
 // the model is what is tested, not Whisper. The wire fakes' side is session-direction.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Subprocess } from 'bun';
 import { CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
-import { drain, readUntil, tempDir } from '../support/processes.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
+import type { TestAccount } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
-
-const CLI = join(import.meta.dir, '../../src/cli/index.ts');
-const PROVIDER_KEYS = [
-  'DEEPGRAM_API_KEY',
-  'DEEPGRAM_BASE_URL',
-  'OPENAI_API_KEY',
-  'OPENAI_BASE_URL',
-  'ELEVENLABS_API_KEY',
-  'ELEVENLABS_BASE_URL',
-];
 
 interface Turn {
   role: 'user' | 'agent';
@@ -28,30 +15,13 @@ interface Turn {
 }
 
 describe("the start's context with the offline model", () => {
-  const dirs: string[] = [];
-  let service: TestService;
+  let offline: OfflineAgentService;
   let account: TestAccount;
-  let agent: Subprocess<'ignore', 'pipe', 'pipe'>;
   let identity: IdentityBody;
 
   beforeAll(async () => {
-    service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
-    account = await service.account({ credits: 10_000 });
-    const { livekit } = service.services;
-    const env: Record<string, string | undefined> = {
-      ...process.env,
-      HOST: '127.0.0.1',
-      LIVEKIT_URL: livekit.url,
-      LIVEKIT_API_KEY: livekit.apiKey,
-      LIVEKIT_API_SECRET: livekit.apiSecret,
-      DATA_DIR: await tempDir(dirs, 'likeness-direction-offline-'),
-      INTERNAL_URL: service.url,
-    };
-    for (const key of PROVIDER_KEYS) delete env[key];
-    agent = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], { env, stdout: 'pipe', stderr: 'pipe' });
-    await readUntil(agent.stdout, 'agent worker registered');
-    drain(agent.stdout);
-    drain(agent.stderr);
+    offline = await startOfflineAgentService('direction-offline');
+    ({ account } = offline);
     identity = (await (
       await account.call('POST', '/v1/identities', {
         body: await identityForm({ language: 'en', prompt: 'You are Ada, a friendly shop assistant.' }),
@@ -59,12 +29,7 @@ describe("the start's context with the offline model", () => {
     ).json()) as IdentityBody;
   }, 120_000);
 
-  afterAll(async () => {
-    agent?.kill('SIGTERM');
-    await agent?.exited;
-    await service.stop();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => offline?.stop());
 
   /** Asks by typed chat (again, 2 s apart, until the conversation took it) and returns the turns. */
   async function askName(): Promise<Turn[]> {

@@ -1,0 +1,63 @@
+// A control plane (PGlite, the local LiveKit) with an agent worker in a process of its own and
+// no provider key in its environment, so the offline models listen, answer and speak: what the
+// conversation suites on the offline models share.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Subprocess } from 'bun';
+import { collectOutput, readUntil, tempDir } from './processes.ts';
+import { startTestService, type TestAccount, type TestService } from './service.ts';
+
+const CLI = join(import.meta.dir, '../../src/cli/index.ts');
+/** Every provider variable: none reaches the worker, so each part is the offline one. */
+const PROVIDER_KEYS = [
+  'DEEPGRAM_API_KEY',
+  'DEEPGRAM_BASE_URL',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'ELEVENLABS_API_KEY',
+  'ELEVENLABS_BASE_URL',
+];
+
+export interface OfflineAgentService {
+  service: TestService;
+  /** An account with 10,000 credits and no onboarding charge. */
+  account: TestAccount;
+  /** What the worker (and its job processes) printed so far. */
+  agentOutput(): string;
+  stop(): Promise<void>;
+}
+
+export async function startOfflineAgentService(name: string): Promise<OfflineAgentService> {
+  const dirs: string[] = [];
+  const service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
+  const account = await service.account({ credits: 10_000 });
+  const { livekit } = service.services;
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    LIVEKIT_URL: livekit.url,
+    LIVEKIT_API_KEY: livekit.apiKey,
+    LIVEKIT_API_SECRET: livekit.apiSecret,
+    DATA_DIR: await tempDir(dirs, `likeness-${name}-`),
+    INTERNAL_URL: service.url,
+  };
+  for (const key of PROVIDER_KEYS) delete env[key];
+  const agent: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], {
+    env,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  await readUntil(agent.stdout, 'agent worker registered');
+  const output = [collectOutput(agent.stdout), collectOutput(agent.stderr)];
+  return {
+    service,
+    account,
+    agentOutput: () => output.map((log) => log.text()).join('\n'),
+    async stop() {
+      agent.kill('SIGTERM');
+      await agent.exited;
+      await service.stop();
+      for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
