@@ -23,9 +23,6 @@ import type {
 
 export * from './types.ts';
 
-/** What a session's avatar is chosen for: a renderer's options (the job's logger among them). */
-export type AvatarChoiceOptions = AvatarRendererOptions;
-
 /**
  * The built-in CPU talking head. Identities trained before it (no rig among their assets)
  * keep the stand-in: the photo, breathing.
@@ -86,7 +83,7 @@ export function loadConfiguredAvatarPipelines(
  * What draws the face when an avatar service fails: the built-in talking head when the
  * identity's training included its rig (hosted pipelines train it too), else the stand-in.
  */
-export function fallbackRenderer(options: AvatarChoiceOptions): AvatarRenderer {
+export function fallbackRenderer(options: AvatarRendererOptions): AvatarRenderer {
   return builtinRendering.createRenderer(options) ?? new StandinRenderer(options);
 }
 
@@ -98,7 +95,7 @@ export type AvatarChoice =
  * What serves this session's avatar: its identity's pipeline, or the stand-in for a session
  * without an identity, an identity the pipeline cannot serve, or an unknown pipeline id.
  */
-export async function chooseAvatar(options: AvatarChoiceOptions): Promise<AvatarChoice> {
+export async function chooseAvatar(options: AvatarRendererOptions): Promise<AvatarChoice> {
   await loadConfiguredAvatarPipelines(options.logger);
   const identity = options.identity;
   if (!identity) return { kind: 'renderer', renderer: new StandinRenderer(options) };
