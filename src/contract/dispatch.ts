@@ -4,6 +4,7 @@
 // (src/sessions/start.ts); the job validates it with this schema (agent/job.ts).
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { DispatchTool } from './agent-tools.ts';
 import { AVATAR_SHAPES, FORM_FACTORS } from './avatar-video.ts';
 import { LANGUAGES } from './languages.ts';
 import { HttpUrl, literalUnion } from './schema-parts.ts';
@@ -79,6 +80,12 @@ export const DispatchMetadataSchema = Type.Object({
   client_control: Type.Optional(Type.Boolean()),
   /** A silent visitor is asked after this long, and the session ends after it again; 0 never. Absent: 0. */
   idle_timeout_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: IDLE_TIMEOUT_MAX_SECONDS })),
+  /** The tools the agent may call (the start's `tool_ids`, or the identity's). Absent: none. */
+  tools: Type.Optional(Type.Array(DispatchTool)),
+  /** Where the job asks the control plane to call a webhook tool (agent-tools.ts ToolCallRequest), with its report token. */
+  tool_calls_url: Type.Optional(HttpUrl),
+  /** Where the job retrieves passages for each visitor turn (knowledge.ts); absent: the session has no documents. */
+  knowledge_url: Type.Optional(HttpUrl),
 });
 
 export type DispatchIdentity = Static<typeof DispatchIdentity>;

@@ -11,6 +11,8 @@
 //   dispatch.ts      the metadata each agent job is dispatched with, and the session room's metadata
 //   job-reports.ts   what a job reports back: streaming, minutes, the visitor leaving, transcript turns,
 //                    orders taken, an idle visitor, the summary
+//   agent-tools.ts   the tools the agent may call: their definition, a webhook call's request and answer, the record
+//   knowledge.ts     the passages retrieved for each visitor turn
 //   session-direction.ts  a session's context and greeting, the orders say / interrupt / context, their limits
 //   worker-heartbeat.ts  what each worker reports: its capacity and running sessions, for admission
 //   webhook-events.ts    the events a customer's webhook can subscribe to (the API and the console's form)
@@ -20,10 +22,12 @@
 //
 // Browsers import some of these files directly (wire-names, languages, webhook-events): those
 // stay constants only.
+export * from './agent-tools.ts';
 export * from './avatar-video.ts';
 export * from './dispatch.ts';
 export * from './face-rig.ts';
 export * from './job-reports.ts';
+export * from './knowledge.ts';
 export * from './languages.ts';
 export * from './notices.ts';
 export * from './pipelines.ts';

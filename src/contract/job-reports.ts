@@ -6,12 +6,14 @@
 // report may be delivered twice: minutes are charged once per (session, index), turns stored
 // and turn metrics counted once per `turn_id`.
 import { type Static, Type } from '@sinclair/typebox';
+import { TOOL_CALL_OUTCOMES, ToolCallRecord } from './agent-tools.ts';
 import { literalUnion } from './schema-parts.ts';
 import { ORDER_OUTCOMES, ORDER_SOURCES } from './session-direction.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });
 
-export const TRANSCRIPT_ROLES = ['user', 'agent'] as const;
+/** `tool`: a call the agent made (its `tool_call` says which and how it went). */
+export const TRANSCRIPT_ROLES = ['user', 'agent', 'tool'] as const;
 
 /** One finished turn of the conversation: user turns once transcribed, agent turns once spoken or cut off. */
 export const TranscriptReport = Type.Object({
@@ -27,6 +29,10 @@ export const TranscriptReport = Type.Object({
   ended_at: Type.Union([Timestamp, Type.Null()]),
   /** An agent turn ordered with `say`: from the customer's backend (`api`) or the visitor's app (`client`). Absent: the conversation's own. */
   ordered_by: Type.Optional(literalUnion(ORDER_SOURCES)),
+  /** A `tool` turn's call; `text` is then its result excerpt. */
+  tool_call: Type.Optional(ToolCallRecord),
+  /** An agent turn that answered with passages of these documents in its context (knowledge.ts). */
+  document_ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 })),
 });
 
 /** How the agent took an order of the control plane's (session-direction.ts `SessionOrder`), by its id. */
@@ -43,6 +49,9 @@ export const OrderReport = Type.Object({
  * (`idle_timeout_seconds`): the control plane ends the session `idle`, with a notice first.
  */
 export const VisitorIdleReport = Type.Object({ type: Type.Literal('visitor_idle') });
+
+/** The agent said goodbye through an `end_session` tool (agent-tools.ts): the session ends `agent_ended`. */
+export const AgentEndedReport = Type.Object({ type: Type.Literal('agent_ended') });
 
 /**
  * The conversation's summary, written by the job with the session's language model once the
@@ -130,6 +139,19 @@ export const TurnMetricsReport = Type.Object({
     tts_ttfb_ms: Milliseconds,
   }),
   interrupted: Type.Boolean(),
+  /** The tools the model called for this turn, in order. Absent: none. */
+  tool_calls: Type.Optional(
+    Type.Array(
+      Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 64 }),
+        outcome: literalUnion(TOOL_CALL_OUTCOMES),
+        duration_ms: Type.Integer({ minimum: 0, maximum: 3_600_000 }),
+      }),
+      { maxItems: 20 },
+    ),
+  ),
+  /** How long retrieving this turn's passages took (ms); absent without documents. */
+  retrieval_ms: Type.Optional(Milliseconds),
   /** `offline` or the cloud plugin's name, per stage. */
   providers: Type.Object({ stt: ProviderName, llm: ProviderName, tts: ProviderName }),
   /** Video frames the avatar published since the job's previous turn report; null without a face drawn by the job (no avatar, or an avatar service). */
@@ -146,6 +168,7 @@ export const JobReport = Type.Union([
   TurnMetricsReport,
   OrderReport,
   VisitorIdleReport,
+  AgentEndedReport,
   SummaryReport,
 ]);
 
@@ -154,6 +177,7 @@ export type AvatarFallbackReport = Static<typeof AvatarFallbackReport>;
 export type TurnMetricsReport = Static<typeof TurnMetricsReport>;
 export type OrderReport = Static<typeof OrderReport>;
 export type VisitorIdleReport = Static<typeof VisitorIdleReport>;
+export type AgentEndedReport = Static<typeof AgentEndedReport>;
 export type SummaryReport = Static<typeof SummaryReport>;
 export type MeterReport = Static<typeof MeterReport>;
 export type UsageReport = Static<typeof UsageReport>;

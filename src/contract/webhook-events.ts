@@ -6,6 +6,8 @@ export const WEBHOOK_EVENTS = [
   'session.summary_ready',
   'identity.ready',
   'identity.training_failed',
+  'document.ready',
+  'document.failed',
   'credits.low',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];

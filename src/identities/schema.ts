@@ -1,7 +1,9 @@
-import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { LANGUAGES } from '../contract/languages.ts';
+import { documents } from '../knowledge/schema.ts';
 import type { StoredAudio, StoredImage } from '../media/stored.ts';
+import { tools } from '../tools/schema.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
 
 export const IDENTITY_STATUSES = ['created', 'training', 'ready'] as const;
@@ -46,4 +48,37 @@ export const identities = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [index('identities_account_created_idx').on(t.accountId, t.createdAt, t.id)],
+);
+
+/** The tools an identity's agent calls (its `tool_ids`, in order). A tool deleted later drops out. */
+export const identityTools = pgTable(
+  'identity_tools',
+  {
+    identityId: text('identity_id')
+      .notNull()
+      .references(() => identities.id, { onDelete: 'cascade' }),
+    toolId: text('tool_id')
+      .notNull()
+      .references(() => tools.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.identityId, t.toolId] }), index('identity_tools_tool_idx').on(t.toolId)],
+);
+
+/** The documents an identity's agent answers from (its `document_ids`, in order). A document deleted later drops out. */
+export const identityDocuments = pgTable(
+  'identity_documents',
+  {
+    identityId: text('identity_id')
+      .notNull()
+      .references(() => identities.id, { onDelete: 'cascade' }),
+    documentId: text('document_id')
+      .notNull()
+      .references(() => documents.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.identityId, t.documentId] }),
+    index('identity_documents_document_idx').on(t.documentId),
+  ],
 );

@@ -48,7 +48,8 @@ async function reportingSession(db: Database, request: Request, sessionId: strin
   return session;
 }
 
-const REPORT_PATH = /^\/internal\/sessions\/(\w+)\/reports$/;
+/** A job's routes: its reports, the webhook tools it asks us to call (src/tools), the passages it retrieves (src/knowledge). */
+const JOB_PATH = /^\/internal\/sessions\/(\w+)\/(reports|tool-calls|knowledge)$/;
 /** The largest report: a transcript turn of a long reply, with room to spare. */
 const REPORT_BODY_BYTES = 256 * 1024;
 
@@ -58,11 +59,19 @@ export function jobReportDoor(db: Database): InternalDoor {
     matches: (path) => path.startsWith('/internal/sessions/'),
     maxBodyBytes: REPORT_BODY_BYTES,
     async admit(request, path) {
-      const sessionId = REPORT_PATH.exec(path)?.[1];
+      const sessionId = JOB_PATH.exec(path)?.[1];
       if (!sessionId) throw new ApiError(401, 'Unknown session or report token');
       admittedReporters.set(request, await reportingSession(db, request, sessionId));
     },
   };
+}
+
+/**
+ * The session whose job sent `request`, once the door admitted it (any route behind
+ * jobReportDoor: src/tools and src/knowledge answer jobs too), else looked up from its token.
+ */
+export async function jobSession(db: Database, request: Request, sessionId: string): Promise<SessionRow> {
+  return admittedReporters.get(request) ?? (await reportingSession(db, request, sessionId));
 }
 
 export function jobReportRoutes(deps: JobReportDeps) {
@@ -131,6 +140,12 @@ export function jobReportRoutes(deps: JobReportDeps) {
         void lifecycle
           .endForIdle(session.id)
           .catch((e) => log.error({ err: e, session_id: session.id }, 'ending an idle session failed'));
+        return { ok: true };
+      }
+      if (body.type === 'agent_ended') {
+        void lifecycle
+          .endForAgent(session.id)
+          .catch((e) => log.error({ err: e, session_id: session.id }, 'ending a session for its agent failed'));
         return { ok: true };
       }
       if (body.type === 'avatar_streaming') {

@@ -233,6 +233,11 @@ export class SessionLifecycle {
     await this.end(sessionId, 'idle');
   }
 
+  /** The agent ended the conversation (an `end_session` tool): it said goodbye already, so no notice. */
+  async endForAgent(sessionId: string): Promise<void> {
+    await this.end(sessionId, 'agent_ended');
+  }
+
   async markStreaming(sessionId: string, at: Date): Promise<void> {
     const [marked] = await this.deps.db
       .update(sessions)

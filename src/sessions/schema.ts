@@ -1,5 +1,6 @@
 import { bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
+import type { ToolCallRecord } from '../contract/agent-tools.ts';
 import { FORM_FACTORS } from '../contract/avatar-video.ts';
 import type { SessionQuality } from '../contract/job-reports.ts';
 import { type JobUsage, TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
@@ -19,6 +20,8 @@ export const END_REASONS = [
   'agent_unavailable',
   'service_restarting',
   'idle',
+  /** The agent ended it with an `end_session` tool. */
+  'agent_ended',
 ] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
@@ -103,6 +106,9 @@ export const sessions = pgTable(
     clientControl: boolean('client_control').notNull().default(false),
     /** A silent visitor is asked after this long and the session ends after as long again; 0 never. */
     idleTimeoutSeconds: integer('idle_timeout_seconds').notNull().default(0),
+    /** The tools and documents this session's agent uses, fixed at its start (the start's, or the identity's then). */
+    toolIds: jsonb('tool_ids').$type<string[]>().notNull().default([]),
+    documentIds: jsonb('document_ids').$type<string[]>().notNull().default([]),
     /** The conversation's summary once written (docs/api.md#sessions-summary). */
     summary: text('summary'),
     summaryStatus: text('summary_status', { enum: SUMMARY_STATUSES }).notNull().default('none'),
@@ -135,6 +141,10 @@ export const sessionTranscripts = pgTable(
     turnId: text('turn_id').notNull(),
     /** An agent turn ordered with `say`: `api` or `client`; null for the conversation's own. */
     orderedBy: text('ordered_by', { enum: ORDER_SOURCES }),
+    /** A `tool` turn's call (name, arguments, result excerpt, duration, outcome). */
+    toolCall: jsonb('tool_call').$type<ToolCallRecord>(),
+    /** An agent turn's documents: those whose passages were in its context. */
+    documentIds: jsonb('document_ids').$type<string[]>(),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
     endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
   },

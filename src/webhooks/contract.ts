@@ -124,4 +124,8 @@ export interface EventData {
   /** A retrain (PATCH with uploads) failed; the identity keeps its previous training. A failed create answers the call itself. */
   'identity.training_failed': { identity_id: string; name: string; detail: string };
   'credits.low': { balance: number; threshold: number; charged: number; kind: string; reference: string };
+  /** A document (docs/api.md#documents) was processed and is searched from now on. */
+  'document.ready': { document_id: string; name: string; chunks: number };
+  /** A document could not be processed; `detail` says what to change. */
+  'document.failed': { document_id: string; name: string; detail: string };
 }

@@ -45,6 +45,7 @@ function metricsTable(metrics: Session['metrics']): HTMLTableElement {
 
 const END_REASON_NAMES: Record<EndReason, string> = {
   ended_by_api: 'Ended on request',
+  agent_ended: 'The agent ended it',
   client_left: 'Visitor left',
   no_join: 'Nobody joined',
   max_duration: 'Time limit reached',

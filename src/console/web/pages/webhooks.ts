@@ -17,6 +17,8 @@ const EVENT_NAMES: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
   'session.summary_ready': "A session's summary was written",
   'identity.ready': 'An identity is ready (created or retrained)',
   'identity.training_failed': 'A retrain failed',
+  'document.ready': 'A document was processed and is searched',
+  'document.failed': 'A document could not be processed',
   'credits.low': 'The balance fell below the threshold',
 };
 

@@ -1,0 +1,31 @@
+import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { accounts } from '../accounts/schema.ts';
+import { TOOL_TYPES } from '../contract/agent-tools.ts';
+
+/** A tool an account's agents may call (docs/api.md#tools). */
+export const tools = pgTable(
+  'tools',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** What the model calls; unique in the account. */
+    name: text('name').notNull(),
+    description: text('description').notNull(),
+    type: text('type', { enum: TOOL_TYPES }).notNull(),
+    /** A JSON Schema of type object, checked on save. */
+    parameters: jsonb('parameters').$type<Record<string, unknown>>().notNull(),
+    /** A webhook tool's receiver; null for the others. */
+    url: text('url'),
+    timeoutMs: integer('timeout_ms').notNull(),
+    /** A webhook tool's signing secret (`whsec_…`), kept as is: signing needs it. Null for the others. */
+    secret: text('secret'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('tools_account_name_idx').on(t.accountId, t.name),
+    index('tools_account_created_idx').on(t.accountId, t.createdAt, t.id),
+  ],
+);
