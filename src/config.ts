@@ -12,10 +12,17 @@ import {
   type ProviderSettings,
 } from './config/agent.ts';
 import { type Env, flag, integer, list, oneOfValues, portRange, withoutTrailingSlash } from './config/environment.ts';
+import {
+  type KnowledgeSettings,
+  loadKnowledgeSettings,
+  loadToolSettings,
+  type ToolSettings,
+} from './config/knowledge.ts';
 import { BUILTIN_PIPELINE_ID } from './contract/pipelines.ts';
 import { IDLE_TIMEOUT_MAX_SECONDS } from './contract/session-direction.ts';
 
 export * from './config/agent.ts';
+export * from './config/knowledge.ts';
 
 export interface S3Settings {
   bucket: string;
@@ -162,6 +169,8 @@ export interface Config {
   providers: ProviderSettings;
   agent: AgentSettings;
   webhooks: WebhookSettings;
+  tools: ToolSettings;
+  knowledge: KnowledgeSettings;
 }
 
 /**
@@ -312,6 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080);
   const host = env.HOST || '0.0.0.0';
   const media = loadLocalMedia(env, host);
+  const providers = loadProviders(env);
   // Where clients reach this service: by default the address the media go to, so a browser
   // on another machine of the network gets URLs it can open.
   const publicUrl = withoutTrailingSlash(
@@ -397,7 +407,9 @@ export function loadConfig(env: Env = process.env): Config {
       trustedProxies: list(env.TRUSTED_PROXIES),
       origin: new URL(publicUrl).origin,
     },
-    providers: loadProviders(env),
+    providers,
+    tools: loadToolSettings(env),
+    knowledge: loadKnowledgeSettings(env, providers.openai, providers.modelsDir),
     agent: loadAgentSettings(env),
     webhooks: {
       allowPrivate: flag(env, 'WEBHOOKS_ALLOW_PRIVATE', false),

@@ -26,6 +26,7 @@ import { identityRoutes } from './identities/index.ts';
 import { trainingAttempts } from './identities/limits.ts';
 import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
+import { documentRoutes, knowledgeRoutes } from './knowledge/index.ts';
 import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
 import { signalProxy } from './livekit/signal-proxy.ts';
@@ -45,6 +46,7 @@ import { sessionOrderRoutes } from './sessions/orders.ts';
 import { giveUpOnSummaries } from './sessions/summary.ts';
 import { runSweeps, type Sweep } from './sweeps.ts';
 import { listenSecurely, type SecureListener } from './tls/index.ts';
+import { toolCallRoutes, toolRoutes } from './tools/index.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
 import { warmUp } from './warm-up.ts';
 import type { Resolver } from './webhooks/destinations.ts';
@@ -264,6 +266,13 @@ export function buildApp(services: Services) {
     internalUrl: config.internalUrl,
     limits: config.limits,
   };
+  const toolDeps = {
+    db: database.db,
+    settings: config.tools,
+    webhooks: config.webhooks,
+    resolve: services.webhookResolver,
+  };
+  const knowledgeDeps = { db: database.db, settings: config.knowledge };
   // The public API's resource routes, behind both doors: API keys at /v1, the console's
   // sign-in cookie at /console/api. One handler and one schema per route either way.
   const resourceRoutes = <const Prefix extends string>(audience: Audience<Prefix>) =>
@@ -279,7 +288,9 @@ export function buildApp(services: Services) {
       .use(sessionRoutes(sessionDeps, audience))
       .use(sessionOrderRoutes(sessionDeps, audience))
       .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience))
-      .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience));
+      .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience))
+      .use(toolRoutes(toolDeps, audience))
+      .use(documentRoutes(knowledgeDeps, audience));
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
@@ -333,6 +344,8 @@ export function buildApp(services: Services) {
         agentWatch: services.agentWatch,
       }),
     )
+    .use(toolCallRoutes(toolDeps))
+    .use(knowledgeRoutes(knowledgeDeps))
     .use(livekitWebhookRoutes({ lifecycle: services.lifecycle, livekit: services.livekit }))
     .use(workerRoutes({ db: database.db, livekit: services.livekit }));
 }
