@@ -3,12 +3,16 @@
 // documentation; schemathesis also sends the request examples. A test checks each example
 // against the schema the route validates with (test/http/openapi-examples.test.ts).
 import { emptyUsage } from '../credits/usage.ts';
+import { TOOL_EXAMPLES } from '../tools/examples.ts';
 
 const IDENTITY_ID = 'idn_5XwBbH2Lr8Nd0qVjYc3TfA';
 const SESSION_ID = 'ses_7QmZk4Wp1Hs9Vx2LbR6DnE';
 const ACCOUNT_ID = 'acc_3Jt8Fq1YvKc5Wm0PzN7SgU';
 const CREATED = '2026-11-24T09:30:00.000Z';
 const UPDATED = '2026-11-24T09:30:01.000Z';
+/** The identity's tool and document (docs/api.md#identity-object). */
+const TOOL_ID = 'tool_4Ck2mXbQ9s1LrT0aVnZ7Jp';
+const DOCUMENT_ID = 'doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB';
 const IMAGE = `https://likeness.example/assets/identities/${IDENTITY_ID}/a1/image.jpg?expires=1795586400&signature=nurT0V5gtKC8ZTd1zCYadgZf2i7JxERtX7MxQk1eVgo`;
 
 const identity = {
@@ -23,6 +27,8 @@ const identity = {
   detail: null,
   pipeline_id: 'builtin',
   provider_avatar_id: null,
+  tool_ids: [TOOL_ID],
+  document_ids: [DOCUMENT_ID],
   created_at: CREATED,
   updated_at: UPDATED,
 };
@@ -64,6 +70,7 @@ const session = {
     fps: 24.9,
     turns: 7,
     interruptions: 1,
+    tool_calls: 1,
     providers: { stt: 'deepgram', llm: 'openai-compatible', tts: 'elevenlabs' },
   },
   context: DIRECTION.context,
@@ -75,6 +82,8 @@ const session = {
     'The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.',
   summary_status: 'ready',
   summary_detail: null,
+  tool_ids: [TOOL_ID],
+  document_ids: [DOCUMENT_ID],
 };
 
 const webhook = {
@@ -131,6 +140,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
           language: 'en',
           status: 'ready',
           image: IMAGE,
+          tool_ids: [TOOL_ID],
+          document_ids: [DOCUMENT_ID],
           created_at: CREATED,
           updated_at: UPDATED,
         },
@@ -228,6 +239,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
             language: 'en',
             interrupted: false,
             ordered_by: null,
+            tool_call: null,
+            document_ids: null,
             started_at: '2026-11-24T09:30:05.000Z',
             ended_at: '2026-11-24T09:30:08.000Z',
           },
@@ -237,8 +250,41 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
             language: 'en',
             interrupted: false,
             ordered_by: null,
+            tool_call: null,
+            document_ids: null,
             started_at: '2026-11-24T09:30:10.000Z',
             ended_at: '2026-11-24T09:30:11.500Z',
+          },
+          {
+            // The agent looked up today's hours with the identity's webhook tool...
+            role: 'tool',
+            text: '{"opens":"09:30","closes":"18:00"}',
+            language: null,
+            interrupted: false,
+            ordered_by: null,
+            tool_call: {
+              call_id: 'call_7Tq2Wm9Lx4Vb',
+              name: 'opening_hours',
+              arguments: { date: '2026-11-24' },
+              result_excerpt: '{"opens":"09:30","closes":"18:00"}',
+              duration_ms: 182,
+              outcome: 'ok',
+            },
+            document_ids: null,
+            started_at: '2026-11-24T09:30:11.600Z',
+            ended_at: '2026-11-24T09:30:11.800Z',
+          },
+          {
+            // ...and answered with a passage of the identity's document in its context.
+            role: 'agent',
+            text: 'Today it opens at 9:30 and closes at 6 pm; on Thursdays it stays open until 9:45.',
+            language: 'en',
+            interrupted: false,
+            ordered_by: null,
+            tool_call: null,
+            document_ids: [DOCUMENT_ID],
+            started_at: '2026-11-24T09:30:11.900Z',
+            ended_at: '2026-11-24T09:30:16.000Z',
           },
           {
             role: 'agent',
@@ -246,8 +292,10 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
             language: 'en',
             interrupted: false,
             ordered_by: 'api',
-            started_at: '2026-11-24T09:30:12.000Z',
-            ended_at: '2026-11-24T09:30:13.800Z',
+            tool_call: null,
+            document_ids: null,
+            started_at: '2026-11-24T09:30:17.000Z',
+            ended_at: '2026-11-24T09:30:18.800Z',
           },
         ],
       },
@@ -346,6 +394,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     },
   },
   listWebhookDeliveries: { responses: { 200: { deliveries: [delivery] } } },
+  ...TOOL_EXAMPLES,
   getUsage: {
     responses: {
       200: {

@@ -1,25 +1,234 @@
 // Tools (docs/api.md#tools): /v1/tools for API keys and, as twins, the console; and the
-// internal route a session's job asks to call a webhook tool through (the job holds no secret).
-// STUB: being built.
-import { Elysia } from 'elysia';
-import type { Audience } from '../auth/index.ts';
-import type { ToolSettings, WebhookSettings } from '../config.ts';
-import type { Database } from '../db/index.ts';
-import type { Resolver } from '../webhooks/destinations.ts';
+// internal route a session's job asks to call a webhook tool through (tool-calls.ts: the job
+// holds no secret). A tool's parameters are a safe subset of JSON Schema (parameters.ts); a
+// webhook tool's URL follows customer webhooks' address rules (src/webhooks/destinations.ts).
+import { and, count, eq } from 'drizzle-orm';
+import { t } from 'elysia';
+import { type Audience, authenticatedRoutes } from '../auth/index.ts';
+import { TOOL_TIMEOUT_DEFAULT_MS, type ToolType } from '../contract/agent-tools.ts';
+import { randomBase62 } from '../db/ids.ts';
+import { ownedRow } from '../db/owned.ts';
+import { ApiError, ErrorResponse, type FieldProblem, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { listPage } from '../http/paging.ts';
+import { checkDestination, DestinationRefused, systemResolver } from '../webhooks/destinations.ts';
+import {
+  CreatedToolResponse,
+  CreateToolRequest,
+  ListToolsQuery,
+  ToolParams,
+  ToolResponse,
+  UpdateToolRequest,
+} from './contract.ts';
+import type { ToolRouteDeps } from './deps.ts';
+import { EMPTY_PARAMETERS, parametersProblems } from './parameters.ts';
+import { presentTool } from './presenter.ts';
+import { tools } from './schema.ts';
 
-export interface ToolRouteDeps {
-  db: Database;
-  settings: ToolSettings;
-  /** Webhook tools follow customer webhooks' address rules (WEBHOOKS_ALLOW_PRIVATE). */
-  webhooks: WebhookSettings;
-  resolve?: Resolver;
-}
+export type { ToolRouteDeps } from './deps.ts';
+export { toolCallRoutes } from './tool-calls.ts';
 
-export function toolRoutes<const Prefix extends string>(_deps: ToolRouteDeps, _audience: Audience<Prefix>) {
-  return new Elysia();
-}
+/** What an end_session tool tells the model when its creator says nothing. */
+export const END_SESSION_DESCRIPTION = 'End the conversation when the visitor says goodbye or asks to stop';
 
-/** POST /internal/sessions/{id}/tool-calls, behind the job door (src/sessions/job-reports.ts). */
-export function toolCallRoutes(_deps: ToolRouteDeps) {
-  return new Elysia();
+/** `tool_` + 22 base62 characters, like the other ids (src/db/ids.ts). */
+const newToolId = () => `tool_${randomBase62(22)}`;
+
+/** `whsec_` + base64 of 32 random bytes: Standard Webhooks' secret format, as customer webhooks'. */
+const newSecret = () => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`;
+
+const duplicateName = (name: string) => new ApiError(409, `A tool named ${name} already exists in this account`);
+
+/** Postgres's unique violation, however the driver (postgres.js, PGlite) or drizzle wraps it. */
+const isUniqueViolation = (error: unknown) =>
+  (error as { code?: string }).code === '23505' || (error as { cause?: { code?: string } }).cause?.code === '23505';
+
+const errors = { 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse };
+
+export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, audience: Audience<Prefix>) {
+  const { db, settings } = deps;
+  const urlProblems = async (url: string): Promise<FieldProblem[]> => {
+    try {
+      await checkDestination(url, {
+        allowPrivate: deps.webhooks.allowPrivate,
+        resolve: deps.resolve ?? systemResolver,
+      });
+      return [];
+    } catch (error) {
+      if (error instanceof DestinationRefused)
+        return [{ loc: ['body', 'url'], msg: `url: ${error.message}`, type: 'url_not_allowed' }];
+      throw error;
+    }
+  };
+  /** What a tool of `type` needs beside the schema: a description, a URL for webhooks only, sound parameters. */
+  const fieldProblems = async (
+    type: ToolType,
+    body: { description?: string; url?: string; parameters?: Record<string, unknown> },
+    creating: boolean,
+  ): Promise<FieldProblem[]> => {
+    const problems: FieldProblem[] = [];
+    if (type !== 'end_session') {
+      if (body.description === undefined && creating)
+        problems.push({ loc: ['body', 'description'], msg: `A ${type} tool needs a description`, type: 'missing' });
+      else if (body.description !== undefined && body.description.trim() === '')
+        problems.push({ loc: ['body', 'description'], msg: 'description is blank', type: 'string_blank' });
+    }
+    if (type === 'webhook') {
+      if (body.url === undefined && creating)
+        problems.push({ loc: ['body', 'url'], msg: 'A webhook tool needs a url', type: 'missing' });
+      else if (body.url !== undefined) problems.push(...(await urlProblems(body.url)));
+    } else if (body.url !== undefined) {
+      problems.push({ loc: ['body', 'url'], msg: 'Only webhook tools have a url', type: 'unsupported_field' });
+    }
+    if (body.parameters !== undefined) problems.push(...parametersProblems(body.parameters, ['body', 'parameters']));
+    return problems;
+  };
+  const findOwned = async (accountId: string, id: string) => {
+    const row = await ownedRow(db, tools, accountId, id);
+    if (!row) throw notFound('Tool');
+    return row;
+  };
+
+  return authenticatedRoutes(db, audience, '/tools', 'Tools')
+    .post(
+      '',
+      async ({ caller, body, set }) => {
+        const problems = await fieldProblems(body.type, body, true);
+        if (problems.length > 0) throw new ApiError(422, problems);
+        const row = await db.transaction(async (tx) => {
+          const [{ existing }] = (await tx
+            .select({ existing: count() })
+            .from(tools)
+            .where(eq(tools.accountId, caller.accountId))) as [{ existing: number }];
+          if (existing >= settings.maxPerAccount) {
+            throw new ApiError(422, [
+              {
+                loc: ['body'],
+                msg: `An account can have at most ${settings.maxPerAccount} tools; delete one first`,
+                type: 'too_many_tools',
+              },
+            ]);
+          }
+          const [created] = await tx
+            .insert(tools)
+            .values({
+              id: newToolId(),
+              accountId: caller.accountId,
+              name: body.name,
+              description: body.description ?? END_SESSION_DESCRIPTION,
+              type: body.type,
+              parameters: body.parameters ?? EMPTY_PARAMETERS,
+              url: body.type === 'webhook' ? body.url! : null,
+              timeoutMs: body.timeout_ms ?? TOOL_TIMEOUT_DEFAULT_MS,
+              secret: body.type === 'webhook' ? newSecret() : null,
+            })
+            .onConflictDoNothing({ target: [tools.accountId, tools.name] })
+            .returning();
+          if (!created) throw duplicateName(body.name);
+          return created;
+        });
+        set.status = 201;
+        return { ...presentTool(row), ...(row.secret ? { secret: row.secret } : {}) };
+      },
+      {
+        body: CreateToolRequest,
+        parse: 'json',
+        response: { 201: CreatedToolResponse, ...errors },
+        detail: {
+          operationId: 'createTool',
+          summary: "Add a tool; a webhook tool's signing secret is in this answer only",
+          description:
+            'A webhook tool is called with a POST of JSON `{session_id, identity_id, call_id, tool, arguments}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`); its answer (at most 64 KB) is what the model reads.',
+        },
+      },
+    )
+    .get(
+      '',
+      async ({ caller, query, set }) => {
+        const { rows } = await listPage(
+          db,
+          tools,
+          {
+            scope: eq(tools.accountId, caller.accountId),
+            limit: query.limit,
+            after: query.after,
+            unknownAfter: 'after must be the tool_id of a tool in the list',
+          },
+          { set, path: `${audience.prefix}/tools` },
+        );
+        return rows.map(presentTool);
+      },
+      {
+        query: ListToolsQuery,
+        response: { 200: t.Array(ToolResponse), 401: ErrorResponse, 422: ValidationErrorResponse },
+        detail: { operationId: 'listTools', summary: "List the caller's tools, newest first" },
+      },
+    )
+    .get('/:tool_id', async ({ caller, params }) => presentTool(await findOwned(caller.accountId, params.tool_id)), {
+      params: ToolParams,
+      response: { 200: ToolResponse, 401: ErrorResponse, 404: ErrorResponse },
+      detail: { operationId: 'getTool', summary: 'Read one tool' },
+    })
+    .patch(
+      '/:tool_id',
+      async ({ caller, params, body }) => {
+        if (body.type !== undefined)
+          throw new ApiError(422, [
+            { loc: ['body', 'type'], msg: "A tool's type cannot change; make a new tool", type: 'immutable_field' },
+          ]);
+        const tool = await findOwned(caller.accountId, params.tool_id);
+        const problems = await fieldProblems(tool.type, body, false);
+        if (problems.length > 0) throw new ApiError(422, problems);
+        let row: typeof tool | undefined;
+        try {
+          [row] = await db
+            .update(tools)
+            .set({
+              ...(body.name !== undefined && { name: body.name }),
+              ...(body.description !== undefined && { description: body.description }),
+              ...(body.parameters !== undefined && { parameters: body.parameters }),
+              ...(body.url !== undefined && { url: body.url }),
+              ...(body.timeout_ms !== undefined && { timeoutMs: body.timeout_ms }),
+              updatedAt: new Date(),
+            })
+            .where(and(eq(tools.id, params.tool_id), eq(tools.accountId, caller.accountId)))
+            .returning();
+        } catch (error) {
+          if (isUniqueViolation(error)) throw duplicateName(body.name ?? tool.name);
+          throw error;
+        }
+        if (!row) throw notFound('Tool');
+        return presentTool(row);
+      },
+      {
+        params: ToolParams,
+        body: UpdateToolRequest,
+        parse: 'json',
+        response: { 200: ToolResponse, ...errors },
+        detail: {
+          operationId: 'updateTool',
+          summary: 'Change a tool: name, description, parameters, url, timeout_ms',
+          description:
+            'Sessions already running keep the tools they started with, and call a webhook tool as it is now.',
+        },
+      },
+    )
+    .delete(
+      '/:tool_id',
+      async ({ caller, params, set }) => {
+        const deleted = await db
+          .delete(tools)
+          .where(and(eq(tools.id, params.tool_id), eq(tools.accountId, caller.accountId)))
+          .returning({ id: tools.id });
+        if (deleted.length === 0) throw notFound('Tool');
+        set.status = 204;
+      },
+      {
+        params: ToolParams,
+        response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse },
+        detail: {
+          operationId: 'deleteTool',
+          summary: "Delete a tool; identities drop it, and a running session's next call to it is an error",
+        },
+      },
+    );
 }

@@ -12,7 +12,7 @@ import { compose, composeService, likenessServices } from '../cluster/compose.ts
 const ROOT = join(import.meta.dir, '..', '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 // The configuration: src/config.ts and its parts (src/config/).
-const configSource = ['src/config.ts', 'src/config/agent.ts', 'src/config/environment.ts'].map(read).join('\n');
+const configSource = ['src/config.ts', 'src/config/agent.ts', 'src/config/environment.ts', 'src/config/knowledge.ts'].map(read).join('\n');
 /** The LiveKit version the bootstrap builds (src/bootstrap/livekit.mjs, plain Node, untyped). */
 const LIVEKIT_SERVER_TAG = /LIVEKIT_SERVER_TAG = ['"](v[\d.]+)['"]/.exec(read('src/bootstrap/livekit.mjs'))![1]!;
 
@@ -51,6 +51,14 @@ describe('deploy/compose.yaml', () => {
       'health',
       `http://127.0.0.1:${composeService('agent').environment.AGENT_HEALTH_PORT}/readyz`,
     ]);
+  });
+
+  test('its Postgres has pgvector, which the documents migration uses where it exists', () => {
+    const { raw } = compose();
+    expect(raw.services.postgres.image).toMatch(/^pgvector\/pgvector:pg\d+$/);
+    const migration = read('drizzle/0016_tools_and_knowledge.sql');
+    expect(migration).toContain("pg_available_extensions WHERE name = 'vector'");
+    expect(migration).toContain('USING hnsw (embedding_vector vector_ip_ops)');
   });
 
   test('LiveKit is the official image of the version the bootstrap builds, on the ports the service documents', () => {
