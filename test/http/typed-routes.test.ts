@@ -16,6 +16,8 @@ const publicResources: Record<keyof Routes['v1'], true> = {
   credits: true,
   usage: true,
   webhooks: true,
+  tools: true,
+  documents: true,
 };
 /** The console's API: the same resources, and its own sign-in, keys and account routes. */
 type ConsoleOwn = 'keys' | 'password' | 'sign-up' | 'sign-in' | 'signed-in' | 'sign-out' | 'me';
@@ -38,7 +40,7 @@ const doors: Record<keyof Routes, true> = {
 };
 
 test('every door, the public API and its console twins are in the type, down to the answer of a route', () => {
-  expect(Object.keys(publicResources)).toHaveLength(7);
+  expect(Object.keys(publicResources)).toHaveLength(9);
   expect(consoleTwins).toBe(true);
   expect(Object.keys(doors)).toContain('v1');
   expect(sessionStatus).toEqual(['running', 'ended']);

@@ -19,12 +19,21 @@
 //                #threshold-form #low-balance-threshold #save-threshold #threshold-status #threshold-error
 //   identities:  #identity-gallery #identities-empty #identities-error #identities-status
 //                cards li[data-testid=identity-card][data-identity-id][data-status]
-//                  [data-testid=identity-status] [data-testid=talk-identity] [data-testid=edit-identity] [data-testid=delete-identity]
+//                  [data-testid=identity-status] [data-testid=identity-attachments] [data-testid=talk-identity]
+//                  [data-testid=edit-identity] [data-testid=delete-identity]
 //                #identity-form #identity-name #identity-prompt #identity-image #identity-audio #identity-voice
 //                #identity-language #identity-language-problem #create-identity #identity-form-error #identity-form-status
 //                #edit-identity-form #edit-identity-name #edit-identity-prompt #edit-identity-language #edit-identity-voice
 //                #edit-identity-language-problem #edit-identity-image #edit-identity-audio #save-identity #cancel-edit
 //                #edit-identity-error
+//                attachments (create: identity-, edit: edit-identity-): #<prefix>-tools #<prefix>-documents (fieldsets)
+//                  checkboxes #<prefix>-tool-<tool_id> (name tool_ids) #<prefix>-document-<document_id> (name document_ids)
+//   tools:       #tool-form #tool-name #tool-type #tool-description #tool-parameters #tool-webhook-fields #tool-url
+//                #tool-timeout #add-tool #tool-form-error #tool-secret-slot #tool-secret-once #tool-secret-done
+//                #tools-error #tools-list #tools-table (rows tr[data-tool-id][data-type]) [data-testid=delete-tool]
+//   knowledge:   #document-form #document-file #document-name #upload-document #document-form-error #documents-status
+//                #documents-error #documents-list #documents-table (rows tr[data-document-id][data-status])
+//                [data-testid=document-status|document-detail|delete-document]
 //   sessions:    #sessions-table (rows tr[data-session-id]) [data-testid=view-transcript] #sessions-error #sessions-list
 //                #session-transcript #session-transcript-turns
 //   talk:        #talk-form #talk-identity #talk-language #talk-language-note #talk-form-factor #talk-visual-awareness
@@ -39,10 +48,12 @@ import { accountPage } from './pages/account.ts';
 import { creditsPage } from './pages/credits.ts';
 import { identitiesPage } from './pages/identities.ts';
 import { keysPage } from './pages/keys.ts';
+import { knowledgePage } from './pages/knowledge.ts';
 import type { Page, PageContext } from './pages/page.ts';
 import { sessionsPage } from './pages/sessions.ts';
 import { signInPage } from './pages/sign-in.ts';
 import { talkPage } from './pages/talk.ts';
+import { toolsPage } from './pages/tools.ts';
 import { webhooksPage } from './pages/webhooks.ts';
 import type { Account, SignedIn, SignInState } from './resources.ts';
 
@@ -56,6 +67,8 @@ interface Route {
 const ROUTES: Record<string, Route> = {
   '/sign-in': { page: signInPage, title: 'Sign in', nav: false },
   '/identities': { page: identitiesPage, title: 'Identities', nav: true },
+  '/tools': { page: toolsPage, title: 'Tools', nav: true },
+  '/knowledge': { page: knowledgePage, title: 'Knowledge', nav: true },
   '/talk': { page: talkPage, title: 'Talk', nav: true },
   '/sessions': { page: sessionsPage, title: 'Sessions', nav: true },
   '/credits': { page: creditsPage, title: 'Credits', nav: true },

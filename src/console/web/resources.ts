@@ -6,7 +6,9 @@ import { type Language, LANGUAGE_NAMES as SPOKEN_LANGUAGE_NAMES } from '../../co
 import type * as creditContract from '../../credits/contract.ts';
 import type { LedgerKind } from '../../credits/ledger.ts';
 import type * as identityContract from '../../identities/contract.ts';
+import type * as knowledgeContract from '../../knowledge/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
+import type * as toolContract from '../../tools/contract.ts';
 import type { VoiceItem } from '../../voices/contract.ts';
 import type * as webhookContract from '../../webhooks/contract.ts';
 import type * as consoleContract from '../contract.ts';
@@ -40,3 +42,11 @@ export type Session = Static<typeof sessionContract.SessionResponse>;
 export type EndReason = NonNullable<Session['end_reason']>;
 export type Transcript = Static<typeof sessionContract.TranscriptResponse>;
 export type SessionStart = Static<typeof sessionContract.StartSessionResponse>;
+
+// Tools and documents (docs/api.md#tools, #documents).
+export type { ToolType } from '../../contract/agent-tools.ts';
+export type Tool = Static<typeof toolContract.ToolResponse>;
+/** A webhook tool's create answer carries its signing secret, once. */
+export type CreatedTool = Static<typeof toolContract.CreatedToolResponse>;
+export type { DocumentStatus } from '../../knowledge/schema.ts';
+export type KnowledgeDocument = Static<typeof knowledgeContract.DocumentResponse>;
