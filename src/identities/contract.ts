@@ -6,6 +6,8 @@ import { oneOf } from '../http/enum-schema.ts';
 import { IDENTITY_STATUSES } from './schema.ts';
 
 export const NAME_MAX = 200;
+/** At most this many tools, and as many documents, per identity or session start. */
+export const MAX_ATTACHED = 20;
 export const PROMPT_MAX = 20_000;
 
 const Language = oneOf(LANGUAGES, 'auto, en, es, pl or uk');
@@ -24,6 +26,19 @@ const ProviderAvatarId = t.String({
     'For hosted pipelines: the avatar at the provider that animates this identity (required by `bey`; optional for `anam`, which otherwise makes one from the photo). Checked with the provider: 422 when unknown. Other pipelines refuse it. Immutable.',
 });
 
+/**
+ * A form field holding one JSON array of ids (`tool_ids=["tool_…","tool_…"]`): multipart forms
+ * have no arrays, and one field keeps "[]" (clear the list) sayable. Its content is checked by
+ * parseIdLists (attachments.ts), where a bad entry is told by its place.
+ */
+const idListField = (description: string) => t.String({ maxLength: 10_000, description });
+const ToolIdsField = idListField(
+  `The tools (GET /v1/tools) the agent may call, in order, as one JSON array: ["tool_…"]. At most ${MAX_ATTACHED}, each once, each of this account (422 otherwise).`,
+);
+const DocumentIdsField = idListField(
+  `The documents (GET /v1/documents) the agent answers from, as one JSON array: ["doc_…"]. At most ${MAX_ATTACHED}, each once, each of this account and not \`failed\` (422 otherwise).`,
+);
+
 export const CreateIdentityForm = t.Object({
   name: t.String({ minLength: 1, maxLength: NAME_MAX, description: 'Display name.' }),
   prompt: t.String({ minLength: 1, maxLength: PROMPT_MAX, description: "The avatar's system prompt." }),
@@ -40,6 +55,8 @@ export const CreateIdentityForm = t.Object({
     t.String({ minLength: 1, description: 'Renderer pipeline; immutable. Omit for the default.' }),
   ),
   provider_avatar_id: t.Optional(ProviderAvatarId),
+  tool_ids: t.Optional(ToolIdsField),
+  document_ids: t.Optional(DocumentIdsField),
 });
 
 export const UpdateIdentityForm = t.Object({
@@ -53,6 +70,8 @@ export const UpdateIdentityForm = t.Object({
   language: t.Optional(Language),
   pipeline_id: t.Optional(t.String({ description: 'Immutable: sending it answers 422.' })),
   provider_avatar_id: t.Optional(t.String({ description: 'Immutable: sending it answers 422.' })),
+  tool_ids: t.Optional(ToolIdsField),
+  document_ids: t.Optional(DocumentIdsField),
 });
 
 export const IdentityParams = t.Object({ identity_id: t.String() });
@@ -60,6 +79,13 @@ export const IdentityParams = t.Object({ identity_id: t.String() });
 export const ListIdentitiesQuery = t.Object({
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: 'Page size; omit for every identity.' })),
   after: t.Optional(t.String({ description: 'identity_id of the last item of the previous page.' })),
+});
+
+const ToolIds = t.Array(t.String(), {
+  description: 'The tools its agent may call, in order; a tool deleted since is no longer listed.',
+});
+const DocumentIds = t.Array(t.String(), {
+  description: 'The documents its agent answers from, in order; a document deleted since is no longer listed.',
 });
 
 export const IdentityResponse = t.Object({
@@ -84,6 +110,8 @@ export const IdentityResponse = t.Object({
         'The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others.',
     }),
   ),
+  tool_ids: ToolIds,
+  document_ids: DocumentIds,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -101,6 +129,8 @@ export const IdentityListItem = t.Object({
   language: Language,
   status: Status,
   image: t.String({ format: 'uri' }),
+  tool_ids: ToolIds,
+  document_ids: DocumentIds,
   created_at: Timestamp,
   updated_at: Timestamp,
 });

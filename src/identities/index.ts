@@ -15,6 +15,13 @@ import { type PipelineRegistry, releaseTraining } from '../pipelines/registry.ts
 import type { Pipeline } from '../pipelines/types.ts';
 import { presetVoice, sampleProfile, type Voices, voiceChoiceProblems } from '../voices/index.ts';
 import {
+  attachmentProblems,
+  attachmentsOf,
+  attachmentsOfOne,
+  parseIdLists,
+  replaceAttachments,
+} from './attachments.ts';
+import {
   CreateIdentityForm,
   IdentityListItem,
   IdentityParams,
@@ -97,8 +104,8 @@ async function checkImageFor(pipeline: Pipeline, image: InspectedImage): Promise
 /** The identity routes behind one door: the public API (`/v1`) or the console's (`/console/api`). */
 export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, audience: Audience<Prefix>) {
   const { db, addressesFor } = deps;
-  const present = (row: Parameters<typeof identityResponse>[0], request: Request) =>
-    identityResponse(row, addressesFor(request).links);
+  const present = async (row: Parameters<typeof identityResponse>[0], request: Request) =>
+    identityResponse(row, addressesFor(request).links, await attachmentsOfOne(db, row.id));
   const findOwned = async (accountId: string, identityId: string) => {
     const row = await findIdentity(db, accountId, identityId);
     if (!row) throw notFound('Identity');
@@ -127,7 +134,11 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           { set, path: `${audience.prefix}/identities` },
         );
         const { links } = addressesFor(request);
-        return rows.map((row) => identityListItem(row, links));
+        const attached = await attachmentsOf(
+          db,
+          rows.map((row) => row.id),
+        );
+        return rows.map((row) => identityListItem(row, links, attached.get(row.id)!));
       },
       {
         query: ListIdentitiesQuery,
@@ -138,6 +149,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
     .post(
       '',
       async ({ caller, body, request }) => {
+        const lists = parseIdLists(body);
         const pipelineId = body.pipeline_id ?? deps.pipelines.defaultId;
         const pipeline = deps.pipelines.get(pipelineId);
         throwIfProblems([
@@ -145,6 +157,8 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           ...(pipeline ? [] : [unknownPipeline(pipelineId, deps.pipelines.ids())]),
           ...voiceChoiceProblems(body),
           ...providerAvatarProblems(pipeline, body.provider_avatar_id),
+          ...lists.problems,
+          ...(await attachmentProblems(db, caller.accountId, lists.change)),
         ]);
         // The provider is asked before the uploads are decoded: a wrong id costs a lookup, not a training.
         if (body.provider_avatar_id !== undefined) await pipeline!.providerAvatars!.check(body.provider_avatar_id);
@@ -156,6 +170,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           pipeline: pipeline!,
           presetVoice: body.voice_id === undefined ? undefined : presetVoice(body.voice_id),
           providerAvatarId: body.provider_avatar_id,
+          attachments: lists.change,
         };
         // The account's training slot and credits before any decoding (429, 402).
         const reservation = await reserveIdentity(deps, fields);
@@ -191,7 +206,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           operationId: 'createIdentity',
           summary: 'Create an identity; training runs within the call',
           description:
-            'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.',
+            'Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. `tool_ids` and `document_ids` (each one JSON array) name the tools and documents its agent uses. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.',
         },
       },
     )
@@ -227,23 +242,33 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
         }
         const retrain = body.image !== undefined || body.audio !== undefined;
         const voice = body.voice_id === undefined ? undefined : presetVoice(body.voice_id);
+        // Each list sent replaces the identity's whole list ([] clears it); one not sent stays.
+        const lists = parseIdLists(body);
+        const attachments = lists.change;
         if (
           !retrain &&
           body.voice_id === undefined &&
           body.name === undefined &&
           body.prompt === undefined &&
-          body.language === undefined
+          body.language === undefined &&
+          body.tool_ids === undefined &&
+          body.document_ids === undefined
         ) {
           throw invalid(
             ['body'],
-            'Nothing to update: send name, prompt, language, voice_id, image or audio',
+            'Nothing to update: send name, prompt, language, voice_id, tool_ids, document_ids, image or audio',
             'empty_update',
           );
         }
         if (retrain && body.prompt === undefined) {
           throw invalid(['body', 'prompt'], 'prompt is required alongside image or audio uploads', 'missing');
         }
-        throwIfProblems([...textProblems(body), ...voiceChoiceProblems(body)]);
+        throwIfProblems([
+          ...textProblems(body),
+          ...voiceChoiceProblems(body),
+          ...lists.problems,
+          ...(await attachmentProblems(db, caller.accountId, attachments)),
+        ]);
         if (retrain) {
           // A retrain is a training like a create: the account's limits before any decoding.
           await db.transaction(async (tx) =>
@@ -267,30 +292,36 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
             image: uploads.image,
             audio: uploads.audio,
             voice,
+            attachments,
           });
           if (voice !== undefined) await dropReplacedVoice(current);
           set.status = 202;
           return present(row, request);
         }
-        const [row] = await db
-          .update(identities)
-          .set({
-            ...(body.name !== undefined && { name: body.name }),
-            ...(body.prompt !== undefined && { prompt: body.prompt }),
-            ...(body.language !== undefined && { language: body.language }),
-            // A preset replaces a cloned voice, and its sample is no longer kept.
-            ...(voice !== undefined && { voice, audio: null }),
-            updatedAt: new Date(),
-          })
-          .where(
-            and(
-              eq(identities.id, current.id),
-              eq(identities.accountId, caller.accountId),
-              // A retrain in flight would install its own voice when it finishes.
-              ...(voice !== undefined ? [eq(identities.status, 'ready')] : []),
-            ),
-          )
-          .returning();
+        // The fields and the lists change together, or not at all.
+        const row = await db.transaction(async (tx) => {
+          const [updated] = await tx
+            .update(identities)
+            .set({
+              ...(body.name !== undefined && { name: body.name }),
+              ...(body.prompt !== undefined && { prompt: body.prompt }),
+              ...(body.language !== undefined && { language: body.language }),
+              // A preset replaces a cloned voice, and its sample is no longer kept.
+              ...(voice !== undefined && { voice, audio: null }),
+              updatedAt: new Date(),
+            })
+            .where(
+              and(
+                eq(identities.id, current.id),
+                eq(identities.accountId, caller.accountId),
+                // A retrain in flight would install its own voice when it finishes.
+                ...(voice !== undefined ? [eq(identities.status, 'ready')] : []),
+              ),
+            )
+            .returning();
+          if (updated) await replaceAttachments(tx, caller.accountId, current.id, attachments);
+          return updated;
+        });
         if (!row) {
           if (voice !== undefined && (await findIdentity(db, caller.accountId, current.id))) {
             throw new ApiError(409, 'This identity is retraining; change its voice when it is ready');
@@ -318,7 +349,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           operationId: 'updateIdentity',
           summary: 'Update an identity',
           description:
-            'Text fields and `voice_id` alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status; a new image without a usable face is refused at once (422, as on create). `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.',
+            'Text fields, `voice_id`, `tool_ids` and `document_ids` alone answer 200 (each list sent replaces the whole list; `[]` clears it). Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status; a new image without a usable face is refused at once (422, as on create). `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.',
         },
       },
     )

@@ -21,6 +21,7 @@ import type { Pipeline, TrainingResult } from '../pipelines/types.ts';
 import type { Voices } from '../voices/index.ts';
 import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
 import { writeEvent } from '../webhooks/index.ts';
+import { type AttachmentChange, changesAttachments, replaceAttachments } from './attachments.ts';
 import { admitTraining } from './limits.ts';
 import type { IdentityRow } from './queries.ts';
 import { identities } from './schema.ts';
@@ -68,6 +69,8 @@ export interface IdentityFields {
   presetVoice?: IdentityVoice | null;
   /** The provider's avatar the identity names, for hosted pipelines (already checked with the provider). */
   providerAvatarId?: string;
+  /** Its tools and documents (checked again as the row is reserved, with it). */
+  attachments?: AttachmentChange;
 }
 
 const AUDIO_EXTENSIONS: Record<AudioKind, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a' };
@@ -121,6 +124,9 @@ export async function reserveIdentity(deps: OnboardingDeps, fields: IdentityFiel
       image: { key: '', contentType: 'image/png', width: 0, height: 0, variants: {} },
       workedUntil: leaseUntil(deps.workLeaseSeconds),
     });
+    // With the row: a list refused here leaves no row; a create that fails later takes the lists with it (cascade).
+    if (fields.attachments && changesAttachments(fields.attachments))
+      await replaceAttachments(tx, fields.accountId, id, fields.attachments);
   });
   return { id, accountId: fields.accountId, prefix: trainingPrefix(id) };
 }

@@ -2,9 +2,10 @@
 import type { AssetLinks } from '../assets/links.ts';
 import { providerAvatarOf } from '../pipelines/types.ts';
 import { voiceIdOf } from '../voices/index.ts';
+import type { Attachments } from './attachments.ts';
 import type { IdentityRow } from './queries.ts';
 
-export function identityResponse(row: IdentityRow, links: AssetLinks) {
+export function identityResponse(row: IdentityRow, links: AssetLinks, attached: Attachments) {
   return {
     identity_id: row.id,
     name: row.name,
@@ -17,6 +18,8 @@ export function identityResponse(row: IdentityRow, links: AssetLinks) {
     detail: row.detail,
     pipeline_id: row.pipelineId,
     provider_avatar_id: providerAvatarOf(row.training) ?? null,
+    tool_ids: attached.toolIds,
+    document_ids: attached.documentIds,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
@@ -26,13 +29,15 @@ export function identityStatusResponse(row: IdentityRow) {
   return { identity_id: row.id, status: row.status, updated_at: row.updatedAt.toISOString(), detail: row.detail };
 }
 
-export function identityListItem(row: IdentityRow, links: AssetLinks) {
+export function identityListItem(row: IdentityRow, links: AssetLinks, attached: Attachments) {
   return {
     identity_id: row.id,
     name: row.name,
     language: row.language,
     status: row.status,
     image: links.url(row.image.key),
+    tool_ids: attached.toolIds,
+    document_ids: attached.documentIds,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

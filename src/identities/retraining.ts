@@ -17,6 +17,7 @@ import { providerAvatarOf, type TrainingResult } from '../pipelines/types.ts';
 import { sampleProfile, VoiceProviderError, type Voices } from '../voices/index.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
 import { writeEvent } from '../webhooks/index.ts';
+import { type AttachmentChange, replaceAttachments } from './attachments.ts';
 import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';
 import type { IdentityRow } from './queries.ts';
 import { identities, type PendingRetrain } from './schema.ts';
@@ -32,6 +33,8 @@ export interface RetrainRequest {
   audio?: UploadedAudio;
   /** A preset chosen alongside an image upload: applies at once, like the text fields (null: the default voice). */
   voice?: IdentityVoice | null;
+  /** Tools and documents sent alongside: replaced at once, with the text fields. */
+  attachments?: AttachmentChange;
 }
 
 export interface RetrainingDeps {
@@ -78,28 +81,39 @@ export class Retraining {
 
     // The status guard makes accepting atomic: of two concurrent retrains only one flips ready → training.
     const now = new Date();
-    const [row] = await db
-      .update(identities)
-      .set({
-        status: 'training',
-        detail: null,
-        prompt: request.prompt,
-        ...(request.name !== undefined && { name: request.name }),
-        ...(request.language !== undefined && { language: request.language }),
-        ...(request.voice !== undefined && { voice: request.voice, audio: null }),
-        pendingRetrain: pending,
-        updatedAt: now,
-        workedUntil: leaseUntil(this.deps.workLeaseSeconds),
+    const row = await db
+      .transaction(async (tx) => {
+        const [accepted] = await tx
+          .update(identities)
+          .set({
+            status: 'training',
+            detail: null,
+            prompt: request.prompt,
+            ...(request.name !== undefined && { name: request.name }),
+            ...(request.language !== undefined && { language: request.language }),
+            ...(request.voice !== undefined && { voice: request.voice, audio: null }),
+            pendingRetrain: pending,
+            updatedAt: now,
+            workedUntil: leaseUntil(this.deps.workLeaseSeconds),
+          })
+          .where(
+            and(
+              eq(identities.id, request.identityId),
+              eq(identities.accountId, request.accountId),
+              eq(identities.status, 'ready'),
+              isNotNull(identities.onboardedAt),
+            ),
+          )
+          .returning();
+        if (accepted && request.attachments)
+          await replaceAttachments(tx, request.accountId, request.identityId, request.attachments);
+        return accepted;
       })
-      .where(
-        and(
-          eq(identities.id, request.identityId),
-          eq(identities.accountId, request.accountId),
-          eq(identities.status, 'ready'),
-          isNotNull(identities.onboardedAt),
-        ),
-      )
-      .returning();
+      .catch(async (error: unknown) => {
+        // A list refused in the transaction (a tool deleted since the check): the uploads go too.
+        await store.deletePrefix(prefix);
+        throw error;
+      });
     if (!row) {
       await store.deletePrefix(prefix);
       throw new ApiError(409, 'This identity is already retraining; poll its status and try again when it is ready');

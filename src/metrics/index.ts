@@ -91,6 +91,23 @@ export const turnInterruptions = new Counter({
   registers: [registry],
 });
 
+/** The agent's tool calls, from its turn reports (a redelivered report counts once). */
+export const toolCalls = new Counter({
+  name: 'likeness_tool_calls_total',
+  help: "Tools the agent called, by outcome (ok, error, timeout, invalid_arguments), from each turn's report.",
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const toolCallSeconds = new Histogram({
+  name: 'likeness_tool_call_duration_seconds',
+  help: 'How long a tool call took, as the agent measured it, by outcome.',
+  labelNames: ['outcome'] as const,
+  // A call waits at most TOOL_TIMEOUT_MAX_MS (10 s).
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15],
+  registers: [registry],
+});
+
 export const trainingSeconds = new Histogram({
   name: 'likeness_identity_training_seconds',
   help: "An identity's training (create or retrain), by pipeline and outcome.",

@@ -31,6 +31,7 @@ import { paidUntil } from './billing.ts';
 import { dispatchMetadata } from './dispatch.ts';
 import type { SessionLifecycle, SessionRow } from './lifecycle.ts';
 import { sessions } from './schema.ts';
+import { sessionToolbox } from './toolbox.ts';
 import { foldUsage } from './usage-reports.ts';
 
 /**
@@ -239,6 +240,8 @@ export class AgentWatch {
         assetLinks: this.deps.assetLinks,
         // The new job is directed as the first was: the row keeps what the start set.
         direction: session,
+        // And has the tools and documents the start fixed (a tool deleted since is left out).
+        toolbox: await sessionToolbox(db, session, this.deps.internalUrl),
       }),
       minute_offset: session.billedMinutes,
       ...(paidLeftMs ? { paid_left_ms: paidLeftMs } : {}),

@@ -9,9 +9,12 @@ import {
   LANGUAGES,
   ORDER_SOURCES,
   SESSION_CONTEXT_MAX_CHARS,
+  TOOL_CALL_OUTCOMES,
+  TOOL_NAME_PATTERN,
   TRANSCRIPT_ROLES,
 } from '../contract/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
+import { MAX_ATTACHED } from '../identities/contract.ts';
 import { END_REASONS, SESSION_STATUSES, SUMMARY_STATUSES } from './schema.ts';
 
 const Timestamp = t.String({ format: 'date-time' });
@@ -53,6 +56,18 @@ export const StartSessionBody = t.Object(
         maximum: IDLE_TIMEOUT_MAX_SECONDS,
         description:
           "A visitor silent this long is asked whether they are still there; as long again without a word, the session ends `idle`. 0: never. Default: the service's SESSION_IDLE_TIMEOUT_SECONDS (90).",
+      }),
+    ),
+    tool_ids: t.Optional(
+      t.Array(t.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: MAX_ATTACHED,
+        description: `The tools (GET /v1/tools) this session's agent may call, instead of the identity's; [] for none. At most ${MAX_ATTACHED}, each once, each of this account (422 otherwise).`,
+      }),
+    ),
+    document_ids: t.Optional(
+      t.Array(t.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: MAX_ATTACHED,
+        description: `The documents (GET /v1/documents) this session's agent answers from, instead of the identity's; [] for none. At most ${MAX_ATTACHED}, each once, each of this account and not \`failed\` (422 otherwise).`,
       }),
     ),
   },
@@ -135,6 +150,7 @@ export const SessionMetrics = t.Object(
     }),
     turns: t.Integer({ minimum: 0, description: 'Agent turns that answered the visitor.' }),
     interruptions: t.Integer({ minimum: 0, description: 'Agent turns the visitor cut off.' }),
+    tool_calls: t.Integer({ minimum: 0, description: 'Tool calls the agent made, whatever their outcome.' }),
     providers: t.Object({
       stt: ProviderName('speech-to-text'),
       llm: ProviderName('language model'),
@@ -183,6 +199,13 @@ export const SessionResponse = t.Object({
     '`none`: running, or ended without a visitor turn; `pending`: being written; `ready`; `failed`: see `summary_detail`.',
   ),
   summary_detail: t.Nullable(t.String({ description: 'Why there is no summary (`failed`).' })),
+  tool_ids: t.Array(t.String(), {
+    description: "The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then).",
+  }),
+  document_ids: t.Array(t.String(), {
+    description:
+      "The documents its agent answered from, fixed at the start (the start's `document_ids`, or the identity's then).",
+  }),
 });
 
 export const ListSessionsQuery = t.Object({
@@ -205,14 +228,37 @@ function nullableOneOf<const T extends readonly [string, ...string[]]>(values: T
   return t.Nullable(oneOf(values));
 }
 
+/** A `tool` turn's call, as the transcript shows it. */
+export const TranscriptToolCall = t.Object(
+  {
+    call_id: t.String({ description: "The model's id for the call (a webhook receiver's `call_id`)." }),
+    name: t.String({ pattern: TOOL_NAME_PATTERN, description: 'The tool called.' }),
+    arguments: t.Record(t.String(), t.Unknown(), { description: 'The arguments the model gave.' }),
+    result_excerpt: t.String({ description: 'The first 500 characters of the answer, or what went wrong.' }),
+    duration_ms: t.Integer({ minimum: 0 }),
+    outcome: oneOf(
+      TOOL_CALL_OUTCOMES,
+      '`ok`; `error`: it answered with an error; `timeout`: no answer in the tool’s time; `invalid_arguments`: the arguments broke the tool’s schema and nothing was called.',
+    ),
+  },
+  { description: "A `tool` turn's call; null on other turns." },
+);
+
 export const TranscriptTurn = t.Object({
-  role: oneOf(TRANSCRIPT_ROLES, '`user`: the visitor; `agent`: the identity.'),
+  role: oneOf(TRANSCRIPT_ROLES, '`user`: the visitor; `agent`: the identity; `tool`: a tool the agent called.'),
   text: t.String(),
   language: t.Union([t.String(), t.Null()], {
     description: 'ISO 639-1 code of the language heard or spoken, when known.',
   }),
   interrupted: t.Boolean({ description: 'An agent turn the visitor cut off; `text` is what was said until then.' }),
   ordered_by: nullableOrderSource,
+  tool_call: t.Nullable(TranscriptToolCall),
+  document_ids: t.Nullable(
+    t.Array(t.String(), {
+      description:
+        'An agent turn that answered with passages of these documents in its context; null on other turns and when it used none.',
+    }),
+  ),
   started_at: Timestamp,
   ended_at: t.Union([Timestamp, t.Null()]),
 });

@@ -12,6 +12,7 @@ import {
 import type { IdentityRow } from '../identities/queries.ts';
 import { providerAvatarOf } from '../pipelines/types.ts';
 import type { IdentityVoice } from '../voices/voice.ts';
+import type { SessionToolbox } from './toolbox.ts';
 
 export interface DispatchInput {
   sessionId: string;
@@ -28,6 +29,8 @@ export interface DispatchInput {
   assetLinks: AssetLinks;
   /** What the start set to direct the conversation, as the session row keeps it. */
   direction: SessionDirection;
+  /** The session's tools and where the job calls them and retrieves passages (toolbox.ts). */
+  toolbox: SessionToolbox;
 }
 
 /** A session's context, greeting, client control and idle timeout (docs/api.md#sessions-context), as stored. */
@@ -73,6 +76,7 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
     greeting: input.direction.greeting,
     client_control: input.direction.clientControl,
     idle_timeout_seconds: input.direction.idleTimeoutSeconds,
+    ...input.toolbox,
   };
 }
 

@@ -54,6 +54,8 @@ export function sessionResponse(row: SessionRow) {
     summary: row.summary,
     summary_status: row.summaryStatus,
     summary_detail: row.summaryDetail,
+    tool_ids: row.toolIds,
+    document_ids: row.documentIds,
   };
 }
 

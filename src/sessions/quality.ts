@@ -7,6 +7,8 @@ import type { Database } from '../db/index.ts';
 import {
   deliveredFps,
   type ProviderSet,
+  toolCallSeconds,
+  toolCalls,
   turnInterruptions,
   turnStageSeconds,
   voiceToVoiceSeconds,
@@ -24,7 +26,11 @@ export const MAX_TURN_IDS = 50;
 /** Shorter intervals say little about a frame rate (a turn right after another). */
 const MIN_FPS_SECONDS = 1;
 
-export const emptyQuality = (): SessionQuality => ({
+/** sessions.quality as kept: the contract's, and the tool calls counted (absent from rows before tools: 0). */
+export type StoredQuality = SessionQuality & { tool_calls?: number };
+
+export const emptyQuality = (): StoredQuality => ({
+  tool_calls: 0,
   turn_ids: [],
   voice_to_voice_ms: [],
   turns: 0,
@@ -35,7 +41,7 @@ export const emptyQuality = (): SessionQuality => ({
 });
 
 /** `quality` with one more turn in it, or null when that turn is already in it (a redelivery). */
-export function foldTurn(quality: SessionQuality | null, report: TurnMetricsReport): SessionQuality | null {
+export function foldTurn(quality: StoredQuality | null, report: TurnMetricsReport): StoredQuality | null {
   const base = { ...emptyQuality(), ...quality };
   if (base.turn_ids.includes(report.turn_id)) return null;
   const answered = report.reply && report.voice_to_voice_ms !== null;
@@ -49,6 +55,7 @@ export function foldTurn(quality: SessionQuality | null, report: TurnMetricsRepo
     frames: base.frames + (report.video?.frames ?? 0),
     frame_seconds: base.frame_seconds + (report.video?.seconds ?? 0),
     providers: report.providers,
+    tool_calls: (base.tool_calls ?? 0) + (report.tool_calls?.length ?? 0),
   };
 }
 
@@ -91,6 +98,10 @@ export function observeTurn(report: TurnMetricsReport): void {
   if (report.interrupted) turnInterruptions.inc({ provider_set: set });
   if (report.video && report.video.seconds >= MIN_FPS_SECONDS)
     deliveredFps.observe(report.video.frames / report.video.seconds);
+  for (const call of report.tool_calls ?? []) {
+    toolCalls.inc({ outcome: call.outcome });
+    toolCallSeconds.observe({ outcome: call.outcome }, call.duration_ms / 1000);
+  }
 }
 
 /** The nearest-rank percentile (a value that occurred), null without samples. */
@@ -107,7 +118,7 @@ export type SessionMetrics = (typeof SessionMetricsSchema)['static'];
 export function sessionMetrics(row: {
   joinedAt: Date | null;
   streamingStartedAt: Date | null;
-  quality: SessionQuality | null;
+  quality: StoredQuality | null;
 }): SessionMetrics {
   const quality = { ...emptyQuality(), ...row.quality };
   // As the first-frame histogram counts it: 0 when the avatar was there before the visitor.
@@ -125,6 +136,7 @@ export function sessionMetrics(row: {
       quality.frame_seconds >= MIN_FPS_SECONDS ? Math.round((quality.frames / quality.frame_seconds) * 10) / 10 : null,
     turns: quality.turns,
     interruptions: quality.interruptions,
+    tool_calls: quality.tool_calls ?? 0,
     providers: {
       stt: quality.providers?.stt ?? null,
       llm: quality.providers?.llm ?? null,

@@ -1,5 +1,5 @@
 // POST /v1/sessions/start (docs/api.md#sessions-start), checked in this order: identity →
-// state → language and voice → the account's limits → a free agent and the fair share
+// state → language and voice → tools and documents → the account's limits → a free agent and the fair share
 // (admission) → credits (early) → room → dispatch → token → then, in one transaction with the
 // account locked, the limits and admission again, the credit hold and the row. When anything fails, nothing is left behind:
 // the room is deleted, and the hold and the row roll back together.
@@ -25,6 +25,7 @@ import type { SessionBilling } from './billing.ts';
 import { dispatchMetadata, type SessionDirection } from './dispatch.ts';
 import { checkSessionLimits } from './limits.ts';
 import { sessions } from './schema.ts';
+import { sessionAttachments, sessionToolbox } from './toolbox.ts';
 
 export interface StartRequest {
   identity_id?: string;
@@ -36,6 +37,9 @@ export interface StartRequest {
   greeting?: string;
   client_control?: boolean;
   idle_timeout_seconds?: number;
+  /** Instead of the identity's, for this session. */
+  tool_ids?: string[];
+  document_ids?: string[];
 }
 
 export interface StartDeps {
@@ -94,6 +98,8 @@ export async function startSession(
     );
   }
   const visualAwareness = request.visual_awareness ?? Boolean(identity);
+  // Fixed for the session now: a list changed on the identity later is the next session's.
+  const attached = await sessionAttachments(db, accountId, identity?.id, request);
 
   // Early refusals, before any LiveKit work (the transaction below decides): the account's
   // limits, a free agent (admission), its credits for an avatar's first minute.
@@ -108,6 +114,11 @@ export async function startSession(
     .select({ maxSessionSeconds: accounts.maxSessionSeconds })
     .from(accounts)
     .where(eq(accounts.id, accountId));
+  const toolbox = await sessionToolbox(
+    db,
+    { id: sessionId, accountId, toolIds: attached.toolIds, documentIds: attached.documentIds },
+    deps.internalUrl,
+  );
 
   const livekit = deps.livekit;
   let roomCreated = false;
@@ -142,6 +153,7 @@ export async function startSession(
       settings,
       assetLinks: deps.assetLinks,
       direction,
+      toolbox,
     });
     const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, {
       metadata: JSON.stringify(metadata),
@@ -172,6 +184,8 @@ export async function startSession(
           visualAwareness,
           formFactor: request.form_factor ?? null,
           ...direction,
+          toolIds: attached.toolIds,
+          documentIds: attached.documentIds,
           dispatchId: dispatch.id,
           visitorIdentity,
           reportTokenHash: hashApiKey(reportToken),

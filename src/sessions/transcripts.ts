@@ -19,6 +19,9 @@ export async function recordTurn(db: Database, sessionId: string, turn: Reported
       language: turn.language,
       interrupted: turn.interrupted,
       orderedBy: turn.ordered_by ?? null,
+      // Each kept only on the turn it belongs to.
+      toolCall: turn.role === 'tool' ? (turn.tool_call ?? null) : null,
+      documentIds: turn.role === 'agent' && turn.document_ids?.length ? turn.document_ids : null,
       startedAt: new Date(turn.started_at),
       endedAt: turn.ended_at ? new Date(turn.ended_at) : null,
     })
@@ -39,6 +42,8 @@ export async function transcriptOf(db: Database, sessionId: string) {
       language: row.language,
       interrupted: row.interrupted,
       ordered_by: row.orderedBy,
+      tool_call: row.toolCall,
+      document_ids: row.documentIds,
       started_at: row.startedAt.toISOString(),
       ended_at: row.endedAt?.toISOString() ?? null,
     })),

@@ -52,6 +52,23 @@ describe('folding turn reports', () => {
     });
   });
 
+  test('tool calls count once per turn, whatever their outcome; a row from before tools reads 0', () => {
+    const call = (outcome: 'ok' | 'timeout') => ({ name: 'check_order', outcome, duration_ms: 120 });
+    const quality = foldAll([
+      turnReport({ tool_calls: [call('ok'), call('timeout')] }),
+      turnReport({ tool_calls: [call('ok'), call('timeout')] }), // redelivered
+      turnReport({ turn_id: 'item_2', tool_calls: [call('ok')] }),
+      turnReport({ turn_id: 'item_3' }),
+    ]);
+    expect(sessionMetrics({ joinedAt: null, streamingStartedAt: null, quality }).tool_calls).toBe(3);
+    const before: SessionQuality = { ...quality! };
+    delete (before as { tool_calls?: number }).tool_calls;
+    expect(sessionMetrics({ joinedAt: null, streamingStartedAt: null, quality: before }).tool_calls).toBe(0);
+    expect(foldTurn(before, turnReport({ turn_id: 'item_4', tool_calls: [call('ok')] }))).toMatchObject({
+      tool_calls: 1,
+    });
+  });
+
   test('p50 and p95 are nearest-rank over the answered turns; the greeting and unmeasured turns add no sample', () => {
     // 1..20 s in a shuffled order: p50 is the 10th value, p95 the 19th.
     const order = [7, 3, 19, 1, 12, 20, 5, 16, 9, 14, 2, 18, 11, 4, 15, 8, 13, 6, 17, 10];
@@ -103,6 +120,7 @@ describe('folding turn reports', () => {
       fps: null,
       turns: 0,
       interruptions: 0,
+      tool_calls: 0,
       providers: { stt: null, llm: null, tts: null },
     });
     // The avatar streamed before the visitor came: 0, as the first-frame histogram counts it.

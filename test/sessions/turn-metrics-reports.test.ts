@@ -74,6 +74,7 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
       fps: null,
       turns: 0,
       interruptions: 0,
+      tool_calls: 0,
       providers: { stt: null, llm: null, tts: null },
     });
     await account.call('POST', `/v1/sessions/${session.id}/end`);
