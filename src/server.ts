@@ -26,7 +26,7 @@ import { identityRoutes } from './identities/index.ts';
 import { trainingAttempts } from './identities/limits.ts';
 import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
-import { documentRoutes, knowledgeRoutes } from './knowledge/index.ts';
+import { documentRoutes, KnowledgeService, knowledgeRoutes } from './knowledge/index.ts';
 import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
 import { signalProxy } from './livekit/signal-proxy.ts';
@@ -78,6 +78,8 @@ export interface Services {
   webhooks: WebhookSender;
   /** How webhook hosts are resolved (the system's DNS unless a test plays one). */
   webhookResolver?: Resolver;
+  /** The documents' embedder and background processing (src/knowledge). */
+  knowledge: KnowledgeService;
   /** The LiveKit server this process started (embedded mode), stopped with the service. */
   localLivekit?: LocalLivekitServer;
 }
@@ -211,6 +213,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     assetLinks,
     webhooks: new WebhookSender({ db, settings: config.webhooks, resolve: overrides.webhookResolver }),
     webhookResolver: overrides.webhookResolver,
+    knowledge: new KnowledgeService({ db, settings: config.knowledge, workLeaseSeconds: config.workLeaseSeconds }),
   };
 }
 
@@ -272,7 +275,7 @@ export function buildApp(services: Services) {
     webhooks: config.webhooks,
     resolve: services.webhookResolver,
   };
-  const knowledgeDeps = { db: database.db, settings: config.knowledge };
+  const knowledgeDeps = { db: database.db, settings: config.knowledge, knowledge: services.knowledge };
   // The public API's resource routes, behind both doors: API keys at /v1, the console's
   // sign-in cookie at /console/api. One handler and one schema per route either way.
   const resourceRoutes = <const Prefix extends string>(audience: Audience<Prefix>) =>
@@ -420,6 +423,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     { name: 'summary', run: () => giveUpOnSummaries(services.database.db) },
     { name: 'voice', run: () => services.voices.releaseUnused() },
     { name: 'worker', run: () => forgetGoneWorkers(services.database.db) },
+    { name: 'document', run: () => services.knowledge.sweep() },
     // Work another process left behind when it died (its lease ran out) is finished here.
     { name: 'recovery', run: () => recover({ graceSeconds: config.recoveryGraceSeconds }) },
   ];
@@ -449,6 +453,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await services.webhooks.stop();
       await services.localLivekit?.stop();
       await services.retraining.idle();
+      await services.knowledge.close();
       await removeServiceRecord(config);
       await services.database.close();
     },

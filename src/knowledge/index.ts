@@ -1,21 +1,204 @@
 // Knowledge (docs/api.md#documents): /v1/documents for API keys and, as twins, the console;
-// and the internal route a session's job retrieves each turn's passages from.
-// STUB: being built.
-import { Elysia } from 'elysia';
-import type { Audience } from '../auth/index.ts';
+// and the internal route a session's job retrieves each turn's passages from. A document is
+// accepted with 202 and processed in the background (processing.ts); its passages are
+// searched (search.ts) for the sessions it is attached to, and never outside its account.
+import { and, count, eq } from 'drizzle-orm';
+import { Elysia, t } from 'elysia';
+import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { KnowledgeSettings } from '../config.ts';
+import { type KnowledgeAnswer, KnowledgeRequest } from '../contract/knowledge.ts';
+import { randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
+import { ownedRow } from '../db/owned.ts';
+import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { listPage } from '../http/paging.ts';
+import { log } from '../logging/index.ts';
+import { formatBytes } from '../media/errors.ts';
+import { SessionParams } from '../sessions/contract.ts';
+import { jobSession } from '../sessions/job-reports.ts';
+import { DocumentParams, DocumentResponse, ListDocumentsQuery, UploadDocumentForm } from './contract.ts';
+import { EmbeddingUnavailable } from './embedder.ts';
+import { documentType } from './file-types.ts';
+import { retrievalSeconds } from './metrics.ts';
+import { presentDocument } from './presenter.ts';
+import { documents } from './schema.ts';
+import type { KnowledgeService } from './service.ts';
+import { forgetDocument } from './store.ts';
+
+export { EMBEDDING_DIMENSIONS, type Embedder, EmbeddingUnavailable } from './embedder.ts';
+export { OFFLINE_EMBEDDING_MODEL, OfflineEmbedder } from './offline-embedder.ts';
+export { OpenAIEmbedder } from './openai-embedder.ts';
+export { failInterruptedDocuments } from './processing.ts';
+export {
+  defaultSimilarityFloor,
+  type SearchDeps,
+  type SearchRequest,
+  type SearchResult,
+  search,
+} from './search.ts';
+export { createEmbedder, KnowledgeService } from './service.ts';
+export { type SearchPath, searchCapabilities } from './store.ts';
 
 export interface KnowledgeDeps {
   db: Database;
   settings: KnowledgeSettings;
+  /** The embedder and the documents' processing (opened with the services). */
+  knowledge: KnowledgeService;
 }
 
-export function documentRoutes<const Prefix extends string>(_deps: KnowledgeDeps, _audience: Audience<Prefix>) {
-  return new Elysia();
+/** `doc_` + 22 base62 characters, like the other ids (src/db/ids.ts). */
+const newDocumentId = () => `doc_${randomBase62(22)}`;
+
+const UNSUPPORTED = 'Unsupported type: send text, Markdown, HTML or PDF';
+
+export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps, audience: Audience<Prefix>) {
+  const { db, settings, knowledge } = deps;
+  const findOwned = async (accountId: string, id: string) => {
+    const row = await ownedRow(db, documents, accountId, id);
+    if (!row) throw notFound('Document');
+    return row;
+  };
+  return authenticatedRoutes(db, audience, '/documents', 'Documents')
+    .post(
+      '',
+      async ({ caller, body, set }) => {
+        const { file } = body;
+        if (file.size > settings.maxDocumentBytes)
+          throw new ApiError(413, `Document too large: at most ${formatBytes(settings.maxDocumentBytes)}`);
+        const bytes = new Uint8Array(await file.arrayBuffer());
+        const type = await documentType(bytes, file.name);
+        // Judged from the bytes, like identities' uploads: 415 (docs/decisions.md).
+        if (!type) throw new ApiError(415, UNSUPPORTED);
+        const name = (body.name?.trim() || file.name.trim() || 'document').slice(0, 200);
+        const row = await db.transaction(async (tx) => {
+          const [{ existing }] = (await tx
+            .select({ existing: count() })
+            .from(documents)
+            .where(eq(documents.accountId, caller.accountId))) as [{ existing: number }];
+          if (existing >= settings.maxDocumentsPerAccount)
+            throw invalid(
+              ['body'],
+              `An account can have at most ${settings.maxDocumentsPerAccount} documents; delete one first`,
+              'too_many_documents',
+            );
+          const [created] = await tx
+            .insert(documents)
+            .values({
+              id: newDocumentId(),
+              accountId: caller.accountId,
+              name,
+              contentType: type,
+              bytes: bytes.length,
+              status: 'processing',
+              workedUntil: knowledge.processing.leaseUntil(),
+            })
+            .returning();
+          return created!;
+        });
+        knowledge.processing.start({ id: row.id, accountId: row.accountId, name, contentType: type }, bytes);
+        set.status = 202;
+        return presentDocument(row);
+      },
+      {
+        body: UploadDocumentForm,
+        parse: 'multipart/form-data',
+        response: {
+          202: DocumentResponse,
+          401: ErrorResponse,
+          413: ErrorResponse,
+          415: ErrorResponse,
+          422: ValidationErrorResponse,
+        },
+        detail: {
+          operationId: 'uploadDocument',
+          summary: 'Upload a document for avatars to answer from; it is processed in the background',
+          description:
+            'Answers 202 with the document `processing`; it becomes `ready` (a `document.ready` webhook) or `failed` with a `detail` saying what to change (`document.failed`). Attach it to an identity (`document_ids`) or a session start for its agent to answer from it.',
+        },
+      },
+    )
+    .get(
+      '',
+      async ({ caller, query, set }) => {
+        const { rows } = await listPage(
+          db,
+          documents,
+          {
+            scope: eq(documents.accountId, caller.accountId),
+            limit: query.limit,
+            after: query.after,
+            unknownAfter: 'after must be the document_id of a document in the list',
+          },
+          { set, path: `${audience.prefix}/documents` },
+        );
+        return rows.map(presentDocument);
+      },
+      {
+        query: ListDocumentsQuery,
+        response: { 200: t.Array(DocumentResponse), 401: ErrorResponse, 422: ValidationErrorResponse },
+        detail: { operationId: 'listDocuments', summary: "List the caller's documents, newest first" },
+      },
+    )
+    .get(
+      '/:document_id',
+      async ({ caller, params }) => presentDocument(await findOwned(caller.accountId, params.document_id)),
+      {
+        params: DocumentParams,
+        response: { 200: DocumentResponse, 401: ErrorResponse, 404: ErrorResponse },
+        detail: { operationId: 'getDocument', summary: 'Read one document and its processing status' },
+      },
+    )
+    .delete(
+      '/:document_id',
+      async ({ caller, params, set }) => {
+        const deleted = await db
+          .delete(documents)
+          .where(and(eq(documents.id, params.document_id), eq(documents.accountId, caller.accountId)))
+          .returning({ id: documents.id });
+        if (deleted.length === 0) throw notFound('Document');
+        knowledge.processing.stop(params.document_id);
+        forgetDocument(params.document_id);
+        set.status = 204;
+      },
+      {
+        params: DocumentParams,
+        response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse },
+        detail: {
+          operationId: 'deleteDocument',
+          summary: 'Delete a document and its passages',
+          description:
+            'It leaves every identity it was attached to, and running sessions stop retrieving from it from their next turn.',
+        },
+      },
+    );
 }
 
 /** POST /internal/sessions/{id}/knowledge, behind the job door (src/sessions/job-reports.ts). */
-export function knowledgeRoutes(_deps: KnowledgeDeps) {
-  return new Elysia();
+export function knowledgeRoutes(deps: KnowledgeDeps) {
+  const { db, knowledge } = deps;
+  return new Elysia({ prefix: '/internal', detail: { hide: true } }).post(
+    '/sessions/:session_id/knowledge',
+    async ({ params, body, request }): Promise<KnowledgeAnswer> => {
+      const session = await jobSession(db, request, params.session_id);
+      const started = performance.now();
+      const tookMs = () => Math.round(performance.now() - started);
+      // An ended session's token retrieves nothing more; a job still finishing its last turn hears so.
+      if (session.status === 'ended' || session.documentIds.length === 0) return { passages: [], took_ms: 0 };
+      try {
+        // The session's documents fixed at its start, each still the account's and ready (search.ts).
+        const { passages, path } = await knowledge.search({
+          accountId: session.accountId,
+          documentIds: session.documentIds,
+          query: body.query,
+        });
+        retrievalSeconds.observe({ path }, (performance.now() - started) / 1000);
+        return { passages, took_ms: tookMs() };
+      } catch (error) {
+        if (!(error instanceof EmbeddingUnavailable)) throw error;
+        log.error({ err: error, session_id: session.id }, 'a retrieval could not embed its question');
+        throw new ApiError(503, 'The question could not be embedded; answer without the documents');
+      }
+    },
+    { params: SessionParams, body: KnowledgeRequest, parse: 'json' },
+  );
 }

@@ -3,6 +3,7 @@
 // documentation; schemathesis also sends the request examples. A test checks each example
 // against the schema the route validates with (test/http/openapi-examples.test.ts).
 import { emptyUsage } from '../credits/usage.ts';
+import { DOCUMENT_EXAMPLES } from '../knowledge/examples.ts';
 import { TOOL_EXAMPLES } from '../tools/examples.ts';
 
 const IDENTITY_ID = 'idn_5XwBbH2Lr8Nd0qVjYc3TfA';
@@ -395,6 +396,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   listWebhookDeliveries: { responses: { 200: { deliveries: [delivery] } } },
   ...TOOL_EXAMPLES,
+  ...DOCUMENT_EXAMPLES,
   getUsage: {
     responses: {
       200: {

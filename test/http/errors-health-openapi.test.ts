@@ -194,6 +194,15 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
       'delete /v1/webhooks/{webhook_id}': 'deleteWebhook',
       'post /v1/webhooks/{webhook_id}/test': 'testWebhook',
       'get /v1/webhooks/{webhook_id}/deliveries': 'listWebhookDeliveries',
+      'post /v1/tools': 'createTool',
+      'get /v1/tools': 'listTools',
+      'get /v1/tools/{tool_id}': 'getTool',
+      'patch /v1/tools/{tool_id}': 'updateTool',
+      'delete /v1/tools/{tool_id}': 'deleteTool',
+      'post /v1/documents': 'uploadDocument',
+      'get /v1/documents': 'listDocuments',
+      'get /v1/documents/{document_id}': 'getDocument',
+      'delete /v1/documents/{document_id}': 'deleteDocument',
     });
   });
 

@@ -1,0 +1,45 @@
+// What an uploaded document is, judged from its bytes and, for the text formats that bytes
+// cannot tell apart, its name: a PDF by its magic number; else it must be UTF-8 text, which is
+// HTML when its name or its first tag says so, Markdown when its name ends in .md, else plain
+// text. Anything else (an image, an archive, a Word file, binary junk) is refused at upload.
+import { fileTypeFromBuffer } from 'file-type';
+
+export const DOCUMENT_TYPES = ['text/plain', 'text/markdown', 'text/html', 'application/pdf'] as const;
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+
+const HTML_NAME = /\.(html?|xhtml)$/i;
+const MARKDOWN_NAME = /\.(md|markdown|mdown|mkdn?|mdx)$/i;
+/** The start of an HTML file (after a BOM, blanks and comments): a doctype or one of the structural tags. */
+const HTML_START = /^\s*(<!--[\s\S]*?-->\s*)*(<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/i;
+/** Controls a text file does not hold (tab, line feed, form feed and carriage return it may). */
+const CONTROL = /(?![\t\n\f\r])\p{Cc}/gu;
+
+/** file-type's text-based results, which may still be a text upload (an XML file is text). */
+const TEXTUAL_MIMES = new Set(['application/xml', 'image/svg+xml', 'text/calendar', 'text/vtt']);
+
+/** The document's type, or undefined when it is none of the four. */
+export async function documentType(bytes: Uint8Array, name: string): Promise<DocumentType | undefined> {
+  if (bytes.length === 0) return 'text/plain'; // empty: accepted, and its processing says so
+  const detected = await fileTypeFromBuffer(bytes);
+  if (detected?.mime === 'application/pdf') return 'application/pdf';
+  if (detected && !TEXTUAL_MIMES.has(detected.mime)) return undefined;
+  const text = utf8Text(bytes);
+  if (text === undefined) return undefined;
+  if (HTML_NAME.test(name) || HTML_START.test(text.slice(0, 4096))) return 'text/html';
+  if (MARKDOWN_NAME.test(name)) return 'text/markdown';
+  return 'text/plain';
+}
+
+/** The bytes as UTF-8 text (without a BOM), or undefined when they are not text. */
+export function utf8Text(bytes: Uint8Array): string | undefined {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+  // Valid UTF-8 may still be binary (NULs, UTF-16): a text file has next to no controls.
+  const controls = text.match(CONTROL)?.length ?? 0;
+  if (text.includes('\0') || controls > text.length / 100) return undefined;
+  return text;
+}

@@ -1,0 +1,19 @@
+// A document as the API shows it (docs/api.md#documents).
+import type { DocumentType } from './file-types.ts';
+import type { documents } from './schema.ts';
+
+export type DocumentRow = typeof documents.$inferSelect;
+
+export function presentDocument(row: DocumentRow) {
+  return {
+    document_id: row.id,
+    name: row.name,
+    content_type: row.contentType as DocumentType,
+    bytes: row.bytes,
+    status: row.status,
+    detail: row.detail,
+    chunks: row.chunkCount,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
