@@ -58,6 +58,9 @@ function htmlText(html: string): string {
     selectors: [
       { selector: 'a', options: { ignoreHref: true } },
       { selector: 'img', format: 'skip' },
+      // A page's menus and footer are on every page and answer nothing: they only dilute the
+      // first passage (bench/knowledge: "What is the host's WhatsApp number?" missed its page).
+      ...['nav', 'footer', 'script', 'style', 'noscript'].map((selector) => ({ selector, format: 'skip' })),
       ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } })),
       { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
     ],
