@@ -6,6 +6,7 @@ import { inference, type JobContext, llm, type metrics, type VAD, voice } from '
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type {
+  AgentEndedReport,
   ParsedDispatch,
   SpokenLanguage,
   SummaryReport,
@@ -17,15 +18,17 @@ import { closeRemoteSessionHost, syncCaptionsToPlayback } from '../agents-adapte
 import type { AgentLogger } from '../logging.ts';
 import { createProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
-import type { Reporter } from '../reports/index.ts';
+import { deliver, type Reporter } from '../reports/index.ts';
 import { CameraSampler } from './camera.ts';
 import { acceptChat } from './chat.ts';
 import { greetingText } from './greeting.ts';
 import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
+import { KnowledgeTurns } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
 import { TurnQuality } from './quality.ts';
 import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
+import { conversationTools } from './tools.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
 import { TranscriptLog } from './transcripts.ts';
 
@@ -49,7 +52,7 @@ export interface ConversationOptions {
   /** Told when the visitor starts and stops speaking (the avatar nods at their pauses). */
   onVisitorSpeaking?(speaking: boolean): void;
   /** Where transcript turns and each agent turn's quality go (the session's report endpoint). */
-  reporter: Reporter<TranscriptReport | TurnMetricsReport | VisitorIdleReport>;
+  reporter: Reporter<TranscriptReport | TurnMetricsReport | VisitorIdleReport | AgentEndedReport>;
   /** Video frames the avatar published so far (its delivered fps); absent when the job draws no face. */
   framesPublished?: () => number;
   /** The backend's and the visitor's app's orders (orders.ts), carried out once the conversation has started. */
@@ -95,16 +98,32 @@ function turnDetection(
   return 'vad';
 }
 
+interface TurnHooks {
+  beforeReply(chatCtx: llm.ChatContext, message: llm.ChatMessage): Promise<void>;
+  /** Every generation's context, spoken or typed turns and tools' follow-ups alike (the passages: knowledge.ts). */
+  beforeGeneration(chatCtx: llm.ChatContext): Promise<void>;
+}
+
 class IdentityAgent extends voice.Agent {
   constructor(
     instructions: string,
-    private readonly turnHooks: { beforeReply(chatCtx: llm.ChatContext, message: llm.ChatMessage): Promise<void> },
+    tools: Record<string, llm.FunctionTool>,
+    private readonly turnHooks: TurnHooks,
   ) {
-    super({ instructions });
+    super({ instructions, tools: Object.values(tools) });
   }
 
   override async onUserTurnCompleted(chatCtx: llm.ChatContext, newMessage: llm.ChatMessage): Promise<void> {
     await this.turnHooks.beforeReply(chatCtx, newMessage);
+  }
+
+  override async llmNode(
+    chatCtx: llm.ChatContext,
+    toolCtx: llm.ToolContext,
+    modelSettings: voice.ModelSettings,
+  ): ReturnType<voice.Agent['llmNode']> {
+    await this.turnHooks.beforeGeneration(chatCtx);
+    return super.llmNode(chatCtx, toolCtx, modelSettings);
   }
 }
 
@@ -135,7 +154,36 @@ export async function startConversation(options: ConversationOptions): Promise<C
     language: mode,
     visualAwareness: metadata.visual_awareness,
   });
-  const agent = new IdentityAgent(instructions, {
+  const knowledge = metadata.knowledge_url
+    ? new KnowledgeTurns({
+        url: metadata.knowledge_url,
+        reportToken: metadata.report_token,
+        language: () => speaking,
+        logger,
+      })
+    : null;
+  const tools = conversationTools({
+    tools: metadata.tools ?? [],
+    toolCallsUrl: metadata.tool_calls_url,
+    reportToken: metadata.report_token,
+    visitorIdentity: metadata.visitor_identity,
+    participant: () => ctx.room.localParticipant,
+    language: () => speaking,
+    onCall(call) {
+      logger.info({ tool: call.name, outcome: call.outcome, duration_ms: call.duration_ms }, 'tool call');
+      transcripts.recordToolCall(call);
+      quality.toolCall(call);
+    },
+    async endSession() {
+      logger.info('the agent ended the session (end_session tool)');
+      if (!(await deliver(options.reporter, { type: 'agent_ended' }))) logger.warn('agent_ended could not be reported');
+    },
+    logger,
+  });
+  const agent = new IdentityAgent(instructions, tools, {
+    async beforeGeneration(chatCtx) {
+      await knowledge?.addTo(chatCtx);
+    },
     async beforeReply(chatCtx, message) {
       if (mode === 'auto' && heard) {
         if (heard !== speaking) {
@@ -182,6 +230,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
   session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (event) => {
     const item = event.item;
     if (item.type !== 'message' || (item.role !== 'user' && item.role !== 'assistant')) return;
+    const answered = item.role === 'assistant' ? knowledge?.takeForAgentTurn() : null;
     transcripts.record({
       turn_id: item.id,
       role: item.role === 'user' ? 'user' : 'agent',
@@ -192,9 +241,16 @@ export async function startConversation(options: ConversationOptions): Promise<C
       ordered_by: item.role === 'assistant' ? options.orders?.orderedBy(session) : undefined,
       started_at: new Date(item.createdAt).toISOString(),
       ended_at: new Date(event.createdAt).toISOString(),
+      ...(answered?.documentIds.length ? { document_ids: answered.documentIds.slice(0, 20) } : {}),
     });
     if (item.role === 'user') quality.visitorTurn(item.metrics ?? {});
-    else quality.agentTurn({ id: item.id, interrupted: item.interrupted, metrics: item.metrics ?? {} });
+    else
+      quality.agentTurn({
+        id: item.id,
+        interrupted: item.interrupted,
+        metrics: item.metrics ?? {},
+        retrievalMs: answered?.retrievalMs,
+      });
   });
   // One line per stage of each turn: where a reply's latency went, for operators and bench/conversation.
   session.on(voice.AgentSessionEventTypes.MetricsCollected, ({ metrics }) => {

@@ -1,15 +1,17 @@
 // Each agent turn's quality, reported to the control plane once the turn is in the chat
 // history (a `turn_metrics` job report, docs/api.md#session-metrics): voice-to-voice as the
 // agent session measured it, the stage latencies, whether the visitor cut it off, the
-// providers, and the frames the avatar published since the previous report. Keyed by the
-// turn's id, so a report delivered twice counts once.
+// providers, the frames the avatar published since the previous report, and the tools called
+// and passages retrieved for it. Keyed by the turn's id, so a report delivered twice counts once.
 import type { llm } from '@livekit/agents';
-import type { TurnMetricsReport } from '../../src/contract/index.ts';
+import type { ToolCallOutcome, TurnMetricsReport } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { type Reporter, ReportSender } from '../reports/index.ts';
 
 /** The id of the report close() sends (no turn of agents has it). */
 export const CLOSING_TURN_ID = 'closing';
+/** A turn's report lists at most this many calls (the contract's bound). */
+const MAX_TOOL_CALLS = 20;
 
 /** agents' seconds as whole ms; null where it did not measure (or measured nonsense). */
 function ms(seconds: number | undefined): number | null {
@@ -35,6 +37,8 @@ export class TurnQuality {
   #frames: number;
   #framesAt: number;
   #reported = false;
+  /** Tool calls since the last agent turn: the next one (the reply using their results) reports them. */
+  #toolCalls: NonNullable<TurnMetricsReport['tool_calls']> = [];
 
   constructor(options: TurnQualityOptions) {
     this.#options = options;
@@ -50,8 +54,16 @@ export class TurnQuality {
     this.#question = metrics;
   }
 
-  /** An agent turn, spoken or cut off: reported with the visitor's turn it answers, if any. */
-  agentTurn(turn: { id: string; interrupted: boolean; metrics: llm.MetricsReport }): void {
+  /** A tool call of the turn being answered (tools.ts). */
+  toolCall(call: { name: string; outcome: ToolCallOutcome; duration_ms: number }): void {
+    if (this.#toolCalls.length < MAX_TOOL_CALLS) this.#toolCalls.push({ ...call });
+  }
+
+  /**
+   * An agent turn, spoken or cut off: reported with the visitor's turn it answers, if any, the
+   * tools called since the last agent turn, and how long its passages took (knowledge.ts).
+   */
+  agentTurn(turn: { id: string; interrupted: boolean; metrics: llm.MetricsReport; retrievalMs?: number }): void {
     const question = this.#question;
     this.#question = null;
     const stages = {
@@ -73,9 +85,12 @@ export class TurnQuality {
       voice_to_voice_ms: question ? (ms(turn.metrics.e2eLatency) ?? estimate) : null,
       stages,
       interrupted: turn.interrupted,
+      ...(this.#toolCalls.length ? { tool_calls: this.#toolCalls } : {}),
+      ...(turn.retrievalMs !== undefined ? { retrieval_ms: turn.retrievalMs } : {}),
       providers: this.#options.providers,
       video: this.#video(),
     };
+    this.#toolCalls = [];
     this.#send(report);
   }
 

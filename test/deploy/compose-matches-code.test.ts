@@ -12,7 +12,9 @@ import { compose, composeService, likenessServices } from '../cluster/compose.ts
 const ROOT = join(import.meta.dir, '..', '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 // The configuration: src/config.ts and its parts (src/config/).
-const configSource = ['src/config.ts', 'src/config/agent.ts', 'src/config/environment.ts', 'src/config/knowledge.ts'].map(read).join('\n');
+const configSource = ['src/config.ts', 'src/config/agent.ts', 'src/config/environment.ts', 'src/config/knowledge.ts']
+  .map(read)
+  .join('\n');
 /** The LiveKit version the bootstrap builds (src/bootstrap/livekit.mjs, plain Node, untyped). */
 const LIVEKIT_SERVER_TAG = /LIVEKIT_SERVER_TAG = ['"](v[\d.]+)['"]/.exec(read('src/bootstrap/livekit.mjs'))![1]!;
 

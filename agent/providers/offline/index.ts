@@ -53,8 +53,8 @@ interface Manifest {
   piper: { model: string; config: string };
 }
 
-/** The bootstrap's LAYOUT_VERSION (2: Piper's model patched for phoneme timing; 3: a reply model beside the reader). */
-const MANIFEST_LAYOUT = 3;
+/** The bootstrap's LAYOUT_VERSION (2: Piper's model patched for phoneme timing; 3: a reply model beside the reader; 4: the documents' embedding model, not read here). */
+const MANIFEST_LAYOUT = 4;
 
 async function readManifest(modelsDir: string): Promise<Manifest> {
   const file = join(modelsDir, 'manifest.json');

@@ -2,10 +2,25 @@
 // (src/bootstrap/models.mjs says why), so it is imported from there at run time. These are
 // the few parts of its API (3.22) used here.
 
-export type LlamaHistoryItem =
-  | { type: 'system'; text: string }
-  | { type: 'user'; text: string }
-  | { type: 'model'; response: string[] };
+export type LlamaHistoryItem = { type: 'system'; text: string } | { type: 'user'; text: string } | LlamaModelTurn;
+
+/** A function the model made and what it returned, in a model turn (the chat wrapper renders Qwen's <tool_call>). */
+export interface LlamaFunctionCall {
+  type: 'functionCall';
+  name: string;
+  params: unknown;
+  /** Absent while the call has no result yet. */
+  result?: unknown;
+}
+
+/** A model turn: its text, and with tools the functions it called (the no-tools path never has one). */
+export interface LlamaModelTurn {
+  type: 'model';
+  response: (string | LlamaFunctionCall)[];
+}
+
+/** `functions` of generateResponse: what the model may call, each with a GBNF-able JSON schema. */
+export type LlamaFunctions = Record<string, { description?: string; params?: Record<string, unknown> }>;
 
 export interface LlamaGenerateOptions {
   onTextChunk?: (text: string) => void;
@@ -17,8 +32,12 @@ export interface LlamaGenerateOptions {
   topP?: number;
   seed?: number;
   repeatPenalty?: false | { penalty?: number };
-  /** Only text the grammar accepts is sampled. */
+  /** Only text the grammar accepts is sampled. Not with `functions`. */
   grammar?: LlamaGrammar;
+  /** Functions the model may call in the chat wrapper's format; the call's params follow their schema. */
+  functions?: LlamaFunctions;
+  documentFunctionParams?: boolean;
+  maxParallelFunctionCalls?: number;
 }
 
 /** A compiled GBNF grammar (opaque here). */
@@ -28,6 +47,8 @@ export interface LlamaGrammar {
 
 export interface LlamaChatResponse {
   response: string;
+  /** With `functions`: the calls the model made (the generation stops at them). */
+  functionCalls?: { functionName: string; params: unknown }[];
   metadata: { stopReason: string };
 }
 

@@ -10,7 +10,23 @@ import {
   shortuuid,
 } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
-import type { LlamaChat, LlamaGrammar, LlamaHistoryItem } from './llama.ts';
+import type {
+  LlamaChat,
+  LlamaChatResponse,
+  LlamaFunctionCall,
+  LlamaFunctions,
+  LlamaGrammar,
+  LlamaHistoryItem,
+} from './llama.ts';
+import {
+  isToolTurn,
+  llamaFunctionCall,
+  offlineFunctions,
+  setFunctionResult,
+  TOOLS_RULE,
+  withToolResults,
+} from './tool-calls.ts';
+import { ToolReplyText } from './tool-reply.ts';
 
 export interface OfflineLLMOptions {
   /** Hard cap of one reply, in tokens. */
@@ -31,14 +47,30 @@ const SENTENCE_END = /[.!?]+["')\]]*\s/g;
  * The chat context as a llama chat history: text only (no vision), roles merged. Instructions
  * go first, merged; but instructions that come after the conversation's last turn are a reply's
  * own (a `context` order with `respond`: agent/conversation/orders.ts) and stay last, for
- * smallModelPrompt to ask with.
+ * smallModelPrompt to ask with. With `tools`, function calls and their results join the model's
+ * turns (tool-calls.ts); without, they are left out (a session without tools has none).
  */
-export function toLlamaHistory(chatCtx: llm.ChatContext): LlamaHistoryItem[] {
+export function toLlamaHistory(chatCtx: llm.ChatContext, { tools = false } = {}): LlamaHistoryItem[] {
   const system: string[] = [];
   const turns: LlamaHistoryItem[] = [];
   let trailing: string[] = [];
+  const calls = new Map<string, LlamaFunctionCall>();
   for (const item of chatCtx.items) {
-    if (item.type !== 'message') continue; // tool calls and handoffs: the offline model has no tools
+    if (tools && item.type === 'function_call') {
+      system.push(...trailing);
+      trailing = [];
+      const call = llamaFunctionCall(item);
+      calls.set(item.callId, call);
+      const last = turns.at(-1);
+      if (last?.type === 'model') last.response.push(call);
+      else turns.push({ type: 'model', response: [call] });
+      continue;
+    }
+    if (tools && item.type === 'function_call_output') {
+      setFunctionResult(calls, item);
+      continue;
+    }
+    if (item.type !== 'message') continue; // handoffs, and tool calls when the chat has no tools
     const text = item.content
       .filter((part): part is string => typeof part === 'string')
       .join('\n')
@@ -57,7 +89,9 @@ export function toLlamaHistory(chatCtx: llm.ChatContext): LlamaHistoryItem[] {
       if (last?.type === 'user') last.text += `\n${text}`;
       else turns.push({ type: 'user', text });
     } else {
-      if (last?.type === 'model') last.response[0] += ` ${text}`;
+      if (last?.type === 'model' && typeof last.response.at(-1) === 'string')
+        last.response[last.response.length - 1] += ` ${text}`;
+      else if (last?.type === 'model') last.response.push(text);
       else turns.push({ type: 'model', response: [text] });
     }
   }
@@ -103,7 +137,11 @@ const ANY_NEWS: Record<SpokenLanguage, string> = {
  * Earth." to every question after a few turns); with the last exchange kept for every
  * question, 23 of 34 were right against 28 without.
  */
-export function smallModelPrompt(history: LlamaHistoryItem[], language: SpokenLanguage): LlamaHistoryItem[] {
+export function smallModelPrompt(
+  history: LlamaHistoryItem[],
+  language: SpokenLanguage,
+  { example = true, greeting: withGreeting = true } = {},
+): LlamaHistoryItem[] {
   const system = history[0]?.type === 'system' ? history[0] : undefined;
   const tail = history.at(-1);
   // A reply's own instructions, after the last turn (toLlamaHistory).
@@ -117,32 +155,43 @@ export function smallModelPrompt(history: LlamaHistoryItem[], language: SpokenLa
   // message after its reply, it told 1 of 4 pieces of news; as the visitor's turn, 4 of 4).
   if (last?.type === 'model' && (afterGreeting.length > 0 || own !== undefined))
     return [
-      ...promptStart(system, greeting, language),
+      ...promptStart(system, withGreeting ? greeting : undefined, language, example),
       ...afterGreeting.slice(-2),
       { type: 'user', text: own ?? ANY_NEWS[language] },
     ];
   if (own !== undefined) {
     // Told something for the reply to a question: read with the instructions.
     const merged = { type: 'system' as const, text: [system?.text, own].filter(Boolean).join('\n\n') };
-    return smallModelPrompt([merged, ...turns], language);
+    return smallModelPrompt([merged, ...turns], language, { example, greeting: withGreeting });
   }
   if (last?.type !== 'user') return history;
   const earlier = afterGreeting.slice(0, -1);
   const followUp = last.text.split(/\s+/).length <= FOLLOW_UP_MAX_WORDS ? earlier.slice(-2) : [];
-  return [...promptStart(system, greeting, language), ...followUp, last];
+  return [...promptStart(system, withGreeting ? greeting : undefined, language, example), ...followUp, last];
 }
 
-/** What every reply's prompt starts with: the instructions, the language example, the greeting. */
+/**
+ * What every reply's prompt starts with: the instructions, the language example, the greeting.
+ * Neither example nor greeting with tools: after any turn of its own in words the 0.5B model
+ * answered "Is my appointment on Tuesday still on?" with a made-up "Yes" instead of calling
+ * (with the example 0 of 2 questions for a tool called, with the greeting 0 of 2; without
+ * either 2 of 2, and no call for small talk or a general question).
+ */
 function promptStart(
   system: LlamaHistoryItem | undefined,
   greeting: LlamaHistoryItem | undefined,
   language: SpokenLanguage,
+  example = true,
 ): LlamaHistoryItem[] {
   const [question, answer] = LANGUAGE_EXAMPLES[language];
   return [
     ...(system ? [system] : []),
-    { type: 'user', text: question },
-    { type: 'model', response: [answer] },
+    ...(example
+      ? [
+          { type: 'user' as const, text: question },
+          { type: 'model' as const, response: [answer] },
+        ]
+      : []),
     ...(greeting ? [greeting] : []),
   ];
 }
@@ -214,13 +263,28 @@ export class OfflineLLM extends llm.LLM {
     return new OfflineLLMStream(this, { chatCtx, toolCtx, connOptions: { ...connOptions, maxRetry: 0 } });
   }
 
-  /** Runs one generation on the shared sequence, after stopping the one before. */
+  /**
+   * Runs one generation on the shared sequence, after stopping the one before. With
+   * `functions` the model may call them (no alphabet grammar then: node-llama-cpp takes one or
+   * the other); `response` holds its calls.
+   */
   async _generate(
     history: LlamaHistoryItem[],
     signal: AbortSignal,
     onText: (text: string) => boolean,
     mostThreads?: number,
+    functions?: LlamaFunctions,
   ): Promise<number> {
+    return (await this._generateResponse(history, signal, onText, mostThreads, functions)).tokens;
+  }
+
+  async _generateResponse(
+    history: LlamaHistoryItem[],
+    signal: AbortSignal,
+    onText: (text: string) => boolean,
+    mostThreads?: number,
+    functions?: LlamaFunctions,
+  ): Promise<{ tokens: number; response: LlamaChatResponse | null }> {
     const previous = this.#running;
     if (previous) {
       previous.stop.abort();
@@ -242,7 +306,9 @@ export class OfflineLLM extends llm.LLM {
       // the instructions give it (measured: 0 of 8 replies used them, 8 of 8 without).
       repeatPenalty: false,
       // The reply keeps to the letters of the language it is in (alphabets.ts).
-      grammar: this.#alphabets[this.#language],
+      ...(functions
+        ? { functions, documentFunctionParams: true, maxParallelFunctionCalls: 1 }
+        : { grammar: this.#alphabets[this.#language] }),
       signal: stop.signal,
       stopOnAbortSignal: true,
       onTextChunk: (text) => {
@@ -252,15 +318,16 @@ export class OfflineLLM extends llm.LLM {
     });
     const running = { stop, done };
     this.#running = running;
+    let response: LlamaChatResponse | null = null;
     try {
-      await done;
+      response = await done;
     } catch (error) {
       if (!stop.signal.aborted) throw error;
     } finally {
       signal.removeEventListener('abort', onAbort);
       if (this.#running === running) this.#running = null;
     }
-    return tokens;
+    return { tokens, response };
   }
 
   get options(): OfflineLLMOptions {
@@ -305,6 +372,8 @@ export class OfflineLLMStream extends llm.LLMStream {
   }
 
   protected async run(): Promise<void> {
+    const functions = offlineFunctions(this.toolCtx);
+    if (functions) return this.#runWithTools(functions);
     const id = shortuuid('offline_');
     const history = smallModelPrompt(toLlamaHistory(this.chatCtx), this.#llm.language);
     const { maxSentences } = this.#llm.options;
@@ -340,6 +409,72 @@ export class OfflineLLMStream extends llm.LLMStream {
     this.queue.put({
       id,
       usage: { completionTokens, promptTokens: 0, promptCachedTokens: 0, totalTokens: completionTokens },
+    });
+  }
+
+  /**
+   * A reply that may call the session's tools: the prompt as without them (smallModelPrompt),
+   * the tools' rule added to the instructions. After a call, the reply is words only, with the
+   * results in the visitor's turn (withToolResults): continuing its own <tool_response> turn,
+   * the 0.5B model wrote another call's JSON (2 of 2). Text that may be a call written as JSON is
+   * held back until it is known (tool-calls.ts); other text is spoken as it comes, cut after
+   * the allowed sentences.
+   */
+  async #runWithTools(functions: LlamaFunctions): Promise<void> {
+    const id = shortuuid('offline_');
+    const full = toLlamaHistory(this.chatCtx, { tools: true });
+    const last = full.at(-1);
+    const pending = isToolTurn(last) ? last : undefined;
+    const history: LlamaHistoryItem[] = pending
+      ? withToolResults(smallModelPrompt(full.slice(0, -1), this.#llm.language), pending)
+      : smallModelPrompt(full, this.#llm.language, { example: false, greeting: false }).map((item, index) =>
+          index === 0 && item.type === 'system'
+            ? { type: 'system' as const, text: `${item.text}\n\n${TOOLS_RULE}` }
+            : item,
+        );
+    const reply = new ToolReplyText(
+      (piece) => {
+        if (!this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: piece } });
+      },
+      this.#llm.options.maxSentences,
+      !pending,
+    );
+    let result: { tokens: number; response: LlamaChatResponse | null };
+    try {
+      result = await this.#llm._generateResponse(
+        history,
+        this.abortController.signal,
+        (chunk) => reply.add(chunk),
+        undefined,
+        // After a call's result: words only (a 0.5B model called the same function again).
+        pending ? undefined : functions,
+      );
+    } catch (error) {
+      throw new APIConnectionError({
+        message: `offline LLM failed: ${(error as Error).message}`,
+        options: { retryable: false },
+      });
+    }
+    if (this.queue.closed) return;
+    const calls = reply.finish(result.response, Object.keys(functions));
+    if (calls.length > 0) {
+      const toolCalls = calls.map((call) =>
+        llm.FunctionCall.create({
+          callId: shortuuid('call_'),
+          name: call.name,
+          args: JSON.stringify(call.params ?? {}),
+        }),
+      );
+      this.queue.put({ id, delta: { role: 'assistant', toolCalls } });
+    }
+    this.queue.put({
+      id,
+      usage: {
+        completionTokens: result.tokens,
+        promptTokens: 0,
+        promptCachedTokens: 0,
+        totalTokens: result.tokens,
+      },
     });
   }
 }

@@ -23,6 +23,12 @@ export interface ChatRecord {
   /** Every image_url part: which message carried it, the URL up to `base64,`, its length. */
   images: { messageIndex: number; prefix: string; length: number }[];
   reply?: string;
+  /** The tool calls the responder answered with (FakeToolCallReply), as sent. */
+  toolCallsSent?: FakeToolCall[];
+  /** The tools the request offered, by name (`tools[].function.name`). */
+  toolNames: string[];
+  /** Every `tool` message: a tool call's result as the model is given it. */
+  toolResults: { callId: string; content: string }[];
   /** Content deltas written (streaming), out of `tokens`. */
   chunksSent: number;
   tokens: number;
@@ -60,7 +66,20 @@ export interface SpeechRecord {
   audioSeconds: number;
 }
 
-export type ChatResponder = (request: ChatRecord) => string | Promise<string>;
+/** One call the model makes; `arguments` an object (sent as its JSON) or raw text (sent as is: broken JSON). */
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown> | string;
+}
+
+/** A responder's answer with tool calls (streamed as OpenAI's `tool_calls` deltas, finish_reason `tool_calls`). */
+export interface FakeToolCallReply {
+  content?: string;
+  toolCalls: FakeToolCall[];
+}
+
+export type ChatResponder = (request: ChatRecord) => string | FakeToolCallReply | Promise<string | FakeToolCallReply>;
 
 /** Thrown by a responder: the chat is answered with this HTTP status and an OpenAI error body. */
 export class FakeChatFailure extends Error {
@@ -86,6 +105,8 @@ export interface FakeOpenAI {
   chats: ChatRecord[];
   transcriptions: TranscriptionRecord[];
   speeches: SpeechRecord[];
+  /** Each POST /v1/embeddings: its model, `dimensions` and inputs. */
+  embeddings: { model: string; dimensions?: number; input: string[] }[];
   /** Every request as `METHOD /path`, in arrival order. */
   requests: string[];
   firstTokenDelayMs: number;
@@ -153,11 +174,41 @@ function chatRecord(body: Record<string, unknown>, authorization: string | null)
       .map((m) => textOf(m.content))
       .join('\n'),
     userTexts: messages.filter((m) => m.role === 'user').map((m) => textOf(m.content)),
+    toolNames: (Array.isArray(body.tools) ? (body.tools as { function?: { name?: string } }[]) : [])
+      .map((tool) => String(tool.function?.name ?? ''))
+      .filter(Boolean),
+    toolResults: (messages as { role: string; content: unknown; tool_call_id?: string }[])
+      .filter((m) => m.role === 'tool')
+      .map((m) => ({ callId: String(m.tool_call_id ?? ''), content: textOf(m.content) })),
     images,
     chunksSent: 0,
     tokens: 0,
     aborted: false,
   };
+}
+
+/** The calls with their ids and arguments' JSON. */
+function toolCallsOf(answer: FakeToolCallReply): (FakeToolCall & { id: string; arguments: string })[] {
+  return answer.toolCalls.map((call) => ({
+    id: call.id ?? `call_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`,
+    name: call.name,
+    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+  }));
+}
+
+/**
+ * OpenAI's streamed tool calls: per call, a delta with its index, id, type and name (arguments
+ * ""), then its arguments in pieces (`{index, function: {arguments}}`), as the `openai` client
+ * and agents' stream parser read them.
+ */
+function toolCallDeltas(calls: { id: string; name: string; arguments: string }[]): Record<string, unknown>[] {
+  return calls.flatMap((call, index) => {
+    const pieces = call.arguments.match(/[\s\S]{1,12}/g) ?? [];
+    return [
+      { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] },
+      ...pieces.map((piece) => ({ tool_calls: [{ index, function: { arguments: piece } }] })),
+    ];
+  });
 }
 
 export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
@@ -171,9 +222,9 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     }
     const record = chatRecord(body, authorization);
     fake.chats.push(record);
-    let reply: string;
+    let answer: string | FakeToolCallReply;
     try {
-      reply = await responder(record);
+      answer = await responder(record);
     } catch (error) {
       if (!(error instanceof FakeChatFailure)) throw error;
       record.failedWith = error.status;
@@ -182,6 +233,9 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
         { status: error.status },
       );
     }
+    const reply = typeof answer === 'string' ? answer : (answer.content ?? '');
+    const toolCalls = typeof answer === 'string' ? [] : toolCallsOf(answer);
+    if (toolCalls.length) record.toolCallsSent = toolCalls;
     const words = reply.split(/(?=\s)/).filter(Boolean);
     record.reply = reply;
     record.tokens = words.length;
@@ -198,13 +252,26 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     if (!record.stream) {
       await Bun.sleep(firstTokenDelayMs);
       record.firstTokenAt = record.finishedAt = now();
-      const message = { role: 'assistant', content: reply, refusal: null };
+      const message = {
+        role: 'assistant',
+        content: reply || (toolCalls.length ? null : reply),
+        refusal: null,
+        ...(toolCalls.length
+          ? {
+              tool_calls: toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            }
+          : {}),
+      };
       return Response.json({
         id,
         object: 'chat.completion',
         created,
         model: record.model,
-        choices: [{ index: 0, message, logprobs: null, finish_reason: 'stop' }],
+        choices: [{ index: 0, message, logprobs: null, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }],
         usage,
       });
     }
@@ -219,7 +286,8 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     const events: { delayMs: number; data: unknown; content?: boolean }[] = [
       { delayMs: firstTokenDelayMs, data: chunk({ role: 'assistant', content: '', refusal: null }) },
       ...words.map((w, i) => ({ delayMs: i === 0 ? 0 : tokenIntervalMs, data: chunk({ content: w }), content: true })),
-      { delayMs: 0, data: chunk({}, 'stop') },
+      ...toolCallDeltas(toolCalls).map((delta) => ({ delayMs: tokenIntervalMs, data: chunk(delta) })),
+      { delayMs: 0, data: chunk({}, toolCalls.length ? 'tool_calls' : 'stop') },
       ...(record.includeUsage
         ? [
             {
@@ -360,6 +428,28 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     return new Response(bytes, { headers: { 'content-type': responseFormat === 'wav' ? 'audio/wav' : 'audio/pcm' } });
   }
 
+  /** POST /v1/embeddings: each input a hashed bag of its words, unit length (`dimensions` long, default 1536). */
+  async function embed(req: Request): Promise<Response> {
+    const body = (await req.json().catch(() => null)) as Record<string, unknown> | null;
+    const input = typeof body?.input === 'string' ? [body.input] : body?.input;
+    if (!body || typeof body.model !== 'string' || !Array.isArray(input))
+      return oaiError(400, "'model' and 'input' are required", null, 'input');
+    const dimensions = typeof body.dimensions === 'number' ? body.dimensions : undefined;
+    fake.embeddings.push({ model: body.model, dimensions, input: input.map(String) });
+    const data = input.map((text, index) => {
+      const vector = new Array<number>(dimensions ?? 1536).fill(0);
+      for (const word of String(text)
+        .toLowerCase()
+        .match(/[\p{L}\p{N}]+/gu) ?? []) {
+        const hash = Number(Bun.hash(word) % BigInt(vector.length * 2));
+        vector[hash >> 1]! += hash & 1 ? 1 : -1;
+      }
+      const norm = Math.hypot(...vector) || 1;
+      return { object: 'embedding', index, embedding: vector.map((v) => v / norm) };
+    });
+    return Response.json({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } });
+  }
+
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -383,6 +473,7 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
       if (req.method === 'POST' && pathname === '/v1/chat/completions') return chat(req, authorization);
       if (req.method === 'POST' && pathname === '/v1/audio/transcriptions') return transcribe(req, authorization);
       if (req.method === 'POST' && pathname === '/v1/audio/speech') return speak(req, authorization);
+      if (req.method === 'POST' && pathname === '/v1/embeddings') return embed(req);
       return oaiError(404, `Invalid URL (${req.method} ${pathname})`);
     },
   });
@@ -392,6 +483,7 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     chats: [],
     transcriptions: [],
     speeches: [],
+    embeddings: [],
     requests: [],
     firstTokenDelayMs: options.firstTokenDelayMs ?? 0,
     tokenIntervalMs: options.tokenIntervalMs ?? 0,

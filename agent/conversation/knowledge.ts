@@ -1,0 +1,147 @@
+// Answers from the session's documents (docs/api.md#documents): for each visitor turn, spoken
+// or typed, the job asks the control plane for the passages closest to what was said (POST
+// knowledge_url) and puts them in that turn's context, as an instruction after the visitor's
+// turn (the offline prompt reads an instruction there as the reply's own: smallModelPrompt).
+// Retrieval is bounded (KNOWLEDGE_TIMEOUT_MS): a slow or failed one leaves the turn without
+// passages, never without a reply. The agent turn that answers records which documents were
+// in its context, and its metrics how long retrieval took.
+import { llm } from '@livekit/agents';
+import { Value } from '@sinclair/typebox/value';
+import {
+  KNOWLEDGE_QUERY_MAX_CHARS,
+  KnowledgeAnswer,
+  type KnowledgePassage,
+  type KnowledgeRequest,
+  type SpokenLanguage,
+} from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
+
+/** A retrieval slower than this is given up: the turn goes on without passages. */
+export const KNOWLEDGE_TIMEOUT_MS = 1_500;
+
+/** "I do not know", in each language: the model is shown the words to use. */
+const DO_NOT_KNOW: Record<SpokenLanguage, string> = {
+  en: "I'm sorry, I don't know that.",
+  es: 'Lo siento, no lo sé.',
+  pl: 'Przepraszam, nie wiem tego.',
+  uk: 'Вибачте, я цього не знаю.',
+};
+
+/**
+ * The instruction a turn's passages are given to the model in (also the knowledge bench's).
+ * Numbered, each with its document's name, then the rule: answer from them when they are
+ * relevant, and say you do not know when they do not hold the answer.
+ */
+export function knowledgeInstruction(passages: readonly KnowledgePassage[], language: SpokenLanguage): string {
+  const quoted = passages.map(
+    (passage, index) => `[${index + 1}] From "${passage.document_name}": ${passage.text.replace(/\s+/g, ' ').trim()}`,
+  );
+  return [
+    'Passages from your documents that may answer the visitor:',
+    ...quoted,
+    `Answer from these passages when they are relevant. If they do not contain the answer, say that you do not know ("${DO_NOT_KNOW[language]}") instead of guessing.`,
+  ].join('\n');
+}
+
+export interface Retrieved {
+  passages: KnowledgePassage[];
+  /** How long the retrieval took, as the job waited for it (ms). */
+  retrievalMs: number;
+}
+
+export interface KnowledgeOptions {
+  url: string;
+  reportToken: string;
+  language(): SpokenLanguage;
+  logger: Pick<AgentLogger, 'warn'>;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+/** One retrieval; no passages on any failure (logged). */
+export async function retrievePassages(query: string, options: KnowledgeOptions): Promise<Retrieved> {
+  const now = options.now ?? (() => performance.now());
+  const started = now();
+  const done = (passages: KnowledgePassage[]) => ({ passages, retrievalMs: Math.round(now() - started) });
+  const request: KnowledgeRequest = { query: query.slice(0, KNOWLEDGE_QUERY_MAX_CHARS) };
+  try {
+    const response = await (options.fetch ?? fetch)(options.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${options.reportToken}` },
+      body: JSON.stringify(request),
+      signal: AbortSignal.timeout(options.timeoutMs ?? KNOWLEDGE_TIMEOUT_MS),
+    });
+    const body = await response.json().catch(() => null);
+    if (!response.ok || !Value.Check(KnowledgeAnswer, body)) {
+      options.logger.warn({ status: response.status }, 'the knowledge retrieval was refused; answering without');
+      return done([]);
+    }
+    return done(body.passages);
+  } catch (error) {
+    options.logger.warn({ err: error }, 'no passages in time; answering without');
+    return done([]);
+  }
+}
+
+/** What the agent turn answering a visitor's turn reports of its passages. */
+export interface TurnKnowledge {
+  documentIds: string[];
+  retrievalMs: number;
+}
+
+/** The id of the instruction added for a visitor's message: added once, also when a tool's result is answered. */
+const instructionId = (messageId: string) => `knowledge_${messageId}`;
+
+/**
+ * Retrieves once per visitor message and adds the passages to each reply's context after that
+ * message. Called from the agent's llm node: typed chat (generateReply) never passes through
+ * onUserTurnCompleted, but every reply passes through the node.
+ */
+export class KnowledgeTurns {
+  readonly #options: KnowledgeOptions;
+  /** The last visitor message retrieved for, and its passages (a tool's follow-up reply reuses them). */
+  #last: { messageId: string; retrieved: Promise<Retrieved> } | null = null;
+  /** Waiting for the agent turn that answers. */
+  #pending: TurnKnowledge | null = null;
+
+  constructor(options: KnowledgeOptions) {
+    this.#options = options;
+  }
+
+  /** Adds the passages for the reply about to be generated from `chatCtx` (its last visitor message's). */
+  async addTo(chatCtx: llm.ChatContext): Promise<void> {
+    const message = lastVisitorMessage(chatCtx);
+    const query = message?.textContent?.trim();
+    if (!message || !query) return;
+    if (chatCtx.getById(instructionId(message.id))) return;
+    if (this.#last?.messageId !== message.id)
+      this.#last = { messageId: message.id, retrieved: retrievePassages(query, this.#options) };
+    const { passages, retrievalMs } = await this.#last.retrieved;
+    const documentIds = [...new Set(passages.map((passage) => passage.document_id))];
+    this.#pending = { documentIds, retrievalMs };
+    if (passages.length === 0) return;
+    const instruction = llm.ChatMessage.create({
+      id: instructionId(message.id),
+      role: 'system',
+      content: knowledgeInstruction(passages, this.#options.language()),
+    });
+    // Right after the visitor's message, also when a tool's call and result followed it.
+    chatCtx.items.splice((chatCtx.indexById(message.id) ?? chatCtx.items.length - 1) + 1, 0, instruction);
+  }
+
+  /** The answering agent turn's documents and retrieval time, once (null: nothing retrieved for it). */
+  takeForAgentTurn(): TurnKnowledge | null {
+    const pending = this.#pending;
+    this.#pending = null;
+    return pending;
+  }
+}
+
+function lastVisitorMessage(chatCtx: llm.ChatContext): llm.ChatMessage | undefined {
+  for (let i = chatCtx.items.length - 1; i >= 0; i--) {
+    const item = chatCtx.items[i]!;
+    if (item.type === 'message' && item.role === 'user') return item;
+  }
+  return undefined;
+}

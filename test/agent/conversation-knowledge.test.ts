@@ -1,0 +1,112 @@
+// Passages for each visitor turn (agent/conversation/knowledge.ts), against a local stand-in for
+// the control plane's knowledge route: retrieved once per visitor message with the job's
+// token and the question cut to KNOWLEDGE_QUERY_MAX_CHARS, put right after that message as an
+// instruction (also for a tool's follow-up reply, once), a slow or failing retrieval leaves the
+// turn without passages, and the answering turn learns its documents and retrieval time.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { llm } from '@livekit/agents';
+import { KNOWLEDGE_TIMEOUT_MS, KnowledgeTurns, knowledgeInstruction } from '../../agent/conversation/knowledge.ts';
+import { KNOWLEDGE_QUERY_MAX_CHARS, type KnowledgeAnswer } from '../../src/contract/index.ts';
+
+const logger = { warn() {} };
+const passages = [
+  {
+    document_id: 'doc_hours',
+    document_name: 'Opening hours',
+    text: 'We are open\nMonday to Friday, 9 to 17.',
+    score: 0.8,
+  },
+  { document_id: 'doc_hours', document_name: 'Opening hours', text: 'Closed on public holidays.', score: 0.6 },
+  { document_id: 'doc_prices', document_name: 'Prices', text: 'A check-up costs 40 euros.', score: 0.5 },
+];
+let answer: () => Promise<Response> | Response = () =>
+  Response.json({ passages, took_ms: 12 } satisfies KnowledgeAnswer);
+const queries: { authorization: string | null; query: string }[] = [];
+let server: ReturnType<typeof Bun.serve>;
+
+beforeAll(() => {
+  server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      const body = (await req.json()) as { query: string };
+      queries.push({ authorization: req.headers.get('authorization'), query: body.query });
+      return answer();
+    },
+  });
+});
+afterAll(() => server.stop(true));
+
+function turns() {
+  return new KnowledgeTurns({
+    url: `http://127.0.0.1:${server.port}/internal/sessions/ses_1/knowledge`,
+    reportToken: 'job-token',
+    language: () => 'en',
+    logger,
+  });
+}
+
+function conversation(question: string) {
+  const chatCtx = new llm.ChatContext();
+  chatCtx.addMessage({ role: 'system', content: 'You are Ada.' });
+  chatCtx.addMessage({ role: 'assistant', content: 'Hello!' });
+  const message = chatCtx.addMessage({ role: 'user', content: question });
+  return { chatCtx, message };
+}
+
+describe('knowledgeInstruction', () => {
+  test("numbers the passages with their documents' names, then tells the model to answer from them or say it does not know", () => {
+    const text = knowledgeInstruction(passages.slice(0, 2), 'es');
+    expect(text).toContain('[1] From "Opening hours": We are open Monday to Friday, 9 to 17.');
+    expect(text).toContain('[2] From "Opening hours": Closed on public holidays.');
+    expect(text).toContain('Answer from these passages when they are relevant');
+    expect(text).toContain('Lo siento, no lo sé.');
+  });
+});
+
+describe('a turn with documents', () => {
+  test("the passages follow the visitor's message; retrieved once, also for a tool's follow-up; the answer learns its documents", async () => {
+    queries.length = 0;
+    answer = () => Response.json({ passages, took_ms: 12 });
+    const knowledge = turns();
+    const { chatCtx, message } = conversation('When are you open?');
+    await knowledge.addTo(chatCtx);
+    const at = chatCtx.items.indexOf(message);
+    const added = chatCtx.items[at + 1] as llm.ChatMessage;
+    expect(added.role).toBe('system');
+    expect(added.textContent).toBe(knowledgeInstruction(passages, 'en'));
+    // A tool's call and result later, then the follow-up reply: nothing added twice, nothing asked again.
+    await knowledge.addTo(chatCtx);
+    expect(chatCtx.items.filter((item) => item.type === 'message' && item.role === 'system')).toHaveLength(2);
+    expect(queries).toEqual([{ authorization: 'Bearer job-token', query: 'When are you open?' }]);
+    const answered = knowledge.takeForAgentTurn();
+    expect(answered?.documentIds).toEqual(['doc_hours', 'doc_prices']);
+    expect(answered?.retrievalMs).toBeGreaterThanOrEqual(0);
+    expect(knowledge.takeForAgentTurn()).toBeNull();
+  });
+
+  test('a long question is cut for retrieval', async () => {
+    queries.length = 0;
+    await turns().addTo(conversation('why '.repeat(1_000)).chatCtx);
+    expect(queries[0]!.query.length).toBe(KNOWLEDGE_QUERY_MAX_CHARS);
+  });
+
+  test('a retrieval slower than its limit, or refused, leaves the turn without passages', async () => {
+    answer = async () => {
+      await Bun.sleep(KNOWLEDGE_TIMEOUT_MS + 500);
+      return Response.json({ passages, took_ms: 2_000 });
+    };
+    const slow = turns();
+    const { chatCtx } = conversation('When are you open?');
+    const started = performance.now();
+    await slow.addTo(chatCtx);
+    expect(performance.now() - started).toBeLessThan(KNOWLEDGE_TIMEOUT_MS + 400);
+    expect(chatCtx.items).toHaveLength(3);
+    expect(slow.takeForAgentTurn()?.documentIds).toEqual([]);
+
+    answer = () => new Response('no', { status: 500 });
+    const refused = conversation('When are you open?');
+    await turns().addTo(refused.chatCtx);
+    expect(refused.chatCtx.items).toHaveLength(3);
+  });
+});

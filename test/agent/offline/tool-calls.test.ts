@@ -1,0 +1,144 @@
+// The offline reply model with tools (agent/providers/offline/tool-calls.ts and llm.ts): the
+// real Qwen2.5-Coder-0.5B through node-llama-cpp's function calling calls the tool a question
+// asks for, with its argument, as agents' FunctionCall; after the result it answers in words;
+// small talk gets words, not a call; and a turn's passages (knowledge.ts) are answered from.
+// The chat history keeps calls and results only with tools. Needs the models the bootstrap
+// installs (`npm test` does).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { initializeLogger, llm } from '@livekit/agents';
+import { knowledgeInstruction } from '../../../agent/conversation/knowledge.ts';
+import { loadOfflineLanguageModel, type OfflineLLM, toLlamaHistory } from '../../../agent/providers/offline/index.ts';
+import { gbnfSchema, parseTextCall } from '../../../agent/providers/offline/tool-calls.ts';
+import { loadProviders } from '../../../src/config.ts';
+
+let model: OfflineLLM;
+let close: () => Promise<void>;
+
+beforeAll(async () => {
+  initializeLogger({ pretty: false, level: 'warn' });
+  ({ llm: model, close } = await loadOfflineLanguageModel(loadProviders(process.env).modelsDir, { threads: 2 }));
+}, 120_000);
+afterAll(async () => close?.());
+
+const INSTRUCTIONS =
+  'You are Ada, the receptionist of a dental clinic.\n\nYou are talking with a visitor in a live voice conversation. Your words are spoken aloud: answer in one to three short sentences, without lists, markdown, emoji or stage directions.';
+const tools = new llm.ToolContext([
+  llm.tool({
+    name: 'get_appointment',
+    description: "Looks up the visitor's appointment on a date.",
+    parameters: {
+      type: 'object',
+      properties: { date: { type: 'string', description: 'The day of the appointment' } },
+      required: ['date'],
+    },
+    execute: async () => 'unused',
+  }),
+]);
+
+function conversation(question: string): llm.ChatContext {
+  const chatCtx = new llm.ChatContext();
+  chatCtx.addMessage({ role: 'system', content: INSTRUCTIONS });
+  chatCtx.addMessage({ role: 'assistant', content: "Hi, I'm Ada. How can I help you today?" });
+  chatCtx.addMessage({ role: 'user', content: question });
+  return chatCtx;
+}
+
+async function reply(chatCtx: llm.ChatContext, toolCtx?: llm.ToolContext) {
+  let text = '';
+  const calls: llm.FunctionCall[] = [];
+  for await (const chunk of model.chat({ chatCtx, toolCtx })) {
+    text += chunk.delta?.content ?? '';
+    calls.push(...(chunk.delta?.toolCalls ?? []));
+  }
+  return { text: text.trim(), calls };
+}
+
+describe('the offline model with a tool', () => {
+  test('a typed question the tool answers is a call with its argument; the answer uses the result', async () => {
+    const chatCtx = conversation('Is my appointment on Tuesday still on?');
+    const first = await reply(chatCtx, tools);
+    expect(first.text).toBe('');
+    expect(first.calls.map((call) => call.name)).toEqual(['get_appointment']);
+    expect(JSON.parse(first.calls[0]!.args).date).toMatch(/tuesday/i);
+
+    chatCtx.insert(first.calls[0]!);
+    chatCtx.insert(
+      llm.FunctionCallOutput.create({
+        callId: first.calls[0]!.callId,
+        name: 'get_appointment',
+        output: JSON.stringify('Tuesday at 14:30 with Dr. Lee: confirmed.'),
+        isError: false,
+      }),
+    );
+    const second = await reply(chatCtx, tools);
+    console.log(`offline follow-up: ${second.text}`);
+    expect(second.calls).toEqual([]);
+    expect(second.text).not.toContain('{');
+    expect(second.text).toMatch(/14:30|Lee/);
+  }, 120_000);
+
+  test('a question no tool answers gets words, not a call', async () => {
+    const { text, calls } = await reply(conversation('What is the capital of France?'), tools);
+    expect(calls).toEqual([]);
+    expect(text).toMatch(/paris/i);
+  }, 60_000);
+
+  test("a turn's passages are answered from (knowledge.ts's instruction after the visitor's message)", async () => {
+    const chatCtx = conversation('How much does a check-up cost?');
+    chatCtx.addMessage({
+      role: 'system',
+      content: knowledgeInstruction(
+        [{ document_id: 'doc_1', document_name: 'Prices', text: 'A dental check-up costs 45 euros.', score: 0.7 }],
+        'en',
+      ),
+    });
+    const { text } = await reply(chatCtx);
+    console.log(`offline answer from a passage: ${text}`);
+    expect(text).toMatch(/45/);
+  }, 60_000);
+});
+
+describe('the history and schemas the model is given', () => {
+  test('calls and results are in the model turns only with tools', () => {
+    const chatCtx = conversation('Is my appointment on Tuesday still on?');
+    const call = llm.FunctionCall.create({ callId: 'c1', name: 'get_appointment', args: '{"date":"Tuesday"}' });
+    chatCtx.insert(call);
+    chatCtx.insert(
+      llm.FunctionCallOutput.create({ callId: 'c1', name: 'get_appointment', output: '"On."', isError: false }),
+    );
+    expect(toLlamaHistory(chatCtx, { tools: true }).at(-1)).toEqual({
+      type: 'model',
+      response: [{ type: 'functionCall', name: 'get_appointment', params: { date: 'Tuesday' }, result: 'On.' }],
+    });
+    expect(toLlamaHistory(chatCtx).at(-1)).toEqual({ type: 'user', text: 'Is my appointment on Tuesday still on?' });
+  });
+
+  test('a call written as JSON without the tags is read as one, when it names a tool', () => {
+    expect(parseTextCall('{"name": "get_appointment", "arguments": {"date": "Tuesday"}}', ['get_appointment'])).toEqual(
+      {
+        name: 'get_appointment',
+        params: { date: 'Tuesday' },
+      },
+    );
+    expect(parseTextCall('```json\n{"name": "other", "arguments": {}}\n```', ['get_appointment'])).toBeNull();
+    expect(parseTextCall('Sure, I can check that.', ['get_appointment'])).toBeNull();
+  });
+
+  test("a tool's schema is cut to what GBNF expresses", () => {
+    expect(
+      gbnfSchema({
+        type: 'object',
+        properties: { date: { type: 'string', format: 'date', pattern: '^\\d' }, n: { description: 'any' } },
+        required: ['date'],
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: {
+        date: { type: 'string', format: 'date' },
+        n: { description: 'any', type: ['string', 'number', 'boolean', 'null'] },
+      },
+      required: ['date'],
+      additionalProperties: false,
+    });
+  });
+});
