@@ -24,7 +24,7 @@ import { acceptChat } from './chat.ts';
 import { greetingText } from './greeting.ts';
 import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
-import { KnowledgeTurns } from './knowledge.ts';
+import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
 import { TurnQuality } from './quality.ts';
 import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
@@ -160,6 +160,9 @@ export async function startConversation(options: ConversationOptions): Promise<C
         reportToken: metadata.report_token,
         language: () => speaking,
         logger,
+        // The offline model reads a long prompt slowly: 2,400 characters of passages put its
+        // first word ~7.5 s later (bench/knowledge); it gets the best passage, cut.
+        maxChars: options.providers.openai ? undefined : OFFLINE_KNOWLEDGE_CHARS,
       })
     : null;
   const tools = conversationTools({

@@ -19,6 +19,9 @@ import type { AgentLogger } from '../logging.ts';
 /** A retrieval slower than this is given up: the turn goes on without passages. */
 export const KNOWLEDGE_TIMEOUT_MS = 1_500;
 
+/** What the offline model is given of a turn's passages at most (the best one, cut at a word). */
+export const OFFLINE_KNOWLEDGE_CHARS = 700;
+
 /** "I do not know", in each language: the model is shown the words to use. */
 const DO_NOT_KNOW: Record<SpokenLanguage, string> = {
   en: "I'm sorry, I don't know that.",
@@ -33,6 +36,9 @@ const DO_NOT_KNOW: Record<SpokenLanguage, string> = {
  * relevant, and say you do not know when they do not hold the answer.
  */
 export function knowledgeInstruction(passages: readonly KnowledgePassage[], language: SpokenLanguage): string {
+  if (passages.length === 0)
+    // Without it the offline model made answers up for what the documents do not hold (bench/knowledge).
+    return `None of your documents covers what the visitor just said. If it is a question of fact you cannot answer, say that you do not know ("${DO_NOT_KNOW[language]}") instead of guessing.`;
   const quoted = passages.map(
     (passage, index) => `[${index + 1}] From "${passage.document_name}": ${passage.text.replace(/\s+/g, ' ').trim()}`,
   );
@@ -47,6 +53,8 @@ export interface Retrieved {
   passages: KnowledgePassage[];
   /** How long the retrieval took, as the job waited for it (ms). */
   retrievalMs: number;
+  /** The control plane answered (perhaps with no passage); false when it failed or was too slow. */
+  answered: boolean;
 }
 
 export interface KnowledgeOptions {
@@ -57,13 +65,35 @@ export interface KnowledgeOptions {
   fetch?: typeof fetch;
   timeoutMs?: number;
   now?: () => number;
+  /** At most this much passage text in a turn (best first; the last one cut at a word). Unset: all the control plane sent. */
+  maxChars?: number;
+}
+
+/** The best passages that fit in `maxChars`; at least the first, cut at a word. */
+export function fitPassages(passages: readonly KnowledgePassage[], maxChars: number): KnowledgePassage[] {
+  const kept: KnowledgePassage[] = [];
+  let left = maxChars;
+  for (const passage of passages) {
+    if (passage.text.length <= left) {
+      kept.push(passage);
+      left -= passage.text.length;
+      continue;
+    }
+    if (kept.length === 0) kept.push({ ...passage, text: passage.text.slice(0, maxChars).replace(/\s+\S*$/, '') });
+    break;
+  }
+  return kept;
 }
 
 /** One retrieval; no passages on any failure (logged). */
 export async function retrievePassages(query: string, options: KnowledgeOptions): Promise<Retrieved> {
   const now = options.now ?? (() => performance.now());
   const started = now();
-  const done = (passages: KnowledgePassage[]) => ({ passages, retrievalMs: Math.round(now() - started) });
+  const done = (passages: KnowledgePassage[], answered = false) => ({
+    passages,
+    retrievalMs: Math.round(now() - started),
+    answered,
+  });
   const request: KnowledgeRequest = { query: query.slice(0, KNOWLEDGE_QUERY_MAX_CHARS) };
   try {
     const response = await (options.fetch ?? fetch)(options.url, {
@@ -77,7 +107,7 @@ export async function retrievePassages(query: string, options: KnowledgeOptions)
       options.logger.warn({ status: response.status }, 'the knowledge retrieval was refused; answering without');
       return done([]);
     }
-    return done(body.passages);
+    return done(options.maxChars ? fitPassages(body.passages, options.maxChars) : body.passages, true);
   } catch (error) {
     options.logger.warn({ err: error }, 'no passages in time; answering without');
     return done([]);
@@ -117,10 +147,11 @@ export class KnowledgeTurns {
     if (chatCtx.getById(instructionId(message.id))) return;
     if (this.#last?.messageId !== message.id)
       this.#last = { messageId: message.id, retrieved: retrievePassages(query, this.#options) };
-    const { passages, retrievalMs } = await this.#last.retrieved;
+    const { passages, retrievalMs, answered } = await this.#last.retrieved;
     const documentIds = [...new Set(passages.map((passage) => passage.document_id))];
     this.#pending = { documentIds, retrievalMs };
-    if (passages.length === 0) return;
+    // A failed retrieval says nothing; an answered one without passages says the documents do not cover it.
+    if (!answered) return;
     const instruction = llm.ChatMessage.create({
       id: instructionId(message.id),
       role: 'system',

@@ -110,3 +110,27 @@ describe('a turn with documents', () => {
     expect(refused.chatCtx.items).toHaveLength(3);
   });
 });
+
+describe('what a turn is given', () => {
+  test('the offline model gets the best passage that fits (cut at a word); an answer without passages says the documents do not cover it; a failure says nothing', async () => {
+    const { fitPassages } = await import('../../agent/conversation/knowledge.ts');
+    expect(fitPassages(passages, 70).map((p) => p.text)).toEqual([
+      'We are open\nMonday to Friday, 9 to 17.',
+      'Closed on public holidays.',
+    ]);
+    expect(fitPassages(passages, 20)).toEqual([{ ...passages[0]!, text: 'We are open\nMonday' }]);
+    expect(knowledgeInstruction([], 'en')).toContain('None of your documents covers');
+
+    answer = () => Response.json({ passages: [], took_ms: 3 } satisfies KnowledgeAnswer);
+    const empty = conversation('Who won the World Cup in 1998?');
+    await turns().addTo(empty.chatCtx);
+    expect(empty.chatCtx.items.at(-1)).toMatchObject({ role: 'system' });
+    expect((empty.chatCtx.items.at(-1) as llm.ChatMessage).textContent).toContain("I don't know");
+
+    answer = () => new Response('down', { status: 503 });
+    const failed = conversation('Who won the World Cup in 1998?');
+    await turns().addTo(failed.chatCtx);
+    expect(failed.chatCtx.items.at(-1)).toBe(failed.message);
+    answer = () => Response.json({ passages, took_ms: 12 } satisfies KnowledgeAnswer);
+  });
+});

@@ -1,0 +1,282 @@
+// Tools and documents by voice (issue 33), end to end on a real LiveKit server with the real
+// Deepgram, OpenAI and ElevenLabs plugins talking to wire fakes: a visitor (a real WebRTC client)
+// speaks into its microphone, the Deepgram fake "hears" the scripted question, the session's
+// document is retrieved into the model's context, the model calls a webhook tool whose receiver
+// on this machine verifies the Standard Webhooks signature, and the reply, built from the tool's
+// answer and the document's passage, is spoken back: the visitor hears it and reads its caption.
+// A question the document does not answer gets no passage (the similarity floor holds).
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { type TextStreamReader, TrackKind } from '@livekit/rtc-node';
+import { Webhook } from 'standardwebhooks';
+import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
+import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { sharedProviderFakes } from '../support/preload.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { Listener, Microphone, speech } from '../support/voice.ts';
+
+const fakes = sharedProviderFakes();
+const MARKER = 'Marker: tools-by-voice-8c1e.';
+const METRICS_TOKEN = 'tools-by-voice-metrics';
+const PARKING = 'Parking: patients park free in the underground garage at Calle Mayor 12, level -2.';
+const QUESTION = 'Is my appointment on Tuesday still on, and where do I park?';
+const UNRELATED = 'Do you offer physiotherapy?';
+
+let service: TestService;
+let account: TestAccount;
+let documentId: string;
+let toolId: string;
+let identity: IdentityBody;
+
+/** The webhook receiver: every call must carry a valid signature with the tool's secret. */
+const calls: { session_id: string; tool: string; arguments: Record<string, unknown>; call_id: string }[] = [];
+const rejected: string[] = [];
+let secret = '';
+const receiver = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  async fetch(request) {
+    const raw = await request.text();
+    try {
+      calls.push(new Webhook(secret).verify(raw, request.headers.toJSON()) as (typeof calls)[number]);
+    } catch (error) {
+      rejected.push(String(error));
+      return new Response('bad signature', { status: 401 });
+    }
+    return Response.json({ status: 'confirmed', time: '10:30' });
+  },
+});
+
+beforeAll(async () => {
+  service = await startTestService('pglite', {
+    livekit: 'local',
+    agent: true,
+    env: {
+      ...fakes.env,
+      CREDITS_ONBOARDING: '0',
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
+      METRICS_TOKEN,
+      // The offline multilingual-e5 embeddings (floor 0.80), not the OpenAI fake's bag of words.
+      KNOWLEDGE_EMBEDDINGS: 'offline',
+    },
+  });
+  account = await service.account({ credits: 10_000 });
+
+  const form = new FormData();
+  form.append('file', new Blob([`# Sunrise Dental Clinic\n\n${PARKING}\n`], { type: 'text/markdown' }), 'clinic.md');
+  const uploaded = await account.call('POST', '/v1/documents', { body: form });
+  expect(uploaded.status).toBe(202);
+  documentId = ((await uploaded.json()) as { document_id: string }).document_id;
+  await eventually(
+    async () => {
+      const document = (await (await account.call('GET', `/v1/documents/${documentId}`)).json()) as {
+        status: string;
+      };
+      if (document.status === 'failed') throw new Error(`the document failed: ${JSON.stringify(document)}`);
+      return document.status === 'ready';
+    },
+    60_000,
+    'the document to be ready',
+  );
+
+  const created = await account.call('POST', '/v1/tools', {
+    body: JSON.stringify({
+      name: 'get_appointment',
+      type: 'webhook',
+      description: "Looks up the visitor's appointment on a date.",
+      parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
+      url: `http://127.0.0.1:${receiver.port}/tools`,
+      timeout_ms: 3000,
+    }),
+    headers: { 'content-type': 'application/json' },
+  });
+  expect(created.status).toBe(201);
+  const tool = (await created.json()) as { tool_id: string; secret: string };
+  toolId = tool.tool_id;
+  secret = tool.secret;
+
+  identity = (await (
+    await account.call('POST', '/v1/identities', {
+      body: await identityForm({ language: 'en', prompt: `You are Ada, a receptionist at a dental clinic. ${MARKER}` }),
+    })
+  ).json()) as IdentityBody;
+  fakes.openai.respond((chat) => (chat.system.includes(MARKER) ? model(chat) : 'Hello!'));
+});
+afterAll(async () => {
+  receiver.stop(true);
+  await service?.stop();
+});
+
+/**
+ * The model as scripted: the appointment question calls the tool; its result is answered with
+ * the status and time it holds, and with the parking fact only when the passage is in the context.
+ */
+function model(chat: ChatRecord): string | FakeToolCallReply {
+  const parking = chat.system.includes('Calle Mayor 12') ? ' Patients park free at Calle Mayor 12, level -2.' : '';
+  const result = chat.toolResults.at(-1)?.content;
+  if (chat.messages.at(-1)?.role === 'tool' && result) {
+    const status = /confirmed/.exec(result)?.[0] ?? 'unknown';
+    const time = /\d{1,2}:\d{2}/.exec(result)?.[0] ?? 'unknown';
+    return `Your appointment on Tuesday is ${status} for ${time}.${parking}`;
+  }
+  const asked = chat.userTexts.at(-1) ?? '';
+  if (/appointment/i.test(asked)) return { toolCalls: [{ name: 'get_appointment', arguments: { date: 'Tuesday' } }] };
+  return `Let me check that for you.${parking}`;
+}
+
+const chats = () => fakes.openai.chats.filter((chat) => chat.system.includes(MARKER));
+const epochNow = () => performance.timeOrigin + performance.now();
+
+interface Turn {
+  role: string;
+  text: string;
+  tool_call: { name: string; outcome: string } | null;
+  document_ids: string[] | null;
+}
+
+/** A fresh session with the tool and the document, a visitor with a microphone, ears and captions; greeted. */
+async function converse() {
+  const started = await account.call('POST', '/v1/sessions/start', {
+    body: JSON.stringify({
+      identity_id: identity.identity_id,
+      avatar_enabled: false,
+      tool_ids: [toolId],
+      document_ids: [documentId],
+    }),
+    headers: { 'content-type': 'application/json' },
+  });
+  expect(started.status).toBe(200);
+  const session = (await started.json()) as StartedSession;
+  const joinedAt = performance.now();
+  const visitor = await joinAsVisitor(session, { audioOnly: true });
+  const segments = new Map<string, string>();
+  visitor.room.registerTextStreamHandler(TRANSCRIPTION_TOPIC, (reader: TextStreamReader, from) => {
+    if (from.identity !== visitor.agent()?.identity) return;
+    void (async () => {
+      for await (const text of reader)
+        segments.set(reader.info.streamId, (segments.get(reader.info.streamId) ?? '') + text);
+    })();
+  });
+  const microphone = await Microphone.publish(visitor.room);
+  const audio = await eventually(
+    () => visitor.tracks.find((track) => track.kind === TrackKind.KIND_AUDIO),
+    20_000,
+    "the agent's audio track",
+  );
+  const ears = new Listener(audio);
+  /** Waits for the agent to speak after `after` and fall silent again. */
+  const heard = async (after: number, what: string) => {
+    const from = await eventually(() => ears.soundAfter(after), 30_000, what);
+    await eventually(() => ears.silenceAfter(from, 400), 30_000, `the end of ${what}`);
+    return from;
+  };
+  await heard(joinedAt, 'the greeting');
+  return {
+    id: session.room_name,
+    captions: () => [...segments.values()],
+    /** Speaks `text` (the Deepgram fake hears exactly it); resolves when the reply was heard to its end. */
+    async ask(text: string) {
+      fakes.deepgram.script({ transcript: text, language: 'en' });
+      const spoken = await microphone.say(await speech(text));
+      return heard(spoken.endedAt, `the reply to "${text}"`);
+    },
+    async turns(until: (turns: Turn[]) => boolean) {
+      return eventually(
+        async () => {
+          const answer = await account.call('GET', `/v1/sessions/${session.room_name}/transcript`);
+          const { turns } = (await answer.json()) as { turns: Turn[] };
+          return until(turns) ? turns : undefined;
+        },
+        15_000,
+        'the transcript',
+      );
+    },
+    async end() {
+      ears.close();
+      await microphone.stop();
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await visitor.leave().catch(() => undefined);
+    },
+  };
+}
+
+test('asked by voice: the webhook tool is called signed, the document answers, the visitor hears both', async () => {
+  const since = epochNow();
+  const conversation = await converse();
+  try {
+    await conversation.ask(QUESTION).catch((error) => {
+      throw new Error(
+        `${error.message}; deepgram: ${JSON.stringify(fakes.deepgram.connections.filter((c) => c.openedAt >= since).map((c) => c.utterances))}; chats: ${JSON.stringify(chats().map((c) => [c.userTexts.at(-1), c.reply]))}`,
+      );
+    });
+
+    // The receiver: one call, signed, for this session, with the model's arguments.
+    expect(rejected).toEqual([]);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({
+      session_id: conversation.id,
+      tool: 'get_appointment',
+      arguments: { date: 'Tuesday' },
+    });
+
+    // The model was given the passage with the question, and the receiver's answer after the call.
+    const asked = chats().filter((chat) => chat.at >= since && chat.userTexts.at(-1) === QUESTION);
+    expect(asked.length).toBeGreaterThanOrEqual(2);
+    expect(asked[0]!.toolCallsSent?.map((call) => call.name)).toEqual(['get_appointment']);
+    expect(asked.every((chat) => chat.system.includes(PARKING))).toBe(true);
+    const answered = asked.find((chat) => chat.messages.at(-1)?.role === 'tool')!;
+    expect(answered.toolResults.at(-1)!.content).toContain('10:30');
+    const reply = 'Your appointment on Tuesday is confirmed for 10:30. Patients park free at Calle Mayor 12, level -2.';
+    expect(answered.reply).toBe(reply);
+
+    // Heard: the voice spoke the reply, and its caption reached the visitor.
+    const spoken = fakes.elevenlabs.received.contexts
+      .filter((context) => context.openedAt >= since)
+      .map((context) => context.spoken)
+      .join(' ');
+    expect(spoken).toContain('10:30');
+    expect(spoken).toContain('Calle Mayor 12');
+    await eventually(
+      () => conversation.captions().some((text) => text.includes('10:30') && text.includes('Calle Mayor 12')),
+      10_000,
+      'the caption of the reply',
+    );
+
+    // The transcript: the spoken question, the tool turn, the answer with its document.
+    const turns = await conversation.turns((all) => all.some((t) => t.role === 'agent' && t.text.includes('10:30')));
+    expect(turns.filter((t) => t.role === 'user').map((t) => t.text)).toEqual([QUESTION]);
+    const tools = turns.filter((t) => t.role === 'tool');
+    expect(tools.map((t) => [t.tool_call?.name, t.tool_call?.outcome])).toEqual([['get_appointment', 'ok']]);
+    expect(turns.find((t) => t.role === 'agent' && t.text.includes('10:30'))!.document_ids).toEqual([documentId]);
+
+    const metrics = await (
+      await service.call('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
+    const ok = metrics.split('\n').find((line) => line.startsWith('likeness_tool_calls_total{outcome="ok"} '));
+    expect(Number(ok?.split(' ')[1] ?? 0)).toBeGreaterThanOrEqual(1);
+  } finally {
+    await conversation.end();
+  }
+}, 180_000);
+
+test('asked by voice what the document does not answer: no passage reaches the model, the reply has no documents', async () => {
+  const since = epochNow();
+  const callsBefore = calls.length;
+  const conversation = await converse();
+  try {
+    await conversation.ask(UNRELATED);
+    const asked = chats().filter((chat) => chat.at >= since && chat.userTexts.at(-1) === UNRELATED);
+    expect(asked.length).toBeGreaterThanOrEqual(1);
+    // Retrieval answered (the "none of your documents" instruction), with nothing above the floor.
+    expect(asked.every((chat) => chat.system.includes('None of your documents covers'))).toBe(true);
+    expect(asked.some((chat) => chat.system.includes('Calle Mayor 12'))).toBe(false);
+    expect(asked.at(-1)!.reply).toBe('Let me check that for you.');
+    expect(calls).toHaveLength(callsBefore);
+    const turns = await conversation.turns((all) => all.some((t) => t.role === 'agent' && t.text.includes('check')));
+    expect(turns.filter((t) => t.role === 'user').map((t) => t.text)).toEqual([UNRELATED]);
+    expect(turns.find((t) => t.role === 'agent' && t.text.includes('check'))!.document_ids ?? []).toEqual([]);
+  } finally {
+    await conversation.end();
+  }
+}, 180_000);
