@@ -9,11 +9,14 @@ import { join } from 'node:path';
 import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { SQL } from 'bun';
 import { eq, inArray } from 'drizzle-orm';
+import { Webhook } from 'standardwebhooks';
+import { CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type DatabaseHandle, openDatabase } from '../../src/db/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { FrameLog } from '../avatar/support.ts';
 import * as fx from '../fixtures/index.ts';
+import { type FakeOpenAI, startFakeOpenAI } from '../support/fakes/openai.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { type Cluster, startCluster } from './topology.ts';
@@ -26,6 +29,21 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   let identityId = '';
   /** Two more accounts with an identity each: admission's fair share keeps a slot for accounts that run none. */
   const others: { authorization: string; identityId: string }[] = [];
+  /** The workers' language model, at the wire: it calls the appointment tool when asked about one. */
+  let openai: FakeOpenAI;
+  /** The customer's tool receiver: every call it takes, with its signature checked. */
+  const toolCalls: { session_id: string; tool: string; arguments: Record<string, unknown> }[] = [];
+  let toolSecret = '';
+  const receiver = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const body = await request.text();
+      const call = new Webhook(toolSecret).verify(body, request.headers.toJSON()) as (typeof toolCalls)[0];
+      toolCalls.push(call);
+      return Response.json({ status: 'confirmed', time: '10:30' });
+    },
+  });
 
   const call = (base: string, method: string, path: string, body?: unknown, auth = authorization) =>
     fetch(`${base}${path}`, {
@@ -69,7 +87,26 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   }
 
   beforeAll(async () => {
-    cluster = await startCluster(dirs);
+    openai = startFakeOpenAI();
+    openai.respond((chat) => {
+      const asked = chat.userTexts.at(-1) ?? '';
+      if (!/appointment/i.test(asked)) return 'Hello, I am here to help.';
+      const result = chat.toolResults.at(-1)?.content;
+      if (!result) return { toolCalls: [{ name: 'get_appointment', arguments: { date: 'Tuesday' } }] };
+      // agents sends a tool's text result to the model as a JSON string.
+      const answer = JSON.parse(result) as string | { status: string; time: string };
+      const { status, time } =
+        typeof answer === 'string' ? (JSON.parse(answer) as { status: string; time: string }) : answer;
+      // The passage retrieved for this turn is in the request's instructions, or the answer lacks it.
+      const parking = /Calle Mayor 12/.test(chat.system) ? ' You can park at Calle Mayor 12, level -2.' : '';
+      return `Your appointment on Tuesday is ${status} for ${time}.${parking}`;
+    });
+    cluster = await startCluster(dirs, {
+      // The tool's receiver is on this machine; documents are embedded by the offline model (the
+      // suites' environment points OPENAI_BASE_URL at the shared fakes, whose vectors are hashes).
+      apiEnv: { WEBHOOKS_ALLOW_PRIVATE: 'true', KNOWLEDGE_EMBEDDINGS: 'offline' },
+      agentEnv: { OPENAI_API_KEY: 'sk-cluster', OPENAI_BASE_URL: openai.url },
+    });
     database = await openDatabase({ databaseUrl: cluster.databaseUrl });
     // Through the second API process: the first one's training is the one that hangs (later).
     const withIdentity = async (email: string) => {
@@ -88,6 +125,8 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   afterAll(async () => {
     await database?.close();
     await cluster?.stop();
+    await openai?.stop();
+    receiver.stop(true);
   });
 
   test('both API processes came up at once on the empty Postgres; each migration ran once', async () => {
@@ -248,6 +287,121 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
       }
     }
   }, 120_000);
+
+  test('tools and documents across both API processes and both workers: made through one, read through the other; sessions on each worker call the signed tool and answer from the document', async () => {
+    await eventually(
+      async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= 4,
+      30_000,
+      'every slot free',
+    );
+    const [first, second] = cluster.apis;
+    const upload = new FormData();
+    upload.append(
+      'file',
+      new File(
+        [
+          '# Visiting the clinic\n\nParking: patients park free in the underground garage at Calle Mayor 12, level -2. ' +
+            'Show your appointment letter at the barrier.\n\nThe waiting room is on the first floor.',
+        ],
+        'clinic.md',
+        { type: 'text/markdown' },
+      ),
+    );
+    const uploaded = await fetch(`${first!.url}/v1/documents`, {
+      method: 'POST',
+      headers: { authorization },
+      body: upload,
+    });
+    expect(uploaded.status).toBe(202);
+    const { document_id: documentId } = (await uploaded.json()) as { document_id: string };
+    await eventually(
+      async () =>
+        ((await (await call(second!.url, 'GET', `/v1/documents/${documentId}`)).json()) as { status: string })
+          .status === 'ready',
+      60_000,
+      'the document ready, read through the other API process',
+    );
+    const created = await call(second!.url, 'POST', '/v1/tools', {
+      name: 'get_appointment',
+      type: 'webhook',
+      description: "Look up the visitor's appointment on a day",
+      parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
+      url: `http://127.0.0.1:${receiver.port}/appointments`,
+    });
+    expect(created.status).toBe(201);
+    const tool = (await created.json()) as { tool_id: string; secret: string };
+    toolSecret = tool.secret;
+    expect((await call(first!.url, 'GET', `/v1/tools/${tool.tool_id}`)).status).toBe(200);
+
+    const visits: { session: StartedSession; visitor: Awaited<ReturnType<typeof joinAsVisitor>>; worker: string }[] =
+      [];
+    try {
+      for (let i = 0; i < 3 && new Set(visits.map((v) => v.worker)).size < 2; i++) {
+        const started = await call(cluster.apis[i % 2]!.url, 'POST', '/v1/sessions/start', {
+          identity_id: identityId,
+          tool_ids: [tool.tool_id],
+          document_ids: [documentId],
+        });
+        expect(started.status).toBe(200);
+        const session = (await started.json()) as StartedSession;
+        const visitor = await joinAsVisitor(session);
+        const worker = await eventually(async () => (await row(session.room_name)).agentWorkerId, 20_000, 'its worker');
+        visits.push({ session, visitor, worker });
+      }
+      expect(new Set(visits.map((v) => v.worker)).size).toBe(2);
+      for (const { session, visitor } of visits) {
+        type Turn = {
+          role: string;
+          text: string;
+          tool_call: { name: string; outcome: string } | null;
+          document_ids: string[] | null;
+        };
+        const turns = async () =>
+          (
+            (await (
+              await call(cluster.balancer.url, 'GET', `/v1/sessions/${session.room_name}/transcript`)
+            ).json()) as {
+              turns: Turn[];
+            }
+          ).turns;
+        // Typed until the agent takes it (it takes the visitor's chat once its conversation started).
+        let lastSent = 0;
+        const answered = await eventually(
+          async () => {
+            const now = await turns();
+            if (!now.some((t) => t.role === 'user') && performance.now() - lastSent > 8_000) {
+              lastSent = performance.now();
+              await visitor.room.localParticipant!.sendText(
+                'Is my appointment on Tuesday still on, and where do I park?',
+                {
+                  topic: CHAT_TOPIC,
+                },
+              );
+            }
+            return now.some((t) => t.role === 'agent' && t.text.includes('10:30')) ? now : undefined;
+          },
+          60_000,
+          'the answer with the tool result',
+        ).catch(async (error) => {
+          console.log('transcript so far:', JSON.stringify(await turns()), 'model requests:', openai.chats.length);
+          throw error;
+        });
+        expect(answered.find((t) => t.role === 'tool')?.tool_call).toMatchObject({
+          name: 'get_appointment',
+          outcome: 'ok',
+        });
+        const answer = answered.find((t) => t.role === 'agent' && t.text.includes('10:30'))!;
+        expect(answer.text).toContain('Calle Mayor 12');
+        expect(answer.document_ids).toEqual([documentId]);
+        expect(toolCalls.some((c) => c.session_id === session.room_name && c.arguments.date === 'Tuesday')).toBe(true);
+      }
+    } finally {
+      for (const { session, visitor } of visits) {
+        await visitor.leave().catch(() => undefined);
+        await call(cluster.balancer.url, 'POST', `/v1/sessions/${session.room_name}/end`);
+      }
+    }
+  }, 240_000);
 
   test('a worker SIGKILLed mid-conversation: the other brings the avatar back into the same room; the visitor stays', async () => {
     const { session, visitor, videos } = await visit(cluster.apis[0]!.url);

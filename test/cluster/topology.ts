@@ -88,10 +88,18 @@ async function prometheusRooms(port: number): Promise<number> {
   return Number(/^livekit_room_total\{[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
-/** `apiEnv`: settings of the API processes over compose's and TEST_TUNING (a bench turns the fair share off). */
+/**
+ * `apiEnv`, `agentEnv`: settings of the API processes and of the workers over compose's and
+ * TEST_TUNING (a bench turns the fair share off; the cluster test points the workers' language
+ * model at a wire fake).
+ */
 export async function startCluster(
   dirs: string[],
-  { agentMaxJobs = 2, apiEnv = {} }: { agentMaxJobs?: number; apiEnv?: Record<string, string> } = {},
+  {
+    agentMaxJobs = 2,
+    apiEnv = {},
+    agentEnv = {},
+  }: { agentMaxJobs?: number; apiEnv?: Record<string, string>; agentEnv?: Record<string, string> } = {},
 ): Promise<Cluster> {
   const redis = await startRedis(dirs);
   const credentials = {
@@ -178,6 +186,7 @@ export async function startCluster(
           ...TEST_TUNING,
           AGENT_MAX_JOBS: String(agentMaxJobs),
           AGENT_DRAIN_SECONDS: '2',
+          ...agentEnv,
         },
       }),
     ),
