@@ -19,6 +19,48 @@ export interface paths {
         patch: operations["updateCreditSettings"];
         trace?: never;
     };
+    "/v1/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's documents, newest first */
+        get: operations["listDocuments"];
+        put?: never;
+        /**
+         * Upload a document for avatars to answer from; it is processed in the background
+         * @description Answers 202 with the document `processing`; it becomes `ready` (a `document.ready` webhook) or `failed` with a `detail` saying what to change (`document.failed`). Attach it to an identity (`document_ids`) or a session start for its agent to answer from it.
+         */
+        post: operations["uploadDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/documents/{document_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one document and its processing status */
+        get: operations["getDocument"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a document and its passages
+         * @description It leaves every identity it was attached to, and running sessions stop retrieving from it from their next turn.
+         */
+        delete: operations["deleteDocument"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/identities": {
         parameters: {
             query?: never;
@@ -31,7 +73,7 @@ export interface paths {
         put?: never;
         /**
          * Create an identity; training runs within the call
-         * @description Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.
+         * @description Send `audio` to clone a voice, or `voice_id` for a preset (GET /v1/voices); neither gives the default English-only voice. `tool_ids` and `document_ids` (each one JSON array) name the tools and documents its agent uses. The photo must show a face large enough to animate: 422 `image.no_face` or `image.face_too_small` otherwise (several faces: the largest is used). 502 when the voice provider fails; nothing is kept or charged then.
          */
         post: operations["createIdentity"];
         delete?: never;
@@ -57,7 +99,7 @@ export interface paths {
         head?: never;
         /**
          * Update an identity
-         * @description Text fields and `voice_id` alone answer 200. Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status; a new image without a usable face is refused at once (422, as on create). `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.
+         * @description Text fields, `voice_id`, `tool_ids` and `document_ids` alone answer 200 (each list sent replaces the whole list; `[]` clears it). Image or audio uploads (with `prompt`) start a retrain: 202, then poll the status; a new image without a usable face is refused at once (422, as on create). `voice_id` switches to a preset voice and drops the uploaded sample; new `audio` is cloned into a new voice by the retrain.
          */
         patch: operations["updateIdentity"];
         trace?: never;
@@ -233,6 +275,49 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's tools, newest first */
+        get: operations["listTools"];
+        put?: never;
+        /**
+         * Add a tool; a webhook tool's signing secret is in this answer only
+         * @description A webhook tool is called with a POST of JSON `{session_id, identity_id, call_id, tool, arguments}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`); its answer (at most 64 KB) is what the model reads.
+         */
+        post: operations["createTool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/{tool_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one tool */
+        get: operations["getTool"];
+        put?: never;
+        post?: never;
+        /** Delete a tool; identities drop it, and a running session's next call to it is an error */
+        delete: operations["deleteTool"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a tool: name, description, parameters, url, timeout_ms
+         * @description Sessions already running keep the tools they started with, and call a webhook tool as it is now.
+         */
+        patch: operations["updateTool"];
         trace?: never;
     };
     "/v1/usage": {
@@ -523,6 +608,388 @@ export interface operations {
             };
         };
     };
+    listDocuments: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "document_id": "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB",
+                     *         "name": "Patient leaflet",
+                     *         "content_type": "application/pdf",
+                     *         "bytes": 182344,
+                     *         "status": "ready",
+                     *         "detail": null,
+                     *         "chunks": 41,
+                     *         "created_at": "2026-11-24T09:30:00.000Z",
+                     *         "updated_at": "2026-11-24T09:30:06.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        /**
+                         * @description The upload's size.
+                         * @example 18204
+                         */
+                        bytes: number;
+                        /**
+                         * @description The passages it was cut into (0 until ready).
+                         * @example 31
+                         */
+                        chunks: number;
+                        /**
+                         * @description The type read from the bytes and name.
+                         * @enum {string}
+                         */
+                        content_type: "text/plain" | "text/markdown" | "text/html" | "application/pdf";
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * @description Why processing failed, and what to do about it; null otherwise.
+                         * @example null
+                         */
+                        detail: string | null;
+                        /** @example doc_6kRvd0cYpGq3vP1tmC1a9Q */
+                        document_id: string;
+                        /** @example Opening hours and prices */
+                        name: string;
+                        /**
+                         * @description `processing`: being read and embedded (seconds to minutes); `ready`: searched by the sessions it is attached to; `failed`: see `detail`.
+                         * @enum {string}
+                         */
+                        status: "processing" | "ready" | "failed";
+                        /** Format: date-time */
+                        updated_at: string;
+                    }[];
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    uploadDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document: plain text (UTF-8), Markdown, HTML or PDF with a text layer, judged from its bytes and name; at most KNOWLEDGE_MAX_DOCUMENT_BYTES (10 MB).
+                     * @default File
+                     */
+                    file: Blob;
+                    /**
+                     * @description What passages from it are attributed to; default the file's name.
+                     * @example Opening hours and prices
+                     */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 202 */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "document_id": "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB",
+                     *       "name": "Patient leaflet",
+                     *       "content_type": "application/pdf",
+                     *       "bytes": 182344,
+                     *       "status": "processing",
+                     *       "detail": null,
+                     *       "chunks": 0,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The upload's size.
+                         * @example 18204
+                         */
+                        bytes: number;
+                        /**
+                         * @description The passages it was cut into (0 until ready).
+                         * @example 31
+                         */
+                        chunks: number;
+                        /**
+                         * @description The type read from the bytes and name.
+                         * @enum {string}
+                         */
+                        content_type: "text/plain" | "text/markdown" | "text/html" | "application/pdf";
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * @description Why processing failed, and what to do about it; null otherwise.
+                         * @example null
+                         */
+                        detail: string | null;
+                        /** @example doc_6kRvd0cYpGq3vP1tmC1a9Q */
+                        document_id: string;
+                        /** @example Opening hours and prices */
+                        name: string;
+                        /**
+                         * @description `processing`: being read and embedded (seconds to minutes); `ready`: searched by the sessions it is attached to; `failed`: see `detail`.
+                         * @enum {string}
+                         */
+                        status: "processing" | "ready" | "failed";
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Document too large: at most 10 MB"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Unsupported type: send text, Markdown, HTML or PDF"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "document_id": "doc_3Lp9Vx2Qw7Kt5Nz1Hc8RbM",
+                     *       "name": "Scanned price list",
+                     *       "content_type": "application/pdf",
+                     *       "bytes": 182344,
+                     *       "status": "failed",
+                     *       "detail": "The PDF has no text layer (scanned pages?); upload a PDF with selectable text, or the text itself",
+                     *       "chunks": 0,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:06.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The upload's size.
+                         * @example 18204
+                         */
+                        bytes: number;
+                        /**
+                         * @description The passages it was cut into (0 until ready).
+                         * @example 31
+                         */
+                        chunks: number;
+                        /**
+                         * @description The type read from the bytes and name.
+                         * @enum {string}
+                         */
+                        content_type: "text/plain" | "text/markdown" | "text/html" | "application/pdf";
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * @description Why processing failed, and what to do about it; null otherwise.
+                         * @example null
+                         */
+                        detail: string | null;
+                        /** @example doc_6kRvd0cYpGq3vP1tmC1a9Q */
+                        document_id: string;
+                        /** @example Opening hours and prices */
+                        name: string;
+                        /**
+                         * @description `processing`: being read and embedded (seconds to minutes); `ready`: searched by the sessions it is attached to; `failed`: see `detail`.
+                         * @enum {string}
+                         */
+                        status: "processing" | "ready" | "failed";
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Document not found"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 204 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Document not found"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
     listIdentities: {
         parameters: {
             query?: {
@@ -549,6 +1016,12 @@ export interface operations {
                      *         "language": "en",
                      *         "status": "ready",
                      *         "image": "https://likeness.example/assets/identities/idn_5XwBbH2Lr8Nd0qVjYc3TfA/a1/image.jpg?expires=1795586400&signature=nurT0V5gtKC8ZTd1zCYadgZf2i7JxERtX7MxQk1eVgo",
+                     *         "tool_ids": [
+                     *           "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
+                     *         ],
+                     *         "document_ids": [
+                     *           "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
+                     *         ],
                      *         "created_at": "2026-11-24T09:30:00.000Z",
                      *         "updated_at": "2026-11-24T09:30:01.000Z"
                      *       }
@@ -557,6 +1030,8 @@ export interface operations {
                     "application/json": {
                         /** Format: date-time */
                         created_at: string;
+                        /** @description The documents its agent answers from, in order; a document deleted since is no longer listed. */
+                        document_ids: string[];
                         identity_id: string;
                         /** Format: uri */
                         image: string;
@@ -568,6 +1043,8 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
+                        tool_ids: string[];
                         /** Format: date-time */
                         updated_at: string;
                     }[];
@@ -617,6 +1094,8 @@ export interface operations {
                      * @default File
                      */
                     audio?: Blob;
+                    /** @description The documents (GET /v1/documents) the agent answers from, as one JSON array: ["doc_…"]. At most 20, each once, each of this account and not `failed` (422 otherwise). */
+                    document_ids?: string;
                     /**
                      * Format: binary
                      * @description Portrait photo: image/jpeg, image/png or image/webp (judged from the bytes).
@@ -636,6 +1115,8 @@ export interface operations {
                     prompt: string;
                     /** @description For hosted pipelines: the avatar at the provider that animates this identity (required by `bey`; optional for `anam`, which otherwise makes one from the photo). Checked with the provider: 422 when unknown. Other pipelines refuse it. Immutable. */
                     provider_avatar_id?: string;
+                    /** @description The tools (GET /v1/tools) the agent may call, in order, as one JSON array: ["tool_…"]. At most 20, each once, each of this account (422 otherwise). */
+                    tool_ids?: string;
                     /** @description A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample. */
                     voice_id?: string;
                 };
@@ -661,6 +1142,12 @@ export interface operations {
                      *       "detail": null,
                      *       "pipeline_id": "builtin",
                      *       "provider_avatar_id": null,
+                     *       "tool_ids": [
+                     *         "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
+                     *       ],
+                     *       "document_ids": [
+                     *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
+                     *       ],
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -671,6 +1158,8 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         detail: ((string | null) | null) | null;
+                        /** @description The documents its agent answers from, in order; a document deleted since is no longer listed. */
+                        document_ids: string[];
                         identity_id: string;
                         /** Format: uri */
                         image: string;
@@ -686,6 +1175,8 @@ export interface operations {
                         provider_avatar_id: ((string | null) | null) | null;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
+                        tool_ids: string[];
                         /** Format: date-time */
                         updated_at: string;
                         /** @description The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`. */
@@ -820,6 +1311,12 @@ export interface operations {
                      *       "detail": null,
                      *       "pipeline_id": "builtin",
                      *       "provider_avatar_id": null,
+                     *       "tool_ids": [
+                     *         "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
+                     *       ],
+                     *       "document_ids": [
+                     *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
+                     *       ],
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -830,6 +1327,8 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         detail: ((string | null) | null) | null;
+                        /** @description The documents its agent answers from, in order; a document deleted since is no longer listed. */
+                        document_ids: string[];
                         identity_id: string;
                         /** Format: uri */
                         image: string;
@@ -845,6 +1344,8 @@ export interface operations {
                         provider_avatar_id: ((string | null) | null) | null;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
+                        tool_ids: string[];
                         /** Format: date-time */
                         updated_at: string;
                         /** @description The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`. */
@@ -941,6 +1442,8 @@ export interface operations {
                      * @default File
                      */
                     audio?: Blob;
+                    /** @description The documents (GET /v1/documents) the agent answers from, as one JSON array: ["doc_…"]. At most 20, each once, each of this account and not `failed` (422 otherwise). */
+                    document_ids?: string;
                     /**
                      * Format: binary
                      * @default File
@@ -958,6 +1461,8 @@ export interface operations {
                     prompt?: string;
                     /** @description Immutable: sending it answers 422. */
                     provider_avatar_id?: string;
+                    /** @description The tools (GET /v1/tools) the agent may call, in order, as one JSON array: ["tool_…"]. At most 20, each once, each of this account (422 otherwise). */
+                    tool_ids?: string;
                     /** @description A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample. */
                     voice_id?: string;
                 };
@@ -983,6 +1488,12 @@ export interface operations {
                      *       "detail": null,
                      *       "pipeline_id": "builtin",
                      *       "provider_avatar_id": null,
+                     *       "tool_ids": [
+                     *         "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
+                     *       ],
+                     *       "document_ids": [
+                     *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
+                     *       ],
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -993,6 +1504,8 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         detail: ((string | null) | null) | null;
+                        /** @description The documents its agent answers from, in order; a document deleted since is no longer listed. */
+                        document_ids: string[];
                         identity_id: string;
                         /** Format: uri */
                         image: string;
@@ -1008,6 +1521,8 @@ export interface operations {
                         provider_avatar_id: ((string | null) | null) | null;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
+                        tool_ids: string[];
                         /** Format: date-time */
                         updated_at: string;
                         /** @description The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`. */
@@ -1034,6 +1549,12 @@ export interface operations {
                      *       "detail": null,
                      *       "pipeline_id": "builtin",
                      *       "provider_avatar_id": null,
+                     *       "tool_ids": [
+                     *         "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
+                     *       ],
+                     *       "document_ids": [
+                     *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
+                     *       ],
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -1044,6 +1565,8 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         detail: ((string | null) | null) | null;
+                        /** @description The documents its agent answers from, in order; a document deleted since is no longer listed. */
+                        document_ids: string[];
                         identity_id: string;
                         /** Format: uri */
                         image: string;
@@ -1059,6 +1582,8 @@ export interface operations {
                         provider_avatar_id: ((string | null) | null) | null;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
+                        tool_ids: string[];
                         /** Format: date-time */
                         updated_at: string;
                         /** @description The preset voice (GET /v1/voices; `default` when none was chosen); null when the voice is cloned from `audio`. */
@@ -1336,6 +1861,7 @@ export interface operations {
                      *           "fps": 24.9,
                      *           "turns": 7,
                      *           "interruptions": 1,
+                     *           "tool_calls": 1,
                      *           "providers": {
                      *             "stt": "deepgram",
                      *             "llm": "openai-compatible",
@@ -1349,7 +1875,13 @@ export interface operations {
                      *         "idle_timeout_seconds": 120,
                      *         "summary": "The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.",
                      *         "summary_status": "ready",
-                     *         "summary_detail": null
+                     *         "summary_detail": null,
+                     *         "tool_ids": [
+                     *           "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
+                     *         ],
+                     *         "document_ids": [
+                     *           "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
+                     *         ]
                      *       }
                      *     ]
                      */
@@ -1376,10 +1908,12 @@ export interface operations {
                         created_at: string;
                         /** @description Credits those minutes cost. */
                         credits_charged: number;
+                        /** @description The documents its agent answered from, fixed at the start (the start's `document_ids`, or the identity's then). */
+                        document_ids: string[];
                         /** @description Seconds from the start call to the end (to now while running). */
                         duration_seconds: number;
                         /** @enum {string|null|null} */
-                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle" | null;
+                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle" | "agent_ended" | null;
                         /** Format: date-time */
                         ended_at: ((string | null) | null) | null;
                         /** @enum {string|null|null} */
@@ -1411,6 +1945,8 @@ export interface operations {
                                 /** @description The text-to-speech provider: `offline` or the cloud plugin's name; null before the first turn. */
                                 tts: ((string | null) | null) | null;
                             };
+                            /** @description Tool calls the agent made, whatever their outcome. */
+                            tool_calls: number;
                             /** @description Agent turns that answered the visitor. */
                             turns: number;
                             /** @description Over the answered turns: the visitor stops speaking → the agent's first audio (the last 500 turns). */
@@ -1437,6 +1973,8 @@ export interface operations {
                          * @enum {string}
                          */
                         summary_status: "none" | "pending" | "ready" | "failed";
+                        /** @description The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then). */
+                        tool_ids: string[];
                         /** @description Seconds the visitor was in the room with the avatar streaming. */
                         visitor_seconds: number;
                         visual_awareness: boolean;
@@ -1517,6 +2055,7 @@ export interface operations {
                      *         "fps": 24.9,
                      *         "turns": 7,
                      *         "interruptions": 1,
+                     *         "tool_calls": 1,
                      *         "providers": {
                      *           "stt": "deepgram",
                      *           "llm": "openai-compatible",
@@ -1530,7 +2069,13 @@ export interface operations {
                      *       "idle_timeout_seconds": 120,
                      *       "summary": "The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.",
                      *       "summary_status": "ready",
-                     *       "summary_detail": null
+                     *       "summary_detail": null,
+                     *       "tool_ids": [
+                     *         "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
+                     *       ],
+                     *       "document_ids": [
+                     *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
+                     *       ]
                      *     }
                      */
                     "application/json": {
@@ -1556,10 +2101,12 @@ export interface operations {
                         created_at: string;
                         /** @description Credits those minutes cost. */
                         credits_charged: number;
+                        /** @description The documents its agent answered from, fixed at the start (the start's `document_ids`, or the identity's then). */
+                        document_ids: string[];
                         /** @description Seconds from the start call to the end (to now while running). */
                         duration_seconds: number;
                         /** @enum {string|null|null} */
-                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle" | null;
+                        end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle" | "agent_ended" | null;
                         /** Format: date-time */
                         ended_at: ((string | null) | null) | null;
                         /** @enum {string|null|null} */
@@ -1591,6 +2138,8 @@ export interface operations {
                                 /** @description The text-to-speech provider: `offline` or the cloud plugin's name; null before the first turn. */
                                 tts: ((string | null) | null) | null;
                             };
+                            /** @description Tool calls the agent made, whatever their outcome. */
+                            tool_calls: number;
                             /** @description Agent turns that answered the visitor. */
                             turns: number;
                             /** @description Over the answered turns: the visitor stops speaking → the agent's first audio (the last 500 turns). */
@@ -1617,6 +2166,8 @@ export interface operations {
                          * @enum {string}
                          */
                         summary_status: "none" | "pending" | "ready" | "failed";
+                        /** @description The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then). */
+                        tool_ids: string[];
                         /** @description Seconds the visitor was in the room with the avatar streaming. */
                         visitor_seconds: number;
                         visual_awareness: boolean;
@@ -1829,7 +2380,7 @@ export interface operations {
                             /** @description Seconds from the start call to the end (to now while running). */
                             duration_seconds: number;
                             /** @enum {string} */
-                            end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle";
+                            end_reason: "ended_by_api" | "client_left" | "no_join" | "max_duration" | "insufficient_credits" | "room_closed" | "agent_unavailable" | "service_restarting" | "idle" | "agent_ended";
                             /** Format: date-time */
                             ended_at: string;
                             /** @description Seconds the avatar streamed, with or without the visitor. */
@@ -2133,6 +2684,8 @@ export interface operations {
                      *           "language": "en",
                      *           "interrupted": false,
                      *           "ordered_by": null,
+                     *           "tool_call": null,
+                     *           "document_ids": null,
                      *           "started_at": "2026-11-24T09:30:05.000Z",
                      *           "ended_at": "2026-11-24T09:30:08.000Z"
                      *         },
@@ -2142,8 +2695,43 @@ export interface operations {
                      *           "language": "en",
                      *           "interrupted": false,
                      *           "ordered_by": null,
+                     *           "tool_call": null,
+                     *           "document_ids": null,
                      *           "started_at": "2026-11-24T09:30:10.000Z",
                      *           "ended_at": "2026-11-24T09:30:11.500Z"
+                     *         },
+                     *         {
+                     *           "role": "tool",
+                     *           "text": "{\"opens\":\"09:30\",\"closes\":\"18:00\"}",
+                     *           "language": null,
+                     *           "interrupted": false,
+                     *           "ordered_by": null,
+                     *           "tool_call": {
+                     *             "call_id": "call_7Tq2Wm9Lx4Vb",
+                     *             "name": "opening_hours",
+                     *             "arguments": {
+                     *               "date": "2026-11-24"
+                     *             },
+                     *             "result_excerpt": "{\"opens\":\"09:30\",\"closes\":\"18:00\"}",
+                     *             "duration_ms": 182,
+                     *             "outcome": "ok"
+                     *           },
+                     *           "document_ids": null,
+                     *           "started_at": "2026-11-24T09:30:11.600Z",
+                     *           "ended_at": "2026-11-24T09:30:11.800Z"
+                     *         },
+                     *         {
+                     *           "role": "agent",
+                     *           "text": "Today it opens at 9:30 and closes at 6 pm; on Thursdays it stays open until 9:45.",
+                     *           "language": "en",
+                     *           "interrupted": false,
+                     *           "ordered_by": null,
+                     *           "tool_call": null,
+                     *           "document_ids": [
+                     *             "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
+                     *           ],
+                     *           "started_at": "2026-11-24T09:30:11.900Z",
+                     *           "ended_at": "2026-11-24T09:30:16.000Z"
                      *         },
                      *         {
                      *           "role": "agent",
@@ -2151,8 +2739,10 @@ export interface operations {
                      *           "language": "en",
                      *           "interrupted": false,
                      *           "ordered_by": "api",
-                     *           "started_at": "2026-11-24T09:30:12.000Z",
-                     *           "ended_at": "2026-11-24T09:30:13.800Z"
+                     *           "tool_call": null,
+                     *           "document_ids": null,
+                     *           "started_at": "2026-11-24T09:30:17.000Z",
+                     *           "ended_at": "2026-11-24T09:30:18.800Z"
                      *         }
                      *       ]
                      *     }
@@ -2160,6 +2750,8 @@ export interface operations {
                     "application/json": {
                         session_id: string;
                         turns: {
+                            /** @description An agent turn that answered with passages of these documents in its context; null on other turns and when it used none. */
+                            document_ids: ((string[] | null) | null) | null;
                             /** Format: date-time */
                             ended_at: string | null;
                             /** @description An agent turn the visitor cut off; `text` is what was said until then. */
@@ -2172,13 +2764,32 @@ export interface operations {
                              */
                             ordered_by: "api" | "client" | null;
                             /**
-                             * @description `user`: the visitor; `agent`: the identity.
+                             * @description `user`: the visitor; `agent`: the identity; `tool`: a tool the agent called.
                              * @enum {string}
                              */
-                            role: "user" | "agent";
+                            role: "user" | "agent" | "tool";
                             /** Format: date-time */
                             started_at: string;
                             text: string;
+                            /** @description A `tool` turn's call; null on other turns. */
+                            tool_call: (({
+                                /** @description The arguments the model gave. */
+                                arguments: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The model's id for the call (a webhook receiver's `call_id`). */
+                                call_id: string;
+                                duration_ms: number;
+                                /** @description The tool called. */
+                                name: string;
+                                /**
+                                 * @description `ok`; `error`: it answered with an error; `timeout`: no answer in the tool’s time; `invalid_arguments`: the arguments broke the tool’s schema and nothing was called.
+                                 * @enum {string}
+                                 */
+                                outcome: "ok" | "error" | "timeout" | "invalid_arguments";
+                                /** @description The first 500 characters of the answer, or what went wrong. */
+                                result_excerpt: string;
+                            } | null) | null) | null;
                         }[];
                     };
                 };
@@ -2233,6 +2844,8 @@ export interface operations {
                     client_control?: boolean;
                     /** @description Added to the identity's prompt for this session only (who the visitor is, what they bought…); the identity is unchanged. Surrounding whitespace is dropped; blank: none. */
                     context?: string;
+                    /** @description The documents (GET /v1/documents) this session's agent answers from, instead of the identity's; [] for none. At most 20, each once, each of this account and not `failed` (422 otherwise). */
+                    document_ids?: string[];
                     /**
                      * @description phone: portrait video; desktop: landscape where enabled.
                      * @enum {string}
@@ -2249,6 +2862,8 @@ export interface operations {
                      * @enum {string}
                      */
                     language?: "auto" | "en" | "es" | "pl" | "uk";
+                    /** @description The tools (GET /v1/tools) this session's agent may call, instead of the identity's; [] for none. At most 20, each once, each of this account (422 otherwise). */
+                    tool_ids?: string[];
                     /** @description Camera frames accompany speech. Omit for the account default. */
                     visual_awareness?: boolean;
                 };
@@ -2387,6 +3002,716 @@ export interface operations {
                 content: {
                     "application/json": {
                         detail: string;
+                    };
+                };
+            };
+        };
+    };
+    listTools: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "tool_id": "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp",
+                     *         "name": "opening_hours",
+                     *         "description": "Look up the shop's opening hours for a day",
+                     *         "type": "webhook",
+                     *         "parameters": {
+                     *           "type": "object",
+                     *           "properties": {
+                     *             "day": {
+                     *               "type": "string",
+                     *               "description": "The day the visitor asks about",
+                     *               "enum": [
+                     *                 "today",
+                     *                 "tomorrow"
+                     *               ]
+                     *             }
+                     *           },
+                     *           "required": [
+                     *             "day"
+                     *           ]
+                     *         },
+                     *         "url": "https://shop.example.com/likeness/tools/opening-hours",
+                     *         "timeout_ms": 3000,
+                     *         "created_at": "2026-11-24T09:30:00.000Z",
+                     *         "updated_at": "2026-11-24T09:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        /** @example get_weather */
+                        name: string;
+                        /**
+                         * @example {
+                         *       "type": "object",
+                         *       "properties": {
+                         *         "city": {
+                         *           "type": "string",
+                         *           "description": "The city the visitor asks about"
+                         *         },
+                         *         "unit": {
+                         *           "type": "string",
+                         *           "enum": [
+                         *             "celsius",
+                         *             "fahrenheit"
+                         *           ]
+                         *         }
+                         *       },
+                         *       "required": [
+                         *         "city"
+                         *       ]
+                         *     }
+                         */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        timeout_ms: number;
+                        /** @example tool_4Ck2mXbQ9s1LrT0aVnZ7Jp */
+                        tool_id: string;
+                        /** @enum {string} */
+                        type: "webhook" | "client" | "end_session";
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Null for client and end_session tools. */
+                        url: string | null;
+                    }[];
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "opening_hours",
+                 *       "type": "webhook",
+                 *       "description": "Look up the shop's opening hours for a day",
+                 *       "parameters": {
+                 *         "type": "object",
+                 *         "properties": {
+                 *           "day": {
+                 *             "type": "string",
+                 *             "description": "The day the visitor asks about",
+                 *             "enum": [
+                 *               "today",
+                 *               "tomorrow"
+                 *             ]
+                 *           }
+                 *         },
+                 *         "required": [
+                 *           "day"
+                 *         ]
+                 *       },
+                 *       "url": "https://shop.example.com/likeness/tools/opening-hours",
+                 *       "timeout_ms": 3000
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description What the tool does and when to use it, for the model. Required for webhook and client tools.
+                     * @example Look up today's weather in a city
+                     */
+                    description?: string;
+                    /**
+                     * @description What the model calls; unique in the account. A client tool's name is also the RPC method.
+                     * @example get_weather
+                     */
+                    name: string;
+                    /**
+                     * @description A JSON Schema of type `object` for the arguments: `properties` whose schemas use only type (string, number, integer, boolean, array, object), description, enum, items, minimum, maximum, minLength, maxLength, properties, required, additionalProperties; at most 16 KB, 5 levels deep. Default: no arguments.
+                     * @example {
+                     *       "type": "object",
+                     *       "properties": {
+                     *         "city": {
+                     *           "type": "string",
+                     *           "description": "The city the visitor asks about"
+                     *         },
+                     *         "unit": {
+                     *           "type": "string",
+                     *           "enum": [
+                     *             "celsius",
+                     *             "fahrenheit"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "required": [
+                     *         "city"
+                     *       ]
+                     *     }
+                     */
+                    parameters?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description How long a call may take, in milliseconds; default 5000.
+                     * @example 3000
+                     */
+                    timeout_ms?: number;
+                    /**
+                     * @description `webhook`: the service POSTs the call, signed, to `url`; `client`: the visitor's app answers it over LiveKit RPC; `end_session`: the agent says goodbye and ends the session.
+                     * @enum {string}
+                     */
+                    type: "webhook" | "client" | "end_session";
+                    /**
+                     * @description A webhook tool's receiver, http(s). Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every call.
+                     * @example https://example.com/likeness/tools
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tool_id": "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp",
+                     *       "name": "opening_hours",
+                     *       "description": "Look up the shop's opening hours for a day",
+                     *       "type": "webhook",
+                     *       "parameters": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "day": {
+                     *             "type": "string",
+                     *             "description": "The day the visitor asks about",
+                     *             "enum": [
+                     *               "today",
+                     *               "tomorrow"
+                     *             ]
+                     *           }
+                     *         },
+                     *         "required": [
+                     *           "day"
+                     *         ]
+                     *       },
+                     *       "url": "https://shop.example.com/likeness/tools/opening-hours",
+                     *       "timeout_ms": 3000,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:00.000Z",
+                     *       "secret": "whsec_4mRq8Zt1Kx6Vn0Pc3Hy9Lb2Wd7Fs5Gj1Qa8Te6Uo0Ik="
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        /** @example get_weather */
+                        name: string;
+                        /**
+                         * @example {
+                         *       "type": "object",
+                         *       "properties": {
+                         *         "city": {
+                         *           "type": "string",
+                         *           "description": "The city the visitor asks about"
+                         *         },
+                         *         "unit": {
+                         *           "type": "string",
+                         *           "enum": [
+                         *             "celsius",
+                         *             "fahrenheit"
+                         *           ]
+                         *         }
+                         *       },
+                         *       "required": [
+                         *         "city"
+                         *       ]
+                         *     }
+                         */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        /** @description A webhook tool's signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
+                        secret?: string;
+                        timeout_ms: number;
+                        /** @example tool_4Ck2mXbQ9s1LrT0aVnZ7Jp */
+                        tool_id: string;
+                        /** @enum {string} */
+                        type: "webhook" | "client" | "end_session";
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Null for client and end_session tools. */
+                        url: string | null;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "A tool named opening_hours already exists in this account"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "parameters",
+                     *             "properties",
+                     *             "day",
+                     *             "pattern"
+                     *           ],
+                     *           "msg": "pattern is not supported on a schema of type string",
+                     *           "type": "schema_keyword_unsupported"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tool_id": "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp",
+                     *       "name": "opening_hours",
+                     *       "description": "Look up the shop's opening hours for a day",
+                     *       "type": "webhook",
+                     *       "parameters": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "day": {
+                     *             "type": "string",
+                     *             "description": "The day the visitor asks about",
+                     *             "enum": [
+                     *               "today",
+                     *               "tomorrow"
+                     *             ]
+                     *           }
+                     *         },
+                     *         "required": [
+                     *           "day"
+                     *         ]
+                     *       },
+                     *       "url": "https://shop.example.com/likeness/tools/opening-hours",
+                     *       "timeout_ms": 3000,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        /** @example get_weather */
+                        name: string;
+                        /**
+                         * @example {
+                         *       "type": "object",
+                         *       "properties": {
+                         *         "city": {
+                         *           "type": "string",
+                         *           "description": "The city the visitor asks about"
+                         *         },
+                         *         "unit": {
+                         *           "type": "string",
+                         *           "enum": [
+                         *             "celsius",
+                         *             "fahrenheit"
+                         *           ]
+                         *         }
+                         *       },
+                         *       "required": [
+                         *         "city"
+                         *       ]
+                         *     }
+                         */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        timeout_ms: number;
+                        /** @example tool_4Ck2mXbQ9s1LrT0aVnZ7Jp */
+                        tool_id: string;
+                        /** @enum {string} */
+                        type: "webhook" | "client" | "end_session";
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Null for client and end_session tools. */
+                        url: string | null;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Tool not found"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 204 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    updateTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "timeout_ms": 5000
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description What the tool does and when to use it, for the model. Required for webhook and client tools.
+                     * @example Look up today's weather in a city
+                     */
+                    description?: string;
+                    /**
+                     * @description What the model calls; unique in the account. A client tool's name is also the RPC method.
+                     * @example get_weather
+                     */
+                    name?: string;
+                    /**
+                     * @description A JSON Schema of type `object` for the arguments: `properties` whose schemas use only type (string, number, integer, boolean, array, object), description, enum, items, minimum, maximum, minLength, maxLength, properties, required, additionalProperties; at most 16 KB, 5 levels deep. Default: no arguments.
+                     * @example {
+                     *       "type": "object",
+                     *       "properties": {
+                     *         "city": {
+                     *           "type": "string",
+                     *           "description": "The city the visitor asks about"
+                     *         },
+                     *         "unit": {
+                     *           "type": "string",
+                     *           "enum": [
+                     *             "celsius",
+                     *             "fahrenheit"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "required": [
+                     *         "city"
+                     *       ]
+                     *     }
+                     */
+                    parameters?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description How long a call may take, in milliseconds; default 5000.
+                     * @example 3000
+                     */
+                    timeout_ms?: number;
+                    /** @description Immutable: sending it answers 422. */
+                    type?: string;
+                    /**
+                     * @description A webhook tool's receiver, http(s). Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every call.
+                     * @example https://example.com/likeness/tools
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tool_id": "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp",
+                     *       "name": "opening_hours",
+                     *       "description": "Look up the shop's opening hours for a day",
+                     *       "type": "webhook",
+                     *       "parameters": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "day": {
+                     *             "type": "string",
+                     *             "description": "The day the visitor asks about",
+                     *             "enum": [
+                     *               "today",
+                     *               "tomorrow"
+                     *             ]
+                     *           }
+                     *         },
+                     *         "required": [
+                     *           "day"
+                     *         ]
+                     *       },
+                     *       "url": "https://shop.example.com/likeness/tools/opening-hours",
+                     *       "timeout_ms": 5000,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "updated_at": "2026-11-24T09:30:01.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        /** @example get_weather */
+                        name: string;
+                        /**
+                         * @example {
+                         *       "type": "object",
+                         *       "properties": {
+                         *         "city": {
+                         *           "type": "string",
+                         *           "description": "The city the visitor asks about"
+                         *         },
+                         *         "unit": {
+                         *           "type": "string",
+                         *           "enum": [
+                         *             "celsius",
+                         *             "fahrenheit"
+                         *           ]
+                         *         }
+                         *       },
+                         *       "required": [
+                         *         "city"
+                         *       ]
+                         *     }
+                         */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        timeout_ms: number;
+                        /** @example tool_4Ck2mXbQ9s1LrT0aVnZ7Jp */
+                        tool_id: string;
+                        /** @enum {string} */
+                        type: "webhook" | "client" | "end_session";
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Null for client and end_session tools. */
+                        url: string | null;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
                     };
                 };
             };
@@ -2641,7 +3966,7 @@ export interface operations {
                             created_at: string;
                             description: string | null;
                             enabled: boolean;
-                            events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                            events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                             /** Format: date-time */
                             updated_at: string;
                             url: string;
@@ -2687,7 +4012,7 @@ export interface operations {
                     /** @description Default true; a disabled endpoint receives nothing. */
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                    events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -2723,7 +4048,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /** @description The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
                         secret: string;
                         /** Format: date-time */
@@ -2822,7 +4147,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /** Format: date-time */
                         updated_at: string;
                         url: string;
@@ -2921,7 +4246,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -2956,7 +4281,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /** Format: date-time */
                         updated_at: string;
                         url: string;

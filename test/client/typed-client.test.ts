@@ -122,8 +122,35 @@ test("the README's walkthrough, through the typed client", async () => {
   expect(renamed.response.status).toBe(200);
   expect((await likeness.GET('/v1/voices')).data!.length).toBeGreaterThan(0);
 
+  // A tool and a document, given to the session (the documents' upload is multipart too).
+  const tool = await likeness.POST('/v1/tools', {
+    body: {
+      name: 'get_appointment',
+      type: 'client',
+      description: "Show the visitor's next appointment",
+      parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
+    },
+  });
+  expect(tool.response.status).toBe(201);
+  const uploaded = await likeness.POST('/v1/documents', {
+    body: {
+      file: new File(['Parking is free at Calle Mayor 12.'], 'parking.txt', { type: 'text/plain' }),
+      name: 'Parking',
+    },
+    bodySerializer: formOf,
+  });
+  expect(uploaded.response.status).toBe(202);
+  expect(uploaded.data!.status).toBe('processing');
+  const documents = await likeness.GET('/v1/documents');
+  expect(documents.data!.map((d) => d.name)).toEqual(['Parking']);
+
   const started = await likeness.POST('/v1/sessions/start', {
-    body: { identity_id: identity.identity_id, form_factor: 'phone' },
+    body: {
+      identity_id: identity.identity_id,
+      form_factor: 'phone',
+      tool_ids: [tool.data!.tool_id],
+      document_ids: [uploaded.data!.document_id],
+    },
   });
   expect(started.response.status).toBe(200);
   const session = started.data!;
@@ -131,6 +158,7 @@ test("the README's walkthrough, through the typed client", async () => {
   expect(session.token).toBeString();
   const read = await likeness.GET('/v1/sessions/{session_id}', { params: { path: { session_id: session.room_name } } });
   expect(read.data!.status).toBe('running');
+  expect(read.data!.tool_ids).toEqual([tool.data!.tool_id]);
   const transcript = await likeness.GET('/v1/sessions/{session_id}/transcript', {
     params: { path: { session_id: session.room_name } },
   });
