@@ -4,7 +4,7 @@
 import { convert } from 'html-to-text';
 import { extractText, getDocumentProxy } from 'unpdf';
 import type { DocumentType } from './file-types.ts';
-import { utf8Text } from './file-types.ts';
+import { documentText as decodedText } from './file-types.ts';
 
 /** Why a document cannot be used, worded for the person who uploaded it (the document's `detail`). */
 export class DocumentProblem extends Error {}
@@ -28,7 +28,7 @@ export async function documentText(bytes: Uint8Array, type: DocumentType): Promi
 }
 
 function fromText(bytes: Uint8Array, type: Exclude<DocumentType, 'application/pdf'>): string {
-  const text = utf8Text(bytes);
+  const text = decodedText(bytes);
   if (text === undefined) throw new DocumentProblem(NOT_TEXT);
   if (type === 'text/html') return htmlText(text);
   if (type === 'text/markdown') return markdownText(text);

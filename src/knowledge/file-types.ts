@@ -1,5 +1,5 @@
 // What an uploaded document is, judged from its bytes and, for the text formats that bytes
-// cannot tell apart, its name: a PDF by its magic number; else it must be UTF-8 text, which is
+// cannot tell apart, its name: a PDF by its magic number; else it must be text (UTF-8, or Windows-1252), which is
 // HTML when its name or its first tag says so, Markdown when its name ends in .md, else plain
 // text. Anything else (an image, an archive, a Word file, binary junk) is refused at upload.
 import { fileTypeFromBuffer } from 'file-type';
@@ -23,22 +23,26 @@ export async function documentType(bytes: Uint8Array, name: string): Promise<Doc
   const detected = await fileTypeFromBuffer(bytes);
   if (detected?.mime === 'application/pdf') return 'application/pdf';
   if (detected && !TEXTUAL_MIMES.has(detected.mime)) return undefined;
-  const text = utf8Text(bytes);
+  const text = documentText(bytes);
   if (text === undefined) return undefined;
   if (HTML_NAME.test(name) || HTML_START.test(text.slice(0, 4096))) return 'text/html';
   if (MARKDOWN_NAME.test(name)) return 'text/markdown';
   return 'text/plain';
 }
 
-/** The bytes as UTF-8 text (without a BOM), or undefined when they are not text. */
-export function utf8Text(bytes: Uint8Array): string | undefined {
+/**
+ * The bytes as text (without a BOM), or undefined when they are not text: UTF-8, else Windows-1252
+ * (what older Windows editors save "plain text" as: a leaflet written there is refused otherwise).
+ */
+export function documentText(bytes: Uint8Array): string | undefined {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    return undefined;
+    // Binary junk read as Windows-1252 is full of controls, and refused below.
+    text = new TextDecoder('windows-1252').decode(bytes);
   }
-  // Valid UTF-8 may still be binary (NULs, UTF-16): a text file has next to no controls.
+  // Text may still be binary (NULs, UTF-16): a text file has next to no controls.
   const controls = text.match(CONTROL)?.length ?? 0;
   if (text.includes('\0') || controls > text.length / 100) return undefined;
   return text;

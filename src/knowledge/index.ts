@@ -69,7 +69,10 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
         const type = await documentType(bytes, file.name);
         // Judged from the bytes, like identities' uploads: 415 (docs/decisions.md).
         if (!type) throw new ApiError(415, UNSUPPORTED);
-        const name = (body.name?.trim() || file.name.trim() || 'document').slice(0, 200);
+        // Like an identity's name: what passages are attributed to, so no controls (a file's name may hold them).
+        if (body.name !== undefined && /[\p{Cc}\uFFFD]/u.test(body.name))
+          throw invalid(['body', 'name'], 'name must be text without control characters', 'string_invalid_characters');
+        const name = (body.name?.trim() || file.name.replace(/\p{Cc}/gu, '').trim() || 'document').slice(0, 200);
         const row = await db.transaction(async (tx) => {
           const [{ existing }] = (await tx
             .select({ existing: count() })

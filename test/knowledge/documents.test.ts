@@ -127,6 +127,26 @@ describe.each(ENGINES)('documents on %s', (engine) => {
     noFile.append('name', 'x');
     const missing = await account.call('POST', '/v1/documents', { body: noFile });
     expect(missing.status).toBe(422);
+    const controlled = await account.call('POST', '/v1/documents', {
+      body: documentForm('The gym opens at 6 am.', 'gym.txt', 'Gym\u0001hours'),
+    });
+    expect(controlled.status).toBe(422);
+    expect(((await controlled.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toEqual(['body', 'name']);
+  });
+
+  test('a plain text file saved as Windows-1252 (not UTF-8) is read as such', async () => {
+    const latin = new Uint8Array([
+      ...new TextEncoder().encode('Caf'),
+      0xe9,
+      ...new TextEncoder().encode(' au lait: 2,50 '),
+    ]);
+    const ready = await readyDocument(account, new Uint8Array([...latin, 0x80]), 'menu.txt', 'Menu');
+    expect(ready).toMatchObject({ status: 'ready', content_type: 'text/plain', chunks: 1 });
+    const [chunk] = await service.services.database.db
+      .select({ text: documentChunks.text })
+      .from(documentChunks)
+      .where(eq(documentChunks.documentId, ready.document_id));
+    expect(chunk!.text).toBe('Café au lait: 2,50 €');
   });
 
   test('read, list (paged), rename at upload, delete; another account sees none of it', async () => {
