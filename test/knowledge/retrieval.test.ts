@@ -6,12 +6,12 @@
 // bar; the latency lands in likeness_knowledge_retrieval_seconds.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
-import { hashApiKey } from '../../src/auth/api-keys.ts';
 import type { KnowledgeAnswer } from '../../src/contract/knowledge.ts';
 import { OFFLINE_EMBEDDING_MODEL, searchCapabilities } from '../../src/knowledge/index.ts';
 import { retrievalSeconds } from '../../src/knowledge/metrics.ts';
 import { documents } from '../../src/knowledge/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
+import { runningJobSession } from '../support/job-session.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { pdfWithText, readyDocument } from './support.ts';
 
@@ -35,7 +35,6 @@ describe.each(ENGINES)('knowledge retrieval on %s', (engine) => {
   let shop: string;
   let vault: string;
   let otherVault: string;
-  let sessionCount = 0;
   beforeAll(async () => {
     service = await startTestService(engine, { env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600' } });
     [account, other] = [await service.account(), await service.account()];
@@ -52,22 +51,7 @@ describe.each(ENGINES)('knowledge retrieval on %s', (engine) => {
 
   /** A running session of `owner` whose start fixed these documents, and its job's retrieval. */
   async function sessionWith(owner: TestAccount, documentIds: string[]) {
-    const id = `ses_knowledge${engine}${++sessionCount}`;
-    const token = `rpt_${crypto.randomUUID()}`;
-    await service.services.database.db.insert(sessions).values({
-      id,
-      accountId: owner.accountId,
-      identityId: null,
-      avatarEnabled: false,
-      language: 'en',
-      visualAwareness: false,
-      dispatchId: `AD_${id}`,
-      visitorIdentity: `visitor-${id}`,
-      reportTokenHash: hashApiKey(token),
-      maxDurationSeconds: 1800,
-      status: 'running',
-      documentIds,
-    });
+    const { id, token } = await runningJobSession(service, owner.accountId, { documentIds });
     const ask = async (query: string, bearer = token) =>
       fetch(`${service.url}/internal/sessions/${id}/knowledge`, {
         method: 'POST',

@@ -7,9 +7,8 @@
 // allowance is gone.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
-import { hashApiKey } from '../../src/auth/api-keys.ts';
 import type { ToolCallAnswer } from '../../src/contract/agent-tools.ts';
-import { sessions } from '../../src/sessions/schema.ts';
+import { runningJobSession } from '../support/job-session.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { json } from '../support/webhooks.ts';
 
@@ -70,7 +69,6 @@ describe.each(ENGINES)('webhook tool calls on %s', (engine) => {
   let account: TestAccount;
   let receiver: ToolReceiver;
   const toolIds = new Map<string, string>();
-  let sessionCount = 0;
 
   beforeAll(async () => {
     receiver = new ToolReceiver();
@@ -108,20 +106,7 @@ describe.each(ENGINES)('webhook tool calls on %s', (engine) => {
 
   /** A running session of the account with these tools and the report token its job would hold. */
   async function sessionWith(names: string[]) {
-    const id = `ses_tools${engine}${++sessionCount}`;
-    const token = `rpt_${crypto.randomUUID()}`;
-    await service.services.database.db.insert(sessions).values({
-      id,
-      accountId: account.accountId,
-      identityId: null,
-      avatarEnabled: false,
-      language: 'en',
-      visualAwareness: false,
-      dispatchId: `AD_${id}`,
-      visitorIdentity: `visitor-${id}`,
-      reportTokenHash: hashApiKey(token),
-      maxDurationSeconds: 1800,
-      status: 'running',
+    const { id, token } = await runningJobSession(service, account.accountId, {
       toolIds: names.map((name) => toolIds.get(name)!),
     });
     const call = (tool: string, args: Record<string, unknown>, bearer = token) =>
