@@ -100,6 +100,8 @@ export interface SessionSettings {
   reservedPercent: number;
   /** Default maximum length of a session; accounts may have their own. */
   maxDurationSeconds: number;
+  /** SESSION_TEST_MAX_DURATION_SECONDS: a test key's sessions end after this, whatever the account's maximum (docs/api.md#test-mode). */
+  testMaxDurationSeconds: number;
   /** Length of a billed "minute" (tests shorten it). */
   billingIntervalSeconds: number;
   /** How often the service looks for sessions past their deadlines. */
@@ -387,6 +389,7 @@ export function loadConfig(env: Env = process.env): Config {
       admission: oneOfValues(env, 'SESSION_ADMISSION', ['workers', 'off'] as const, 'workers'),
       reservedPercent: Math.min(integer(env, 'SESSION_RESERVED_PERCENT', 20, 0), 90),
       maxDurationSeconds: integer(env, 'SESSION_MAX_DURATION_SECONDS', 30 * 60, 1),
+      testMaxDurationSeconds: integer(env, 'SESSION_TEST_MAX_DURATION_SECONDS', 3 * 60, 1),
       billingIntervalSeconds: integer(env, 'BILLING_INTERVAL_SECONDS', 60, 1),
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),
       tokenTtlSeconds: integer(env, 'SESSION_TOKEN_TTL_SECONDS', 600, 30),

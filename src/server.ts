@@ -16,6 +16,7 @@ import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
 import { creditRoutes } from './credits/index.ts';
 import { CreditLedger } from './credits/ledger.ts';
 import { type DatabaseHandle, openDatabase, pgliteDirFor } from './db/index.ts';
+import { EMBED_START_PATH, embedRoutes } from './embed/index.ts';
 import { healthRoutes, Readiness } from './health/index.ts';
 import { bodyParsers } from './http/body.ts';
 import { clientAddresses } from './http/client-addresses.ts';
@@ -36,6 +37,7 @@ import { countRequest, metricsRoutes } from './metrics/index.ts';
 import { apiDocs } from './openapi/index.ts';
 import { pipelineRoutes } from './pipelines/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/registry.ts';
+import { publishableKeyRoutes } from './publishable-keys/index.ts';
 import { AgentWatch } from './sessions/agent-watch.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { sessionRoutes } from './sessions/index.ts';
@@ -293,7 +295,8 @@ export function buildApp(services: Services) {
       .use(creditRoutes({ db: database.db, ledger: services.ledger }, audience))
       .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience))
       .use(toolRoutes(toolDeps, audience))
-      .use(documentRoutes(knowledgeDeps, audience));
+      .use(documentRoutes(knowledgeDeps, audience))
+      .use(publishableKeyRoutes(database.db, audience));
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
@@ -315,12 +318,16 @@ export function buildApp(services: Services) {
       }
     })
     .use(
-      credentialsBeforeBodies(database.db, CONSOLE_OPEN_PATHS, [
-        adminDoor(services.adminToken),
-        jobReportDoor(database.db),
-        heartbeatDoor(services.livekit),
-        livekitWebhookDoor(services.livekit),
-      ]),
+      credentialsBeforeBodies(
+        database.db,
+        [...CONSOLE_OPEN_PATHS, EMBED_START_PATH],
+        [
+          adminDoor(services.adminToken),
+          jobReportDoor(database.db),
+          heartbeatDoor(services.livekit),
+          livekitWebhookDoor(services.livekit),
+        ],
+      ),
     )
     .use(bodyParsers)
     .use(refuseUnstorableText)
@@ -339,6 +346,7 @@ export function buildApp(services: Services) {
     .use(consoleRoutes({ db: database.db, settings: config.console }))
     .use(resourceRoutes(PUBLIC_API))
     .use(resourceRoutes(CONSOLE_API))
+    .use(embedRoutes({ sessionDeps, trustedProxies: config.console.trustedProxies }))
     .use(
       jobReportRoutes({
         db: database.db,

@@ -61,6 +61,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/embed/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a session from a website's page with a publishable key
+         * @description For browsers: the key (`lk_pub_…`) in `Authorization: Bearer` or `X-API-Key`, the page's `Origin` one of the key's `allowed_origins`, `identity_id` one of its `identity_ids`; the key's limits per key and per visitor address answer 429 with Retry-After. Answered with CORS for that origin, refusals included. The session is charged to the key's account and carries `publishable_key_id`; it ends when the visitor leaves or at its maximum length.
+         */
+        post: operations["startEmbedSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/identities": {
         parameters: {
             query?: never;
@@ -139,6 +159,46 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/publishable-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's publishable keys, newest first */
+        get: operations["listPublishableKeys"];
+        put?: never;
+        /**
+         * Make a key a website may publish: it starts sessions of some identities, from some origins
+         * @description The key starts sessions only at POST /v1/embed/sessions, from pages of `allowed_origins`, of `identity_ids`, within its `limits`; it reads nothing. Its sessions are charged to this account and carry `publishable_key_id`.
+         */
+        post: operations["createPublishableKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/publishable-keys/{publishable_key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one publishable key */
+        get: operations["getPublishableKey"];
+        put?: never;
+        post?: never;
+        /** Revoke a publishable key: its next start is refused; sessions it started run on */
+        delete: operations["revokePublishableKey"];
+        options?: never;
+        head?: never;
+        /** Change a publishable key's name, origins, identities or limits; the next start uses them */
+        patch: operations["updatePublishableKey"];
         trace?: never;
     };
     "/v1/sessions": {
@@ -636,6 +696,7 @@ export interface operations {
                      *         "status": "ready",
                      *         "detail": null,
                      *         "chunks": 41,
+                     *         "test": false,
                      *         "created_at": "2026-11-24T09:30:00.000Z",
                      *         "updated_at": "2026-11-24T09:30:06.000Z"
                      *       }
@@ -673,6 +734,11 @@ export interface operations {
                          * @enum {string}
                          */
                         status: "processing" | "ready" | "failed";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** Format: date-time */
                         updated_at: string;
                     }[];
@@ -746,6 +812,7 @@ export interface operations {
                      *       "status": "processing",
                      *       "detail": null,
                      *       "chunks": 0,
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:00.000Z"
                      *     }
@@ -782,6 +849,11 @@ export interface operations {
                          * @enum {string}
                          */
                         status: "processing" | "ready" | "failed";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -873,6 +945,7 @@ export interface operations {
                      *       "status": "failed",
                      *       "detail": "The PDF has no text layer (scanned pages?); upload a PDF with selectable text, or the text itself",
                      *       "chunks": 0,
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:06.000Z"
                      *     }
@@ -909,6 +982,11 @@ export interface operations {
                          * @enum {string}
                          */
                         status: "processing" | "ready" | "failed";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -990,6 +1068,185 @@ export interface operations {
             };
         };
     };
+    startEmbedSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                 *       "form_factor": "phone"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The visitor's screen, as in POST /v1/sessions/start.
+                     * @enum {string}
+                     */
+                    form_factor?: "phone" | "desktop";
+                    /** @description One of the key's `identity_ids`. */
+                    identity_id: string;
+                    /**
+                     * @description The conversation's language; default the identity's.
+                     * @enum {string}
+                     */
+                    language?: "auto" | "en" | "es" | "pl" | "uk";
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_9Lq2Wd7Hs3Vx1KbR6DnZmE",
+                     *       "room_name": "ses_9Lq2Wd7Hs3Vx1KbR6DnZmE",
+                     *       "token": "eyJhbGciOiJIUzI1NiJ9.eyJ2aWRlbyI6eyJyb29tIjoic2VzXzlMcTJXZDdIczNWeDFLYlI2RG5abUUifX0.c2lnbmF0dXJl",
+                     *       "rtc_url": "wss://likeness.example",
+                     *       "visual_awareness": true,
+                     *       "max_duration_seconds": 1800,
+                     *       "test": false
+                     *     }
+                     */
+                    "application/json": {
+                        max_duration_seconds: number;
+                        room_name: string;
+                        /** @description Where the page joins the room. */
+                        rtc_url: string;
+                        session_id: string;
+                        /** @description A test session: costs nothing, short, marked "TEST" on the video. */
+                        test: boolean;
+                        /** @description The visitor's room token (a LiveKit JWT). */
+                        token: string;
+                        /** @description Whether the agent sees the camera: the page may offer it. */
+                        visual_awareness: boolean;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "This page's origin (https://evil.example) may not use this key: add it to the key's allowed_origins"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You started 3 conversations in the last minute; retry in 41 s"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
     listIdentities: {
         parameters: {
             query?: {
@@ -1022,6 +1279,7 @@ export interface operations {
                      *         "document_ids": [
                      *           "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *         ],
+                     *         "test": false,
                      *         "created_at": "2026-11-24T09:30:00.000Z",
                      *         "updated_at": "2026-11-24T09:30:01.000Z"
                      *       }
@@ -1043,6 +1301,11 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
                         tool_ids: string[];
                         /** Format: date-time */
@@ -1148,6 +1411,7 @@ export interface operations {
                      *       "document_ids": [
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -1175,6 +1439,11 @@ export interface operations {
                         provider_avatar_id: ((string | null) | null) | null;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
                         tool_ids: string[];
                         /** Format: date-time */
@@ -1317,6 +1586,7 @@ export interface operations {
                      *       "document_ids": [
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -1344,6 +1614,11 @@ export interface operations {
                         provider_avatar_id: ((string | null) | null) | null;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
                         tool_ids: string[];
                         /** Format: date-time */
@@ -1494,6 +1769,7 @@ export interface operations {
                      *       "document_ids": [
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -1521,6 +1797,11 @@ export interface operations {
                         provider_avatar_id: ((string | null) | null) | null;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
                         tool_ids: string[];
                         /** Format: date-time */
@@ -1555,6 +1836,7 @@ export interface operations {
                      *       "document_ids": [
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -1582,6 +1864,11 @@ export interface operations {
                         provider_avatar_id: ((string | null) | null) | null;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** @description The tools its agent may call, in order; a tool deleted since is no longer listed. */
                         tool_ids: string[];
                         /** Format: date-time */
@@ -1812,6 +2099,613 @@ export interface operations {
             };
         };
     };
+    listPublishableKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "publishable_key_id": "pbk_2xVb7Qm4LpZ9sK1cN8rT5w",
+                     *         "publishable_key": "lk_pub_6fQ2mN8xLk1Vb4Zr7Tc0Hs9Wd3Py5Ju2Ga6Ee1Oi8Rt",
+                     *         "name": "Shop website",
+                     *         "allowed_origins": [
+                     *           "https://shop.example",
+                     *           "https://www.shop.example"
+                     *         ],
+                     *         "identity_ids": [
+                     *           "idn_5XwBbH2Lr8Nd0qVjYc3TfA"
+                     *         ],
+                     *         "limits": {
+                     *           "sessions_per_minute": 10,
+                     *           "concurrent_sessions": 5,
+                     *           "visitor_sessions_per_minute": 3,
+                     *           "visitor_concurrent_sessions": 1
+                     *         },
+                     *         "test": false,
+                     *         "created_at": "2026-11-27T09:30:00.000Z",
+                     *         "updated_at": "2026-11-27T09:30:00.000Z",
+                     *         "last_used_at": null,
+                     *         "revoked_at": null
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        allowed_origins: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                        identity_ids: string[];
+                        /** Format: date-time */
+                        last_used_at: string | null;
+                        limits: {
+                            /** @description Its sessions running at once. Default 5. */
+                            concurrent_sessions: number;
+                            /** @description Sessions started with the key in any minute. Default 10. */
+                            sessions_per_minute: number;
+                            /** @description Sessions of one visitor address running at once. Default 1. */
+                            visitor_concurrent_sessions: number;
+                            /** @description Sessions one visitor address starts with it in any minute. Default 3. */
+                            visitor_sessions_per_minute: number;
+                        };
+                        name: string | null;
+                        /** @description The key to put in your page (`lk_pub_…`; a test one `lk_pub_test_…`). Public by design. */
+                        publishable_key: string;
+                        /** @example pbk_2xVb7Qm4LpZ9sK1cN8rT5w */
+                        publishable_key_id: string;
+                        /** Format: date-time */
+                        revoked_at: string | null;
+                        /** @description Made with a test key: its sessions are test sessions (docs/api.md#test-mode). */
+                        test: boolean;
+                        /** Format: date-time */
+                        updated_at: string;
+                    }[];
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    createPublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Shop website",
+                 *       "allowed_origins": [
+                 *         "https://shop.example",
+                 *         "https://www.shop.example"
+                 *       ],
+                 *       "identity_ids": [
+                 *         "idn_5XwBbH2Lr8Nd0qVjYc3TfA"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The exact origins (scheme, host and port, no path) whose pages may start sessions with the key, e.g. `https://shop.example`. Browsers send it as `Origin`.
+                     * @example [
+                     *       "https://shop.example",
+                     *       "https://www.shop.example"
+                     *     ]
+                     */
+                    allowed_origins: string[];
+                    /**
+                     * @description The identities the key may start sessions of (ready ones of this account).
+                     * @example [
+                     *       "idn_7Hq2kLm9PzX4vB1nR8sT3w"
+                     *     ]
+                     */
+                    identity_ids: string[];
+                    /** @description Any of the four; the rest take their defaults. */
+                    limits?: {
+                        /** @description Its sessions running at once. Default 5. */
+                        concurrent_sessions?: number;
+                        /** @description Sessions started with the key in any minute. Default 10. */
+                        sessions_per_minute?: number;
+                        /** @description Sessions of one visitor address running at once. Default 1. */
+                        visitor_concurrent_sessions?: number;
+                        /** @description Sessions one visitor address starts with it in any minute. Default 3. */
+                        visitor_sessions_per_minute?: number;
+                    };
+                    /** @example Shop website */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "publishable_key_id": "pbk_2xVb7Qm4LpZ9sK1cN8rT5w",
+                     *       "publishable_key": "lk_pub_6fQ2mN8xLk1Vb4Zr7Tc0Hs9Wd3Py5Ju2Ga6Ee1Oi8Rt",
+                     *       "name": "Shop website",
+                     *       "allowed_origins": [
+                     *         "https://shop.example",
+                     *         "https://www.shop.example"
+                     *       ],
+                     *       "identity_ids": [
+                     *         "idn_5XwBbH2Lr8Nd0qVjYc3TfA"
+                     *       ],
+                     *       "limits": {
+                     *         "sessions_per_minute": 10,
+                     *         "concurrent_sessions": 5,
+                     *         "visitor_sessions_per_minute": 3,
+                     *         "visitor_concurrent_sessions": 1
+                     *       },
+                     *       "test": false,
+                     *       "created_at": "2026-11-27T09:30:00.000Z",
+                     *       "updated_at": "2026-11-27T09:30:00.000Z",
+                     *       "last_used_at": null,
+                     *       "revoked_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        allowed_origins: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                        identity_ids: string[];
+                        /** Format: date-time */
+                        last_used_at: string | null;
+                        limits: {
+                            /** @description Its sessions running at once. Default 5. */
+                            concurrent_sessions: number;
+                            /** @description Sessions started with the key in any minute. Default 10. */
+                            sessions_per_minute: number;
+                            /** @description Sessions of one visitor address running at once. Default 1. */
+                            visitor_concurrent_sessions: number;
+                            /** @description Sessions one visitor address starts with it in any minute. Default 3. */
+                            visitor_sessions_per_minute: number;
+                        };
+                        name: string | null;
+                        /** @description The key to put in your page (`lk_pub_…`; a test one `lk_pub_test_…`). Public by design. */
+                        publishable_key: string;
+                        /** @example pbk_2xVb7Qm4LpZ9sK1cN8rT5w */
+                        publishable_key_id: string;
+                        /** Format: date-time */
+                        revoked_at: string | null;
+                        /** @description Made with a test key: its sessions are test sessions (docs/api.md#test-mode). */
+                        test: boolean;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "allowed_origins",
+                     *             0
+                     *           ],
+                     *           "msg": "\"https://shop.example/contact\" is not an origin: scheme, host and optional port, no path (e.g. https://shop.example)",
+                     *           "type": "origin_invalid"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getPublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publishable_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "publishable_key_id": "pbk_2xVb7Qm4LpZ9sK1cN8rT5w",
+                     *       "publishable_key": "lk_pub_6fQ2mN8xLk1Vb4Zr7Tc0Hs9Wd3Py5Ju2Ga6Ee1Oi8Rt",
+                     *       "name": "Shop website",
+                     *       "allowed_origins": [
+                     *         "https://shop.example",
+                     *         "https://www.shop.example"
+                     *       ],
+                     *       "identity_ids": [
+                     *         "idn_5XwBbH2Lr8Nd0qVjYc3TfA"
+                     *       ],
+                     *       "limits": {
+                     *         "sessions_per_minute": 10,
+                     *         "concurrent_sessions": 5,
+                     *         "visitor_sessions_per_minute": 3,
+                     *         "visitor_concurrent_sessions": 1
+                     *       },
+                     *       "test": false,
+                     *       "created_at": "2026-11-27T09:30:00.000Z",
+                     *       "updated_at": "2026-11-27T09:30:00.000Z",
+                     *       "last_used_at": null,
+                     *       "revoked_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        allowed_origins: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                        identity_ids: string[];
+                        /** Format: date-time */
+                        last_used_at: string | null;
+                        limits: {
+                            /** @description Its sessions running at once. Default 5. */
+                            concurrent_sessions: number;
+                            /** @description Sessions started with the key in any minute. Default 10. */
+                            sessions_per_minute: number;
+                            /** @description Sessions of one visitor address running at once. Default 1. */
+                            visitor_concurrent_sessions: number;
+                            /** @description Sessions one visitor address starts with it in any minute. Default 3. */
+                            visitor_sessions_per_minute: number;
+                        };
+                        name: string | null;
+                        /** @description The key to put in your page (`lk_pub_…`; a test one `lk_pub_test_…`). Public by design. */
+                        publishable_key: string;
+                        /** @example pbk_2xVb7Qm4LpZ9sK1cN8rT5w */
+                        publishable_key_id: string;
+                        /** Format: date-time */
+                        revoked_at: string | null;
+                        /** @description Made with a test key: its sessions are test sessions (docs/api.md#test-mode). */
+                        test: boolean;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Publishable key not found"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    revokePublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publishable_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 204 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    updatePublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publishable_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limits": {
+                 *         "concurrent_sessions": 20
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The exact origins (scheme, host and port, no path) whose pages may start sessions with the key, e.g. `https://shop.example`. Browsers send it as `Origin`.
+                     * @example [
+                     *       "https://shop.example",
+                     *       "https://www.shop.example"
+                     *     ]
+                     */
+                    allowed_origins?: string[];
+                    /**
+                     * @description The identities the key may start sessions of (ready ones of this account).
+                     * @example [
+                     *       "idn_7Hq2kLm9PzX4vB1nR8sT3w"
+                     *     ]
+                     */
+                    identity_ids?: string[];
+                    /** @description Any of the four; the rest stay. */
+                    limits?: {
+                        /** @description Its sessions running at once. Default 5. */
+                        concurrent_sessions?: number;
+                        /** @description Sessions started with the key in any minute. Default 10. */
+                        sessions_per_minute?: number;
+                        /** @description Sessions of one visitor address running at once. Default 1. */
+                        visitor_concurrent_sessions?: number;
+                        /** @description Sessions one visitor address starts with it in any minute. Default 3. */
+                        visitor_sessions_per_minute?: number;
+                    };
+                    /** @example Shop website */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "publishable_key_id": "pbk_2xVb7Qm4LpZ9sK1cN8rT5w",
+                     *       "publishable_key": "lk_pub_6fQ2mN8xLk1Vb4Zr7Tc0Hs9Wd3Py5Ju2Ga6Ee1Oi8Rt",
+                     *       "name": "Shop website",
+                     *       "allowed_origins": [
+                     *         "https://shop.example",
+                     *         "https://www.shop.example"
+                     *       ],
+                     *       "identity_ids": [
+                     *         "idn_5XwBbH2Lr8Nd0qVjYc3TfA"
+                     *       ],
+                     *       "limits": {
+                     *         "sessions_per_minute": 10,
+                     *         "concurrent_sessions": 20,
+                     *         "visitor_sessions_per_minute": 3,
+                     *         "visitor_concurrent_sessions": 1
+                     *       },
+                     *       "test": false,
+                     *       "created_at": "2026-11-27T09:30:00.000Z",
+                     *       "updated_at": "2026-11-27T09:31:00.000Z",
+                     *       "last_used_at": null,
+                     *       "revoked_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        allowed_origins: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                        identity_ids: string[];
+                        /** Format: date-time */
+                        last_used_at: string | null;
+                        limits: {
+                            /** @description Its sessions running at once. Default 5. */
+                            concurrent_sessions: number;
+                            /** @description Sessions started with the key in any minute. Default 10. */
+                            sessions_per_minute: number;
+                            /** @description Sessions of one visitor address running at once. Default 1. */
+                            visitor_concurrent_sessions: number;
+                            /** @description Sessions one visitor address starts with it in any minute. Default 3. */
+                            visitor_sessions_per_minute: number;
+                        };
+                        name: string | null;
+                        /** @description The key to put in your page (`lk_pub_…`; a test one `lk_pub_test_…`). Public by design. */
+                        publishable_key: string;
+                        /** @example pbk_2xVb7Qm4LpZ9sK1cN8rT5w */
+                        publishable_key_id: string;
+                        /** Format: date-time */
+                        revoked_at: string | null;
+                        /** @description Made with a test key: its sessions are test sessions (docs/api.md#test-mode). */
+                        test: boolean;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
     listSessions: {
         parameters: {
             query?: {
@@ -1841,6 +2735,8 @@ export interface operations {
                      *         "language": "en",
                      *         "visual_awareness": true,
                      *         "form_factor": "phone",
+                     *         "test": false,
+                     *         "publishable_key_id": null,
                      *         "end_reason": "ended_by_api",
                      *         "billed_minutes": 3,
                      *         "credits_charged": 30,
@@ -1957,6 +2853,8 @@ export interface operations {
                                 p95: (number | null) | null;
                             };
                         };
+                        /** @description Started by a website with this publishable key (POST /v1/embed/sessions); null: by a secret key. */
+                        publishable_key_id: ((string | null) | null) | null;
                         session_id: string;
                         /** @enum {string} */
                         status: "running" | "ended";
@@ -1973,6 +2871,11 @@ export interface operations {
                          * @enum {string}
                          */
                         summary_status: "none" | "pending" | "ready" | "failed";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** @description The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then). */
                         tool_ids: string[];
                         /** @description Seconds the visitor was in the room with the avatar streaming. */
@@ -2035,6 +2938,8 @@ export interface operations {
                      *       "language": "en",
                      *       "visual_awareness": true,
                      *       "form_factor": "phone",
+                     *       "test": false,
+                     *       "publishable_key_id": null,
                      *       "end_reason": "ended_by_api",
                      *       "billed_minutes": 3,
                      *       "credits_charged": 30,
@@ -2150,6 +3055,8 @@ export interface operations {
                                 p95: (number | null) | null;
                             };
                         };
+                        /** @description Started by a website with this publishable key (POST /v1/embed/sessions); null: by a secret key. */
+                        publishable_key_id: ((string | null) | null) | null;
                         session_id: string;
                         /** @enum {string} */
                         status: "running" | "ended";
@@ -2166,6 +3073,11 @@ export interface operations {
                          * @enum {string}
                          */
                         summary_status: "none" | "pending" | "ready" | "failed";
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** @description The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then). */
                         tool_ids: string[];
                         /** @description Seconds the visitor was in the room with the avatar streaming. */
@@ -3050,6 +3962,7 @@ export interface operations {
                      *         },
                      *         "url": "https://shop.example.com/likeness/tools/opening-hours",
                      *         "timeout_ms": 3000,
+                     *         "test": false,
                      *         "created_at": "2026-11-24T09:30:00.000Z",
                      *         "updated_at": "2026-11-24T09:30:00.000Z"
                      *       }
@@ -3085,6 +3998,11 @@ export interface operations {
                         parameters: {
                             [key: string]: unknown;
                         };
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         timeout_ms: number;
                         /** @example tool_4Ck2mXbQ9s1LrT0aVnZ7Jp */
                         tool_id: string;
@@ -3244,6 +4162,7 @@ export interface operations {
                      *       },
                      *       "url": "https://shop.example.com/likeness/tools/opening-hours",
                      *       "timeout_ms": 3000,
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:00.000Z",
                      *       "secret": "whsec_4mRq8Zt1Kx6Vn0Pc3Hy9Lb2Wd7Fs5Gj1Qa8Te6Uo0Ik="
@@ -3281,6 +4200,11 @@ export interface operations {
                         };
                         /** @description A webhook tool's signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
                         secret?: string;
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         timeout_ms: number;
                         /** @example tool_4Ck2mXbQ9s1LrT0aVnZ7Jp */
                         tool_id: string;
@@ -3406,6 +4330,7 @@ export interface operations {
                      *       },
                      *       "url": "https://shop.example.com/likeness/tools/opening-hours",
                      *       "timeout_ms": 3000,
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:00.000Z"
                      *     }
@@ -3440,6 +4365,11 @@ export interface operations {
                         parameters: {
                             [key: string]: unknown;
                         };
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         timeout_ms: number;
                         /** @example tool_4Ck2mXbQ9s1LrT0aVnZ7Jp */
                         tool_id: string;
@@ -3621,6 +4551,7 @@ export interface operations {
                      *       },
                      *       "url": "https://shop.example.com/likeness/tools/opening-hours",
                      *       "timeout_ms": 5000,
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
                      *     }
@@ -3655,6 +4586,11 @@ export interface operations {
                         parameters: {
                             [key: string]: unknown;
                         };
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         timeout_ms: number;
                         /** @example tool_4Ck2mXbQ9s1LrT0aVnZ7Jp */
                         tool_id: string;
@@ -3953,6 +4889,7 @@ export interface operations {
                      *           ],
                      *           "description": "Billing system",
                      *           "enabled": true,
+                     *           "test": false,
                      *           "created_at": "2026-11-24T09:30:00.000Z",
                      *           "updated_at": "2026-11-24T09:30:00.000Z"
                      *         }
@@ -3967,6 +4904,11 @@ export interface operations {
                             description: string | null;
                             enabled: boolean;
                             events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                            /**
+                             * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                             * @example false
+                             */
+                            test: boolean;
                             /** Format: date-time */
                             updated_at: string;
                             url: string;
@@ -4038,6 +4980,7 @@ export interface operations {
                      *       ],
                      *       "description": "Billing system",
                      *       "enabled": true,
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:00.000Z",
                      *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2bK8rV2zQ+E="
@@ -4051,6 +4994,11 @@ export interface operations {
                         events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /** @description The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
                         secret: string;
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** Format: date-time */
                         updated_at: string;
                         url: string;
@@ -4138,6 +5086,7 @@ export interface operations {
                      *       ],
                      *       "description": "Billing system",
                      *       "enabled": true,
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:00.000Z"
                      *     }
@@ -4148,6 +5097,11 @@ export interface operations {
                         description: string | null;
                         enabled: boolean;
                         events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** Format: date-time */
                         updated_at: string;
                         url: string;
@@ -4272,6 +5226,7 @@ export interface operations {
                      *       ],
                      *       "description": "Billing system",
                      *       "enabled": false,
+                     *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:00.000Z"
                      *     }
@@ -4282,6 +5237,11 @@ export interface operations {
                         description: string | null;
                         enabled: boolean;
                         events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        /**
+                         * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
+                         * @example false
+                         */
+                        test: boolean;
                         /** Format: date-time */
                         updated_at: string;
                         url: string;

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, check, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import type { AccountLimits } from '../config.ts';
 
 /** Ten avatar minutes at the default rate: time to top up before sessions end for want of credits. */
@@ -9,7 +9,16 @@ export const accounts = pgTable(
   'accounts',
   {
     id: text('id').primaryKey(),
-    email: text('email').notNull().unique(),
+    /** null for a test account: it is reached through its live account's test keys, never signed in to. */
+    email: text('email').unique(),
+    /**
+     * Set on a test account (docs/api.md#test-mode): the live account whose test keys (`lk_test_…`)
+     * reach it. Its id is the live one's with `acc_test_` (src/accounts/test-mode.ts), so any code
+     * holding an account id knows its mode without a query.
+     */
+    testOf: text('test_of')
+      .unique()
+      .references((): AnyPgColumn => accounts.id, { onDelete: 'cascade' }),
     /** Cached sum of the account's ledger; guarded updates keep it from going negative. */
     balance: integer('balance').notNull().default(0),
     /** This account's session length limit; null: the service default. */

@@ -43,7 +43,7 @@ export function adminRoutes(operations: Operations, adminToken: string) {
       body: t.Object({ email: t.String(), credits: t.Optional(t.Integer()) }),
     })
     .post('/keys', ({ body }) => run(() => operations.createKey(body)), {
-      body: t.Object({ account_id: t.String(), name: t.Optional(t.String()) }),
+      body: t.Object({ account_id: t.String(), name: t.Optional(t.String()), test: t.Optional(t.Boolean()) }),
     })
     .get('/keys', ({ query }) => run(() => operations.listKeys(query)), { query: AccountRef })
     .post('/keys/revoke', ({ body }) => run(() => operations.revokeKey(body)), {

@@ -4,6 +4,7 @@
 import { eq } from 'drizzle-orm';
 import { accountExists, createAccount } from '../accounts/index.ts';
 import { accounts } from '../accounts/schema.ts';
+import { isTestAccount } from '../accounts/test-mode.ts';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, setConsolePassword } from '../console/passwords.ts';
 import { BalanceLimitExceeded, CreditLedger, MAX_BALANCE } from '../credits/ledger.ts';
@@ -21,7 +22,12 @@ export class OperatorError extends Error {
 
 export interface Operations {
   createAccount(input: { email: string; credits?: number }): Promise<{ account_id: string; api_key: string }>;
-  createKey(input: { account_id: string; name?: string }): Promise<{ key_id: string; api_key: string }>;
+  /** `test`: a test key (`lk_test_…`), on the account's test account. */
+  createKey(input: {
+    account_id: string;
+    name?: string;
+    test?: boolean;
+  }): Promise<{ key_id: string; api_key: string; test: boolean }>;
   listKeys(input: { account_id: string }): Promise<unknown[]>;
   revokeKey(input: { account_id: string; key_id: string }): Promise<{ key_id: string; revoked: true }>;
   grantCredits(input: { account_id: string; amount: number }): Promise<{ account_id: string; balance: number }>;
@@ -67,9 +73,11 @@ export function databaseOperations(db: Database, defaults: { limits: AccountLimi
         throw new OperatorError(/already exists/.test(message) ? 409 : 400, message);
       }
     },
-    async createKey({ account_id, name }) {
+    async createKey({ account_id, name, test }) {
       await mustExist(account_id);
-      return issueApiKey(db, account_id, name);
+      if (isTestAccount(account_id))
+        throw new OperatorError(422, `${account_id} is a test account: name its live account, with --test`);
+      return db.transaction((tx) => issueApiKey(tx, account_id, name, { test }));
     },
     async listKeys({ account_id }) {
       await mustExist(account_id);

@@ -1,11 +1,14 @@
-// API keys: `lk_` + 43 base62 characters (256 random bits). Only a SHA-256 of the key is
+// API keys: `lk_` + 43 base62 characters (256 random bits); test keys `lk_test_` + 43, kept on
+// the account's test account (src/accounts/test-mode.ts). Only a SHA-256 of the key is
 // stored: the key has full entropy, so a slow password hash would add latency and no safety.
-import { and, desc, eq, isNull } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull } from 'drizzle-orm';
 import { apiKeys } from '../accounts/schema.ts';
+import { accountsOfOwner, ensureTestAccount, isTestAccount } from '../accounts/test-mode.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Queryable } from '../db/index.ts';
 
-export const API_KEY_PATTERN = /^lk_[0-9A-Za-z]{43}$/;
+export const API_KEY_PATTERN = /^lk_(test_)?[0-9A-Za-z]{43}$/;
+export const TEST_KEY_PREFIX = 'lk_test_';
 
 export function hashApiKey(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('hex');
@@ -16,13 +19,29 @@ export interface IssuedKey {
   api_key: string;
 }
 
-export async function issueApiKey(q: Queryable, accountId: string, name?: string): Promise<IssuedKey> {
-  const apiKey = `lk_${randomBase62(43)}`;
+/**
+ * A new secret key of a live account; `test`: a test key, on its test account (made on first
+ * use). In the caller's transaction when given one.
+ */
+export async function issueApiKey(
+  q: Queryable,
+  accountId: string,
+  name?: string,
+  options: { test?: boolean } = {},
+): Promise<IssuedKey & { test: boolean }> {
+  const test = options.test === true;
+  const owner = test ? await ensureTestAccount(q, accountId) : accountId;
+  const apiKey = `${test ? TEST_KEY_PREFIX : 'lk_'}${randomBase62(43)}`;
   const id = newId('key');
-  await q
-    .insert(apiKeys)
-    .values({ id, accountId, name: name ?? null, keyHash: hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 7) });
-  return { key_id: id, api_key: apiKey };
+  await q.insert(apiKeys).values({
+    id,
+    accountId: owner,
+    name: name ?? null,
+    keyHash: hashApiKey(apiKey),
+    // Enough to tell keys apart: the mode's prefix and four characters.
+    keyPrefix: apiKey.slice(0, (test ? TEST_KEY_PREFIX.length : 3) + 4),
+  });
+  return { key_id: id, api_key: apiKey, test };
 }
 
 export interface KeySummary {
@@ -32,10 +51,17 @@ export interface KeySummary {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** A test key (`lk_test_…`): its resources are test resources. */
+  test: boolean;
 }
 
+/** A live account's keys, its test keys among them. */
 export async function listApiKeys(q: Queryable, accountId: string): Promise<KeySummary[]> {
-  const rows = await q.select().from(apiKeys).where(eq(apiKeys.accountId, accountId)).orderBy(desc(apiKeys.createdAt));
+  const rows = await q
+    .select()
+    .from(apiKeys)
+    .where(inArray(apiKeys.accountId, await accountsOfOwner(q, accountId)))
+    .orderBy(desc(apiKeys.createdAt));
   return rows.map(keySummary);
 }
 
@@ -47,6 +73,7 @@ function keySummary(r: typeof apiKeys.$inferSelect): KeySummary {
     created_at: r.createdAt.toISOString(),
     last_used_at: r.lastUsedAt?.toISOString() ?? null,
     revoked_at: r.revokedAt?.toISOString() ?? null,
+    test: isTestAccount(r.accountId),
   };
 }
 
@@ -60,7 +87,7 @@ export async function renameApiKey(
   const [row] = await q
     .update(apiKeys)
     .set({ name })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId)))
+    .where(and(eq(apiKeys.id, keyId), inArray(apiKeys.accountId, await accountsOfOwner(q, accountId))))
     .returning();
   return row && keySummary(row);
 }
@@ -70,7 +97,13 @@ export async function revokeApiKey(q: Queryable, accountId: string, keyId: strin
   const rows = await q
     .update(apiKeys)
     .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .where(
+      and(
+        eq(apiKeys.id, keyId),
+        inArray(apiKeys.accountId, await accountsOfOwner(q, accountId)),
+        isNull(apiKeys.revokedAt),
+      ),
+    )
     .returning({ id: apiKeys.id });
   return rows.length > 0;
 }

@@ -1,9 +1,14 @@
-// Who is calling (docs/api.md#authentication). /v1: an API key, `Authorization: Bearer <key>` or
-// `X-API-Key: <key>`. /console/api: the console's sign-in cookie, plus the CSRF header on
-// every change. Either way the caller is an account; every query downstream is scoped by it.
+// Who is calling (docs/api.md#authentication). /v1: a secret API key, `Authorization: Bearer <key>`
+// or `X-API-Key: <key>`, from a server (a browser page of another origin is refused: the key
+// would be in its code). /console/api: the console's sign-in cookie, plus the CSRF header on
+// every change. Either way the caller is an account (a test key's: its test account); every
+// query downstream is scoped by it. Publishable keys (`lk_pub_…`) open only their own door,
+// src/embed/.
 import { Elysia } from 'elysia';
+import { isTestAccount } from '../accounts/test-mode.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
+import { PUBLISHABLE_KEY_PREFIX } from '../publishable-keys/keys.ts';
 import { accountForKey } from './api-keys.ts';
 import { type BrowserSession, CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession } from './browser-sessions.ts';
 import { admitInternal, type InternalDoor } from './internal-doors.ts';
@@ -14,6 +19,8 @@ export interface Caller {
   keyId?: string;
   /** The console sign-in used; undefined for an API key. */
   browserSession?: BrowserSession;
+  /** A test key's call: the account is a test account (docs/api.md#test-mode). */
+  test: boolean;
 }
 
 /** Which door a group of routes is behind: the public API, or the console's own API. */
@@ -26,7 +33,7 @@ export interface Audience<Prefix extends string = string> {
 export const PUBLIC_API: Audience<'/v1'> = { kind: 'api', prefix: '/v1' };
 export const CONSOLE_API: Audience<'/console/api'> = { kind: 'console', prefix: '/console/api' };
 
-function presentedKey(headers: Headers): string | undefined {
+export function presentedKey(headers: Headers): string | undefined {
   const authorization = headers.get('authorization');
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -40,9 +47,38 @@ const READ_ONLY_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 async function apiKeyCaller(db: Database, request: Request): Promise<Caller> {
   const key = presentedKey(request.headers);
   if (key === undefined) throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key> or X-API-Key');
+  if (key.startsWith(PUBLISHABLE_KEY_PREFIX)) {
+    throw new ApiError(
+      403,
+      'A publishable key (lk_pub_…) can only start sessions, at POST /v1/embed/sessions; it reads nothing. Call this route from your server with a secret key',
+    );
+  }
+  const origin = foreignOrigin(request);
+  if (origin !== undefined) {
+    throw new ApiError(
+      403,
+      `A secret API key was sent from a web page (${origin}): anyone who opens the page can read it and spend your credits. Keep secret keys on your server, or start sessions from the page with a publishable key (lk_pub_…) at POST /v1/embed/sessions`,
+    );
+  }
   const found = await accountForKey(db, key);
   if (!found) throw new ApiError(401, 'Invalid or revoked API key');
-  return found;
+  return { ...found, test: isTestAccount(found.accountId) };
+}
+
+/**
+ * The Origin of a browser page on another site than this service, or undefined (no Origin: a
+ * server's call; the service's own origin: its API reference's "try it"). Browsers send Origin
+ * on every cross-origin request, and page scripts cannot remove it.
+ */
+function foreignOrigin(request: Request): string | undefined {
+  const origin = request.headers.get('origin');
+  if (origin === null) return undefined;
+  const host = request.headers.get('host') ?? new URL(request.url).host;
+  try {
+    return new URL(origin).host === host ? undefined : origin;
+  } catch {
+    return origin; // "null" (a sandboxed frame, a file): not this service's page either
+  }
 }
 
 async function consoleCaller(db: Database, request: Request): Promise<Caller> {
@@ -52,7 +88,7 @@ async function consoleCaller(db: Database, request: Request): Promise<Caller> {
   if (!READ_ONLY_METHODS.has(request.method) && !csrfMatches(session, request.headers.get(CSRF_HEADER))) {
     throw new ApiError(403, 'Missing or wrong X-CSRF-Token header');
   }
-  return { accountId: session.accountId, browserSession: session };
+  return { accountId: session.accountId, browserSession: session, test: false };
 }
 
 const callerFor = (db: Database, audience: Audience, request: Request) =>

@@ -19,7 +19,7 @@ const USAGE = `usage:
   likeness health URL   (exit 0 when URL answers 2xx: a container's HEALTHCHECK)
   likeness accounts create --email E [--credits N]
   likeness accounts set-password --account A   (the console password, read from standard input)
-  likeness keys create --account A [--name N]
+  likeness keys create --account A [--name N] [--test]
   likeness keys list --account A
   likeness keys revoke --account A --key K
   likeness credits grant --account A --amount N
@@ -205,6 +205,7 @@ export async function main(argv: string[]): Promise<number> {
       amount: { type: 'string' },
       role: { type: 'string' },
       reset: { type: 'boolean' },
+      test: { type: 'boolean' },
       ...Object.fromEntries(LIMIT_NAMES.map((name) => [flagOf(name), { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
@@ -239,7 +240,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'accounts set-password':
         return ops.setConsolePassword({ account_id: required(values, 'account'), password });
       case 'keys create':
-        return ops.createKey({ account_id: required(values, 'account'), name: values.name });
+        return ops.createKey({ account_id: required(values, 'account'), name: values.name, test: values.test });
       case 'keys list':
         return ops.listKeys({ account_id: required(values, 'account') });
       case 'keys revoke':

@@ -40,12 +40,14 @@ export const IssuedKeyResponse = t.Object({
   /** Shown once: only its hash is kept. */
   api_key: t.String(),
   name: t.Union([t.String(), t.Null()]),
+  test: t.Boolean(),
 });
 
 export const SignedUp = t.Object({ account: ConsoleAccount, csrf_token: t.String(), api_key: IssuedKeyResponse });
 
 export const KeyName = t.String({ minLength: 1, maxLength: 100 });
-export const CreateKeyBody = t.Object({ name: KeyName });
+/** `test`: a test key (`lk_test_…`, docs/api.md#test-mode). */
+export const CreateKeyBody = t.Object({ name: KeyName, test: t.Optional(t.Boolean()) });
 export const RenameKeyBody = t.Object({ name: KeyName });
 export const KeyParams = t.Object({ key_id: t.String() });
 
@@ -56,4 +58,5 @@ export const KeySummary = t.Object({
   created_at: t.String(),
   last_used_at: t.Union([t.String(), t.Null()]),
   revoked_at: t.Union([t.String(), t.Null()]),
+  test: t.Boolean(),
 });

@@ -90,7 +90,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
   };
   const accountView = async (accountId: string) => {
     const [row] = await db.select().from(accounts).where(eq(accounts.id, accountId));
-    if (!row) throw new ApiError(401, 'Not signed in to the console');
+    // A test account has no email and no sign-in (src/accounts/test-mode.ts).
+    if (!row?.email) throw new ApiError(401, 'Not signed in to the console');
     return { account_id: row.id, email: row.email, balance: row.balance };
   };
   const signedInAs = async (request: Request, set: { headers: Record<string, string | number> }, accountId: string) => {
@@ -133,7 +134,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         set.status = 201;
         return {
           ...(await signedInAs(request, set, created.account_id)),
-          api_key: { key_id: created.key_id, api_key: created.api_key, name: 'console' },
+          api_key: { key_id: created.key_id, api_key: created.api_key, name: 'console', test: false },
         };
       },
       {
@@ -250,7 +251,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       '/keys',
       async ({ caller, body, set }) => {
         noStore(set);
-        const issued = await issueApiKey(db, caller.accountId, body.name);
+        const issued = await db.transaction((tx) => issueApiKey(tx, caller.accountId, body.name, { test: body.test }));
         set.status = 201;
         return { ...issued, name: body.name };
       },

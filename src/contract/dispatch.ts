@@ -86,6 +86,8 @@ export const DispatchMetadataSchema = Type.Object({
   tool_calls_url: Type.Optional(HttpUrl),
   /** Where the job retrieves passages for each visitor turn (knowledge.ts); absent: the session has no documents. */
   knowledge_url: Type.Optional(HttpUrl),
+  /** A test session (a test key's, docs/api.md#test-mode): the avatar's video carries a visible "TEST" mark. Absent: false. */
+  test: Type.Optional(Type.Boolean()),
 });
 
 export type DispatchIdentity = Static<typeof DispatchIdentity>;

@@ -7,6 +7,7 @@ export * from '../credits/schema.ts';
 export * from '../identities/schema.ts';
 export * from '../knowledge/schema.ts';
 export * from '../limits/schema.ts';
+export * from '../publishable-keys/schema.ts';
 export * from '../sessions/schema.ts';
 export * from '../tools/schema.ts';
 export * from '../voices/schema.ts';

@@ -1,6 +1,7 @@
 // The HTTP contract of /v1/identities: one schema per request and response type. The
 // same schemas validate requests at the edge and feed the OpenAPI document.
 import { t } from 'elysia';
+import { TestFlag } from '../accounts/test-mode.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { IDENTITY_STATUSES } from './schema.ts';
@@ -112,6 +113,7 @@ export const IdentityResponse = t.Object({
   ),
   tool_ids: ToolIds,
   document_ids: DocumentIds,
+  test: TestFlag,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -131,6 +133,7 @@ export const IdentityListItem = t.Object({
   image: t.String({ format: 'uri' }),
   tool_ids: ToolIds,
   document_ids: DocumentIds,
+  test: TestFlag,
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -5,6 +5,7 @@
 // the row and its files: nothing half-built, nothing charged.
 // Uploaded audio is cloned into the identity's voice here too (ElevenLabs when configured).
 import { eq } from 'drizzle-orm';
+import { isTestAccount } from '../accounts/test-mode.ts';
 import type { AssetStore } from '../assets/store.ts';
 import type { Language } from '../contract/languages.ts';
 import { type CreditLedger, InsufficientCredits } from '../credits/ledger.ts';
@@ -99,8 +100,13 @@ function insufficient(cost: number): ApiError {
  * the account locked, and reserves the identity's row: all before the uploads are decoded, so
  * an account that cannot pay or is over its limits costs no decoding, ffmpeg or face search.
  */
+/** What making an identity costs this account: nothing for a test account (docs/api.md#test-mode). */
+const onboardingCostFor = (deps: { onboardingCost: number }, accountId: string) =>
+  isTestAccount(accountId) ? 0 : deps.onboardingCost;
+
 export async function reserveIdentity(deps: OnboardingDeps, fields: IdentityFields): Promise<Reservation> {
-  const { db, ledger, onboardingCost } = deps;
+  const { db, ledger } = deps;
+  const onboardingCost = onboardingCostFor(deps, fields.accountId);
   const id = newId('idn');
   await db.transaction(async (tx) => {
     await admitTraining(
@@ -141,7 +147,8 @@ export async function onboardIdentity(
   fields: IdentityFields,
   decode: () => Promise<NewIdentity>,
 ): Promise<IdentityRow> {
-  const { db, ledger, store, onboardingCost, voices } = deps;
+  const { db, ledger, store, voices } = deps;
+  const onboardingCost = onboardingCostFor(deps, fields.accountId);
   const { id, prefix } = reservation;
   // While this process works on it, no other's recovery takes the row for orphaned.
   const releaseLease = holdLease(db, id, deps.workLeaseSeconds);

@@ -1,4 +1,6 @@
 // Identity rows as response bodies (docs/api.md#identity-object, #identities-list, #identities-status).
+
+import { isTestAccount } from '../accounts/test-mode.ts';
 import type { AssetLinks } from '../assets/links.ts';
 import { providerAvatarOf } from '../pipelines/types.ts';
 import { voiceIdOf } from '../voices/index.ts';
@@ -20,6 +22,7 @@ export function identityResponse(row: IdentityRow, links: AssetLinks, attached: 
     provider_avatar_id: providerAvatarOf(row.training) ?? null,
     tool_ids: attached.toolIds,
     document_ids: attached.documentIds,
+    test: isTestAccount(row.accountId),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
@@ -38,6 +41,7 @@ export function identityListItem(row: IdentityRow, links: AssetLinks, attached: 
     image: links.url(row.image.key),
     tool_ids: attached.toolIds,
     document_ids: attached.documentIds,
+    test: isTestAccount(row.accountId),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

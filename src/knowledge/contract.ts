@@ -1,6 +1,7 @@
 // The HTTP contract of /v1/documents (docs/api.md#documents): one schema per request and
 // response, validated at the edge and shown in /openapi.json.
 import { t } from 'elysia';
+import { TestFlag } from '../accounts/test-mode.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { DOCUMENT_TYPES } from './file-types.ts';
 import { DOCUMENT_STATUSES } from './schema.ts';
@@ -44,6 +45,7 @@ export const DocumentResponse = t.Object(
       examples: [null],
     }),
     chunks: t.Integer({ description: 'The passages it was cut into (0 until ready).', examples: [31] }),
+    test: TestFlag,
     created_at: t.String({ format: 'date-time' }),
     updated_at: t.String({ format: 'date-time' }),
   },
@@ -57,6 +59,7 @@ export const DocumentResponse = t.Object(
         status: 'ready',
         detail: null,
         chunks: 31,
+        test: false,
         created_at: '2026-05-04T09:12:31.000Z',
         updated_at: '2026-05-04T09:12:36.000Z',
       },

@@ -11,6 +11,7 @@ const ready = {
   status: 'ready',
   detail: null,
   chunks: 41,
+  test: false,
   created_at: CREATED,
   updated_at: '2026-11-24T09:30:06.000Z',
 };

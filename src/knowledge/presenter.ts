@@ -1,4 +1,6 @@
 // A document as the API shows it (docs/api.md#documents).
+
+import { isTestAccount } from '../accounts/test-mode.ts';
 import type { DocumentType } from './file-types.ts';
 import type { documents } from './schema.ts';
 
@@ -13,6 +15,7 @@ export function presentDocument(row: DocumentRow) {
     status: row.status,
     detail: row.detail,
     chunks: row.chunkCount,
+    test: isTestAccount(row.accountId),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

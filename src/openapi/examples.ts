@@ -4,6 +4,7 @@
 // against the schema the route validates with (test/http/openapi-examples.test.ts).
 import { emptyUsage } from '../credits/usage.ts';
 import { DOCUMENT_EXAMPLES } from '../knowledge/examples.ts';
+import { PUBLISHABLE_KEY_EXAMPLES } from '../publishable-keys/examples.ts';
 import { TOOL_EXAMPLES } from '../tools/examples.ts';
 
 const IDENTITY_ID = 'idn_5XwBbH2Lr8Nd0qVjYc3TfA';
@@ -30,6 +31,7 @@ const identity = {
   provider_avatar_id: null,
   tool_ids: [TOOL_ID],
   document_ids: [DOCUMENT_ID],
+  test: false,
   created_at: CREATED,
   updated_at: UPDATED,
 };
@@ -59,6 +61,8 @@ const session = {
   language: 'en',
   visual_awareness: true,
   form_factor: 'phone',
+  test: false,
+  publishable_key_id: null,
   ...endedUsage,
   created_at: CREATED,
   joined_at: '2026-11-24T09:30:04.000Z',
@@ -93,6 +97,7 @@ const webhook = {
   events: ['session.ended', 'credits.low'],
   description: 'Billing system',
   enabled: true,
+  test: false,
   created_at: CREATED,
   updated_at: CREATED,
 };
@@ -143,6 +148,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
           image: IMAGE,
           tool_ids: [TOOL_ID],
           document_ids: [DOCUMENT_ID],
+          test: false,
           created_at: CREATED,
           updated_at: UPDATED,
         },
@@ -397,6 +403,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   listWebhookDeliveries: { responses: { 200: { deliveries: [delivery] } } },
   ...TOOL_EXAMPLES,
   ...DOCUMENT_EXAMPLES,
+  ...PUBLISHABLE_KEY_EXAMPLES,
   getUsage: {
     responses: {
       200: {

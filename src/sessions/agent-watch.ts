@@ -16,6 +16,7 @@
 // agent reaches (`agent_unavailable`).
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { isTestAccount } from '../accounts/test-mode.ts';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
@@ -242,6 +243,7 @@ export class AgentWatch {
         direction: session,
         // And has the tools and documents the start fixed (a tool deleted since is left out).
         toolbox: await sessionToolbox(db, session, this.deps.internalUrl),
+        test: isTestAccount(session.accountId),
       }),
       minute_offset: session.billedMinutes,
       ...(paidLeftMs ? { paid_left_ms: paidLeftMs } : {}),

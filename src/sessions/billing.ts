@@ -1,8 +1,10 @@
 // Per-minute billing of avatar sessions (docs/api.md#credits). A start sets one minute's
 // credits aside (so 50 concurrent starts on a balance for 5 start 5); the first charged
 // minute or the session's end gives the hold back. Each minute is charged once, keyed by
-// (session, minute index), so a retried or duplicated report never charges twice.
+// (session, minute index), so a retried or duplicated report never charges twice. A test
+// account's minutes are counted and recorded at a price of nothing (docs/api.md#test-mode).
 import { and, eq, sql } from 'drizzle-orm';
+import { isTestAccount } from '../accounts/test-mode.ts';
 import { CreditLedger, InsufficientCredits } from '../credits/ledger.ts';
 import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
@@ -23,12 +25,17 @@ export class SessionBilling {
 
   /** Whether the account could pay a hold now (an early check; `hold` decides). */
   async canHold(accountId: string): Promise<boolean> {
-    return this.perMinute === 0 || (await this.ledger.canAfford(accountId, this.perMinute));
+    return this.priceFor(accountId) === 0 || (await this.ledger.canAfford(accountId, this.perMinute));
+  }
+
+  /** A minute's price for this account: nothing for a test account. */
+  priceFor(accountId: string): number {
+    return isTestAccount(accountId) ? 0 : this.perMinute;
   }
 
   /** Set aside one minute for a new avatar session, in the caller's transaction. Throws InsufficientCredits. */
   async hold(q: Queryable, accountId: string, sessionId: string): Promise<number> {
-    if (this.perMinute === 0) return 0;
+    if (this.priceFor(accountId) === 0) return 0;
     await this.ledger.charge(q, {
       accountId,
       amount: this.perMinute,
@@ -52,7 +59,7 @@ export class SessionBilling {
   /** Charge minute `index` of a running session; the first charge also releases the hold. */
   async chargeMinute(sessionId: string, index: number): Promise<MinuteResult> {
     try {
-      const result = await this.db.transaction(async (tx): Promise<MinuteResult> => {
+      const result = await this.db.transaction(async (tx): Promise<MinuteResult | 'charged_nothing'> => {
         const [session] = await tx.select().from(sessions).where(eq(sessions.id, sessionId)).for('update');
         if (!session) throw new Error(`no session ${sessionId}`);
         // Checked again under the lock: the caller read the status before, and an ending since
@@ -60,9 +67,10 @@ export class SessionBilling {
         if (session.status === 'ended') return 'ended';
         await this.release(tx, session);
         if (this.perMinute === 0) return 'charged';
+        const price = this.priceFor(session.accountId);
         const charged = await this.ledger.charge(tx, {
           accountId: session.accountId,
-          amount: this.perMinute,
+          amount: price,
           kind: 'session_minute',
           reference: minuteReference(sessionId, index),
         });
@@ -71,11 +79,12 @@ export class SessionBilling {
           .update(sessions)
           .set({
             billedMinutes: sql`${sessions.billedMinutes} + 1`,
-            creditsCharged: sql`${sessions.creditsCharged} + ${this.perMinute}`,
+            creditsCharged: sql`${sessions.creditsCharged} + ${price}`,
           })
           .where(eq(sessions.id, sessionId));
-        return 'charged';
+        return price > 0 ? 'charged' : 'charged_nothing';
       });
+      if (result === 'charged_nothing') return 'charged';
       if (result === 'charged' && this.perMinute > 0) creditsCharged.inc({ kind: 'session_minute' }, this.perMinute);
       return result;
     } catch (error) {

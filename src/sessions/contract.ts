@@ -1,6 +1,7 @@
 // The HTTP contract of /v1/sessions (docs/api.md#sessions-start, #sessions-end, #sessions-read,
 // #sessions-transcript). The same schemas validate requests and feed the OpenAPI document.
 import { t } from 'elysia';
+import { TestFlag } from '../accounts/test-mode.ts';
 import {
   AVATAR_FALLBACKS,
   FORM_FACTORS,
@@ -168,6 +169,12 @@ export const SessionResponse = t.Object({
   language: oneOf(LANGUAGES),
   visual_awareness: t.Boolean(),
   form_factor: t.Nullable(oneOf(FORM_FACTORS)),
+  test: TestFlag,
+  publishable_key_id: t.Nullable(
+    t.String({
+      description: 'Started by a website with this publishable key (POST /v1/embed/sessions); null: by a secret key.',
+    }),
+  ),
   end_reason: t.Nullable(oneOf(END_REASONS)),
   ...invoiceFields,
   created_at: Timestamp,

@@ -31,6 +31,8 @@ export interface DispatchInput {
   direction: SessionDirection;
   /** The session's tools and where the job calls them and retrieves passages (toolbox.ts). */
   toolbox: SessionToolbox;
+  /** A test account's session (src/accounts/test-mode.ts): its video is marked "TEST". */
+  test: boolean;
 }
 
 /** A session's context, greeting, client control and idle timeout (docs/api.md#sessions-context), as stored. */
@@ -77,6 +79,7 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
     client_control: input.direction.clientControl,
     idle_timeout_seconds: input.direction.idleTimeoutSeconds,
     ...input.toolbox,
+    test: input.test,
   };
 }
 

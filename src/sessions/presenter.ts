@@ -1,4 +1,6 @@
 // Session rows as response bodies (docs/api.md#sessions-end, #sessions-read, #session-metrics).
+
+import { isTestAccount } from '../accounts/test-mode.ts';
 import type { SessionRow } from './lifecycle.ts';
 import { sessionMetrics } from './quality.ts';
 import { durationSeconds, usageSeconds } from './usage-reports.ts';
@@ -35,6 +37,8 @@ export function sessionResponse(row: SessionRow) {
     language: row.language,
     visual_awareness: row.visualAwareness,
     form_factor: row.formFactor,
+    test: isTestAccount(row.accountId),
+    publishable_key_id: row.publishableKeyId,
     end_reason: row.endReason,
     billed_minutes: row.billedMinutes,
     credits_charged: row.creditsCharged,

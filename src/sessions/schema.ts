@@ -7,6 +7,7 @@ import { type JobUsage, TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { ORDER_OPERATIONS, ORDER_OUTCOMES, ORDER_SOURCES } from '../contract/session-direction.ts';
 import { identities } from '../identities/schema.ts';
+import { publishableKeys } from '../publishable-keys/schema.ts';
 
 export const SESSION_STATUSES = ['running', 'ended'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -114,8 +115,13 @@ export const sessions = pgTable(
     summaryStatus: text('summary_status', { enum: SUMMARY_STATUSES }).notNull().default('none'),
     /** Why there is no summary (`failed`). */
     summaryDetail: text('summary_detail'),
+    /** Started by a website with this publishable key (docs/api.md#embed-start); null: by a secret key. */
+    publishableKeyId: text('publishable_key_id').references(() => publishableKeys.id, { onDelete: 'set null' }),
+    /** SHA-256 of the visitor's address when started with a publishable key: its per-visitor limits count by it. */
+    visitorAddressHash: text('visitor_address_hash'),
   },
   (t) => [
+    index('sessions_publishable_key_idx').on(t.publishableKeyId, t.createdAt),
     index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id),
     index('sessions_status_idx').on(t.status),
     index('sessions_voice_idx').on(t.elevenlabsVoiceId),

@@ -5,6 +5,7 @@
 // the room is deleted, and the hold and the row roll back together.
 import { eq } from 'drizzle-orm';
 import { accounts } from '../accounts/schema.ts';
+import { isTestAccount } from '../accounts/test-mode.ts';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
@@ -23,7 +24,7 @@ import { writeEvent } from '../webhooks/index.ts';
 import { admitSession } from '../workers/admission.ts';
 import type { SessionBilling } from './billing.ts';
 import { dispatchMetadata, type SessionDirection } from './dispatch.ts';
-import { checkSessionLimits } from './limits.ts';
+import { checkPublishableKeyLimits, checkSessionLimits, type PublishableStart } from './limits.ts';
 import { sessions } from './schema.ts';
 import { sessionAttachments, sessionToolbox } from './toolbox.ts';
 
@@ -61,11 +62,13 @@ export function hasMultilingualVoice(identity: IdentityRow | undefined): boolean
 }
 
 /** `rtcUrl`: where this client joins the room (the service's LIVEKIT_PUBLIC_URL, or wss on the host it used: src/http/client-addresses.ts). */
+/** `website`: a start made with a publishable key (src/embed/), under that key's own limits too. */
 export async function startSession(
   deps: StartDeps,
   accountId: string,
   request: StartRequest,
   rtcUrl = deps.livekit.publicUrl,
+  website?: PublishableStart,
 ) {
   const { db, settings } = deps;
   // The body's own rules first: a 422 before anything is looked up.
@@ -104,6 +107,7 @@ export async function startSession(
   // Early refusals, before any LiveKit work (the transaction below decides): the account's
   // limits, a free agent (admission), its credits for an avatar's first minute.
   await checkSessionLimits(db, accountId, await readAccountLimits(db, accountId, deps.limits));
+  if (website) await checkPublishableKeyLimits(db, website);
   if (settings.admission === 'workers') await admitSession(db, accountId, deps.agentName, settings);
   if (avatarEnabled && !(await deps.billing.canHold(accountId))) throw insufficientCredits(deps.billing.perMinute);
 
@@ -154,6 +158,7 @@ export async function startSession(
       assetLinks: deps.assetLinks,
       direction,
       toolbox,
+      test: isTestAccount(accountId),
     });
     const dispatch = await livekit.dispatches.createDispatch(sessionId, deps.agentName, {
       metadata: JSON.stringify(metadata),
@@ -167,6 +172,8 @@ export async function startSession(
     // row: one transaction, one request at a time per account.
     const row = await db.transaction(async (tx) => {
       await checkSessionLimits(tx, accountId, await lockAccountLimits(tx, accountId, deps.limits));
+      // The account's lock above orders this key's starts too (a key is one account's).
+      if (website) await checkPublishableKeyLimits(tx, website);
       // The fair share again, with this account's other starts settled (cluster-wide: the
       // slots and sessions are the database's).
       if (settings.admission === 'workers') await admitSession(tx, accountId, deps.agentName, settings);
@@ -190,9 +197,11 @@ export async function startSession(
           visitorIdentity,
           reportTokenHash: hashApiKey(reportToken),
           heldCredits,
-          maxDurationSeconds: account?.maxSessionSeconds ?? settings.maxDurationSeconds,
+          maxDurationSeconds: maxDurationOf(accountId, account?.maxSessionSeconds ?? null, settings),
           agentWaitSince: new Date(),
           dispatchedAt: new Date(),
+          publishableKeyId: website?.publishableKeyId ?? null,
+          visitorAddressHash: website?.visitorAddressHash ?? null,
         })
         .returning();
       await writeEvent(tx, accountId, 'session.started', {
@@ -200,6 +209,7 @@ export async function startSession(
         identity_id: identity?.id ?? null,
         avatar_enabled: avatarEnabled,
         language,
+        publishable_key_id: website?.publishableKeyId ?? null,
         created_at: inserted!.createdAt.toISOString(),
       });
       return inserted!;
@@ -251,6 +261,16 @@ export function sessionDirection(
     clientControl: request.client_control ?? false,
     idleTimeoutSeconds: request.idle_timeout_seconds ?? settings.idleTimeoutSeconds,
   };
+}
+
+/** The account's own maximum, else the service's; a test session's is short (docs/api.md#test-mode). */
+export function maxDurationOf(
+  accountId: string,
+  accountMaximum: number | null,
+  settings: Pick<SessionSettings, 'maxDurationSeconds' | 'testMaxDurationSeconds'>,
+): number {
+  const maximum = accountMaximum ?? settings.maxDurationSeconds;
+  return isTestAccount(accountId) ? Math.min(maximum, settings.testMaxDurationSeconds) : maximum;
 }
 
 function insufficientCredits(perMinute: number): ApiError {

@@ -2,6 +2,7 @@
 // validated at the edge and shown in /openapi.json. `parameters` is checked further than a
 // schema can say (parameters.ts): the safe subset of JSON Schema, compiled.
 import { t } from 'elysia';
+import { TestFlag } from '../accounts/test-mode.ts';
 import {
   TOOL_DESCRIPTION_MAX_CHARS,
   TOOL_NAME_PATTERN,
@@ -89,6 +90,7 @@ export const ToolResponse = t.Object({
   parameters: t.Record(t.String(), t.Unknown(), { examples: [WEATHER_PARAMETERS] }),
   url: t.Union([t.String(), t.Null()], { description: 'Null for client and end_session tools.' }),
   timeout_ms: t.Integer(),
+  test: TestFlag,
   created_at: t.String({ format: 'date-time' }),
   updated_at: t.String({ format: 'date-time' }),
 });

@@ -20,6 +20,7 @@ const tool = {
   parameters,
   url: 'https://shop.example.com/likeness/tools/opening-hours',
   timeout_ms: 3000,
+  test: false,
   created_at: CREATED,
   updated_at: CREATED,
 };

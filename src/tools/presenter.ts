@@ -1,4 +1,6 @@
 // A tool as the API shows it (docs/api.md#tools): never its secret, which only the create answers.
+
+import { isTestAccount } from '../accounts/test-mode.ts';
 import type { ToolType } from '../contract/agent-tools.ts';
 import type { tools } from './schema.ts';
 
@@ -13,6 +15,7 @@ export function presentTool(row: ToolRow) {
     parameters: row.parameters,
     url: row.url,
     timeout_ms: row.timeoutMs,
+    test: isTestAccount(row.accountId),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

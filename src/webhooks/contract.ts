@@ -1,6 +1,7 @@
 // The HTTP contract of /v1/webhooks (docs/api.md#webhooks): one schema per request and
 // response, validated at the edge and shown in /openapi.json, and the events' names.
 import { t } from 'elysia';
+import { TestFlag } from '../accounts/test-mode.ts';
 import { WEBHOOK_EVENTS } from '../contract/webhook-events.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { DELIVERY_STATUSES } from './schema.ts';
@@ -45,6 +46,7 @@ export const WebhookResponse = t.Object({
   events: t.Array(oneOf(WEBHOOK_EVENTS)),
   description: t.Union([t.String(), t.Null()]),
   enabled: t.Boolean(),
+  test: TestFlag,
   created_at: t.String({ format: 'date-time' }),
   updated_at: t.String({ format: 'date-time' }),
 });
@@ -104,6 +106,8 @@ export interface EventData {
     identity_id: string | null;
     avatar_enabled: boolean;
     language: string;
+    /** Started by a website with this publishable key; null: by a secret key. */
+    publishable_key_id: string | null;
     created_at: string;
   };
   'session.ended': {

@@ -5,6 +5,7 @@
 // and connects to the address it checked (pinned-fetch.ts, for any call to a customer's URL).
 import { and, count, desc, eq } from 'drizzle-orm';
 import { t } from 'elysia';
+import { isTestAccount } from '../accounts/test-mode.ts';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { WebhookSettings } from '../config.ts';
 import { newId } from '../db/ids.ts';
@@ -47,6 +48,7 @@ function presentEndpoint(row: EndpointRow) {
     events: row.events as (typeof WebhookResponse.static)['events'],
     description: row.description,
     enabled: row.enabled,
+    test: isTestAccount(row.accountId),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

@@ -2,6 +2,7 @@
 // query runner, so an event commits or rolls back with the change it reports (a session's end,
 // a charge). Sending is src/webhooks/delivery.ts's job.
 import { and, eq } from 'drizzle-orm';
+import { isTestAccount } from '../accounts/test-mode.ts';
 import { newId } from '../db/ids.ts';
 import type { Queryable } from '../db/index.ts';
 import { type EventData, TEST_EVENT, type WebhookEventType } from './contract.ts';
@@ -11,6 +12,8 @@ import { webhookDeliveries, webhookEndpoints } from './schema.ts';
 export interface EventEnvelope {
   type: WebhookEventType | typeof TEST_EVENT;
   timestamp: string;
+  /** A test account's event (docs/api.md#test-mode): its endpoints are the test account's own. */
+  test: boolean;
   data: object;
 }
 
@@ -22,8 +25,13 @@ export function onEventsWritten(listener: () => void): () => void {
   return () => listeners.delete(listener);
 }
 
-function envelope(type: EventEnvelope['type'], data: object): string {
-  return JSON.stringify({ type, timestamp: new Date().toISOString(), data } satisfies EventEnvelope);
+function envelope(type: EventEnvelope['type'], accountId: string, data: object): string {
+  return JSON.stringify({
+    type,
+    timestamp: new Date().toISOString(),
+    test: isTestAccount(accountId),
+    data,
+  } satisfies EventEnvelope);
 }
 
 /** Writes `type` for every enabled endpoint of the account subscribed to it; returns the message id (none subscribed: undefined). */
@@ -40,7 +48,7 @@ export async function writeEvent<T extends WebhookEventType>(
   const subscribed = endpoints.filter((endpoint) => endpoint.events.includes(type));
   if (subscribed.length === 0) return undefined;
   const messageId = newId('msg');
-  const payload = envelope(type, data);
+  const payload = envelope(type, accountId, data);
   await q.insert(webhookDeliveries).values(
     subscribed.map((endpoint) => ({
       id: newId('dlv'),
@@ -65,7 +73,10 @@ export async function writeTestEvent(q: Queryable, endpoint: { id: string; accou
       endpointId: endpoint.id,
       accountId: endpoint.accountId,
       eventType: TEST_EVENT,
-      payload: envelope(TEST_EVENT, { webhook_id: endpoint.id, message: 'A test event from Likeness.' }),
+      payload: envelope(TEST_EVENT, endpoint.accountId, {
+        webhook_id: endpoint.id,
+        message: 'A test event from Likeness.',
+      }),
     })
     .returning();
   for (const listener of listeners) listener();

@@ -297,8 +297,9 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       const key = (await created.json()) as { key_id: string; api_key: string; name: string };
       expect(key).toEqual({
         key_id: expect.stringMatching(/^key_/),
-        api_key: expect.stringMatching(/^lk_/),
+        api_key: expect.stringMatching(/^lk_[0-9A-Za-z]{43}$/),
         name: 'backend',
+        test: false,
       });
       const v1 = (path: string) => fetch(`${service.url}${path}`, { headers: { 'x-api-key': key.api_key } });
       expect((await v1('/v1/identities')).status).toBe(200);

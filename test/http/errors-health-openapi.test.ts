@@ -203,6 +203,12 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
       'get /v1/documents': 'listDocuments',
       'get /v1/documents/{document_id}': 'getDocument',
       'delete /v1/documents/{document_id}': 'deleteDocument',
+      'post /v1/publishable-keys': 'createPublishableKey',
+      'get /v1/publishable-keys': 'listPublishableKeys',
+      'get /v1/publishable-keys/{publishable_key_id}': 'getPublishableKey',
+      'patch /v1/publishable-keys/{publishable_key_id}': 'updatePublishableKey',
+      'delete /v1/publishable-keys/{publishable_key_id}': 'revokePublishableKey',
+      'post /v1/embed/sessions': 'startEmbedSession',
     });
   });
 

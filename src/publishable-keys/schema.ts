@@ -1,0 +1,40 @@
+import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { accounts } from '../accounts/schema.ts';
+
+/** A publishable key's own limits (docs/api.md#publishable-keys); each ≥ 1: a published key is always bounded. */
+export interface PublishableKeyLimits {
+  /** Sessions started with the key in the last minute. */
+  sessions_per_minute: number;
+  /** Its sessions running at once. */
+  concurrent_sessions: number;
+  /** The same two per visitor address (the client address the service sees, src/http/client-address.ts). */
+  visitor_sessions_per_minute: number;
+  visitor_concurrent_sessions: number;
+}
+
+/**
+ * A key a website may publish (`lk_pub_…`): it starts sessions of some identities from some
+ * origins, within its own limits, and reads nothing. Being public by design, the key is stored
+ * as it is, so the console can show its snippet at any time.
+ */
+export const publishableKeys = pgTable(
+  'publishable_keys',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    name: text('name'),
+    key: text('key').notNull().unique(),
+    /** Exact origins (`https://shop.example`) whose pages may start sessions with it. */
+    allowedOrigins: jsonb('allowed_origins').$type<string[]>().notNull(),
+    /** The identities it may start; a deleted one stays listed and is refused as not found. */
+    identityIds: jsonb('identity_ids').$type<string[]>().notNull(),
+    limits: jsonb('limits').$type<PublishableKeyLimits>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('publishable_keys_account_idx').on(t.accountId, t.createdAt, t.id)],
+);
