@@ -128,6 +128,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     ? prepareAvatar({
         identity: metadata.identity,
         shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true),
+        test: metadata.test === true,
         logger: metadata.identity ? logger.child({ identity_id: metadata.identity.identity_id }) : logger,
       })
     : null;

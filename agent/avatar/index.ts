@@ -28,6 +28,8 @@ export interface AvatarPlan {
   /** Decided by the control plane (metadata `avatar_shape`). */
   shape: AvatarShape;
   logger: AgentLogger;
+  /** A test session (dispatch `test`): our frames carry the "TEST" mark; an avatar service's video is its own. */
+  test?: boolean;
 }
 
 /** An avatar chosen, its face loading: made before the job is in the room. */
@@ -116,6 +118,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
     speech,
     onFirstFrame: options.onFirstFrame,
     logger: prepared.logger,
+    testMark: prepared.test,
   });
   await runner.start();
   return {

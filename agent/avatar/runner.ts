@@ -25,6 +25,7 @@ import {
 import type { AgentLogger } from '../logging.ts';
 import type { AvatarRenderer } from '../pipelines/index.ts';
 import type { AvatarSpeech } from './speech.ts';
+import { TestMark } from './test-mark.ts';
 
 const FRAME_MS = 1000 / AVATAR_FPS;
 const SAMPLES_PER_FRAME = (AVATAR_SAMPLE_RATE * FRAME_MS) / 1000;
@@ -58,10 +59,13 @@ export interface AvatarRunnerOptions {
   /** Called once, right after the first frame was handed to the published track, with `performance.now()`. */
   onFirstFrame(atMs: number): void;
   logger: Pick<AgentLogger, 'warn'>;
+  /** A test session: every frame carries the "TEST" mark (test-mark.ts). */
+  testMark?: boolean;
 }
 
 export class AvatarRunner {
   readonly #options: AvatarRunnerOptions;
+  readonly #testMark: TestMark | undefined;
   #stopped = false;
   #videoSource: VideoSource | undefined;
   #audioSource: AudioSource | undefined;
@@ -84,6 +88,7 @@ export class AvatarRunner {
 
   constructor(options: AvatarRunnerOptions) {
     this.#options = options;
+    this.#testMark = options.testMark ? new TestMark() : undefined;
     // An interruption: what LiveKit still holds of the old reply goes too, so the voice
     // stops with the mouth, within a frame.
     options.speech.onClear(() => this.#audioSource?.clearQueue());
@@ -171,7 +176,7 @@ export class AvatarRunner {
     try {
       const renderer = this.#options.renderer;
       if (renderer) {
-        const frame = renderer.nextFrame({
+        const drawn = renderer.nextFrame({
           audio: slice.samples,
           speechSamples: slice.speechSamples,
           visemes: slice.visemes,
@@ -179,6 +184,7 @@ export class AvatarRunner {
           visitorSpeaking: this.#visitorSpeaking,
           elapsedMs,
         });
+        const frame = this.#testMark ? this.#testMark.apply(drawn) : drawn;
         // The source copies the pixels before returning, so renderers may reuse their buffer.
         this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
         this.#framesPublished++;
