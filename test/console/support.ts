@@ -10,7 +10,7 @@ import type { TestService } from '../support/service.ts';
 export interface ConsoleAccountBody {
   account: { account_id: string; email: string; balance: number };
   csrf_token: string;
-  api_key?: { key_id: string; api_key: string; name: string | null };
+  api_key?: { key_id: string; api_key: string; name: string | null; test: boolean };
 }
 
 export class ConsoleClient {
