@@ -294,7 +294,7 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       const created = await browser.call('POST', '/console/api/keys', { json: { name: 'backend' } });
       expect(created.status).toBe(201);
       expect(created.headers.get('cache-control')).toBe('no-store');
-      const key = (await created.json()) as { key_id: string; api_key: string; name: string };
+      const key = (await created.json()) as { key_id: string; api_key: string; name: string; test: boolean };
       expect(key).toEqual({
         key_id: expect.stringMatching(/^key_/),
         api_key: expect.stringMatching(/^lk_[0-9A-Za-z]{43}$/),
