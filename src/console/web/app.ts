@@ -8,9 +8,18 @@
 //                is carried over to the next page in section.welcome)
 //   key once:    #api-key-once (the key text) #copy-api-key #continue, [data-testid=api-key-once-box]
 //   confirm:     #confirm-dialog #confirm-message #confirm-accept #confirm-cancel
-//   keys:        #key-form #key-name #create-key #key-form-error #new-key-slot #keys-error #keys-list #keys-table
-//                rows tr[data-key-id]; [data-testid=rename-key] [data-testid=revoke-key]
-//                [data-testid=rename-key-form] [data-testid=rename-key-input]
+//   keys:        #key-form #key-name #key-test #create-key #key-form-error #new-key-slot #keys-error #keys-list #keys-table
+//                rows tr[data-key-id][data-test]; [data-testid=rename-key] [data-testid=revoke-key]
+//                [data-testid=rename-key-form] [data-testid=rename-key-input] [data-testid=test-key-badge]
+//                #api-key-once-test (a new test key's note in the key-once box)
+//   embed:       #publishable-key-form (create; the editor: #edit-publishable-key-form, prefix edit-publishable-key)
+//                  #<prefix>-name #<prefix>-origins #<prefix>-identities (checkboxes #<prefix>-identity-<identity_id>)
+//                  #<prefix>-<limit with - for _> #create-publishable-key #publishable-key-form-error
+//                  #save-publishable-key #cancel-publishable-key-edit #edit-publishable-key-form-error
+//                #publishable-keys-error #publishable-keys-list #publishable-keys-table (rows
+//                tr[data-publishable-key-id][data-revoked]) [data-testid=publishable-key|edit-publishable-key|
+//                revoke-publishable-key] #publishable-key-snippets section[data-testid=snippet][data-publishable-key-id]
+//                  [data-testid=element-snippet|iframe-snippet|copy-snippet] #snippet-identity-<publishable_key_id>
 //   credits:     #credits-balance #credits-error #ledger-table (rows tr[data-entry-id])
 //   webhooks:    #webhook-form #webhook-url #webhook-description #webhook-event-<event with - for .> #add-webhook
 //                #webhook-form-error #webhook-secret-slot #webhook-secret-once #webhook-secret-done #webhooks-error
@@ -46,6 +55,7 @@ import { h, replaceChildren } from './dom.ts';
 import { formatCredits } from './format.ts';
 import { accountPage } from './pages/account.ts';
 import { creditsPage } from './pages/credits.ts';
+import { embedPage } from './pages/embed.ts';
 import { identitiesPage } from './pages/identities.ts';
 import { keysPage } from './pages/keys.ts';
 import { knowledgePage } from './pages/knowledge.ts';
@@ -73,6 +83,7 @@ const ROUTES: Record<string, Route> = {
   '/sessions': { page: sessionsPage, title: 'Sessions', nav: true },
   '/credits': { page: creditsPage, title: 'Credits', nav: true },
   '/keys': { page: keysPage, title: 'API keys', nav: true },
+  '/embed': { page: embedPage, title: 'Embed', nav: true },
   '/webhooks': { page: webhooksPage, title: 'Webhooks', nav: true },
   // Reached from the account's email in the top bar.
   '/account': { page: accountPage, title: 'Account', nav: false },

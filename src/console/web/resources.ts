@@ -7,6 +7,7 @@ import type * as creditContract from '../../credits/contract.ts';
 import type { LedgerKind } from '../../credits/ledger.ts';
 import type * as identityContract from '../../identities/contract.ts';
 import type * as knowledgeContract from '../../knowledge/contract.ts';
+import type * as publishableKeyContract from '../../publishable-keys/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
 import type * as toolContract from '../../tools/contract.ts';
 import type { VoiceItem } from '../../voices/contract.ts';
@@ -50,3 +51,7 @@ export type Tool = Static<typeof toolContract.ToolResponse>;
 export type CreatedTool = Static<typeof toolContract.CreatedToolResponse>;
 export type { DocumentStatus } from '../../knowledge/schema.ts';
 export type KnowledgeDocument = Static<typeof knowledgeContract.DocumentResponse>;
+
+// Publishable keys (docs/api.md#publishable-keys): public by design, shown in every read.
+export type PublishableKey = Static<typeof publishableKeyContract.PublishableKeyResponse>;
+export type PublishableKeyLimits = PublishableKey['limits'];

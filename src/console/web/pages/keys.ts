@@ -1,9 +1,10 @@
-// API keys: list, create (the key is shown once), rename and revoke.
+// API keys: list, create (the key is shown once), rename and revoke. A test key (`lk_test_…`,
+// docs/api.md#test-mode) reaches the account's test account: it is made here and badged "Test".
 import { api } from '../api.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
-import { clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
+import { checkboxField, clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
 import type { ApiKeySummary, NewApiKey } from '../resources.ts';
 import { apiKeyOnce } from '../secret-once.ts';
 import { cell, dataTable } from '../table.ts';
@@ -18,6 +19,7 @@ export const keysPage: Page = async (context) => {
     autocomplete: 'off',
     placeholder: 'e.g. Production server',
   });
+  const test = h('input', { type: 'checkbox', id: 'key-test', name: 'test' });
   const create = h('button', { type: 'submit', id: 'create-key' }, 'Create key');
   const formError = errorBox('key-form-error');
   const newKeySlot = h('div', { id: 'new-key-slot' });
@@ -27,6 +29,11 @@ export const keysPage: Page = async (context) => {
     'form',
     { id: 'key-form', class: 'card inline-form' },
     field('Key name', name),
+    checkboxField(
+      'Test key',
+      test,
+      'Test keys cost nothing: their sessions are short and marked TEST, and they see only test resources (identities, sessions… made with a test key).',
+    ),
     h('div', { class: 'actions' }, create),
     formError,
   );
@@ -46,12 +53,13 @@ export const keysPage: Page = async (context) => {
     clearError(formError);
     try {
       const created = await whileBusy([create], 'Creating…', () =>
-        api.post<NewApiKey>('/console/api/keys', { name: name.value.trim() }),
+        api.post<NewApiKey>('/console/api/keys', { name: name.value.trim(), ...(test.checked && { test: true }) }),
       );
       name.value = '';
+      test.checked = false;
       replaceChildren(
         newKeySlot,
-        apiKeyOnce(created.api_key, { continueLabel: 'Done, I saved it', onContinue: () => name.focus() }),
+        newKeyOnce(created, () => name.focus()),
       );
       await load();
     } catch (error) {
@@ -69,7 +77,17 @@ export const keysPage: Page = async (context) => {
   }
 
   function keyRow(key: ApiKeySummary): HTMLTableRowElement {
-    const nameCell = cell('Name', key.name ?? h('span', { class: 'muted' }, 'Unnamed key'));
+    const nameCell = cell(
+      'Name',
+      // One element, so the badge stays beside the name in the phone's stacked rows.
+      h(
+        'span',
+        null,
+        key.name ?? h('span', { class: 'muted' }, 'Unnamed key'),
+        key.test && ' ',
+        key.test && testBadge(),
+      ),
+    );
     const rename = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'rename-key' }, 'Rename');
     const revoke = h('button', { type: 'button', class: 'danger small', 'data-testid': 'revoke-key' }, 'Revoke');
     rename.addEventListener('click', () => renameInPlace(key, nameCell));
@@ -92,7 +110,7 @@ export const keysPage: Page = async (context) => {
     });
     return h(
       'tr',
-      { 'data-key-id': key.key_id, class: key.revoked_at ? 'revoked' : null },
+      { 'data-key-id': key.key_id, 'data-test': String(key.test), class: key.revoked_at ? 'revoked' : null },
       nameCell,
       cell('Key', h('code', null, `${key.prefix}…`)),
       cell('Created', formatDate(key.created_at)),
@@ -147,7 +165,9 @@ export const keysPage: Page = async (context) => {
     h(
       'p',
       { class: 'lead' },
-      'Keys let your server call the Likeness API. Keep them on the server, never in a web page or app.',
+      'Keys let your server call the Likeness API. Keep them on the server, never in a web page or app: a web page starts sessions with a publishable key, made on the ',
+      h('a', { href: '#/embed' }, 'Embed page'),
+      '.',
     ),
     form,
     newKeySlot,
@@ -156,3 +176,27 @@ export const keysPage: Page = async (context) => {
   );
   await load();
 };
+
+/** Marks a test key, in the list and in the box that shows it once. */
+function testBadge(): HTMLElement {
+  return h('span', { class: 'badge badge-test', 'data-testid': 'test-key-badge', title: 'A test key' }, 'Test');
+}
+
+/** The new key, shown once; a test key says so before its text. */
+function newKeyOnce(created: NewApiKey, onContinue: () => void): HTMLElement {
+  const box = apiKeyOnce(created.api_key, { continueLabel: 'Done, I saved it', onContinue });
+  if (created.test) {
+    box.setAttribute('data-test', 'true');
+    box
+      .querySelector('h2')
+      ?.after(
+        h(
+          'p',
+          { id: 'api-key-once-test', class: 'test-key-note' },
+          testBadge(),
+          ' This is a test key: it costs nothing, its sessions are short and marked TEST, and it sees only test resources.',
+        ),
+      );
+  }
+  return box;
+}
