@@ -2,10 +2,11 @@
 // start, before /readyz says ready. Each pipeline warms itself (the built-in one trains three
 // times on a sample photo without storing it: the face detector's models, the decoders and the
 // training code; the first identity create took 1.3 s against 0.25 s for the next), and the
-// console's pages are bundled (a second, for livekit-client).
+// console's pages and the embed's scripts are bundled (a second each, for livekit-client).
 import { sql } from 'drizzle-orm';
 import { warmFrontEnd } from './console/front-end.ts';
 import type { Database } from './db/index.ts';
+import { warmEmbed } from './embed/pages.ts';
 import type { PipelineRegistry } from './pipelines/registry.ts';
 
 /** The tables a first create or session start reads: the database plans and caches them now. */
@@ -16,4 +17,5 @@ export async function warmUp({ pipelines, db }: { pipelines: PipelineRegistry; d
   for (const pipeline of pipelines.list()) await pipeline.warm?.();
   for (const table of TABLES) await db.execute(sql.raw(`select * from ${table} limit 0`));
   await warmFrontEnd();
+  await warmEmbed();
 }

@@ -19,6 +19,7 @@ import { publishableKeys } from '../publishable-keys/schema.ts';
 import type { SessionDeps } from '../sessions/index.ts';
 import { sessions } from '../sessions/schema.ts';
 import { startSession } from '../sessions/start.ts';
+import { embedPageRoutes } from './pages.ts';
 
 export const EMBED_START_PATH = '/v1/embed/sessions';
 /** Sent by the iframe page (its own origin is this service's): the origin of the page that frames it. */
@@ -81,6 +82,7 @@ export function embedRoutes(deps: EmbedDeps) {
   const visitors = new ClientAddresses(deps.trustedProxies);
   return (
     new Elysia({ name: 'likeness/embed' })
+      .use(embedPageRoutes({ allowedOrigins: async (key) => (await findPublishableKey(db, key))?.allowedOrigins }))
       // Preflight: the key is not sent with it, so any origin may ask; the POST decides.
       .options(
         EMBED_START_PATH,
@@ -102,6 +104,8 @@ export function embedRoutes(deps: EmbedDeps) {
           if (origin !== null) {
             set.headers['access-control-allow-origin'] = origin;
             set.headers.vary = 'Origin';
+            // The element counts down a 429's wait; a page reads only headers it is allowed to.
+            set.headers['access-control-expose-headers'] = 'retry-after';
           }
           const presented = presentedKey(request.headers);
           const key = presented === undefined ? undefined : await findPublishableKey(db, presented);

@@ -41,12 +41,15 @@ module.exports = {
     {
       name: 'browser-code-bundles-no-server-code',
       comment:
-        'Pages (src/console/web/, examples/web-client/) are bundled for browsers: of ours they take types only, and the constants of src/contract/wire-names.ts, languages.ts and webhook-events.ts.',
+        "Pages (src/console/web/, src/embed/web/, examples/web-client/) are bundled for browsers: of ours they take types only, the console's own browser code, and the constants of src/contract/wire-names.ts, languages.ts and webhook-events.ts.",
       severity: 'error',
-      from: { path: '^(src/console/web|examples/web-client)/' },
+      from: {
+        path: '^(src/console/web|src/embed/web|examples/web-client)/',
+        pathNot: '^src/(console|embed)/web/build\\.ts$',
+      },
       to: {
         path: '^(src|agent)/',
-        pathNot: ['^src/console/web/', '^src/contract/(wire-names|languages|webhook-events)\\.ts$'],
+        pathNot: ['^src/(console|embed)/web/', '^src/contract/(wire-names|languages|webhook-events)\\.ts$'],
         dependencyTypesNot: ['type-only'],
       },
     },

@@ -41,6 +41,8 @@ const doors: Record<keyof Routes, true> = {
   docs: true,
   rtc: true,
   internal: true,
+  'embed.js': true,
+  embed: true,
   get: true,
 };
 
