@@ -239,6 +239,7 @@ export class AgentWatch {
         formFactor: session.formFactor,
         settings,
         assetLinks: this.deps.assetLinks,
+        internalUrl: this.deps.internalUrl,
         // The new job is directed as the first was: the row keeps what the start set.
         direction: session,
         // And has the tools and documents the start fixed (a tool deleted since is left out).

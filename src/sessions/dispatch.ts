@@ -25,8 +25,14 @@ export interface DispatchInput {
   visualAwareness: boolean;
   formFactor: FormFactor | null;
   settings: Pick<SessionSettings, 'billingIntervalSeconds' | 'landscapeVideo'>;
-  /** Signed links to the identity's files, for the job to fetch. */
+  /** Signed links to the identity's files, as clients and avatar services reach them (PUBLIC_URL's). */
   assetLinks: AssetLinks;
+  /**
+   * Where the job itself fetches the face's training files: INTERNAL_URL's /assets, as it
+   * reports. PUBLIC_URL may be the service's own self-signed HTTPS address, which a job's
+   * fetch does not trust; the internal address also keeps the job off the public path.
+   */
+  internalUrl: string;
   /** What the start set to direct the conversation, as the session row keeps it. */
   direction: SessionDirection;
   /** The session's tools and where the job calls them and retrieves passages (toolbox.ts). */
@@ -65,7 +71,7 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
           pipeline_id: identity.pipelineId,
           image_url: assetLinks.url(identity.image.variants.render?.key ?? identity.image.key),
           audio_url: identity.audio ? assetLinks.url(identity.audio.key) : null,
-          assets: dispatchAssets(identity.training, assetLinks),
+          assets: dispatchAssets(identity.training, assetLinks.withBase(`${input.internalUrl}/assets`)),
           ...(providerAvatarId && { provider_avatar_id: providerAvatarId }),
         }
       : null,

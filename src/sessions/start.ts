@@ -156,6 +156,7 @@ export async function startSession(
       formFactor: request.form_factor ?? null,
       settings,
       assetLinks: deps.assetLinks,
+      internalUrl: deps.internalUrl,
       direction,
       toolbox,
       test: isTestAccount(accountId),

@@ -63,10 +63,15 @@ describe('the dispatch metadata of an avatar session', () => {
       const assets = metadata.identity!.assets!;
       // Exactly what training listed, by the same names.
       expect(Object.keys(assets).sort()).toEqual(Object.keys(training.assets!).sort());
+      // The job fetches its face from the control plane's internal address (as it reports there):
+      // PUBLIC_URL may be the service's own self-signed HTTPS, which the job does not trust.
       for (const shape of ['portrait', 'landscape']) {
         for (const name of [`${shape}.image`, `${shape}.rig`, `${shape}.texture.mouth`])
-          expect(assets[name]).toStartWith(`${service.config.assetsUrl}/`);
+          expect(assets[name]).toStartWith(`${service.config.internalUrl}/assets/`);
       }
+      // The photo's link is for clients and avatar services: the public address.
+      expect(metadata.identity!.image_url).toStartWith(`${service.config.assetsUrl}/`);
+      expect(service.config.assetsUrl).not.toStartWith(service.config.internalUrl);
       for (const [name, url] of Object.entries(assets)) {
         const response = await fetch(url);
         expect(`${name}: ${response.status}`).toBe(`${name}: 200`);
