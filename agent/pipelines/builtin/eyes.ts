@@ -12,6 +12,14 @@ const BROW_REACH = 1.3;
 const BROW_LIFT = 0.12;
 /** The brow is wider than the eye: the region reaches this share of the eye's half-width past each corner. */
 const BROW_WIDEN = 0.5;
+/**
+ * Landmarks put an eye's corners and its lower lid near the corners a pixel or two inside
+ * the eye on tilted and dim photos: a closed lid that met the lower lid there left a sliver
+ * of white. The lids close over at least a half-ellipse this share of the eye's opening
+ * deep, reaching this share of its half-width past each corner.
+ */
+const CORNER_DEPTH = 0.6;
+const CORNER_REACH = 0.3;
 
 export interface EyeTables extends ColumnFrame {
   upper: Float32Array;
@@ -153,12 +161,19 @@ export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: n
   const crease = new Float32Array(columns);
   let vMin = Infinity;
   let vMax = -Infinity;
+  const centre = (eye.corners[0] + eye.corners[1]) / 2;
+  const cornerReach = ((1 + CORNER_REACH) * (eye.corners[1] - eye.corners[0])) / 2;
+  let opening = 0;
+  for (let u = Math.ceil(eye.corners[0]); u < eye.corners[1]; u++)
+    opening = Math.max(opening, interpolate(eye.lower, u) - interpolate(eye.upper, u));
   for (let k = 0; k < columns; k++) {
     const u = u0 + k;
     const inside = u > eye.corners[0] && u < eye.corners[1];
     upper[k] = interpolate(eye.upper, u);
-    // Beyond the corners the lids meet: nothing to close.
-    lower[k] = inside ? Math.max(upper[k]!, interpolate(eye.lower, u)) : upper[k]!;
+    // Beyond the corners the lids meet: nothing to close, but for the corners' half-ellipse.
+    const across = (u - centre) / cornerReach;
+    const floor = across > -1 && across < 1 ? upper[k]! + CORNER_DEPTH * opening * Math.sqrt(1 - across * across) : 0;
+    lower[k] = Math.max(upper[k]!, floor, inside ? interpolate(eye.lower, u) : upper[k]!);
     crease[k] = interpolate(eye.crease, u);
     vMin = Math.min(vMin, crease[k]!);
     vMax = Math.max(vMax, lower[k]! + 1);

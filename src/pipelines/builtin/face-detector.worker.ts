@@ -88,19 +88,51 @@ function loadDetector(): Promise<Human> {
   return loading;
 }
 
-/** Every face in the image, in its pixels. */
+/** A head rolled more than this (degrees) is looked at again on a crop turned upright. */
+const ROLL_TURNED = 12;
+
+/**
+ * Every face in the image, in its pixels. On a head rolled 20° or more, the mesh run on an
+ * unturned crop put the eyes' and lips' landmarks beside them (a blink closed the cheek, the
+ * mouth opened past the lip); run on a crop turned upright (`rotation`) they sit on the
+ * features. Turning changes the landmarks of upright and profile faces too, and loses some
+ * faces, so only a rolled face is replaced by its turned reading.
+ */
 async function detect({ rgb, width, height }: DetectRequest): Promise<DetectedFace[]> {
   const human = await loadDetector();
   const tensor = human.tf.tensor3d(rgb, [height, width, 3], 'int32');
   try {
-    const result = await human.detect(tensor);
-    if (result.error) throw new Error(`face detection failed: ${result.error}`);
-    return result.face
-      .filter((face) => face.mesh.length === LANDMARK_COUNT && face.boxScore >= MIN_FACE_SCORE)
-      .map(toDetectedFace);
+    const faces = await facesIn(human, tensor, false);
+    if (!faces.some((face) => Math.abs(rollOf(face)) > ROLL_TURNED)) return faces;
+    const turned = await facesIn(human, tensor, true);
+    return faces.map((face) => {
+      if (Math.abs(rollOf(face)) <= ROLL_TURNED) return face;
+      return turned.find((other) => overlap(face.box, other.box) > 0.3) ?? face;
+    });
   } finally {
     human.tf.dispose(tensor);
   }
+}
+
+/** The head's roll in degrees, from the eyes' outer corners (mesh points 33 and 263). */
+function rollOf(face: DetectedFace): number {
+  const [x1, y1] = face.landmarks[33]!;
+  const [x2, y2] = face.landmarks[263]!;
+  return (Math.atan2(y2 - y1, x2 - x1) * 180) / Math.PI;
+}
+
+async function facesIn(human: Human, tensor: unknown, rotation: boolean): Promise<DetectedFace[]> {
+  // Human merges a call's config into its own: each call says which it wants.
+  const result = await human.detect(
+    tensor as Parameters<Human['detect']>[0],
+    {
+      face: { detector: { rotation } },
+    } as Partial<Config>,
+  );
+  if (result.error) throw new Error(`face detection failed: ${result.error}`);
+  return result.face
+    .filter((face) => face.mesh.length === LANDMARK_COUNT && face.boxScore >= MIN_FACE_SCORE)
+    .map(toDetectedFace);
 }
 
 // Human keeps per-call state on the instance: one detection at a time, in arrival order.
@@ -117,6 +149,14 @@ self.onmessage = ({ data }: MessageEvent<DetectRequest>) => {
     self.postMessage(reply);
   });
 };
+
+/** Intersection over union of two boxes ([x, y, width, height]). */
+function overlap([ax, ay, aw, ah]: DetectedFace['box'], [bx, by, bw, bh]: DetectedFace['box']): number {
+  const w = Math.max(0, Math.min(ax + aw, bx + bw) - Math.max(ax, bx));
+  const h = Math.max(0, Math.min(ay + ah, by + bh) - Math.max(ay, by));
+  const shared = w * h;
+  return shared / (aw * ah + bw * bh - shared || 1);
+}
 
 function toDetectedFace(face: FaceResult): DetectedFace {
   // Human truncates mesh points to whole pixels; the centre of that pixel is the better guess.

@@ -12,7 +12,7 @@ import { identities } from '../../../src/identities/schema.ts';
 import { defaultMediaLimits, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
 import { type FoundFace, findFace, MIN_FACE_SIDE, type Point } from '../../../src/pipelines/builtin/face-detection.ts';
 import { EYE_LINE, FACE_HEIGHT_SHARE, frameFace } from '../../../src/pipelines/builtin/framing.ts';
-import type { BuiltinTraining } from '../../../src/pipelines/builtin/index.ts';
+import { type BuiltinTraining, TRAINING_VERSION } from '../../../src/pipelines/builtin/index.ts';
 import * as fx from '../../fixtures/index.ts';
 import { expectMediaError } from '../../media/expect-media-error.ts';
 import { file, form, type IdentityBody, identityForm } from '../../support/forms.ts';
@@ -236,7 +236,7 @@ describe('training through the API', () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as IdentityBody;
     const training = await trainingOf(body.identity_id);
-    expect(training).toMatchObject({ pipeline: 'builtin', version: 2, face: { faces: 1 } });
+    expect(training).toMatchObject({ pipeline: 'builtin', version: TRAINING_VERSION, face: { faces: 1 } });
     expect(training.face.score).toBeGreaterThan(0.5);
     const [cx, cy] = centre(training.face.box);
     expect(cx).toBeGreaterThan(1024 / 3);
