@@ -18,11 +18,13 @@ import {
   loadToolSettings,
   type ToolSettings,
 } from './config/knowledge.ts';
+import { loadTrainingUpgradeSettings, type TrainingUpgradeSettings } from './config/training-upgrades.ts';
 import { BUILTIN_PIPELINE_ID } from './contract/pipelines.ts';
 import { IDLE_TIMEOUT_MAX_SECONDS } from './contract/session-direction.ts';
 
 export * from './config/agent.ts';
 export * from './config/knowledge.ts';
+export * from './config/training-upgrades.ts';
 
 export interface S3Settings {
   bucket: string;
@@ -173,6 +175,8 @@ export interface Config {
   webhooks: WebhookSettings;
   tools: ToolSettings;
   knowledge: KnowledgeSettings;
+  /** Identities trained by an older version of their pipeline's training, trained again in the background. */
+  trainingUpgrades: TrainingUpgradeSettings;
 }
 
 /**
@@ -330,6 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
     env.PUBLIC_URL || `http://${media.nodeIp === '127.0.0.1' ? 'localhost' : media.nodeIp}:${port}`,
   );
   const dataDir = resolve(env.DATA_DIR || './data');
+  const assetUrlTtlSeconds = integer(env, 'ASSET_URL_TTL', 3600, 60);
   const s3: S3Settings | undefined = env.S3_BUCKET
     ? {
         bucket: env.S3_BUCKET,
@@ -346,7 +351,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     internalUrl: withoutTrailingSlash(env.INTERNAL_URL || `http://127.0.0.1:${port}`),
     assetsUrl: withoutTrailingSlash(env.ASSETS_URL || `${publicUrl}/assets`),
-    assetUrlTtlSeconds: integer(env, 'ASSET_URL_TTL', 3600, 60),
+    assetUrlTtlSeconds,
     tls: loadTls(env, host),
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
@@ -414,6 +419,7 @@ export function loadConfig(env: Env = process.env): Config {
     tools: loadToolSettings(env),
     knowledge: loadKnowledgeSettings(env, providers.openai, providers.modelsDir),
     agent: loadAgentSettings(env),
+    trainingUpgrades: loadTrainingUpgradeSettings(env, assetUrlTtlSeconds),
     webhooks: {
       allowPrivate: flag(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
       retrySeconds: secondsList(env, 'WEBHOOKS_RETRY_SECONDS') ?? DEFAULT_WEBHOOK_RETRY_SECONDS,

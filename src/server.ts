@@ -27,6 +27,7 @@ import { identityRoutes } from './identities/index.ts';
 import { trainingAttempts } from './identities/limits.ts';
 import { recoverIdentities } from './identities/recovery.ts';
 import { Retraining } from './identities/retraining.ts';
+import { TrainingUpgrades } from './identities/training-upgrades.ts';
 import { documentRoutes, KnowledgeService, knowledgeRoutes } from './knowledge/index.ts';
 import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
@@ -64,6 +65,8 @@ export interface Services {
   ledger: CreditLedger;
   pipelines: PipelineRegistry;
   retraining: Retraining;
+  /** Identities trained by an older version of their pipeline's training, trained again in the background. */
+  trainingUpgrades: TrainingUpgrades;
   mediaLimits: MediaLimits;
   /** Preset voices and cloning (ElevenLabs when configured). */
   voices: Voices;
@@ -206,6 +209,14 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
       pipelines,
       mediaLimits,
       voices,
+      workLeaseSeconds: config.workLeaseSeconds,
+    }),
+    trainingUpgrades: new TrainingUpgrades({
+      db,
+      store,
+      pipelines,
+      mediaLimits,
+      settings: config.trainingUpgrades,
       workLeaseSeconds: config.workLeaseSeconds,
     }),
     mediaLimits,
@@ -434,6 +445,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     { name: 'document', run: () => services.knowledge.sweep() },
     // Work another process left behind when it died (its lease ran out) is finished here.
     { name: 'recovery', run: () => recover({ graceSeconds: config.recoveryGraceSeconds }) },
+    // Last: identities trained by an older training version, after anything more urgent.
+    { name: 'training upgrade', run: () => services.trainingUpgrades.sweep() },
   ];
   const sweeper = setInterval(() => void runSweeps(sweeps), config.sessions.sweepIntervalSeconds * 1000);
   // Only with the workers' heartbeats can a lost agent be told from a live one.
@@ -461,6 +474,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await services.webhooks.stop();
       await services.localLivekit?.stop();
       await services.retraining.idle();
+      await services.trainingUpgrades.idle();
       await services.knowledge.close();
       await removeServiceRecord(config);
       await services.database.close();

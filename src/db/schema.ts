@@ -5,6 +5,7 @@ export * from '../auth/schema.ts';
 export * from '../console/schema.ts';
 export * from '../credits/schema.ts';
 export * from '../identities/schema.ts';
+export * from '../identities/training-upgrades-schema.ts';
 export * from '../knowledge/schema.ts';
 export * from '../limits/schema.ts';
 export * from '../publishable-keys/schema.ts';

@@ -130,6 +130,13 @@ export const creditsCharged = new Counter({
   registers: [registry],
 });
 
+export const trainingUpgrades = new Counter({
+  name: 'likeness_training_upgrades_total',
+  help: "Background training upgrades by this process (identities trained again at their pipeline's current version), by outcome (upgraded; failed: retried later; superseded: the identity changed meanwhile).",
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 /** Runs one training, timed under its pipeline and outcome. */
 export async function timedTraining<T>(pipeline: string, train: () => Promise<T>): Promise<T> {
   const done = trainingSeconds.startTimer({ pipeline });

@@ -79,6 +79,11 @@ export async function loadPipelines(settings: PipelineSettings): Promise<Pipelin
           `PIPELINE_MODULES: ${path} exports something that is not a pipeline (an id of a-z, 0-9, _ and -, a description and train() are needed)`,
         );
       }
+      if (
+        pipeline.trainingVersion !== undefined &&
+        !(Number.isInteger(pipeline.trainingVersion) && pipeline.trainingVersion >= 0)
+      )
+        throw new Error(`PIPELINE_MODULES: ${path}: pipeline ${pipeline.id}'s trainingVersion must be a whole number`);
       // A module may replace the built-in pipeline's training under its id.
       const at = pipelines.findIndex((p) => p.id === pipeline.id);
       if (at >= 0) pipelines[at] = pipeline as Pipeline;

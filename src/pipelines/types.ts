@@ -47,6 +47,13 @@ export interface Pipeline {
    */
   checkImage?(image: InspectedImage): Promise<void>;
   train(input: TrainingInput): Promise<TrainingResult>;
+  /**
+   * The version of the training train() makes now, which it records as `training.version`.
+   * Identities whose recorded version is older (or missing) are trained again in the background
+   * from their stored photo (src/identities/training-upgrades.ts): bump it when a change to the
+   * training should reach identities trained before. Unset: never upgraded.
+   */
+  trainingVersion?: number;
   /** Set when identities of this pipeline name an avatar at its provider (`provider_avatar_id`). */
   providerAvatars?: ProviderAvatars;
   /**
@@ -70,6 +77,12 @@ export interface ProviderAvatars {
 export function providerAvatarOf(training: Record<string, unknown> | null | undefined): string | undefined {
   const id = training?.provider_avatar_id;
   return typeof id === 'string' && id ? id : undefined;
+}
+
+/** The training version an identity's training recorded (`training.version`); 0 when it recorded none. */
+export function trainedVersionOf(training: Record<string, unknown> | null | undefined): number {
+  const version = training?.version;
+  return typeof version === 'number' && Number.isFinite(version) ? version : 0;
 }
 
 export function renderingOf(pipeline: Pipeline): PipelineRendering {
