@@ -46,15 +46,14 @@ import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { LIVEKIT_WEBHOOK_PATH, livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
 import { sessionOrderRoutes } from './sessions/orders.ts';
-import { giveUpOnSummaries } from './sessions/summary.ts';
-import { runSweeps, type Sweep } from './sweeps.ts';
+import { startPeriodicWork } from './sweeps.ts';
 import { listenSecurely, type SecureListener } from './tls/index.ts';
 import { toolCallRoutes, toolRoutes } from './tools/index.ts';
 import { Voices, voiceRoutes } from './voices/index.ts';
 import { warmUp } from './warm-up.ts';
 import type { Resolver } from './webhooks/destinations.ts';
 import { WebhookSender, webhookRoutes } from './webhooks/index.ts';
-import { forgetGoneWorkers, heartbeatDoor, workerRoutes } from './workers/index.ts';
+import { heartbeatDoor, workerRoutes } from './workers/index.ts';
 
 export interface Services {
   config: Config;
@@ -372,9 +371,6 @@ export function buildApp(services: Services) {
     .use(workerRoutes({ db: database.db, livekit: services.livekit }));
 }
 
-/** How often every API process looks for sessions that lost their agent: a small share of the failover's few seconds. */
-const AGENT_WATCH_INTERVAL_MS = 250;
-
 export interface RunningService {
   services: Services;
   url: string;
@@ -437,38 +433,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   }
   await writeServiceRecord(config, { pid: process.pid, url });
   services.webhooks.start();
-  const sweeps: Sweep[] = [
-    { name: 'session', run: () => services.lifecycle.sweep() },
-    { name: 'summary', run: () => giveUpOnSummaries(services.database.db) },
-    { name: 'voice', run: () => services.voices.releaseUnused() },
-    { name: 'worker', run: () => forgetGoneWorkers(services.database.db) },
-    { name: 'document', run: () => services.knowledge.sweep() },
-    // Work another process left behind when it died (its lease ran out) is finished here.
-    { name: 'recovery', run: () => recover({ graceSeconds: config.recoveryGraceSeconds }) },
-    // Last: identities trained by an older training version, after anything more urgent.
-    { name: 'training upgrade', run: () => services.trainingUpgrades.sweep() },
-  ];
-  const sweeper = setInterval(() => void runSweeps(sweeps), config.sessions.sweepIntervalSeconds * 1000);
-  // Only with the workers' heartbeats can a lost agent be told from a live one.
-  let watching = false;
-  const agentWatch =
-    config.sessions.admission === 'workers'
-      ? setInterval(() => {
-          if (watching) return;
-          watching = true;
-          void services.agentWatch
-            .tick()
-            .catch((e) => log.error({ err: e }, 'the agent watch failed'))
-            .finally(() => (watching = false));
-        }, AGENT_WATCH_INTERVAL_MS)
-      : undefined;
+  const periodic = startPeriodicWork(services, config, {
+    recovery: () => recover({ graceSeconds: config.recoveryGraceSeconds }),
+  });
   return {
     services,
     url,
     secure,
     async stop() {
-      clearInterval(sweeper);
-      clearInterval(agentWatch);
+      periodic.stop();
       // Not forced: requests in flight finish (a create mid-training completes) before the database closes.
       await Promise.all([app.stop(false), secure?.stop()]);
       await services.webhooks.stop();
