@@ -45,7 +45,8 @@ const AllowedOrigins = t.Array(t.String({ minLength: 1, maxLength: 300 }), {
 const IdentityIds = t.Array(t.String({ minLength: 1, maxLength: 100 }), {
   minItems: 1,
   maxItems: MAX_KEY_IDENTITIES,
-  description: "The identities of this account the key may start sessions of (one not ready yet answers the start's 409).",
+  description:
+    "The identities of this account the key may start sessions of (one not ready yet answers the start's 409).",
   examples: [['idn_7Hq2kLm9PzX4vB1nR8sT3w']],
 });
 
