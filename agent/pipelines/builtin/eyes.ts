@@ -23,7 +23,10 @@ const CORNER_REACH = 0.3;
 
 export interface EyeTables extends ColumnFrame {
   upper: Float32Array;
+  /** Where a closing lid stops: the lower lid, and over the corners' half-ellipse. */
   lower: Float32Array;
+  /** The lower lid itself: the open eye the gaze slides lies above it, between the corners. */
+  openLower: Float32Array;
   crease: Float32Array;
   /** Half the eye's width (its corners sit at ±halfWidth). */
   halfWidth: number;
@@ -56,6 +59,7 @@ export function mapEye(
   const { ox, oy, ax, ay, u0, columns, vMin, vMax, halfWidth, gazeU, browLift, browReach } = eye;
   const upperAt = eye.upper;
   const lowerAt = eye.lower;
+  const openLowerAt = eye.openLower;
   const creaseAt = eye.crease;
   let shared = false;
   /** Pixel i shows the photo at (u, sv) of this eye's frame. */
@@ -113,7 +117,8 @@ export function mapEye(
       // The eye itself, between the lids: the gaze slides it sideways (the iris whole, the
       // white taking up the difference toward the corners), each pixel drawn from the same
       // height within the opening there, so the lids and lashes stay where they are.
-      if (gazeU !== 0 && v > edge && v < lower) {
+      const openLower = openLowerAt[k0]! + (openLowerAt[k0 + 1]! - openLowerAt[k0]!) * f;
+      if (gazeU !== 0 && v > edge && v < openLower) {
         const across = u < 0 ? -u / halfWidth : u / halfWidth;
         let t = (across - 0.35) * 2.2;
         t = t < 0 ? 0 : t > 1 ? 1 : t;
@@ -123,8 +128,8 @@ export function mapEye(
           const s0 = s | 0;
           const g = s - s0;
           const top = upperAt[s0]! + (upperAt[s0 + 1]! - upperAt[s0]!) * g + 0.5;
-          const bottom = lowerAt[s0]! + (lowerAt[s0 + 1]! - lowerAt[s0]!) * g - 0.5;
-          const within = (v - upper) / (lower - upper);
+          const bottom = openLowerAt[s0]! + (openLowerAt[s0 + 1]! - openLowerAt[s0]!) * g - 0.5;
+          const within = (v - upper) / (openLower - upper);
           const sv = bottom > top ? top + within * (bottom - top) : top;
           sx[i] = ox + su * ax - sv * ay;
           sy[i] = oy + su * ay + sv * ax;
@@ -158,6 +163,7 @@ export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: n
   const columns = Math.ceil(eye.corners[1] + reach) + 3 - u0;
   const upper = new Float32Array(columns);
   const lower = new Float32Array(columns);
+  const openLower = new Float32Array(columns);
   const crease = new Float32Array(columns);
   let vMin = Infinity;
   let vMax = -Infinity;
@@ -173,7 +179,8 @@ export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: n
     // Beyond the corners the lids meet: nothing to close, but for the corners' half-ellipse.
     const across = (u - centre) / cornerReach;
     const floor = across > -1 && across < 1 ? upper[k]! + CORNER_DEPTH * opening * Math.sqrt(1 - across * across) : 0;
-    lower[k] = Math.max(upper[k]!, floor, inside ? interpolate(eye.lower, u) : upper[k]!);
+    openLower[k] = inside ? Math.max(upper[k]!, interpolate(eye.lower, u)) : upper[k]!;
+    lower[k] = Math.max(openLower[k]!, floor);
     crease[k] = interpolate(eye.crease, u);
     vMin = Math.min(vMin, crease[k]!);
     vMax = Math.max(vMax, lower[k]! + 1);
@@ -195,6 +202,7 @@ export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: n
     ...box,
     upper,
     lower,
+    openLower,
     crease,
     halfWidth,
     browReach,
