@@ -24,6 +24,11 @@ const NOSE_WIDTH = 0.7;
  * Open to the corners themselves, a smile's upturned parting line drew a dark horn at each end.
  */
 const LENS_REACH = 0.85;
+/** Rows over which the gap's edge fades in under the upper lip, and over the lower lip. */
+const EDGE_TOP = 1.25;
+const EDGE_BOTTOM = 1.5;
+/** Where the gap is thinner than this (px, toward the corners) the inside shows only partly. */
+const TIP_FADE = 3;
 /** The lower teeth start to show once the gap is this share of the widest opening past the upper teeth… */
 const LOWER_TEETH_FROM = 0.3;
 /** …and rise by this share of the gap's further growth. */
@@ -200,7 +205,11 @@ export function mapMouth(
     // The share of this pixel (one pixel tall) inside the gap: its edges are smooth.
     const covered = (v + 0.5 < bottom ? v + 0.5 : bottom) - (v - 0.5 > top ? v - 0.5 : top);
     if (covered > 0) {
-      alpha[i] = covered > 1 ? 1 : covered;
+      // Soft inner edges, the lower lip's (its lit rim) softer, and the thin tips at the
+      // corners fading out: the lips' own pixels show through the gap's margin.
+      const gap = bottom - top;
+      const soft = Math.min(1, (v - top + 0.5) / EDGE_TOP, (bottom - v + 0.5) / EDGE_BOTTOM, gap / TIP_FADE);
+      alpha[i] = (covered > 1 ? 1 : covered) * soft;
       tu[i] = u - textureU;
       const depth = v - top;
       const height = bottom - top;

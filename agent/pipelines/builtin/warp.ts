@@ -20,6 +20,7 @@ import { boundingBox, type ColumnFrame } from './column-frame.ts';
 import { type EyeTables, eyeTables, mapEye } from './eyes.ts';
 import { type HeadWarp, mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma } from './head-warp.ts';
 import { type MouthTables, mapMouth, mouthTables, poseMouth } from './mouth.ts';
+import { shadeMouthTexture } from './mouth-texture.ts';
 import type { FacePose } from './pose.ts';
 import {
   blendChroma,
@@ -148,7 +149,8 @@ export class FaceWarp {
 
     this.#mouth = mouthTables(rig);
     this.#eyes = rig.eyes.map((eye) => eyeTables(eye, width, height));
-    this.#texture = mouthTexture && texturePlanes(mouthTexture);
+    this.#texture =
+      mouthTexture && shadeMouthTexture(texturePlanes(mouthTexture), rig.mouth.teeth, rig.mouth.lowerTeeth ?? 0);
     this.#locals = [this.#mouth, ...this.#eyes];
     this.#eyeHalfWidth = Math.max(...this.#eyes.map((eye) => eye.halfWidth));
     this.#maxBrowLift = Math.max(...this.#eyes.map((eye) => eye.maxBrowLift));

@@ -85,7 +85,10 @@ async function posed(source: Uint8Array | string, region: Region | null, pose: P
       top: Math.round(Math.min(canvas.height - height, Math.max(0, fy * canvas.height - height / 2))),
     },
   ]);
-  if (pose.light !== undefined) photo = sharp(await photo.png().toBuffer()).linear(pose.light, 0).gamma(1.4);
+  if (pose.light !== undefined)
+    photo = sharp(await photo.png().toBuffer())
+      .linear(pose.light, 0)
+      .gamma(1.4);
   return new Uint8Array(await photo.png().toBuffer());
 }
 
@@ -98,7 +101,7 @@ const RECIPES: Record<StrangerPhoto, () => Promise<Uint8Array>> = {
   'astronaut-small-tilted': () =>
     posed(portraitPng(), null, { tilt: -18, width: 340, canvas: { width: 1280, height: 800 }, at: [0.6, 0.45] }),
   // A man in sunglasses, smiling.
-  glasses: () => posed(FACE_MATCH, matchTile(1, 15), { tilt: 0, width: 240 }),
+  glasses: () => posed(FACE_MATCH, matchTile(1, 1), { tilt: 0, width: 260 }),
   // A man with stubble.
   stubble: () => posed(FACE_MATCH, matchTile(0, 0), { tilt: 16, width: 240 }),
   // A man smiling broadly, teeth showing.
@@ -107,7 +110,7 @@ const RECIPES: Record<StrangerPhoto, () => Promise<Uint8Array>> = {
   dim: () => posed(FACE_MATCH, matchTile(2, 3), { tilt: 10, width: 260, light: 0.45, background: '#3a3d42' }),
   // The cameraman fixture small in a desktop frame.
   'cameraman-small': () =>
-    posed(cameramanPng(), null, { tilt: 0, width: 420, canvas: { width: 1100, height: 700 }, at: [0.45, 0.5] }),
+    posed(cameramanPng(), null, { tilt: 0, width: 512, canvas: { width: 900, height: 600 }, at: [0.45, 0.5] }),
 };
 
 const made = new Map<StrangerPhoto, Promise<Uint8Array>>();
