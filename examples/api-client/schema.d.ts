@@ -2227,7 +2227,7 @@ export interface operations {
                      */
                     allowed_origins: string[];
                     /**
-                     * @description The identities the key may start sessions of (ready ones of this account).
+                     * @description The identities of this account the key may start sessions of (one not ready yet answers the start's 409).
                      * @example [
                      *       "idn_7Hq2kLm9PzX4vB1nR8sT3w"
                      *     ]
@@ -2571,7 +2571,7 @@ export interface operations {
                      */
                     allowed_origins?: string[];
                     /**
-                     * @description The identities the key may start sessions of (ready ones of this account).
+                     * @description The identities of this account the key may start sessions of (one not ready yet answers the start's 409).
                      * @example [
                      *       "idn_7Hq2kLm9PzX4vB1nR8sT3w"
                      *     ]

@@ -98,6 +98,7 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
         'prompt',
         'provider_avatar_id',
         'status',
+        'test',
         'tool_ids',
         'updated_at',
         'voice_id',
