@@ -1,6 +1,6 @@
-// Blinks on photos nobody tuned the renderer for (issue 35.3): tilted 15–30° either way. (Dim
-// photos still leave a corner of white at full closure, the astronaut at 45 % light and the
-// stranger photo `dim`: not yet fixed, so not yet here; see the closing note.) A closed blink must shut both eyes whole, corners included (a sliver of white left at
+// Blinks on photos nobody tuned the renderer for (issue 35.3): tilted 15–30° either way, and dim.
+// (The astronaut at 45 % light still leaves a corner of white at full closure: a known failure,
+// marked `test.failing` so a fix shows; the stranger photo `dim` passes.) A closed blink must shut both eyes whole, corners included (a sliver of white left at
 // a corner read as a wink). Each photo is trained as training trains it (real detection,
 // framing, rig), drawn at open, mid-blink and shut; the eye crops go to /tmp for a look.
 // Judged two ways: the face landmark model run on the drawn frame (the eye's opening, lid to
@@ -41,16 +41,23 @@ async function turned(degrees: number): Promise<Uint8Array> {
   return new Uint8Array(await sharp(rotated).resize(512, 512, { fit: 'cover' }).png().toBuffer());
 }
 
+async function dimmed(): Promise<Uint8Array> {
+  return new Uint8Array(await sharp(portraitPng()).linear(0.45, 0).png().toBuffer());
+}
+
+/** Issue 35.3, still open: a corner of white at full closure on these. */
+const KNOWN_FAILING = new Set(['astronaut at 45 % light']);
+
 const PHOTOS: Record<string, () => Promise<Uint8Array>> = {
+  'astronaut at 45 % light': dimmed,
   'astronaut turned 20°': () => turned(20),
   'astronaut turned −20°': () => turned(-20),
   'astronaut turned 28°': () => turned(28),
   'astronaut turned −28°': () => turned(-28),
   ...Object.fromEntries(
-    (['smiling-tilted-left', 'smiling-tilted-right', 'astronaut-small-tilted'] as StrangerPhoto[]).map((name) => [
-      name,
-      () => strangerPhoto(name),
-    ]),
+    (['smiling-tilted-left', 'smiling-tilted-right', 'astronaut-small-tilted', 'dim'] as StrangerPhoto[]).map(
+      (name) => [name, () => strangerPhoto(name)],
+    ),
   ),
 };
 /** Faces big enough in the frame for the landmark model to read a closed eye (the strangers' are small and blurred). */
@@ -132,41 +139,46 @@ async function saveEyes(name: string, frames: Uint8Array[], framing: FaceRigInpu
 }
 
 describe('blinks on strangers', () => {
-  test.each(Object.keys(PHOTOS))(
-    '%s: a blink shuts both eyes whole, corners included',
-    async (name) => {
-      const framing = await framingOf(await PHOTOS[name]!());
-      const { rig, textures } = buildFaceRig(framing);
-      const { width, height } = framing;
-      const base = new VideoFrame(framing.rgba, width, height, VideoBufferType.RGBA).convert(VideoBufferType.I420).data;
-      const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
-      const draw = (blink: number) => {
-        const out = new Uint8Array(i420Length(width, height));
-        warp.paintBase(out);
-        warp.render({ ...NEUTRAL_POSE, blink }, out);
-        return out;
-      };
-      const [open, middle, shut] = [draw(0), draw(0.6), draw(1)];
-      await saveEyes(name, [open, middle, shut], framing);
-      for (const eye of [0, 1]) {
-        // Shut, every pixel of the eye's opening is lid; half-way, most are.
-        const left = unchangedShare(open, shut, width, framing.landmarks, eye);
-        expect({ eye, shut: left <= 0.08 ? 'covered' : `${Math.round(100 * left)} % left` }).toEqual({
-          eye,
-          shut: 'covered',
-        });
-        expect(unchangedShare(open, middle, width, framing.landmarks, eye)).toBeLessThan(0.85);
-      }
-      if (MEASURED_BY_LANDMARKS.has(name)) {
-        // The model sees the eye the visitor sees: shut, both openings under half of open.
-        const [wide, half, closed] = await Promise.all([open, middle, shut].map((f) => openings(f, width, height)));
+  for (const name of Object.keys(PHOTOS)) {
+    const known = KNOWN_FAILING.has(name);
+    (known ? test.failing : test)(
+      `${name}: a blink shuts both eyes whole, corners included${known ? ' (known failure, issue 35)' : ''}`,
+      async () => {
+        const framing = await framingOf(await PHOTOS[name]!());
+        const { rig, textures } = buildFaceRig(framing);
+        const { width, height } = framing;
+        const base = new VideoFrame(framing.rgba, width, height, VideoBufferType.RGBA).convert(
+          VideoBufferType.I420,
+        ).data;
+        const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
+        const draw = (blink: number) => {
+          const out = new Uint8Array(i420Length(width, height));
+          warp.paintBase(out);
+          warp.render({ ...NEUTRAL_POSE, blink }, out);
+          return out;
+        };
+        const [open, middle, shut] = [draw(0), draw(0.6), draw(1)];
+        await saveEyes(name, [open, middle, shut], framing);
         for (const eye of [0, 1]) {
-          expect({ eye, closed: closed![eye]! / wide![eye]! }).toEqual({ eye, closed: expect.any(Number) });
-          expect(closed![eye]! / wide![eye]!).toBeLessThan(0.5);
-          expect(half![eye]! / wide![eye]!).toBeLessThan(0.9);
+          // Shut, every pixel of the eye's opening is lid; half-way, most are.
+          const left = unchangedShare(open, shut, width, framing.landmarks, eye);
+          expect({ eye, shut: left <= 0.08 ? 'covered' : `${Math.round(100 * left)} % left` }).toEqual({
+            eye,
+            shut: 'covered',
+          });
+          expect(unchangedShare(open, middle, width, framing.landmarks, eye)).toBeLessThan(0.85);
         }
-      }
-    },
-    60_000,
-  );
+        if (MEASURED_BY_LANDMARKS.has(name)) {
+          // The model sees the eye the visitor sees: shut, both openings under half of open.
+          const [wide, half, closed] = await Promise.all([open, middle, shut].map((f) => openings(f, width, height)));
+          for (const eye of [0, 1]) {
+            expect({ eye, closed: closed![eye]! / wide![eye]! }).toEqual({ eye, closed: expect.any(Number) });
+            expect(closed![eye]! / wide![eye]!).toBeLessThan(0.5);
+            expect(half![eye]! / wide![eye]!).toBeLessThan(0.9);
+          }
+        }
+      },
+      60_000,
+    );
+  }
 });
