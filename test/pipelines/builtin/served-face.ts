@@ -32,6 +32,15 @@ export async function serveFace(photo: Photo): Promise<ServedFace> {
     for (const [name, texture] of Object.entries(textures))
       files.set(`${shape}.texture.${name}`, { bytes: await png(texture), type: 'image/png' });
   }
+  const { assets, stop } = serveFiles(files);
+  return { framings, rigs, assets, stop };
+}
+
+/** Files by name on a loopback server, as the asset store serves a face's: their URLs by name. */
+export function serveFiles(files: Map<string, { bytes: Uint8Array<ArrayBuffer>; type: string }>): {
+  assets: Record<string, string>;
+  stop: () => Promise<void>;
+} {
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -43,7 +52,7 @@ export async function serveFace(photo: Photo): Promise<ServedFace> {
     },
   });
   const assets = Object.fromEntries([...files.keys()].map((name) => [name, `http://127.0.0.1:${server.port}/${name}`]));
-  return { framings, rigs, assets, stop: () => server.stop(true) };
+  return { assets, stop: () => server.stop(true) };
 }
 
 /** A renderer for the served face; `assets` overrides what the identity carries. */

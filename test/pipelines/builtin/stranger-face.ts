@@ -11,7 +11,7 @@ import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import { buildFaceRig, type FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
 import { frameFace, opaqueRgba } from '../../../src/pipelines/builtin/framing.ts';
 import type { ServedFace } from './served-face.ts';
-import { talkingHead } from './served-face.ts';
+import { serveFiles, talkingHead } from './served-face.ts';
 import { type StrangerPhoto, strangerPhoto } from './stranger-photos.ts';
 
 const SLICE = 1920; // 40 ms at 48 kHz
@@ -35,23 +35,13 @@ export async function serveStranger(name: StrangerPhoto): Promise<ServedFace> {
   });
   for (const [texture, pixels] of Object.entries(textures))
     files.set(`portrait.texture.${texture}`, { bytes: await png(pixels), type: 'image/png' });
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch(request) {
-      const file = files.get(new URL(request.url).pathname.slice(1));
-      return file
-        ? new Response(file.bytes, { headers: { 'content-type': file.type } })
-        : new Response('not found', { status: 404 });
-    },
-  });
-  const assets = Object.fromEntries([...files.keys()].map((file) => [file, `http://127.0.0.1:${server.port}/${file}`]));
+  const { assets, stop } = serveFiles(files);
   return {
     // Only the portrait is trained here; the landscape entries repeat it for the type's sake.
     framings: { portrait: framing, landscape: framing },
     rigs: { portrait: rig, landscape: rig as FaceRig },
     assets,
-    stop: () => server.stop(true),
+    stop,
   };
 }
 
