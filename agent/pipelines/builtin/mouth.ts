@@ -27,8 +27,14 @@ const LENS_REACH = 0.85;
 /** Rows over which the gap's edge fades in under the upper lip, and over the lower lip. */
 const EDGE_TOP = 1.25;
 const EDGE_BOTTOM = 1.5;
-/** Where the gap is thinner than this (px, toward the corners) the inside shows only partly. */
+/** Where the gap is thinner than this (px, toward the corners) the inside shows only partly… */
 const TIP_FADE = 3;
+/**
+ * …and from this share of the way to the gap's ends it fades out into the lips' own pixels:
+ * the corners of an open mouth are shadowed lip, not the throat. Dark to its very tips, the
+ * gap of a smile (its parting line turned up at the ends) drew two horns past the corners.
+ */
+const TIP_FROM = 0.5;
 /** The lower teeth start to show once the gap is this share of the widest opening past the upper teeth… */
 const LOWER_TEETH_FROM = 0.3;
 /** …and rise by this share of the gap's further growth. */
@@ -38,6 +44,8 @@ export interface MouthTables extends ColumnFrame {
   split: Float32Array;
   /** How far the lip edge at this column drops, per unit of the centre's drop (the lens shape). */
   lens: Float32Array;
+  /** How much of the mouth's inside shows at this column: fading out toward the corners, where lips meet. */
+  tip: Float32Array;
   /** How far the jaw below this column drops (1 under the mouth, 0 at the face's sides). */
   lateral: Float32Array;
   /** How far the cheek beside the mouth at this column follows the jaw (none across the lips). */
@@ -110,6 +118,7 @@ export function mapMouth(
   const { pressing, meet: meetAt, drop: dropAt, rise: riseAt } = m;
   const lift = open * UPPER_LIFT;
   const blendScale = 1 / blend;
+  const tipAt = m.tip;
   let textured = false;
   for (let i = 0; i < n; i++) {
     alpha[i] = 0;
@@ -208,7 +217,9 @@ export function mapMouth(
       // Soft inner edges, the lower lip's (its lit rim) softer, and the thin tips at the
       // corners fading out: the lips' own pixels show through the gap's margin.
       const gap = bottom - top;
-      const soft = Math.min(1, (v - top + 0.5) / EDGE_TOP, (bottom - v + 0.5) / EDGE_BOTTOM, gap / TIP_FADE);
+      const soft =
+        Math.min(1, (v - top + 0.5) / EDGE_TOP, (bottom - v + 0.5) / EDGE_BOTTOM, gap / TIP_FADE) *
+        (tipAt[k0]! + (tipAt[k0 + 1]! - tipAt[k0]!) * f);
       alpha[i] = (covered > 1 ? 1 : covered) * soft;
       tu[i] = u - textureU;
       const depth = v - top;
@@ -275,6 +286,7 @@ export function mouthTables(rig: FaceRig): MouthTables {
   const columns = Math.ceil(Math.max(jawRight, 1.1 * CHEEK_REACH * right)) + 3 - u0;
   const split = new Float32Array(columns);
   const lens = new Float32Array(columns);
+  const tip = new Float32Array(columns);
   const lateral = new Float32Array(columns);
   const cheek = new Float32Array(columns);
   const nostril = new Float32Array(columns);
@@ -288,6 +300,7 @@ export function mouthTables(rig: FaceRig): MouthTables {
     const corner = u < 0 ? left : right;
     const across = u / (LENS_REACH * corner);
     lens[k] = across >= 1 ? 0 : 1 - across * across;
+    tip[k] = 1 - smoothstep(TIP_FROM, 1, Math.abs(across));
     const side = u < 0 ? jawLeft : jawRight;
     lateral[k] = 1 - smoothstep(0.9 * Math.abs(corner), Math.abs(side), Math.abs(u));
     cheek[k] =
@@ -335,6 +348,7 @@ export function mouthTables(rig: FaceRig): MouthTables {
     ...box,
     split,
     lens,
+    tip,
     lateral,
     cheek,
     nostril,

@@ -118,7 +118,10 @@ async function searchPhoto(image: InspectedImage): Promise<FoundFace> {
   // Back to the photo's pixels (the copy may have been scaled down).
   const sx = image.width / width;
   const sy = image.height / height;
-  const landmarks = largest.landmarks.map(([px, py]): Point => [round2(px * sx), round2(py * sy)]);
+  let landmarks = largest.landmarks.map(([px, py]): Point => [round2(px * sx), round2(py * sy)]);
+  // Only a copy scaled down lost detail: a photo read at its own size keeps its reading.
+  if (factor < 1 && Math.max(largest.box[2], largest.box[3]) < CLOSER_LOOK_BELOW)
+    landmarks = (await closerLook(image, landmarks)) ?? landmarks;
   const [x, y, w, h] = boundingBox(landmarks);
   // Whole pixels, still around every landmark.
   const box: Box = [Math.floor(x), Math.floor(y), Math.ceil(x + w) - Math.floor(x), Math.ceil(y + h) - Math.floor(y)];
@@ -131,6 +134,46 @@ async function searchPhoto(image: InspectedImage): Promise<FoundFace> {
     );
   }
   return { box, score: largest.score, meshScore: largest.meshScore, landmarks, faces: faces.length };
+}
+
+/**
+ * A face smaller than this (px) in a detection copy scaled down is looked at again on a crop
+ * of the photo around it, enlarged: FaceMesh reads a 192 px crop and gives whole pixels, so a face
+ * 50 px tall in the copy (100 px in a desktop-sized photo, enlarged 7× in the framing) had its
+ * lip corners and lids placed several framing pixels off, and the mouth opened past the lips.
+ */
+const CLOSER_LOOK_BELOW = 256;
+/** The crop spans this multiple of the face's box (the detector needs the face's surroundings)… */
+const CLOSER_LOOK_CONTEXT = 2.2;
+/** …and is enlarged at most this much. */
+const CLOSER_LOOK_ZOOM = 4;
+
+/** The face's landmarks read again on an enlarged crop of the photo round them; undefined when that reading finds no face there. */
+async function closerLook(image: InspectedImage, landmarks: Point[]): Promise<Point[] | undefined> {
+  const [x, y, w, h] = boundingBox(landmarks);
+  const side = CLOSER_LOOK_CONTEXT * Math.max(w, h);
+  const left = Math.max(0, Math.floor(x + w / 2 - side / 2));
+  const top = Math.max(0, Math.floor(y + h / 2 - side / 2));
+  const cropWidth = Math.min(image.width - left, Math.ceil(side));
+  const cropHeight = Math.min(image.height - top, Math.ceil(side));
+  const zoom = Math.min(CLOSER_LOOK_ZOOM, DETECTION_MAX_SIDE / Math.max(cropWidth, cropHeight));
+  const width = Math.max(1, Math.round(cropWidth * zoom));
+  const height = Math.max(1, Math.round(cropHeight * zoom));
+  const rgb = await photoPixels(image)
+    .extract({ left, top, width: cropWidth, height: cropHeight })
+    .resize(width, height, { kernel: 'lanczos3' })
+    .removeAlpha()
+    .raw()
+    .toBuffer();
+  const faces = await detectFaces(new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength), width, height);
+  // The same face: the one whose centre is nearest the crop's.
+  const centre = (face: DetectedFace) =>
+    Math.hypot(face.box[0] + face.box[2] / 2 - width / 2, face.box[1] + face.box[3] / 2 - height / 2);
+  const face = faces.sort((a, b) => centre(a) - centre(b))[0];
+  if (!face || centre(face) > 0.25 * Math.min(width, height)) return undefined;
+  const sx = cropWidth / width;
+  const sy = cropHeight / height;
+  return face.landmarks.map(([px, py]): Point => [round2(left + px * sx), round2(top + py * sy)]);
 }
 
 function round2(value: number): number {

@@ -11,7 +11,6 @@ import { STRANGER_PHOTOS } from './stranger-photos.ts';
 
 /** Stray pixels a frame may have (landmark jitter at the lip line): a dark arc is hundreds. */
 const ALLOWED_STRAY = 12;
-const KNOWN_FAILING = new Set<string>(['smiling-tilted-left', 'cameraman-small']);
 
 const faces: ServedFace[] = [];
 afterAll(async () => {
@@ -36,32 +35,34 @@ describe('nothing dark outside the lips', () => {
       }
     }
     expect(outsideLips(neutral, landmarks, marked, landmarks).dark).toBeGreaterThan(ALLOWED_STRAY);
+    // And a dark horn out past a corner of the mouth (the smile's failure), up and outward.
+    const horned = { ...neutral, rgba: neutral.rgba.slice() };
+    const [cx, cy] = landmarks[291]!;
+    for (let step = 2; step < 14; step++) {
+      for (let dy = 0; dy < 2; dy++) {
+        const x = Math.round(cx + step);
+        const y = Math.round(cy - step / 2 + dy);
+        horned.rgba.set([40, 22, 30], (y * neutral.width + x) * 4);
+      }
+    }
+    expect(outsideLips(neutral, landmarks, horned, landmarks).dark).toBeGreaterThan(ALLOWED_STRAY);
   }, 120_000);
 
   for (const name of STRANGER_PHOTOS) {
-    // Known failures, issue 35 point 1 still open: `smiling-tilted-left` draws the cavity past
-    // the lower lip at the wide "a" (193 stray pixels, 649 before the softened mouth), and the
-    // landmark model finds no face on `cameraman-small`'s frames. `test.failing`: when either
-    // is fixed this fails, and it moves to the passing list.
-    const known = KNOWN_FAILING.has(name);
-    (known ? test.failing : test)(
-      known ? `${name} (known failure, issue 35)` : name,
-      async () => {
-        const face = await serveStranger(name);
-        faces.push(face);
-        const { neutral, spoken } = await heldFrames(face);
-        const neutralLandmarks = await landmarksOf(neutral);
-        const report: string[] = [];
-        let worstStray = 0;
-        for (const { label, frame } of spoken) {
-          const found = outsideLips(neutral, neutralLandmarks, frame, await landmarksOf(frame));
-          report.push(`${label}: ${found.stray} stray (${found.dark} dark, worst ${Math.round(found.worst)})`);
-          worstStray = Math.max(worstStray, found.stray);
-        }
-        console.log(`${name}: ${report.join('; ')}`);
-        expect(worstStray).toBeLessThanOrEqual(ALLOWED_STRAY);
-      },
-      180_000,
-    );
+    test(name, async () => {
+      const face = await serveStranger(name);
+      faces.push(face);
+      const { neutral, spoken } = await heldFrames(face);
+      const neutralLandmarks = await landmarksOf(neutral);
+      const report: string[] = [];
+      let worstStray = 0;
+      for (const { label, frame } of spoken) {
+        const found = outsideLips(neutral, neutralLandmarks, frame, await landmarksOf(frame));
+        report.push(`${label}: ${found.stray} stray (${found.dark} dark, worst ${Math.round(found.worst)})`);
+        worstStray = Math.max(worstStray, found.stray);
+      }
+      console.log(`${name}: ${report.join('; ')}`);
+      expect(worstStray).toBeLessThanOrEqual(ALLOWED_STRAY);
+    }, 180_000);
   }
 });

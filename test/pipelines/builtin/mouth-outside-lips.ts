@@ -1,6 +1,9 @@
 // What "nothing dark outside the lips" measures on a rendered frame: the landmark model's
 // lips on the OUTPUT frame, and every pixel around them (outside the outer lip line) compared
-// with the neutral frame. The jaw and lips move skin, so a pixel matches when some neutral
+// with the neutral frame. Over a dark opening the model at times draws the upper lip's line
+// through the gap or along the teeth (seen on three strangers), so the lips are where either
+// reading puts them: the output frame's, or the neutral frame's; what the issue saw (dark
+// under the lower lip, past the corners) is outside both. The jaw and lips move skin, so a pixel matches when some neutral
 // pixel a little to the side or up the face (as far as the jaw drops) has its luma: skin the
 // jaw carried down matches; the mouth's inside drawn past the lips matches nothing.
 import type { Point } from '../../../src/contract/face-rig.ts';
@@ -26,16 +29,33 @@ export interface Outside {
   where: Point[];
 }
 
+/**
+ * The landmark model's points on a rendered frame. A portrait framing is mostly face, and the
+ * model (trained on faces with surroundings) misses some, a face in profile above all: then
+ * the frame is tried again in the middle of a larger grey canvas, as the photo had it.
+ */
 export async function landmarksOf(frame: RgbFrame): Promise<Point[]> {
-  const rgb = new Uint8Array(frame.width * frame.height * 3);
-  for (let i = 0, j = 0; i < rgb.length; i += 3, j += 4) {
-    rgb[i] = frame.rgba[j]!;
-    rgb[i + 1] = frame.rgba[j + 1]!;
-    rgb[i + 2] = frame.rgba[j + 2]!;
+  for (const grow of [1, 1.5, 2, 2.5, 3]) {
+    const width = Math.round(frame.width * grow);
+    const height = Math.round(frame.height * grow);
+    const left = Math.floor((width - frame.width) / 2);
+    const top = Math.floor((height - frame.height) / 2);
+    const rgb = new Uint8Array(width * height * 3).fill(128);
+    for (let y = 0; y < frame.height; y++) {
+      for (let x = 0; x < frame.width; x++) {
+        const i = ((y + top) * width + x + left) * 3;
+        const j = (y * frame.width + x) * 4;
+        rgb[i] = frame.rgba[j]!;
+        rgb[i + 1] = frame.rgba[j + 1]!;
+        rgb[i + 2] = frame.rgba[j + 2]!;
+      }
+    }
+    const faces = await detectFaces(rgb, width, height);
+    if (!faces.length) continue;
+    const largest = faces.reduce((a, b) => (b.box[2] * b.box[3] > a.box[2] * a.box[3] ? b : a));
+    return largest.landmarks.map(([x, y]): Point => [x - left, y - top]);
   }
-  const faces = await detectFaces(rgb, frame.width, frame.height);
-  if (!faces.length) throw new Error('no face found on the rendered frame');
-  return faces.reduce((a, b) => (b.box[2] * b.box[3] > a.box[2] * a.box[3] ? b : a)).landmarks;
+  throw new Error('no face found on the rendered frame');
 }
 
 function lumaPlane(frame: RgbFrame): Float32Array {
@@ -63,7 +83,7 @@ function polygonDistance(polygon: Point[], x: number, y: number): number {
 
 /**
  * Compares `spoken` with `neutral` around the mouth, outside the lips the landmark model finds
- * on `spoken`. `neutralLandmarks` are the model's on the neutral frame (its mouth's inside is
+ * on `spoken` and on `neutral`. `neutralLandmarks` are the model's on the neutral frame (its mouth's inside is
  * no source: teeth and shadow showing in a smile match nothing outside the lips).
  */
 export function outsideLips(
@@ -84,6 +104,7 @@ export function outsideLips(
   const ay = (right[1] - left[1]) / mouthWidth;
   const [downX, downY] = [-ay, ax];
   const outer = LIPS_OUTER.map((i) => at(spokenLandmarks, i));
+  const neutralOuter = LIPS_OUTER.map((i) => at(neutralLandmarks, i));
   const neutralInner = LIPS_INNER.map((i) => at(neutralLandmarks, i));
   const centre: Point = [(left[0] + right[0]) / 2, (left[1] + right[1]) / 2];
   // Sources: up to the widest opening (0.22 × the width, and the upper lip's lift) up the face, a
@@ -105,6 +126,7 @@ export function outsideLips(
       const y = Math.round(centre[1] + u * ay + v * downY);
       if (x < 0 || y < 0 || x >= width || y >= height) continue;
       if (polygonDistance(outer, x, y) < LIP_MARGIN) continue;
+      if (polygonDistance(neutralOuter, x, y) < LIP_MARGIN) continue;
       const value = after[y * width + x]!;
       let best = Infinity;
       let darkest = Infinity;

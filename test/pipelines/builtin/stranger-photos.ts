@@ -5,7 +5,7 @@
 // Each is what a visitor would upload: PNG bytes, deterministic, made with sharp.
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { cameramanPng, portraitPng } from '../../fixtures/index.ts';
+import { portraitPng } from '../../fixtures/index.ts';
 
 export type StrangerPhoto =
   | 'smiling-tilted-left'
@@ -15,7 +15,7 @@ export type StrangerPhoto =
   | 'stubble'
   | 'smiling-man'
   | 'dim'
-  | 'cameraman-small';
+  | 'small';
 
 export const STRANGER_PHOTOS: StrangerPhoto[] = [
   'smiling-tilted-left',
@@ -25,7 +25,7 @@ export const STRANGER_PHOTOS: StrangerPhoto[] = [
   'stubble',
   'smiling-man',
   'dim',
-  'cameraman-small',
+  'small',
 ];
 
 const ASSETS = join(import.meta.dir, '../../../node_modules/@vladmandic/human/assets');
@@ -108,9 +108,9 @@ const RECIPES: Record<StrangerPhoto, () => Promise<Uint8Array>> = {
   'smiling-man': () => posed(FACE_MATCH, matchTile(1, 5), { tilt: -15, width: 240 }),
   // A woman smiling with teeth in a dim room: everything at 45 % and the shadows crushed.
   dim: () => posed(FACE_MATCH, matchTile(2, 3), { tilt: 10, width: 260, light: 0.45, background: '#3a3d42' }),
-  // The cameraman fixture small in a desktop frame.
-  'cameraman-small': () =>
-    posed(cameramanPng(), null, { tilt: 0, width: 512, canvas: { width: 900, height: 600 }, at: [0.45, 0.5] }),
+  // A man in an open collar, small in a desktop frame: his face about 100 px tall in 1280×800.
+  small: () =>
+    posed(FACE_DETECT, detectTile(0), { tilt: 0, width: 160, canvas: { width: 1280, height: 800 }, at: [0.55, 0.4] }),
 };
 
 const made = new Map<StrangerPhoto, Promise<Uint8Array>>();
