@@ -231,12 +231,11 @@ function mouthTexture(image: RgbaImage, mouth: MouthRig, lipPoints: Point[], int
     const bottom = interpolate(interior.split, u);
     for (let v = top + 1; v < bottom - 1; v += 1) interiorPoints.push(toImage(interior.frame, [u, v]));
   }
-  // Teeth take the photo's own colour when it shows them; otherwise an off-white with a
-  // little of the lips' warmth (none in a greyscale photo), lit as the skin beside the mouth
-  // is: a fixed white glowed in dim photos.
+  // Teeth take the photo's own colour when it shows them; otherwise an ivory with a share of
+  // the skin's own hue (none in a greyscale photo), lit as the skin beside the mouth is: a
+  // fixed white glowed in dim photos, and a near-neutral grey read blue-grey beside warm skin.
   const shown = interiorPoints.length > 0 ? brightest(image, interiorPoints) : undefined;
-  const warmth = lip.map((channel) => 0.88 + (0.12 * channel) / Math.max(1, luma(lip))) as Rgb;
-  const teeth: Rgb = shown && luma(shown) > 120 ? shown : scale(warmth, teethLuma(image, mouth, interior.frame));
+  const teeth: Rgb = shown && luma(shown) > 120 ? shown : teethTone(image, mouth, interior.frame);
   const shadow = scale(lip, 0.2);
   const throat = scale(lip, 0.36);
   // The tongue: the lips' hue, a little lighter and pinker than the cavity around it.
@@ -293,16 +292,21 @@ type Rgb = [number, number, number];
 const TEETH_OVER_SKIN = 1.15;
 const TEETH_LUMA = { min: 120, max: 212 } as const;
 
-/** How bright generated teeth are: from the cheeks beside the mouth's corners, between the nose and the lips. */
-function teethLuma(image: RgbaImage, mouth: MouthRig, frame: LocalFrame): number {
+/** Generated teeth take this share of the skin's hue (the rest neutral). */
+const TEETH_SKIN_HUE = 0.45;
+
+/** Generated teeth: lit and tinted as the cheeks beside the mouth's corners are, between the nose and the lips. */
+function teethTone(image: RgbaImage, mouth: MouthRig, frame: LocalFrame): Rgb {
   const points: Point[] = [];
   const lips = interpolate(mouth.split, 0);
   for (const corner of mouth.corners) {
     for (let step = 0; step <= 4; step++)
       points.push(toImage(frame, [1.25 * corner, mouth.nose + ((lips - mouth.nose) * step) / 4]));
   }
-  const skin = luma(averageColour(image, points, 2));
-  return Math.min(TEETH_LUMA.max, Math.max(TEETH_LUMA.min, TEETH_OVER_SKIN * skin));
+  const skin = averageColour(image, points, 2);
+  const level = Math.min(TEETH_LUMA.max, Math.max(TEETH_LUMA.min, TEETH_OVER_SKIN * luma(skin)));
+  const hue = skin.map((channel) => 1 - TEETH_SKIN_HUE + (TEETH_SKIN_HUE * channel) / Math.max(1, luma(skin))) as Rgb;
+  return scale(hue, level / Math.max(1, luma(hue)));
 }
 
 function averageColour(image: RgbaImage, points: Point[], radius: number): Rgb {
