@@ -51,9 +51,9 @@ const PHOTOS: Record<string, () => Promise<Uint8Array>> = {
   'astronaut turned 28°': () => turned(28),
   'astronaut turned −28°': () => turned(-28),
   ...Object.fromEntries(
-    (['smiling-tilted-left', 'smiling-tilted-right', 'astronaut-small-tilted', 'dim'] as StrangerPhoto[]).map(
-      (name) => [name, () => strangerPhoto(name)],
-    ),
+    (
+      ['smiling-tilted-left', 'smiling-tilted-right', 'tilted-far', 'astronaut-small-tilted', 'dim'] as StrangerPhoto[]
+    ).map((name) => [name, () => strangerPhoto(name)]),
   ),
 };
 /** Faces big enough in the frame for the landmark model to read a closed eye (the strangers' are small and blurred). */

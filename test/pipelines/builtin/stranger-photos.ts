@@ -1,6 +1,6 @@
 // Photos nobody tuned the renderer for: real faces cut from the sample screenshots
-// @vladmandic/human ships (MIT, read from node_modules at test time, not committed) and the
-// repo's own fixtures, posed the ways visitors' photos come: smiling with teeth, the head
+// @vladmandic/human ships (MIT, read from node_modules at test time, not committed: eight of
+// the nine) and the repo's own astronaut, posed the ways visitors' photos come: smiling with teeth, the head
 // tilted 15–30° either way, small in a desktop-shaped frame, glasses, stubble, dim light.
 // Each is what a visitor would upload: PNG bytes, deterministic, made with sharp.
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ export type StrangerPhoto =
   | 'stubble'
   | 'smiling-man'
   | 'dim'
-  | 'small';
+  | 'small'
+  | 'tilted-far';
 
 export const STRANGER_PHOTOS: StrangerPhoto[] = [
   'smiling-tilted-left',
@@ -26,6 +27,7 @@ export const STRANGER_PHOTOS: StrangerPhoto[] = [
   'smiling-man',
   'dim',
   'small',
+  'tilted-far',
 ];
 
 const ASSETS = join(import.meta.dir, '../../../node_modules/@vladmandic/human/assets');
@@ -109,6 +111,8 @@ const RECIPES: Record<StrangerPhoto, () => Promise<Uint8Array>> = {
   // A woman smiling with teeth in a dim room: everything at 45 % and the shadows crushed.
   dim: () => posed(FACE_MATCH, matchTile(2, 3), { tilt: 10, width: 260, light: 0.45, background: '#3a3d42' }),
   // A man in an open collar, small in a desktop frame: his face about 100 px tall in 1280×800.
+  // A woman with a closed-lipped smile, the head tilted 28° to her right.
+  'tilted-far': () => posed(FACE_DETECT, detectTile(1), { tilt: -28, width: 280, at: [0.45, 0.45] }),
   small: () =>
     posed(FACE_DETECT, detectTile(0), { tilt: 0, width: 160, canvas: { width: 1280, height: 800 }, at: [0.55, 0.4] }),
 };
