@@ -53,7 +53,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // pgvector, for the documents' search (src/knowledge/store.ts).
     const client = new PGlite(dir, { extensions: { vector } });
     const db = drizzlePglite(client, { schema }) as unknown as Database;
-    await migratePglite(drizzlePglite(client), { migrationsFolder });
+    await withReason(() => migratePglite(drizzlePglite(client), { migrationsFolder }));
     handle = {
       db,
       engine: 'pglite',
@@ -73,10 +73,26 @@ async function migrateOnce(client: postgres.Sql, databaseUrl: string): Promise<v
   const lock = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     await lock`select pg_advisory_lock(${MIGRATION_LOCK})`;
-    await migratePostgres(drizzlePostgres(client), { migrationsFolder });
+    await withReason(() => migratePostgres(drizzlePostgres(client), { migrationsFolder }));
   } finally {
     await lock`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => undefined);
     await lock.end({ timeout: 5 });
+  }
+}
+
+/**
+ * A failed migration says why: drizzle's error is "Failed query: <the whole statement>", and
+ * the database's reason (`relation "…" already exists`) is only in its cause.
+ */
+async function withReason(migrate: () => Promise<void>): Promise<void> {
+  try {
+    await migrate();
+  } catch (error) {
+    let reason = error;
+    while (reason instanceof Error && reason.cause instanceof Error) reason = reason.cause;
+    if (reason === error || !(reason instanceof Error)) throw error;
+    const statement = error instanceof Error ? error.message.split('\n')[0] : '';
+    throw new Error(`a database migration failed: ${reason.message} (${statement})`, { cause: error });
   }
 }
 
