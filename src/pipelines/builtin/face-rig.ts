@@ -291,7 +291,6 @@ type Rgb = [number, number, number];
 /** Generated teeth are this much brighter than the skin beside the mouth, within these bounds. */
 const TEETH_OVER_SKIN = 1.15;
 const TEETH_LUMA = { min: 120, max: 212 } as const;
-
 /** Generated teeth take this share of the skin's hue (the rest neutral). */
 const TEETH_SKIN_HUE = 0.45;
 
