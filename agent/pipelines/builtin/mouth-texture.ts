@@ -3,7 +3,8 @@
 // steps between them, which read as a grey-purple strip pasted between the lips. Once per
 // session, at load, the bands are softened into one another, the upper teeth are shadowed
 // under the upper lip, and the cavity falls off from the lips' inner edge (lighter: training
-// made it darkest there) into a darker throat past the middle. Done here rather than in training, so identities trained before get it too.
+// made it darkest there) into a darker throat past the middle. Done here rather than in
+// training, so identities trained before get it too.
 import type { Texture } from './sampling.ts';
 
 /** Shadow the upper lip casts on the teeth's top row (share of light kept there). */

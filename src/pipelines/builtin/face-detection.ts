@@ -102,10 +102,7 @@ async function searchPhoto(image: InspectedImage): Promise<FoundFace> {
   const factor = Math.min(1, DETECTION_MAX_SIDE / Math.max(image.width, image.height));
   const width = Math.max(1, Math.round(image.width * factor));
   const height = Math.max(1, Math.round(image.height * factor));
-  let pipeline = photoPixels(image);
-  if (factor < 1) pipeline = pipeline.resize(width, height, { kernel: 'lanczos3' });
-  const rgb = await pipeline.removeAlpha().raw().toBuffer();
-  const faces = await detectFaces(new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength), width, height);
+  const faces = await facesIn(photoPixels(image), width, height, factor < 1);
   if (!faces.length) {
     throw new MediaError(
       422,
@@ -159,13 +156,8 @@ async function closerLook(image: InspectedImage, landmarks: Point[]): Promise<Po
   const zoom = Math.min(CLOSER_LOOK_ZOOM, DETECTION_MAX_SIDE / Math.max(cropWidth, cropHeight));
   const width = Math.max(1, Math.round(cropWidth * zoom));
   const height = Math.max(1, Math.round(cropHeight * zoom));
-  const rgb = await photoPixels(image)
-    .extract({ left, top, width: cropWidth, height: cropHeight })
-    .resize(width, height, { kernel: 'lanczos3' })
-    .removeAlpha()
-    .raw()
-    .toBuffer();
-  const faces = await detectFaces(new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength), width, height);
+  const crop = photoPixels(image).extract({ left, top, width: cropWidth, height: cropHeight });
+  const faces = await facesIn(crop, width, height, true);
   // The same face: the one whose centre is nearest the crop's.
   const centre = (face: DetectedFace) =>
     Math.hypot(face.box[0] + face.box[2] / 2 - width / 2, face.box[1] + face.box[3] / 2 - height / 2);
@@ -174,6 +166,13 @@ async function closerLook(image: InspectedImage, landmarks: Point[]): Promise<Po
   const sx = cropWidth / width;
   const sy = cropHeight / height;
   return face.landmarks.map(([px, py]): Point => [round2(left + px * sx), round2(top + py * sy)]);
+}
+
+/** The faces in these pixels, resized to width × height first when `resize`. */
+async function facesIn(pixels: Sharp, width: number, height: number, resize: boolean): Promise<DetectedFace[]> {
+  const sized = resize ? pixels.resize(width, height, { kernel: 'lanczos3' }) : pixels;
+  const rgb = await sized.removeAlpha().raw().toBuffer();
+  return detectFaces(new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength), width, height);
 }
 
 function round2(value: number): number {

@@ -15,8 +15,8 @@ import { inspectImage } from '../../../src/media/index.ts';
 import { defaultMediaLimits } from '../../../src/media/limits.ts';
 import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import { buildFaceRig, type FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
-import { frameFace, opaqueRgba } from '../../../src/pipelines/builtin/framing.ts';
 import { portraitPng } from '../../fixtures/index.ts';
+import { portraitFraming } from './stranger-face.ts';
 import { type StrangerPhoto, strangerPhoto } from './stranger-photos.ts';
 
 const OUT = '/tmp/blinks-on-strangers';
@@ -58,12 +58,6 @@ const PHOTOS: Record<string, () => Promise<Uint8Array>> = {
 };
 /** Faces big enough in the frame for the landmark model to read a closed eye (the strangers' are small and blurred). */
 const MEASURED_BY_LANDMARKS = new Set(Object.keys(PHOTOS).filter((name) => name.startsWith('astronaut ')));
-
-async function framingOf(bytes: Uint8Array): Promise<FaceRigInput> {
-  const image = await inspectImage(bytes, defaultMediaLimits);
-  const framed = await frameFace(image, await findFace(image), 'portrait');
-  return { width: framed.width, height: framed.height, rgba: opaqueRgba(framed.rgb), landmarks: framed.landmarks };
-}
 
 /** Each eye's opening (lid to lid over corner to corner) as the landmark model sees it in a drawn frame. */
 async function openings(frame: Uint8Array, width: number, height: number): Promise<number[]> {
@@ -141,7 +135,7 @@ async function saveEyes(name: string, frames: Uint8Array[], framing: FaceRigInpu
 describe('blinks on strangers', () => {
   for (const name of Object.keys(PHOTOS)) {
     test(`${name}: a blink shuts both eyes whole, corners included`, async () => {
-      const framing = await framingOf(await PHOTOS[name]!());
+      const framing = await portraitFraming(await PHOTOS[name]!());
       const { rig, textures } = buildFaceRig(framing);
       const { width, height } = framing;
       const base = new VideoFrame(framing.rgba, width, height, VideoBufferType.RGBA).convert(VideoBufferType.I420).data;

@@ -9,11 +9,8 @@ import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
 import { NEUTRAL_POSE } from '../../../agent/pipelines/builtin/pose.ts';
 import { FaceWarp, i420Length } from '../../../agent/pipelines/builtin/warp.ts';
 import { interpolate, UPPER_LIFT } from '../../../src/contract/face-rig.ts';
-import { inspectImage } from '../../../src/media/index.ts';
-import { defaultMediaLimits } from '../../../src/media/limits.ts';
-import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
-import { frameFace, opaqueRgba } from '../../../src/pipelines/builtin/framing.ts';
+import { portraitFraming } from './stranger-face.ts';
 import { STRANGER_PHOTOS, strangerPhoto } from './stranger-photos.ts';
 
 /**
@@ -29,11 +26,9 @@ const TEETH_SHADOW = 6;
 describe("the mouth's inside", () => {
   for (const name of STRANGER_PHOTOS) {
     test(name, async () => {
-      const image = await inspectImage(await strangerPhoto(name), defaultMediaLimits);
-      const framed = await frameFace(image, await findFace(image), 'portrait');
-      const { width, height } = framed;
-      const rgba = opaqueRgba(framed.rgb);
-      const { rig, textures } = buildFaceRig({ width, height, rgba, landmarks: framed.landmarks });
+      const framing = await portraitFraming(await strangerPhoto(name));
+      const { width, height, rgba } = framing;
+      const { rig, textures } = buildFaceRig(framing);
       const base = new VideoFrame(rgba, width, height, VideoBufferType.RGBA).convert(VideoBufferType.I420).data;
       const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
       const m = rig.mouth;

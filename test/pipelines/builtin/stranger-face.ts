@@ -18,14 +18,7 @@ const SLICE = 1920; // 40 ms at 48 kHz
 
 /** The stranger's portrait framing, rig and textures, served over HTTP (portrait only). */
 export async function serveStranger(name: StrangerPhoto): Promise<ServedFace> {
-  const image = await inspectImage(await strangerPhoto(name), defaultMediaLimits);
-  const framed = await frameFace(image, await findFace(image), 'portrait');
-  const framing: FaceRigInput = {
-    width: framed.width,
-    height: framed.height,
-    rgba: opaqueRgba(framed.rgb),
-    landmarks: framed.landmarks,
-  };
+  const framing = await portraitFraming(await strangerPhoto(name));
   const { rig, textures } = buildFaceRig(framing);
   const files = new Map<string, { bytes: Uint8Array<ArrayBuffer>; type: string }>();
   files.set('portrait.image', { bytes: await png(framing), type: 'image/png' });
@@ -43,6 +36,13 @@ export async function serveStranger(name: StrangerPhoto): Promise<ServedFace> {
     assets,
     stop,
   };
+}
+
+/** A photo framed for the portrait shape as training frames it (real detection), with its landmarks. */
+export async function portraitFraming(photo: Uint8Array): Promise<FaceRigInput> {
+  const image = await inspectImage(photo, defaultMediaLimits);
+  const framed = await frameFace(image, await findFace(image), 'portrait');
+  return { width: framed.width, height: framed.height, rgba: opaqueRgba(framed.rgb), landmarks: framed.landmarks };
 }
 
 export interface HeldShape {
