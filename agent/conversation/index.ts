@@ -2,7 +2,7 @@
 // end-of-turn detection, barge-in), thinking with the identity's prompt and speaking in the
 // session's language, through the avatar when there is one. The client sends nothing but
 // its microphone (and camera, with visual awareness).
-import { inference, type JobContext, llm, type metrics, type VAD, voice } from '@livekit/agents';
+import { inference, type JobContext, llm, type VAD, voice } from '@livekit/agents';
 import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type {
@@ -26,7 +26,7 @@ import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
-import { TurnQuality } from './quality.ts';
+import { TurnQuality, turnMetricsFields } from './quality.ts';
 import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
 import { conversationTools } from './tools.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
@@ -359,44 +359,4 @@ export async function startConversation(options: ConversationOptions): Promise<C
         logger,
       }),
   };
-}
-
-/**
- * The stages of a turn's latency worth a log line, as its fields (`stage`, epoch ms `at`, whole
- * ms); null for the rest (VAD counters and the like).
- */
-export function turnMetricsFields(m: metrics.AgentMetrics): Record<string, string | number | boolean> | null {
-  const at = Math.round(m.timestamp);
-  switch (m.type) {
-    case 'eou_metrics':
-      return {
-        stage: 'eou',
-        at,
-        end_of_utterance_ms: Math.round(m.endOfUtteranceDelayMs),
-        transcription_ms: Math.round(m.transcriptionDelayMs),
-        last_speaking: Math.round(m.lastSpeakingTimeMs),
-      };
-    case 'stt_metrics':
-      return { stage: 'stt', at, duration_ms: Math.round(m.durationMs), audio_ms: Math.round(m.audioDurationMs) };
-    case 'llm_metrics':
-      return {
-        stage: 'llm',
-        at,
-        ttft_ms: Math.round(m.ttftMs),
-        duration_ms: Math.round(m.durationMs),
-        tokens: m.completionTokens,
-        cancelled: m.cancelled,
-      };
-    case 'tts_metrics':
-      return {
-        stage: 'tts',
-        at,
-        ttfb_ms: Math.round(m.ttfbMs),
-        duration_ms: Math.round(m.durationMs),
-        audio_ms: Math.round(m.audioDurationMs),
-        cancelled: m.cancelled,
-      };
-    default:
-      return null;
-  }
 }

@@ -3,7 +3,7 @@
 // agent session measured it, the stage latencies, whether the visitor cut it off, the
 // providers, the frames the avatar published since the previous report, and the tools called
 // and passages retrieved for it. Keyed by the turn's id, so a report delivered twice counts once.
-import type { llm } from '@livekit/agents';
+import type { llm, metrics } from '@livekit/agents';
 import type { ToolCallOutcome, TurnMetricsReport } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { type Reporter, ReportSender } from '../reports/index.ts';
@@ -132,5 +132,45 @@ export class TurnQuality {
     this.#frames = frames;
     this.#framesAt = at;
     return video;
+  }
+}
+
+/**
+ * The stages of a turn's latency worth a log line, as its fields (`stage`, epoch ms `at`, whole
+ * ms); null for the rest (VAD counters and the like).
+ */
+export function turnMetricsFields(m: metrics.AgentMetrics): Record<string, string | number | boolean> | null {
+  const at = Math.round(m.timestamp);
+  switch (m.type) {
+    case 'eou_metrics':
+      return {
+        stage: 'eou',
+        at,
+        end_of_utterance_ms: Math.round(m.endOfUtteranceDelayMs),
+        transcription_ms: Math.round(m.transcriptionDelayMs),
+        last_speaking: Math.round(m.lastSpeakingTimeMs),
+      };
+    case 'stt_metrics':
+      return { stage: 'stt', at, duration_ms: Math.round(m.durationMs), audio_ms: Math.round(m.audioDurationMs) };
+    case 'llm_metrics':
+      return {
+        stage: 'llm',
+        at,
+        ttft_ms: Math.round(m.ttftMs),
+        duration_ms: Math.round(m.durationMs),
+        tokens: m.completionTokens,
+        cancelled: m.cancelled,
+      };
+    case 'tts_metrics':
+      return {
+        stage: 'tts',
+        at,
+        ttfb_ms: Math.round(m.ttfbMs),
+        duration_ms: Math.round(m.durationMs),
+        audio_ms: Math.round(m.audioDurationMs),
+        cancelled: m.cancelled,
+      };
+    default:
+      return null;
   }
 }

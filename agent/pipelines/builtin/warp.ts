@@ -12,11 +12,11 @@
 // the mouth or an eye (mapped, then sampled). Bilinear sampling is 8-bit fixed point; per
 // frame there is no allocation, only typed-array arithmetic.
 //
-// This file cuts the region into runs and draws each frame; the maps are in head-warp.ts,
-// mouth.ts and eyes.ts, the photo is read in sampling.ts.
+// This file draws each frame; the region and its runs are laid out in warp-runs.ts, the maps
+// are in head-warp.ts, mouth.ts and eyes.ts, the photo is read in sampling.ts.
 
-import { type FaceRig, type RgbaImage, smoothstep } from '../../../src/contract/face-rig.ts';
-import { boundingBox, type ColumnFrame } from './column-frame.ts';
+import type { FaceRig, RgbaImage } from '../../../src/contract/face-rig.ts';
+import type { ColumnFrame } from './column-frame.ts';
 import { type EyeTables, eyeTables, mapEye } from './eyes.ts';
 import { type HeadWarp, mapHead, rigidChroma, rigidLuma, warpChroma, warpLuma } from './head-warp.ts';
 import { type MouthTables, mapMouth, mouthTables, poseMouth } from './mouth.ts';
@@ -31,6 +31,7 @@ import {
   type Texture,
   texturePlanes,
 } from './sampling.ts';
+import { EYE, FADING, headRegion, MOUTH, MOUTH_OR_EYE, RIGID, type Runs } from './warp-runs.ts';
 
 /** Bounds of the head's motion: the local regions are widened by what they allow. */
 const MAX_SHIFT = 0.03;
@@ -46,23 +47,8 @@ const LIP_STEP_PX = 0.5;
 const MAX_GAZE = 0.3;
 const GAZE_STEP_PX = 0.3;
 
-// What moves a run's pixels: the head rigidly, the head fading out, the mouth, an eye (EYE + n
-// for eye n), or where the mouth's and eye n's reach overlap (MOUTH_OR_EYE + n), whichever of
-// the two is nearer as the head is drawn.
-const RIGID = 0;
-const FADING = 1;
-const MOUTH = 2;
-const EYE = 3;
-const MOUTH_OR_EYE = 5;
-
 export function i420Length(width: number, height: number): number {
   return width * height + 2 * ((width + 1) >> 1) * ((height + 1) >> 1);
-}
-
-/** Row pieces of one plane: [row, start, end, kind] each, in that plane's pixels. */
-interface Runs {
-  list: Int32Array;
-  count: number;
 }
 
 export class FaceWarp {
@@ -124,29 +110,6 @@ export class FaceWarp {
     this.#head = { sin: 0, c1: 0, tx: 0, ty: 0, px: head.pivot[0], py: head.pivot[1] };
     this.#maxShift = MAX_SHIFT * head.faceHeight;
 
-    const outer = [head.radii[0] * head.fade, head.radii[1] * head.fade] as const;
-    const box = boundingBox(head, -outer[0], outer[0], -outer[1], outer[1], width, height);
-    this.#rx0 = box.x0 & ~1;
-    this.#ry0 = box.y0 & ~1;
-    this.#rw = Math.min(width & ~1, (box.x1 + 1) & ~1) - this.#rx0;
-    this.#rh = Math.min(height & ~1, (box.y1 + 1) & ~1) - this.#ry0;
-    this.#weight = new Float32Array(this.#rw * this.#rh);
-    let reach = 0;
-    for (let row = 0; row < this.#rh; row++) {
-      for (let col = 0; col < this.#rw; col++) {
-        const x = this.#rx0 + col;
-        const y = this.#ry0 + row;
-        const dx = x - head.origin[0];
-        const dy = y - head.origin[1];
-        const u = (dx * head.axis[0] + dy * head.axis[1]) / head.radii[0];
-        const v = (-dx * head.axis[1] + dy * head.axis[0]) / head.radii[1];
-        const weight = 1 - smoothstep(1, head.fade, Math.sqrt(u * u + v * v));
-        this.#weight[row * this.#rw + col] = weight;
-        reach = Math.max(reach, weight * Math.hypot(x - this.#pivotX, y - this.#pivotY));
-      }
-    }
-    this.#reach = reach;
-
     this.#mouth = mouthTables(rig);
     this.#eyes = rig.eyes.map((eye) => eyeTables(eye, width, height));
     this.#texture =
@@ -156,7 +119,7 @@ export class FaceWarp {
     this.#maxBrowLift = Math.max(...this.#eyes.map((eye) => eye.maxBrowLift));
 
     // Where the head's motion may bring a local region's pixels from: its box, widened.
-    const reaches = [this.#mouth, ...this.#eyes].map((local) =>
+    const reaches = this.#locals.map((local) =>
       Math.max(
         ...[local.x0, local.x1].flatMap((x) =>
           [local.y0, local.y1].map((y) => Math.hypot(x - this.#pivotX, y - this.#pivotY)),
@@ -165,37 +128,19 @@ export class FaceWarp {
     );
     this.#localReach = Float64Array.from(reaches);
     this.#localBox = new Int32Array(4 * reaches.length);
-    const margin = Math.ceil(this.#maxShift * Math.SQRT2 + MAX_ROLL * Math.max(...reaches)) + 2;
-    const locals = [this.#mouth, ...this.#eyes].map((local) => ({
-      x0: local.x0 - margin,
-      y0: local.y0 - margin,
-      x1: local.x1 + margin,
-      y1: local.y1 + margin,
-    }));
-    // Where boxes overlap (the eyes' do, between the eyes, once widened by the margin) a pixel
-    // goes to the eye whose box's centre is nearest: the one whose region (its brow's lift
-    // included) can reach it. Where the mouth's overlaps an eye's (the nostrils' reach below a
-    // low eye: a tilted face's lower one), each frame decides (#nearer): given to the mouth for
-    // good, that eye's lower lid was never closed, a strip of eye left under the blink.
-    const kindAt = (x: number, y: number, weight: number): number => {
-      let best = -1;
-      let bestDistance = Infinity;
-      let mouth = false;
-      for (let index = 0; index < locals.length; index++) {
-        const b = locals[index]!;
-        if (!(x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1)) continue;
-        if (index === 0) {
-          mouth = true;
-          continue;
-        }
-        const distance = Math.hypot(x - (b.x0 + b.x1) / 2, y - (b.y0 + b.y1) / 2);
-        if (distance < bestDistance) [best, bestDistance] = [index, distance];
-      }
-      if (best < 0) return mouth ? MOUTH : weight >= 1 ? RIGID : FADING;
-      return (mouth ? MOUTH_OR_EYE : EYE) + best - 1;
-    };
-    this.#lumaRuns = this.#cutRuns(1, kindAt);
-    this.#chromaRuns = this.#cutRuns(2, kindAt);
+    const region = headRegion(
+      rig,
+      this.#locals,
+      Math.ceil(this.#maxShift * Math.SQRT2 + MAX_ROLL * Math.max(...reaches)) + 2,
+    );
+    this.#rx0 = region.x0;
+    this.#ry0 = region.y0;
+    this.#rw = region.width;
+    this.#rh = region.height;
+    this.#weight = region.weight;
+    this.#reach = region.reach;
+    this.#lumaRuns = region.lumaRuns;
+    this.#chromaRuns = region.chromaRuns;
     const longest = this.#rw;
     this.#sx = new Float32Array(longest);
     this.#sy = new Float32Array(longest);
@@ -435,25 +380,6 @@ export class FaceWarp {
       sampleLuma(this.#base, width, height, sx, sy, n, out, at);
       if (shared) blendLuma(this.#base, width, height, alpha, tu, tv, n, out, at);
     }
-  }
-
-  /** Row pieces of the head region where the weight is not 0, cut by kind; `step` 2 for chroma. */
-  #cutRuns(step: number, kindAt: (x: number, y: number, weight: number) => number): Runs {
-    const runs: number[] = [];
-    for (let row = 0; row < this.#rh; row += step) {
-      let open = -1;
-      let openKind = -1;
-      for (let col = 0; col <= this.#rw; col += step) {
-        const weight = col < this.#rw ? this.#weight[row * this.#rw + col]! : 0;
-        const kind = weight > 0 ? kindAt(this.#rx0 + col, this.#ry0 + row, weight) : -1;
-        if (kind === openKind) continue;
-        if (openKind >= 0)
-          runs.push((this.#ry0 + row) / step, (this.#rx0 + open) / step, (this.#rx0 + col) / step, openKind);
-        open = col;
-        openKind = kind;
-      }
-    }
-    return { list: Int32Array.from(runs), count: runs.length / 4 };
   }
 }
 
