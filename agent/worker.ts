@@ -8,7 +8,12 @@ import { join } from 'node:path';
 import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { CONTROL_PLANE_SECRETS, loadAgentSettings } from '../src/config.ts';
-import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_PATH, type WorkerHeartbeat } from '../src/contract/index.ts';
+import {
+  HEARTBEAT_INTERVAL_SECONDS,
+  HEARTBEAT_PATH,
+  HEARTBEAT_TTL_SECONDS,
+  type WorkerHeartbeat,
+} from '../src/contract/index.ts';
 import {
   announceAvailable,
   launchingJobs,
@@ -308,7 +313,8 @@ function startHeartbeats(options: {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(heartbeat),
-      signal: AbortSignal.timeout(HEARTBEAT_INTERVAL_SECONDS * 1000),
+      // As long as a beat still counts: a slow answer is no failure (beats are idempotent).
+      signal: AbortSignal.timeout(HEARTBEAT_TTL_SECONDS * 1000),
     }).catch((error: unknown) => error as Error);
     const failed = answer instanceof Error ? answer.message : answer.ok ? undefined : `HTTP ${answer.status}`;
     // Once per outage: the control plane may be restarting.

@@ -5,7 +5,8 @@
 // - Lost: a session whose agent had joined, but which no live worker's heartbeat has listed
 //   for HEARTBEAT_TTL_SECONDS (its worker was killed, or the job died). Its agent
 //   participants are removed from the room (a stalled one must not come back beside a new
-//   one) and it is dispatched again; the visitor stays in the room. Minutes go on from those
+//   one) and it is dispatched again; the visitor stays in the room. Not while no worker's
+//   heartbeat gets through at all, for a while: that is a busy machine more often than a dead fleet. Minutes go on from those
 //   already billed: none is billed while no avatar streams.
 // - Unanswered: a session whose agent has not joined REDISPATCH_AFTER_SECONDS after its last
 //   dispatch is dispatched again, while a worker has a free slot.
@@ -62,10 +63,31 @@ export interface AgentWatchDeps {
  */
 const LOST_GRACE_AFTER_DB_FAILURE_MS = (HEARTBEAT_TTL_SECONDS + 2 * HEARTBEAT_INTERVAL_SECONDS) * 1000;
 
+/**
+ * While no worker's heartbeat gets through at all, this long since the last one before an agent
+ * may be taken for lost. Silence from every worker at once is rarely every worker dying: it was a
+ * machine too busy to send or record them (a blocked event loop held a lone worker's beats back
+ * for two seconds, and its live agent was removed and dispatched again to the same worker). One
+ * worker silent while another beats is still lost at once (failover, docs/benchmarks.md).
+ */
+const LOST_GRACE_WITHOUT_ANY_HEARTBEAT_SECONDS = 10;
+
 export class AgentWatch {
   #databaseFailedAt = -Infinity;
 
   constructor(private readonly deps: AgentWatchDeps) {}
+
+  /** Some worker's heartbeat got through lately, or none has for longer than the grace (or none ever did). */
+  async #heartbeatsHeard(): Promise<boolean> {
+    const [fleet] = await this.deps.db
+      .select({
+        heard: sql<boolean>`coalesce(bool_or(${agentWorkers.expiresAt} > now()), false)
+          or coalesce(max(${agentWorkers.seenAt}) < now() - make_interval(secs => ${LOST_GRACE_WITHOUT_ANY_HEARTBEAT_SECONDS}), true)`,
+      })
+      .from(agentWorkers)
+      .where(eq(agentWorkers.agentName, this.deps.agentName));
+    return Boolean(fleet?.heard);
+  }
 
   /** One look at every running session; returns the ids dispatched again. */
   async tick(): Promise<string[]> {
@@ -81,7 +103,8 @@ export class AgentWatch {
     const { db } = this.deps;
     const redispatched: string[] = [];
     // Lost agents first: claimed by clearing the join, so a second process finds nothing.
-    const heartbeatsRecorded = performance.now() - this.#databaseFailedAt > LOST_GRACE_AFTER_DB_FAILURE_MS;
+    const heartbeatsRecorded =
+      performance.now() - this.#databaseFailedAt > LOST_GRACE_AFTER_DB_FAILURE_MS && (await this.#heartbeatsHeard());
     const lost = !heartbeatsRecorded
       ? []
       : await db

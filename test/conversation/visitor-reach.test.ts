@@ -79,15 +79,27 @@ function residentBytes(pid: number): number {
 async function memoryWhile(pid: number, send: () => Promise<void>): Promise<{ peak: number }> {
   const before = residentBytes(pid);
   let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, residentBytes(pid))), 50);
+  let gone: unknown;
+  // A job process that went away (the attack killed it, or its session moved) fails the
+  // test once, here, rather than every sample from a timer.
+  const sample = () => {
+    try {
+      peak = Math.max(peak, residentBytes(pid));
+    } catch (error) {
+      gone ??= error;
+      clearInterval(sampler);
+    }
+  };
+  const sampler = setInterval(sample, 50);
   try {
     await send();
     // What arrived last is handled a moment after the sender is done.
     await Bun.sleep(1_500);
-    peak = Math.max(peak, residentBytes(pid));
+    sample();
   } finally {
     clearInterval(sampler);
   }
+  if (gone) throw new Error(`the job process ${pid} ended while the visitor sent (${String(gone)})`);
   return { peak: peak - before };
 }
 

@@ -2,12 +2,15 @@
 // worker's heartbeat has listed the session lately. While the database is unreachable the
 // heartbeats cannot be recorded either, so right after an outage every session looks unlisted:
 // the watch waits a heartbeat's lifetime after its last failure before judging (a Postgres
-// crash test once saw a live agent moved and a second one join). Here the failure is made to
-// order and the watch is driven by hand (SESSION_ADMISSION=off: the service runs no watch of its own).
+// crash test once saw a live agent moved and a second one join). Likewise while no worker's
+// heartbeat gets through at all (a machine too busy to send or record them: a blocked event loop
+// once cost a lone worker's live agent its place). Here the failures are made to order and the
+// watch is driven by hand (SESSION_ADMISSION=off: the service runs no watch of its own).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
+import { agentWorkers } from '../../src/workers/schema.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -50,4 +53,48 @@ test('an agent unlisted only because heartbeats could not be recorded is not tak
   await Bun.sleep(HEARTBEAT_TTL_SECONDS * 1000 + 1_200);
   expect(await watch.tick()).toEqual([session.room_name]);
   expect(await joined()).toBeNull();
+}, 60_000);
+
+test("while no worker's heartbeat gets through, an unlisted agent is not taken for lost for 10 s; once a worker beats, or the silence lasts longer, it is", async () => {
+  const account = await service.account({ credits: 1_000 });
+  const identity = await createAstronaut(account, { language: 'en' });
+  const db = service.services.database.db;
+  const agentName = service.config.livekit.agentName;
+  const watch = service.services.agentWatch;
+  const unlisted = async () => {
+    const session = await startSession(account, { identity_id: identity.identity_id });
+    // An agent joined, last listed well over a heartbeat's lifetime ago.
+    await db
+      .update(sessions)
+      .set({ agentJoinedAt: sql`now() - interval '10 seconds'`, agentSeenAt: sql`now() - interval '10 seconds'` })
+      .where(eq(sessions.id, session.room_name));
+    return session.room_name;
+  };
+  const joined = async (id: string) => (await db.select().from(sessions).where(eq(sessions.id, id)))[0]!.agentJoinedAt;
+  const worker = (id: string, silentFor: number) => ({
+    id,
+    agentName,
+    capacity: 2,
+    runningJobs: 1,
+    seenAt: sql`now() - make_interval(secs => ${silentFor})`,
+    expiresAt: sql`now() - make_interval(secs => ${silentFor - HEARTBEAT_TTL_SECONDS})`,
+  });
+
+  // The only worker last heard 3 s ago: nobody's beats get through; its agent stays.
+  const first = await unlisted();
+  await db.insert(agentWorkers).values(worker('worker-quiet', 3));
+  // (Sessions of the test above may be dispatched again meanwhile: only this one is looked at.)
+  expect(await watch.tick()).not.toContain(first);
+  expect(await joined(first)).not.toBeNull();
+  // Another worker beats: heartbeats get through, and the unlisted agent is lost.
+  await db.insert(agentWorkers).values(worker('worker-beating', 0));
+  expect(await watch.tick()).toContain(first);
+  expect(await joined(first)).toBeNull();
+
+  // Silence from every worker for longer than the grace: the agent is lost all the same.
+  await db.delete(agentWorkers).where(eq(agentWorkers.id, 'worker-beating'));
+  await db.update(agentWorkers).set(worker('worker-quiet', 11)).where(eq(agentWorkers.id, 'worker-quiet'));
+  const second = await unlisted();
+  expect(await watch.tick()).toContain(second);
+  expect(await joined(second)).toBeNull();
 }, 60_000);
