@@ -21,6 +21,21 @@ import {
   toLocal,
   UPPER_LIFT,
 } from '../../contract/face-rig.ts';
+import {
+  CHIN,
+  EYES,
+  FACE_OVAL,
+  FOREHEAD,
+  JAW,
+  LIP_BODY_PAIRS,
+  LIPS_LOWER_INNER,
+  LIPS_LOWER_OUTER,
+  LIPS_UPPER_INNER,
+  LIPS_UPPER_OUTER,
+  MOUTH_CORNERS,
+  NOSE_BOTTOM,
+} from './face-landmarks.ts';
+import { linesAroundTeeth } from './teeth-between-lips.ts';
 
 export interface FaceRigInput extends RgbaImage {
   landmarks: Array<[number, number]>;
@@ -31,47 +46,6 @@ export interface BuiltFaceRig {
   /** `mouth`: the cavity (and teeth) shown between the parted lips. */
   textures: Record<string, RgbaImage>;
 }
-
-// FaceMesh indices (canonical topology).
-const MOUTH_CORNERS = [61, 291] as const;
-const LIPS_LOWER_INNER = [78, 95, 88, 178, 87, 14, 317, 402, 318, 324, 308];
-const LIPS_UPPER_INNER = [78, 191, 80, 81, 82, 13, 312, 311, 310, 415, 308];
-/** Outer/inner lip point pairs: the lip colour is sampled between them. */
-const LIP_BODY_PAIRS: Array<[number, number]> = [
-  [0, 13],
-  [37, 82],
-  [267, 312],
-  [39, 81],
-  [269, 311],
-  [17, 14],
-  [84, 87],
-  [314, 317],
-  [181, 178],
-  [405, 402],
-];
-const NOSE_BOTTOM = 2;
-const JAW = [93, 132, 58, 172, 136, 150, 149, 176, 148, 152, 377, 400, 378, 379, 365, 397, 288, 361, 323];
-const FACE_OVAL = [
-  10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377, 152, 148, 176, 149, 150, 136,
-  172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109,
-];
-const FOREHEAD = 10;
-const CHIN = 152;
-/** Per eye: corners, upper lid, lower lid, lower edge of the brow. The first is the image-left eye for an upright, unmirrored face. */
-const EYES = [
-  {
-    corners: [33, 133],
-    upper: [33, 246, 161, 160, 159, 158, 157, 173, 133],
-    lower: [33, 7, 163, 144, 145, 153, 154, 155, 133],
-    brow: [46, 53, 52, 65, 55],
-  },
-  {
-    corners: [362, 263],
-    upper: [362, 398, 384, 385, 386, 387, 388, 466, 263],
-    lower: [362, 382, 381, 380, 374, 373, 390, 249, 263],
-    brow: [285, 295, 282, 283, 276],
-  },
-] as const;
 
 /** The head's motion fades out between its ellipse and this multiple of it: over the hair's edge and the neck. */
 const HEAD_FADE = 1.3;
@@ -108,7 +82,7 @@ export function buildFaceRig(input: FaceRigInput): BuiltFaceRig {
   const faceHeight = length(sub(at(CHIN), at(FOREHEAD)));
   if (!(faceHeight > 8)) throw new Error('the landmarks do not span a face');
 
-  const mouth = buildMouth(at);
+  const mouth = buildMouth(at, input);
   const eyes = EYES.map((eye) => buildEye(at, eye));
   const head = buildHead(at, faceAxis, faceHeight);
   const rig: FaceRig = { version: FACE_RIG_VERSION, width, height, head, mouth: mouth.rig, eyes };
@@ -128,7 +102,7 @@ function buildHead(at: (index: number) => Point, axis: Point, faceHeight: number
   return { origin, axis, radii: [halfWidth * 1.22, halfHeight * 1.28], fade: HEAD_FADE, pivot, faceHeight };
 }
 
-function buildMouth(at: (index: number) => Point) {
+function buildMouth(at: (index: number) => Point, image: RgbaImage) {
   const left = at(MOUTH_CORNERS[0]);
   const right = at(MOUTH_CORNERS[1]);
   const frame: LocalFrame = { origin: mean([left, right]), axis: unit(sub(right, left)) };
@@ -136,17 +110,29 @@ function buildMouth(at: (index: number) => Point) {
   const corners: Point = [local(MOUTH_CORNERS[0])[0], local(MOUTH_CORNERS[1])[0]];
   const width = corners[1] - corners[0];
   if (!(width > 4)) throw new Error('the mouth landmarks are degenerate');
-  const split = monotonic([[corners[0], 0], ...LIPS_LOWER_INNER.map(local), [corners[1], 0]]);
-  const upperInner = monotonic([[corners[0], 0], ...LIPS_UPPER_INNER.map(local), [corners[1], 0]]);
+  let split = monotonic([[corners[0], 0], ...LIPS_LOWER_INNER.map(local), [corners[1], 0]]);
+  let upperInner = monotonic([[corners[0], 0], ...LIPS_UPPER_INNER.map(local), [corners[1], 0]]);
   // The jaw below the mouth line: what the opening moves (the face's sides above it stay).
   const chin = local(CHIN)[1];
   const jaw = monotonic(JAW.map(local).filter(([, v]) => v > 0.25 * chin));
   if (jaw.length < 3 || !(chin > 0)) throw new Error('the jaw landmarks are degenerate');
   const nose = local(NOSE_BOTTOM)[1];
-  // The photo's own interior (between the inner lip lines) at the middle third of the mouth.
-  const interiorHeight = middleGap(upperInner, split, corners);
   const maxOpen = MAX_OPEN_PER_WIDTH * width;
-  const closed = interiorHeight < VISIBLE_INTERIOR_PER_WIDTH * width;
+  // The photo's own interior (between the inner lip lines) at the middle third of the mouth.
+  let closed = middleGap(upperInner, split, corners) < VISIBLE_INTERIOR_PER_WIDTH * width;
+  // Lips read closed over teeth the photo shows: the inner lines go to the teeth's edges.
+  const aroundTeeth = closed
+    ? linesAroundTeeth(
+        image,
+        { frame, corners, upperOuter: LIPS_UPPER_OUTER.map(local), lowerOuter: LIPS_LOWER_OUTER.map(local) },
+        { upper: upperInner, lower: split },
+        VISIBLE_INTERIOR_PER_WIDTH * width,
+      )
+    : undefined;
+  if (aroundTeeth) {
+    ({ upper: upperInner, lower: split } = aroundTeeth);
+    closed = false;
+  }
   // Closed lips hide the teeth: the texture shows them when the mouth opens.
   const teeth = closed ? Math.max(2, Math.round(TEETH_PER_OPEN * maxOpen)) : 0;
   // Parted lips show teeth right above the lower lip, and the landmarks are good to a pixel:

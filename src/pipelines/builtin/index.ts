@@ -20,9 +20,10 @@ import { type Framing, frameFace, opaqueRgba } from './framing.ts';
 /**
  * What a training of this version holds; an older one is retrained in the background
  * (src/identities). 3: faces found on a crop turned upright (tilted heads' eyes and lips);
- * 4: small faces in large photos read again on an enlarged crop.
+ * 4: small faces in large photos read again on an enlarged crop; 5: teeth the photo shows
+ * between lips the landmarks closed (teeth-between-lips.ts).
  */
-export const TRAINING_VERSION = 4;
+export const TRAINING_VERSION = 5;
 const FRAMING_JPEG_QUALITY = 92;
 
 /** What the identity row's `training` holds for this pipeline (the renderer reads `assets`). */
