@@ -8,13 +8,11 @@ import { ROLES } from '../../src/cli/index.ts';
 import { DEFAULT_ICE_TCP_PORT, DEFAULT_TLS_PORT, DEFAULT_UDP_PORTS } from '../../src/config.ts';
 import { configYaml, PLI_THROTTLE_MS } from '../../src/livekit/local-files.ts';
 import { compose, composeService, likenessServices } from '../cluster/compose.ts';
+import { configSource as readConfigSource } from './config-source.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
-// The configuration: src/config.ts and its parts (src/config/).
-const configSource = ['src/config.ts', 'src/config/agent.ts', 'src/config/environment.ts', 'src/config/knowledge.ts']
-  .map(read)
-  .join('\n');
+const configSource = readConfigSource();
 /** The LiveKit version the bootstrap builds (src/bootstrap/livekit.mjs, plain Node, untyped). */
 const LIVEKIT_SERVER_TAG = /LIVEKIT_SERVER_TAG = ['"](v[\d.]+)['"]/.exec(read('src/bootstrap/livekit.mjs'))![1]!;
 

@@ -9,18 +9,14 @@ import type { AgentWorker } from '../../agent/worker.ts';
 import { ROLES } from '../../src/cli/index.ts';
 import { CONTROL_PLANE_SECRETS, loadAgentSettings, loadConfig } from '../../src/config.ts';
 import { healthRoutes, Readiness } from '../../src/health/index.ts';
+import { configSource as readConfigSource } from './config-source.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 const CHART = join(ROOT, 'deploy/helm/likeness');
 const CLUSTER_VALUES = join(CHART, 'examples/cluster-values.yaml');
 /** Plain Node and untyped: imported by path, its one function typed here. */
 const HELM_BOOTSTRAP = join(ROOT, 'src/bootstrap/helm.mjs');
-/** The configuration: src/config.ts and its parts (src/config/), as test/deploy/compose-matches-code.test.ts reads it. */
-const configSource = await Promise.all(
-  ['src/config.ts', 'src/config/agent.ts', 'src/config/environment.ts', 'src/config/knowledge.ts'].map((path) =>
-    Bun.file(join(ROOT, path)).text(),
-  ),
-).then((sources) => sources.join('\n'));
+const configSource = readConfigSource();
 
 type Manifest = {
   kind: string;
