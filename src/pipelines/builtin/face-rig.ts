@@ -52,7 +52,7 @@ const HEAD_FADE = 1.3;
 /** Full openness drops the lower lip by this share of the mouth's width (a wide "ah"). */
 const MAX_OPEN_PER_WIDTH = 0.22;
 /** An interior taller than this share of the mouth width shows in the photo (teeth, usually). */
-const VISIBLE_INTERIOR_PER_WIDTH = 0.06;
+export const VISIBLE_INTERIOR_PER_WIDTH = 0.06;
 /** The lid skin that stretches in a blink: this share of the way from the lid up to the brow. */
 const LID_SKIN_SHARE = 0.8;
 /** The teeth revealed under the upper lip, as a share of the full opening. */

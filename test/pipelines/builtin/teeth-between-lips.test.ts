@@ -8,14 +8,11 @@ import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
 import { NEUTRAL_POSE } from '../../../agent/pipelines/builtin/pose.ts';
 import { FaceWarp, i420Length } from '../../../agent/pipelines/builtin/warp.ts';
 import { interpolate, type LocalFrame, type Point, toLocal, UPPER_LIFT } from '../../../src/contract/face-rig.ts';
-import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
+import { buildFaceRig, VISIBLE_INTERIOR_PER_WIDTH } from '../../../src/pipelines/builtin/face-rig.ts';
 import { teethBand } from '../../../src/pipelines/builtin/teeth-between-lips.ts';
 import { faceFraming } from './face.ts';
 import { portraitFraming } from './stranger-face.ts';
 import { strangerPhoto } from './stranger-photos.ts';
-
-/** The rig's threshold: an interior taller than this share of the mouth's width shows. */
-const VISIBLE_INTERIOR_PER_WIDTH = 0.06;
 
 describe('teeth between lips the landmarks closed', () => {
   test('smiling-tilted-left: read parted at its teeth, which stay put as the mouth opens', async () => {
@@ -103,8 +100,8 @@ describe('the teeth band, on drawn mouths', () => {
         [40, 30],
       ] as Point[],
     };
-    // The rig's minimum: 6 % of the mouth's width.
-    return teethBand({ width, height, rgba }, lips, 4.8);
+    // The rig's minimum: its share of the mouth's width (80 px here).
+    return teethBand({ width, height, rgba }, lips, VISIBLE_INTERIOR_PER_WIDTH * 80);
   }
 
   test('teeth between two lips are found, at their edges', () => {
