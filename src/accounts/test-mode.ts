@@ -2,8 +2,10 @@
 // its test account, created on first use. Everything a test key makes lives there, so the
 // account scoping every query already keeps live and test apart in both directions; what
 // differs is the price (nothing), the session length (short) and the "TEST" mark on the
-// video. The test account's id is the live one's with `acc_test_`: a live id is `acc_` and
-// base62, so the two never collide, and any code holding an account id knows its mode.
+// video. What bounds an owner is its live account alone: its limits, balance and fair share
+// count and gate both accounts together (ownerAccountIds, docs/decisions.md#embed-and-test-mode).
+// The test account's id is the live one's with `acc_test_`: a live id is `acc_` and base62, so
+// the two never collide, and any code holding an account id knows its mode.
 import { eq } from 'drizzle-orm';
 import { t } from 'elysia';
 import type { Queryable } from '../db/index.ts';
@@ -26,6 +28,15 @@ export function testAccountIdOf(liveAccountId: string): string {
 /** The live account a test account belongs to (itself for a live one). */
 export function liveAccountIdOf(accountId: string): string {
   return isTestAccount(accountId) ? `${LIVE_PREFIX}${accountId.slice(TEST_PREFIX.length)}` : accountId;
+}
+
+/**
+ * Both accounts of the owner of `accountId`, live first: what its limits and fair share count
+ * together, so a test key cannot double what the operator allows the live one.
+ */
+export function ownerAccountIds(accountId: string): [live: string, test: string] {
+  const live = liveAccountIdOf(accountId);
+  return [live, testAccountIdOf(live)];
 }
 
 /** The live account's test account, created when it has none yet; in the caller's transaction. */

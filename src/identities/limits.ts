@@ -1,7 +1,9 @@
 // An identity create or retrain against the account's limits (src/limits): trainings at once
 // (the account's identities being created or retrained) and per hour (limit_attempts, failed
-// ones included: a refused photo cost its decoding too).
-import { and, count, eq, inArray } from 'drizzle-orm';
+// ones included: a refused photo cost its decoding too). A test account's trainings count with
+// its live account's, against the live account's limits (src/accounts/test-mode.ts).
+import { and, count, inArray } from 'drizzle-orm';
+import { liveAccountIdOf, ownerAccountIds } from '../accounts/test-mode.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { type AccountLimits, AttemptLimiter, limitReached } from '../limits/index.ts';
 import { identities } from './schema.ts';
@@ -28,7 +30,12 @@ export async function admitTraining(
     const [row] = await tx
       .select({ training: count() })
       .from(identities)
-      .where(and(eq(identities.accountId, accountId), inArray(identities.status, ['created', 'training'])));
+      .where(
+        and(
+          inArray(identities.accountId, ownerAccountIds(accountId)),
+          inArray(identities.status, ['created', 'training']),
+        ),
+      );
     if ((row?.training ?? 0) >= limits.concurrent_identity_creates) {
       throw limitReached(
         `This account has ${limits.concurrent_identity_creates} identities training, its limit`,
@@ -37,7 +44,7 @@ export async function admitTraining(
     }
   }
   if (limits.identity_creates_per_hour > 0) {
-    const taken = await attempts.take(accountId, limits.identity_creates_per_hour, tx);
+    const taken = await attempts.take(liveAccountIdOf(accountId), limits.identity_creates_per_hour, tx);
     if ('wait' in taken)
       throw limitReached(
         `This account created or retrained ${limits.identity_creates_per_hour} identities in the last hour, its limit`,

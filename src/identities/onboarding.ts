@@ -5,7 +5,7 @@
 // the row and its files: nothing half-built, nothing charged.
 // Uploaded audio is cloned into the identity's voice here too (ElevenLabs when configured).
 import { eq } from 'drizzle-orm';
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
 import type { AssetStore } from '../assets/store.ts';
 import type { Language } from '../contract/languages.ts';
 import { type CreditLedger, InsufficientCredits } from '../credits/ledger.ts';
@@ -95,6 +95,13 @@ function insufficient(cost: number): ApiError {
   return new ApiError(402, `Insufficient credits: onboarding an identity costs ${cost} credits`);
 }
 
+function insufficientForTest(cost: number): ApiError {
+  return new ApiError(
+    402,
+    `Insufficient credits: a test identity is free, but is made only while the live account could pay a live one (${cost} credits)`,
+  );
+}
+
 /**
  * Takes the account's training slot (429 past its limits) and checks its credits (402), with
  * the account locked, and reserves the identity's row: all before the uploads are decoded, so
@@ -118,6 +125,14 @@ export async function reserveIdentity(deps: OnboardingDeps, fields: IdentityFiel
     // Refuse early so nothing is decoded or stored; the charge at the end is what really decides.
     if (onboardingCost > 0 && ((await ledger.balance(fields.accountId, tx)) ?? 0) < onboardingCost)
       throw insufficient(onboardingCost);
+    // A test identity costs nothing, but an owner whose live account could not pay for a live
+    // one makes none (docs/decisions.md#embed-and-test-mode).
+    if (
+      isTestAccount(fields.accountId) &&
+      deps.onboardingCost > 0 &&
+      ((await ledger.balance(liveAccountIdOf(fields.accountId), tx)) ?? 0) < deps.onboardingCost
+    )
+      throw insufficientForTest(deps.onboardingCost);
     await tx.insert(identities).values({
       id,
       accountId: fields.accountId,

@@ -4,6 +4,7 @@
 // 0 means no limit.
 import { eq, sql } from 'drizzle-orm';
 import { accounts } from '../accounts/schema.ts';
+import { liveAccountIdOf } from '../accounts/test-mode.ts';
 import type { AccountLimits } from '../config.ts';
 import type { Queryable } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
@@ -29,6 +30,8 @@ export function limitsOf(defaults: AccountLimits, own: Partial<AccountLimits> | 
  * The account's limits, read with its row locked until the transaction ends: checks and the
  * work they admit (a session row, an identity row) happen one request at a time per account,
  * across every control-plane replica on the database, so parallel requests cannot all pass.
+ * A test account's are its live account's, under the live row's lock: both modes' requests
+ * queue on one lock and count together (src/accounts/test-mode.ts).
  */
 export async function lockAccountLimits(
   tx: Queryable,
@@ -38,7 +41,7 @@ export async function lockAccountLimits(
   const [row] = await tx
     .select({ limits: accounts.limits })
     .from(accounts)
-    .where(eq(accounts.id, accountId))
+    .where(eq(accounts.id, liveAccountIdOf(accountId)))
     .for('update');
   return limitsOf(defaults, row?.limits);
 }
@@ -49,7 +52,10 @@ export async function readAccountLimits(
   accountId: string,
   defaults: AccountLimits,
 ): Promise<AccountLimits> {
-  const [row] = await q.select({ limits: accounts.limits }).from(accounts).where(eq(accounts.id, accountId));
+  const [row] = await q
+    .select({ limits: accounts.limits })
+    .from(accounts)
+    .where(eq(accounts.id, liveAccountIdOf(accountId)));
   return limitsOf(defaults, row?.limits);
 }
 

@@ -4,7 +4,7 @@
 // (session, minute index), so a retried or duplicated report never charges twice. A test
 // account's minutes are counted and recorded at a price of nothing (docs/api.md#test-mode).
 import { and, eq, sql } from 'drizzle-orm';
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
 import { CreditLedger, InsufficientCredits } from '../credits/ledger.ts';
 import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
@@ -23,9 +23,13 @@ export class SessionBilling {
     this.ledger = new CreditLedger(db);
   }
 
-  /** Whether the account could pay a hold now (an early check; `hold` decides). */
+  /**
+   * Whether the account could pay a hold now (an early check; `hold` decides). A test account
+   * holds nothing, but starts an avatar only while its live account could pay a live one's
+   * (docs/decisions.md#embed-and-test-mode).
+   */
   async canHold(accountId: string): Promise<boolean> {
-    return this.priceFor(accountId) === 0 || (await this.ledger.canAfford(accountId, this.perMinute));
+    return this.perMinute === 0 || (await this.ledger.canAfford(liveAccountIdOf(accountId), this.perMinute));
   }
 
   /** A minute's price for this account: nothing for a test account. */

@@ -1,8 +1,10 @@
 // A session start against the account's limits (src/limits): sessions running at once and
 // starts per minute, counted from the account's session rows; a website's start also against
 // its publishable key's, per key and per visitor address. Voice-only sessions count as
-// any other: they take an agent worker's slot just the same (decisions.md).
-import { and, count, desc, eq, gt, type SQL } from 'drizzle-orm';
+// any other: they take an agent worker's slot just the same (decisions.md). A test account's
+// sessions count with its live account's, against the live account's limits (test-mode.ts).
+import { and, count, desc, eq, gt, inArray, type SQL } from 'drizzle-orm';
+import { ownerAccountIds } from '../accounts/test-mode.ts';
 import type { Queryable } from '../db/index.ts';
 import { type AccountLimits, limitReached, secondsAgo, windowWait } from '../limits/index.ts';
 import type { PublishableKeyLimits } from '../publishable-keys/schema.ts';
@@ -13,11 +15,12 @@ const RUNNING_RETRY_AFTER_SECONDS = 15;
 
 /** Throws 429 when the account may not start another session now. */
 export async function checkSessionLimits(q: Queryable, accountId: string, limits: AccountLimits): Promise<void> {
+  const ofOwner = inArray(sessions.accountId, ownerAccountIds(accountId));
   if (limits.concurrent_sessions > 0) {
     const [row] = await q
       .select({ running: count() })
       .from(sessions)
-      .where(and(eq(sessions.accountId, accountId), eq(sessions.status, 'running')));
+      .where(and(ofOwner, eq(sessions.status, 'running')));
     if ((row?.running ?? 0) >= limits.concurrent_sessions) {
       throw limitReached(
         `This account has ${limits.concurrent_sessions} sessions running, its limit: end one first`,
@@ -30,7 +33,7 @@ export async function checkSessionLimits(q: Queryable, accountId: string, limits
     const recent = await q
       .select({ at: sessions.createdAt })
       .from(sessions)
-      .where(and(eq(sessions.accountId, accountId), gt(sessions.createdAt, secondsAgo(60))))
+      .where(and(ofOwner, gt(sessions.createdAt, secondsAgo(60))))
       .orderBy(desc(sessions.createdAt))
       .limit(perMinute);
     const wait = windowWait(

@@ -5,7 +5,7 @@
 // the room is deleted, and the hold and the row roll back together.
 import { eq } from 'drizzle-orm';
 import { accounts } from '../accounts/schema.ts';
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
@@ -109,15 +109,17 @@ export async function startSession(
   await checkSessionLimits(db, accountId, await readAccountLimits(db, accountId, deps.limits));
   if (website) await checkPublishableKeyLimits(db, website);
   if (settings.admission === 'workers') await admitSession(db, accountId, deps.agentName, settings);
-  if (avatarEnabled && !(await deps.billing.canHold(accountId))) throw insufficientCredits(deps.billing.perMinute);
+  if (avatarEnabled && !(await deps.billing.canHold(accountId)))
+    throw insufficientCredits(deps.billing.perMinute, accountId);
 
   const sessionId = newId('ses');
   const visitorIdentity = `visitor_${randomBase62(16)}`;
   const reportToken = randomBase62(43);
+  // A test session's maximum is bounded by its live account's too.
   const [account] = await db
     .select({ maxSessionSeconds: accounts.maxSessionSeconds })
     .from(accounts)
-    .where(eq(accounts.id, accountId));
+    .where(eq(accounts.id, liveAccountIdOf(accountId)));
   const toolbox = await sessionToolbox(
     db,
     { id: sessionId, accountId, toolIds: attached.toolIds, documentIds: attached.documentIds },
@@ -232,7 +234,7 @@ export async function startSession(
   } catch (error) {
     if (roomCreated) await livekit.rooms.deleteRoom(sessionId).catch(() => {});
     if (error instanceof ApiError) throw error;
-    if (error instanceof InsufficientCredits) throw insufficientCredits(deps.billing.perMinute);
+    if (error instanceof InsufficientCredits) throw insufficientCredits(deps.billing.perMinute, accountId);
     log.error({ err: error, session_id: sessionId, account_id: accountId }, 'starting a session failed');
     throw new ApiError(500, 'The session could not be started; retry shortly');
   }
@@ -274,6 +276,11 @@ export function maxDurationOf(
   return isTestAccount(accountId) ? Math.min(maximum, settings.testMaxDurationSeconds) : maximum;
 }
 
-function insufficientCredits(perMinute: number): ApiError {
+function insufficientCredits(perMinute: number, accountId: string): ApiError {
+  if (isTestAccount(accountId))
+    return new ApiError(
+      402,
+      `Insufficient credits: a test avatar session is free, but starts only while the live account could pay a live one's first minute (${perMinute} credits)`,
+    );
   return new ApiError(402, `Insufficient credits: an avatar session needs ${perMinute} credits for its first minute`);
 }

@@ -6,8 +6,10 @@
 //
 // The fair share (decisions.md#sessions): while few slots are free, the last of them are kept
 // for accounts that run no session, so one account cannot take every agent from the others.
-// Its sessions nobody has joined yet count as running: they cannot starve anyone either.
-import { and, count, eq, gt, isNull, lt, ne, or, sql } from 'drizzle-orm';
+// Its sessions nobody has joined yet count as running: they cannot starve anyone either. An
+// account's test sessions count with its live ones: a test key is no second account here.
+import { and, count, eq, gt, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { ownerAccountIds } from '../accounts/test-mode.ts';
 import type { Queryable } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { limitReached } from '../limits/index.ts';
@@ -70,7 +72,7 @@ async function runningSessions(q: Queryable, accountId: string): Promise<number>
   const [row] = await q
     .select({ n: count() })
     .from(sessions)
-    .where(and(eq(sessions.accountId, accountId), eq(sessions.status, 'running')));
+    .where(and(inArray(sessions.accountId, ownerAccountIds(accountId)), eq(sessions.status, 'running')));
   return Number(row?.n ?? 0);
 }
 
