@@ -82,6 +82,22 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
     if (body.parameters !== undefined) problems.push(...parametersProblems(body.parameters, ['body', 'parameters']));
     return problems;
   };
+  const tooMany = () =>
+    new ApiError(422, [
+      {
+        loc: ['body'],
+        msg: `An account can have at most ${settings.maxPerAccount} tools; delete one first`,
+        type: 'too_many_tools',
+      },
+    ]);
+  /** A name the account already uses, but `keep`'s: refused before any costlier check (the insert checks again). */
+  const refuseTakenName = async (accountId: string, name: string, keep?: string) => {
+    const [taken] = await db
+      .select({ id: tools.id })
+      .from(tools)
+      .where(and(eq(tools.accountId, accountId), eq(tools.name, name)));
+    if (taken && taken.id !== keep) throw duplicateName(name);
+  };
   const findOwned = async (accountId: string, id: string) => {
     const row = await ownedRow(db, tools, accountId, id);
     if (!row) throw notFound('Tool');
@@ -92,6 +108,13 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
     .post(
       '',
       async ({ caller, body, set }) => {
+        // The cap and the name first: a refused tool costs no DNS lookup and no schema compile.
+        const [{ existing }] = (await db
+          .select({ existing: count() })
+          .from(tools)
+          .where(eq(tools.accountId, caller.accountId))) as [{ existing: number }];
+        if (existing >= settings.maxPerAccount) throw tooMany();
+        await refuseTakenName(caller.accountId, body.name);
         const problems = await fieldProblems(body.type, body, true);
         if (problems.length > 0) throw new ApiError(422, problems);
         const row = await db.transaction(async (tx) => {
@@ -99,15 +122,7 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
             .select({ existing: count() })
             .from(tools)
             .where(eq(tools.accountId, caller.accountId))) as [{ existing: number }];
-          if (existing >= settings.maxPerAccount) {
-            throw new ApiError(422, [
-              {
-                loc: ['body'],
-                msg: `An account can have at most ${settings.maxPerAccount} tools; delete one first`,
-                type: 'too_many_tools',
-              },
-            ]);
-          }
+          if (existing >= settings.maxPerAccount) throw tooMany();
           const [created] = await tx
             .insert(tools)
             .values({
@@ -176,6 +191,7 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
             { loc: ['body', 'type'], msg: "A tool's type cannot change; make a new tool", type: 'immutable_field' },
           ]);
         const tool = await findOwned(caller.accountId, params.tool_id);
+        if (body.name !== undefined) await refuseTakenName(caller.accountId, body.name, tool.id);
         const problems = await fieldProblems(tool.type, body, false);
         if (problems.length > 0) throw new ApiError(422, problems);
         let row: typeof tool | undefined;

@@ -1,7 +1,7 @@
 // A tool's `parameters` (docs/api.md#tools): a JSON Schema the model fills in. Only a small,
 // safe subset is taken (the keywords every model provider understands, no references, no
 // patterns a regex engine could choke on), bounded in depth and size, and compiled with ajv
-// on save; the same compiled schema checks the model's arguments before any call.
+// on save; compiled again (and kept) to check the model's arguments before any call.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FieldProblem } from '../http/errors.ts';
 
@@ -137,26 +137,38 @@ function keywordProblem(keyword: string, value: unknown, schema: Record<string, 
   }
 }
 
-// Strict: a keyword ajv does not know, or one misplaced, fails the compile rather than being ignored.
-const ajv = new Ajv({ strict: true, allErrors: true });
-/** Compiled schemas by their text; tools are few, so the cache is small, and cleared when full. */
-const compiled = new Map<string, ValidateFunction>();
-const COMPILED_MAX = 1_000;
+// ajv keeps every schema it compiles for as long as it lives (its cache, and the generated
+// code's scope, which removeSchema leaves), so each Ajv here lives no longer than what it
+// compiled. Strict: a keyword ajv does not know, or one misplaced, fails the compile rather than
+// being ignored. No meta-schema: the subset check above is stricter, and compiling draft-07's
+// for every fresh Ajv would triple the cost.
+const newAjv = () => new Ajv({ strict: true, allErrors: true, validateSchema: false, meta: false });
 
-function compile(schema: JsonSchemaObject): ValidateFunction {
+/** Compiles once and keeps nothing: what a save checks (a refused or replaced schema leaves no trace). */
+function compile(schema: JsonSchemaObject): void {
+  newAjv().compile(schema);
+}
+
+/** Compilations before the validators of tool calls start again with a fresh Ajv (memory stays bounded). */
+const COMPILED_MAX = 1_000;
+/** The validators of tool calls by schema text, and the one Ajv that holds them all. */
+let validators = { ajv: newAjv(), byText: new Map<string, ValidateFunction>(), compiles: 0 };
+
+function validatorOf(schema: JsonSchemaObject): ValidateFunction {
   const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
+  let validate = validators.byText.get(key);
   if (!validate) {
-    validate = ajv.compile(schema);
-    if (compiled.size >= COMPILED_MAX) compiled.clear();
-    compiled.set(key, validate);
+    if (validators.compiles >= COMPILED_MAX) validators = { ajv: newAjv(), byText: new Map(), compiles: 0 };
+    validators.compiles++;
+    validate = validators.ajv.compile(schema);
+    validators.byText.set(key, validate);
   }
   return validate;
 }
 
 /** Why the model's `args` break the tool's schema, in words it can act on; undefined when they fit. */
 export function argumentsProblem(parameters: JsonSchemaObject, args: Record<string, unknown>): string | undefined {
-  const validate = compile(parameters);
+  const validate = validatorOf(parameters);
   if (validate(args)) return undefined;
   const reasons = (validate.errors ?? []).map(describe);
   return `The arguments do not fit the tool's parameters: ${[...new Set(reasons)].join('; ')}. Call it again with corrected arguments.`;
