@@ -116,20 +116,18 @@ export async function resolveDestination(
 ): Promise<CheckedDestination> {
   const parsed = parseDestination(url);
   const host = bareHost(parsed);
-  let addresses: string[];
-  if (ipaddr.isValid(host)) addresses = [host];
-  else {
-    try {
-      addresses = await resolve(host);
-    } catch {
-      throw new DestinationRefused(`${host} does not resolve`);
-    }
+  const isLiteral = ipaddr.isValid(host);
+  const addresses = isLiteral ? [host] : await resolve(host).catch((): string[] => []);
+  if (allowPrivate) {
     if (addresses.length === 0) throw new DestinationRefused(`${host} does not resolve`);
-  }
-  const refused = allowPrivate ? undefined : addresses.find((address) => !isPublicAddress(address));
-  if (refused) {
-    const where = refused === host ? `${host} is` : `${host} resolves to ${refused},`;
-    throw new DestinationRefused(`${where} not a public address (private, loopback, link-local or reserved)`);
+  } else if (addresses.length === 0 || !addresses.every(isPublicAddress)) {
+    // One message for a name, whatever it resolved to and whether it resolved at all: either
+    // would let a customer map the service's own network through its DNS.
+    throw new DestinationRefused(
+      isLiteral
+        ? `${host} is not a public address (private, loopback, link-local or reserved)`
+        : `${host} does not resolve to a public address (a name must resolve only to public ones: not private, loopback, link-local or reserved)`,
+    );
   }
   // Connected to as judged: an IPv4-mapped address as its IPv4 address.
   return { url: parsed, addresses: addresses.map((address) => parseAddress(address).toString()) };

@@ -224,7 +224,7 @@ describe('private destinations', () => {
       attempts: 1,
       status: 'pending',
       last_error:
-        'refused: rebind.example.com resolves to 127.0.0.1, not a public address (private, loopback, link-local or reserved)',
+        'refused: rebind.example.com does not resolve to a public address (a name must resolve only to public ones: not private, loopback, link-local or reserved)',
     });
     expect(receiver.on('/rebind')).toHaveLength(0);
   });
