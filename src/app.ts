@@ -161,7 +161,13 @@ export function buildApp(services: Services) {
     .use(consoleRoutes({ db: database.db, settings: config.console }))
     .use(resourceRoutes(PUBLIC_API))
     .use(resourceRoutes(CONSOLE_API))
-    .use(embedRoutes({ sessionDeps, trustedProxies: config.console.trustedProxies }))
+    .use(
+      embedRoutes({
+        sessionDeps,
+        trustedProxies: config.console.trustedProxies,
+        limitIpv6Prefix: config.console.limitIpv6Prefix,
+      }),
+    )
     .use(
       jobReportRoutes({
         db: database.db,

@@ -217,6 +217,11 @@ export interface PipelineSettings {
 }
 
 export interface ConsoleSettings {
+  /**
+   * SIGNUP (on by default): anyone may create an account in the console. `off`: the sign-up
+   * route answers 403 and accounts are made by the operator (`likeness accounts create`).
+   */
+  signUp: boolean;
   /** Credits granted to an account created by signing up in the console. */
   starterCredits: number;
   /** How long a console sign-in lasts. */
@@ -231,6 +236,11 @@ export interface ConsoleSettings {
    * one, the client address the throttles count is the last one it forwarded, not its own.
    */
   trustedProxies: string[];
+  /**
+   * LIMIT_IPV6_PREFIX (64): the per-address limits (sign-up, sign-in, the embed's per visitor)
+   * count an IPv6 client by its network of this many bits; IPv4 by its address.
+   */
+  limitIpv6Prefix: number;
   /** The console's own origin (PUBLIC_URL's): sign-in and sign-up from any other page are refused. */
   origin: string;
 }
@@ -319,12 +329,14 @@ export function loadConfig(env: Env = process.env): Config {
       identity_creates_per_hour: integer(env, 'LIMIT_IDENTITY_CREATES_PER_HOUR', 60, 0),
     },
     console: {
+      signUp: flag(env, 'SIGNUP', true),
       starterCredits: integer(env, 'CONSOLE_STARTER_CREDITS', 500),
       sessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 24 * 7, 1),
       signInFailuresAllowed: integer(env, 'CONSOLE_SIGNIN_FAILURES', 5, 1),
       signInWindowSeconds: integer(env, 'CONSOLE_SIGNIN_WINDOW_SECONDS', 15 * 60, 1),
       signUpsPerHour: integer(env, 'CONSOLE_SIGNUPS_PER_HOUR', 5, 1),
       trustedProxies: list(env.TRUSTED_PROXIES),
+      limitIpv6Prefix: ipv6Prefix(env),
       origin: new URL(publicUrl).origin,
     },
     providers,
@@ -351,4 +363,11 @@ function secondsList(env: Env, name: string): number[] | undefined {
   if (!values.every((v) => Number.isInteger(v) && v >= 0))
     throw new Error(`${name} must be whole seconds separated by commas, got "${env[name]}"`);
   return values;
+}
+
+/** LIMIT_IPV6_PREFIX: a network's length in bits, 1–128 (128: each address on its own). */
+function ipv6Prefix(env: Env): number {
+  const bits = integer(env, 'LIMIT_IPV6_PREFIX', 64, 1);
+  if (bits > 128) throw new Error(`LIMIT_IPV6_PREFIX must be an integer from 1 to 128, got "${env.LIMIT_IPV6_PREFIX}"`);
+  return bits;
 }

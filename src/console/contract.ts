@@ -28,9 +28,10 @@ export const ConsoleAccount = t.Object({ account_id: t.String(), email: t.String
 
 export const SignedIn = t.Object({ account: ConsoleAccount, csrf_token: t.String() });
 
-/** Whether this browser is signed in: `account` and `csrf_token` only when it is. */
+/** Whether this browser is signed in: `account` and `csrf_token` only when it is; whether sign-up is open (SIGNUP). */
 export const SignInState = t.Object({
   signed_in: t.Boolean(),
+  sign_up: t.Boolean(),
   account: t.Optional(ConsoleAccount),
   csrf_token: t.Optional(t.String()),
 });

@@ -42,6 +42,9 @@ import { consoleLogins } from './schema.ts';
 /** The console's routes that take no credentials: everything else under its prefix needs a sign-in. */
 export const CONSOLE_OPEN_PATHS = [`${CONSOLE_API.prefix}/sign-up`, `${CONSOLE_API.prefix}/sign-in`] as const;
 
+/** The sign-up route's answer with SIGNUP=off (403): accounts are the operator's to make. */
+export const SIGN_UP_OFF = 'Sign-up is turned off on this service: ask its operator for an account';
+
 /**
  * Refuses a sign-up or sign-in another site's page could have sent: a body that is not JSON
  * (415), a browser's `Sec-Fetch-Site` other than same-origin, or an `Origin` other than the
@@ -83,7 +86,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
     allowed: settings.signUpsPerHour,
     windowSeconds: 3600,
   });
-  const clients = new ClientAddresses(settings.trustedProxies);
+  const clients = new ClientAddresses(settings.trustedProxies, settings.limitIpv6Prefix);
   const tooMany = (set: { headers: Record<string, string | number> }, wait: number, what: string) => {
     set.headers['retry-after'] = String(wait);
     return new ApiError(429, `${what}: try again in ${wait} s`);
@@ -114,7 +117,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         noStore(set);
         // Counted before anything else, atomically: of parallel sign-ups only as many as allowed
         // go on; one for an email that has an account counts too (probing for accounts).
-        const taken = await signUps.take(clients.of(request, server?.requestIP(request)?.address));
+        const taken = await signUps.take(clients.limitKey(request, server?.requestIP(request)?.address));
         if ('wait' in taken) throw tooMany(set, taken.wait, 'Too many new accounts from this address');
         const passwordHash = await hashPassword(body.password);
         let created: Awaited<ReturnType<typeof createAccount>>;
@@ -138,9 +141,19 @@ export function consoleRoutes(deps: ConsoleDeps) {
         };
       },
       {
+        // Before the body is validated: with sign-up off, every sign-up gets the same answer.
+        transform: () => {
+          if (!settings.signUp) throw new ApiError(403, SIGN_UP_OFF);
+        },
         body: SignUpBody,
         parse: 'json',
-        response: { 201: SignedUp, 409: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse },
+        response: {
+          201: SignedUp,
+          403: ErrorResponse,
+          409: ErrorResponse,
+          422: ValidationErrorResponse,
+          429: ErrorResponse,
+        },
       },
     )
     .post(
@@ -150,7 +163,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         const email = normalisedEmail(body.email);
         // An attempt is taken before the password is checked (parallel guesses cannot all pass)
         // and given back when it is right.
-        const attempt = await failedSignIns.take(email, clients.of(request, server?.requestIP(request)?.address));
+        const attempt = await failedSignIns.take(email, clients.limitKey(request, server?.requestIP(request)?.address));
         if ('wait' in attempt) throw tooMany(set, attempt.wait, 'Too many failed sign-ins');
         const [login] = await db
           .select({ accountId: consoleLogins.accountId, passwordHash: consoleLogins.passwordHash })
@@ -172,8 +185,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
       },
     );
 
-  // The page asks as it opens. 200 either way: browsers log every 401 in their console, and a
-  // visitor who has not signed in yet did nothing wrong.
+  // The page asks as it opens (and learns whether to offer sign-up). 200 either way: browsers
+  // log every 401 in their console, and a visitor who has not signed in yet did nothing wrong.
   const signInStateRoute = new Elysia({ prefix: CONSOLE_API.prefix, detail: { hide: true } }).get(
     '/signed-in',
     async ({ request, set }) => {
@@ -186,7 +199,10 @@ export function consoleRoutes(deps: ConsoleDeps) {
             error instanceof ApiError && error.status === 401 ? undefined : Promise.reject(error),
           )
         : undefined;
-      return session && account ? { signed_in: true, account, csrf_token: session.csrfToken } : { signed_in: false };
+      const signUp = settings.signUp;
+      return session && account
+        ? { signed_in: true, sign_up: signUp, account, csrf_token: session.csrfToken }
+        : { signed_in: false, sign_up: signUp };
     },
     { response: { 200: SignInState } },
   );
@@ -216,7 +232,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         noStore(set);
         // Throttled like sign-in: a stolen cookie must not become a way to guess the password.
         const { email } = await accountView(caller.accountId);
-        const attempt = await failedSignIns.take(email, clients.of(request, server?.requestIP(request)?.address));
+        const attempt = await failedSignIns.take(email, clients.limitKey(request, server?.requestIP(request)?.address));
         if ('wait' in attempt) throw tooMany(set, attempt.wait, 'Too many failed sign-ins');
         const [login] = await db
           .select({ passwordHash: consoleLogins.passwordHash })

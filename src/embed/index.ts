@@ -29,6 +29,8 @@ export interface EmbedDeps {
   sessionDeps: SessionDeps;
   /** TRUSTED_PROXIES: whose X-Forwarded-For names the visitor. */
   trustedProxies: readonly string[];
+  /** LIMIT_IPV6_PREFIX: an IPv6 visitor's limits count by their network of this many bits. */
+  limitIpv6Prefix: number;
 }
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex');
@@ -79,7 +81,7 @@ function checkKey(key: PublishableKeyRow, origin: string, identityId: string): v
 
 export function embedRoutes(deps: EmbedDeps) {
   const { db } = deps.sessionDeps;
-  const visitors = new ClientAddresses(deps.trustedProxies);
+  const visitors = new ClientAddresses(deps.trustedProxies, deps.limitIpv6Prefix);
   return (
     new Elysia({ name: 'likeness/embed' })
       .use(embedPageRoutes({ allowedOrigins: async (key) => (await findPublishableKey(db, key))?.allowedOrigins }))
@@ -112,7 +114,7 @@ export function embedRoutes(deps: EmbedDeps) {
           if (!key) throw new ApiError(401, 'Missing, unknown or revoked publishable key (lk_pub_…)');
           checkKey(key, pageOrigin(request), body.identity_id);
           await touch(db, key);
-          const visitor = visitors.of(request, server?.requestIP(request)?.address);
+          const visitor = visitors.limitKey(request, server?.requestIP(request)?.address);
           const started = await startSession(
             deps.sessionDeps,
             key.accountId,
@@ -152,7 +154,7 @@ export function embedRoutes(deps: EmbedDeps) {
             operationId: 'startEmbedSession',
             summary: "Start a session from a website's page with a publishable key",
             description:
-              "For browsers: the key (`lk_pub_…`) in `Authorization: Bearer` or `X-API-Key`, the page's `Origin` one of the key's `allowed_origins`, `identity_id` one of its `identity_ids`; the key's limits per key and per visitor address answer 429 with Retry-After. Answered with CORS for that origin, refusals included. The session is charged to the key's account and carries `publishable_key_id`; it ends when the visitor leaves or at its maximum length.",
+              "For browsers: the key (`lk_pub_…`) in `Authorization: Bearer` or `X-API-Key`, the page's `Origin` one of the key's `allowed_origins`, `identity_id` one of its `identity_ids`; the key's limits per key and per visitor address (an IPv6 visitor counted by their /64, `LIMIT_IPV6_PREFIX`) answer 429 with Retry-After. Answered with CORS for that origin, refusals included. The session is charged to the key's account and carries `publishable_key_id`; it ends when the visitor leaves or at its maximum length.",
           },
         },
       )

@@ -39,6 +39,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ SESSION_RESERVED_PERCENT: '-5' })).toThrow('SESSION_RESERVED_PERCENT');
   });
 
+  test('self-service sign-up is on unless SIGNUP=off; per-address limits count IPv6 by /64 unless LIMIT_IPV6_PREFIX says', () => {
+    expect(loadConfig({}).console).toMatchObject({ signUp: true, limitIpv6Prefix: 64 });
+    expect(loadConfig({ SIGNUP: 'off', LIMIT_IPV6_PREFIX: '56' }).console).toMatchObject({
+      signUp: false,
+      limitIpv6Prefix: 56,
+    });
+    expect(() => loadConfig({ SIGNUP: 'maybe' })).toThrow('SIGNUP');
+    for (const bad of ['0', '129', '64.5'])
+      expect(() => loadConfig({ LIMIT_IPV6_PREFIX: bad })).toThrow('LIMIT_IPV6_PREFIX');
+  });
+
   test('ASSETS_URL follows PUBLIC_URL unless set; trailing slashes are dropped', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).assetsUrl).toBe('https://api.example.com/assets');
     expect(

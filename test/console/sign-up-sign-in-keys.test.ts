@@ -211,11 +211,12 @@ describe.each(ENGINES)('console API on %s', (engine) => {
       const before = await state();
       expect(before.status).toBe(200);
       expect(before.headers.get('cache-control')).toBe('no-store');
-      expect(await before.json()).toEqual({ signed_in: false });
+      expect(await before.json()).toEqual({ signed_in: false, sign_up: true });
       const email = uniqueEmail();
       const { account } = await browser.signUp(email);
       expect(await (await state()).json()).toEqual({
         signed_in: true,
+        sign_up: true,
         account: { account_id: account.account_id, email, balance: STARTER_CREDITS },
         csrf_token: browser.csrf,
       });
@@ -226,7 +227,7 @@ describe.each(ENGINES)('console API on %s', (engine) => {
         const answer = await fetch(`${service.url}/console/api/signed-in`, { headers: { cookie: stale } });
         expect({ status: answer.status, body: await answer.json() }).toEqual({
           status: 200,
-          body: { signed_in: false },
+          body: { signed_in: false, sign_up: true },
         });
       }
     });

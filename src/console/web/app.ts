@@ -4,8 +4,8 @@
 //   shell:       #top-bar #console-nav #account-email (a link to #/account) #account-balance #sign-out #page #boot-error
 //   account:     #account-page-email #password-form #current-password #new-password #change-password
 //                #password-form-error #password-changed
-//   sign-in:     #sign-in-form #email #password #sign-in #sign-up #sign-in-error (after sign-up, the key once
-//                is carried over to the next page in section.welcome)
+//   sign-in:     #sign-in-form #sign-in-lead #email #password #sign-in #sign-up (none with SIGNUP=off) #sign-in-error
+//                (after sign-up, the key once is carried over to the next page in section.welcome)
 //   key once:    #api-key-once (the key text) #copy-api-key #continue, [data-testid=api-key-once-box]
 //   confirm:     #confirm-dialog #confirm-message #confirm-accept #confirm-cancel
 //   keys:        #key-form #key-name #key-test #create-key #key-form-error #new-key-slot #keys-error #keys-list #keys-table
@@ -92,6 +92,8 @@ const HOME = '#/identities';
 const SIGN_IN = '#/sign-in';
 
 let account: Account | null = null;
+/** Whether the service lets visitors create accounts (SIGNUP), as GET /signed-in says. */
+let signUpOpen = true;
 /** The page asked for while signed out, opened after signing in. */
 let returnTo: string | null = null;
 let leavePage: AbortController | null = null;
@@ -190,6 +192,7 @@ async function route(moveFocus = true): Promise<void> {
     query,
     signal: controller.signal,
     account,
+    signUpOpen,
     signedIn,
     refreshAccount,
     navigate,
@@ -239,6 +242,7 @@ async function start(): Promise<void> {
   try {
     // Answers 200 signed in or not: a 401 here would be logged in the browser's console.
     const state = await api.get<SignInState>('/console/api/signed-in');
+    signUpOpen = state.sign_up;
     if (state.account && state.csrf_token) signedIn({ account: state.account, csrf_token: state.csrf_token });
   } catch (error) {
     const retry = h('button', { type: 'button', onclick: () => location.reload() }, 'Try again');

@@ -9,6 +9,8 @@ export interface PageContext {
   /** Aborted when the person leaves the page: stop timers, close rooms. */
   signal: AbortSignal;
   account: Account | null;
+  /** Whether visitors may create accounts here (SIGNUP); off: the operator makes them. */
+  signUpOpen: boolean;
   /** After sign-in or sign-up: remember the account and its CSRF token, show the top bar. */
   signedIn(result: SignedIn): void;
   /** Fetch GET /me again, e.g. after something spent credits. */

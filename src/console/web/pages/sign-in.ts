@@ -1,4 +1,5 @@
-// Sign in, or create an account (which shows its first API key once before going on).
+// Sign in, or create an account (which shows its first API key once before going on); with
+// sign-up turned off (SIGNUP=off) sign in only, and say who makes accounts.
 import { ApiError, api, tryAgainIn } from '../api.ts';
 import { h } from '../dom.ts';
 import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
@@ -31,16 +32,22 @@ export const signInPage: Page = (context) => {
     'form',
     { id: 'sign-in-form', class: 'card narrow' },
     field('Email', email),
-    field('Password', password, `New accounts need at least ${PASSWORD_MIN} characters.`),
+    field(
+      'Password',
+      password,
+      context.signUpOpen ? `New accounts need at least ${PASSWORD_MIN} characters.` : undefined,
+    ),
     error,
-    h('div', { class: 'actions' }, signIn, signUp),
+    h('div', { class: 'actions' }, ...(context.signUpOpen ? [signIn, signUp] : [signIn])),
   );
 
   const heading = pageHeading('Sign in to Likeness');
   const lead = h(
     'p',
-    { class: 'lead' },
-    'Create and talk to your digital humans. New here? Enter an email and a password and choose “Create account”.',
+    { class: 'lead', id: 'sign-in-lead' },
+    context.signUpOpen
+      ? 'Create and talk to your digital humans. New here? Enter an email and a password and choose “Create account”.'
+      : 'Create and talk to your digital humans. New here? Accounts on this service are made by its operator: ask them for one.',
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
