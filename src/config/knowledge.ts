@@ -21,8 +21,31 @@ export interface KnowledgeSettings {
   maxDocumentsPerAccount: number;
   /** The largest upload (KNOWLEDGE_MAX_DOCUMENT_BYTES, 10 MB). */
   maxDocumentBytes: number;
+  /**
+   * What one document's processing may take and produce (docs/api.md#documents): it runs in a
+   * child process of its own, stopped at the first bound it crosses, and the document fails
+   * with a detail naming that bound.
+   */
+  processing: DocumentProcessingBounds;
+  /** Passages all of an account's documents may hold together (KNOWLEDGE_MAX_PASSAGES_PER_ACCOUNT). */
+  maxPassagesPerAccount: number;
   /** Passages below this cosine similarity are never put in a turn (KNOWLEDGE_SIMILARITY_FLOOR); unset: the embedding model's own. */
   similarityFloor: number | undefined;
+}
+
+export interface DocumentProcessingBounds {
+  /** Wall-clock budget from the start of its processing to ready (KNOWLEDGE_PROCESSING_SECONDS, 120). */
+  seconds: number;
+  /** Memory the extraction process may hold (KNOWLEDGE_PROCESSING_MEMORY_MB, 512). */
+  memoryBytes: number;
+  /** Characters of text a document may give (KNOWLEDGE_MAX_DOCUMENT_CHARACTERS, 500,000: ~250 pages of prose). */
+  maxCharacters: number;
+  /** Passages a document may give (KNOWLEDGE_MAX_PASSAGES_PER_DOCUMENT, 1,000). */
+  maxPassages: number;
+  /** Pages of a PDF (KNOWLEDGE_MAX_PDF_PAGES, 500). */
+  maxPdfPages: number;
+  /** Bytes a PDF's compressed streams may inflate to, all together (KNOWLEDGE_MAX_PDF_INFLATED_MB, 200). */
+  maxPdfInflatedBytes: number;
 }
 
 export function loadToolSettings(env: Env): ToolSettings {
@@ -46,6 +69,15 @@ export function loadKnowledgeSettings(
     modelsDir,
     maxDocumentsPerAccount: integer(env, 'KNOWLEDGE_MAX_DOCUMENTS_PER_ACCOUNT', 100, 1),
     maxDocumentBytes: integer(env, 'KNOWLEDGE_MAX_DOCUMENT_BYTES', 10 * 1024 * 1024, 1024),
+    processing: {
+      seconds: integer(env, 'KNOWLEDGE_PROCESSING_SECONDS', 120, 1),
+      memoryBytes: integer(env, 'KNOWLEDGE_PROCESSING_MEMORY_MB', 512, 64) * 1024 * 1024,
+      maxCharacters: integer(env, 'KNOWLEDGE_MAX_DOCUMENT_CHARACTERS', 500_000, 1000),
+      maxPassages: integer(env, 'KNOWLEDGE_MAX_PASSAGES_PER_DOCUMENT', 1000, 1),
+      maxPdfPages: integer(env, 'KNOWLEDGE_MAX_PDF_PAGES', 500, 1),
+      maxPdfInflatedBytes: integer(env, 'KNOWLEDGE_MAX_PDF_INFLATED_MB', 200, 1) * 1024 * 1024,
+    },
+    maxPassagesPerAccount: integer(env, 'KNOWLEDGE_MAX_PASSAGES_PER_ACCOUNT', 20_000, 1),
     similarityFloor,
   };
 }

@@ -9,8 +9,9 @@ export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
 const HTML_NAME = /\.(html?|xhtml)$/i;
 const MARKDOWN_NAME = /\.(md|markdown|mdown|mkdn?|mdx)$/i;
-/** The start of an HTML file (after a BOM, blanks and comments): a doctype or one of the structural tags. */
-const HTML_START = /^\s*(<!--[\s\S]*?-->\s*)*(<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/i;
+/** After blanks and comments, a doctype or one of the structural tags (tried once, where they end). */
+const HTML_TAG = /(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/iy;
+const BLANKS = /\s*/y;
 /** Controls a text file does not hold (tab, line feed, form feed and carriage return it may). */
 const CONTROL = /(?![\t\n\f\r])\p{Cc}/gu;
 
@@ -25,9 +26,37 @@ export async function documentType(bytes: Uint8Array, name: string): Promise<Doc
   if (detected && !TEXTUAL_MIMES.has(detected.mime)) return undefined;
   const text = documentText(bytes);
   if (text === undefined) return undefined;
-  if (HTML_NAME.test(name) || HTML_START.test(text.slice(0, 4096))) return 'text/html';
+  if (HTML_NAME.test(name) || startsLikeHtml(text.slice(0, 4096))) return 'text/html';
   if (MARKDOWN_NAME.test(name)) return 'text/markdown';
   return 'text/plain';
+}
+
+/**
+ * Whether the text starts (after blanks and comments) like an HTML file. A scan, not one pattern:
+ * `(<!--[\s\S]*?-->\s*)*` before the tag backtracked through every way to split the comments.
+ */
+function startsLikeHtml(head: string): boolean {
+  let at = 0;
+  for (;;) {
+    BLANKS.lastIndex = at;
+    BLANKS.test(head);
+    at = BLANKS.lastIndex;
+    if (!head.startsWith('<!--', at)) break;
+    const end = head.indexOf('-->', at + 4);
+    if (end < 0) return false;
+    at = end + 3;
+  }
+  HTML_TAG.lastIndex = at;
+  return HTML_TAG.test(head);
+}
+
+/** More controls than one in a hundred characters: binary, not text (counting stops there). */
+function mostlyText(text: string): boolean {
+  const allowed = text.length / 100;
+  let controls = 0;
+  CONTROL.lastIndex = 0;
+  while (CONTROL.exec(text)) if (++controls > allowed) return false;
+  return true;
 }
 
 /**
@@ -43,7 +72,6 @@ export function documentText(bytes: Uint8Array): string | undefined {
     text = new TextDecoder('windows-1252').decode(bytes);
   }
   // Text may still be binary (NULs, UTF-16): a text file has next to no controls.
-  const controls = text.match(CONTROL)?.length ?? 0;
-  if (text.includes('\0') || controls > text.length / 100) return undefined;
+  if (text.includes('\0') || !mostlyText(text)) return undefined;
   return text;
 }

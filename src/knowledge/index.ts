@@ -73,32 +73,41 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
         if (body.name !== undefined && /[\p{Cc}\uFFFD]/u.test(body.name))
           throw invalid(['body', 'name'], 'name must be text without control characters', 'string_invalid_characters');
         const name = (body.name?.trim() || file.name.replace(/\p{Cc}/gu, '').trim() || 'document').slice(0, 200);
-        const row = await db.transaction(async (tx) => {
-          const [{ existing }] = (await tx
-            .select({ existing: count() })
-            .from(documents)
-            .where(eq(documents.accountId, caller.accountId))) as [{ existing: number }];
-          if (existing >= settings.maxDocumentsPerAccount)
-            throw invalid(
-              ['body'],
-              `An account can have at most ${settings.maxDocumentsPerAccount} documents; delete one first`,
-              'too_many_documents',
-            );
-          const [created] = await tx
-            .insert(documents)
-            .values({
-              id: newDocumentId(),
-              accountId: caller.accountId,
-              name,
-              contentType: type,
-              bytes: bytes.length,
-              status: 'processing',
-              workedUntil: knowledge.processing.leaseUntil(),
-            })
-            .returning();
-          return created!;
-        });
-        knowledge.processing.start({ id: row.id, accountId: row.accountId, name, contentType: type }, bytes);
+        const id = newDocumentId();
+        // Stored before the row exists, so a row reading `processing` always has its bytes; a refused
+        // row takes its file with it.
+        const stored = await knowledge.processing.store(id, bytes);
+        const row = await db
+          .transaction(async (tx) => {
+            const [{ existing }] = (await tx
+              .select({ existing: count() })
+              .from(documents)
+              .where(eq(documents.accountId, caller.accountId))) as [{ existing: number }];
+            if (existing >= settings.maxDocumentsPerAccount)
+              throw invalid(
+                ['body'],
+                `An account can have at most ${settings.maxDocumentsPerAccount} documents; delete one first`,
+                'too_many_documents',
+              );
+            const [created] = await tx
+              .insert(documents)
+              .values({
+                id,
+                accountId: caller.accountId,
+                name,
+                contentType: type,
+                bytes: bytes.length,
+                status: 'processing',
+                workedUntil: knowledge.processing.leaseUntil(),
+              })
+              .returning();
+            return created!;
+          })
+          .catch(async (error) => {
+            await knowledge.processing.discard(stored);
+            throw error;
+          });
+        knowledge.processing.start({ id: row.id, accountId: row.accountId, name, contentType: type }, stored);
         set.status = 202;
         return presentDocument(row);
       },

@@ -1,17 +1,26 @@
-// A document's processing, in the background after its upload answered 202: its text
-// (extraction.ts), its passages (chunking.ts), their embeddings, then `ready` with its chunks,
-// or `failed` with a detail the user can act on. Either change commits with its webhook event
-// (document.ready / document.failed). While it works the process keeps the document's lease
-// (`worked_until`) in the future; a process that died leaves it to run out, and the sweep
-// (failInterruptedDocuments) then marks the document failed: the upload is not kept to resume.
-import { and, eq, lt } from 'drizzle-orm';
-import type { Database } from '../db/index.ts';
+// A document's processing, in the background after its upload answered 202. The upload's bytes
+// wait in a file of this process's own folder, their turn taken fairly across accounts
+// (processing-queue.ts), one document at a time. Its text and passages come from an extraction
+// process (isolated-extraction.ts), never this event loop; then their embeddings; then `ready`
+// with its chunks, or `failed` with a detail the user can act on. The whole of it has a
+// wall-clock budget and bounds on what it may produce (KnowledgeSettings.processing; the
+// account's passages together too). Either change commits with its webhook event. While it
+// waits or works the process keeps the document's lease (`worked_until`) in the future; a
+// process that died leaves it to run out, and the sweep (failInterruptedDocuments) then marks
+// the document failed: the upload is not kept to resume.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import type { DocumentProcessingBounds } from '../config.ts';
+import type { Database, Queryable } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
-import { chunkText } from './chunking.ts';
 import { type Embedder, EmbeddingUnavailable } from './embedder.ts';
-import { DocumentProblem, documentText } from './extraction.ts';
+import { accountFull, DocumentProblem, tooSlow } from './extraction-bounds.ts';
 import type { DocumentType } from './file-types.ts';
+import { extractPassages } from './isolated-extraction.ts';
+import { FairQueue } from './processing-queue.ts';
 import { documents } from './schema.ts';
 import { insertChunks, searchCapabilities } from './store.ts';
 
@@ -26,6 +35,8 @@ export interface ProcessingDeps {
   embedder: Embedder;
   /** The lease held on a document while processing it (WORK_LEASE_SECONDS). */
   workLeaseSeconds: number;
+  bounds: DocumentProcessingBounds;
+  maxPassagesPerAccount: number;
 }
 
 export interface AcceptedDocument {
@@ -35,11 +46,20 @@ export interface AcceptedDocument {
   contentType: DocumentType;
 }
 
+interface Held extends AcceptedDocument {
+  file: string;
+  abort: AbortController;
+}
+
 /** Deleted, or failed by a sweep that thought this process dead: nothing more to write. */
 class NoLongerWanted extends Error {}
 
 export class DocumentProcessing {
-  readonly #running = new Map<string, { done: Promise<void>; abort: AbortController }>();
+  readonly #waiting = new FairQueue<Held>();
+  #running: Held | undefined;
+  #turn: Promise<void> = Promise.resolve();
+  #folder: Promise<string> | undefined;
+  #renewing: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly deps: ProcessingDeps) {}
 
@@ -47,43 +67,73 @@ export class DocumentProcessing {
     return new Date(Date.now() + this.deps.workLeaseSeconds * 1000);
   }
 
-  /** Starts processing an accepted document (its row already reads `processing`, leased until leaseUntil()). */
-  start(document: AcceptedDocument, bytes: Uint8Array): void {
-    const abort = new AbortController();
-    const done = this.#process(document, bytes, abort.signal)
-      .catch((error) => log.error({ err: error, document_id: document.id }, 'processing a document failed'))
-      .finally(() => this.#running.delete(document.id));
-    this.#running.set(document.id, { done, abort });
+  /** Where an accepted document's bytes wait: written before the upload answers. */
+  async store(documentId: string, bytes: Uint8Array): Promise<string> {
+    this.#folder ??= mkdtemp(join(tmpdir(), 'likeness-documents-'));
+    const file = join(await this.#folder, documentId);
+    await writeFile(file, bytes);
+    return file;
   }
 
-  /** A document deleted mid-processing: its work stops at the next check. */
+  /** A stored upload whose row was refused. */
+  async discard(file: string): Promise<void> {
+    await rm(file, { force: true });
+  }
+
+  /** Queues a stored document (its row already reads `processing`, leased until leaseUntil()). */
+  start(document: AcceptedDocument, file: string): void {
+    this.#waiting.push({ ...document, file, abort: new AbortController() });
+    this.#renewing ??= setInterval(() => void this.#renewLeases(), (this.deps.workLeaseSeconds * 1000) / 3);
+    if (!this.#running) this.#turn = this.#next();
+  }
+
+  /** A document deleted mid-processing: its work stops at the next check, or it leaves the queue. */
   stop(documentId: string): void {
-    this.#running.get(documentId)?.abort.abort();
+    if (this.#running?.id === documentId) this.#running.abort.abort();
+    for (const held of this.#waiting.remove((held) => held.id === documentId)) void rm(held.file, { force: true });
   }
 
-  /** Resolves once no document is processing here (tests, shutdown). */
+  /** Resolves once no document is waiting or processing here (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.#running.size) await Promise.all([...this.#running.values()].map((r) => r.done));
+    while (this.#running || this.#waiting.size) await this.#turn;
   }
 
-  /** Shutdown: work in progress stops; its documents' leases run out and the sweep fails them. */
+  /** Shutdown: work stops; its documents' leases run out and the sweep fails them. */
   async close(): Promise<void> {
-    for (const running of this.#running.values()) running.abort.abort();
-    await this.idle();
+    for (const held of this.#waiting.remove(() => true)) void rm(held.file, { force: true });
+    this.#running?.abort.abort();
+    await this.#turn;
+    clearInterval(this.#renewing);
+    const folder = this.#folder;
+    if (folder !== undefined) await rm(await folder, { recursive: true, force: true });
   }
 
-  async #process(document: AcceptedDocument, bytes: Uint8Array, signal: AbortSignal): Promise<void> {
-    const { db, embedder } = this.deps;
-    const renewing = setInterval(
-      () =>
-        void this.#renewLease(document.id).then(
-          (held) => held || this.stop(document.id),
-          (error) => log.warn({ err: error, document_id: document.id }, 'renewing a document lease failed'),
-        ),
-      (this.deps.workLeaseSeconds * 1000) / 3,
-    );
+  async #next(): Promise<void> {
+    for (let held = this.#waiting.shift(); held; held = this.#waiting.shift()) {
+      this.#running = held;
+      await this.#process(held)
+        .catch((error) => log.error({ err: error, document_id: held!.id }, 'processing a document failed'))
+        .finally(() => rm(held!.file, { force: true }));
+    }
+    this.#running = undefined;
+    clearInterval(this.#renewing);
+    this.#renewing = undefined;
+  }
+
+  async #process(document: Held, aborted = document.abort.signal): Promise<void> {
+    const { db, embedder, bounds } = this.deps;
+    const deadline = Date.now() + bounds.seconds * 1000;
+    const overBudget = AbortSignal.timeout(bounds.seconds * 1000);
+    const signal = AbortSignal.any([aborted, overBudget]);
     try {
-      const passages = chunkText(await documentText(bytes, document.contentType));
+      const passages = await extractPassages(
+        document.file,
+        { type: document.contentType, bounds },
+        { deadline, seconds: bounds.seconds, memoryBytes: bounds.memoryBytes },
+        aborted,
+      );
+      // Before the embeddings, which cost the most: an account already full learns it at once.
+      await this.#checkAccountRoom(db, document, passages.length);
       const embeddings: Float32Array[] = [];
       for (let start = 0; start < passages.length; start += EMBED_GROUP) {
         signal.throwIfAborted();
@@ -93,6 +143,7 @@ export class DocumentProcessing {
       // Read before the transaction: PGlite's one connection would wait for it to end.
       const { path } = await searchCapabilities(db);
       await db.transaction(async (tx) => {
+        await this.#checkAccountRoom(tx, document, passages.length);
         const [ready] = await tx
           .update(documents)
           .set({
@@ -118,26 +169,49 @@ export class DocumentProcessing {
         });
       });
     } catch (error) {
-      if (error instanceof NoLongerWanted || signal.aborted) return;
+      if (error instanceof NoLongerWanted || aborted.aborted) return;
+      const problem =
+        error instanceof DocumentProblem ? error : overBudget.aborted ? tooSlow(bounds.seconds) : undefined;
       if (error instanceof EmbeddingUnavailable)
         log.error({ err: error, document_id: document.id }, 'a document could not be embedded');
-      else if (!(error instanceof DocumentProblem))
-        log.error({ err: error, document_id: document.id }, 'processing a document failed');
-      const detail = error instanceof DocumentProblem ? error.message : UNAVAILABLE;
-      await failDocument(db, document, detail);
-    } finally {
-      clearInterval(renewing);
+      else if (!problem) log.error({ err: error, document_id: document.id }, 'processing a document failed');
+      await failDocument(db, document, problem?.message ?? UNAVAILABLE);
     }
   }
 
-  /** True while the document is still this process's to finish. */
-  async #renewLease(documentId: string): Promise<boolean> {
-    const held = await this.deps.db
-      .update(documents)
-      .set({ workedUntil: this.leaseUntil() })
-      .where(and(eq(documents.id, documentId), eq(documents.status, 'processing')))
-      .returning({ id: documents.id });
-    return held.length > 0;
+  /** Fails with accountFull when these passages would take the account past its bound. */
+  async #checkAccountRoom(db: Queryable, document: AcceptedDocument, passages: number): Promise<void> {
+    const [held] = await db
+      .select({ passages: sql<number>`coalesce(sum(${documents.chunkCount}), 0)::int` })
+      .from(documents)
+      .where(and(eq(documents.accountId, document.accountId), eq(documents.status, 'ready')));
+    if ((held?.passages ?? 0) + passages > this.deps.maxPassagesPerAccount)
+      throw accountFull(this.deps.maxPassagesPerAccount);
+  }
+
+  /** Every document held here stays this process's; one deleted or failed by a sweep stops. */
+  async #renewLeases(): Promise<void> {
+    const held = [...this.#waiting, ...(this.#running ? [this.#running] : [])];
+    if (held.length === 0) return;
+    try {
+      const kept = await this.deps.db
+        .update(documents)
+        .set({ workedUntil: this.leaseUntil() })
+        .where(
+          and(
+            inArray(
+              documents.id,
+              held.map((h) => h.id),
+            ),
+            eq(documents.status, 'processing'),
+          ),
+        )
+        .returning({ id: documents.id });
+      const keptIds = new Set(kept.map((row) => row.id));
+      for (const h of held) if (!keptIds.has(h.id)) this.stop(h.id);
+    } catch (error) {
+      log.warn({ err: error }, 'renewing the documents’ leases failed');
+    }
   }
 }
 

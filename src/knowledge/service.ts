@@ -37,6 +37,8 @@ export class KnowledgeService {
       db: options.db,
       embedder: this.embedder,
       workLeaseSeconds: options.workLeaseSeconds,
+      bounds: options.settings.processing,
+      maxPassagesPerAccount: options.settings.maxPassagesPerAccount,
     });
   }
 

@@ -2,11 +2,14 @@
 // passages stay within 800 characters, cut at paragraph or sentence ends, repeat a short last
 // sentence across a cut inside a paragraph, and lose no words; types are read from the bytes.
 import { describe, expect, test } from 'bun:test';
+import { loadKnowledgeSettings } from '../../src/config.ts';
 import { chunkText, PASSAGE_MAX_CHARS } from '../../src/knowledge/chunking.ts';
-import { documentText, markdownText } from '../../src/knowledge/extraction.ts';
+import { documentText } from '../../src/knowledge/extraction.ts';
 import { documentType } from '../../src/knowledge/file-types.ts';
+import { markdownText } from '../../src/knowledge/markdown-text.ts';
 import { pdfWithText } from './support.ts';
 
+const BOUNDS = loadKnowledgeSettings({}, undefined, '').processing;
 const words = (text: string) => text.split(/\s+/).filter(Boolean);
 
 describe('chunking', () => {
@@ -74,10 +77,10 @@ describe('extraction', () => {
   });
 
   test('a PDF gives its text layer; control characters are dropped', async () => {
-    expect(await documentText(pdfWithText(['First line.', 'Second (line).']), 'application/pdf')).toMatch(
+    expect(await documentText(pdfWithText(['First line.', 'Second (line).']), 'application/pdf', BOUNDS)).toMatch(
       /First line\.\s+Second \(line\)\./,
     );
     const padding = ' more words'.repeat(20); // a text file may hold a stray control or two, not many
-    expect(await documentText(bytes(`a\u0007b\r\nc${padding}`), 'text/plain')).toBe(`a b\nc${padding}`);
+    expect(await documentText(bytes(`a\u0007b\r\nc${padding}`), 'text/plain', BOUNDS)).toBe(`a b\nc${padding}`);
   });
 });
