@@ -21,7 +21,7 @@ export interface ServedInputs {
  * and the two calls of agents' avatar protocol an avatar service makes back (agents'
  * DataStreamAudioOutput answers only the avatar's own participant; the rest "reject"). Data
  * packets are not fenced here: the job listens to one topic, the control plane's orders, and
- * takes only those no participant sent.
+ * takes only those with the session's proof (conversation/order-packets.ts).
  */
 export const JOB_INPUTS: ServedInputs = {
   textTopics: [CHAT_TOPIC],

@@ -1,7 +1,8 @@
 // Orders that direct the conversation while it runs (docs/api.md#sessions-direct): `say`,
 // `interrupt` and `context`. From the customer's backend they come as reliable data packets on
-// ORDER_TOPIC that the control plane sent through LiveKit's server API: such a packet has no
-// sending participant, so one a participant sent (a visitor forging an order) is ignored. Each
+// ORDER_TOPIC that the control plane sent through LiveKit's server API, taken only with the
+// session's proof (order-packets.ts): a visitor forging one is ignored, even one the room does
+// not list yet or any more, whose packet comes with no sender like the server's. Each
 // is reported back by its id (an `order` report), which is what the API call waits for. From
 // the visitor's app they come as RPC methods on the agent, taken only when the session's
 // `client_control` allows it, only from the visitor, with typed chat's limits (chat.ts).
@@ -23,12 +24,12 @@ import {
   type ParsedDispatch,
   SAY_METHOD,
   SayPayload,
-  SessionOrder,
 } from '../../src/contract/index.ts';
 import { currentSpeech } from '../agents-adapter/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { deliver, type Reporter } from '../reports/index.ts';
 import { CHAT_MAX_CHARS, CHAT_MIN_INTERVAL_MS } from './chat.ts';
+import { orderPacketReader } from './order-packets.ts';
 
 /** How long an order that came before the conversation started waits for it. */
 const ORDER_READY_WAIT_MS = 3_000;
@@ -60,7 +61,7 @@ export interface OrderTaker {
 
 export interface OrderOptions {
   room: Room;
-  metadata: Pick<ParsedDispatch, 'visitor_identity' | 'client_control'>;
+  metadata: Pick<ParsedDispatch, 'visitor_identity' | 'client_control' | 'report_token'>;
   reporter: Reporter<OrderReport>;
   logger: Pick<AgentLogger, 'info' | 'warn'>;
 }
@@ -142,21 +143,16 @@ export function takeOrders({ room, metadata, reporter, logger }: OrderOptions): 
     }
   }
 
-  // From the control plane: server-sent packets only.
+  // From the control plane: proven packets only.
+  const readPacket = orderPacketReader(metadata.report_token);
   const onData = (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
     if (topic !== ORDER_TOPIC) return;
-    if (participant) {
-      logger.warn({ from: participant.identity }, 'an order sent by a participant was ignored');
+    const read = readPacket(payload, participant);
+    if ('refused' in read) {
+      logger.warn({ from: read.from ?? null }, `${read.refused} was ignored`);
       return;
     }
-    let order: unknown;
-    try {
-      order = JSON.parse(new TextDecoder().decode(payload));
-    } catch {}
-    if (!Value.Check(SessionOrder, order)) {
-      logger.warn('an order that is not one was ignored');
-      return;
-    }
+    const { order } = read;
     void carryOut(order, 'api').then(async (outcome) => {
       logger.info({ order_id: order.order_id, operation: order.operation, ...outcome }, 'order');
       const report: OrderReport = { type: 'order', order_id: order.order_id, ...outcome };

@@ -3,6 +3,7 @@
 // session allows it. The control plane validates the HTTP bodies with schemas built from these
 // limits (src/sessions/contract.ts); the agent checks the same limits on what reaches it
 // (agent/conversation), since the room is an edge of its own.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 
 /** `context` at the start: added to the identity's prompt for the session. */
@@ -40,20 +41,45 @@ export const ContextPayload = Type.Object({
   respond: Type.Optional(Type.Boolean()),
 });
 
+/** What every order on ORDER_TOPIC carries: its id, and `proof` that the control plane sent it (orderProof). */
+const OrderHeader = {
+  order_id: Type.String({ minLength: 1 }),
+  proof: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+};
+
 /** An order as the control plane sends it on ORDER_TOPIC; the agent reports its outcome by `order_id`. */
 export const SessionOrder = Type.Union([
-  Type.Object({ order_id: Type.String({ minLength: 1 }), operation: Type.Literal('say'), ...SayPayload.properties }),
-  Type.Object({ order_id: Type.String({ minLength: 1 }), operation: Type.Literal('interrupt') }),
-  Type.Object({
-    order_id: Type.String({ minLength: 1 }),
-    operation: Type.Literal('context'),
-    ...ContextPayload.properties,
-  }),
+  Type.Object({ ...OrderHeader, operation: Type.Literal('say'), ...SayPayload.properties }),
+  Type.Object({ ...OrderHeader, operation: Type.Literal('interrupt') }),
+  Type.Object({ ...OrderHeader, operation: Type.Literal('context'), ...ContextPayload.properties }),
 ]);
 
 export type SayPayload = Static<typeof SayPayload>;
 export type ContextPayload = Static<typeof ContextPayload>;
 export type SessionOrder = Static<typeof SessionOrder>;
+
+/**
+ * An order's proof: HMAC-SHA256 of its id under the session's report token hashed (SHA-256,
+ * hex), the one secret the control plane (its `report_token_hash`) and the session's job (its
+ * dispatch's `report_token`) share and a room's participants never see. rtc-node hands the
+ * agent a packet from a participant it does not list (one joining or just gone) with no
+ * sender, as it does the server's: the proof, not the missing sender, says it is the server's.
+ */
+export function orderProof(reportTokenHash: string, orderId: string): string {
+  return createHmac('sha256', reportTokenHash).update(orderId).digest('hex');
+}
+
+/** The key orderProof takes, from the job's report token (the control plane keeps only this hash). */
+export function orderKeyOf(reportToken: string): string {
+  return createHash('sha256').update(reportToken).digest('hex');
+}
+
+/** Whether `order` carries the proof of this session's key. */
+export function provesOrder(key: string, order: Pick<SessionOrder, 'order_id' | 'proof'>): boolean {
+  const expected = Buffer.from(orderProof(key, order.order_id), 'hex');
+  const given = Buffer.from(order.proof, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
 
 /** How the agent took an order: carried out (`done`), or refused with a reason the caller can act on. */
 export const ORDER_OUTCOMES = ['done', 'refused'] as const;

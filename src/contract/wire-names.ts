@@ -32,8 +32,9 @@ export const PUBLISH_ON_BEHALF = 'lk.publish_on_behalf';
 /**
  * Orders from the customer's backend to the session's agent (docs/api.md#sessions-direct):
  * reliable data messages the control plane sends through LiveKit's server API to the agent
- * participant alone (a server-sent packet has no sender; the agent refuses any other). Their
- * shape is session-direction.ts's `SessionOrder`.
+ * participant alone. Their shape is session-direction.ts's `SessionOrder`; the agent takes only
+ * those with the session's `proof` (orderProof): a packet's missing sender does not tell the
+ * server's from a participant's the agent's room does not list yet or any more.
  */
 export const ORDER_TOPIC = 'likeness.order';
 

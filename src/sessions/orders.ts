@@ -1,10 +1,10 @@
 // Directing a running session from the customer's backend (docs/api.md#sessions-direct):
 // `say`, `interrupt` and `context`. The API process checks the session and finds its agent in
 // the room, keeps the order as a row, and sends it to the agent alone as a reliable data packet
-// on ORDER_TOPIC (LiveKit's server API: a server-sent packet has no sender, which is how the
-// agent tells it from a visitor's). The agent's job reports how it took the order to whichever
-// API process its report reaches (job-reports.ts → recordOrderOutcome); the call polls the row
-// for it, at most ORDER_WAIT_MS.
+// on ORDER_TOPIC (LiveKit's server API), with the proof only the session's job can check
+// (orderProof): a packet's missing sender does not tell the server's from a visitor's. The
+// agent's job reports how it took the order to whichever API process its report reaches
+// (job-reports.ts → recordOrderOutcome); the call polls the row for it, at most ORDER_WAIT_MS.
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { and, eq, isNull } from 'drizzle-orm';
 import { t } from 'elysia';
@@ -16,6 +16,7 @@ import {
   ORDER_TOPIC,
   type OrderOperation,
   type OrderReport,
+  orderProof,
   PUBLISH_ON_BEHALF,
   SAY_MAX_CHARS,
   type SessionOrder,
@@ -107,12 +108,14 @@ export async function placeOrder(deps: OrderDeps, accountId: string, sessionId: 
   const session = await ownedRow(db, sessions, accountId, sessionId);
   if (!session) throw notFound('Session');
   if (session.status === 'ended') throw new ApiError(409, 'The session has ended');
+  const orderId = newId('ord');
+  const header = { order_id: orderId, proof: orderProof(session.reportTokenHash, orderId) };
   const order: SessionOrder =
     body.operation === 'say'
-      ? { order_id: newId('ord'), operation: 'say', text: unblank(body.text), interrupt: body.interrupt ?? true }
+      ? { ...header, operation: 'say', text: unblank(body.text), interrupt: body.interrupt ?? true }
       : body.operation === 'context'
-        ? { order_id: newId('ord'), operation: 'context', text: unblank(body.text), respond: body.respond ?? false }
-        : { order_id: newId('ord'), operation: 'interrupt' };
+        ? { ...header, operation: 'context', text: unblank(body.text), respond: body.respond ?? false }
+        : { ...header, operation: 'interrupt' };
   const retryLater = (detail: string) =>
     new ApiError(503, detail, { 'retry-after': String(NO_AGENT_RETRY_AFTER_SECONDS) });
 
