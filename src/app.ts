@@ -125,6 +125,7 @@ export function buildApp(services: Services) {
   return app
     .use(finishedRequests([countRequest, logRequest], accountOf))
     .use(httpErrors(methodsByPath(app)))
+    .use(services.eventLoop.plugin())
     .onRequest(({ request }) => {
       // Refuse oversized uploads before reading them.
       const length = Number(request.headers.get('content-length') ?? 0);

@@ -143,6 +143,11 @@ export interface Config {
   /** Maximum accepted request body; larger requests answer 413 before they are read. */
   maxRequestBytes: number;
   /**
+   * A pause of the API process's event loop longer than this is logged with the requests it
+   * held, and counted on /metrics (EVENT_LOOP_STALL_MS; 0: not watched).
+   */
+  eventLoopStallMs: number;
+  /**
    * With a shared Postgres, unfinished creates and retrains older than this are taken to be
    * orphaned by a dead process (the embedded database has one process, so it sweeps at once).
    */
@@ -289,6 +294,7 @@ export function loadConfig(env: Env = process.env): Config {
       format: oneOfValues(env, 'LOG_FORMAT', LOG_FORMATS, process.stdout.isTTY ? 'pretty' : 'json'),
     },
     maxRequestBytes: integer(env, 'MAX_REQUEST_BYTES', 40 * 1024 * 1024, 1024),
+    eventLoopStallMs: integer(env, 'EVENT_LOOP_STALL_MS', 250, 0),
     recoveryGraceSeconds: integer(env, 'RECOVERY_GRACE_SECONDS', 900),
     workLeaseSeconds: integer(env, 'WORK_LEASE_SECONDS', 30, 3),
     livekit: {

@@ -75,6 +75,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   }
   await writeServiceRecord(config, { pid: process.pid, url });
   services.webhooks.start();
+  services.eventLoop.start();
   const periodic = startPeriodicWork(services, config, {
     recovery: () => recover({ graceSeconds: config.recoveryGraceSeconds }),
   });
@@ -84,6 +85,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     secure,
     async stop() {
       periodic.stop();
+      services.eventLoop.stop();
       // Not forced: requests in flight finish (a create mid-training completes) before the database closes.
       await Promise.all([app.stop(false), secure?.stop()]);
       await services.webhooks.stop();

@@ -9,6 +9,7 @@ import { type AssetStore, createAssetStore } from './assets/store.ts';
 import type { Config } from './config.ts';
 import { CreditLedger } from './credits/ledger.ts';
 import { type DatabaseHandle, openDatabase, pgliteDirFor } from './db/index.ts';
+import { EventLoopWatch } from './health/event-loop.ts';
 import { Readiness } from './health/index.ts';
 import { Retraining } from './identities/retraining.ts';
 import { TrainingUpgrades } from './identities/training-upgrades.ts';
@@ -57,6 +58,8 @@ export interface Services {
   knowledge: KnowledgeService;
   /** The LiveKit server this process started (embedded mode), stopped with the service. */
   localLivekit?: LocalLivekitServer;
+  /** Stalls of this process's event loop, logged with the requests they held (started by startService). */
+  eventLoop: EventLoopWatch;
 }
 
 export interface ServiceOverrides {
@@ -155,6 +158,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
   const assetLinks = new AssetLinks(config.assetsUrl, adminToken, config.assetUrlTtlSeconds);
   return {
     readiness,
+    eventLoop: new EventLoopWatch(config.eventLoopStallMs),
     billing,
     lifecycle,
     livekit,

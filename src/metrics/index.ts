@@ -50,6 +50,13 @@ export const sessionsEnded = new Counter({
   registers: [registry],
 });
 
+export const eventLoopStallSeconds = new Histogram({
+  name: 'likeness_event_loop_stall_seconds',
+  help: "Pauses of this process's event loop longer than EVENT_LOOP_STALL_MS (the log names the requests they held).",
+  buckets: [0.25, 0.5, 1, 2, 5, 10, 30, 60],
+  registers: [registry],
+});
+
 export const firstFrameSeconds = new Histogram({
   name: 'likeness_session_first_frame_seconds',
   help: "From the visitor joining to the avatar's first frame (0 when the avatar was there first).",
