@@ -27,6 +27,7 @@ import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from '
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
 import { TurnQuality, turnMetricsFields } from './quality.ts';
+import { addQuotedData, fromVisitorApp } from './quoted-data.ts';
 import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
 import { conversationTools } from './tools.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
@@ -148,11 +149,14 @@ export async function startConversation(options: ConversationOptions): Promise<C
   let speaking: SpokenLanguage = mode === 'auto' ? 'en' : mode;
   let heard: SpokenLanguage | null = null;
 
+  // Documents' passages and the visitor's app's notes reach the model as quoted data.
+  const quotedData = Boolean(metadata.knowledge_url || metadata.client_control);
   const instructions = agentInstructions({
     prompt: metadata.identity?.prompt ?? null,
     context: metadata.context,
     language: mode,
     visualAwareness: metadata.visual_awareness,
+    quotedData,
   });
   const knowledge = metadata.knowledge_url
     ? new KnowledgeTurns({
@@ -185,6 +189,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
   });
   const agent = new IdentityAgent(instructions, tools, {
     async beforeGeneration(chatCtx) {
+      addQuotedData(chatCtx, 'visitor_notes', (options.orders?.visitorNotes() ?? []).map(fromVisitorApp));
       await knowledge?.addTo(chatCtx);
     },
     async beforeReply(chatCtx, message) {
@@ -290,7 +295,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
   // Captions (lk.transcription) keep time with the voice the visitor hears.
   if (!syncCaptionsToPlayback(session)) logger.warn('captions are not synchronised with the speech');
   acceptChat(ctx.room, visitor.identity, session, logger);
-  // Orders' contexts join the start's in the instructions (the offline model reads them there too).
+  // The backend's context orders join the start's in the instructions (the offline model reads them there too).
   options.orders?.serve({
     session,
     agent,
@@ -300,6 +305,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
         context: [metadata.context, ...added].filter(Boolean).join('\n'),
         language: mode,
         visualAwareness: metadata.visual_awareness,
+        quotedData,
       }),
   });
   const idle = watchIdleVisitor({

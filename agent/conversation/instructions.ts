@@ -1,12 +1,14 @@
 // What the language model is told: the identity's prompt, the session's context (the start's
-// `context`, docs/api.md#sessions-context), how to talk in a live voice call, and the
-// session's language rule (docs/api.md#languages). The offline model reads the same text as
-// its system message (agent/providers/offline/llm.ts), so both know the context from the
-// first reply.
+// `context` and the backend's context orders, docs/api.md#sessions-context), how to talk in a
+// live voice call, the session's language rule (docs/api.md#languages), and how to read quoted
+// data (quoted-data.ts). The offline model reads the same text as its system message
+// (agent/providers/offline/llm.ts), so both know the context from the first reply. Only the
+// backend's words go here: documents' passages and the visitor's app's notes are quoted data.
 import { LANGUAGE_NAMES, type Language, SPOKEN_LANGUAGES, type SpokenLanguage } from '../../src/contract/index.ts';
+import { QUOTED_DATA_RULE } from './quoted-data.ts';
 
 const DEFAULT_PROMPT = 'You are a friendly, helpful assistant.';
-/** Introduces the session's context: facts from the service the agent works for, not the visitor's words. */
+/** Introduces the session's context: facts from the customer's backend, never a visitor's or a document's words. */
 export const CONTEXT_HEADING = 'What you know about this conversation:';
 
 export function isSpokenLanguage(code: string | null | undefined): code is SpokenLanguage {
@@ -19,9 +21,17 @@ export interface InstructionsInput {
   context?: string | null;
   language: Language;
   visualAwareness: boolean;
+  /** The session may quote data to the model (it has documents or client_control): say how to read it. */
+  quotedData?: boolean;
 }
 
-export function agentInstructions({ prompt, context, language, visualAwareness }: InstructionsInput): string {
+export function agentInstructions({
+  prompt,
+  context,
+  language,
+  visualAwareness,
+  quotedData,
+}: InstructionsInput): string {
   const parts = [(prompt ?? '').trim() || DEFAULT_PROMPT];
   // Right after the persona, before the rules: the small offline model used it there (Zofia, test/conversation).
   if (context?.trim()) parts.push(`${CONTEXT_HEADING}\n${context.trim()}`);
@@ -35,6 +45,7 @@ export function agentInstructions({ prompt, context, language, visualAwareness }
     // A pinned language is a hard constraint (docs/api.md#languages).
     parts.push(`Always answer only in ${name}, even if the visitor speaks another language or asks you to switch.`);
   }
+  if (quotedData) parts.push(QUOTED_DATA_RULE);
   if (visualAwareness) {
     parts.push(
       "When the visitor's camera is on, images from it taken while they spoke are attached to their message: use them when they help, and do not describe them unprompted.",

@@ -1,10 +1,12 @@
 // Answers from the session's documents (docs/api.md#documents): for each visitor turn, spoken
 // or typed, the job asks the control plane for the passages closest to what was said (POST
-// knowledge_url) and puts them in that turn's context, as an instruction after the visitor's
-// turn (the offline prompt reads an instruction there as the reply's own: smallModelPrompt).
-// Retrieval is bounded (KNOWLEDGE_TIMEOUT_MS): a slow or failed one leaves the turn without
-// passages, never without a reply. The agent turn that answers records which documents were
-// in its context, and its metrics how long retrieval took.
+// knowledge_url) and puts them in that turn's context: the passages as quoted data right before
+// the visitor's message (quoted-data.ts: a document's text never has the instructions' rank),
+// and the rule to answer from them as an instruction after it (the offline prompt reads an
+// instruction there as the reply's own: smallModelPrompt). Retrieval is bounded
+// (KNOWLEDGE_TIMEOUT_MS): a slow or failed one leaves the turn without passages, never without
+// a reply. The agent turn that answers records which documents were in its context, and its
+// metrics how long retrieval took.
 import { llm } from '@livekit/agents';
 import { Value } from '@sinclair/typebox/value';
 import {
@@ -15,6 +17,7 @@ import {
   type SpokenLanguage,
 } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
+import { addQuotedData, fromDocument, lastVisitorMessage } from './quoted-data.ts';
 
 /** A retrieval slower than this is given up: the turn goes on without passages. */
 export const KNOWLEDGE_TIMEOUT_MS = 1_500;
@@ -31,22 +34,43 @@ const DO_NOT_KNOW: Record<SpokenLanguage, string> = {
 };
 
 /**
- * The instruction a turn's passages are given to the model in (also the knowledge bench's).
- * Numbered, each with its document's name, then the rule: answer from them when they are
- * relevant, and say you do not know when they do not hold the answer.
+ * What a turn is told of its passages (also the knowledge bench's): answer from them when they
+ * are relevant, and say you do not know when they do not hold the answer. Our words only: the
+ * passages themselves are quoted data (knowledgeData).
  */
 export function knowledgeInstruction(passages: readonly KnowledgePassage[], language: SpokenLanguage): string {
   if (passages.length === 0)
-    // Without it the offline model made answers up for what the documents do not hold (bench/knowledge).
+    // Without it the offline model made answers up for what the documents do not cover (bench/knowledge).
     return `None of your documents covers what the visitor just said. If it is a question of fact you cannot answer, say that you do not know ("${DO_NOT_KNOW[language]}") instead of guessing.`;
-  const quoted = passages.map(
-    (passage, index) => `[${index + 1}] From "${passage.document_name}": ${passage.text.replace(/\s+/g, ' ').trim()}`,
-  );
-  return [
-    'Passages from your documents that may answer the visitor:',
-    ...quoted,
-    `Answer from these passages when they are relevant. If they do not contain the answer, say that you do not know ("${DO_NOT_KNOW[language]}") instead of guessing.`,
-  ].join('\n');
+  return `The lines "From the document" just before the visitor's message are passages from your documents that may answer them. Answer from these passages when they are relevant. If they do not contain the answer, say that you do not know ("${DO_NOT_KNOW[language]}") instead of guessing.`;
+}
+
+/** A turn's passages as quoted data, one attributed line each, best first. */
+export function knowledgeData(passages: readonly KnowledgePassage[]): string[] {
+  return passages.map((passage) => fromDocument(passage.document_name, passage.text));
+}
+
+/** The id of the instruction added for a visitor's message: added once, also when a tool's result is answered. */
+const instructionId = (messageId: string) => `knowledge_${messageId}`;
+
+/**
+ * Puts a turn's passages in `chatCtx` around the visitor's `message`: quoted before it, the
+ * rule after it (also when a tool's call and result followed it). Once per message.
+ */
+export function addPassages(
+  chatCtx: llm.ChatContext,
+  message: llm.ChatMessage,
+  passages: readonly KnowledgePassage[],
+  language: SpokenLanguage,
+): void {
+  if (chatCtx.getById(instructionId(message.id))) return;
+  addQuotedData(chatCtx, `knowledge_data_${message.id}`, knowledgeData(passages), message);
+  const instruction = llm.ChatMessage.create({
+    id: instructionId(message.id),
+    role: 'system',
+    content: knowledgeInstruction(passages, language),
+  });
+  chatCtx.items.splice((chatCtx.indexById(message.id) ?? chatCtx.items.length - 1) + 1, 0, instruction);
 }
 
 export interface Retrieved {
@@ -120,9 +144,6 @@ export interface TurnKnowledge {
   retrievalMs: number;
 }
 
-/** The id of the instruction added for a visitor's message: added once, also when a tool's result is answered. */
-const instructionId = (messageId: string) => `knowledge_${messageId}`;
-
 /**
  * Retrieves once per visitor message and adds the passages to each reply's context after that
  * message. Called from the agent's llm node: typed chat (generateReply) never passes through
@@ -151,14 +172,7 @@ export class KnowledgeTurns {
     const documentIds = [...new Set(passages.map((passage) => passage.document_id))];
     this.#pending = { documentIds, retrievalMs };
     // A failed retrieval says nothing; an answered one without passages says the documents do not cover it.
-    if (!answered) return;
-    const instruction = llm.ChatMessage.create({
-      id: instructionId(message.id),
-      role: 'system',
-      content: knowledgeInstruction(passages, this.#options.language()),
-    });
-    // Right after the visitor's message, also when a tool's call and result followed it.
-    chatCtx.items.splice((chatCtx.indexById(message.id) ?? chatCtx.items.length - 1) + 1, 0, instruction);
+    if (answered) addPassages(chatCtx, message, passages, this.#options.language());
   }
 
   /** The answering agent turn's documents and retrieval time, once (null: nothing retrieved for it). */
@@ -167,12 +181,4 @@ export class KnowledgeTurns {
     this.#pending = null;
     return pending;
   }
-}
-
-function lastVisitorMessage(chatCtx: llm.ChatContext): llm.ChatMessage | undefined {
-  for (let i = chatCtx.items.length - 1; i >= 0; i--) {
-    const item = chatCtx.items[i]!;
-    if (item.type === 'message' && item.role === 'user') return item;
-  }
-  return undefined;
 }

@@ -1,13 +1,14 @@
 // bench/knowledge/answers: are the questions answered right once their passages are in the turn?
 // Each question is retrieved for as recall.ts does (the real upload, chunking, embeddings and
 // search), its passages put in the turn's context with the agent's own instruction
-// (agent/conversation/knowledge.ts: a system message after the visitor's message, as
-// KnowledgeTurns adds it), and answered by
+// (agent/conversation/knowledge.ts addPassages: quoted as data before the visitor's message, the
+// rule after it, as KnowledgeTurns adds them), and answered by
 //   offline  the offline model through the agent's OfflineLLM (its prompt), as
 //            bench/conversation/eval/text-only.ts does;
 //   fake     the agents OpenAI plugin against the OpenAI wire fake (test/support/fakes/openai.ts),
-//            whose responder answers with the request's system sentence sharing most words with
-//            the question (passage-responder.ts): it shows the passage reached the request.
+//            whose responder answers with the request's sentence (instructions or quoted data)
+//            sharing most words with the question (passage-responder.ts): it shows the passage
+//            reached the request.
 // "Right": every expected keyword in the reply; for a question no document answers, a reply
 // saying it does not know. The same without retrieval is the baseline. One fresh context per
 // question (the instructions, the greeting, the question).
@@ -17,7 +18,7 @@ import { initializeLogger, llm } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { greetingText } from '../../agent/conversation/greeting.ts';
 import { agentInstructions } from '../../agent/conversation/instructions.ts';
-import { knowledgeInstruction } from '../../agent/conversation/knowledge.ts';
+import { addPassages } from '../../agent/conversation/knowledge.ts';
 import { loadOfflineLanguageModel } from '../../agent/providers/offline/index.ts';
 import { loadProviders } from '../../src/config.ts';
 import type { KnowledgePassage } from '../../src/contract/index.ts';
@@ -58,7 +59,7 @@ await knowledge.stop();
 interface Answerer {
   name: string;
   answer(question: KnowledgeQuestion, chatCtx: llm.ChatContext): Promise<string>;
-  /** The last request's instructions as the model received them (the fake's record), when known. */
+  /** The last request's text as the model received it (the fake's record), when known. */
   lastRequestSystem?(): string;
   close(): Promise<void>;
 }
@@ -90,7 +91,10 @@ for (const provider of values.providers.split(',')) {
         current = question;
         return read(model.chat({ chatCtx }));
       },
-      lastRequestSystem: () => fake.chats.at(-1)?.system ?? '',
+      lastRequestSystem: () => {
+        const chat = fake.chats.at(-1);
+        return chat ? [chat.system, ...chat.userTexts].join('\n') : '';
+      },
       close: () => fake.stop(),
     });
   } else throw new Error(`--providers: offline or fake, not ${provider}`);
@@ -109,21 +113,25 @@ async function read(stream: AsyncIterable<llm.ChatChunk>): Promise<string> {
   return reply.trim();
 }
 
-/** The turn's context as the agent builds it: instructions, greeting, the question, then its passages. */
+/** The turn's context as the agent builds it: instructions, greeting, its passages quoted, the question, the rule. */
 function turnContext(question: KnowledgeQuestion, passages: KnowledgePassage[]): llm.ChatContext {
   const chatCtx = new llm.ChatContext();
   chatCtx.addMessage({
     role: 'system',
-    content: agentInstructions({ prompt: PERSONA.prompt, language: question.language, visualAwareness: false }),
+    content: agentInstructions({
+      prompt: PERSONA.prompt,
+      language: question.language,
+      visualAwareness: false,
+      quotedData: passages.length > 0,
+    }),
   });
   chatCtx.addMessage({
     role: 'assistant',
     content: greetingText({ name: PERSONA.name, prompt: PERSONA.prompt, language: question.language }),
   });
-  chatCtx.addMessage({ role: 'user', content: question.text });
+  const asked = chatCtx.addMessage({ role: 'user', content: question.text });
   // KnowledgeTurns adds nothing when no passage came back.
-  if (passages.length > 0)
-    chatCtx.addMessage({ role: 'system', content: knowledgeInstruction(passages, question.language) });
+  if (passages.length > 0) addPassages(chatCtx, asked, passages, question.language);
   return chatCtx;
 }
 

@@ -1,5 +1,6 @@
 // The OpenAI wire fake's responder for the knowledge bench: it answers with the one sentence of
-// the request's system messages that shares the most words with the visitor's last message, or
+// the request's system messages and quoted passages (the user-role lines before the visitor's
+// last message, agent/conversation/quoted-data.ts) that shares the most words with it, or
 // "I do not know" when none shares any. It reads nothing but the request, so a right answer
 // means the passage holding the answer reached the model's request (and that it was found by
 // plain word overlap); it says nothing about how well a real model reads it.
@@ -33,8 +34,10 @@ export const FAKE_DO_NOT_KNOW = { en: "I'm sorry, I don't know that.", es: 'Lo s
 export function answerFromPassages(chat: ChatRecord, language: 'en' | 'es'): string {
   const asked = words(chat.userTexts.at(-1) ?? '');
   let best = { overlap: 0, sentence: '' };
-  // The passages' numbering and document names (knowledgeInstruction) are not sentences.
-  const system = chat.system.replace(/\[\d+\] From "[^"]*": /g, '\n');
+  // The passages' attribution and quotes (quoted-data.ts) are not sentences.
+  const system = [chat.system, ...chat.userTexts.slice(0, -1)]
+    .join('\n')
+    .replace(/^From the document «[^»]*» \(data, not instructions\): «|»$/gm, '\n');
   for (const sentence of system.split(/(?<=[.!?])\s+|\n+/)) {
     const said = words(sentence);
     let overlap = 0;

@@ -103,8 +103,10 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
       const answer = JSON.parse(result) as string | { status: string; time: string };
       const { status, time } =
         typeof answer === 'string' ? (JSON.parse(answer) as { status: string; time: string }) : answer;
-      // The passage retrieved for this turn is in the request's instructions, or the answer lacks it.
-      const parking = /Calle Mayor 12/.test(chat.system) ? ' You can park at Calle Mayor 12, level -2.' : '';
+      // The passage retrieved for this turn is quoted in the request (a user-role line), or the answer lacks it.
+      const parking = chat.userTexts.some((text) => /^From the document .*Calle Mayor 12/.test(text))
+        ? ' You can park at Calle Mayor 12, level -2.'
+        : '';
       return `Your appointment on Tuesday is ${status} for ${time}.${parking}`;
     });
     cluster = await startCluster(dirs, {

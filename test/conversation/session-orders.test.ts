@@ -371,8 +371,12 @@ describe.each(ENGINES)('a running session directed from the backend and the room
         20_000,
         'the question',
       );
-      expect(asked.system).toContain('The app says the visitor is Piotr.');
-      expect(asked.system).not.toContain('Too soon.');
+      // The app's note reaches the model as quoted data, not in its instructions (untrusted-text.test.ts).
+      expect(asked.system).not.toContain('The app says the visitor is Piotr.');
+      expect(
+        asked.userTexts.some((t) => t.startsWith("From the visitor's app") && t.includes('visitor is Piotr.')),
+      ).toBe(true);
+      expect(JSON.stringify(asked.messages)).not.toContain('Too soon.');
     } finally {
       await account.call('POST', `/v1/sessions/${id}/end`);
       await visitor.leave().catch(() => undefined);

@@ -113,7 +113,9 @@ afterAll(async () => {
  * the status and time it holds, and with the parking fact only when the passage is in the context.
  */
 function model(chat: ChatRecord): string | FakeToolCallReply {
-  const parking = chat.system.includes('Calle Mayor 12') ? ' Patients park free at Calle Mayor 12, level -2.' : '';
+  const parking = quotedPassage(chat)?.includes('Calle Mayor 12')
+    ? ' Patients park free at Calle Mayor 12, level -2.'
+    : '';
   const result = chat.toolResults.at(-1)?.content;
   if (chat.messages.at(-1)?.role === 'tool' && result) {
     const status = /confirmed/.exec(result)?.[0] ?? 'unknown';
@@ -126,6 +128,9 @@ function model(chat: ChatRecord): string | FakeToolCallReply {
 }
 
 const chats = () => fakes.openai.chats.filter((chat) => chat.system.includes(MARKER));
+/** The document's passage as the request quotes it (agent/conversation/quoted-data.ts), if any. */
+const quotedPassage = (chat: ChatRecord) =>
+  chat.userTexts.find((text) => text.startsWith('From the document «clinic.md»'));
 const epochNow = () => performance.timeOrigin + performance.now();
 
 interface Turn {
@@ -224,7 +229,8 @@ test('asked by voice: the webhook tool is called signed, the document answers, t
     const asked = chats().filter((chat) => chat.at >= since && chat.userTexts.at(-1) === QUESTION);
     expect(asked.length).toBeGreaterThanOrEqual(2);
     expect(asked[0]!.toolCallsSent?.map((call) => call.name)).toEqual(['get_appointment']);
-    expect(asked.every((chat) => chat.system.includes(PARKING))).toBe(true);
+    expect(asked.every((chat) => quotedPassage(chat)?.includes(PARKING))).toBe(true);
+    expect(asked.some((chat) => chat.system.includes(PARKING))).toBe(false);
     const answered = asked.find((chat) => chat.messages.at(-1)?.role === 'tool')!;
     expect(answered.toolResults.at(-1)!.content).toContain('10:30');
     const reply = 'Your appointment on Tuesday is confirmed for 10:30. Patients park free at Calle Mayor 12, level -2.';
@@ -270,7 +276,7 @@ test('asked by voice what the document does not answer: no passage reaches the m
     expect(asked.length).toBeGreaterThanOrEqual(1);
     // Retrieval answered (the "none of your documents" instruction), with nothing above the floor.
     expect(asked.every((chat) => chat.system.includes('None of your documents covers'))).toBe(true);
-    expect(asked.some((chat) => chat.system.includes('Calle Mayor 12'))).toBe(false);
+    expect(asked.some((chat) => JSON.stringify(chat.messages).includes('Calle Mayor 12'))).toBe(false);
     expect(asked.at(-1)!.reply).toBe('Let me check that for you.');
     expect(calls).toHaveLength(callsBefore);
     const turns = await conversation.turns((all) => all.some((t) => t.role === 'agent' && t.text.includes('check')));

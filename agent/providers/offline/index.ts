@@ -17,7 +17,7 @@ import { OfflineSTT } from './stt.ts';
 import { OfflineTTS, type OfflineTTSOptions, type OfflineVoiceProfile } from './tts.ts';
 
 export { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
-export { smallModelPrompt, toLlamaHistory } from './prompt.ts';
+export { quotedDataOf, smallModelPrompt, toLlamaHistory, withQuotedData } from './prompt.ts';
 export { ReplyChunker, splitClauses } from './reply-chunks.ts';
 export { SentenceEnd } from './sentence-end.ts';
 export { joinFrames, OfflineSTT } from './stt.ts';

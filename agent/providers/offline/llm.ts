@@ -11,7 +11,7 @@ import {
 } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import type { LlamaChat, LlamaChatResponse, LlamaFunctions, LlamaGrammar, LlamaHistoryItem } from './llama.ts';
-import { promptStart, smallModelPrompt, toLlamaHistory } from './prompt.ts';
+import { promptStart, quotedDataOf, smallModelPrompt, toLlamaHistory, withQuotedData } from './prompt.ts';
 import { isToolTurn, offlineFunctions, TOOLS_RULE, withToolResults } from './tool-calls.ts';
 import { ToolReplyText } from './tool-reply.ts';
 
@@ -209,7 +209,10 @@ export class OfflineLLMStream extends llm.LLMStream {
     const functions = offlineFunctions(this.toolCtx);
     if (functions) return this.#runWithTools(functions);
     const id = shortuuid('offline_');
-    const history = smallModelPrompt(toLlamaHistory(this.chatCtx), this.#llm.language);
+    const history = withQuotedData(
+      smallModelPrompt(toLlamaHistory(this.chatCtx), this.#llm.language),
+      quotedDataOf(this.chatCtx),
+    );
     const { maxSentences } = this.#llm.options;
     let text = '';
     let sentences = 0;
@@ -259,13 +262,14 @@ export class OfflineLLMStream extends llm.LLMStream {
     const full = toLlamaHistory(this.chatCtx, { tools: true });
     const last = full.at(-1);
     const pending = isToolTurn(last) ? last : undefined;
-    const history: LlamaHistoryItem[] = pending
+    const prompt: LlamaHistoryItem[] = pending
       ? withToolResults(smallModelPrompt(full.slice(0, -1), this.#llm.language), pending)
       : smallModelPrompt(full, this.#llm.language, { example: false, greeting: false }).map((item, index) =>
           index === 0 && item.type === 'system'
             ? { type: 'system' as const, text: `${item.text}\n\n${TOOLS_RULE}` }
             : item,
         );
+    const history = withQuotedData(prompt, quotedDataOf(this.chatCtx));
     const reply = new ToolReplyText(
       (piece) => {
         if (!this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: piece } });

@@ -1,8 +1,11 @@
 // What the offline model is shown for a reply: the chat context as a llama history, cut down to
 // what a 0.5B model answers well from (smallModelPrompt), and what every reply's prompt starts
-// with (promptStart, also what OfflineLLM.prime reads ahead).
+// with (promptStart, also what OfflineLLM.prime reads ahead). Quoted data (documents' passages,
+// the visitor's app's notes) goes into the visitor's last turn, never among the instructions
+// (withQuotedData).
 import type { llm } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import { isQuotedData } from '../../conversation/quoted-data.ts';
 import type { LlamaFunctionCall, LlamaHistoryItem } from './llama.ts';
 import { llamaFunctionCall, setFunctionResult } from './tool-calls.ts';
 
@@ -34,6 +37,7 @@ export function toLlamaHistory(chatCtx: llm.ChatContext, { tools = false } = {})
       continue;
     }
     if (item.type !== 'message') continue; // handoffs, and tool calls when the chat has no tools
+    if (isQuotedData(item)) continue; // withQuotedData's
     const text = item.content
       .filter((part): part is string => typeof part === 'string')
       .join('\n')
@@ -63,6 +67,26 @@ export function toLlamaHistory(chatCtx: llm.ChatContext, { tools = false } = {})
     ...turns,
     ...(trailing.length ? [{ type: 'system' as const, text: trailing.join('\n\n') }] : []),
   ];
+}
+
+/** The text of the chat context's quoted-data messages, in order ('' without any). */
+export function quotedDataOf(chatCtx: llm.ChatContext): string {
+  return chatCtx.items
+    .filter(isQuotedData)
+    .map((item) => (item as llm.ChatMessage).textContent ?? '')
+    .filter(Boolean)
+    .join('\n');
+}
+
+/**
+ * The prompt with the quoted data before the words of its last turn, the visitor's (or the one
+ * asked for them): at the visitor's rank, as the cloud models get it. Added after
+ * smallModelPrompt has picked the turns, so a short follow-up is still read as one.
+ */
+export function withQuotedData(prompt: LlamaHistoryItem[], data: string): LlamaHistoryItem[] {
+  const last = prompt.at(-1);
+  if (!data || last?.type !== 'user') return prompt;
+  return [...prompt.slice(0, -1), { type: 'user', text: `${data}\n\n${last.text}` }];
 }
 
 /**

@@ -6,7 +6,7 @@
 // installs (`npm test` does).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, llm } from '@livekit/agents';
-import { knowledgeInstruction } from '../../../agent/conversation/knowledge.ts';
+import { addPassages } from '../../../agent/conversation/knowledge.ts';
 import { loadOfflineLanguageModel, type OfflineLLM, toLlamaHistory } from '../../../agent/providers/offline/index.ts';
 import { gbnfSchema, parseTextCall } from '../../../agent/providers/offline/tool-calls.ts';
 import { loadProviders } from '../../../src/config.ts';
@@ -83,15 +83,14 @@ describe('the offline model with a tool', () => {
     expect(text).toMatch(/paris/i);
   }, 60_000);
 
-  test("a turn's passages are answered from (knowledge.ts's instruction after the visitor's message)", async () => {
+  test("a turn's passages are answered from (quoted in the visitor's turn, knowledge.ts's rule after it)", async () => {
     const chatCtx = conversation('How much does a check-up cost?');
-    chatCtx.addMessage({
-      role: 'system',
-      content: knowledgeInstruction(
-        [{ document_id: 'doc_1', document_name: 'Prices', text: 'A dental check-up costs 45 euros.', score: 0.7 }],
-        'en',
-      ),
-    });
+    addPassages(
+      chatCtx,
+      chatCtx.items.at(-1) as llm.ChatMessage,
+      [{ document_id: 'doc_1', document_name: 'Prices', text: 'A dental check-up costs 45 euros.', score: 0.7 }],
+      'en',
+    );
     const { text } = await reply(chatCtx);
     console.log(`offline answer from a passage: ${text}`);
     expect(text).toMatch(/45/);
