@@ -69,8 +69,10 @@ export async function callWebhookTool(tool: ToolRow, call: WebhookCall, options:
     // A body that broke off at the deadline: the answer never came whole.
     if (answer.truncated && performance.now() - started >= tool.timeoutMs)
       return { outcome: 'timeout', result: noAnswer(tool), status: answer.status };
+    // U+0000 is no text to a model, and the transcript keeps an excerpt that Postgres could not store.
+    const text = answer.body.replaceAll('\u0000', '\uFFFD');
     if (!answer.ok) {
-      const excerpt = answer.body.trim().slice(0, ERROR_EXCERPT_CHARS);
+      const excerpt = text.trim().slice(0, ERROR_EXCERPT_CHARS);
       const redirect = answer.status >= 300 && answer.status < 400 ? ' (a redirect, which is not followed)' : '';
       return {
         outcome: 'error',
@@ -81,7 +83,7 @@ export async function callWebhookTool(tool: ToolRow, call: WebhookCall, options:
     const cut = answer.truncated
       ? `\n[the answer was cut: only its first ${TOOL_RESULT_MAX_BYTES} bytes were read]`
       : '';
-    return { outcome: 'ok', result: `${answer.body}${cut}`, status: answer.status };
+    return { outcome: 'ok', result: `${text}${cut}`, status: answer.status };
   } catch (error) {
     if (error instanceof DestinationRefused)
       return { outcome: 'error', result: `the tool's address was refused: ${error.message}` };

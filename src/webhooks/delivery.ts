@@ -220,7 +220,9 @@ export class WebhookSender {
       },
       body: delivery.payload,
     });
-    return { status: answer.status, ok: answer.ok, body: answer.ok ? '' : answer.body.slice(0, ERROR_BODY_CHARS) };
+    // U+0000 cannot be stored by Postgres: the attempt would go unrecorded.
+    const excerpt = answer.body.slice(0, ERROR_BODY_CHARS).replaceAll('\u0000', '\uFFFD');
+    return { status: answer.status, ok: answer.ok, body: answer.ok ? '' : excerpt };
   }
 }
 

@@ -3,7 +3,10 @@
 // name that rebinds between the check and the connection changes nothing. The URL's name still
 // travels as the Host header and, for https, as the TLS server name, which is also the name the
 // certificate must carry. No redirects (they could lead anywhere), a deadline, and only the first
-// bytes of the answer are read.
+// bytes of the answer are read, counted after decompression.
+import { pipeline, Readable, type Transform } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import ipaddr from 'ipaddr.js';
 import { bareHost, type Resolver, resolveDestination } from './destinations.ts';
 
@@ -39,6 +42,21 @@ export interface PinnedAnswer {
   address: string;
 }
 
+/**
+ * The content codings asked for, decoded here: fetch's own decoding inflates what arrives ahead
+ * of the reader, with no bound (a few hundred KB of brotli made it allocate GBs). zlib's streams
+ * inflate only as far as they are read.
+ */
+const DECODERS = new Map<string, () => Transform>([
+  ['gzip', createGunzip],
+  ['x-gzip', createGunzip],
+  ['deflate', createInflate],
+  ['br', createBrotliDecompress],
+]);
+const ACCEPT_ENCODING = 'gzip, deflate, br';
+/** Codings stacked on one answer beyond this are not decoded (each costs a decoder's memory). */
+const CODINGS_MAX = 2;
+
 /** Connection failures where nothing was sent: the next address may be tried. */
 const UNREACHED = new Set(['ECONNREFUSED', 'ENETUNREACH', 'EHOSTUNREACH', 'ConnectionRefused']);
 
@@ -51,9 +69,11 @@ export async function pinnedFetch(url: string, request: PinnedRequest): Promise<
   const { url: target, addresses } = await resolveDestination(url, request);
   const headers = new Headers(request.headers);
   headers.set('host', target.host);
+  headers.set('accept-encoding', ACCEPT_ENCODING);
   const init = {
     method: request.method,
     redirect: 'manual',
+    decompress: false,
     signal: AbortSignal.timeout(request.timeoutMs),
     headers,
     body: request.body,
@@ -95,31 +115,44 @@ async function discard(response: Response): Promise<{ text: string; truncated: b
   return { text: '', truncated: response.body !== null };
 }
 
+/** The decoders for `content-encoding`, last applied first; none for identity, or for codings not asked for (read as they are). */
+function decodersFor(contentEncoding: string | null): Transform[] {
+  const codings = (contentEncoding ?? '')
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  if (codings.length > CODINGS_MAX || !codings.every((coding) => DECODERS.has(coding))) return [];
+  return codings.reverse().map((coding) => DECODERS.get(coding)!());
+}
+
 /**
- * Reads the body up to `limit` bytes and cancels the rest, so a receiver cannot make this process
- * buffer a huge answer. A body that breaks off (or outlasts the deadline) is what arrived of it.
+ * Reads the body, decoded, up to `limit` bytes and cancels the rest, so a receiver cannot make
+ * this process buffer a huge answer, nor inflate a small one into a huge one. A body that breaks
+ * off, fails to decode or outlasts the deadline is what arrived of it.
  */
 async function readAtMost(response: Response, limit: number): Promise<{ text: string; truncated: boolean }> {
   if (!response.body) return { text: '', truncated: false };
-  const reader = response.body.getReader();
+  const source = Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>);
+  const decoders = decodersFor(response.headers.get('content-encoding'));
+  // pipeline: an error anywhere (the body broke off, bad gzip) ends the last stream with it.
+  if (decoders.length > 0) pipeline([source, ...decoders], () => undefined);
+  const decoded: Readable = decoders.at(-1) ?? source;
   const chunks: Uint8Array[] = [];
   let size = 0;
   let complete = false;
   try {
     // One byte past the limit tells a body that goes on from one that ends there.
-    while (size <= limit) {
-      const { done, value } = await reader.read();
-      if (done) {
-        complete = true;
-        break;
-      }
-      chunks.push(value);
-      size += value.byteLength;
+    for await (const chunk of decoded) {
+      chunks.push(chunk);
+      size += chunk.byteLength;
+      if (size > limit) break;
     }
+    complete = size <= limit;
   } catch {
     // Broke off: keep what arrived.
   } finally {
-    await reader.cancel().catch(() => undefined);
+    decoded.destroy();
+    source.destroy();
   }
   return { text: new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit)), truncated: !complete };
 }
