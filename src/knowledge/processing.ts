@@ -120,8 +120,9 @@ export class DocumentProcessing {
     this.#renewing = undefined;
   }
 
-  async #process(document: Held, aborted = document.abort.signal): Promise<void> {
+  async #process(document: Held): Promise<void> {
     const { db, embedder, bounds } = this.deps;
+    const aborted = document.abort.signal;
     const deadline = Date.now() + bounds.seconds * 1000;
     const overBudget = AbortSignal.timeout(bounds.seconds * 1000);
     const signal = AbortSignal.any([aborted, overBudget]);
