@@ -72,7 +72,7 @@ export interface paths {
         put?: never;
         /**
          * Start a session from a website's page with a publishable key
-         * @description For browsers: the key (`lk_pub_…`) in `Authorization: Bearer` or `X-API-Key`, the page's `Origin` one of the key's `allowed_origins`, `identity_id` one of its `identity_ids`; the key's limits per key and per visitor address answer 429 with Retry-After. Answered with CORS for that origin, refusals included. The session is charged to the key's account and carries `publishable_key_id`; it ends when the visitor leaves or at its maximum length.
+         * @description For browsers: the key (`lk_pub_…`) in `Authorization: Bearer` or `X-API-Key`, the page's `Origin` one of the key's `allowed_origins`, `identity_id` one of its `identity_ids`; the key's limits per key and per visitor address (an IPv6 visitor counted by their /64, `LIMIT_IPV6_PREFIX`) answer 429 with Retry-After. Answered with CORS for that origin, refusals included. The session is charged to the key's account and carries `publishable_key_id`; it ends when the visitor leaves or at its maximum length.
          */
         post: operations["startEmbedSession"];
         delete?: never;
