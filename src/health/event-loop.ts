@@ -11,6 +11,8 @@ import { eventLoopStallSeconds } from '../metrics/index.ts';
 const TICK_MS = 50;
 /** Finished requests remembered for naming a stall that ended as they answered. */
 const RECENT = 32;
+/** Requests named in a stall's log line (the oldest first: the likeliest to have held it); the rest are counted. */
+const NAMED = 10;
 
 interface Activity {
   method: string;
@@ -23,6 +25,8 @@ interface Activity {
 
 export interface EventLoopStall {
   ms: number;
+  /** How many requests were on the loop during the stall (a burst may hold hundreds). */
+  in_flight: number;
   requests: { method: string; route: string; request_id: string | undefined }[];
 }
 
@@ -78,16 +82,19 @@ export class EventLoopWatch {
   }
 
   #report(from: number, to: number, lateMs: number): void {
-    const during = [...this.#inFlight.values(), ...this.#recent].filter(
-      (a) => a.began <= to && (a.ended === undefined || a.ended >= from),
-    );
+    const during = [...this.#inFlight.values(), ...this.#recent]
+      .filter((a) => a.began <= to && (a.ended === undefined || a.ended >= from))
+      .sort((a, b) => a.began - b.began);
     const stall: EventLoopStall = {
       ms: Math.round(lateMs),
-      requests: during.map((a) => ({ method: a.method, route: a.route ?? a.path, request_id: a.requestId })),
+      in_flight: during.length,
+      requests: during
+        .slice(0, NAMED)
+        .map((a) => ({ method: a.method, route: a.route ?? a.path, request_id: a.requestId })),
     };
     eventLoopStallSeconds.observe(lateMs / 1000);
     log.warn(
-      { stall_ms: stall.ms, requests: stall.requests },
+      { stall_ms: stall.ms, in_flight: stall.in_flight, requests: stall.requests },
       stall.requests.length
         ? 'the event loop was held: requests waited'
         : 'the event loop was held by background work (no request in flight)',

@@ -56,6 +56,7 @@ describe.each(ENGINES)('event loop stalls on %s', (engine) => {
       requests: expect.arrayContaining([{ method: 'GET', route: '/readyz', request_id: 'req_held_by_test' }]),
     });
     expect(stall!.stall_ms!).toBeGreaterThanOrEqual(500);
+    expect((stall as { in_flight?: number }).in_flight).toBeGreaterThanOrEqual(1);
     expect(await stallCount()).toBeGreaterThan(before);
   });
 
@@ -71,6 +72,7 @@ describe.each(ENGINES)('event loop stalls on %s', (engine) => {
     expect(stalls().length).toBe(1);
     expect(stalls()[0]).toMatchObject({
       msg: 'the event loop was held by background work (no request in flight)',
+      in_flight: 0,
       requests: [],
     });
   });
