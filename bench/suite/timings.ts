@@ -5,12 +5,26 @@
 //   bun bench/suite/timings.ts /tmp/suite.xml [--top 40]
 //
 // A file's time is Bun's: from its load to its last test, its beforeAll/afterAll included.
+// With --cpu (samples of a serial run by cpu-samples.ts) each file also gets the cores the
+// machine kept busy while it ran: near 2 it computes (models, rendering, Chromium, process
+// starts), near 0 it waits (real time: billing minutes, audio, timeouts). The files ran one
+// after another in the report's order, up to the samples' last second.
+
 import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 
 const [file] = process.argv.slice(2);
-if (!file) throw new Error('usage: bun bench/suite/timings.ts REPORT.xml [--top N]');
-const top = Number(process.argv[process.argv.indexOf('--top') + 1]) || Number.POSITIVE_INFINITY;
+if (!file) throw new Error('usage: bun bench/suite/timings.ts REPORT.xml [--top N] [--cpu SAMPLES]');
+const option = (name: string) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+const top = Number(option('--top')) || Number.POSITIVE_INFINITY;
 const xml = await readFile(file, 'utf8');
+const samples = option('--cpu')
+  ? (await readFile(option('--cpu')!, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ').map(Number) as [number, number, number])
+  : undefined;
 
 interface FileTiming {
   file: string;
@@ -18,6 +32,23 @@ interface FileTiming {
   tests: number;
   assertions: number;
   failures: number;
+  /** Cores busy on average while it ran (with --cpu). */
+  cores: number;
+}
+
+/** Lays the files end to end back from the last sample and reads the busy cores of each window. */
+function busyCores(inOrder: FileTiming[], cpu: [number, number, number][]) {
+  const cores = availableParallelism();
+  const at = (ms: number) => cpu.reduce((best, s) => (Math.abs(s[0] - ms) < Math.abs(best[0] - ms) ? s : best));
+  let end = cpu.at(-1)![0];
+  for (const f of [...inOrder].reverse()) {
+    const start = end - f.seconds * 1000;
+    const [a, b] = [at(start), at(end)];
+    const busy = b[1] - a[1];
+    const all = busy + (b[2] - a[2]);
+    f.cores = all > 0 ? (cores * busy) / all : Number.NaN;
+    end = start;
+  }
 }
 
 const attribute = (tag: string, name: string) => new RegExp(`\\s${name}="([^"]*)"`).exec(tag)?.[1];
@@ -28,7 +59,9 @@ const files: FileTiming[] = [...xml.matchAll(/^ {2}<testsuite [^>]*>/gm)].map(([
   tests: Number(attribute(tag, 'tests')),
   assertions: Number(attribute(tag, 'assertions')),
   failures: Number(attribute(tag, 'failures')),
+  cores: Number.NaN,
 }));
+if (samples) busyCores(files, samples);
 files.sort((a, b) => b.seconds - a.seconds);
 const sum = (pick: (f: FileTiming) => number) => files.reduce((total, f) => total + pick(f), 0);
 const total = sum((f) => f.seconds);
@@ -41,11 +74,20 @@ for (const f of files) {
 console.log(
   `${files.length} files, ${sum((f) => f.tests)} tests, ${sum((f) => f.assertions)} expect() calls, ${(total / 60).toFixed(1)} min of files`,
 );
-console.log('\n| file | s | share | tests | expect() |\n|---|---:|---:|---:|---:|');
+const cpuColumn = samples ? ' cores busy |' : '';
+console.log(
+  `\n| file | s | share | tests | expect() |${cpuColumn}\n|---|---:|---:|---:|---:|${samples ? '---:|' : ''}`,
+);
 for (const f of files.slice(0, top))
   console.log(
-    `| ${f.file}${f.failures ? ` (${f.failures} failed)` : ''} | ${f.seconds.toFixed(1)} | ${((100 * f.seconds) / total).toFixed(1)} % | ${f.tests} | ${f.assertions} |`,
+    `| ${f.file}${f.failures ? ` (${f.failures} failed)` : ''} | ${f.seconds.toFixed(1)} | ${((100 * f.seconds) / total).toFixed(1)} % | ${f.tests} | ${f.assertions} |${samples ? ` ${f.cores.toFixed(2)} |` : ''}`,
   );
+if (samples) {
+  const busy = files.reduce((sum, f) => sum + (Number.isNaN(f.cores) ? 0 : f.cores * f.seconds), 0);
+  console.log(
+    `\nCPU: ${(busy / 60).toFixed(1)} core-minutes over ${(total / 60).toFixed(1)} minutes of files (${(busy / total).toFixed(2)} cores busy on average)`,
+  );
+}
 console.log('\n| area | min | share |\n|---|---:|---:|');
 for (const [name, seconds] of [...area].sort((a, b) => b[1] - a[1]))
   console.log(`| ${name} | ${(seconds / 60).toFixed(1)} | ${((100 * seconds) / total).toFixed(1)} % |`);

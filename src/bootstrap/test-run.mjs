@@ -1,5 +1,7 @@
 // Runs `bun test`, streaming its output live while keeping the tail of it, and turns
 // bun's closing summary into the one line CI reads: `N passed, N failed[, N skipped]`.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { repoRoot } from './paths.mjs';
 import { run } from './processes.mjs';
 
@@ -8,6 +10,7 @@ const KEPT_OUTPUT_BYTES = 64 * 1024; // the summary is at the very end
 const ANSI_ESCAPES = /\x1b\[[0-9;]*[A-Za-z]/g;
 const RAN_LINE = /^Ran (\d+) tests? across \d+ files?\./;
 const COUNT_LINE = /^\s*(\d+) (pass|fail|skip|todo|error)s?\s*$/;
+const EXPECT_LINE = /^\s*(\d+) expect\(\) calls?\s*$/;
 const BAILED_LINE = /^Bailed out after (\d+) failures?/;
 
 /**
@@ -28,6 +31,8 @@ export function parseBunSummary(output) {
       counts[match[2]] = Number(match[1]);
       sawCount = true;
     }
+    const expects = lines[i].match(EXPECT_LINE);
+    if (expects) counts.expects = Number(expects[1]);
   }
   if (sawCount) return counts;
 
@@ -51,30 +56,148 @@ export function summaryLine(counts, exitCode) {
   return `${counts.pass} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`;
 }
 
-/** Runs `bun test <args>` in the repo root; resolves with { exitCode, counts }. */
+/**
+ * `bun test` flags that take their value as the next argument (the rest are flags alone or
+ * `--flag=value`); what is left are bun's path filters.
+ */
+const FLAGS_WITH_VALUE = new Set([
+  '-t',
+  '--test-name-pattern',
+  '--timeout',
+  '--reporter',
+  '--reporter-outfile',
+  '--seed',
+  '--preload',
+  '--rerun-each',
+  '--retry',
+  '--max-concurrency',
+  '--coverage-dir',
+  '--coverage-reporter',
+  '--path-ignore-patterns',
+]);
+const HEAVY_SUITES_FILE = 'test/heavy-suites.json';
+
+/** Splits `bun test` arguments into flags and path filters. */
+export function splitArguments(args) {
+  const flags = [];
+  const filters = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i].startsWith('-')) {
+      flags.push(args[i]);
+      if (FLAGS_WITH_VALUE.has(args[i]) && i + 1 < args.length) flags.push(args[++i]);
+    } else filters.push(args[i]);
+  }
+  return { flags, filters };
+}
+
+/** Every test file under test/ (repository-relative, sorted). */
+function testFiles() {
+  return readdirSync(join(repoRoot, 'test'), { recursive: true })
+    .map((path) => `test/${path.split(sep).join('/')}`)
+    .filter((path) => path.endsWith('.test.ts'))
+    .sort();
+}
+
+/**
+ * The two streams of a run (docs/testing.md#two-streams): the heavy suites
+ * (test/heavy-suites.json) one at a time, and beside them the rest, one at a time. A file
+ * matches a filter as bun matches it, by a part of its path.
+ */
+export function planStreams(filters, files, heavyPrefixes) {
+  const wanted = (file) => filters.length === 0 || filters.some((f) => file.includes(f.replace(/^\.\//, '')));
+  const chosen = files.filter(wanted);
+  const heavy = chosen.filter((file) => heavyPrefixes.some((prefix) => file.startsWith(prefix)));
+  const light = chosen.filter((file) => !heavy.includes(file));
+  return { heavy, light };
+}
+
+/** The counts of several streams' summaries added up (null when a stream has none). */
+export function addCounts(all) {
+  if (all.some((counts) => !counts)) return null;
+  const total = { pass: 0, fail: 0, skip: 0, todo: 0, error: 0, expects: 0 };
+  for (const counts of all) for (const key of Object.keys(total)) total[key] += counts[key] ?? 0;
+  return total;
+}
+
+/**
+ * Runs `bun test` in the repo root and resolves with { exitCode, counts }. By default as two
+ * streams at once (planStreams); LIKENESS_TEST_STREAMS=1, a `--parallel` of the caller's own,
+ * or a selection with no heavy or no light file runs one `bun test` as given.
+ */
 export async function runBunTest(bunPath, args, env) {
+  const { flags, filters } = splitArguments(args);
+  const heavyPrefixes = Object.keys(JSON.parse(readFileSync(join(repoRoot, HEAVY_SUITES_FILE), 'utf8')).suites);
+  const streams = planStreams(filters, testFiles(), heavyPrefixes);
+  const oneStream =
+    env.LIKENESS_TEST_STREAMS === '1' ||
+    flags.some((flag) => flag.startsWith('--parallel')) ||
+    streams.heavy.length === 0 ||
+    streams.light.length === 0;
+  if (oneStream) return runStream(bunPath, args, env, '');
+
+  process.stderr.write(
+    `[bootstrap] two streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${streams.light.length} others\n`,
+  );
+  const results = await Promise.all([
+    runStream(bunPath, [...flags, ...streams.light.map(asPath)], env, 'light'),
+    runStream(bunPath, [...renameReport(flags, 'heavy'), ...streams.heavy.map(asPath)], env, 'heavy'),
+  ]);
+  const counts = addCounts(results.map((result) => result.counts));
+  if (counts) {
+    process.stdout.write(
+      `\n[both streams] ${counts.pass} pass, ${counts.fail} fail, ${counts.expects} expect() calls (light: ${describe(results[0].counts)}; heavy: ${describe(results[1].counts)})\n`,
+    );
+  }
+  return { exitCode: results.find((result) => result.exitCode !== 0)?.exitCode ?? 0, counts };
+}
+
+/** bun reads `./…` as that file, not as a filter. */
+const asPath = (file) => `./${file}`;
+const describe = (counts) => (counts ? `${counts.pass} pass, ${counts.fail} fail` : 'no summary');
+
+/** A JUnit report of the heavy stream goes beside the other: suite.xml → suite.heavy.xml. */
+function renameReport(flags, stream) {
+  const rename = (path) => path.replace(/(\.xml)?$/, `.${stream}$1`);
+  return flags.map((flag, i) => {
+    if (flag.startsWith('--reporter-outfile=')) return `--reporter-outfile=${rename(flag.slice(19))}`;
+    if (flags[i - 1] === '--reporter-outfile') return rename(flag);
+    return flag;
+  });
+}
+
+/** One `bun test`, its output streamed a whole line at a time (two run at once), its tail kept. */
+async function runStream(bunPath, args, env, name) {
   let kept = '';
-  const keep = (chunk) => {
-    kept = (kept + chunk.toString()).slice(-KEPT_OUTPUT_BYTES);
-  };
   const childEnv = { ...env };
   // Piped output makes bun drop colours; keep them when a person is watching.
   if (process.stdout.isTTY && !('NO_COLOR' in childEnv)) childEnv.FORCE_COLOR ??= '1';
-
+  const lines = (out) => {
+    let partial = '';
+    return {
+      write(chunk) {
+        const text = partial + chunk.toString();
+        const end = text.lastIndexOf('\n') + 1;
+        partial = text.slice(end);
+        if (end > 0) out.write(text.slice(0, end));
+        kept = (kept + chunk.toString()).slice(-KEPT_OUTPUT_BYTES);
+      },
+      flush() {
+        if (partial) out.write(`${partial}\n`);
+      },
+    };
+  };
+  const stdout = lines(process.stdout);
+  const stderr = lines(process.stderr);
   // --no-orphans: bun exits if the bootstrap is killed outright, taking whatever the
   // suites spawned with it.
   const exitCode = await run(bunPath, ['test', '--no-orphans', '--timeout=60000', ...args], {
     cwd: repoRoot,
     env: childEnv,
-    stdin: 'inherit',
-    onStdout: (chunk) => {
-      process.stdout.write(chunk);
-      keep(chunk);
-    },
-    onStderr: (chunk) => {
-      process.stderr.write(chunk);
-      keep(chunk);
-    },
+    stdin: name ? 'ignore' : 'inherit',
+    onStdout: (chunk) => stdout.write(chunk),
+    onStderr: (chunk) => stderr.write(chunk),
   });
+  stdout.flush();
+  stderr.flush();
   return { exitCode, counts: parseBunSummary(kept) };
 }

@@ -25,84 +25,95 @@ describe('the voice agent on the offline models', () => {
 
   afterAll(() => offline?.stop());
 
-  test('a spoken question is recognised, answered and spoken back, with no key set', async () => {
-    const created = await account.call('POST', '/v1/identities', {
-      body: await identityForm({
-        language: 'en',
-        prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.',
+  test(
+    'a spoken question is recognised, answered and spoken back, with no key set',
+    () =>
+      offline.explained(async () => {
+        const created = await account.call('POST', '/v1/identities', {
+          body: await identityForm({
+            language: 'en',
+            prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.',
+          }),
+        });
+        const identity = (await created.json()) as IdentityBody;
+        const started = await account.call('POST', '/v1/sessions/start', {
+          body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
+          headers: { 'content-type': 'application/json' },
+        });
+        const session = (await started.json()) as StartedSession;
+        const joinedAt = performance.now();
+        const visitor = await joinAsVisitor(session);
+        const microphone = await Microphone.publish(visitor.room);
+        const ears = new Listener(
+          await eventually(
+            () => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO),
+            60_000,
+            "the avatar's audio",
+          ),
+        );
+        try {
+          const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the offline greeting');
+          await eventually(() => ears.silenceAfter(greeting, 600), 60_000, 'the end of the greeting');
+
+          // The Piper voice asks: Whisper tiny.en heard espeak-ng's robot through Opus badly on a
+          // loaded CI machine ("But is not when we're liking Paris today?").
+          const spoken = await microphone.say(await speech(QUESTION, { voice: 'piper' }));
+          const replied = await eventually(() => ears.soundAfter(spoken.endedAt), 60_000, 'the offline reply');
+          console.log(
+            `offline: first reply audio ${Math.round(replied - spoken.endedAt)} ms after the question's audio ended`,
+          );
+          await eventually(() => ears.silenceAfter(replied, 600), 60_000, 'the end of the reply');
+
+          const transcript = await eventually(
+            async () => {
+              const body = (await (
+                await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)
+              ).json()) as {
+                turns: { role: string; text: string; language: string | null }[];
+              };
+              const user = body.turns.find((t) => t.role === 'user');
+              return user && body.turns.filter((t) => t.role === 'agent').length >= 2 ? body : undefined;
+            },
+            30_000,
+            'the transcript',
+          );
+          console.log(`offline transcript: ${JSON.stringify(transcript.turns)}`);
+          // Whisper really heard the question: most of its words, through Opus and a resampler,
+          // and what it is about.
+          // (On a crowded machine the question's pause may end a turn: "What time?" "Does the museum
+          // open today?". Segmentation is not what this checks: every visitor turn counts.)
+          const heard = new Set(
+            transcript.turns
+              .filter((t) => t.role === 'user')
+              .map((t) => t.text)
+              .join(' ')
+              .toLowerCase()
+              .match(/\p{L}+/gu) ?? [],
+          );
+          const asked = ['what', 'time', 'does', 'the', 'museum', 'open', 'today'];
+          expect(asked.filter((word) => heard.has(word)).length).toBeGreaterThanOrEqual(5);
+          expect(heard.has('museum')).toBe(true);
+          // The identity's greeting, then the reply model's real answer: not empty, not the greeting again.
+          const said = transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text);
+          expect(said[0]).toBe("Hi, I'm Ada, a friendly tour guide in Paris. How can I help you today?");
+          expect(said[1]!.split(/\s+/).length).toBeGreaterThanOrEqual(2);
+          expect(said[1]).not.toBe(said[0]);
+          // Piper really spoke it: the reply was heard for a while, not a click.
+          const loud = ears.levels.filter((level) => level.at >= replied && level.rms > 300);
+          expect(loud.length * 10).toBeGreaterThan(500);
+          // The session's metrics name the offline models and measured the reply (docs/api.md#session-metrics).
+          const metrics = await sessionMetricsOnce(account, session.room_name, (m) => m.turns >= 1);
+          console.log(`offline metrics: ${JSON.stringify(metrics)}`);
+          expect(metrics.providers).toEqual({ stt: 'offline', llm: 'offline', tts: 'offline' });
+          expect(metrics.voice_to_voice_ms.p50).toBeGreaterThan(0);
+          expect(metrics.fps).toBeGreaterThan(10);
+        } finally {
+          ears.close();
+          await microphone.stop();
+          await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+          await visitor.leave().catch(() => undefined);
+        }
       }),
-    });
-    const identity = (await created.json()) as IdentityBody;
-    const started = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
-      headers: { 'content-type': 'application/json' },
-    });
-    const session = (await started.json()) as StartedSession;
-    const joinedAt = performance.now();
-    const visitor = await joinAsVisitor(session);
-    const microphone = await Microphone.publish(visitor.room);
-    const ears = new Listener(
-      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, "the avatar's audio"),
-    );
-    try {
-      const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the offline greeting');
-      await eventually(() => ears.silenceAfter(greeting, 600), 60_000, 'the end of the greeting');
-
-      // The Piper voice asks: Whisper tiny.en heard espeak-ng's robot through Opus badly on a
-      // loaded CI machine ("But is not when we're liking Paris today?").
-      const spoken = await microphone.say(await speech(QUESTION, { voice: 'piper' }));
-      const replied = await eventually(() => ears.soundAfter(spoken.endedAt), 60_000, 'the offline reply');
-      console.log(
-        `offline: first reply audio ${Math.round(replied - spoken.endedAt)} ms after the question's audio ended`,
-      );
-      await eventually(() => ears.silenceAfter(replied, 600), 60_000, 'the end of the reply');
-
-      const transcript = await eventually(
-        async () => {
-          const body = (await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as {
-            turns: { role: string; text: string; language: string | null }[];
-          };
-          const user = body.turns.find((t) => t.role === 'user');
-          return user && body.turns.filter((t) => t.role === 'agent').length >= 2 ? body : undefined;
-        },
-        30_000,
-        'the transcript',
-      );
-      console.log(`offline transcript: ${JSON.stringify(transcript.turns)}`);
-      // Whisper really heard the question: most of its words, through Opus and a resampler,
-      // and what it is about.
-      // (On a crowded machine the question's pause may end a turn: "What time?" "Does the museum
-      // open today?". Segmentation is not what this checks: every visitor turn counts.)
-      const heard = new Set(
-        transcript.turns
-          .filter((t) => t.role === 'user')
-          .map((t) => t.text)
-          .join(' ')
-          .toLowerCase()
-          .match(/\p{L}+/gu) ?? [],
-      );
-      const asked = ['what', 'time', 'does', 'the', 'museum', 'open', 'today'];
-      expect(asked.filter((word) => heard.has(word)).length).toBeGreaterThanOrEqual(5);
-      expect(heard.has('museum')).toBe(true);
-      // The identity's greeting, then the reply model's real answer: not empty, not the greeting again.
-      const said = transcript.turns.filter((t) => t.role === 'agent').map((t) => t.text);
-      expect(said[0]).toBe("Hi, I'm Ada, a friendly tour guide in Paris. How can I help you today?");
-      expect(said[1]!.split(/\s+/).length).toBeGreaterThanOrEqual(2);
-      expect(said[1]).not.toBe(said[0]);
-      // Piper really spoke it: the reply was heard for a while, not a click.
-      const loud = ears.levels.filter((level) => level.at >= replied && level.rms > 300);
-      expect(loud.length * 10).toBeGreaterThan(500);
-      // The session's metrics name the offline models and measured the reply (docs/api.md#session-metrics).
-      const metrics = await sessionMetricsOnce(account, session.room_name, (m) => m.turns >= 1);
-      console.log(`offline metrics: ${JSON.stringify(metrics)}`);
-      expect(metrics.providers).toEqual({ stt: 'offline', llm: 'offline', tts: 'offline' });
-      expect(metrics.voice_to_voice_ms.p50).toBeGreaterThan(0);
-      expect(metrics.fps).toBeGreaterThan(10);
-    } finally {
-      ears.close();
-      await microphone.stop();
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
-  }, 240_000);
+    240_000,
+  );
 });

@@ -79,7 +79,7 @@ describe("the start's context with the offline model", () => {
   }
 
   test('the visitor asks their name and the reply says it, from the first reply', async () => {
-    const turns = await askName();
+    const turns = await offline.explained(askName);
     console.log(`offline, with a context: ${JSON.stringify(turns)}`);
     const asked = turns.findIndex((t) => t.role === 'user');
     expect(turns[asked]!.text).toBe('What is my name?');

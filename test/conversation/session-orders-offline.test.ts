@@ -36,93 +36,98 @@ describe('orders with the offline models', () => {
 
   afterAll(() => offline?.stop());
 
-  test('a context order informs the next reply, and say is spoken and marked api', async () => {
-    const started = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, idle_timeout_seconds: 0 }),
-      headers: { 'content-type': 'application/json' },
-    });
-    expect(started.status).toBe(200);
-    const session = (await started.json()) as StartedSession;
-    const id = session.room_name;
-    let ears: Listener | undefined;
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => {
-        if (track.kind === TrackKind.KIND_AUDIO) ears = new Listener(track);
-      },
-    });
-    const turns = async () =>
-      ((await (await account.call('GET', `/v1/sessions/${id}/transcript`)).json()) as { turns: Turn[] }).turns;
-    const post = (operation: string, body: unknown) =>
-      account.call('POST', `/v1/sessions/${id}/${operation}`, {
-        body: JSON.stringify(body),
-        headers: { 'content-type': 'application/json' },
-      });
-    try {
-      await eventually(() => visitor.agent(), 60_000, 'the agent');
-      // The conversation has started once its greeting is in the transcript.
-      await eventually(async () => (await turns()).some((t) => t.role === 'agent'), 90_000, 'the greeting');
+  test(
+    'a context order informs the next reply, and say is spoken and marked api',
+    () =>
+      offline.explained(async () => {
+        const started = await account.call('POST', '/v1/sessions/start', {
+          body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, idle_timeout_seconds: 0 }),
+          headers: { 'content-type': 'application/json' },
+        });
+        expect(started.status).toBe(200);
+        const session = (await started.json()) as StartedSession;
+        const id = session.room_name;
+        let ears: Listener | undefined;
+        const visitor = await joinAsVisitor(session, {
+          onTrack: (track: RemoteTrack) => {
+            if (track.kind === TrackKind.KIND_AUDIO) ears = new Listener(track);
+          },
+        });
+        const turns = async () =>
+          ((await (await account.call('GET', `/v1/sessions/${id}/transcript`)).json()) as { turns: Turn[] }).turns;
+        const post = (operation: string, body: unknown) =>
+          account.call('POST', `/v1/sessions/${id}/${operation}`, {
+            body: JSON.stringify(body),
+            headers: { 'content-type': 'application/json' },
+          });
+        try {
+          await eventually(() => visitor.agent(), 60_000, 'the agent');
+          // The conversation has started once its greeting is in the transcript.
+          await eventually(async () => (await turns()).some((t) => t.role === 'agent'), 90_000, 'the greeting');
 
-      const added = await eventually(
-        async () => {
-          const answer = await post('context', { text: "The visitor's name is Zofia." });
-          return answer.status === 200 ? answer : undefined;
-        },
-        30_000,
-        'the context order taken',
-      );
-      expect(added.status).toBe(200);
-      await eventually(
-        async () => {
-          await visitor.room.localParticipant!.sendText('What is my name?', { topic: CHAT_TOPIC });
-          await Bun.sleep(2_100);
-          return (await turns()).some((t) => t.role === 'user');
-        },
-        90_000,
-        'the question to reach the conversation',
-      );
-      const replied = await eventually(
-        async () => {
-          const all = await turns();
-          const asked = all.findIndex((t) => t.role === 'user');
-          return all.slice(asked).find((t) => t.role === 'agent');
-        },
-        120_000,
-        'the offline reply',
-      );
-      console.log(`offline reply after the context order: ${JSON.stringify(replied.text)}`);
-      expect(replied.text).toContain('Zofia');
+          const added = await eventually(
+            async () => {
+              const answer = await post('context', { text: "The visitor's name is Zofia." });
+              return answer.status === 200 ? answer : undefined;
+            },
+            30_000,
+            'the context order taken',
+          );
+          expect(added.status).toBe(200);
+          await eventually(
+            async () => {
+              await visitor.room.localParticipant!.sendText('What is my name?', { topic: CHAT_TOPIC });
+              await Bun.sleep(2_100);
+              return (await turns()).some((t) => t.role === 'user');
+            },
+            90_000,
+            'the question to reach the conversation',
+          );
+          const replied = await eventually(
+            async () => {
+              const all = await turns();
+              const asked = all.findIndex((t) => t.role === 'user');
+              return all.slice(asked).find((t) => t.role === 'agent');
+            },
+            120_000,
+            'the offline reply',
+          );
+          console.log(`offline reply after the context order: ${JSON.stringify(replied.text)}`);
+          expect(replied.text).toContain('Zofia');
 
-      // respond: a reply now, with the new fact in mind (the 0.5B model's wording varies; it tells the parcel).
-      const before = (await turns()).length;
-      expect(
-        (await post('context', { text: 'Her parcel left the warehouse this morning.', respond: true })).status,
-      ).toBe(200);
-      const responded = await eventually(
-        async () => (await turns()).slice(before).find((t) => t.role === 'agent'),
-        120_000,
-        'a reply to the context',
-      );
-      console.log(`offline reply to a context order with respond: ${JSON.stringify(responded.text)}`);
-      expect(responded.ordered_by).toBeNull();
-      expect(responded.text.toLowerCase()).toContain('parcel');
+          // respond: a reply now, with the new fact in mind (the 0.5B model's wording varies; it tells the parcel).
+          const before = (await turns()).length;
+          expect(
+            (await post('context', { text: 'Her parcel left the warehouse this morning.', respond: true })).status,
+          ).toBe(200);
+          const responded = await eventually(
+            async () => (await turns()).slice(before).find((t) => t.role === 'agent'),
+            120_000,
+            'a reply to the context',
+          );
+          console.log(`offline reply to a context order with respond: ${JSON.stringify(responded.text)}`);
+          expect(responded.ordered_by).toBeNull();
+          expect(responded.text.toLowerCase()).toContain('parcel');
 
-      // Quiet first: the reply's last words are not the said audio.
-      const replyHeard = performance.now();
-      await eventually(() => ears?.silenceAfter(replyHeard, 300) !== undefined, 30_000, 'quiet after the reply');
-      const calledAt = performance.now();
-      const said = await post('say', { text: 'Your order has shipped, Zofia.' });
-      expect(said.status).toBe(200);
-      const heardAt = await eventually(() => ears?.soundAfter(calledAt), 20_000, 'the said audio');
-      console.log(`offline: say call → first audio at the visitor ${Math.round(heardAt - calledAt)} ms`);
-      const turn = await eventually(
-        async () => (await turns()).find((t) => t.ordered_by === 'api'),
-        30_000,
-        'the said turn',
-      );
-      expect(turn).toMatchObject({ role: 'agent', text: 'Your order has shipped, Zofia.' });
-    } finally {
-      await account.call('POST', `/v1/sessions/${id}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
-  }, 400_000);
+          // Quiet first: the reply's last words are not the said audio.
+          const replyHeard = performance.now();
+          await eventually(() => ears?.silenceAfter(replyHeard, 300) !== undefined, 30_000, 'quiet after the reply');
+          const calledAt = performance.now();
+          const said = await post('say', { text: 'Your order has shipped, Zofia.' });
+          expect(said.status).toBe(200);
+          const heardAt = await eventually(() => ears?.soundAfter(calledAt), 20_000, 'the said audio');
+          console.log(`offline: say call → first audio at the visitor ${Math.round(heardAt - calledAt)} ms`);
+          const turn = await eventually(
+            async () => (await turns()).find((t) => t.ordered_by === 'api'),
+            30_000,
+            'the said turn',
+          );
+          expect(turn).toMatchObject({ role: 'agent', text: 'Your order has shipped, Zofia.' });
+        } finally {
+          await account.call('POST', `/v1/sessions/${id}/end`);
+          await visitor.leave().catch(() => undefined);
+        }
+      }),
+    400_000,
+  );
 });

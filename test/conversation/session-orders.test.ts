@@ -1,6 +1,6 @@
 // Directing a running session (issue 32, docs/api.md#sessions-direct) with the real agent
-// worker, a real LiveKit, rtc-node visitors and the cloud providers' wire fakes, on both
-// database engines: `say` is spoken by the avatar (the visitor hears it) at once or after what
+// worker, a real LiveKit, rtc-node visitors and the cloud providers' wire fakes, on
+// PGlite (docs/testing.md#engines): `say` is spoken by the avatar (the visitor hears it) at once or after what
 // it says, is an agent turn marked `api` and reaches the model's context; `interrupt` silences
 // the avatar at the visitor; `context` reaches the model's prompt for the next reply, and with
 // `respond` makes one now. The calls are scoped to the account (404), refused on an ended
@@ -24,7 +24,7 @@ import {
 } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { Listener } from '../support/voice.ts';
 
@@ -39,7 +39,7 @@ interface Turn {
   ordered_by: 'api' | 'client' | null;
 }
 
-describe.each(ENGINES)('a running session directed from the backend and the room (%s)', (engine) => {
+describe.each(oneEngine('pglite'))('a running session directed from the backend and the room (%s)', (engine) => {
   let service: TestService;
   let account: TestAccount;
   let other: TestAccount;

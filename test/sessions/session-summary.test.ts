@@ -1,4 +1,4 @@
-// A summary of every conversation (issue 32, point 6), on both engines: once a session with a
+// A summary of every conversation (issue 32, point 6), on Postgres (docs/testing.md#engines): once a session with a
 // visitor turn ends, its job asks the session's language model (here the real OpenAI plugin
 // against its wire fake) for a summary; it shows on GET /v1/sessions/{id} and arrives as the
 // `session.summary_ready` webhook. A session without a visitor turn has none; a model that
@@ -13,7 +13,7 @@ import { createAstronaut, startSession } from '../avatar/support.ts';
 import { FakeChatFailure } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
 
@@ -38,7 +38,7 @@ interface SessionBody {
 const isSummaryRequest = (chat: { userTexts: string[] }) =>
   chat.userTexts.some((text) => text.includes(SUMMARY_INSTRUCTION));
 
-describe.each(ENGINES)('session summaries on %s', (engine) => {
+describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
   let service: TestService;
   let account: TestAccount;
   let receiver: WebhookReceiver;

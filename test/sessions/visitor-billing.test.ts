@@ -1,4 +1,4 @@
-// Billing the minutes a visitor saw (issue 30, docs/api.md#credits), on both engines, a real
+// Billing the minutes a visitor saw (issue 30, docs/api.md#credits), on Postgres (docs/testing.md#engines), a real
 // LiveKit, two agent workers in processes of their own and an rtc-node visitor. A billed
 // "minute" is shortened to 6 s here (BILLING_INTERVAL_SECONDS), so "50 s after the start" is
 // 5 s, "15 s" 1.5 s and "61 s" 7.5 s. Minute 0 begins when the visitor first receives the
@@ -12,7 +12,7 @@ import { eq } from 'drizzle-orm';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
 import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Microphone } from '../support/voice.ts';
 import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
@@ -32,7 +32,7 @@ interface SessionBody {
   streaming_started_at: string | null;
 }
 
-describe.each(ENGINES)('minutes a visitor saw, on %s', (engine) => {
+describe.each(oneEngine('postgres'))('minutes a visitor saw, on %s', (engine) => {
   const dirs: string[] = [];
   const agents: AgentProcess[] = [];
   let service: TestService;

@@ -24,6 +24,8 @@ export interface OfflineAgentService {
   account: TestAccount;
   /** What the worker (and its job processes) printed so far. */
   agentOutput(): string;
+  /** Runs `step`; if it throws, the error carries the end of the worker's log (what CI shows). */
+  explained<T>(step: () => Promise<T>): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,15 @@ export async function startOfflineAgentService(name: string): Promise<OfflineAge
     service,
     account,
     agentOutput: () => output.map((log) => log.text()).join('\n'),
+    async explained(step) {
+      try {
+        return await step();
+      } catch (error) {
+        const log = output.map((out) => out.text()).join('\n');
+        if (error instanceof Error) error.message += `\nthe agent worker's log, its end:\n${log.slice(-6000)}`;
+        throw error;
+      }
+    },
     async stop() {
       agent.kill('SIGTERM');
       await agent.exited;

@@ -1,5 +1,6 @@
 // An in-process Likeness control plane on a chosen database engine, with helpers to
 // make accounts and call the API as they would.
+import { test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,10 +10,25 @@ import { type Config, loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import { connectLivekit } from '../../src/livekit/connection.ts';
 import { type RunningService, type ServiceOverrides, startService } from '../../src/server.ts';
-import { freshDatabase } from './postgres.ts';
+import { migratedDatabase, seedPglite } from './database-templates.ts';
 
 export type Engine = 'pglite' | 'postgres';
+/** Both engines: for suites where the database is the point (queries, migrations, locking, restarts). */
 export const ENGINES: Engine[] = ['pglite', 'postgres'];
+
+/**
+ * One engine, for a suite where the database is not the point (a session's media, its agent,
+ * its billing minutes in real time): it runs once, and such suites take the engines in turn so
+ * both stay covered (docs/testing.md#engines lists which and why).
+ */
+export function oneEngine(engine: Engine): Engine[] {
+  return [engine];
+}
+
+/** `test` where `runs`, else nothing registered (a skip would read as work left undone). */
+export function testOn(runs: boolean): typeof test {
+  return runs ? test : ((() => undefined) as unknown as typeof test);
+}
 
 export interface TestAccount {
   accountId: string;
@@ -62,7 +78,7 @@ export interface TestServiceOptions {
 
 export async function startTestService(engine: Engine, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'likeness-test-')));
-  const databaseUrl = engine === 'postgres' ? (options.databaseUrl ?? (await freshDatabase())) : undefined;
+  const databaseUrl = engine === 'postgres' ? (options.databaseUrl ?? (await migratedDatabase())) : undefined;
   const livekit =
     (options.livekit ?? 'none') === 'none' && !options.overrides?.livekit
       ? connectLivekit({
@@ -96,6 +112,7 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
     });
     // Fresh PGlite folders per test service keep suites independent; a restart on the same
     // DATA_DIR (recovery tests) finds the database where the service itself keeps it.
+    if (engine === 'pglite' && !options.overrides?.database) await seedPglite(join(dataDir, 'pglite'));
     const database =
       options.overrides?.database ??
       (engine === 'postgres' ? undefined : await openDatabase({ pgliteDir: join(dataDir, 'pglite') }));

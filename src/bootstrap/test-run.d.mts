@@ -1,0 +1,23 @@
+// Types of test-run.mjs (plain Node, no build step) for the suite that checks it.
+export interface SummaryCounts {
+  pass: number;
+  fail: number;
+  skip: number;
+  todo: number;
+  error: number;
+  expects?: number;
+}
+export function parseBunSummary(output: string): SummaryCounts | null;
+export function summaryLine(counts: SummaryCounts | null, exitCode?: number): string;
+export function splitArguments(args: string[]): { flags: string[]; filters: string[] };
+export function planStreams(
+  filters: string[],
+  files: string[],
+  heavyPrefixes: string[],
+): { heavy: string[]; light: string[] };
+export function addCounts(all: (SummaryCounts | null)[]): Required<SummaryCounts> | null;
+export function runBunTest(
+  bunPath: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ exitCode: number; counts: SummaryCounts | null }>;

@@ -1,0 +1,62 @@
+// How `npm test` splits a run into its two streams (src/bootstrap/test-run.mjs,
+// docs/testing.md#two-streams) and adds their summaries into the one closing line.
+import { describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { addCounts, parseBunSummary, planStreams, splitArguments, summaryLine } from '../../src/bootstrap/test-run.mjs';
+
+const FILES = [
+  'test/agent/offline/offline-models.test.ts',
+  'test/http/list-paging.test.ts',
+  'test/sessions/visitor-billing.test.ts',
+  'test/sessions/start-rules.test.ts',
+];
+const HEAVY = ['test/agent/offline/', 'test/sessions/visitor-billing.test.ts'];
+
+describe('the two streams of npm test', () => {
+  test('flags stay flags, with their values; the rest are path filters', () => {
+    expect(splitArguments(['-t', 'minute', 'test/sessions', '--reporter-outfile', '/tmp/x.xml', '--bail'])).toEqual({
+      flags: ['-t', 'minute', '--reporter-outfile', '/tmp/x.xml', '--bail'],
+      filters: ['test/sessions'],
+    });
+  });
+
+  test('the heavy suites go to their stream, by folder or file; filters choose as bun does', () => {
+    expect(planStreams([], FILES, HEAVY)).toEqual({
+      heavy: ['test/agent/offline/offline-models.test.ts', 'test/sessions/visitor-billing.test.ts'],
+      light: ['test/http/list-paging.test.ts', 'test/sessions/start-rules.test.ts'],
+    });
+    expect(planStreams(['./test/sessions'], FILES, HEAVY)).toEqual({
+      heavy: ['test/sessions/visitor-billing.test.ts'],
+      light: ['test/sessions/start-rules.test.ts'],
+    });
+    expect(planStreams(['paging'], FILES, HEAVY)).toEqual({ heavy: [], light: ['test/http/list-paging.test.ts'] });
+  });
+
+  test('every entry of test/heavy-suites.json names a file or folder that exists', () => {
+    const root = join(import.meta.dir, '../..');
+    const { suites } = JSON.parse(readFileSync(join(root, 'test/heavy-suites.json'), 'utf8')) as {
+      suites: Record<string, string>;
+    };
+    for (const [path, why] of Object.entries(suites)) {
+      expect(why.length).toBeGreaterThan(0);
+      expect(Bun.file(join(root, path)).size > 0 || path.endsWith('/'), path).toBe(true);
+      if (path.endsWith('/')) expect(readdirCount(join(root, path)), path).toBeGreaterThan(0);
+    }
+  });
+
+  test('the closing line adds both streams up; a stream without a summary makes the run red', () => {
+    const light = parseBunSummary('\n 12 pass\n 1 fail\n 40 expect() calls\nRan 13 tests across 2 files. [1.00s]\n');
+    const heavy = parseBunSummary('\n 5 pass\n 0 fail\n 9 expect() calls\nRan 5 tests across 1 file. [1.00s]\n');
+    expect(light).toEqual({ pass: 12, fail: 1, skip: 0, todo: 0, error: 0, expects: 40 });
+    const both = addCounts([light, heavy]);
+    expect(both).toEqual({ pass: 17, fail: 1, skip: 0, todo: 0, error: 0, expects: 49 });
+    expect(summaryLine(both, 1)).toBe('17 passed, 1 failed');
+    expect(addCounts([light, null])).toBeNull();
+    expect(summaryLine(addCounts([light, null]))).toBe('0 passed, 1 failed');
+  });
+});
+
+function readdirCount(dir: string): number {
+  return [...new Bun.Glob('**/*.test.ts').scanSync(dir)].length;
+}
