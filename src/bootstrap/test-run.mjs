@@ -139,7 +139,7 @@ export async function runBunTest(bunPath, args, env) {
     `[bootstrap] two streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${streams.light.length} others\n`,
   );
   const results = await Promise.all([
-    runStream(bunPath, [...flags, ...streams.light.map(asPath)], env, 'light'),
+    runStream(bunPath, [...lightWorkers(env), ...flags, ...streams.light.map(asPath)], env, 'light'),
     runStream(bunPath, [...renameReport(flags, 'heavy'), ...streams.heavy.map(asPath)], env, 'heavy'),
   ]);
   const counts = addCounts(results.map((result) => result.counts));
@@ -149,6 +149,16 @@ export async function runBunTest(bunPath, args, env) {
     );
   }
   return { exitCode: results.find((result) => result.exitCode !== 0)?.exitCode ?? 0, counts };
+}
+
+/**
+ * The light stream's files at a time (LIKENESS_TEST_LIGHT_WORKERS, default below): bun's
+ * --parallel, each file in a fresh global, the slowest started first (test/timings.json).
+ */
+const LIGHT_WORKERS = 1;
+function lightWorkers(env) {
+  const workers = Number(env.LIKENESS_TEST_LIGHT_WORKERS ?? LIGHT_WORKERS);
+  return workers > 1 ? [`--parallel=${workers}`, '--timings=test/timings.json'] : [];
 }
 
 /** bun reads `./…` as that file, not as a filter. */

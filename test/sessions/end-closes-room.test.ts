@@ -200,7 +200,15 @@ describe('session lifecycle with the agent', () => {
     const session = await start(account, { identity_id: identity.identity_id });
     const visitor = await joinAsVisitor(session);
     await visitor.disconnected;
-    const ended = await read(account, session.room_name);
+    // The room closes as the end is written: the visitor may hear of it first.
+    const ended = await eventually(
+      async () => {
+        const s = await read(account, session.room_name);
+        return s.status === 'ended' ? s : undefined;
+      },
+      10_000,
+      'the session ended',
+    );
     expect(ended).toMatchObject({ status: 'ended', end_reason: 'max_duration' });
   }, 60_000);
 

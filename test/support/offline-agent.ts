@@ -42,6 +42,9 @@ export async function startOfflineAgentService(name: string): Promise<OfflineAge
     LIVEKIT_API_SECRET: livekit.apiSecret,
     DATA_DIR: await tempDir(dirs, `likeness-${name}-`),
     INTERNAL_URL: service.url,
+    // The suites run one session at a time: a second warm process has the next one's models
+    // loaded; a third (this machine's default) would only load them beside the first.
+    AGENT_MAX_JOBS: '2',
   };
   for (const key of PROVIDER_KEYS) delete env[key];
   const agent: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], {
