@@ -126,7 +126,8 @@ export function addCounts(all) {
  */
 export async function runBunTest(bunPath, args, env) {
   const { flags, filters } = splitArguments(args);
-  const heavyPrefixes = Object.keys(JSON.parse(readFileSync(join(repoRoot, HEAVY_SUITES_FILE), 'utf8')).suites);
+  const heavySuites = JSON.parse(readFileSync(join(repoRoot, HEAVY_SUITES_FILE), 'utf8'));
+  const heavyPrefixes = [...Object.keys(heavySuites.suites), ...Object.keys(heavySuites.balance ?? {})];
   const streams = planStreams(filters, testFiles(), heavyPrefixes);
   const oneStream =
     env.LIKENESS_TEST_STREAMS === '1' ||
