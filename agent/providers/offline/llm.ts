@@ -180,9 +180,12 @@ export class OfflineLLM extends llm.LLM {
    * Evaluates what every reply of this conversation starts with (the instructions, the
    * language example, the greeting) while the greeting plays, so the first reply reuses it:
    * the first turn's first token took 2.1 s against ~0.1 s for the later ones. A real turn
-   * stops it, as any newer generation does.
+   * stops it, as any newer generation does; it waits for none.
    */
   prime(instructions: string, greeting: string): void {
+    // A reply already running (a visitor who asked before the greeting began, on a loaded
+    // machine) is never stopped for it: stopped, it ended with no token and nothing was said.
+    if (this.#running) return;
     const prefix = promptStart(
       { type: 'system', text: instructions },
       // No greeting (the start's "" one): the replies' prompts have none either.

@@ -248,6 +248,18 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
     replyThreads = 1;
   });
 
+  test('a visitor who asked before the greeting started is answered: the read-ahead never stops a reply', async () => {
+    // On a loaded machine the typed question came before the greeting played; the greeting's
+    // read-ahead stopped the reply already running, which ended with no token and was never spoken.
+    const chatCtx = llm.ChatContext.empty();
+    chatCtx.addMessage({ role: 'system', content: guide('The museum opens at nine in the morning.') });
+    chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
+    const answer = reply(chatCtx, 'asked before the greeting');
+    await Bun.sleep(50);
+    models.llm().prime(guide('The museum opens at nine in the morning.'), 'Hello, I am your guide.');
+    expect((await answer).text).toMatch(/\b(nine|9)\b/i);
+  });
+
   test('is named after its model file in the metrics', () => {
     expect(models.llm().model).toBe('qwen2.5-coder-0.5b-instruct-q4_k_m');
   });
