@@ -14,7 +14,8 @@ export function planStreams(
   filters: string[],
   files: string[],
   heavyPrefixes: string[],
-): { heavy: string[]; light: string[] };
+  alonePrefixes?: string[],
+): { heavy: string[]; light: string[]; alone: string[] };
 export function addCounts(all: (SummaryCounts | null)[]): Required<SummaryCounts> | null;
 export function runBunTest(
   bunPath: string,

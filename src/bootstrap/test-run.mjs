@@ -99,16 +99,18 @@ function testFiles() {
 }
 
 /**
- * The two streams of a run (docs/testing.md#two-streams): the heavy suites
- * (test/heavy-suites.json) one at a time, and beside them the rest, one at a time. A file
- * matches a filter as bun matches it, by a part of its path.
+ * The streams of a run (docs/testing.md#two-streams): the heavy suites (test/heavy-suites.json)
+ * one at a time beside the rest one at a time, then the `alone` suites one at a time with
+ * nothing beside them. A file matches a filter as bun matches it, by a part of its path.
  */
-export function planStreams(filters, files, heavyPrefixes) {
+export function planStreams(filters, files, heavyPrefixes, alonePrefixes = []) {
   const wanted = (file) => filters.length === 0 || filters.some((f) => file.includes(f.replace(/^\.\//, '')));
+  const under = (prefixes) => (file) => prefixes.some((prefix) => file.startsWith(prefix));
   const chosen = files.filter(wanted);
-  const heavy = chosen.filter((file) => heavyPrefixes.some((prefix) => file.startsWith(prefix)));
-  const light = chosen.filter((file) => !heavy.includes(file));
-  return { heavy, light };
+  const alone = chosen.filter(under(alonePrefixes));
+  const heavy = chosen.filter((file) => !alone.includes(file) && under(heavyPrefixes)(file));
+  const light = chosen.filter((file) => !alone.includes(file) && !heavy.includes(file));
+  return { heavy, light, alone };
 }
 
 /** The counts of several streams' summaries added up (null when a stream has none). */
@@ -121,32 +123,35 @@ export function addCounts(all) {
 
 /**
  * Runs `bun test` in the repo root and resolves with { exitCode, counts }. By default as two
- * streams at once (planStreams); LIKENESS_TEST_STREAMS=1, a `--parallel` of the caller's own,
- * or a selection with no heavy or no light file runs one `bun test` as given.
+ * streams at once, then the suites that run alone (planStreams); LIKENESS_TEST_STREAMS=1, a
+ * `--parallel` of the caller's own, or a selection all in one stream runs one `bun test` as given.
  */
 export async function runBunTest(bunPath, args, env) {
   const { flags, filters } = splitArguments(args);
-  const heavySuites = JSON.parse(readFileSync(join(repoRoot, HEAVY_SUITES_FILE), 'utf8'));
-  const heavyPrefixes = [...Object.keys(heavySuites.suites), ...Object.keys(heavySuites.balance ?? {})];
-  const streams = planStreams(filters, testFiles(), heavyPrefixes);
-  const oneStream =
-    env.LIKENESS_TEST_STREAMS === '1' ||
-    flags.some((flag) => flag.startsWith('--parallel')) ||
-    streams.heavy.length === 0 ||
-    streams.light.length === 0;
-  if (oneStream) return runStream(bunPath, args, env, '');
+  const plan = JSON.parse(readFileSync(join(repoRoot, HEAVY_SUITES_FILE), 'utf8'));
+  const heavyPrefixes = [...Object.keys(plan.suites), ...Object.keys(plan.balance ?? {})];
+  const streams = planStreams(filters, testFiles(), heavyPrefixes, Object.keys(plan.alone ?? {}));
+  const groups = [streams.light, streams.heavy, streams.alone].filter((files) => files.length > 0).length;
+  if (env.LIKENESS_TEST_STREAMS === '1' || flags.some((flag) => flag.startsWith('--parallel')) || groups < 2)
+    return runStream(bunPath, args, env, '');
 
   process.stderr.write(
-    `[bootstrap] two streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${streams.light.length} others\n`,
+    `[bootstrap] two streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${streams.light.length} others; then ${streams.alone.length} alone\n`,
   );
-  const results = await Promise.all([
-    runStream(bunPath, [...lightWorkers(env), ...flags, ...streams.light.map(asPath)], env, 'light'),
-    runStream(bunPath, [...renameReport(flags, 'heavy'), ...streams.heavy.map(asPath)], env, 'heavy'),
+  const stream = (name, files, extra = []) =>
+    files.length > 0
+      ? runStream(bunPath, [...extra, ...renameReport(flags, name), ...files.map(asPath)], env, name)
+      : Promise.resolve({ exitCode: 0, counts: { pass: 0, fail: 0, skip: 0, todo: 0, error: 0, expects: 0 } });
+  const [light, heavy] = await Promise.all([
+    stream('light', streams.light, lightWorkers(env)),
+    stream('heavy', streams.heavy),
   ]);
+  const alone = await stream('alone', streams.alone);
+  const results = [light, heavy, alone];
   const counts = addCounts(results.map((result) => result.counts));
   if (counts) {
     process.stdout.write(
-      `\n[both streams] ${counts.pass} pass, ${counts.fail} fail, ${counts.expects} expect() calls (light: ${describe(results[0].counts)}; heavy: ${describe(results[1].counts)})\n`,
+      `\n[all streams] ${counts.pass} pass, ${counts.fail} fail, ${counts.expects} expect() calls (light: ${describe(light.counts)}; heavy: ${describe(heavy.counts)}; alone: ${describe(alone.counts)})\n`,
     );
   }
   return { exitCode: results.find((result) => result.exitCode !== 0)?.exitCode ?? 0, counts };
@@ -166,8 +171,9 @@ function lightWorkers(env) {
 const asPath = (file) => `./${file}`;
 const describe = (counts) => (counts ? `${counts.pass} pass, ${counts.fail} fail` : 'no summary');
 
-/** A JUnit report of the heavy stream goes beside the other: suite.xml → suite.heavy.xml. */
+/** The light stream writes the JUnit report asked for; the others beside it: suite.xml → suite.heavy.xml. */
 function renameReport(flags, stream) {
+  if (stream === 'light') return flags;
   const rename = (path) => path.replace(/(\.xml)?$/, `.${stream}$1`);
   return flags.map((flag, i) => {
     if (flag.startsWith('--reporter-outfile=')) return `--reporter-outfile=${rename(flag.slice(19))}`;

@@ -22,24 +22,31 @@ describe('the two streams of npm test', () => {
   });
 
   test('the heavy suites go to their stream, by folder or file; filters choose as bun does', () => {
-    expect(planStreams([], FILES, HEAVY)).toEqual({
+    expect(planStreams([], FILES, HEAVY, ['test/http/list-paging.test.ts'])).toEqual({
       heavy: ['test/agent/offline/offline-models.test.ts', 'test/sessions/visitor-billing.test.ts'],
-      light: ['test/http/list-paging.test.ts', 'test/sessions/start-rules.test.ts'],
+      light: ['test/sessions/start-rules.test.ts'],
+      alone: ['test/http/list-paging.test.ts'],
     });
     expect(planStreams(['./test/sessions'], FILES, HEAVY)).toEqual({
       heavy: ['test/sessions/visitor-billing.test.ts'],
       light: ['test/sessions/start-rules.test.ts'],
+      alone: [],
     });
-    expect(planStreams(['paging'], FILES, HEAVY)).toEqual({ heavy: [], light: ['test/http/list-paging.test.ts'] });
+    expect(planStreams(['paging'], FILES, HEAVY)).toEqual({
+      heavy: [],
+      light: ['test/http/list-paging.test.ts'],
+      alone: [],
+    });
   });
 
   test('every entry of test/heavy-suites.json names a file or folder that exists', () => {
     const root = join(import.meta.dir, '../..');
-    const { suites, balance } = JSON.parse(readFileSync(join(root, 'test/heavy-suites.json'), 'utf8')) as {
+    const { suites, balance, alone } = JSON.parse(readFileSync(join(root, 'test/heavy-suites.json'), 'utf8')) as {
       suites: Record<string, string>;
       balance: Record<string, string>;
+      alone: Record<string, string>;
     };
-    for (const [path, why] of Object.entries({ ...suites, ...balance })) {
+    for (const [path, why] of Object.entries({ ...suites, ...balance, ...alone })) {
       expect(why.length).toBeGreaterThan(0);
       expect(Bun.file(join(root, path)).size > 0 || path.endsWith('/'), path).toBe(true);
       if (path.endsWith('/')) expect(readdirCount(join(root, path)), path).toBeGreaterThan(0);
