@@ -137,10 +137,18 @@ describe('an agent worker stopped with SIGTERM', () => {
         topic: 'likeness.notice',
         payload: { type: 'service_restarting', session_id: session.room_name },
       });
-      const ended = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as Record<
-        string,
-        unknown
-      >;
+      // The room closes before the end is written (src/sessions/lifecycle.ts): the visitor may hear first.
+      const ended = await eventually(
+        async () => {
+          const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as Record<
+            string,
+            unknown
+          >;
+          return read.status === 'ended' ? read : undefined;
+        },
+        10_000,
+        'the session ended',
+      );
       expect(ended).toMatchObject({ status: 'ended', end_reason: 'service_restarting' });
       expect(await last!.child.exited).toBe(0);
       agents.length = 0;

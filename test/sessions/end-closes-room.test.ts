@@ -200,7 +200,7 @@ describe('session lifecycle with the agent', () => {
     const session = await start(account, { identity_id: identity.identity_id });
     const visitor = await joinAsVisitor(session);
     await visitor.disconnected;
-    // The room closes as the end is written: the visitor may hear of it first.
+    // The room closes before the end is written (src/sessions/lifecycle.ts): the visitor may hear first.
     const ended = await eventually(
       async () => {
         const s = await read(account, session.room_name);
