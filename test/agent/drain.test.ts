@@ -11,7 +11,7 @@ import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog } from '../avatar/support.ts';
 import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { eventually, joinAsVisitor, type StartedSession, sessionEnded } from '../support/visitor.ts';
 
 const DRAIN_SECONDS = 3;
 
@@ -137,18 +137,7 @@ describe('an agent worker stopped with SIGTERM', () => {
         topic: 'likeness.notice',
         payload: { type: 'service_restarting', session_id: session.room_name },
       });
-      // The room closes before the end is written (src/sessions/lifecycle.ts): the visitor may hear first.
-      const ended = await eventually(
-        async () => {
-          const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as Record<
-            string,
-            unknown
-          >;
-          return read.status === 'ended' ? read : undefined;
-        },
-        10_000,
-        'the session ended',
-      );
+      const ended = await sessionEnded(account, session.room_name);
       expect(ended).toMatchObject({ status: 'ended', end_reason: 'service_restarting' });
       expect(await last!.child.exited).toBe(0);
       agents.length = 0;

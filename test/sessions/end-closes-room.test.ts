@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import { accounts } from '../../src/accounts/schema.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { eventually, joinAsVisitor, type StartedSession, sessionEnded } from '../support/visitor.ts';
 
 interface SessionBody {
   session_id: string;
@@ -200,15 +200,7 @@ describe('session lifecycle with the agent', () => {
     const session = await start(account, { identity_id: identity.identity_id });
     const visitor = await joinAsVisitor(session);
     await visitor.disconnected;
-    // The room closes before the end is written (src/sessions/lifecycle.ts): the visitor may hear first.
-    const ended = await eventually(
-      async () => {
-        const s = await read(account, session.room_name);
-        return s.status === 'ended' ? s : undefined;
-      },
-      10_000,
-      'the session ended',
-    );
+    const ended = await sessionEnded(account, session.room_name);
     expect(ended).toMatchObject({ status: 'ended', end_reason: 'max_duration' });
   }, 60_000);
 

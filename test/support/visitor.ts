@@ -90,3 +90,22 @@ export async function eventually<T>(
     await Bun.sleep(50);
   }
 }
+
+/**
+ * The session as `GET /v1/sessions/{id}` reads it once ended. Its room closes before the end is
+ * written (src/sessions/lifecycle.ts), so a visitor may hear of the end before the API says it.
+ */
+export function sessionEnded(
+  account: { call(method: string, path: string): Promise<Response> },
+  sessionId: string,
+  timeoutMs = 10_000,
+): Promise<Record<string, unknown>> {
+  return eventually(
+    async () => {
+      const read = (await (await account.call('GET', `/v1/sessions/${sessionId}`)).json()) as Record<string, unknown>;
+      return read.status === 'ended' ? read : undefined;
+    },
+    timeoutMs,
+    `session ${sessionId} to read ended`,
+  );
+}
