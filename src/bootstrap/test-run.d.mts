@@ -17,8 +17,15 @@ export function planStreams(
   alonePrefixes?: string[],
 ): { heavy: string[]; light: string[]; alone: string[] };
 export function addCounts(all: (SummaryCounts | null)[]): Required<SummaryCounts> | null;
+export interface FailedTest {
+  file: string;
+  name: string;
+  context: string[];
+}
+export function failureCollector(): { failures: FailedTest[]; line(text: string): void };
+export function failureRecap(failures: FailedTest[]): string;
 export function runBunTest(
   bunPath: string,
   args: string[],
   env: Record<string, string | undefined>,
-): Promise<{ exitCode: number; counts: SummaryCounts | null }>;
+): Promise<{ exitCode: number; counts: SummaryCounts | null; failures: FailedTest[] }>;

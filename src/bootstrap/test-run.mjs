@@ -12,6 +12,55 @@ const RAN_LINE = /^Ran (\d+) tests? across \d+ files?\./;
 const COUNT_LINE = /^\s*(\d+) (pass|fail|skip|todo|error)s?\s*$/;
 const EXPECT_LINE = /^\s*(\d+) expect\(\) calls?\s*$/;
 const BAILED_LINE = /^Bailed out after (\d+) failures?/;
+const FILE_HEADER = /^(\S+\.test\.[cm]?[jt]sx?):$/;
+const RESULT_LINE = /^\((pass|fail|skip|todo)\) (.*?)(?: \[[\d.]+m?s\])?$/;
+const FAILURE_CONTEXT_LINES = 30;
+const FAILURE_LINE_CHARS = 400;
+const RECAPPED_FAILURES = 10;
+
+/**
+ * Reads bun's report a line at a time and keeps each failing test with the lines bun printed
+ * for it (its error): CI shows only the run's tail, where the recap of them is printed.
+ */
+export function failureCollector() {
+  const failures = [];
+  let file = '';
+  let since = [];
+  return {
+    failures,
+    line(raw) {
+      const text = raw.replace(ANSI_ESCAPES, '');
+      const header = text.match(FILE_HEADER);
+      if (header) {
+        file = header[1];
+        since = [];
+        return;
+      }
+      const result = text.match(RESULT_LINE);
+      if (!result) {
+        since.push(text.length > FAILURE_LINE_CHARS ? `${text.slice(0, FAILURE_LINE_CHARS)}…` : text);
+        if (since.length > FAILURE_CONTEXT_LINES) since.shift();
+        return;
+      }
+      // bun lists the failures again after the counts, without their errors: keep the first.
+      const name = result[2];
+      if (result[1] === 'fail' && !failures.some((failure) => failure.file === file && failure.name === name))
+        failures.push({ file, name, context: since.filter((line) => line.trim() !== '') });
+      since = [];
+    },
+  };
+}
+
+/** The recap printed before the closing line: each failing test, its file and its error's last lines. */
+export function failureRecap(failures) {
+  if (failures.length === 0) return '';
+  const shown = failures.slice(0, RECAPPED_FAILURES);
+  const blocks = shown.map(
+    ({ file, name, context }) => `(fail) ${file} > ${name}\n${context.map((line) => `    ${line}`).join('\n')}`,
+  );
+  const more = failures.length > shown.length ? `\n… and ${failures.length - shown.length} more failing tests` : '';
+  return `\n[failed tests] ${failures.length}\n${blocks.join('\n')}${more}\n`;
+}
 
 /**
  * Counts from bun's summary block (the lines after the last blank line before
@@ -132,8 +181,11 @@ export async function runBunTest(bunPath, args, env) {
   const heavyPrefixes = [...Object.keys(plan.suites), ...Object.keys(plan.balance ?? {})];
   const streams = planStreams(filters, testFiles(), heavyPrefixes, Object.keys(plan.alone ?? {}));
   const groups = [streams.light, streams.heavy, streams.alone].filter((files) => files.length > 0).length;
-  if (env.LIKENESS_TEST_STREAMS === '1' || flags.some((flag) => flag.startsWith('--parallel')) || groups < 2)
-    return runStream(bunPath, args, env, '');
+  if (env.LIKENESS_TEST_STREAMS === '1' || flags.some((flag) => flag.startsWith('--parallel')) || groups < 2) {
+    const only = await runStream(bunPath, args, env, '');
+    process.stdout.write(failureRecap(only.failures));
+    return only;
+  }
 
   process.stderr.write(
     `[bootstrap] two streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${streams.light.length} others; then ${streams.alone.length} alone\n`,
@@ -141,7 +193,11 @@ export async function runBunTest(bunPath, args, env) {
   const stream = (name, files, extra = []) =>
     files.length > 0
       ? runStream(bunPath, [...extra, ...renameReport(flags, name), ...files.map(asPath)], env, name)
-      : Promise.resolve({ exitCode: 0, counts: { pass: 0, fail: 0, skip: 0, todo: 0, error: 0, expects: 0 } });
+      : Promise.resolve({
+          exitCode: 0,
+          counts: { pass: 0, fail: 0, skip: 0, todo: 0, error: 0, expects: 0 },
+          failures: [],
+        });
   const [light, heavy] = await Promise.all([
     stream('light', streams.light, lightWorkers(env)),
     stream('heavy', streams.heavy),
@@ -149,6 +205,7 @@ export async function runBunTest(bunPath, args, env) {
   const alone = await stream('alone', streams.alone);
   const results = [light, heavy, alone];
   const counts = addCounts(results.map((result) => result.counts));
+  process.stdout.write(failureRecap(results.flatMap((result) => result.failures)));
   if (counts) {
     process.stdout.write(
       `\n[all streams] ${counts.pass} pass, ${counts.fail} fail, ${counts.expects} expect() calls (light: ${describe(light.counts)}; heavy: ${describe(heavy.counts)}; alone: ${describe(alone.counts)})\n`,
@@ -185,10 +242,12 @@ function renameReport(flags, stream) {
 /** One `bun test`, its output streamed a whole line at a time (two run at once), its tail kept. */
 async function runStream(bunPath, args, env, name) {
   let kept = '';
+  const collector = failureCollector();
   const childEnv = { ...env };
   // Piped output makes bun drop colours; keep them when a person is watching.
   if (process.stdout.isTTY && !('NO_COLOR' in childEnv)) childEnv.FORCE_COLOR ??= '1';
-  const lines = (out) => {
+  // bun reports tests on stderr; console output of the tests goes to stdout.
+  const lines = (out, report = false) => {
     let partial = '';
     return {
       write(chunk) {
@@ -196,6 +255,7 @@ async function runStream(bunPath, args, env, name) {
         const end = text.lastIndexOf('\n') + 1;
         partial = text.slice(end);
         if (end > 0) out.write(text.slice(0, end));
+        if (report && end > 0) for (const line of text.slice(0, end - 1).split(/\r?\n/)) collector.line(line);
         kept = (kept + chunk.toString()).slice(-KEPT_OUTPUT_BYTES);
       },
       flush() {
@@ -204,7 +264,7 @@ async function runStream(bunPath, args, env, name) {
     };
   };
   const stdout = lines(process.stdout);
-  const stderr = lines(process.stderr);
+  const stderr = lines(process.stderr, true);
   // --no-orphans: bun exits if the bootstrap is killed outright, taking whatever the
   // suites spawned with it.
   const exitCode = await run(bunPath, ['test', '--no-orphans', '--timeout=60000', ...args], {
@@ -216,5 +276,5 @@ async function runStream(bunPath, args, env, name) {
   });
   stdout.flush();
   stderr.flush();
-  return { exitCode, counts: parseBunSummary(kept) };
+  return { exitCode, counts: parseBunSummary(kept), failures: collector.failures };
 }

@@ -1,9 +1,18 @@
 // How `npm test` splits a run into its two streams (src/bootstrap/test-run.mjs,
 // docs/testing.md#two-streams) and adds their summaries into the one closing line.
 import { describe, expect, test } from 'bun:test';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addCounts, parseBunSummary, planStreams, splitArguments, summaryLine } from '../../src/bootstrap/test-run.mjs';
+import {
+  addCounts,
+  failureCollector,
+  failureRecap,
+  parseBunSummary,
+  planStreams,
+  splitArguments,
+  summaryLine,
+} from '../../src/bootstrap/test-run.mjs';
 
 const FILES = [
   'test/agent/offline/offline-models.test.ts',
@@ -62,6 +71,39 @@ describe('the two streams of npm test', () => {
     expect(summaryLine(both, 1)).toBe('17 passed, 1 failed');
     expect(addCounts([light, null])).toBeNull();
     expect(summaryLine(addCounts([light, null]))).toBe('0 passed, 1 failed');
+  });
+
+  test("the recap before the closing line names each failing test, its file and its error, from bun's own report", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'likeness-recap-'));
+    try {
+      mkdirSync(join(dir, 'test'));
+      const failing = "import { expect, test } from 'bun:test';\n";
+      writeFileSync(
+        join(dir, 'test/a.test.ts'),
+        `${failing}test('fine', () => expect(1).toBe(1));\ntest('adds up', () => expect(1 + 1).toBe(3));\n`,
+      );
+      writeFileSync(
+        join(dir, 'test/b.test.ts'),
+        `${failing}test('throws', () => { throw new Error('boom in b'); });\n`,
+      );
+      const run = Bun.spawnSync([process.execPath, 'test'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+      const collector = failureCollector();
+      for (const line of run.stderr.toString().split('\n')) collector.line(line);
+
+      expect(collector.failures.map(({ file, name }) => `${file} > ${name}`)).toEqual([
+        'test/a.test.ts > adds up',
+        'test/b.test.ts > throws',
+      ]);
+      const recap = failureRecap(collector.failures);
+      expect(recap).toContain('[failed tests] 2');
+      expect(recap).toContain('(fail) test/a.test.ts > adds up');
+      expect(recap).toMatch(/Expected: 3\s+Received: 2/);
+      expect(recap).toContain('error: boom in b');
+      expect(recap).not.toContain('fine');
+      expect(failureRecap([])).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
