@@ -5,8 +5,8 @@
 // one is created from (CREATE DATABASE … TEMPLATE). The service still runs its migrations at
 // start and finds them applied; test/db covers migrating an empty database.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { cp, mkdir, rename, rm } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cp, mkdir, rename, rm, utimes } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SQL } from 'bun';
@@ -33,6 +33,16 @@ const fingerprint = (() => {
 })();
 
 let pgliteTemplate: Promise<string> | undefined;
+const STALE_TEMPLATE_MS = 24 * 3600 * 1000;
+
+/** Since the folder was last used (its time is touched at each copy), in ms; removed meanwhile: 0. */
+function ageMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
 
 /** The migrated PGlite folder, made on first use (kept in the cache across runs). */
 function migratedPgliteFolder(): Promise<string> {
@@ -50,10 +60,13 @@ function migratedPgliteFolder(): Promise<string> {
       await rm(building, { recursive: true, force: true });
       if (!existsSync(join(folder, 'PG_VERSION'))) throw error;
     }
-    // Templates of older migrations are of no further use.
-    for (const name of readdirSync(TEMPLATES))
-      if (name.startsWith('pglite-') && name !== `pglite-${fingerprint}`)
-        await rm(join(TEMPLATES, name), { recursive: true, force: true }).catch(() => undefined);
+    // Templates of other migrations go once unused for a day: another checkout (a clean clone, a
+    // branch) running at the same time may still be copying its own.
+    for (const name of readdirSync(TEMPLATES)) {
+      const other = join(TEMPLATES, name);
+      if (name.startsWith('pglite-') && name !== `pglite-${fingerprint}` && ageMs(other) > STALE_TEMPLATE_MS)
+        await rm(other, { recursive: true, force: true }).catch(() => undefined);
+    }
     return folder;
   })();
   return pgliteTemplate;
@@ -62,7 +75,10 @@ function migratedPgliteFolder(): Promise<string> {
 /** Puts a migrated PGlite database in `pgliteDir`, unless one is there already (a restart). */
 export async function seedPglite(pgliteDir: string): Promise<void> {
   if (existsSync(join(pgliteDir, 'PG_VERSION'))) return;
-  await cp(await migratedPgliteFolder(), pgliteDir, { recursive: true });
+  const template = await migratedPgliteFolder();
+  const now = new Date();
+  await utimes(template, now, now).catch(() => undefined);
+  await cp(template, pgliteDir, { recursive: true });
 }
 
 const POSTGRES_TEMPLATE = `likeness_template_${fingerprint}`;
