@@ -24,6 +24,7 @@ import {
   type TlsSettings,
   websocketUrlOf,
 } from './config/network.ts';
+import { loadRecordingSettings, type RecordingSettings } from './config/recordings.ts';
 import { loadTrainingUpgradeSettings, type TrainingUpgradeSettings } from './config/training-upgrades.ts';
 import { BUILTIN_PIPELINE_ID } from './contract/pipelines.ts';
 import { IDLE_TIMEOUT_MAX_SECONDS } from './contract/session-direction.ts';
@@ -31,6 +32,7 @@ import { IDLE_TIMEOUT_MAX_SECONDS } from './contract/session-direction.ts';
 export * from './config/agent.ts';
 export * from './config/knowledge.ts';
 export * from './config/network.ts';
+export * from './config/recordings.ts';
 export * from './config/training-upgrades.ts';
 
 export interface S3Settings {
@@ -171,6 +173,7 @@ export interface Config {
   knowledge: KnowledgeSettings;
   /** Identities trained by an older version of their pipeline's training, trained again in the background. */
   trainingUpgrades: TrainingUpgradeSettings;
+  recordings: RecordingSettings;
 }
 
 /** Customer webhooks (src/webhooks, docs/api.md#webhooks). */
@@ -350,6 +353,7 @@ export function loadConfig(env: Env = process.env): Config {
     knowledge: loadKnowledgeSettings(env, providers.openai, providers.modelsDir),
     agent: loadAgentSettings(env),
     trainingUpgrades: loadTrainingUpgradeSettings(env, assetUrlTtlSeconds),
+    recordings: loadRecordingSettings(env),
     webhooks: {
       allowPrivate: flag(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
       retrySeconds: secondsList(env, 'WEBHOOKS_RETRY_SECONDS') ?? DEFAULT_WEBHOOK_RETRY_SECONDS,

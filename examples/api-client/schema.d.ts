@@ -235,6 +235,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/captions.vtt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A session's conversation as WebVTT captions, timed from the start of its video */
+        get: operations["getSessionCaptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/context": {
         parameters: {
             query?: never;
@@ -281,6 +298,24 @@ export interface paths {
         /** Make the avatar stop speaking, voice and lips */
         post: operations["interruptSession"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a session's recording: its status, length, size and a download link that expires */
+        get: operations["getSessionRecording"];
+        put?: never;
+        post?: never;
+        /** Delete a session's recording file; the recording stays listed with deleted_at */
+        delete: operations["deleteSessionRecording"];
         options?: never;
         head?: never;
         patch?: never;
@@ -558,10 +593,10 @@ export interface operations {
                             created_at: string;
                             entry_id: string;
                             /**
-                             * @description `grant`: credits added; `onboarding`: an identity; `session_minute`: a minute an avatar streamed; `session_hold`/`session_release`: a first minute set aside at a start and given back; `adjustment`: by the operator.
+                             * @description `grant`: credits added; `onboarding`: an identity; `session_minute`: a minute an avatar streamed; `recorded_minute`: the recording of that minute, in a recorded session; `session_hold`/`session_release`: a first minute set aside at a start and given back; `adjustment`: by the operator.
                              * @enum {string}
                              */
-                            kind: "grant" | "onboarding" | "session_minute" | "session_hold" | "session_release" | "adjustment";
+                            kind: "grant" | "onboarding" | "session_minute" | "recorded_minute" | "session_hold" | "session_release" | "adjustment";
                             /** @description What the entry is for: `identity:idn_…`, `session:ses_…:minute:3`, … */
                             reference: string;
                         }[];
@@ -1114,11 +1149,14 @@ export interface operations {
                      *       "rtc_url": "wss://likeness.example",
                      *       "visual_awareness": true,
                      *       "max_duration_seconds": 1800,
-                     *       "test": false
+                     *       "test": false,
+                     *       "record": false
                      *     }
                      */
                     "application/json": {
                         max_duration_seconds: number;
+                        /** @description The session is recorded: the page shows the visitor a visible "Recording" mark. */
+                        record: boolean;
                         room_name: string;
                         /** @description Where the page joins the room. */
                         rtc_url: string;
@@ -1378,6 +1416,8 @@ export interface operations {
                     prompt: string;
                     /** @description For hosted pipelines: the avatar at the provider that animates this identity (required by `bey`; optional for `anam`, which otherwise makes one from the photo). Checked with the provider: 422 when unknown. Other pipelines refuse it. Immutable. */
                     provider_avatar_id?: string;
+                    /** @description Record its sessions unless a start says otherwise (docs/api.md#recordings): "true" or "false". Default false. */
+                    record_sessions?: boolean | string;
                     /** @description The tools (GET /v1/tools) the agent may call, in order, as one JSON array: ["tool_…"]. At most 20, each once, each of this account (422 otherwise). */
                     tool_ids?: string;
                     /** @description A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample. */
@@ -1411,6 +1451,7 @@ export interface operations {
                      *       "document_ids": [
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
+                     *       "record_sessions": false,
                      *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
@@ -1437,6 +1478,8 @@ export interface operations {
                         prompt: string;
                         /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
                         provider_avatar_id: ((string | null) | null) | null;
+                        /** @description Its sessions are recorded unless a start says otherwise. */
+                        record_sessions: boolean;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
                         /**
@@ -1586,6 +1629,7 @@ export interface operations {
                      *       "document_ids": [
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
+                     *       "record_sessions": false,
                      *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
@@ -1612,6 +1656,8 @@ export interface operations {
                         prompt: string;
                         /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
                         provider_avatar_id: ((string | null) | null) | null;
+                        /** @description Its sessions are recorded unless a start says otherwise. */
+                        record_sessions: boolean;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
                         /**
@@ -1736,6 +1782,8 @@ export interface operations {
                     prompt?: string;
                     /** @description Immutable: sending it answers 422. */
                     provider_avatar_id?: string;
+                    /** @description Record its sessions unless a start says otherwise (docs/api.md#recordings): "true" or "false". Default false. */
+                    record_sessions?: boolean | string;
                     /** @description The tools (GET /v1/tools) the agent may call, in order, as one JSON array: ["tool_…"]. At most 20, each once, each of this account (422 otherwise). */
                     tool_ids?: string;
                     /** @description A preset voice from GET /v1/voices, instead of uploading audio; replaces the voice and drops an uploaded sample. */
@@ -1769,6 +1817,7 @@ export interface operations {
                      *       "document_ids": [
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
+                     *       "record_sessions": false,
                      *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
@@ -1795,6 +1844,8 @@ export interface operations {
                         prompt: string;
                         /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
                         provider_avatar_id: ((string | null) | null) | null;
+                        /** @description Its sessions are recorded unless a start says otherwise. */
+                        record_sessions: boolean;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
                         /**
@@ -1836,6 +1887,7 @@ export interface operations {
                      *       "document_ids": [
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
+                     *       "record_sessions": false,
                      *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
@@ -1862,6 +1914,8 @@ export interface operations {
                         prompt: string;
                         /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
                         provider_avatar_id: ((string | null) | null) | null;
+                        /** @description Its sessions are recorded unless a start says otherwise. */
+                        record_sessions: boolean;
                         /** @enum {string} */
                         status: "created" | "training" | "ready";
                         /**
@@ -2133,6 +2187,7 @@ export interface operations {
                      *           "visitor_sessions_per_minute": 3,
                      *           "visitor_concurrent_sessions": 1
                      *         },
+                     *         "record_sessions": null,
                      *         "test": false,
                      *         "created_at": "2026-11-27T09:30:00.000Z",
                      *         "updated_at": "2026-11-27T09:30:00.000Z",
@@ -2163,6 +2218,8 @@ export interface operations {
                         publishable_key: string;
                         /** @example pbk_2xVb7Qm4LpZ9sK1cN8rT5w */
                         publishable_key_id: string;
+                        /** @description Whether the key's sessions are recorded (docs/api.md#recordings): the site owner decides for its embed. null (default): as each identity's `record_sessions` says. */
+                        record_sessions: ((boolean | null) | null) | null;
                         /** Format: date-time */
                         revoked_at: string | null;
                         /** @description Made with a test key: its sessions are test sessions (docs/api.md#test-mode). */
@@ -2246,6 +2303,8 @@ export interface operations {
                     };
                     /** @example Shop website */
                     name?: string;
+                    /** @description Whether the key's sessions are recorded (docs/api.md#recordings): the site owner decides for its embed. null (default): as each identity's `record_sessions` says. */
+                    record_sessions?: ((boolean | null) | null) | null;
                 };
             };
         };
@@ -2274,6 +2333,7 @@ export interface operations {
                      *         "visitor_sessions_per_minute": 3,
                      *         "visitor_concurrent_sessions": 1
                      *       },
+                     *       "record_sessions": null,
                      *       "test": false,
                      *       "created_at": "2026-11-27T09:30:00.000Z",
                      *       "updated_at": "2026-11-27T09:30:00.000Z",
@@ -2303,6 +2363,8 @@ export interface operations {
                         publishable_key: string;
                         /** @example pbk_2xVb7Qm4LpZ9sK1cN8rT5w */
                         publishable_key_id: string;
+                        /** @description Whether the key's sessions are recorded (docs/api.md#recordings): the site owner decides for its embed. null (default): as each identity's `record_sessions` says. */
+                        record_sessions: ((boolean | null) | null) | null;
                         /** Format: date-time */
                         revoked_at: string | null;
                         /** @description Made with a test key: its sessions are test sessions (docs/api.md#test-mode). */
@@ -2412,6 +2474,7 @@ export interface operations {
                      *         "visitor_sessions_per_minute": 3,
                      *         "visitor_concurrent_sessions": 1
                      *       },
+                     *       "record_sessions": null,
                      *       "test": false,
                      *       "created_at": "2026-11-27T09:30:00.000Z",
                      *       "updated_at": "2026-11-27T09:30:00.000Z",
@@ -2441,6 +2504,8 @@ export interface operations {
                         publishable_key: string;
                         /** @example pbk_2xVb7Qm4LpZ9sK1cN8rT5w */
                         publishable_key_id: string;
+                        /** @description Whether the key's sessions are recorded (docs/api.md#recordings): the site owner decides for its embed. null (default): as each identity's `record_sessions` says. */
+                        record_sessions: ((boolean | null) | null) | null;
                         /** Format: date-time */
                         revoked_at: string | null;
                         /** @description Made with a test key: its sessions are test sessions (docs/api.md#test-mode). */
@@ -2590,6 +2655,8 @@ export interface operations {
                     };
                     /** @example Shop website */
                     name?: string;
+                    /** @description Whether the key's sessions are recorded (docs/api.md#recordings): the site owner decides for its embed. null (default): as each identity's `record_sessions` says. */
+                    record_sessions?: ((boolean | null) | null) | null;
                 };
             };
         };
@@ -2618,6 +2685,7 @@ export interface operations {
                      *         "visitor_sessions_per_minute": 3,
                      *         "visitor_concurrent_sessions": 1
                      *       },
+                     *       "record_sessions": null,
                      *       "test": false,
                      *       "created_at": "2026-11-27T09:30:00.000Z",
                      *       "updated_at": "2026-11-27T09:31:00.000Z",
@@ -2647,6 +2715,8 @@ export interface operations {
                         publishable_key: string;
                         /** @example pbk_2xVb7Qm4LpZ9sK1cN8rT5w */
                         publishable_key_id: string;
+                        /** @description Whether the key's sessions are recorded (docs/api.md#recordings): the site owner decides for its embed. null (default): as each identity's `record_sessions` says. */
+                        record_sessions: ((boolean | null) | null) | null;
                         /** Format: date-time */
                         revoked_at: string | null;
                         /** @description Made with a test key: its sessions are test sessions (docs/api.md#test-mode). */
@@ -2769,6 +2839,8 @@ export interface operations {
                      *         "greeting": "Welcome back, Zofia! Shall we plan your visit to the Orsay?",
                      *         "client_control": false,
                      *         "idle_timeout_seconds": 120,
+                     *         "record": true,
+                     *         "recording_notice": "This conversation is recorded.",
                      *         "summary": "The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.",
                      *         "summary_status": "ready",
                      *         "summary_detail": null,
@@ -2855,6 +2927,10 @@ export interface operations {
                         };
                         /** @description Started by a website with this publishable key (POST /v1/embed/sessions); null: by a secret key. */
                         publishable_key_id: ((string | null) | null) | null;
+                        /** @description Whether the session is recorded (the start's `record`, else its publishable key's or identity's `record_sessions`); the file: GET /v1/sessions/{session_id}/recording. */
+                        record: boolean;
+                        /** @description The sentence said before the greeting of this recorded session; null: none. */
+                        recording_notice: ((string | null) | null) | null;
                         session_id: string;
                         /** @enum {string} */
                         status: "running" | "ended";
@@ -2972,6 +3048,8 @@ export interface operations {
                      *       "greeting": "Welcome back, Zofia! Shall we plan your visit to the Orsay?",
                      *       "client_control": false,
                      *       "idle_timeout_seconds": 120,
+                     *       "record": true,
+                     *       "recording_notice": "This conversation is recorded.",
                      *       "summary": "The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.",
                      *       "summary_status": "ready",
                      *       "summary_detail": null,
@@ -3057,6 +3135,10 @@ export interface operations {
                         };
                         /** @description Started by a website with this publishable key (POST /v1/embed/sessions); null: by a secret key. */
                         publishable_key_id: ((string | null) | null) | null;
+                        /** @description Whether the session is recorded (the start's `record`, else its publishable key's or identity's `record_sessions`); the file: GET /v1/sessions/{session_id}/recording. */
+                        record: boolean;
+                        /** @description The sentence said before the greeting of this recorded session; null: none. */
+                        recording_notice: ((string | null) | null) | null;
                         session_id: string;
                         /** @enum {string} */
                         status: "running" | "ended";
@@ -3103,6 +3185,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    getSessionCaptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebVTT: one cue per turn of the conversation, `<v Visitor>` or `<v Agent>`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/vtt": string;
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Session not found"
+                     *     }
+                     */
                     "application/json": {
                         detail: string;
                     };
@@ -3439,6 +3570,158 @@ export interface operations {
             };
         };
     };
+    getSessionRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A session's recording. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_7QmZk4Wp1Hs9Vx2LbR6DnE",
+                     *       "status": "ready",
+                     *       "reason": null,
+                     *       "duration_seconds": 168.4,
+                     *       "size_bytes": 21734112,
+                     *       "store": "service",
+                     *       "download_url": "https://likeness.example/assets/recordings/ses_7QmZk4Wp1Hs9Vx2LbR6DnE/recording.mp4?expires=1795586400&signature=Qx1d7m0VtKf3ZrN8bLw2yHc5JpA9sUe4GiO6nTkRjXM",
+                     *       "object_key": null,
+                     *       "created_at": "2026-11-24T09:30:00.000Z",
+                     *       "ready_at": "2026-11-24T09:33:05.000Z",
+                     *       "deleted_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the file was removed (DELETE, or the retention); the recording is still listed.
+                         */
+                        deleted_at: ((string | null) | null) | null;
+                        /** @description A link to the MP4 that expires (ASSET_URL_TTL, at least an hour): read the recording again for a fresh one. Only when ready in the service store, and not deleted. Serves byte ranges (a <video> can seek). */
+                        download_url: ((string | null) | null) | null;
+                        /** @description The file's length, once ready. */
+                        duration_seconds: ((number | null) | null) | null;
+                        /** @description The file's key in the account's own bucket (store `customer`). */
+                        object_key: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        ready_at: ((string | null) | null) | null;
+                        /** @description Why it failed (`failed`); null otherwise. */
+                        reason: ((string | null) | null) | null;
+                        session_id: string;
+                        size_bytes: (number | null) | null;
+                        /**
+                         * @description `recording` while the session runs (and briefly after, for its last chunks), `processing` while its parts are joined, `ready` to fetch, `failed` (see `reason`).
+                         * @enum {string}
+                         */
+                        status: "recording" | "processing" | "ready" | "failed";
+                        /**
+                         * @description Where the file is: `service` (fetch it at `download_url`) or `customer` (the account's own bucket, at `object_key`); null until ready.
+                         * @enum {string|null|null}
+                         */
+                        store: "service" | "customer" | null;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "This session was not recorded"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteSessionRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 204 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The recording is processing: delete it once it is ready or failed"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
     saySession: {
         parameters: {
             query?: never;
@@ -3746,7 +4029,9 @@ export interface operations {
                  *       "form_factor": "phone",
                  *       "context": "The visitor's name is Zofia. She visited last week and asked about the Orsay museum's opening hours.",
                  *       "greeting": "Welcome back, Zofia! Shall we plan your visit to the Orsay?",
-                 *       "idle_timeout_seconds": 120
+                 *       "idle_timeout_seconds": 120,
+                 *       "record": true,
+                 *       "recording_notice": "This conversation is recorded."
                  *     }
                  */
                 "application/json": {
@@ -3774,6 +4059,10 @@ export interface operations {
                      * @enum {string}
                      */
                     language?: "auto" | "en" | "es" | "pl" | "uk";
+                    /** @description Record the session: the avatar's video as the visitor saw it and both voices, one MP4 (GET /v1/sessions/{session_id}/recording). Default: the identity's `record_sessions`. */
+                    record?: boolean;
+                    /** @description A sentence the agent says before its greeting in a recorded session ("This conversation is recorded."). Only with a recorded session (422 otherwise); blank: none. */
+                    recording_notice?: string;
                     /** @description The tools (GET /v1/tools) this session's agent may call, instead of the identity's; [] for none. At most 20, each once, each of this account (422 otherwise). */
                     tool_ids?: string[];
                     /** @description Camera frames accompany speech. Omit for the account default. */
@@ -3798,13 +4087,16 @@ export interface operations {
                      *         "id": "acc_3Jt8Fq1YvKc5Wm0PzN7SgU"
                      *       },
                      *       "created_at": "2026-11-24T09:30:00.000Z",
-                     *       "visual_awareness": true
+                     *       "visual_awareness": true,
+                     *       "record": true
                      *     }
                      */
                     "application/json": {
                         /** Format: date-time */
                         created_at: string;
                         dispatch_id: string;
+                        /** @description Whether the session is recorded: show the visitor a recording mark. */
+                        record: boolean;
                         /** @description Also the session id. */
                         room_name: string;
                         /** @description Realtime server URL (wss in production). */
@@ -3839,7 +4131,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "Insufficient credits: an avatar session needs 10 credits for its first minute"
+                     *       "detail": "Insufficient credits: an avatar session needs 12 credits for its first minute"
                      *     }
                      */
                     "application/json": {
@@ -4687,7 +4979,8 @@ export interface operations {
                      *           "identities": 0,
                      *           "credits_spent": {
                      *             "onboarding": 0,
-                     *             "session_minute": 0
+                     *             "session_minute": 0,
+                     *             "recorded_minute": 0
                      *           },
                      *           "credits_granted": 1000
                      *         },
@@ -4700,7 +4993,8 @@ export interface operations {
                      *           "identities": 1,
                      *           "credits_spent": {
                      *             "onboarding": 50,
-                     *             "session_minute": 110
+                     *             "session_minute": 110,
+                     *             "recorded_minute": 0
                      *           },
                      *           "credits_granted": 0
                      *         }
@@ -4713,7 +5007,8 @@ export interface operations {
                      *         "identities": 1,
                      *         "credits_spent": {
                      *           "onboarding": 50,
-                     *           "session_minute": 110
+                     *           "session_minute": 110,
+                     *           "recorded_minute": 0
                      *         },
                      *         "credits_granted": 1000
                      *       }
@@ -4729,6 +5024,8 @@ export interface operations {
                             credits_spent: {
                                 /** @description Credits spent on identities. */
                                 onboarding: number;
+                                /** @description Credits spent on recording those minutes (recorded sessions). */
+                                recorded_minute: number;
                                 /** @description Credits spent on minutes an avatar streamed. */
                                 session_minute: number;
                             };
@@ -4760,6 +5057,8 @@ export interface operations {
                             credits_spent: {
                                 /** @description Credits spent on identities. */
                                 onboarding: number;
+                                /** @description Credits spent on recording those minutes (recorded sessions). */
+                                recorded_minute: number;
                                 /** @description Credits spent on minutes an avatar streamed. */
                                 session_minute: number;
                             };
@@ -4903,7 +5202,7 @@ export interface operations {
                             created_at: string;
                             description: string | null;
                             enabled: boolean;
-                            events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                            events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                             /**
                              * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                              * @example false
@@ -4954,7 +5253,7 @@ export interface operations {
                     /** @description Default true; a disabled endpoint receives nothing. */
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                    events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -4991,7 +5290,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /** @description The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
                         secret: string;
                         /**
@@ -5096,7 +5395,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /**
                          * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                          * @example false
@@ -5200,7 +5499,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -5236,7 +5535,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /**
                          * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                          * @example false

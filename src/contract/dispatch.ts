@@ -7,6 +7,7 @@ import { Value } from '@sinclair/typebox/value';
 import { DispatchTool } from './agent-tools.ts';
 import { AVATAR_SHAPES, FORM_FACTORS } from './avatar-video.ts';
 import { LANGUAGES } from './languages.ts';
+import { RECORDING_NOTICE_MAX_CHARS } from './recordings.ts';
 import { HttpUrl, literalUnion } from './schema-parts.ts';
 import { GREETING_MAX_CHARS, IDLE_TIMEOUT_MAX_SECONDS, SESSION_CONTEXT_MAX_CHARS } from './session-direction.ts';
 
@@ -88,6 +89,10 @@ export const DispatchMetadataSchema = Type.Object({
   knowledge_url: Type.Optional(HttpUrl),
   /** A test session (a test key's, docs/api.md#test-mode): the avatar's video carries a visible "TEST" mark. Absent: false. */
   test: Type.Optional(Type.Boolean()),
+  /** Whether the job records the session (contract/recordings.ts), sending its chunks with its report token. Absent: false. */
+  record: Type.Optional(Type.Boolean()),
+  /** Said before the greeting of a recorded session (the start's `recording_notice`). Absent or null: nothing. */
+  recording_notice: Type.Optional(Type.Union([Type.String({ maxLength: RECORDING_NOTICE_MAX_CHARS }), Type.Null()])),
 });
 
 export type DispatchIdentity = Static<typeof DispatchIdentity>;
@@ -129,6 +134,8 @@ export interface SessionRoomMetadata {
   avatar_enabled: boolean;
   language: string;
   form_factor: string | null;
+  /** The session is recorded: clients show a visible mark (docs/api.md#recordings). Absent: not recorded. */
+  recording?: boolean;
 }
 
 export function isSessionRoom(roomMetadata: string | undefined, sessionId: string): boolean {

@@ -13,6 +13,7 @@
 //                    orders taken, an idle visitor, the summary
 //   agent-tools.ts   the tools the agent may call: their definition, a webhook call's request and answer, the record
 //   knowledge.ts     the passages retrieved for each visitor turn
+//   recordings.ts    a session's recording: its statuses, and the chunks a job sends of it
 //   session-direction.ts  a session's context and greeting, the orders say / interrupt / context, their limits
 //   worker-heartbeat.ts  what each worker reports: its capacity and running sessions, for admission
 //   webhook-events.ts    the events a customer's webhook can subscribe to (the API and the console's form)
@@ -31,6 +32,7 @@ export * from './knowledge.ts';
 export * from './languages.ts';
 export * from './notices.ts';
 export * from './pipelines.ts';
+export * from './recordings.ts';
 export * from './session-direction.ts';
 export * from './wire-names.ts';
 export * from './worker-heartbeat.ts';

@@ -4,6 +4,8 @@ export const WEBHOOK_EVENTS = [
   'session.started',
   'session.ended',
   'session.summary_ready',
+  'recording.ready',
+  'recording.failed',
   'identity.ready',
   'identity.training_failed',
   'document.ready',

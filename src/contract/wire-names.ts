@@ -1,6 +1,7 @@
 // Every name a session's room carries that two parties must spell alike: the tracks the
 // agent publishes and clients attach, the data topics, and the LiveKit attributes we read or
-// set. Browsers import this file too (the console, examples/web-client): constants only.
+// set, and the room metadata's key for a recorded session. Browsers import this file too (the console,
+// examples/web-client): constants only.
 
 /** The avatar's video track. */
 export const AVATAR_VIDEO_TRACK = 'avatar';
@@ -8,6 +9,12 @@ export const AVATAR_VIDEO_TRACK = 'avatar';
 export const AVATAR_AUDIO_TRACK = 'avatar_audio';
 /** The agent's voice in a session without an avatar; never played beside `avatar_audio`. */
 export const VOICE_TRACK = 'agent_voice';
+
+/**
+ * The key of the room's metadata (JSON) that says a session is recorded: `true` from the room's
+ * creation, absent otherwise. Every client shows a visible "Recording" mark while it is set.
+ */
+export const RECORDING_METADATA_KEY = 'recording';
 
 /** Reliable data messages from the service to the room (notices.ts says what they carry). */
 export const NOTICE_TOPIC = 'likeness.notice';

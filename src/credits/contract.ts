@@ -8,7 +8,7 @@ export const LedgerEntryResponse = t.Object({
   entry_id: t.String(),
   kind: oneOf(
     LEDGER_KINDS,
-    '`grant`: credits added; `onboarding`: an identity; `session_minute`: a minute an avatar streamed; `session_hold`/`session_release`: a first minute set aside at a start and given back; `adjustment`: by the operator.',
+    '`grant`: credits added; `onboarding`: an identity; `session_minute`: a minute an avatar streamed; `recorded_minute`: the recording of that minute, in a recorded session; `session_hold`/`session_release`: a first minute set aside at a start and given back; `adjustment`: by the operator.',
   ),
   amount: t.Integer({ description: 'Signed: negative for what was spent or set aside.' }),
   reference: t.String({ description: 'What the entry is for: `identity:idn_…`, `session:ses_…:minute:3`, …' }),
@@ -54,6 +54,7 @@ export const UsageQuery = t.Object({
 const Spent = t.Object({
   onboarding: t.Integer({ description: 'Credits spent on identities.' }),
   session_minute: t.Integer({ description: 'Credits spent on minutes an avatar streamed.' }),
+  recorded_minute: t.Integer({ description: 'Credits spent on recording those minutes (recorded sessions).' }),
 });
 
 export const UsageBucket = t.Object({

@@ -5,6 +5,8 @@ export const LEDGER_KINDS = [
   'grant',
   'onboarding',
   'session_minute',
+  /** A recorded session's minute (docs/api.md#recordings), beside its `session_minute`. */
+  'recorded_minute',
   'session_hold',
   'session_release',
   'adjustment',

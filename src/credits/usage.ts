@@ -61,7 +61,7 @@ export interface UsageCounts {
   visitor_seconds: number;
   streamed_seconds: number;
   identities: number;
-  credits_spent: { onboarding: number; session_minute: number };
+  credits_spent: { onboarding: number; session_minute: number; recorded_minute: number };
   credits_granted: number;
 }
 
@@ -72,7 +72,7 @@ export const emptyUsage = (): UsageCounts => ({
   visitor_seconds: 0,
   streamed_seconds: 0,
   identities: 0,
-  credits_spent: { onboarding: 0, session_minute: 0 },
+  credits_spent: { onboarding: 0, session_minute: 0, recorded_minute: 0 },
   credits_granted: 0,
 });
 
@@ -125,6 +125,8 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
     if (row.kind === 'session_minute') {
       counts.avatar_minutes += Number(row.n);
       counts.credits_spent.session_minute -= amount;
+    } else if (row.kind === 'recorded_minute') {
+      counts.credits_spent.recorded_minute -= amount;
     } else if (row.kind === 'onboarding') {
       counts.identities += Number(row.n);
       counts.credits_spent.onboarding -= amount;
@@ -142,6 +144,7 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
     totals.identities += counts.identities;
     totals.credits_spent.onboarding += counts.credits_spent.onboarding;
     totals.credits_spent.session_minute += counts.credits_spent.session_minute;
+    totals.credits_spent.recorded_minute += counts.credits_spent.recorded_minute;
     totals.credits_granted += counts.credits_granted;
   }
   return {

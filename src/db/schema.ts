@@ -9,6 +9,7 @@ export * from '../identities/training-upgrades-schema.ts';
 export * from '../knowledge/schema.ts';
 export * from '../limits/schema.ts';
 export * from '../publishable-keys/schema.ts';
+export * from '../recordings/schema.ts';
 export * from '../sessions/schema.ts';
 export * from '../tools/schema.ts';
 export * from '../voices/schema.ts';

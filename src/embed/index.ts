@@ -120,7 +120,12 @@ export function embedRoutes(deps: EmbedDeps) {
             key.accountId,
             { identity_id: body.identity_id, form_factor: body.form_factor, language: body.language },
             deps.sessionDeps.addressesFor(request).rtcUrl,
-            { publishableKeyId: key.id, limits: key.limits, visitorAddressHash: sha256(visitor) },
+            {
+              publishableKeyId: key.id,
+              limits: key.limits,
+              recordSessions: key.recordSessions,
+              visitorAddressHash: sha256(visitor),
+            },
           );
           const session = await ownedRow(db, sessions, key.accountId, started.room_name);
           return {
@@ -131,6 +136,7 @@ export function embedRoutes(deps: EmbedDeps) {
             visual_awareness: started.visual_awareness,
             max_duration_seconds: session!.maxDurationSeconds,
             test: isTestAccount(key.accountId),
+            record: started.record,
           };
         },
         {

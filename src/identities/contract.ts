@@ -40,6 +40,12 @@ const DocumentIdsField = idListField(
   `The documents (GET /v1/documents) the agent answers from, as one JSON array: ["doc_…"]. At most ${MAX_ATTACHED}, each once, each of this account and not \`failed\` (422 otherwise).`,
 );
 
+/** A form field ("true" / "false"); JSON bodies carry a boolean. */
+const RecordSessionsField = t.BooleanString({
+  description:
+    'Record its sessions unless a start says otherwise (docs/api.md#recordings): "true" or "false". Default false.',
+});
+
 export const CreateIdentityForm = t.Object({
   name: t.String({ minLength: 1, maxLength: NAME_MAX, description: 'Display name.' }),
   prompt: t.String({ minLength: 1, maxLength: PROMPT_MAX, description: "The avatar's system prompt." }),
@@ -58,6 +64,7 @@ export const CreateIdentityForm = t.Object({
   provider_avatar_id: t.Optional(ProviderAvatarId),
   tool_ids: t.Optional(ToolIdsField),
   document_ids: t.Optional(DocumentIdsField),
+  record_sessions: t.Optional(RecordSessionsField),
 });
 
 export const UpdateIdentityForm = t.Object({
@@ -73,6 +80,7 @@ export const UpdateIdentityForm = t.Object({
   provider_avatar_id: t.Optional(t.String({ description: 'Immutable: sending it answers 422.' })),
   tool_ids: t.Optional(ToolIdsField),
   document_ids: t.Optional(DocumentIdsField),
+  record_sessions: t.Optional(RecordSessionsField),
 });
 
 export const IdentityParams = t.Object({ identity_id: t.String() });
@@ -113,6 +121,7 @@ export const IdentityResponse = t.Object({
   ),
   tool_ids: ToolIds,
   document_ids: DocumentIds,
+  record_sessions: t.Boolean({ description: 'Its sessions are recorded unless a start says otherwise.' }),
   test: TestFlag,
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -167,6 +167,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           name: body.name,
           prompt: body.prompt,
           language: body.language ?? 'auto',
+          recordSessions: body.record_sessions,
           pipeline: pipeline!,
           presetVoice: body.voice_id === undefined ? undefined : presetVoice(body.voice_id),
           providerAvatarId: body.provider_avatar_id,
@@ -251,12 +252,13 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           body.name === undefined &&
           body.prompt === undefined &&
           body.language === undefined &&
+          body.record_sessions === undefined &&
           body.tool_ids === undefined &&
           body.document_ids === undefined
         ) {
           throw invalid(
             ['body'],
-            'Nothing to update: send name, prompt, language, voice_id, tool_ids, document_ids, image or audio',
+            'Nothing to update: send name, prompt, language, voice_id, record_sessions, tool_ids, document_ids, image or audio',
             'empty_update',
           );
         }
@@ -289,6 +291,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
             prompt: body.prompt!,
             name: body.name,
             language: body.language,
+            recordSessions: body.record_sessions,
             image: uploads.image,
             audio: uploads.audio,
             voice,
@@ -306,6 +309,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
               ...(body.name !== undefined && { name: body.name }),
               ...(body.prompt !== undefined && { prompt: body.prompt }),
               ...(body.language !== undefined && { language: body.language }),
+              ...(body.record_sessions !== undefined && { recordSessions: body.record_sessions }),
               // A preset replaces a cloned voice, and its sample is no longer kept.
               ...(voice !== undefined && { voice, audio: null }),
               updatedAt: new Date(),

@@ -65,6 +65,8 @@ export interface IdentityFields {
   name: string;
   prompt: string;
   language: Language;
+  /** Its sessions are recorded by default (docs/api.md#recordings). */
+  recordSessions?: boolean;
   pipeline: Pipeline;
   /** A preset chosen instead of uploading audio; null or absent: the default voice. */
   presetVoice?: IdentityVoice | null;
@@ -139,6 +141,7 @@ export async function reserveIdentity(deps: OnboardingDeps, fields: IdentityFiel
       name: fields.name,
       prompt: fields.prompt,
       language: fields.language,
+      recordSessions: fields.recordSessions ?? false,
       pipelineId: fields.pipeline.id,
       status: 'created',
       // Until training stores the photo (the row is invisible meanwhile).

@@ -22,6 +22,7 @@ export function identityResponse(row: IdentityRow, links: AssetLinks, attached: 
     provider_avatar_id: providerAvatarOf(row.training) ?? null,
     tool_ids: attached.toolIds,
     document_ids: attached.documentIds,
+    record_sessions: row.recordSessions,
     test: isTestAccount(row.accountId),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),

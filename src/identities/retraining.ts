@@ -29,6 +29,8 @@ export interface RetrainRequest {
   prompt: string;
   name?: string;
   language?: Language;
+  /** Applies at once, like the text fields. */
+  recordSessions?: boolean;
   image?: { bytes: Uint8Array; inspected: InspectedImage };
   audio?: UploadedAudio;
   /** A preset chosen alongside an image upload: applies at once, like the text fields (null: the default voice). */
@@ -91,6 +93,7 @@ export class Retraining {
             prompt: request.prompt,
             ...(request.name !== undefined && { name: request.name }),
             ...(request.language !== undefined && { language: request.language }),
+            ...(request.recordSessions !== undefined && { recordSessions: request.recordSessions }),
             ...(request.voice !== undefined && { voice: request.voice, audio: null }),
             pendingRetrain: pending,
             updatedAt: now,

@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { documents } from '../knowledge/schema.ts';
@@ -34,6 +34,8 @@ export const identities = pgTable(
     image: jsonb('image').$type<StoredImage>().notNull(),
     audio: jsonb('audio').$type<StoredAudio>(),
     voice: jsonb('voice').$type<IdentityVoice>(),
+    /** Its sessions are recorded unless the start says otherwise (docs/api.md#recordings). */
+    recordSessions: boolean('record_sessions').notNull().default(false),
     /** What the pipeline's training produced (e.g. face analysis), for the renderer. */
     training: jsonb('training').$type<Record<string, unknown>>(),
     pendingRetrain: jsonb('pending_retrain').$type<PendingRetrain>(),

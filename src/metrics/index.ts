@@ -132,7 +132,7 @@ export const webhookAttempts = new Counter({
 
 export const creditsCharged = new Counter({
   name: 'likeness_credits_charged_total',
-  help: 'Credits charged by this process, by kind (onboarding: an identity; session_minute: a streamed minute).',
+  help: 'Credits charged by this process, by kind (onboarding: an identity; session_minute: a streamed minute; recorded_minute: its recording).',
   labelNames: ['kind'] as const,
   registers: [registry],
 });

@@ -5,6 +5,7 @@
 import { emptyUsage } from '../credits/usage.ts';
 import { DOCUMENT_EXAMPLES } from '../knowledge/examples.ts';
 import { PUBLISHABLE_KEY_EXAMPLES } from '../publishable-keys/examples.ts';
+import { RECORDING_EXAMPLES } from '../recordings/examples.ts';
 import { TOOL_EXAMPLES } from '../tools/examples.ts';
 import { WEBHOOK_EXAMPLES } from '../webhooks/examples.ts';
 
@@ -32,6 +33,7 @@ const identity = {
   provider_avatar_id: null,
   tool_ids: [TOOL_ID],
   document_ids: [DOCUMENT_ID],
+  record_sessions: false,
   test: false,
   created_at: CREATED,
   updated_at: UPDATED,
@@ -84,6 +86,8 @@ const session = {
   greeting: DIRECTION.greeting,
   client_control: false,
   idle_timeout_seconds: DIRECTION.idle_timeout_seconds,
+  record: true,
+  recording_notice: 'This conversation is recorded.',
   summary:
     'The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.',
   summary_status: 'ready',
@@ -98,7 +102,7 @@ const usageCounts = {
   visitor_seconds: 598,
   streamed_seconds: 640,
   identities: 1,
-  credits_spent: { onboarding: 50, session_minute: 110 },
+  credits_spent: { onboarding: 50, session_minute: 110, recorded_minute: 0 },
   credits_granted: 1000,
 };
 
@@ -175,7 +179,13 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     },
   },
   startSession: {
-    request: { identity_id: IDENTITY_ID, form_factor: 'phone', ...DIRECTION },
+    request: {
+      identity_id: IDENTITY_ID,
+      form_factor: 'phone',
+      ...DIRECTION,
+      record: true,
+      recording_notice: 'This conversation is recorded.',
+    },
     responses: {
       200: {
         room_name: SESSION_ID,
@@ -185,8 +195,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         user: { id: ACCOUNT_ID },
         created_at: CREATED,
         visual_awareness: true,
+        record: true,
       },
-      402: { detail: 'Insufficient credits: an avatar session needs 10 credits for its first minute' },
+      402: { detail: 'Insufficient credits: an avatar session needs 12 credits for its first minute' },
     },
   },
   endSession: {
@@ -338,6 +349,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   ...TOOL_EXAMPLES,
   ...DOCUMENT_EXAMPLES,
   ...PUBLISHABLE_KEY_EXAMPLES,
+  ...RECORDING_EXAMPLES,
   getUsage: {
     responses: {
       200: {

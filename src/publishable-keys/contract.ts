@@ -50,11 +50,19 @@ const IdentityIds = t.Array(t.String({ minLength: 1, maxLength: 100 }), {
   examples: [['idn_7Hq2kLm9PzX4vB1nR8sT3w']],
 });
 
+const RecordSessions = t.Nullable(
+  t.Boolean({
+    description:
+      "Whether the key's sessions are recorded (docs/api.md#recordings): the site owner decides for its embed. null (default): as each identity's `record_sessions` says.",
+  }),
+);
+
 export const CreatePublishableKeyRequest = t.Object({
   name: t.Optional(Name),
   allowed_origins: AllowedOrigins,
   identity_ids: IdentityIds,
   limits: t.Optional(t.Partial(LimitsSchema, { description: 'Any of the four; the rest take their defaults.' })),
+  record_sessions: t.Optional(RecordSessions),
 });
 
 export const UpdatePublishableKeyRequest = t.Object(
@@ -63,6 +71,7 @@ export const UpdatePublishableKeyRequest = t.Object(
     allowed_origins: t.Optional(AllowedOrigins),
     identity_ids: t.Optional(IdentityIds),
     limits: t.Optional(t.Partial(LimitsSchema, { description: 'Any of the four; the rest stay.' })),
+    record_sessions: t.Optional(RecordSessions),
   },
   { minProperties: 1 },
 );
@@ -78,6 +87,7 @@ export const PublishableKeyResponse = t.Object({
   allowed_origins: t.Array(t.String()),
   identity_ids: t.Array(t.String()),
   limits: LimitsSchema,
+  record_sessions: RecordSessions,
   test: t.Boolean({ description: 'Made with a test key: its sessions are test sessions (docs/api.md#test-mode).' }),
   created_at: t.String({ format: 'date-time' }),
   updated_at: t.String({ format: 'date-time' }),
@@ -100,4 +110,5 @@ export const EmbedStartResponse = t.Object({
   visual_awareness: t.Boolean({ description: 'Whether the agent sees the camera: the page may offer it.' }),
   max_duration_seconds: t.Integer(),
   test: t.Boolean({ description: 'A test session: costs nothing, short, marked "TEST" on the video.' }),
+  record: t.Boolean({ description: 'The session is recorded: the page shows the visitor a visible "Recording" mark.' }),
 });

@@ -19,6 +19,7 @@ const key = {
     visitor_sessions_per_minute: 3,
     visitor_concurrent_sessions: 1,
   },
+  record_sessions: null,
   test: false,
   created_at: CREATED,
   updated_at: CREATED,
@@ -60,6 +61,7 @@ export const PUBLISHABLE_KEY_EXAMPLES = {
         visual_awareness: true,
         max_duration_seconds: 1800,
         test: false,
+        record: false,
       },
       403: {
         detail: "This page's origin (https://evil.example) may not use this key: add it to the key's allowed_origins",

@@ -30,6 +30,7 @@ export function presentPublishableKey(row: PublishableKeyRow) {
     allowed_origins: row.allowedOrigins,
     identity_ids: row.identityIds,
     limits: row.limits,
+    record_sessions: row.recordSessions,
     test: row.key.startsWith('lk_pub_test_'),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -106,6 +107,7 @@ export function publishableKeyRoutes<const Prefix extends string>(db: Database, 
             allowedOrigins: origins!,
             identityIds: body.identity_ids,
             limits: { ...DEFAULT_PUBLISHABLE_KEY_LIMITS, ...body.limits },
+            recordSessions: body.record_sessions ?? null,
           })
           .returning();
         set.status = 201;
@@ -165,6 +167,7 @@ export function publishableKeyRoutes<const Prefix extends string>(db: Database, 
             ...(origins && { allowedOrigins: origins }),
             ...(body.identity_ids && { identityIds: body.identity_ids }),
             ...(body.limits && { limits: { ...key.limits, ...body.limits } }),
+            ...(body.record_sessions !== undefined && { recordSessions: body.record_sessions }),
             updatedAt: new Date(),
           })
           .where(and(eq(publishableKeys.id, key.id), eq(publishableKeys.accountId, caller.accountId)))

@@ -1,4 +1,4 @@
-import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 
 /** A publishable key's own limits (docs/api.md#publishable-keys); each ≥ 1: a published key is always bounded. */
@@ -31,6 +31,8 @@ export const publishableKeys = pgTable(
     /** The identities it may start; a deleted one stays listed and is refused as not found. */
     identityIds: jsonb('identity_ids').$type<string[]>().notNull(),
     limits: jsonb('limits').$type<PublishableKeyLimits>().notNull(),
+    /** Whether the embed's sessions are recorded; null: as each identity says (its `record_sessions`). */
+    recordSessions: boolean('record_sessions'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),

@@ -265,6 +265,8 @@ export class AgentWatch {
         internalUrl: this.deps.internalUrl,
         // The new job is directed as the first was: the row keeps what the start set.
         direction: session,
+        // Records on into a new part of the same recording (docs/api.md#recordings).
+        recording: session,
         // And has the tools and documents the start fixed (a tool deleted since is left out).
         toolbox: await sessionToolbox(db, session, this.deps.internalUrl),
         test: isTestAccount(session.accountId),

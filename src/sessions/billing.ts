@@ -1,4 +1,5 @@
-// Per-minute billing of avatar sessions (docs/api.md#credits). A start sets one minute's
+// Per-minute billing of avatar sessions (docs/api.md#credits), and of their recording at its
+// own price (CREDITS_PER_RECORDED_MINUTE, a `recorded_minute` entry beside each minute's). A start sets one minute's
 // credits aside (so 50 concurrent starts on a balance for 5 start 5); the first charged
 // minute or the session's end gives the hold back. Each minute is charged once, keyed by
 // (session, minute index), so a retried or duplicated report never charges twice. A test
@@ -19,8 +20,14 @@ export class SessionBilling {
   constructor(
     private readonly db: Database,
     readonly perMinute: number,
+    readonly perRecordedMinute = 0,
   ) {
     this.ledger = new CreditLedger(db);
+  }
+
+  /** What a live account pays for one minute of a session: its avatar, and its recording if recorded. */
+  minutePrice(record: boolean): number {
+    return this.perMinute + (record ? this.perRecordedMinute : 0);
   }
 
   /**
@@ -28,8 +35,9 @@ export class SessionBilling {
    * holds nothing, but starts an avatar only while its live account could pay a live one's
    * (docs/decisions.md#embed-and-test-mode).
    */
-  async canHold(accountId: string): Promise<boolean> {
-    return this.perMinute === 0 || (await this.ledger.canAfford(liveAccountIdOf(accountId), this.perMinute));
+  async canHold(accountId: string, record = false): Promise<boolean> {
+    const price = this.minutePrice(record);
+    return price === 0 || (await this.ledger.canAfford(liveAccountIdOf(accountId), price));
   }
 
   /** A minute's price for this account: nothing for a test account. */
@@ -37,16 +45,12 @@ export class SessionBilling {
     return isTestAccount(accountId) ? 0 : this.perMinute;
   }
 
-  /** Set aside one minute for a new avatar session, in the caller's transaction. Throws InsufficientCredits. */
-  async hold(q: Queryable, accountId: string, sessionId: string): Promise<number> {
-    if (this.priceFor(accountId) === 0) return 0;
-    await this.ledger.charge(q, {
-      accountId,
-      amount: this.perMinute,
-      kind: 'session_hold',
-      reference: `session:${sessionId}:hold`,
-    });
-    return this.perMinute;
+  /** Set aside one minute (with its recording's) for a new avatar session, in the caller's transaction. Throws InsufficientCredits. */
+  async hold(q: Queryable, accountId: string, sessionId: string, record = false): Promise<number> {
+    const amount = this.minutePrice(record);
+    if (isTestAccount(accountId) || amount === 0) return 0;
+    await this.ledger.charge(q, { accountId, amount, kind: 'session_hold', reference: `session:${sessionId}:hold` });
+    return amount;
   }
 
   /** Give a session's hold back (once; later calls do nothing). */
@@ -79,13 +83,23 @@ export class SessionBilling {
           reference: minuteReference(sessionId, index),
         });
         if (!charged) return 'already_charged';
+        // The recording's minute beside it, in the same transaction: both or neither.
+        const recordedPrice = session.record && price > 0 ? this.perRecordedMinute : 0;
+        if (recordedPrice > 0)
+          await this.ledger.charge(tx, {
+            accountId: session.accountId,
+            amount: recordedPrice,
+            kind: 'recorded_minute',
+            reference: minuteReference(sessionId, index),
+          });
         await tx
           .update(sessions)
           .set({
             billedMinutes: sql`${sessions.billedMinutes} + 1`,
-            creditsCharged: sql`${sessions.creditsCharged} + ${price}`,
+            creditsCharged: sql`${sessions.creditsCharged} + ${price + recordedPrice}`,
           })
           .where(eq(sessions.id, sessionId));
+        if (recordedPrice > 0) creditsCharged.inc({ kind: 'recorded_minute' }, recordedPrice);
         return price > 0 ? 'charged' : 'charged_nothing';
       });
       if (result === 'charged_nothing') return 'charged';

@@ -9,6 +9,7 @@ import {
   IDLE_TIMEOUT_MAX_SECONDS,
   LANGUAGES,
   ORDER_SOURCES,
+  RECORDING_NOTICE_MAX_CHARS,
   SESSION_CONTEXT_MAX_CHARS,
   TOOL_CALL_OUTCOMES,
   TOOL_NAME_PATTERN,
@@ -59,6 +60,19 @@ export const StartSessionBody = t.Object(
           "A visitor silent this long is asked whether they are still there; as long again without a word, the session ends `idle`. 0: never. Default: the service's SESSION_IDLE_TIMEOUT_SECONDS (90).",
       }),
     ),
+    record: t.Optional(
+      t.Boolean({
+        description:
+          "Record the session: the avatar's video as the visitor saw it and both voices, one MP4 (GET /v1/sessions/{session_id}/recording). Default: the identity's `record_sessions`.",
+      }),
+    ),
+    recording_notice: t.Optional(
+      t.String({
+        maxLength: RECORDING_NOTICE_MAX_CHARS,
+        description:
+          'A sentence the agent says before its greeting in a recorded session ("This conversation is recorded."). Only with a recorded session (422 otherwise); blank: none.',
+      }),
+    ),
     tool_ids: t.Optional(
       t.Array(t.String({ minLength: 1, maxLength: 100 }), {
         maxItems: MAX_ATTACHED,
@@ -85,6 +99,7 @@ export const StartSessionResponse = t.Object({
   user: t.Object({ id: t.String({ description: 'Account id.' }) }),
   created_at: Timestamp,
   visual_awareness: t.Boolean({ description: 'The effective value for this session.' }),
+  record: t.Boolean({ description: 'Whether the session is recorded: show the visitor a recording mark.' }),
 });
 
 /** Set when the identity's avatar service could not start and our own face streamed instead. */
@@ -196,6 +211,13 @@ export const SessionResponse = t.Object({
     minimum: 0,
     description:
       'Silence before the visitor is asked whether they are still there (and as long again before it ends); 0: never.',
+  }),
+  record: t.Boolean({
+    description:
+      "Whether the session is recorded (the start's `record`, else its publishable key's or identity's `record_sessions`); the file: GET /v1/sessions/{session_id}/recording.",
+  }),
+  recording_notice: t.Nullable(t.String(), {
+    description: 'The sentence said before the greeting of this recorded session; null: none.',
   }),
   summary: t.Nullable(t.String(), {
     description:

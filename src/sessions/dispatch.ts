@@ -35,6 +35,7 @@ export interface DispatchInput {
   internalUrl: string;
   /** What the start set to direct the conversation, as the session row keeps it. */
   direction: SessionDirection;
+  recording: SessionRecording;
   /** The session's tools and where the job calls them and retrieves passages (toolbox.ts). */
   toolbox: SessionToolbox;
   /** A test account's session (src/accounts/test-mode.ts): its video is marked "TEST". */
@@ -50,6 +51,13 @@ export interface SessionDirection {
   clientControl: boolean;
   /** 0: never. */
   idleTimeoutSeconds: number;
+}
+
+/** Whether a session is recorded and what is said first (docs/api.md#recordings), as stored. */
+export interface SessionRecording {
+  record: boolean;
+  /** null: nothing. */
+  recordingNotice: string | null;
 }
 
 export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
@@ -86,6 +94,8 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
     idle_timeout_seconds: input.direction.idleTimeoutSeconds,
     ...input.toolbox,
     test: input.test,
+    record: input.recording.record,
+    recording_notice: input.recording.recordingNotice,
   };
 }
 

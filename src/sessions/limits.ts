@@ -49,6 +49,8 @@ export async function checkSessionLimits(q: Queryable, accountId: string, limits
 export interface PublishableStart {
   publishableKeyId: string;
   limits: PublishableKeyLimits;
+  /** The key's choice for its sessions; null: each identity's `record_sessions`. */
+  recordSessions: boolean | null;
   /** SHA-256 of the visitor's address. */
   visitorAddressHash: string;
 }

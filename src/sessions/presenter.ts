@@ -55,6 +55,8 @@ export function sessionResponse(row: SessionRow) {
     greeting: row.greeting,
     client_control: row.clientControl,
     idle_timeout_seconds: row.idleTimeoutSeconds,
+    record: row.record,
+    recording_notice: row.recordingNotice,
     summary: row.summary,
     summary_status: row.summaryStatus,
     summary_detail: row.summaryDetail,

@@ -119,6 +119,10 @@ export const sessions = pgTable(
     publishableKeyId: text('publishable_key_id').references(() => publishableKeys.id, { onDelete: 'set null' }),
     /** SHA-256 of the visitor's address when started with a publishable key: its per-visitor limits count by it. */
     visitorAddressHash: text('visitor_address_hash'),
+    /** Recorded (the start's `record`, else its key's or identity's default): its file is in `recordings`. */
+    record: boolean('record').notNull().default(false),
+    /** Said before the greeting of a recorded session; null: nothing. */
+    recordingNotice: text('recording_notice'),
   },
   (t) => [
     index('sessions_publishable_key_idx').on(t.publishableKeyId, t.createdAt),

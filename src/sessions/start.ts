@@ -9,7 +9,7 @@ import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
-import type { FormFactor, Language, SessionRoomMetadata } from '../contract/index.ts';
+import { type FormFactor, type Language, RECORDING_METADATA_KEY, type SessionRoomMetadata } from '../contract/index.ts';
 import { InsufficientCredits } from '../credits/ledger.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
@@ -20,10 +20,11 @@ import { type AccountLimits, lockAccountLimits, readAccountLimits } from '../lim
 import type { LivekitConnection } from '../livekit/connection.ts';
 import { log } from '../logging/index.ts';
 import { sessionsStarted } from '../metrics/index.ts';
+import { recordings } from '../recordings/schema.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { admitSession } from '../workers/admission.ts';
 import type { SessionBilling } from './billing.ts';
-import { dispatchMetadata, type SessionDirection } from './dispatch.ts';
+import { dispatchMetadata, type SessionDirection, type SessionRecording } from './dispatch.ts';
 import { checkPublishableKeyLimits, checkSessionLimits, type PublishableStart } from './limits.ts';
 import { sessions } from './schema.ts';
 import { sessionAttachments, sessionToolbox } from './toolbox.ts';
@@ -38,6 +39,9 @@ export interface StartRequest {
   greeting?: string;
   client_control?: boolean;
   idle_timeout_seconds?: number;
+  /** Default: the publishable key's `record_sessions`, else the identity's. */
+  record?: boolean;
+  recording_notice?: string;
   /** Instead of the identity's, for this session. */
   tool_ids?: string[];
   document_ids?: string[];
@@ -101,6 +105,7 @@ export async function startSession(
     );
   }
   const visualAwareness = request.visual_awareness ?? Boolean(identity);
+  const recording = sessionRecording(request, identity, website);
   // Fixed for the session now: a list changed on the identity later is the next session's.
   const attached = await sessionAttachments(db, accountId, identity?.id, request);
 
@@ -109,8 +114,8 @@ export async function startSession(
   await checkSessionLimits(db, accountId, await readAccountLimits(db, accountId, deps.limits));
   if (website) await checkPublishableKeyLimits(db, website);
   if (settings.admission === 'workers') await admitSession(db, accountId, deps.agentName, settings);
-  if (avatarEnabled && !(await deps.billing.canHold(accountId)))
-    throw insufficientCredits(deps.billing.perMinute, accountId);
+  if (avatarEnabled && !(await deps.billing.canHold(accountId, recording.record)))
+    throw insufficientCredits(deps.billing.minutePrice(recording.record), accountId);
 
   const sessionId = newId('ses');
   const visitorIdentity = `visitor_${randomBase62(16)}`;
@@ -143,6 +148,8 @@ export async function startSession(
         avatar_enabled: avatarEnabled,
         language,
         form_factor: request.form_factor ?? null,
+        // Set before anyone joins: the visitor's app shows the recording mark from the start.
+        ...(recording.record && { [RECORDING_METADATA_KEY]: true }),
       } satisfies SessionRoomMetadata),
     });
     roomCreated = true;
@@ -160,6 +167,7 @@ export async function startSession(
       assetLinks: deps.assetLinks,
       internalUrl: deps.internalUrl,
       direction,
+      recording,
       toolbox,
       test: isTestAccount(accountId),
     });
@@ -180,7 +188,7 @@ export async function startSession(
       // The fair share again, with this account's other starts settled (cluster-wide: the
       // slots and sessions are the database's).
       if (settings.admission === 'workers') await admitSession(tx, accountId, deps.agentName, settings);
-      const heldCredits = avatarEnabled ? await deps.billing.hold(tx, accountId, sessionId) : 0;
+      const heldCredits = avatarEnabled ? await deps.billing.hold(tx, accountId, sessionId, recording.record) : 0;
       const [inserted] = await tx
         .insert(sessions)
         .values({
@@ -194,6 +202,7 @@ export async function startSession(
           visualAwareness,
           formFactor: request.form_factor ?? null,
           ...direction,
+          ...recording,
           toolIds: attached.toolIds,
           documentIds: attached.documentIds,
           dispatchId: dispatch.id,
@@ -207,6 +216,7 @@ export async function startSession(
           visitorAddressHash: website?.visitorAddressHash ?? null,
         })
         .returning();
+      if (recording.record) await tx.insert(recordings).values({ sessionId, accountId });
       await writeEvent(tx, accountId, 'session.started', {
         session_id: sessionId,
         identity_id: identity?.id ?? null,
@@ -230,11 +240,13 @@ export async function startSession(
       user: { id: accountId },
       created_at: row.createdAt.toISOString(),
       visual_awareness: visualAwareness,
+      record: recording.record,
     };
   } catch (error) {
     if (roomCreated) await livekit.rooms.deleteRoom(sessionId).catch(() => {});
     if (error instanceof ApiError) throw error;
-    if (error instanceof InsufficientCredits) throw insufficientCredits(deps.billing.perMinute, accountId);
+    if (error instanceof InsufficientCredits)
+      throw insufficientCredits(deps.billing.minutePrice(recording.record), accountId);
     log.error({ err: error, session_id: sessionId, account_id: accountId }, 'starting a session failed');
     throw new ApiError(500, 'The session could not be started; retry shortly');
   }
@@ -264,6 +276,33 @@ export function sessionDirection(
     clientControl: request.client_control ?? false,
     idleTimeoutSeconds: request.idle_timeout_seconds ?? settings.idleTimeoutSeconds,
   };
+}
+
+/**
+ * Whether the session is recorded (docs/api.md#recordings): the start's `record`, else its
+ * publishable key's choice, else the identity's `record_sessions`. A notice is for a recorded
+ * session only, and text as the greeting is.
+ */
+export function sessionRecording(
+  request: StartRequest,
+  identity: Pick<IdentityRow, 'recordSessions'> | undefined,
+  website: Pick<PublishableStart, 'recordSessions'> | undefined,
+): SessionRecording {
+  const record = request.record ?? website?.recordSessions ?? identity?.recordSessions ?? false;
+  const notice = request.recording_notice?.trim() || null;
+  if (notice !== null && CONTROL_OR_REPLACEMENT.test(notice))
+    throw invalid(
+      ['body', 'recording_notice'],
+      'recording_notice must be text without control characters (tab and line breaks are fine)',
+      'string_invalid_characters',
+    );
+  if (notice !== null && !record)
+    throw invalid(
+      ['body', 'recording_notice'],
+      'recording_notice is said in a recorded session only: send "record": true (or record the identity\'s sessions)',
+      'recording_required',
+    );
+  return { record, recordingNotice: notice };
 }
 
 /** The account's own maximum, else the service's; a test session's is short (docs/api.md#test-mode). */

@@ -124,6 +124,18 @@ export interface EventData {
   };
   /** The conversation's summary was written (docs/api.md#sessions-summary); one that failed sends none. */
   'session.summary_ready': { session_id: string; identity_id: string | null; summary: string; language: string };
+  /** A session's recording (docs/api.md#recordings) was stored: its file can be fetched from now on. */
+  'recording.ready': {
+    session_id: string;
+    identity_id: string | null;
+    duration_seconds: number;
+    size_bytes: number;
+    /** `service` (fetch it with GET /v1/sessions/{id}/recording) or `customer` (the account's bucket, at `object_key`). */
+    store: string;
+    object_key: string | null;
+  };
+  /** A session's recording could not be made; `reason` says why. */
+  'recording.failed': { session_id: string; identity_id: string | null; reason: string };
   'identity.ready': { identity_id: string; name: string; pipeline_id: string; retrained: boolean };
   /** A retrain (PATCH with uploads) failed; the identity keeps its previous training. A failed create answers the call itself. */
   'identity.training_failed': { identity_id: string; name: string; detail: string };

@@ -23,7 +23,7 @@ interface Counts {
   visitor_seconds: number;
   streamed_seconds: number;
   identities: number;
-  credits_spent: { onboarding: number; session_minute: number };
+  credits_spent: { onboarding: number; session_minute: number; recorded_minute: number };
   credits_granted: number;
 }
 interface Usage {
@@ -149,7 +149,7 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
       visitor_seconds: 0,
       streamed_seconds: 0,
       identities: 1,
-      credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE },
+      credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE, recorded_minute: 0 },
       credits_granted: 1_000,
     });
     expect(usage.totals).toEqual({
@@ -158,7 +158,7 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
       visitor_seconds: 0,
       streamed_seconds: 0,
       identities: 1,
-      credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE },
+      credits_spent: { onboarding: ONBOARDING, session_minute: 2 * PER_MINUTE, recorded_minute: 0 },
       credits_granted: 1_000,
     });
     const theirs = await get<Usage>(other, '/v1/usage');
@@ -168,7 +168,7 @@ describe.each(ENGINES)('credits and usage on %s', (engine) => {
       visitor_seconds: 0,
       streamed_seconds: 0,
       identities: 0,
-      credits_spent: { onboarding: 0, session_minute: 0 },
+      credits_spent: { onboarding: 0, session_minute: 0, recorded_minute: 0 },
       credits_granted: 300,
     });
   });

@@ -97,6 +97,7 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
         'pipeline_id',
         'prompt',
         'provider_avatar_id',
+        'record_sessions',
         'status',
         'test',
         'tool_ids',
@@ -137,9 +138,11 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
       'phone',
       'desktop',
     ]);
+    // The spec's fields, and `record` (ours: the client shows a recording mark, docs/api.md#recordings).
     expect(Object.keys(startOp.responses['200'].content['application/json'].schema.properties).sort()).toEqual([
       'created_at',
       'dispatch_id',
+      'record',
       'room_name',
       'rtc_url',
       'token',
@@ -184,6 +187,9 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
       'post /v1/sessions/{session_id}/say': 'saySession',
       'get /v1/sessions/{session_id}': 'getSession',
       'get /v1/sessions/{session_id}/transcript': 'getSessionTranscript',
+      'get /v1/sessions/{session_id}/recording': 'getSessionRecording',
+      'delete /v1/sessions/{session_id}/recording': 'deleteSessionRecording',
+      'get /v1/sessions/{session_id}/captions.vtt': 'getSessionCaptions',
       'get /v1/sessions': 'listSessions',
       'get /v1/credits': 'getCredits',
       'patch /v1/credits': 'updateCreditSettings',

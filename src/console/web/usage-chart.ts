@@ -12,7 +12,8 @@ const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? on
 /** A figure holding the chart (drawn once it is in the page: uPlot measures its box) and a one-line summary. */
 export function usageChart(usage: Usage): { element: HTMLElement; draw(): void } {
   const { totals, buckets } = usage;
-  const spent = (b: Usage['totals']) => b.credits_spent.onboarding + b.credits_spent.session_minute;
+  const spent = (b: Usage['totals']) =>
+    b.credits_spent.onboarding + b.credits_spent.session_minute + (b.credits_spent.recorded_minute ?? 0);
   const plot = h('div', {
     id: 'usage-chart',
     'data-days': buckets.length,

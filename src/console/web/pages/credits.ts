@@ -12,6 +12,7 @@ export const LEDGER_KIND_NAMES: Record<LedgerKind, string> = {
   grant: 'Starter grant',
   onboarding: 'Identity onboarding',
   session_minute: 'Session minute',
+  recorded_minute: 'Recorded minute',
   session_hold: 'Session hold',
   session_release: 'Hold released',
   adjustment: 'Adjustment',

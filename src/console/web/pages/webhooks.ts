@@ -15,6 +15,8 @@ const EVENT_NAMES: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
   'session.started': 'A session started',
   'session.ended': 'A session ended (reason, minutes, credits)',
   'session.summary_ready': "A session's summary was written",
+  'recording.ready': "A session's recording was stored",
+  'recording.failed': "A session's recording could not be made",
   'identity.ready': 'An identity is ready (created or retrained)',
   'identity.training_failed': 'A retrain failed',
   'document.ready': 'A document was processed and is searched',

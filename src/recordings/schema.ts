@@ -1,0 +1,60 @@
+import { index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { accounts } from '../accounts/schema.ts';
+import { RECORDING_STATUSES } from '../contract/recordings.ts';
+import { sessions } from '../sessions/schema.ts';
+
+/** Where a recording's file is: the service's object store, or the account's own bucket. */
+export const RECORDING_STORES = ['service', 'customer'] as const;
+
+/**
+ * A recorded session's recording (docs/api.md#recordings), made at its start. The row outlives
+ * the file: once deleted (by the API or the retention sweep) `deletedAt` says when, and the
+ * session and the ledger keep that it existed.
+ */
+export const recordings = pgTable(
+  'recordings',
+  {
+    sessionId: text('session_id')
+      .primaryKey()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: RECORDING_STATUSES }).notNull().default('recording'),
+    /** Why it failed (`failed`). */
+    reason: text('reason'),
+    durationMs: integer('duration_ms'),
+    sizeBytes: integer('size_bytes'),
+    store: text('store', { enum: RECORDING_STORES }),
+    /** The file's key in its store, once ready. */
+    objectKey: text('object_key'),
+    /** While the parts are joined, the process doing it keeps this in the future (a lease, as identities' workedUntil). */
+    workedUntil: timestamp('worked_until', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    readyAt: timestamp('ready_at', { withTimezone: true, mode: 'date' }),
+    /** The file was removed (DELETE, or retention); the row stays. */
+    deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('recordings_status_idx').on(t.status), index('recordings_ready_idx').on(t.readyAt)],
+);
+
+/** One job's part of a recording: chunks of fragmented MP4 kept in the object store until joined. */
+export const recordingParts = pgTable(
+  'recording_parts',
+  {
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => recordings.sessionId, { onDelete: 'cascade' }),
+    /** The job's id (contract RECORDING_PART_PATTERN). */
+    part: text('part').notNull(),
+    /** When its first chunk arrived: parts join in this order. */
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** The highest chunk number received, +1 (chunks may arrive out of order on retries). */
+    chunksReceived: integer('chunks_received').notNull().default(0),
+    /** From the job's `done`: how many chunks and how long; null until then (a lost job never says). */
+    chunks: integer('chunks'),
+    durationMs: integer('duration_ms'),
+    doneAt: timestamp('done_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.part] })],
+);
