@@ -24,6 +24,7 @@ import { countRequest, metricsRoutes } from './metrics/index.ts';
 import { apiDocs } from './openapi/index.ts';
 import { pipelineRoutes } from './pipelines/index.ts';
 import { publishableKeyRoutes } from './publishable-keys/index.ts';
+import { recordingIntakeRoutes, recordingRoutes } from './recordings/index.ts';
 import type { Services } from './services.ts';
 import { sessionRoutes } from './sessions/index.ts';
 import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
@@ -111,7 +112,8 @@ export function buildApp(services: Services) {
       .use(webhookRoutes({ db: database.db, settings: config.webhooks, resolve: services.webhookResolver }, audience))
       .use(toolRoutes(toolDeps, audience))
       .use(documentRoutes(knowledgeDeps, audience))
-      .use(publishableKeyRoutes(database.db, audience));
+      .use(publishableKeyRoutes(database.db, audience))
+      .use(recordingRoutes({ db: database.db, store: services.store, addressesFor }, audience));
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then
@@ -177,6 +179,7 @@ export function buildApp(services: Services) {
         agentWatch: services.agentWatch,
       }),
     )
+    .use(recordingIntakeRoutes({ db: database.db, store: services.store }))
     .use(toolCallRoutes(toolDeps))
     .use(knowledgeRoutes(knowledgeDeps))
     .use(livekitWebhookRoutes({ lifecycle: services.lifecycle, livekit: services.livekit }))

@@ -18,6 +18,7 @@ import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/con
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
 import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/registry.ts';
+import { RecordingFinisher } from './recordings/index.ts';
 import { AgentWatch } from './sessions/agent-watch.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
@@ -56,6 +57,8 @@ export interface Services {
   webhookResolver?: Resolver;
   /** The documents' embedder and background processing (src/knowledge). */
   knowledge: KnowledgeService;
+  /** Joins sessions' recordings once they end, and removes them after their retention (src/recordings). */
+  recordings: RecordingFinisher;
   /** The LiveKit server this process started (embedded mode), stopped with the service. */
   localLivekit?: LocalLivekitServer;
   /** Stalls of this process's event loop, logged with the requests they held (started by startService). */
@@ -125,7 +128,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
   const { connection: livekit, local: localLivekit } = overrides.livekit
     ? { connection: overrides.livekit }
     : await openLivekit(config);
-  const billing = new SessionBilling(db, config.credits.perAvatarMinute);
+  const billing = new SessionBilling(db, config.credits.perAvatarMinute, config.recordings.creditsPerMinute);
   const voices = new Voices(config.providers.elevenlabs, db);
   const lifecycle = new SessionLifecycle({
     db,
@@ -201,5 +204,12 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     webhooks: new WebhookSender({ db, settings: config.webhooks, resolve: overrides.webhookResolver }),
     webhookResolver: overrides.webhookResolver,
     knowledge: new KnowledgeService({ db, settings: config.knowledge, workLeaseSeconds: config.workLeaseSeconds }),
+    recordings: new RecordingFinisher({
+      db,
+      store,
+      settings: config.recordings,
+      workLeaseSeconds: config.workLeaseSeconds,
+      ffmpegPath: mediaLimits.ffmpegPath,
+    }),
   };
 }

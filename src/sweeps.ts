@@ -1,7 +1,8 @@
 // What every API process does on a timer: the sweeps, every SESSION_SWEEP_INTERVAL_SECONDS
 // (sessions past their time, summaries never written, voices no session speaks with any more,
 // workers long gone, documents whose processor died, work a dead process left behind, identities
-// trained by an older training), and the agent watch, four times a second. Each sweep runs on
+// trained by an older training), the recordings' sweep on its own timer
+// (RECORDING_SWEEP_INTERVAL_SECONDS), and the agent watch, four times a second. Each sweep runs on
 // its own: one that fails is logged under its own name, and the others still run.
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
@@ -40,6 +41,8 @@ export interface PeriodicParts {
   voices: { releaseUnused(): Promise<unknown> };
   knowledge: { sweep(): Promise<unknown> };
   trainingUpgrades: { sweep(): Promise<unknown> };
+  /** Recordings to join or to expire (src/recordings), on their own timer: a join may take a while. */
+  recordings: { sweep(): Promise<unknown> };
   agentWatch: { tick(): Promise<unknown> };
 }
 
@@ -61,6 +64,10 @@ export function startPeriodicWork(
     { name: 'training upgrade', run: () => services.trainingUpgrades.sweep() },
   ];
   const sweeper = setInterval(() => void runSweeps(sweeps), config.sessions.sweepIntervalSeconds * 1000);
+  const recordingSweeper = setInterval(
+    () => void runSweeps([{ name: 'recording', run: () => services.recordings.sweep() }]),
+    config.recordings.sweepIntervalSeconds * 1000,
+  );
   // Only with the workers' heartbeats can a lost agent be told from a live one.
   let watching = false;
   const agentWatch =
@@ -77,6 +84,7 @@ export function startPeriodicWork(
   return {
     stop() {
       clearInterval(sweeper);
+      clearInterval(recordingSweeper);
       clearInterval(agentWatch);
     },
   };

@@ -31,6 +31,7 @@ export const CONTENT_TYPES: Record<string, string> = {
   wav: 'audio/wav',
   mp3: 'audio/mpeg',
   m4a: 'audio/mp4',
+  mp4: 'video/mp4',
   json: 'application/json',
 };
 

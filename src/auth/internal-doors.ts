@@ -9,8 +9,8 @@ import { ApiError } from '../http/errors.ts';
 export interface InternalDoor {
   /** Whether `path` is behind this door. */
   matches(path: string): boolean;
-  /** The largest body its routes take: above it 413, unread. */
-  maxBodyBytes: number;
+  /** The largest body its routes take (one bound, or one per path): above it 413, unread. */
+  maxBodyBytes: number | ((path: string) => number);
   /** Throws 401 unless the request's credentials hold. Reads headers only. */
   admit(request: Request, path: string): Promise<void>;
 }
@@ -31,6 +31,6 @@ export async function admitInternal(doors: readonly InternalDoor[], request: Req
   await door.admit(request, path);
   const length = request.headers.get('content-length');
   if (length === null) throw new ApiError(411, 'Internal routes need a Content-Length');
-  if (Number(length) > door.maxBodyBytes)
-    throw new ApiError(413, `Request body too large: at most ${door.maxBodyBytes} bytes`);
+  const bound = typeof door.maxBodyBytes === 'function' ? door.maxBodyBytes(path) : door.maxBodyBytes;
+  if (Number(length) > bound) throw new ApiError(413, `Request body too large: at most ${bound} bytes`);
 }

@@ -35,6 +35,24 @@ function withoutVoidContent(document: {
   return document;
 }
 
+/**
+ * A string answer that is a document of its own type (the captions' `text/vtt`) says so in its
+ * schema's `contentMediaType`; Elysia's generator files every string answer under `text/plain`.
+ */
+function stringsUnderTheirMediaType(document: {
+  paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>>;
+}) {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        const plain = response.content?.['text/plain'] as { schema?: { contentMediaType?: unknown } } | undefined;
+        const type = plain?.schema?.contentMediaType;
+        if (typeof type === 'string' && response.content) response.content = { [type]: plain! };
+      }
+    }
+  }
+}
+
 type Schema = { anyOf?: Schema[]; type?: string; format?: string; [key: string]: unknown };
 
 /**
@@ -74,6 +92,7 @@ export function apiDocs(version: string) {
         new URL(request.url).pathname === '/openapi.json'
       ) {
         numbersAsNumbers(response);
+        stringsUnderTheirMediaType(response as Parameters<typeof stringsUnderTheirMediaType>[0]);
         withExamples(response as Parameters<typeof withExamples>[0]);
         return withoutVoidContent(response as Parameters<typeof withoutVoidContent>[0]);
       }
@@ -83,7 +102,11 @@ export function apiDocs(version: string) {
         path: '/docs',
         specPath: '/openapi.json',
         provider: null,
-        exclude: { paths: [/^\/internal\//, /^\/assets\//, '/docs', '/docs/*', '/healthz', '/readyz'] },
+        // Dotted paths are not taken for static files: the captions are `captions.vtt`.
+        exclude: {
+          staticFile: false,
+          paths: [/^\/internal\//, /^\/assets\//, '/docs', '/docs/*', '/healthz', '/readyz'],
+        },
         documentation: {
           info: {
             title: 'Likeness API',

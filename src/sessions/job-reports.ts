@@ -7,6 +7,7 @@ import { Elysia } from 'elysia';
 import { hashApiKey } from '../auth/api-keys.ts';
 import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
 import { JobReport } from '../contract/index.ts';
+import { RECORDING_CHUNK_MAX_BYTES } from '../contract/recordings.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
@@ -48,8 +49,15 @@ async function reportingSession(db: Database, request: Request, sessionId: strin
   return session;
 }
 
-/** A job's routes: its reports, the webhook tools it asks us to call (src/tools), the passages it retrieves (src/knowledge). */
-const JOB_PATH = /^\/internal\/sessions\/(\w+)\/(reports|tool-calls|knowledge)$/;
+/**
+ * A job's routes: its reports, the webhook tools it asks us to call (src/tools), the passages it
+ * retrieves (src/knowledge), its recording's chunks and parts (src/recordings: a malformed part
+ * or chunk is let through to the route, which answers 422 for it).
+ */
+const JOB_PATH =
+  /^\/internal\/sessions\/(\w+)\/(reports|tool-calls|knowledge|recording\/parts\/[^/]+\/(?:chunks\/[^/]+|done))$/;
+/** A recording's chunk: the one job route whose body is media, not a report. */
+const RECORDING_CHUNK_PATH = /^\/internal\/sessions\/\w+\/recording\/parts\/[^/]+\/chunks\/[^/]+$/;
 /** The largest report: a transcript turn of a long reply, with room to spare. */
 const REPORT_BODY_BYTES = 256 * 1024;
 
@@ -57,7 +65,7 @@ const REPORT_BODY_BYTES = 256 * 1024;
 export function jobReportDoor(db: Database): InternalDoor {
   return {
     matches: (path) => path.startsWith('/internal/sessions/'),
-    maxBodyBytes: REPORT_BODY_BYTES,
+    maxBodyBytes: (path) => (RECORDING_CHUNK_PATH.test(path) ? RECORDING_CHUNK_MAX_BYTES : REPORT_BODY_BYTES),
     async admit(request, path) {
       const sessionId = JOB_PATH.exec(path)?.[1];
       if (!sessionId) throw new ApiError(401, 'Unknown session or report token');

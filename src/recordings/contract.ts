@@ -1,0 +1,68 @@
+// The HTTP contract of a session's recording and captions (docs/api.md#recordings): one schema
+// per request and response, validated at the edge and shown in /openapi.json; and the params
+// of the job's chunk and part routes (src/contract/recordings.ts has what the agent shares).
+import { t } from 'elysia';
+import { RECORDING_MAX_CHUNKS, RECORDING_PART_PATTERN, RECORDING_STATUSES } from '../contract/recordings.ts';
+import { oneOf } from '../http/enum-schema.ts';
+import { RECORDING_STORES } from './schema.ts';
+
+export const RecordingParams = t.Object({ session_id: t.String() });
+
+const Part = t.String({
+  pattern: RECORDING_PART_PATTERN,
+  error: 'part: 1–64 letters, digits and _ (the job id)',
+});
+
+export const RecordingPartParams = t.Object({ session_id: t.String(), part: Part });
+
+export const RecordingChunkParams = t.Object({
+  session_id: t.String(),
+  part: Part,
+  // Digits only (no sign, no exponent); the upper bound is checked with the number.
+  chunk: t.String({
+    pattern: `^\\d{1,${String(RECORDING_MAX_CHUNKS - 1).length}}$`,
+    error: `chunk: a whole number from 0 to ${RECORDING_MAX_CHUNKS - 1}`,
+  }),
+});
+
+const Timestamp = t.String({ format: 'date-time' });
+
+export const RecordingResponse = t.Object(
+  {
+    session_id: t.String(),
+    status: oneOf(
+      RECORDING_STATUSES,
+      '`recording` while the session runs (and briefly after, for its last chunks), `processing` while its parts are joined, `ready` to fetch, `failed` (see `reason`).',
+    ),
+    reason: t.Nullable(t.String({ description: 'Why it failed (`failed`); null otherwise.' })),
+    duration_seconds: t.Nullable(t.Number({ description: "The file's length, once ready." })),
+    size_bytes: t.Nullable(t.Integer({ description: "The file's size, once ready." })),
+    store: t.Nullable(
+      oneOf(
+        RECORDING_STORES,
+        "Where the file is: `service` (fetch it at `download_url`) or `customer` (the account's own bucket, at `object_key`); null until ready.",
+      ),
+    ),
+    download_url: t.Nullable(
+      t.String({
+        description:
+          'A link to the MP4 that expires (ASSET_URL_TTL, at least an hour): read the recording again for a fresh one. Only when ready in the service store, and not deleted. Serves byte ranges (a <video> can seek).',
+      }),
+    ),
+    object_key: t.Nullable(t.String({ description: "The file's key in the account's own bucket (store `customer`)." })),
+    created_at: Timestamp,
+    ready_at: t.Nullable(Timestamp),
+    deleted_at: t.Nullable(
+      t.String({
+        format: 'date-time',
+        description: 'When the file was removed (DELETE, or the retention); the recording is still listed.',
+      }),
+    ),
+  },
+  { description: "A session's recording." },
+);
+
+export const CaptionsResponse = t.String({
+  contentMediaType: 'text/vtt',
+  description: 'WebVTT: one cue per turn of the conversation, `<v Visitor>` or `<v Agent>`.',
+});

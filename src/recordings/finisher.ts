@@ -1,0 +1,317 @@
+// The recordings' sweep (docs/api.md#recordings), run by every API process on its own timer
+// (RECORDING_SWEEP_INTERVAL_SECONDS, src/sweeps.ts), with all its state in the database so a
+// restart loses nothing:
+// - joining: a recording whose session has ended is joined once every part said `done` with all
+//   its chunks in, or RECORDING_FINISH_WAIT_SECONDS after the end whatever came (a lost job never
+//   says done). The process that takes it holds a lease (`worked_until`, renewed as it works, as
+//   identities' creates do); one whose process died is taken again once the lease runs out.
+// - retention: files in the service's store older than RECORDING_RETENTION_DAYS are removed.
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import type { AssetStore } from '../assets/store.ts';
+import type { RecordingSettings } from '../config.ts';
+import type { Database } from '../db/index.ts';
+import { log } from '../logging/index.ts';
+import { sessions } from '../sessions/schema.ts';
+import { writeEvent } from '../webhooks/outbox.ts';
+import { JOIN_TIMEOUT_MS, JoinFailed, joinParts } from './media-join.ts';
+import { chunkNumberOf, chunksPrefix, partPrefix, recordingFileKey } from './object-keys.ts';
+import { secondsOf } from './presenter.ts';
+import { removeRecording } from './removal.ts';
+import { recordingParts, recordings } from './schema.ts';
+
+export interface FinisherDeps {
+  db: Database;
+  store: AssetStore;
+  settings: RecordingSettings;
+  /** WORK_LEASE_SECONDS: how far ahead a join's lease is kept. */
+  workLeaseSeconds: number;
+  ffmpegPath: string;
+  joinTimeoutMs?: number;
+}
+
+/** What one sweep looks at, at most: the next sweep takes the rest. */
+const BATCH = 20;
+
+export const NO_MEDIA_REASON = 'no media was received from the agent';
+
+const leaseUntil = (seconds: number) => sql`now() + make_interval(secs => ${seconds})`;
+
+/** A part's chunk numbers in the store, and how many of them run without a gap from 0. */
+async function storedChunks(store: AssetStore, sessionId: string, part: string) {
+  const numbered = (await store.list(partPrefix(sessionId, part)))
+    .map((key) => ({ key, n: chunkNumberOf(key) }))
+    .filter((c): c is { key: string; n: number } => c.n !== undefined)
+    .sort((a, b) => a.n - b.n);
+  let contiguous = 0;
+  while (contiguous < numbered.length && numbered[contiguous]!.n === contiguous) contiguous++;
+  return { keys: numbered.map((c) => c.key), contiguous };
+}
+
+export class RecordingFinisher {
+  #busy: Promise<void> | undefined;
+
+  constructor(private readonly deps: FinisherDeps) {}
+
+  /** One pass: joins what is due, then removes what retention says. One pass at a time per process. */
+  sweep(): Promise<void> {
+    this.#busy ??= (async () => {
+      try {
+        await this.joinDue();
+        await this.applyRetention();
+      } finally {
+        this.#busy = undefined;
+      }
+    })();
+    return this.#busy;
+  }
+
+  /** Resolves once a pass under way is over (the service's stop). */
+  async idle(): Promise<void> {
+    await this.#busy?.catch(() => {});
+  }
+
+  /** Recordings of ended sessions that no live process is joining, oldest end first. */
+  private async due() {
+    const { db, settings } = this.deps;
+    const incompleteParts = sql`exists (select 1 from ${recordingParts} p where p.session_id = ${recordings.sessionId} and (p.done_at is null or p.chunks_received < coalesce(p.chunks, 0)))`;
+    const anyPart = sql`exists (select 1 from ${recordingParts} p where p.session_id = ${recordings.sessionId})`;
+    const waited = sql`${sessions.endedAt} <= now() - make_interval(secs => ${settings.finishWaitSeconds})`;
+    return db
+      .select({ sessionId: recordings.sessionId, waited: sql<boolean>`${waited}` })
+      .from(recordings)
+      .innerJoin(sessions, eq(sessions.id, recordings.sessionId))
+      .where(
+        and(
+          eq(sessions.status, 'ended'),
+          sql`${sessions.endedAt} is not null`,
+          or(
+            eq(recordings.status, 'recording'),
+            and(eq(recordings.status, 'processing'), lt(recordings.workedUntil, sql`now()`)),
+          ),
+          or(waited, eq(recordings.status, 'processing'), and(anyPart, sql`not ${incompleteParts}`)),
+        ),
+      )
+      .orderBy(asc(sessions.endedAt))
+      .limit(BATCH);
+  }
+
+  /** Takes the recording for this process: true for the one process that got it. */
+  private async claim(sessionId: string): Promise<boolean> {
+    const [claimed] = await this.deps.db
+      .update(recordings)
+      .set({ status: 'processing', workedUntil: leaseUntil(this.deps.workLeaseSeconds) })
+      .where(
+        and(
+          eq(recordings.sessionId, sessionId),
+          or(
+            eq(recordings.status, 'recording'),
+            and(eq(recordings.status, 'processing'), lt(recordings.workedUntil, sql`now()`)),
+          ),
+        ),
+      )
+      .returning({ sessionId: recordings.sessionId });
+    return Boolean(claimed);
+  }
+
+  private async joinDue(): Promise<void> {
+    for (const { sessionId, waited } of await this.due()) {
+      // Every part said done and counted its chunks; before the wait runs out, a gap in the
+      // middle (a chunk still being retried) is waited for too.
+      if (!waited && !(await this.allChunksStored(sessionId))) continue;
+      if (!(await this.claim(sessionId))) continue;
+      await this.join(sessionId).catch((error: unknown) =>
+        // Left `processing`: once its lease runs out, a later sweep (of any process) tries again.
+        log.error({ err: error, session_id: sessionId }, 'joining a recording failed; it will be tried again'),
+      );
+    }
+  }
+
+  private async allChunksStored(sessionId: string): Promise<boolean> {
+    const parts = await this.deps.db.select().from(recordingParts).where(eq(recordingParts.sessionId, sessionId));
+    for (const part of parts) {
+      const { contiguous } = await storedChunks(this.deps.store, sessionId, part.part);
+      if (contiguous < (part.chunks ?? 0)) return false;
+    }
+    return true;
+  }
+
+  /** Keeps the lease ahead while the join runs; returns its stop. */
+  private holdLease(sessionId: string): () => void {
+    const { db, workLeaseSeconds } = this.deps;
+    const timer = setInterval(
+      () =>
+        void db
+          .update(recordings)
+          .set({ workedUntil: leaseUntil(workLeaseSeconds) })
+          .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing')))
+          .catch((error) => log.warn({ err: error, session_id: sessionId }, 'renewing a recording lease failed')),
+      (workLeaseSeconds * 1000) / 3,
+    );
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /** Each part's chunks, contiguous from 0, written one after another into a file of its own (fragmented MP4 joins byte-wise). */
+  private async partFiles(sessionId: string, dir: string): Promise<string[]> {
+    const { db, store } = this.deps;
+    const parts = await db
+      .select()
+      .from(recordingParts)
+      .where(eq(recordingParts.sessionId, sessionId))
+      .orderBy(asc(recordingParts.startedAt), asc(recordingParts.part));
+    const files: string[] = [];
+    for (const [index, part] of parts.entries()) {
+      const { keys, contiguous } = await storedChunks(store, sessionId, part.part);
+      if (contiguous < keys.length || contiguous < (part.chunks ?? 0)) {
+        log.warn(
+          {
+            session_id: sessionId,
+            part: part.part,
+            joined_chunks: contiguous,
+            stored_chunks: keys.length,
+            said_chunks: part.chunks,
+          },
+          'a recording part has missing chunks: only those before the first gap are joined',
+        );
+      }
+      if (contiguous === 0) continue;
+      const path = join(dir, `part-${index}.mp4`);
+      const file = await open(path, 'w', 0o600);
+      try {
+        for (const key of keys.slice(0, contiguous)) {
+          const blob = await store.get(key);
+          if (!blob) throw new Error(`the chunk ${key} vanished from the store`);
+          await file.write(new Uint8Array(await blob.arrayBuffer()));
+        }
+      } finally {
+        await file.close();
+      }
+      files.push(path);
+    }
+    return files;
+  }
+
+  private async join(sessionId: string): Promise<void> {
+    const { db, store } = this.deps;
+    const stopLease = this.holdLease(sessionId);
+    const dir = await mkdtemp(join(tmpdir(), 'likeness-recording-'));
+    const started = performance.now();
+    try {
+      const files = await this.partFiles(sessionId, dir);
+      if (files.length === 0) return await this.fail(sessionId, NO_MEDIA_REASON);
+      let joined: Awaited<ReturnType<typeof joinParts>>;
+      try {
+        joined = await joinParts(this.deps.ffmpegPath, dir, files, this.deps.joinTimeoutMs ?? JOIN_TIMEOUT_MS);
+      } catch (error) {
+        if (!(error instanceof JoinFailed)) throw error;
+        log.error({ err: error, session_id: sessionId }, 'a recording could not be joined');
+        return await this.fail(sessionId, `the recording could not be joined: ${error.message}`);
+      }
+      const key = recordingFileKey(sessionId);
+      await store.put(key, new Uint8Array(await Bun.file(joined.path).arrayBuffer()), 'video/mp4');
+      const written = await db.transaction(async (tx) => {
+        const [row] = await tx
+          .update(recordings)
+          .set({
+            status: 'ready',
+            reason: null,
+            durationMs: joined.durationMs,
+            sizeBytes: joined.sizeBytes,
+            store: 'service',
+            objectKey: key,
+            workedUntil: null,
+            readyAt: new Date(),
+          })
+          .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing')))
+          .returning();
+        if (!row) return false;
+        const [session] = await tx
+          .select({ identityId: sessions.identityId })
+          .from(sessions)
+          .where(eq(sessions.id, sessionId));
+        await writeEvent(tx, row.accountId, 'recording.ready', {
+          session_id: sessionId,
+          identity_id: session?.identityId ?? null,
+          duration_seconds: secondsOf(joined.durationMs) ?? 0,
+          size_bytes: joined.sizeBytes,
+          store: 'service',
+          object_key: null,
+        });
+        return true;
+      });
+      // Its session deleted meanwhile (the row went with it): the file has nobody to belong to.
+      if (!written && !(await this.exists(sessionId))) await store.delete(key);
+      await store.deletePrefix(chunksPrefix(sessionId));
+      log.info(
+        {
+          session_id: sessionId,
+          parts: files.length,
+          copied: joined.copied,
+          duration_ms: joined.durationMs,
+          size_bytes: joined.sizeBytes,
+          seconds: Math.round(performance.now() - started) / 1000,
+        },
+        'recording ready',
+      );
+    } finally {
+      stopLease();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async exists(sessionId: string): Promise<boolean> {
+    const [row] = await this.deps.db
+      .select({ sessionId: recordings.sessionId })
+      .from(recordings)
+      .where(eq(recordings.sessionId, sessionId));
+    return Boolean(row);
+  }
+
+  private async fail(sessionId: string, reason: string): Promise<void> {
+    const { db, store } = this.deps;
+    await db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(recordings)
+        .set({ status: 'failed', reason, workedUntil: null })
+        .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing')))
+        .returning();
+      if (!row) return;
+      const [session] = await tx
+        .select({ identityId: sessions.identityId })
+        .from(sessions)
+        .where(eq(sessions.id, sessionId));
+      await writeEvent(tx, row.accountId, 'recording.failed', {
+        session_id: sessionId,
+        identity_id: session?.identityId ?? null,
+        reason,
+      });
+    });
+    await store.deletePrefix(chunksPrefix(sessionId));
+    log.warn({ session_id: sessionId, reason }, 'recording failed');
+  }
+
+  /** Files in the service's store past RECORDING_RETENTION_DAYS (0: kept) are removed; their rows stay. */
+  private async applyRetention(): Promise<void> {
+    const { db, store, settings } = this.deps;
+    if (settings.retentionDays <= 0) return;
+    const expired = await db
+      .select()
+      .from(recordings)
+      .where(
+        and(
+          eq(recordings.status, 'ready'),
+          eq(recordings.store, 'service'),
+          isNull(recordings.deletedAt),
+          lt(recordings.readyAt, sql`now() - make_interval(days => ${settings.retentionDays})`),
+        ),
+      )
+      .limit(BATCH);
+    for (const row of expired) {
+      if (await removeRecording(db, store, row))
+        log.info({ session_id: row.sessionId, ready_at: row.readyAt }, 'recording removed: past its retention');
+    }
+  }
+}

@@ -1,0 +1,215 @@
+// Joining a recording's parts with ffmpeg (docs/decisions.md, "Recordings: parts joined at the
+// end"): each part is one job's fragmented MP4; parts of the same shape (codecs, picture size,
+// audio rate) are concatenated without re-encoding, others are re-encoded to the first part's
+// picture size. Always a faststart MP4 (its index first, so a browser plays it while it loads).
+// ffmpeg and ffprobe run as child processes with a timeout, never on the event loop.
+import { stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/** A long session's parts are only copied; a re-encode is bounded too (a failure beats a hung sweep). */
+export const JOIN_TIMEOUT_MS = 15 * 60_000;
+const PROBE_TIMEOUT_MS = 30_000;
+
+export interface StreamShape {
+  codec_type: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  sample_rate?: string;
+  channels?: number;
+}
+
+export interface Probed {
+  streams: StreamShape[];
+  durationSeconds: number;
+}
+
+export interface JoinedFile {
+  path: string;
+  durationMs: number;
+  sizeBytes: number;
+}
+
+/** ffprobe beside ffmpeg (Debian's ffmpeg package has both), else from PATH. */
+export function ffprobeBeside(ffmpegPath: string): string {
+  return ffmpegPath.includes('/')
+    ? join(dirname(ffmpegPath), basename(ffmpegPath).replace('ffmpeg', 'ffprobe'))
+    : 'ffprobe';
+}
+
+export class JoinFailed extends Error {}
+
+async function run(args: string[], cwd: string, timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
+  // An empty environment: the child needs nothing of the service's (its secrets least of all).
+  const child = Bun.spawn(args, { cwd, env: {}, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  const [code, stdout, stderr] = await Promise.all([
+    child.exited,
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+  ]).finally(() => clearTimeout(timer));
+  const tool = basename(args[0]!);
+  if (timedOut) throw new JoinFailed(`${tool} took longer than ${Math.round(timeoutMs / 1000)} s`);
+  if (code !== 0) throw new JoinFailed(`${tool} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  return { stdout, stderr };
+}
+
+export async function probe(ffprobe: string, path: string, cwd: string): Promise<Probed> {
+  const { stdout } = await run(
+    [
+      ffprobe,
+      '-v',
+      'error',
+      '-show_entries',
+      'stream=codec_type,codec_name,width,height,sample_rate,channels:format=duration',
+      '-of',
+      'json',
+      path,
+    ],
+    cwd,
+    PROBE_TIMEOUT_MS,
+  );
+  const parsed = JSON.parse(stdout) as { streams?: StreamShape[]; format?: { duration?: string } };
+  return { streams: parsed.streams ?? [], durationSeconds: Number(parsed.format?.duration ?? 0) || 0 };
+}
+
+const shapeOf = (probed: Probed) =>
+  JSON.stringify(
+    probed.streams
+      .filter((s) => s.codec_type === 'video' || s.codec_type === 'audio')
+      .map((s) => [s.codec_type, s.codec_name, s.width, s.height, s.sample_rate, s.channels]),
+  );
+
+/** Re-encodes parts of different shapes into one: the first part's picture size, 48 kHz stereo, silence where a part has no audio. */
+function reencodeArgs(parts: { path: string; probed: Probed }[]): string[] {
+  const video = parts[0]!.probed.streams.find((s) => s.codec_type === 'video')!;
+  const width = video.width ?? 1280;
+  const height = video.height ?? 720;
+  const inputs: string[] = [];
+  const filters: string[] = [];
+  const joined: string[] = [];
+  let nextInput = parts.length;
+  parts.forEach(({ path, probed }, i) => {
+    inputs.push('-protocol_whitelist', 'file', '-i', path);
+    filters.push(
+      `[${i}:v:0]scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,setsar=1,fps=25,format=yuv420p[v${i}]`,
+    );
+    if (probed.streams.some((s) => s.codec_type === 'audio')) {
+      filters.push(`[${i}:a:0]aresample=48000,aformat=sample_fmts=fltp:channel_layouts=stereo[a${i}]`);
+    } else {
+      const silence = nextInput++;
+      filters.push(`[${silence}:a]aformat=sample_fmts=fltp:channel_layouts=stereo[a${i}]`);
+    }
+    joined.push(`[v${i}][a${i}]`);
+  });
+  // The silent inputs go after the parts, in the order their numbers were given above.
+  for (const { probed } of parts) {
+    if (!probed.streams.some((s) => s.codec_type === 'audio'))
+      inputs.push('-f', 'lavfi', '-t', String(probed.durationSeconds || 0.04), '-i', 'anullsrc=r=48000:cl=stereo');
+  }
+  filters.push(`${joined.join('')}concat=n=${parts.length}:v=1:a=1[v][a]`);
+  return [
+    ...inputs,
+    '-filter_complex',
+    filters.join(';'),
+    '-map',
+    '[v]',
+    '-map',
+    '[a]',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '23',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+  ];
+}
+
+/**
+ * Joins the parts (files of fragmented MP4, in the order played) into `dir/recording.mp4`.
+ * Parts without a video stream are left out (said in `dropped`); none left: JoinFailed.
+ */
+export async function joinParts(
+  ffmpeg: string,
+  dir: string,
+  partPaths: readonly string[],
+  timeoutMs = JOIN_TIMEOUT_MS,
+): Promise<JoinedFile & { copied: boolean; dropped: string[] }> {
+  const ffprobe = ffprobeBeside(ffmpeg);
+  const probedParts: { path: string; probed: Probed }[] = [];
+  const dropped: string[] = [];
+  for (const path of partPaths) {
+    const probed = await probe(ffprobe, path, dir).catch(() => undefined);
+    if (probed?.streams.some((s) => s.codec_type === 'video')) probedParts.push({ path, probed });
+    else dropped.push(basename(path));
+  }
+  if (probedParts.length === 0) throw new JoinFailed('none of the media received could be read');
+  const output = join(dir, 'recording.mp4');
+  const copied = new Set(probedParts.map((p) => shapeOf(p.probed))).size === 1;
+  let inputArgs: string[];
+  if (!copied) {
+    inputArgs = reencodeArgs(probedParts);
+  } else if (probedParts.length === 1) {
+    inputArgs = [
+      '-protocol_whitelist',
+      'file',
+      '-i',
+      probedParts[0]!.path,
+      '-map',
+      '0:v',
+      '-map',
+      '0:a?',
+      '-c',
+      'copy',
+    ];
+  } else {
+    // The concat demuxer: one timeline, each part after the one before, the packets copied.
+    const list = join(dir, 'parts.txt');
+    await writeFile(list, probedParts.map((p) => `file '${basename(p.path)}'\n`).join(''));
+    inputArgs = [
+      '-f',
+      'concat',
+      '-safe',
+      '0',
+      '-protocol_whitelist',
+      'file',
+      '-i',
+      list,
+      '-map',
+      '0:v',
+      '-map',
+      '0:a?',
+      '-c',
+      'copy',
+    ];
+  }
+  await run(
+    [
+      ffmpeg,
+      '-hide_banner',
+      '-nostdin',
+      '-v',
+      'error',
+      ...inputArgs,
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+      '-y',
+      output,
+    ],
+    dir,
+    timeoutMs,
+  );
+  const measured = await probe(ffprobe, output, dir);
+  const { size } = await stat(output);
+  return { path: output, durationMs: Math.round(measured.durationSeconds * 1000), sizeBytes: size, copied, dropped };
+}

@@ -1,0 +1,27 @@
+// Removing a recording's file (DELETE /v1/sessions/{id}/recording, and the retention): the file
+// and any chunks leave the store, the row stays with `deleted_at` (docs/api.md#recordings: the
+// session and the ledger keep that it existed).
+import { and, eq, isNull } from 'drizzle-orm';
+import type { AssetStore } from '../assets/store.ts';
+import type { Database } from '../db/index.ts';
+import { chunksPrefix } from './object-keys.ts';
+import { recordings } from './schema.ts';
+
+type RecordingRow = typeof recordings.$inferSelect;
+
+/**
+ * Removes the recording's bytes, then marks it deleted; true when this call marked it. The bytes
+ * go first: a failure leaves the row as it was, to be tried again, never a row that says
+ * deleted over a file that is still there.
+ */
+export async function removeRecording(db: Database, store: AssetStore, row: RecordingRow): Promise<boolean> {
+  // The customer's bucket is the customer's: only the service's own copy is removed here.
+  if (row.store === 'service' && row.objectKey) await store.delete(row.objectKey);
+  await store.deletePrefix(chunksPrefix(row.sessionId));
+  const [marked] = await db
+    .update(recordings)
+    .set({ deletedAt: new Date() })
+    .where(and(eq(recordings.sessionId, row.sessionId), isNull(recordings.deletedAt)))
+    .returning({ sessionId: recordings.sessionId });
+  return Boolean(marked);
+}
