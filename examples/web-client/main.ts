@@ -1,7 +1,8 @@
 // A minimal Likeness client: join the session room from the query string
 // (?url=<rtc_url>&token=<token>[&visual_awareness=true]), talk with the microphone, watch and
-// hear only the avatar, and read the live transcript. Your server starts the session with
-// POST /v1/sessions/start (the API key never reaches the browser) and hands these values over.
+// hear only the avatar, and read the live transcript; a recorded session shows a "Recording"
+// mark over the video. Your server starts the session with POST /v1/sessions/start (the API
+// key never reaches the browser) and hands these values over.
 import { ConnectionState, type RemoteTrack, Room, RoomEvent, Track } from 'livekit-client';
 // The names a session's room carries (track names, data topics): Likeness's own, bundled in.
 import * as wire from '../../src/contract/wire-names.ts';
@@ -17,6 +18,7 @@ const state = document.getElementById('connection-state')!;
 const notice = document.getElementById('notice')!;
 const transcript = document.getElementById('transcript')!;
 const agentState = document.getElementById('agent-state')!;
+const recordingMark = document.getElementById('recording-mark')!;
 const enableAudio = document.getElementById('enable-audio') as HTMLButtonElement;
 const leave = document.getElementById('end-session') as HTMLButtonElement;
 
@@ -51,12 +53,26 @@ room.on(RoomEvent.TrackUnsubscribed, (track) => {
 room.on(RoomEvent.ConnectionStateChanged, showState);
 room.on(RoomEvent.Disconnected, () => {
   showState(ConnectionState.Disconnected);
+  recordingMark.hidden = true;
   leave.disabled = true;
 });
 
 // Browsers may refuse to play sound before the visitor interacts with the page.
 room.on(RoomEvent.AudioPlaybackStatusChanged, () => (enableAudio.hidden = room.canPlaybackAudio));
 enableAudio.addEventListener('click', () => void room.startAudio());
+
+// A recorded session's room says so in its metadata from its creation: tell the visitor,
+// as long as they are in it.
+function showRecording(): void {
+  let metadata: Record<string, unknown> = {};
+  try {
+    metadata = JSON.parse(room.metadata || '{}') ?? {};
+  } catch {
+    // not the service's metadata: nothing recorded that we know of
+  }
+  recordingMark.hidden = metadata[wire.RECORDING_METADATA_KEY] !== true;
+}
+room.on(RoomEvent.RoomMetadataChanged, showRecording);
 
 // Service notices arrive as reliable data on the `likeness.notice` topic.
 // The agent's state, as LiveKit's agents publish it: listening, thinking or speaking.
@@ -162,6 +178,7 @@ async function join(): Promise<void> {
     notice.textContent = `Could not join: ${error instanceof Error ? error.message : String(error)}`;
     return;
   }
+  showRecording();
   enableAudio.hidden = room.canPlaybackAudio;
   // Without a microphone the visitor can still watch and listen.
   await room.localParticipant

@@ -1,6 +1,7 @@
 // The Talk page's side of a session room (livekit-client): join with the microphone on, play
-// only the avatar's picture and voice, and report transcript segments, notices and the
-// connection state. The DOM beyond the two media elements belongs to the page.
+// only the avatar's picture and voice, and report transcript segments, notices, the
+// connection state and whether the session is recorded. The DOM beyond the two media
+// elements belongs to the page.
 import {
   ConnectionState,
   DisconnectReason,
@@ -39,6 +40,8 @@ export interface TalkRoomEvents {
   avatarVideo(present: boolean): void;
   /** The agent's `lk.agent.state`: `listening`, `thinking`, `speaking` (or `initializing`). */
   agentState(state: string): void;
+  /** Whether the room's metadata says the session is recorded: on joining, and when it changes. */
+  recording(recorded: boolean): void;
   disconnected(reason: DisconnectReason | undefined): void;
 }
 
@@ -65,6 +68,7 @@ export class TalkRoom {
         const state = changed[wire.AGENT_STATE_ATTRIBUTE];
         if (state && participant.isAgent) events.agentState(state);
       })
+      .on(RoomEvent.RoomMetadataChanged, (metadata) => events.recording(isRecorded(metadata)))
       .on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
         if (topic !== wire.NOTICE_TOPIC) return;
         try {
@@ -85,6 +89,7 @@ export class TalkRoom {
    */
   async join(rtcUrl: string, token: string): Promise<{ microphoneProblem: string | null }> {
     await this.#room.connect(rtcUrl, token);
+    this.events.recording(isRecorded(this.#room.metadata));
     this.events.audioBlocked(!this.#room.canPlaybackAudio);
     try {
       await this.#room.localParticipant.setMicrophoneEnabled(true);
@@ -182,6 +187,15 @@ export class TalkRoom {
     }
     // The agent's delta stream is final once it closes.
     if (!fromVisitor) this.events.transcript({ ...segment, final: true });
+  }
+}
+
+/** The room's metadata (JSON, src/contract/dispatch.ts SessionRoomMetadata) marks a recorded session. */
+export function isRecorded(metadata: string | undefined): boolean {
+  try {
+    return (JSON.parse(metadata ?? '{}') as Record<string, unknown>)[wire.RECORDING_METADATA_KEY] === true;
+  } catch {
+    return false; // not our metadata
   }
 }
 

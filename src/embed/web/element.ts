@@ -1,8 +1,9 @@
 // <likeness-avatar>, the embeddable avatar (/embed.js). A call button; on click it checks the
 // microphone, starts a session with the publishable key (start.ts), fetches the LiveKit chunk
 // (call.ts) and joins the room: the avatar's video with captions of both sides, Mute, End,
-// and a camera toggle when the identity has visual awareness. Refusals are shown as the
-// service worded them. Everything lives in an open shadow root with its own styles.
+// and a camera toggle when the identity has visual awareness; a recorded session carries a
+// "Recording" mark in the video's corner. Refusals are shown as the service worded them.
+// Everything lives in an open shadow root with its own styles.
 import type { SessionNotice, TalkRoom, TranscriptSegment } from '../../console/web/room.ts';
 import { microphoneProblem } from './microphone.ts';
 import { type EmbedSession, StartRefused, startSession } from './start.ts';
@@ -60,8 +61,11 @@ function renderUi(root: ShadowRoot) {
   const audio = el('audio', { autoplay: '' });
   const captions = el('ol', { class: 'captions', 'aria-live': 'polite', 'aria-label': 'Captions' });
   const hear = el('button', { type: 'button', class: 'hear', hidden: '' }, 'Tap to hear the avatar');
+  // The top-right corner: the top-left is a test session's "TEST" mark, burned into the video.
+  const recording = el('p', { class: 'recording', role: 'status', hidden: '' });
+  recording.append(el('span', { class: 'dot', 'aria-hidden': 'true' }), 'Recording');
   const stage = el('div', { class: 'stage', hidden: '' });
-  stage.append(video, audio, captions, hear);
+  stage.append(video, audio, captions, recording, hear);
   const status = el('p', { class: 'status', role: 'status' });
   const problem = el('p', { class: 'problem', role: 'alert', hidden: '' });
   const call = el(
@@ -80,7 +84,7 @@ function renderUi(root: ShadowRoot) {
   container.append(stage, problem, status, controls);
   root.append(container);
 
-  return { container, stage, video, audio, captions, hear, status, problem, call, mute, camera, end };
+  return { container, stage, video, audio, captions, recording, hear, status, problem, call, mute, camera, end };
 }
 
 type Ui = ReturnType<typeof renderUi>;
@@ -193,6 +197,7 @@ class LikenessAvatar extends HTMLElement {
     }
     this.#problem(null);
     ui.captions.replaceChildren();
+    this.#showRecording(false);
     this.#setState('starting');
     this.#status('Starting…');
     const chunk = loadCall();
@@ -212,6 +217,8 @@ class LikenessAvatar extends HTMLElement {
       if (error instanceof StartRefused) return this.#refuse(error.message, error.retryAfterSeconds);
       throw error;
     }
+    // The start's answer says it first; the room's metadata decides once joined.
+    this.#showRecording(this.#session.record === true);
     let TalkRoomClass: CallModule['TalkRoom'];
     try {
       TalkRoomClass = (await chunk).TalkRoom;
@@ -236,6 +243,7 @@ class LikenessAvatar extends HTMLElement {
       agentState: (state) => {
         ui.container.dataset.agentState = state;
       },
+      recording: (recorded) => this.#showRecording(recorded),
       disconnected: () => this.#ended(),
     });
     this.#room = room;
@@ -246,6 +254,7 @@ class LikenessAvatar extends HTMLElement {
       if (joined.microphoneProblem) this.#problem(joined.microphoneProblem);
     } catch {
       this.#room = null;
+      this.#showRecording(false);
       await room.leave().catch(() => {});
       this.#refuse('The call could not connect. Try again in a moment.');
     }
@@ -254,10 +263,15 @@ class LikenessAvatar extends HTMLElement {
   #ended(): void {
     if (!this.#room) return;
     this.#room = null;
+    this.#showRecording(false);
     this.#muted = this.#camera = false;
     this.#syncToggles();
     this.#status('The call ended.');
     this.#setState('ended');
+  }
+
+  #showRecording(recorded: boolean): void {
+    this.#ui!.recording.hidden = !recorded;
   }
 
   #notice(notice: SessionNotice): void {

@@ -10,6 +10,8 @@ export interface EmbedSession {
   rtc_url: string;
   visual_awareness: boolean;
   test: boolean;
+  /** The session is recorded: the element shows its "Recording" mark. */
+  record: boolean;
   max_duration_seconds: number;
 }
 

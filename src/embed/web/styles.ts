@@ -52,6 +52,23 @@ video { width: 100%; height: 100%; object-fit: contain; display: block; }
 }
 .captions li.visitor { align-self: flex-end; background: rgba(32, 64, 160, 0.8); }
 .who { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+.recording {
+  position: absolute;
+  top: 8px;
+  right: 8px;
+  margin: 0;
+  display: flex;
+  align-items: center;
+  gap: 6px;
+  padding: 2px 10px;
+  border-radius: 12px;
+  background: rgba(0, 0, 0, 0.72);
+  color: #fff;
+  font-size: 13px;
+  font-weight: 600;
+  pointer-events: none;
+}
+.recording .dot { width: 10px; height: 10px; border-radius: 50%; background: #e53935; }
 .hear {
   position: absolute;
   inset: 40% 15% auto;

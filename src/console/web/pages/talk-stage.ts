@@ -1,6 +1,7 @@
 // Talk's conversation: the avatar's video with the controls under it and the live transcript
 // beside it (below it on a phone), laid out so the face, the controls and the latest turns
-// fit one screen (app.css, "Talk"). The room itself is room.ts's.
+// fit one screen (app.css, "Talk"); a recorded session carries a "Recording" mark in the
+// video's corner. The room itself is room.ts's.
 import { api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { clearError, showError, whileBusy } from '../forms.ts';
@@ -78,6 +79,13 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
   });
   video.muted = true; // the picture only: the voice plays from the single <audio> below
   const waiting = h('p', { class: 'video-waiting' }, `Waiting for ${identityName}…`);
+  // The start's answer says it first; the room's metadata decides once joined.
+  const recording = h(
+    'p',
+    { id: 'recording-mark', class: 'recording-mark', role: 'status', hidden: !session.record },
+    h('span', { class: 'recording-dot', 'aria-hidden': 'true' }),
+    'Recording',
+  );
   const audio = h('audio', { id: 'avatar-audio', autoplay: true });
   const enableAudio = h('button', { type: 'button', id: 'enable-audio', hidden: true }, 'Click to enable audio');
   const microphone = h(
@@ -106,7 +114,11 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
       { class: 'stage-media' },
       h('div', { class: 'stage-status' }, state, agentState, notice),
       mediaError,
-      h('div', { class: `video-area ${shape}` }, h('div', { class: `video-frame ${shape}` }, video, waiting)),
+      h(
+        'div',
+        { class: `video-area ${shape}` },
+        h('div', { class: `video-frame ${shape}` }, video, waiting, recording),
+      ),
       audio,
       h('div', { class: 'actions controls' }, enableAudio, microphone, camera, end, again),
     ),
@@ -125,6 +137,7 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
       agentState.dataset.state = value;
       agentState.textContent = `${identityName}: ${AGENT_STATES[value] ?? value}`;
     },
+    recording: (recorded) => (recording.hidden = !recorded),
     disconnected: (reason) => finished(reason),
   });
   const current: Conversation = { room, roomName: session.room_name, ended: false };
@@ -166,6 +179,7 @@ export async function converse(stage: HTMLElement, session: SessionStart, option
     stage.classList.add('ended');
     setState(ConnectionState.Disconnected);
     agentState.hidden = true;
+    recording.hidden = true;
     waiting.textContent = 'The session has ended.';
     if (!notice.textContent) {
       notice.textContent =
