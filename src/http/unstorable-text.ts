@@ -20,6 +20,11 @@ function isStorable(text: string): boolean {
   return text.isWellFormed() && !text.includes('\u0000');
 }
 
+/** Files and raw bytes are data, not text: walking a byte array's entries took seconds a megabyte. */
+function isBytes(value: object): boolean {
+  return value instanceof Blob || value instanceof ArrayBuffer || ArrayBuffer.isView(value);
+}
+
 /** A body of many such strings gets this many problems back, not one per string. */
 const MAX_PROBLEMS = 20;
 
@@ -37,7 +42,7 @@ export function unstorableText(value: unknown, at: FieldProblem['loc']): FieldPr
       if (!isStorable(item)) problems.push(problemAt(loc));
     } else if (Array.isArray(item)) {
       for (let i = item.length - 1; i >= 0; i--) pending.push([item[i], [...loc, i]]);
-    } else if (item && typeof item === 'object' && !(item instanceof Blob)) {
+    } else if (item && typeof item === 'object' && !isBytes(item)) {
       for (const [key, child] of Object.entries(item).reverse()) {
         if (isStorable(key)) pending.push([child, [...loc, key]]);
         else problems.push(problemAt([...loc, key], 'A field name'));
