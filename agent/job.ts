@@ -18,6 +18,7 @@ import { reportSummary, sessionOver } from './conversation/summary.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
+import { recordJob } from './recording/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './reports/index.ts';
 import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
 import { joinSessionsHere, replyThreadsHere } from './sessions-here.ts';
@@ -159,11 +160,27 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   const leaveSessionsHere = joinSessionsHere();
   ctx.addShutdownCallback(async () => leaveSessionsHere());
 
+  // A recorded session (contract/recordings.ts): this job's part, from the avatar's first frame on.
+  const recording =
+    metadata.record === true
+      ? recordJob({
+          room: ctx.room,
+          sessionId: metadata.session_id,
+          part: ctx.job.id,
+          reportUrl: metadata.report_url,
+          reportToken: metadata.report_token,
+          visitorIdentity: metadata.visitor_identity,
+          logger,
+        })
+      : null;
+  if (recording) ctx.addShutdownCallback(() => recording.stop());
+
   // The avatar streams from the moment the job is in the room (billing starts at its first frame).
   const avatar = preparedAvatar
     ? await startAvatar({
         room: ctx.room,
         prepared: preparedAvatar,
+        recorder: recording?.recorder,
         onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
         onFallback: (fallback) => {
           const report: AvatarFallbackReport = { type: 'avatar_fallback', ...fallback };
@@ -174,7 +191,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
       })
     : null;
   if (avatar) ctx.addShutdownCallback(() => avatar.stop());
-  const voiceOnly = avatar ? null : await startVoice({ room: ctx.room, logger });
+  const voiceOnly = avatar ? null : await startVoice({ room: ctx.room, logger, recorder: recording?.recorder });
   if (voiceOnly) ctx.addShutdownCallback(() => voiceOnly.stop());
 
   // Registered before the conversation starts: it waits for the visitor, who may never come.

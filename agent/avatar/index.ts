@@ -13,10 +13,12 @@ import {
   type AvatarShape,
   avatarFrameSize,
   type DispatchIdentity,
+  PUBLISH_ON_BEHALF,
 } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { type AvatarChoice, type AvatarRenderer, chooseAvatar, fallbackRenderer } from '../pipelines/index.ts';
 import { StandinRenderer } from '../pipelines/standin/index.ts';
+import type { SessionRecorder } from '../recording/index.ts';
 import { AvatarRunner } from './runner.ts';
 import { startAvatarService } from './service.ts';
 import { AvatarSpeech } from './speech.ts';
@@ -46,6 +48,11 @@ export interface AvatarOptions {
   onFirstFrame(atMs: number): void;
   /** The identity's avatar service could not start; our own face streams instead (the session's record says so). */
   onFallback?(report: Omit<AvatarFallbackReport, 'type'>): void;
+  /**
+   * A recorded session: our frames and speech go to it tick by tick; with an avatar service
+   * (whose frames we do not hold) it records audio only, the service's voice from the room.
+   */
+  recorder?: SessionRecorder;
 }
 
 export interface Avatar {
@@ -95,6 +102,11 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
         onFirstFrame: options.onFirstFrame,
         logger: prepared.logger,
       });
+      const agentIdentity = options.room.localParticipant!.identity;
+      options.recorder?.followSpeaker(
+        options.room,
+        (participant) => participant.attributes[PUBLISH_ON_BEHALF] === agentIdentity,
+      );
       return { ...service, audible: Promise.resolve(), visitorSpeaking: () => {} };
     } catch (error) {
       // The conversation goes on with our own face rather than without one.
@@ -119,6 +131,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
     onFirstFrame: options.onFirstFrame,
     logger: prepared.logger,
     testMark: prepared.test,
+    recorder: options.recorder,
   });
   await runner.start();
   return {
@@ -131,7 +144,12 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
 }
 
 /** A session without an avatar: the agent's voice alone, paced and published the same way. */
-export async function startVoice(options: { room: Room; logger: AgentLogger }): Promise<Avatar> {
+export async function startVoice(options: {
+  room: Room;
+  logger: AgentLogger;
+  /** A recorded session: audio only, the speech tick by tick. */
+  recorder?: SessionRecorder;
+}): Promise<Avatar> {
   const speech = new AvatarSpeech();
   const runner = new AvatarRunner({
     room: options.room,
@@ -140,6 +158,7 @@ export async function startVoice(options: { room: Room; logger: AgentLogger }): 
     speech,
     onFirstFrame: () => {},
     logger: options.logger,
+    recorder: options.recorder,
   });
   await runner.start();
   return { speech, audible: runner.audible, visitorSpeaking: () => {}, stop: () => runner.stop() };

@@ -13,6 +13,7 @@ import {
   RoomEvent,
   TrackPublishOptions,
   TrackSource,
+  type VideoFrame,
   VideoSource,
 } from '@livekit/rtc-node';
 import {
@@ -24,6 +25,7 @@ import {
 } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import type { AvatarRenderer } from '../pipelines/index.ts';
+import type { AvatarTap } from '../recording/index.ts';
 import type { AvatarSpeech } from './speech.ts';
 import { TestMark } from './test-mark.ts';
 
@@ -61,6 +63,8 @@ export interface AvatarRunnerOptions {
   logger: Pick<AgentLogger, 'warn'>;
   /** A test session: every frame carries the "TEST" mark (test-mark.ts). */
   testMark?: boolean;
+  /** A recorded session: given each tick's frame (null without a face) and speech, as published (agent/recording). */
+  recorder?: AvatarTap;
 }
 
 export class AvatarRunner {
@@ -173,6 +177,7 @@ export class AvatarRunner {
     const now = performance.now();
     const elapsedMs = this.#frameIndex * FRAME_MS;
     const slice = this.#options.speech.take(SAMPLES_PER_FRAME);
+    let frame: VideoFrame | null = null;
     try {
       const renderer = this.#options.renderer;
       if (renderer) {
@@ -184,7 +189,7 @@ export class AvatarRunner {
           visitorSpeaking: this.#visitorSpeaking,
           elapsedMs,
         });
-        const frame = this.#testMark ? this.#testMark.apply(drawn) : drawn;
+        frame = this.#testMark ? this.#testMark.apply(drawn) : drawn;
         // The source copies the pixels before returning, so renderers may reuse their buffer.
         this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
         this.#framesPublished++;
@@ -193,6 +198,8 @@ export class AvatarRunner {
       if (!this.#stopped) this.#options.logger.warn({ err: error }, 'the avatar stopped streaming');
       return;
     }
+    // Before the renderer draws again into the same buffer; the recorder never throws.
+    this.#options.recorder?.onTick(frame, slice.samples, this.#frameIndex);
     const source = this.#audioSource!;
     const lead = source.queuedDuration;
     const silent = slice.speechSamples === 0;

@@ -101,3 +101,12 @@ export function greetingText({ name, prompt, language }: GreetingInput): string 
   if (!who && !role) return `${words.helloAlone} ${words.offer}`;
   return `${words.hello}, ${words.introduce(who, role)}. ${words.offer}`;
 }
+
+/**
+ * A recorded session's notice (the start's `recording_notice`), said first and as given: only
+ * when the session is recorded and the notice says something. Null otherwise.
+ */
+export function recordingNotice(metadata: { record?: boolean; recording_notice?: string | null }): string | null {
+  const notice = metadata.record === true ? metadata.recording_notice?.trim() : undefined;
+  return notice ? notice : null;
+}

@@ -21,7 +21,7 @@ import type { OfflineModels } from '../providers/offline/index.ts';
 import { deliver, type Reporter } from '../reports/index.ts';
 import { CameraSampler } from './camera.ts';
 import { acceptChat } from './chat.ts';
-import { greetingText } from './greeting.ts';
+import { greetingText, recordingNotice } from './greeting.ts';
 import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
@@ -332,7 +332,12 @@ export async function startConversation(options: ConversationOptions): Promise<C
           prompt: metadata.identity?.prompt ?? null,
           language: mode,
         }));
-    const greeted = greeting ? session.say(greeting).waitForPlayout() : Promise.resolve();
+    // A recorded session's notice comes first, whole (not interruptible), even to a visitor
+    // who spoke first or a session without a greeting: they are told before anything else.
+    const notice = recordingNotice(metadata);
+    const noticed = notice ? session.say(notice, { allowInterruptions: false }).waitForPlayout() : Promise.resolve();
+    noticed.catch(() => undefined);
+    const greeted = greeting ? session.say(greeting).waitForPlayout() : noticed;
     // The replies' prompt is read ahead once the greeting has been spoken (a visitor speaking
     // sooner has their reply read it): not beside the greeting's synthesis and first frames.
     // The visitor's silence counts from then on.

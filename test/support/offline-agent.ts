@@ -29,9 +29,16 @@ export interface OfflineAgentService {
   stop(): Promise<void>;
 }
 
-export async function startOfflineAgentService(name: string): Promise<OfflineAgentService> {
+/** `env`: the control plane's own settings beside the defaults (e.g. a recording's wait). */
+export async function startOfflineAgentService(
+  name: string,
+  options: { env?: Record<string, string> } = {},
+): Promise<OfflineAgentService> {
   const dirs: string[] = [];
-  const service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
+  const service = await startTestService('pglite', {
+    livekit: 'local',
+    env: { CREDITS_ONBOARDING: '0', ...options.env },
+  });
   const account = await service.account({ credits: 10_000 });
   const { livekit } = service.services;
   const env: Record<string, string | undefined> = {
