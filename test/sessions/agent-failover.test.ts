@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
 import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { and, eq } from 'drizzle-orm';
-import { parseDispatchMetadata } from '../../src/contract/index.ts';
+import { parseDispatchMetadata, RECORDING_CHUNK_SECONDS } from '../../src/contract/index.ts';
 import { creditLedger } from '../../src/credits/schema.ts';
+import { recordingParts } from '../../src/recordings/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
 import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
@@ -30,7 +31,13 @@ describe('an agent worker killed mid-conversation', () => {
   beforeAll(async () => {
     service = await startTestService('postgres', {
       livekit: 'local',
-      env: { SESSION_ADMISSION: 'workers', BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
+      env: {
+        SESSION_ADMISSION: 'workers',
+        BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS),
+        // The recorded session's join waits this long for the killed job's part.
+        RECORDING_FINISH_WAIT_SECONDS: '5',
+        RECORDING_SWEEP_INTERVAL_SECONDS: '1',
+      },
     });
     account = await service.account({ credits: 100_000 });
     const { livekit } = service.services;
@@ -120,4 +127,61 @@ describe('an agent worker killed mid-conversation', () => {
       await account.call('POST', `/v1/sessions/${session.room_name}/end`);
     }
   }, 120_000);
+
+  test("a recorded session whose worker is killed still yields one recording: both jobs' parts, joined", async () => {
+    // A worker in place of the one killed above.
+    const { livekit } = service.services;
+    const live = agents.filter((agent) => agent.child.exitCode === null && !agent.child.killed);
+    if (live.length < 2)
+      agents.push(await startAgentProcess({ livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '1' } }));
+    const identity = await createAstronaut(account, { language: 'en' });
+    const session = await startSession(account, { identity_id: identity.identity_id, record: true });
+    const videos: FrameLog[] = [];
+    const visitor = await joinAsVisitor(session, {
+      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+    });
+    const row = async () =>
+      (await service.services.database.db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
+    let firstStreamMs = 0;
+    let secondStreamMs = 0;
+    try {
+      await eventually(() => (videos[0]?.frames.length ?? 0) >= 25 * 5, 30_000, 'five seconds of the first avatar');
+      const first = await eventually(async () => (await row()).agentWorkerId, 10_000, 'the worker running the session');
+      agents.find((a) => a.workerId === first)!.kill();
+      firstStreamMs = performance.now() - videos[0]!.frames[0]!.at;
+      await eventually(() => (videos[1]?.frames.length ?? 0) >= 25 * 4, 30_000, 'four seconds of the avatar back');
+      secondStreamMs = performance.now() - videos[1]!.frames[0]!.at;
+    } finally {
+      for (const video of videos) video.close();
+      await visitor.leave();
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+    }
+    const recording = await eventually(
+      async () => {
+        const body = (await (await account.call('GET', `/v1/sessions/${session.room_name}/recording`)).json()) as {
+          status: string;
+          duration_seconds: number;
+          reason: string | null;
+        };
+        return body.status === 'ready' || body.status === 'failed' ? body : undefined;
+      },
+      // The killed job never says its part is done: the join waits RECORDING_FINISH_WAIT_SECONDS.
+      (service.config.recordings.finishWaitSeconds + 30) * 1000,
+      'the recording, ready',
+    );
+    expect(recording).toMatchObject({ status: 'ready', reason: null });
+    const parts = await service.services.database.db
+      .select()
+      .from(recordingParts)
+      .where(eq(recordingParts.sessionId, session.room_name));
+    expect(parts.length).toBe(2);
+    // The killed job's part loses at most its last chunk (RECORDING_CHUNK_SECONDS) and what ffmpeg held.
+    const expected = (firstStreamMs + secondStreamMs) / 1000;
+    console.log(
+      `failover recording: ${recording.duration_seconds.toFixed(2)} s of ${expected.toFixed(2)} s streamed by the two jobs`,
+    );
+    expect(recording.duration_seconds).toBeGreaterThan(secondStreamMs / 1000 + 1.5);
+    expect(recording.duration_seconds).toBeGreaterThan(expected - RECORDING_CHUNK_SECONDS - 2);
+    expect(recording.duration_seconds).toBeLessThan(expected + 3);
+  }, 180_000);
 });
