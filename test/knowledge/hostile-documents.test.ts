@@ -213,11 +213,16 @@ describe.each(ENGINES)('processing bounds on %s', (engine) => {
   });
 });
 
+const PROCESSING_BUDGET_SECONDS = 3;
+
 describe.each(ENGINES)('processing budget on %s', (engine) => {
   let service: TestService;
   beforeAll(async () => {
     service = await startTestService(engine, {
-      env: { KNOWLEDGE_PROCESSING_SECONDS: '1', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
+      // 3 s: the slow PDF's pages alone take ~6 s, and a short document's whole processing (a
+      // fresh extraction process, the embedding) fits with room on a loaded machine; at 1 s it
+      // did not (a CI-like run beside other work failed "Short and sweet." on time).
+      env: { KNOWLEDGE_PROCESSING_SECONDS: String(PROCESSING_BUDGET_SECONDS), SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
     });
   });
   afterAll(async () => {
@@ -229,9 +234,9 @@ describe.each(ENGINES)('processing budget on %s', (engine) => {
     const started = performance.now();
     expect(await end(account, heavyPdf(3), 'slow.pdf')).toMatchObject({
       status: 'failed',
-      detail: 'Processing took longer than 1 s and was stopped; upload a smaller or simpler document, or its text',
+      detail: `Processing took longer than ${PROCESSING_BUDGET_SECONDS} s and was stopped; upload a smaller or simpler document, or its text`,
     });
-    expect(performance.now() - started).toBeLessThan(4_000); // the pages alone take ~6 s
+    expect(performance.now() - started).toBeLessThan(5_500); // the pages alone take ~6 s
     // The next document is not held up by the stopped one.
     expect(await end(account, 'Short and sweet.', 'short.txt')).toMatchObject({ status: 'ready' });
   });
