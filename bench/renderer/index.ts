@@ -10,7 +10,9 @@
 // The visitors decode every stream in this process, on the same 2 cores, beside the control
 // plane and the worker: a real client is elsewhere, so the capacity found is a floor. The LiveKit binary is the one `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
-//     bun bench/renderer/index.ts [--frames 500] [--joins 10] [--max-sessions 8] [--window 10]
+//     bun bench/renderer/index.ts [--frames 500] [--joins 10] [--max-sessions 8] [--window 10] [--record]
+// --record: every session of the ramp is recorded (docs/api.md#recordings): each job also runs an
+// ffmpeg encoder, whose CPU is its own column.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,12 +37,14 @@ const { values } = parseArgs({
     joins: { type: 'string', default: '10' },
     'max-sessions': { type: 'string', default: '8' },
     window: { type: 'string', default: '10' },
+    record: { type: 'boolean', default: false },
   },
 });
 const FRAMES = Number(values.frames);
 const JOINS = Number(values.joins);
 const MAX_SESSIONS = Number(values['max-sessions']);
 const WINDOW_MS = Number(values.window) * 1000;
+const RECORD = values.record === true;
 const MIN_FPS = 24;
 /** The second join case: long after the job's first frame (about 1 s after the start call). */
 const LIVE_AFTER_MS = 3_000;
@@ -151,7 +155,7 @@ try {
   const running: { session: StartedSession; visitor: Visitor; microphone: Microphone }[] = [];
   let capacity = 0;
   console.log(
-    'sessions  fps at the visitors (min / mean)  job CPU per session  all jobs  inference  LiveKit  this process',
+    `sessions  fps at the visitors (min / mean)  job CPU per session  all jobs  inference  LiveKit  this process${RECORD ? '  recorders (ffmpeg)' : ''}`,
   );
   try {
     for (let n = 1; n <= MAX_SESSIONS; n++) {
@@ -178,10 +182,11 @@ try {
       const livekitCpu = cpuSeconds(before.livekit, after.livekit) / wallSeconds;
       const inferenceCpu = cpuSeconds(before.inference, after.inference) / wallSeconds;
       const selfCpu = (after.self - before.self) / wallSeconds;
+      const recordersCpu = cpuSeconds(before.recorders, after.recorders) / wallSeconds;
       const minFps = Math.min(...fps);
       const meanFps = fps.reduce((a, b) => a + b, 0) / fps.length;
       console.log(
-        `${String(n).padEnd(10)}${`${minFps.toFixed(1)} / ${meanFps.toFixed(1)}`.padEnd(34)}${`${((jobsCpu / n) * 100).toFixed(0)} %`.padEnd(21)}${`${(jobsCpu * 100).toFixed(0)} %`.padEnd(10)}${`${(inferenceCpu * 100).toFixed(0)} %`.padEnd(11)}${`${(livekitCpu * 100).toFixed(0)} %`.padEnd(9)}${(selfCpu * 100).toFixed(0)} %`,
+        `${String(n).padEnd(10)}${`${minFps.toFixed(1)} / ${meanFps.toFixed(1)}`.padEnd(34)}${`${((jobsCpu / n) * 100).toFixed(0)} %`.padEnd(21)}${`${(jobsCpu * 100).toFixed(0)} %`.padEnd(10)}${`${(inferenceCpu * 100).toFixed(0)} %`.padEnd(11)}${`${(livekitCpu * 100).toFixed(0)} %`.padEnd(9)}${`${(selfCpu * 100).toFixed(0)} %`.padEnd(14)}${RECORD ? `${(recordersCpu * 100).toFixed(0)} %` : ''}`,
       );
       if (threadsBefore && threadsAfter)
         console.log(`          one session's job by thread: ${byThread(threadsBefore, threadsAfter, wallSeconds)}`);
@@ -198,7 +203,9 @@ try {
       await endSession(authorization, r.session, r.visitor);
     }
   }
-  console.log(`concurrent avatar sessions holding ≥ ${MIN_FPS} fps at every visitor: ${capacity} (target ≥ 6)`);
+  console.log(
+    `concurrent avatar sessions${RECORD ? ', each recorded,' : ''} holding ≥ ${MIN_FPS} fps at every visitor: ${capacity} (target ≥ 6)`,
+  );
 } finally {
   await bench.stop();
   await fakes.stop();
@@ -261,7 +268,7 @@ async function startSession(
   const response = await fetch(`${service.url}/v1/sessions/start`, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ identity_id: identityId, form_factor: formFactor, visual_awareness: false }),
+    body: JSON.stringify({ identity_id: identityId, form_factor: formFactor, visual_awareness: false, record: RECORD }),
   });
   if (response.status !== 200) throw new Error(`session start answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as StartedSession;
@@ -278,6 +285,8 @@ interface CpuSnapshot {
   livekit: Map<number, number>;
   /** The agents' shared inference process (the end-of-turn model). */
   inference: Map<number, number>;
+  /** The recordings' encoders (ffmpeg, children of the job processes). */
+  recorders: Map<number, number>;
   /** This process's CPU seconds. */
   self: number;
 }
@@ -287,6 +296,7 @@ function cpuSnapshot(): CpuSnapshot {
   const jobs = new Map<number, number>();
   const livekit = new Map<number, number>();
   const inference = new Map<number, number>();
+  const recorders = new Map<number, number>();
   const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)])
     .stdout.toString()
     .split('\n')
@@ -295,12 +305,19 @@ function cpuSnapshot(): CpuSnapshot {
     const pid = Number(line.split(' ')[0]);
     const ticks = processTicks(pid);
     if (ticks === undefined) continue;
-    if (line.includes('job_proc_lazy_main')) jobs.set(pid, ticks);
-    else if (line.includes('livekit-server')) livekit.set(pid, ticks);
+    if (line.includes('job_proc_lazy_main')) {
+      jobs.set(pid, ticks);
+      for (const child of Bun.spawnSync(['pgrep', '-P', String(pid), 'ffmpeg'])
+        .stdout.toString()
+        .split('\n')) {
+        const recorderTicks = child ? processTicks(Number(child)) : undefined;
+        if (recorderTicks !== undefined) recorders.set(Number(child), recorderTicks);
+      }
+    } else if (line.includes('livekit-server')) livekit.set(pid, ticks);
     else if (line.includes('inference')) inference.set(pid, ticks);
   }
   const usage = process.cpuUsage();
-  return { jobs, livekit, inference, self: (usage.user + usage.system) / 1e6 };
+  return { jobs, livekit, inference, recorders, self: (usage.user + usage.system) / 1e6 };
 }
 
 function jobPids(): number[] {
