@@ -47,9 +47,11 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
     const response = await start({});
     expect(response.status).toBe(200);
     const body = (await response.json()) as Record<string, any>;
+    // The spec's fields, and `record` (ours, docs/api.md#recordings): false unless asked for.
     expect(Object.keys(body).sort()).toEqual([
       'created_at',
       'dispatch_id',
+      'record',
       'room_name',
       'rtc_url',
       'token',
@@ -58,6 +60,7 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
     ]);
     expect(body.user).toEqual({ id: account.accountId });
     expect(body.visual_awareness).toBe(false);
+    expect(body.record).toBe(false);
     expect(body.rtc_url).toBe(service.services.livekit.publicUrl);
     expect(body.rtc_url).toMatch(/^wss?:\/\//);
     expect(body.dispatch_id).toBeTruthy();
