@@ -14,6 +14,8 @@ const EXPECT_LINE = /^\s*(\d+) expect\(\) calls?\s*$/;
 const BAILED_LINE = /^Bailed out after (\d+) failures?/;
 const FILE_HEADER = /^(\S+\.test\.[cm]?[jt]sx?):$/;
 const RESULT_LINE = /^\((pass|fail|skip|todo)\) (.*?)(?: \[[\d.]+m?s\])?$/;
+/** bun's list of the failures again, after the counts: its lines carry no file or error. */
+const FAILED_LIST_LINE = /^\d+ tests? failed:$/;
 const FAILURE_CONTEXT_LINES = 30;
 const FAILURE_LINE_CHARS = 400;
 const RECAPPED_FAILURES = 10;
@@ -26,10 +28,13 @@ export function failureCollector() {
   const failures = [];
   let file = '';
   let since = [];
+  let listing = false;
   return {
     failures,
     line(raw) {
       const text = raw.replace(ANSI_ESCAPES, '');
+      if (FAILED_LIST_LINE.test(text.trim())) listing = true;
+      if (listing) return;
       const header = text.match(FILE_HEADER);
       if (header) {
         file = header[1];
@@ -42,7 +47,6 @@ export function failureCollector() {
         if (since.length > FAILURE_CONTEXT_LINES) since.shift();
         return;
       }
-      // bun lists the failures again after the counts, without their errors: keep the first.
       const name = result[2];
       if (result[1] === 'fail' && !failures.some((failure) => failure.file === file && failure.name === name))
         failures.push({ file, name, context: since.filter((line) => line.trim() !== '') });

@@ -101,6 +101,14 @@ describe('the two streams of npm test', () => {
       expect(recap).toContain('error: boom in b');
       expect(recap).not.toContain('fine');
       expect(failureRecap([])).toBe('');
+
+      // bun's closing list of the failures (after many files) names no file: not read again.
+      for (const line of ['test/z.test.ts:', '(pass) last [1.00ms]', '', '1 tests failed:', '(fail) adds up [0.20ms]'])
+        collector.line(line);
+      expect(collector.failures.map(({ file, name }) => `${file} > ${name}`)).toEqual([
+        'test/a.test.ts > adds up',
+        'test/b.test.ts > throws',
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
