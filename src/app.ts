@@ -24,7 +24,7 @@ import { countRequest, metricsRoutes } from './metrics/index.ts';
 import { apiDocs } from './openapi/index.ts';
 import { pipelineRoutes } from './pipelines/index.ts';
 import { publishableKeyRoutes } from './publishable-keys/index.ts';
-import { recordingIntakeRoutes, recordingRoutes } from './recordings/index.ts';
+import { recordingIntakeRoutes, recordingRoutes, recordingStorageRoutes } from './recordings/index.ts';
 import type { Services } from './services.ts';
 import { sessionRoutes } from './sessions/index.ts';
 import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
@@ -32,6 +32,7 @@ import { livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-web
 import { sessionOrderRoutes } from './sessions/orders.ts';
 import { toolCallRoutes, toolRoutes } from './tools/index.ts';
 import { voiceRoutes } from './voices/index.ts';
+import { systemResolver } from './webhooks/destinations.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 import { heartbeatDoor, workerRoutes } from './workers/index.ts';
 
@@ -93,6 +94,12 @@ export function buildApp(services: Services) {
     webhooks: config.webhooks,
     resolve: services.webhookResolver,
   };
+  // Accounts' own buckets follow the webhooks' address rules (src/recordings/customer-bucket.ts).
+  const recordingDeps = {
+    db: database.db,
+    settings: config.recordings,
+    bucketRules: { allowPrivate: config.webhooks.allowPrivate, resolve: services.webhookResolver ?? systemResolver },
+  };
   const knowledgeDeps = { db: database.db, settings: config.knowledge, knowledge: services.knowledge };
   // The public API's resource routes, behind both doors: API keys at /v1, the console's
   // sign-in cookie at /console/api. One handler and one schema per route either way.
@@ -113,7 +120,8 @@ export function buildApp(services: Services) {
       .use(toolRoutes(toolDeps, audience))
       .use(documentRoutes(knowledgeDeps, audience))
       .use(publishableKeyRoutes(database.db, audience))
-      .use(recordingRoutes({ db: database.db, store: services.store, addressesFor }, audience));
+      .use(recordingRoutes({ ...recordingDeps, store: services.store, addressesFor }, audience))
+      .use(recordingStorageRoutes({ ...recordingDeps, rules: recordingDeps.bucketRules }, audience));
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.
   // Elysia turns SO_REUSEPORT on by default: a second service on the same port would then

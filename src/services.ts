@@ -25,7 +25,7 @@ import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { LIVEKIT_WEBHOOK_PATH } from './sessions/livekit-webhooks.ts';
 import { Voices } from './voices/index.ts';
 import { warmUp } from './warm-up.ts';
-import type { Resolver } from './webhooks/destinations.ts';
+import { type Resolver, systemResolver } from './webhooks/destinations.ts';
 import { WebhookSender } from './webhooks/index.ts';
 
 export interface Services {
@@ -210,6 +210,10 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
       settings: config.recordings,
       workLeaseSeconds: config.workLeaseSeconds,
       ffmpegPath: mediaLimits.ffmpegPath,
+      bucketRules: {
+        allowPrivate: config.webhooks.allowPrivate,
+        resolve: overrides.webhookResolver ?? systemResolver,
+      },
     }),
   };
 }

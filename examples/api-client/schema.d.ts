@@ -201,6 +201,28 @@ export interface paths {
         patch: operations["updatePublishableKey"];
         trace?: never;
     };
+    "/v1/recording-storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's recording settings, without the secret */
+        get: operations["getRecordingStorage"];
+        /**
+         * Set the account's recording settings: its own S3-compatible bucket (checked before it is saved) and its retention
+         * @description The bucket is checked by writing a small object under the prefix and deleting it; a failure answers 422 with the step and the bucket server's error, and nothing is saved. The secret is kept encrypted and never returned. Recordings joined from then on go to `{prefix}{session_id}.mp4` in the bucket.
+         */
+        put: operations["putRecordingStorage"];
+        post?: never;
+        /** Forget the account's recording settings: new recordings go to the service's store, with its retention */
+        delete: operations["deleteRecordingStorage"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -314,7 +336,10 @@ export interface paths {
         get: operations["getSessionRecording"];
         put?: never;
         post?: never;
-        /** Delete a session's recording file; the recording stays listed with deleted_at */
+        /**
+         * Delete a session's recording file; the recording stays listed with deleted_at
+         * @description A file in the account's own bucket is deleted there, with the account's saved settings: 409 when they no longer name that bucket, 502 when the bucket refuses.
+         */
         delete: operations["deleteSessionRecording"];
         options?: never;
         head?: never;
@@ -2776,6 +2801,246 @@ export interface operations {
             };
         };
     };
+    getRecordingStorage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An account's recording settings, without the secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "store": "customer",
+                     *       "endpoint": "https://s3.eu-central-1.amazonaws.com",
+                     *       "bucket": "acme-avatar-recordings",
+                     *       "region": "eu-central-1",
+                     *       "prefix": "likeness/",
+                     *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+                     *       "secret_set": true,
+                     *       "retention_days": null,
+                     *       "updated_at": "2026-11-24T08:12:40.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        access_key_id: ((string | null) | null) | null;
+                        bucket: ((string | null) | null) | null;
+                        endpoint: ((string | null) | null) | null;
+                        prefix: string;
+                        region: ((string | null) | null) | null;
+                        retention_days: (number | null) | null;
+                        /** @description A secret is saved (it is never returned). */
+                        secret_set: boolean;
+                        /**
+                         * @description Where new recordings go: `customer` (the bucket below) or `service` (the service's store).
+                         * @enum {string}
+                         */
+                        store: "service" | "customer";
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "No recording storage is set: recordings go to the service store"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    putRecordingStorage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description An account's recording settings. Give `endpoint`, `bucket`, `access_key_id` and `secret_access_key` together for the account's own bucket (checked by writing and deleting a test object before it is saved), or none of them for the service's store; `retention_days` either way. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "endpoint": "https://s3.eu-central-1.amazonaws.com",
+                 *       "bucket": "acme-avatar-recordings",
+                 *       "region": "eu-central-1",
+                 *       "prefix": "likeness/",
+                 *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+                 *       "secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                 *       "retention_days": null
+                 *     }
+                 */
+                "application/json": {
+                    access_key_id?: string;
+                    bucket?: string;
+                    /**
+                     * Format: uri
+                     * @description The bucket's S3-compatible endpoint: https (http only where the operator allows private addresses). Its host must resolve to public addresses unless the operator set WEBHOOKS_ALLOW_PRIVATE.
+                     */
+                    endpoint?: string;
+                    /** @description Put before every key written in the bucket (e.g. `recordings/`); a recording is `{prefix}{session_id}.mp4`. */
+                    prefix?: string;
+                    region?: ((string | null) | null) | null;
+                    retention_days?: (number | null) | null;
+                    /** @description Write-only: kept encrypted, never returned. Required with the other bucket fields (PUT replaces the whole resource). */
+                    secret_access_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description An account's recording settings, without the secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "store": "customer",
+                     *       "endpoint": "https://s3.eu-central-1.amazonaws.com",
+                     *       "bucket": "acme-avatar-recordings",
+                     *       "region": "eu-central-1",
+                     *       "prefix": "likeness/",
+                     *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+                     *       "secret_set": true,
+                     *       "retention_days": null,
+                     *       "updated_at": "2026-11-24T08:12:40.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        access_key_id: ((string | null) | null) | null;
+                        bucket: ((string | null) | null) | null;
+                        endpoint: ((string | null) | null) | null;
+                        prefix: string;
+                        region: ((string | null) | null) | null;
+                        retention_days: (number | null) | null;
+                        /** @description A secret is saved (it is never returned). */
+                        secret_set: boolean;
+                        /**
+                         * @description Where new recordings go: `customer` (the bucket below) or `service` (the service's store).
+                         * @enum {string}
+                         */
+                        store: "service" | "customer";
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "bucket"
+                     *           ],
+                     *           "msg": "writing a test object to the bucket acme-avatar-recordings failed: AccessDenied: Access Denied",
+                     *           "type": "storage_check_failed"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "This service cannot keep a bucket's secret: its operator must set RECORDING_STORAGE_KEY (32 bytes, base64 or hex) first"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteRecordingStorage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 204 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
     listSessions: {
         parameters: {
             query?: {
@@ -3715,6 +3980,17 @@ export interface operations {
                      *       "detail": "The recording is processing: delete it once it is ready or failed"
                      *     }
                      */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": {
                         detail: string;
                     };

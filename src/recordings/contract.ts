@@ -66,3 +66,74 @@ export const CaptionsResponse = t.String({
   contentMediaType: 'text/vtt',
   description: 'WebVTT: one cue per turn of the conversation, `<v Visitor>` or `<v Agent>`.',
 });
+
+const RetentionDays = t.Nullable(
+  t.Integer({
+    minimum: 0,
+    maximum: 36_500,
+    description:
+      "Days the service's store keeps this account's recordings after they are ready (0: kept); null or absent: the service's default (RECORDING_RETENTION_DAYS). Files in the account's own bucket are never removed by the service.",
+  }),
+);
+
+/** PUT /v1/recording-storage: the whole resource each time (PUT replaces it). */
+export const RecordingStorageRequest = t.Object(
+  {
+    endpoint: t.Optional(
+      t.String({
+        format: 'uri',
+        maxLength: 2048,
+        description:
+          "The bucket's S3-compatible endpoint: https (http only where the operator allows private addresses). Its host must resolve to public addresses unless the operator set WEBHOOKS_ALLOW_PRIVATE.",
+      }),
+    ),
+    bucket: t.Optional(
+      t.String({
+        pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{1,254}$',
+        error: 'bucket: a bucket name (letters, digits, . _ -, 2–255)',
+      }),
+    ),
+    region: t.Optional(t.Nullable(t.String({ minLength: 1, maxLength: 64 }))),
+    prefix: t.Optional(
+      t.String({
+        maxLength: 512,
+        pattern: '^$|^[A-Za-z0-9!_.*()-][A-Za-z0-9!_.*()/-]*$',
+        error: "prefix: letters, digits and !_.*()/- (no leading '/', no '.' or '..' segment), at most 512",
+        description:
+          'Put before every key written in the bucket (e.g. `recordings/`); a recording is `{prefix}{session_id}.mp4`.',
+      }),
+    ),
+    access_key_id: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
+    secret_access_key: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'Write-only: kept encrypted, never returned. Required with the other bucket fields (PUT replaces the whole resource).',
+      }),
+    ),
+    retention_days: t.Optional(RetentionDays),
+  },
+  {
+    description:
+      "An account's recording settings. Give `endpoint`, `bucket`, `access_key_id` and `secret_access_key` together for the account's own bucket (checked by writing and deleting a test object before it is saved), or none of them for the service's store; `retention_days` either way.",
+  },
+);
+
+export const RecordingStorageResponse = t.Object(
+  {
+    store: oneOf(
+      RECORDING_STORES,
+      "Where new recordings go: `customer` (the bucket below) or `service` (the service's store).",
+    ),
+    endpoint: t.Nullable(t.String()),
+    bucket: t.Nullable(t.String()),
+    region: t.Nullable(t.String()),
+    prefix: t.String(),
+    access_key_id: t.Nullable(t.String()),
+    secret_set: t.Boolean({ description: 'A secret is saved (it is never returned).' }),
+    retention_days: RetentionDays,
+    updated_at: Timestamp,
+  },
+  { description: "An account's recording settings, without the secret." },
+);

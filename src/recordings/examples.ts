@@ -1,8 +1,21 @@
-// Examples of a session's recording and captions for /openapi.json (src/openapi/examples.ts
+// Examples of a session's recording and captions, and of an account's recording storage, for /openapi.json (src/openapi/examples.ts
 // spreads them into its list by operationId; test/http/openapi-examples.test.ts checks each
 // against its schema).
 const SESSION_ID = 'ses_7QmZk4Wp1Hs9Vx2LbR6DnE';
 const KEY = `recordings/${SESSION_ID}/recording.mp4`;
+
+/** An account's own bucket, as GET /v1/recording-storage answers it: never the secret. */
+const STORAGE = {
+  store: 'customer',
+  endpoint: 'https://s3.eu-central-1.amazonaws.com',
+  bucket: 'acme-avatar-recordings',
+  region: 'eu-central-1',
+  prefix: 'likeness/',
+  access_key_id: 'AKIAIOSFODNN7EXAMPLE',
+  secret_set: true,
+  retention_days: null,
+  updated_at: '2026-11-24T08:12:40.000Z',
+};
 
 export const RECORDING_EXAMPLES = {
   getSessionRecording: {
@@ -31,4 +44,38 @@ export const RECORDING_EXAMPLES = {
   getSessionCaptions: {
     responses: { 404: { detail: 'Session not found' } },
   },
+  putRecordingStorage: {
+    request: {
+      endpoint: 'https://s3.eu-central-1.amazonaws.com',
+      bucket: 'acme-avatar-recordings',
+      region: 'eu-central-1',
+      prefix: 'likeness/',
+      access_key_id: 'AKIAIOSFODNN7EXAMPLE',
+      secret_access_key: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      retention_days: null,
+    },
+    responses: {
+      200: STORAGE,
+      422: {
+        detail: [
+          {
+            loc: ['body', 'bucket'],
+            msg: 'writing a test object to the bucket acme-avatar-recordings failed: AccessDenied: Access Denied',
+            type: 'storage_check_failed',
+          },
+        ],
+      },
+      503: {
+        detail:
+          "This service cannot keep a bucket's secret: its operator must set RECORDING_STORAGE_KEY (32 bytes, base64 or hex) first",
+      },
+    },
+  },
+  getRecordingStorage: {
+    responses: {
+      200: STORAGE,
+      404: { detail: 'No recording storage is set: recordings go to the service store' },
+    },
+  },
+  deleteRecordingStorage: { responses: {} },
 };

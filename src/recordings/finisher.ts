@@ -5,21 +5,27 @@
 //   its chunks in, or RECORDING_FINISH_WAIT_SECONDS after the end whatever came (a lost job never
 //   says done). The process that takes it holds a lease (`worked_until`, renewed as it works, as
 //   identities' creates do); one whose process died is taken again once the lease runs out.
-// - retention: files in the service's store older than RECORDING_RETENTION_DAYS are removed.
+// - storing: in the account's own bucket when it set one (docs/api.md#recording-storage), else in
+//   the service's store; a bucket that refuses it fails the recording, never falls back.
+// - retention: files in the service's store older than their account's retention days (or
+//   RECORDING_RETENTION_DAYS) are removed (retention.ts).
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, lt, or, sql } from 'drizzle-orm';
 import type { AssetStore } from '../assets/store.ts';
 import type { RecordingSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { sessions } from '../sessions/schema.ts';
 import { writeEvent } from '../webhooks/outbox.ts';
+import { bucketOf, StorageUnreadable, storageOf } from './account-storage.ts';
+import { BucketFailed, type CustomerBucket, customerFileKey, type EndpointRules } from './customer-bucket.ts';
 import { JOIN_TIMEOUT_MS, JoinFailed, joinParts } from './media-join.ts';
 import { chunkNumberOf, chunksPrefix, partPrefix, recordingFileKey } from './object-keys.ts';
 import { secondsOf } from './presenter.ts';
 import { removeRecording } from './removal.ts';
+import { expiredRecordings } from './retention.ts';
 import { recordingParts, recordings } from './schema.ts';
 
 export interface FinisherDeps {
@@ -30,6 +36,8 @@ export interface FinisherDeps {
   workLeaseSeconds: number;
   ffmpegPath: string;
   joinTimeoutMs?: number;
+  /** The address rules of accounts' own buckets (the webhooks' ones). */
+  bucketRules: EndpointRules;
 }
 
 /** What one sweep looks at, at most: the next sweep takes the rest. */
@@ -210,8 +218,22 @@ export class RecordingFinisher {
         log.error({ err: error, session_id: sessionId }, 'a recording could not be joined');
         return await this.fail(sessionId, `the recording could not be joined: ${error.message}`);
       }
-      const key = recordingFileKey(sessionId);
-      await store.put(key, new Uint8Array(await Bun.file(joined.path).arrayBuffer()), 'video/mp4');
+      const destination = await this.destinationOf(sessionId);
+      if (typeof destination === 'string') return await this.fail(sessionId, destination);
+      const bucket = destination.bucket;
+      const key = bucket ? customerFileKey(bucket.settings.prefix, sessionId) : recordingFileKey(sessionId);
+      if (bucket) {
+        try {
+          await bucket.upload(key, joined.path, this.deps.bucketRules);
+        } catch (error) {
+          if (!(error instanceof BucketFailed)) throw error;
+          return await this.fail(
+            sessionId,
+            `the recording could not be stored in the bucket ${bucket.settings.bucket} at ${bucket.settings.endpoint}: ${error.message}`,
+          );
+        }
+      } else await store.put(key, new Uint8Array(await Bun.file(joined.path).arrayBuffer()), 'video/mp4');
+      const where = bucket ? ('customer' as const) : ('service' as const);
       const written = await db.transaction(async (tx) => {
         const [row] = await tx
           .update(recordings)
@@ -220,8 +242,9 @@ export class RecordingFinisher {
             reason: null,
             durationMs: joined.durationMs,
             sizeBytes: joined.sizeBytes,
-            store: 'service',
+            store: where,
             objectKey: key,
+            bucket: bucket?.location ?? null,
             workedUntil: null,
             readyAt: new Date(),
           })
@@ -237,13 +260,14 @@ export class RecordingFinisher {
           identity_id: session?.identityId ?? null,
           duration_seconds: secondsOf(joined.durationMs) ?? 0,
           size_bytes: joined.sizeBytes,
-          store: 'service',
-          object_key: null,
+          store: where,
+          object_key: bucket ? key : null,
         });
         return true;
       });
       // Its session deleted meanwhile (the row went with it): the file has nobody to belong to.
-      if (!written && !(await this.exists(sessionId))) await store.delete(key);
+      if (!written && !(await this.exists(sessionId)))
+        await (bucket ? bucket.delete(key, this.deps.bucketRules) : store.delete(key));
       await store.deletePrefix(chunksPrefix(sessionId));
       log.info(
         {
@@ -252,6 +276,7 @@ export class RecordingFinisher {
           copied: joined.copied,
           duration_ms: joined.durationMs,
           size_bytes: joined.sizeBytes,
+          store: where,
           seconds: Math.round(performance.now() - started) / 1000,
         },
         'recording ready',
@@ -259,6 +284,22 @@ export class RecordingFinisher {
     } finally {
       stopLease();
       await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The account's own bucket (or none: the service's store), read when the file is stored; a reason to fail when it cannot be read. */
+  private async destinationOf(sessionId: string): Promise<{ bucket: CustomerBucket | undefined } | string> {
+    const { db, settings } = this.deps;
+    const [row] = await db
+      .select({ accountId: recordings.accountId })
+      .from(recordings)
+      .where(eq(recordings.sessionId, sessionId));
+    if (!row) return { bucket: undefined };
+    try {
+      return { bucket: bucketOf(await storageOf(db, row.accountId), settings.storageKey) };
+    } catch (error) {
+      if (!(error instanceof StorageUnreadable)) throw error;
+      return `the recording could not be stored in the account's bucket: ${error.message}`;
     }
   }
 
@@ -293,23 +334,10 @@ export class RecordingFinisher {
     log.warn({ session_id: sessionId, reason }, 'recording failed');
   }
 
-  /** Files in the service's store past RECORDING_RETENTION_DAYS (0: kept) are removed; their rows stay. */
+  /** Files in the service's store past their account's retention (or RECORDING_RETENTION_DAYS; 0: kept) are removed; their rows stay. */
   private async applyRetention(): Promise<void> {
     const { db, store, settings } = this.deps;
-    if (settings.retentionDays <= 0) return;
-    const expired = await db
-      .select()
-      .from(recordings)
-      .where(
-        and(
-          eq(recordings.status, 'ready'),
-          eq(recordings.store, 'service'),
-          isNull(recordings.deletedAt),
-          lt(recordings.readyAt, sql`now() - make_interval(days => ${settings.retentionDays})`),
-        ),
-      )
-      .limit(BATCH);
-    for (const row of expired) {
+    for (const row of await expiredRecordings(db, settings.retentionDays, BATCH)) {
       if (await removeRecording(db, store, row))
         log.info({ session_id: row.sessionId, ready_at: row.readyAt }, 'recording removed: past its retention');
     }

@@ -5,24 +5,31 @@ import { eq } from 'drizzle-orm';
 import { t } from 'elysia';
 import type { AssetStore } from '../assets/store.ts';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
+import type { RecordingSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import { ownedRow } from '../db/owned.ts';
 import type { AddressesFor } from '../http/client-addresses.ts';
 import { ApiError, ErrorResponse, notFound } from '../http/errors.ts';
 import { sessions } from '../sessions/schema.ts';
+import { bucketOf, StorageUnreadable, storageOf } from './account-storage.ts';
 import { captionsOf } from './captions.ts';
 import { CaptionsResponse, RecordingParams, RecordingResponse } from './contract.ts';
+import { BucketFailed, type EndpointRules } from './customer-bucket.ts';
 import { recordingResponse } from './presenter.ts';
 import { removeRecording } from './removal.ts';
 import { recordings } from './schema.ts';
 
 export { NO_MEDIA_REASON, RecordingFinisher } from './finisher.ts';
 export { recordingIntakeRoutes } from './intake.ts';
+export { recordingStorageRoutes } from './storage-routes.ts';
 
 export interface RecordingRouteDeps {
   db: Database;
   store: AssetStore;
   addressesFor: AddressesFor;
+  settings: RecordingSettings;
+  /** The address rules of accounts' own buckets (the webhooks' ones). */
+  bucketRules: EndpointRules;
 }
 
 const NOT_RECORDED = 'This session was not recorded';
@@ -39,6 +46,24 @@ export function recordingRoutes<const Prefix extends string>(deps: RecordingRout
     const [row] = await db.select().from(recordings).where(eq(recordings.sessionId, session.id));
     if (!row) throw new ApiError(404, NOT_RECORDED);
     return row;
+  };
+
+  /** A file in the account's own bucket is removed there, with the settings saved for that very bucket. */
+  const customerBucketOf = async (row: typeof recordings.$inferSelect) => {
+    if (row.store !== 'customer' || row.deletedAt !== null) return undefined;
+    let bucket: ReturnType<typeof bucketOf>;
+    try {
+      bucket = bucketOf(await storageOf(db, row.accountId), deps.settings.storageKey);
+    } catch (error) {
+      if (error instanceof StorageUnreadable) throw new ApiError(409, `The file cannot be deleted: ${error.message}`);
+      throw error;
+    }
+    if (!bucket || bucket.location !== row.bucket)
+      throw new ApiError(
+        409,
+        `The file is in the bucket ${row.bucket}, which is no longer this account's recording storage: delete ${row.objectKey} there`,
+      );
+    return { bucket, rules: deps.bucketRules };
   };
 
   return authenticatedRoutes(db, audience, '/sessions', 'Recordings')
@@ -61,15 +86,23 @@ export function recordingRoutes<const Prefix extends string>(deps: RecordingRout
         const row = await ownedRecording(caller.accountId, params.session_id);
         if (row.status === 'recording' || row.status === 'processing')
           throw new ApiError(409, `The recording is ${row.status}: delete it once it is ready or failed`);
-        await removeRecording(db, store, row);
+        try {
+          await removeRecording(db, store, row, await customerBucketOf(row));
+        } catch (error) {
+          if (error instanceof BucketFailed)
+            throw new ApiError(502, `Deleting ${row.objectKey} from the bucket ${row.bucket} failed: ${error.message}`);
+          throw error;
+        }
         set.status = 204;
       },
       {
         params: RecordingParams,
-        response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse },
+        response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 502: ErrorResponse },
         detail: {
           operationId: 'deleteSessionRecording',
           summary: "Delete a session's recording file; the recording stays listed with deleted_at",
+          description:
+            "A file in the account's own bucket is deleted there, with the account's saved settings: 409 when they no longer name that bucket, 502 when the bucket refuses.",
         },
       },
     )

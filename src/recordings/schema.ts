@@ -28,6 +28,8 @@ export const recordings = pgTable(
     store: text('store', { enum: RECORDING_STORES }),
     /** The file's key in its store, once ready. */
     objectKey: text('object_key'),
+    /** Store `customer`: the bucket it went to (`{endpoint}/{bucket}`), so DELETE removes it there and nowhere else. */
+    bucket: text('bucket'),
     /** While the parts are joined, the process doing it keeps this in the future (a lease, as identities' workedUntil). */
     workedUntil: timestamp('worked_until', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -58,3 +60,26 @@ export const recordingParts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.part] })],
 );
+
+/**
+ * An account's recording settings (docs/api.md#recording-storage): its own S3-compatible bucket,
+ * where its recordings go instead of the service's store, and its own retention. The secret is
+ * kept encrypted (secret-box.ts) and never leaves the service again.
+ */
+export const recordingStorage = pgTable('recording_storage', {
+  accountId: text('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  /** The bucket's S3 endpoint (https, or http where the operator allows private addresses); null: the service's store. */
+  endpoint: text('endpoint'),
+  bucket: text('bucket'),
+  region: text('region'),
+  /** Put before every key the service writes there (`recordings/`, or empty). */
+  prefix: text('prefix').notNull().default(''),
+  accessKeyId: text('access_key_id'),
+  /** AES-256-GCM under RECORDING_STORAGE_KEY: `v1.{iv}.{tag}.{ciphertext}`, base64url. */
+  secretAccessKey: text('secret_access_key'),
+  /** Days the service's store keeps this account's recordings (0: kept); null: RECORDING_RETENTION_DAYS. */
+  retentionDays: integer('retention_days'),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});

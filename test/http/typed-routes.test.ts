@@ -19,6 +19,7 @@ const publicResources: Record<keyof Routes['v1'], true> = {
   tools: true,
   documents: true,
   'publishable-keys': true,
+  'recording-storage': true,
   embed: true,
 };
 /** The console's API: the same resources (not the embed's start: a website's), and its own sign-in, keys and account routes. */
@@ -47,7 +48,7 @@ const doors: Record<keyof Routes, true> = {
 };
 
 test('every door, the public API and its console twins are in the type, down to the answer of a route', () => {
-  expect(Object.keys(publicResources)).toHaveLength(11);
+  expect(Object.keys(publicResources)).toHaveLength(12);
   expect(consoleTwins).toBe(true);
   expect(Object.keys(doors)).toContain('v1');
   expect(sessionStatus).toEqual(['running', 'ended']);

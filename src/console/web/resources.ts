@@ -8,6 +8,7 @@ import type { LedgerKind } from '../../credits/ledger.ts';
 import type * as identityContract from '../../identities/contract.ts';
 import type * as knowledgeContract from '../../knowledge/contract.ts';
 import type * as publishableKeyContract from '../../publishable-keys/contract.ts';
+import type * as recordingContract from '../../recordings/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
 import type * as toolContract from '../../tools/contract.ts';
 import type { VoiceItem } from '../../voices/contract.ts';
@@ -43,6 +44,8 @@ export type Session = Static<typeof sessionContract.SessionResponse>;
 export type EndReason = NonNullable<Session['end_reason']>;
 export type Transcript = Static<typeof sessionContract.TranscriptResponse>;
 export type SessionStart = Static<typeof sessionContract.StartSessionResponse>;
+/** A recorded session's file (docs/api.md#recordings). */
+export type Recording = Static<typeof recordingContract.RecordingResponse>;
 
 // Tools and documents (docs/api.md#tools, #documents).
 export type { ToolType } from '../../contract/agent-tools.ts';

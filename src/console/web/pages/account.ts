@@ -1,10 +1,11 @@
-// The account: who is signed in, and a new console password (every other browser signed in
-// to the account is signed out; this one stays).
+// The account: who is signed in, a new console password (every other browser signed in to the
+// account is signed out; this one stays), and where its recordings go (recording-storage.ts).
 import { api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
 import type { SignedIn } from '../resources.ts';
 import { type Page, pageHeading } from './page.ts';
+import { recordingStorageCard } from './recording-storage.ts';
 
 const PASSWORD_MIN = 10;
 
@@ -64,5 +65,6 @@ export const accountPage: Page = (context) => {
     pageHeading('Account'),
     h('p', { class: 'lead' }, 'Signed in as ', h('strong', { id: 'account-page-email' }, context.account?.email ?? '')),
     form,
+    recordingStorageCard(),
   );
 };

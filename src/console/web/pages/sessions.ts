@@ -1,5 +1,5 @@
 // Sessions: every conversation with its length and charges; choosing one shows what the
-// visitor experienced (its metrics) and its transcript.
+// visitor experienced (its metrics), its recording when it was recorded, and its transcript.
 import { api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatCredits, formatDate, formatDuration } from '../format.ts';
@@ -7,6 +7,7 @@ import { errorBox, showError } from '../forms.ts';
 import type { EndReason, IdentityListItem, Session, Transcript } from '../resources.ts';
 import { cell, dataTable } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
+import { type RecordingBlock, recordingBlock } from './session-recording.ts';
 
 const ms = (value: number | null) =>
   value === null ? '—' : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${Math.round(value)} ms`;
@@ -85,13 +86,19 @@ export const sessionsPage: Page = async (context) => {
   const nameOf = (session: Session) =>
     session.identity_id ? (identityNames.get(session.identity_id) ?? 'Deleted identity') : 'No identity';
 
+  let recording: RecordingBlock | null = null;
+
   async function showTranscript(session: Session, row: HTMLTableRowElement): Promise<void> {
     list.querySelectorAll('tr[aria-current]').forEach((selected) => selected.removeAttribute('aria-current'));
     row.setAttribute('aria-current', 'true');
     transcript.hidden = false;
     const title = h('h2', { tabindex: -1 }, `Transcript — ${nameOf(session)}, ${formatDate(session.created_at)}`);
     let quality = metricsTable(session.metrics);
-    replaceChildren(transcript, title, quality, h('p', { class: 'muted' }, 'Loading…'));
+    // The previous session's block stops its video and stops reading its recording.
+    recording?.dispose();
+    recording = session.record ? recordingBlock(session.session_id) : null;
+    const recorded = recording?.element ?? null;
+    replaceChildren(transcript, title, quality, recorded, h('p', { class: 'muted' }, 'Loading…'));
     try {
       const path = `/console/api/sessions/${encodeURIComponent(session.session_id)}`;
       // Read again: a running session's metrics grow with each turn.
@@ -102,6 +109,7 @@ export const sessionsPage: Page = async (context) => {
         transcript,
         title,
         quality,
+        recorded,
         turns.length
           ? h(
               'ol',
@@ -128,6 +136,7 @@ export const sessionsPage: Page = async (context) => {
         transcript,
         title,
         quality,
+        recorded,
         h('p', { class: 'error', role: 'alert' }, caught instanceof Error ? caught.message : String(caught)),
       );
     }
