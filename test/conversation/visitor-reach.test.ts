@@ -57,17 +57,22 @@ function parentOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
-/** The job process serving a session for this process's worker (it lists itself in SESSIONS_HERE_DIR). */
+/**
+ * The job process serving this test's session: the one process of this process's worker listed
+ * in SESSIONS_HERE_DIR, once the job of the file's earlier session has left (while it leaves it
+ * is still listed, and a run measured the wrong, leaving process: "ended while the visitor sent").
+ */
 function servingJobProcess(): number | undefined {
+  const serving: number[] = [];
   for (const name of readdirSync(SESSIONS_HERE_DIR)) {
     const pid = Number(name);
     try {
-      if (parentOf(pid) === process.pid) return pid;
+      if (parentOf(pid) === process.pid) serving.push(pid);
     } catch {
       // gone
     }
   }
-  return undefined;
+  return serving.length === 1 ? serving[0] : undefined;
 }
 
 function residentBytes(pid: number): number {
@@ -212,7 +217,7 @@ test('the visitor reaches the agent only through the microphone, the camera and 
     // 40 MiB on the framework's topic, on the chat topic (the visitor's own), and on one nobody
     // serves, after one more on the latter that lets the process's buffers grow to their
     // working size (the first big stream leaves the allocator ~20 MiB larger, the next ones nothing).
-    const pid = await eventually(() => servingJobProcess(), 10_000, 'the job process');
+    const pid = await eventually(() => servingJobProcess(), 30_000, 'the job process, alone');
     await memoryWhile(pid, () => streamBytes(visitor, 'nobody.serves.this'));
     const mib = (bytes: number) => Math.round(bytes / MiB);
     const before = residentBytes(pid);
