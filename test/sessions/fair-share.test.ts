@@ -141,6 +141,10 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
           // (test/embed/embed-start.test.ts sends it good and odd bodies).
           '--exclude-operation-id',
           'startEmbedSession',
+          // Without RECORDING_STORAGE_KEY (as here) saving a bucket is the documented 503; the
+          // typed client's run fuzzes it with that answer allowed.
+          '--exclude-operation-id',
+          'putRecordingStorage',
         ],
         { cwd: service.dataDir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } },
       );
@@ -150,6 +154,8 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
         st.exited,
       ]);
       const summary = out.slice(out.lastIndexOf('SUMMARY'));
+      // On failure, what schemathesis said of each failing operation comes before its summary.
+      if (code !== 0) console.log(out.slice(-6000));
       expect({ code, summary, err: err.trim() }).toMatchObject({
         code: 0,
         summary: expect.stringMatching(/\d+ generated, \d+ passed/),
