@@ -231,7 +231,12 @@ export async function startConversation(options: ConversationOptions): Promise<C
     const language = spokenLanguageOf(event.language);
     if (language) heard = language;
   });
+  /** The longest a visitor's spoken turn is taken to have lasted before its words were recognised. */
+  const MAX_TURN_SPEECH_MS = 30_000;
+  /** When the visitor began speaking since their last turn: that turn's start (captions span the speech). */
+  let visitorSpeakingSince: number | undefined;
   session.on(voice.AgentSessionEventTypes.UserStateChanged, (event) => {
+    if (event.newState === 'speaking') visitorSpeakingSince ??= event.createdAt;
     camera?.setSpeaking(event.newState === 'speaking');
     options.onVisitorSpeaking?.(event.newState === 'speaking');
   });
@@ -239,6 +244,16 @@ export async function startConversation(options: ConversationOptions): Promise<C
     const item = event.item;
     if (item.type !== 'message' || (item.role !== 'user' && item.role !== 'assistant')) return;
     const answered = item.role === 'assistant' ? knowledge?.takeForAgentTurn() : null;
+    // A spoken turn's message is made once its words are recognised: it began when its speech did
+    // (within reason: speech that gave no words leaves an older start behind).
+    const startedAt =
+      item.role === 'user'
+        ? Math.min(
+            item.createdAt,
+            Math.max(visitorSpeakingSince ?? item.createdAt, item.createdAt - MAX_TURN_SPEECH_MS),
+          )
+        : item.createdAt;
+    if (item.role === 'user') visitorSpeakingSince = undefined;
     transcripts.record({
       turn_id: item.id,
       role: item.role === 'user' ? 'user' : 'agent',
@@ -247,7 +262,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
       language: item.role === 'user' ? (mode === 'auto' ? heard : mode) : speaking,
       interrupted: item.interrupted,
       ordered_by: item.role === 'assistant' ? options.orders?.orderedBy(session) : undefined,
-      started_at: new Date(item.createdAt).toISOString(),
+      started_at: new Date(startedAt).toISOString(),
       ended_at: new Date(event.createdAt).toISOString(),
       ...(answered?.documentIds.length ? { document_ids: answered.documentIds.slice(0, 20) } : {}),
     });

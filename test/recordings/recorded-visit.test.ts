@@ -1,5 +1,7 @@
 // A recorded visit end to end (issue 43's proof): a real LiveKit, an agent worker on the offline
-// models in a process of its own, an rtc-node visitor who speaks. After the end the recording
+// models in a process of its own, an rtc-node visitor who speaks, the service's store on the
+// run's real S3 server (PGlite here; the recordings' tables on Postgres: recording-joined and
+// customer-bucket). After the end the recording
 // becomes `ready`; its file, fetched from its link, is an MP4 ffprobe reads as H.264 at the
 // session's size and AAC, as long as the visit; the visitor's voice and the agent's are both in
 // it (energy where each spoke); the mouth moves with the agent's audio (the lag that best lines
@@ -12,6 +14,7 @@ import { AVATAR_FPS, avatarFrameSize, avatarShapeFor } from '../../src/contract/
 import { launchBrowser } from '../support/browser.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
+import { freshBucket, type TestBucket } from '../support/s3.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
@@ -31,10 +34,12 @@ interface Recording {
 
 describe('a recorded visit', () => {
   let offline: OfflineAgentService;
+  let bucket: TestBucket;
 
   beforeAll(async () => {
+    bucket = await freshBucket();
     offline = await startOfflineAgentService('recorded-visit', {
-      env: { RECORDING_FINISH_WAIT_SECONDS: '5', RECORDING_SWEEP_INTERVAL_SECONDS: '1' },
+      env: { RECORDING_FINISH_WAIT_SECONDS: '5', RECORDING_SWEEP_INTERVAL_SECONDS: '1', ...bucket.env() },
     });
   }, 120_000);
   afterAll(() => offline?.stop());
@@ -106,6 +111,18 @@ describe('a recorded visit', () => {
           await account.call('POST', `/v1/sessions/${session.room_name}/end`);
           await visitor.leave().catch(() => undefined);
         }
+        // The visitor's turn spans their speech (its captions show while they speak), not the
+        // moment its words were recognised.
+        const { turns } = (await (
+          await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)
+        ).json()) as { turns: { role: string; started_at: string; ended_at: string }[] };
+        const visitorTurn = turns.find((turn) => turn.role === 'user')!;
+        const askedFrom = Date.parse(visitorTurn.started_at);
+        console.log(
+          `recorded visit: the visitor's turn ${askedFrom - wallOf(question!.startedAt)} ms from their speech's start, ${Date.parse(visitorTurn.ended_at) - askedFrom} ms long (spoken ${Math.round(question!.endedAt - question!.startedAt)} ms)`,
+        );
+        expect(Math.abs(askedFrom - wallOf(question!.startedAt))).toBeLessThan(1_500);
+        expect(Date.parse(visitorTurn.ended_at) - askedFrom).toBeGreaterThan(1_000);
         const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
           record: boolean;
           streaming_started_at: string;
@@ -130,6 +147,13 @@ describe('a recorded visit', () => {
         expect(file.headers.get('content-type')).toBe('video/mp4');
         const bytes = new Uint8Array(await file.arrayBuffer());
         expect(bytes.length).toBe(recording.size_bytes!);
+        // Kept in the S3 bucket; its chunks are removed once it is ready (just after).
+        const ours = async () =>
+          (await bucket.keys()).filter((key) => key.includes(`recordings/${session.room_name}/`));
+        await eventually(async () => (await ours()).length === 1, 15_000, "the recording's chunks removed");
+        expect(await ours()).toEqual([
+          expect.stringMatching(new RegExp(`recordings/${session.room_name}/recording\\.mp4$`)),
+        ]);
         const path = `/tmp/likeness-recorded-visit-${process.pid}.mp4`;
         await Bun.write(path, bytes);
         try {
