@@ -21,6 +21,7 @@ import {
   warmProcesses,
   whenRegistered,
 } from './agents-adapter/index.ts';
+import { answerJobOffer } from './job-offers.ts';
 import { type AgentLogger, agentLog } from './logging.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
@@ -137,21 +138,10 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     // idle count covers the running processes too; agents-adapter P4). A burst that fills the
     // worker finds every process ready, and forks no spare while its sessions start.
     numIdleProcesses: maxConcurrentJobs,
-    // A session that ended before its job was offered deleted its room: refuse the job rather
-    // than spend a warm process finding that out. If LiveKit does not answer, take it.
+    // Rooms that are gone and a full worker are refused (agent/job-offers.ts).
     requestFunc: async (request) => {
-      const name = request.room?.name;
-      const gone = name
-        ? await rooms.listRooms([name]).then(
-            (found) => found.length === 0,
-            () => false,
-          )
-        : false;
-      if (gone) return request.reject();
-      // LiveKit hears the load only now and then, and offered a full worker a second job: it
-      // waited for a process that its pool (warm only for free slots) never forks. Refused,
-      // the job goes to another worker.
-      if (takenSessions().length >= maxConcurrentJobs) return request.reject();
+      const offer = { room: request.room?.name, taken: takenSessions().length, capacity: maxConcurrentJobs };
+      if ((await answerJobOffer(offer, rooms)) === 'reject') return request.reject();
       await request.accept();
     },
     // A job process loads the offline models in prewarm (4–8 s on an idle 2-core machine):
