@@ -79,6 +79,8 @@ const GREETING_WAIT_MS = 3_000;
  * moment it is said, does not take the CPU that frame needs (measured, docs/benchmarks.md).
  */
 const GREETING_AFTER_HEARD_MS = 400;
+/** How long a reply's speech waits for its next sentence before it is taken for hung. */
+const NEXT_SENTENCE_WAIT_MS = 45_000;
 
 /** One language normalised from whatever the STT reports ('es', 'es-ES', 'Spanish'…). */
 function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
@@ -224,6 +226,11 @@ export async function startConversation(options: ConversationOptions): Promise<C
     },
     // No echo to cancel: the visitor's client does that; interruptions work from the start.
     aecWarmupDuration: null,
+    // The agents cut a reply whose speech has no next frame for 10 s, but that wait includes the
+    // model writing the next sentence: the offline model on a busy machine took 13 s, and the
+    // visitor heard "Sure," alone. A hung voice is still cut, later.
+    ttsReadIdleTimeout: NEXT_SENTENCE_WAIT_MS,
+    forwardAudioIdleTimeout: NEXT_SENTENCE_WAIT_MS,
   });
 
   session.on(voice.AgentSessionEventTypes.UserInputTranscribed, (event) => {

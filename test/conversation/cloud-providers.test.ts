@@ -324,6 +324,48 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     }
   });
 
+  test('a model that takes 12 s to write its next sentence is waited for: the reply is spoken whole', async () => {
+    const identity = await createIdentity({ language: 'en', prompt: `${PROMPT} slow-writer` });
+    const first = 'Sure, let me look.';
+    const second = 'Your parcel arrives on Monday.';
+    // Longer than the agents' own 10 s stall guard, as the offline model took on a busy machine.
+    fakes.openai.respond(() => ({
+      content: `${first} ${second}`,
+      toolCalls: [],
+      pause: { afterWords: 4, ms: 12_000 },
+    }));
+    const conversation = await talk({ identity_id: identity.identity_id });
+    try {
+      await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
+      fakes.deepgram.script({ transcript: 'Where is my parcel?', language: 'en' });
+      const since = epochNow();
+      const asked = await conversation.microphone.say(await speech('Where is my parcel?'));
+      // ElevenLabs speaks once the text is flushed or 120 characters are in: here the first frame
+      // comes only after the pause, and the agents' default gave up on it at 10 s.
+      const heard = await eventually(() => conversation.ears.soundAfter(asked.endedAt), 40_000, 'the reply');
+      await eventually(() => conversation.ears.silenceAfter(heard, 400), 20_000, 'the end of the reply');
+      expect(
+        ttsContextsAfter(since)
+          .map((context) => context.spoken)
+          .join(' '),
+      ).toContain(second);
+      const turn = await eventually(
+        async () => {
+          const body = (await (
+            await account.call('GET', `/v1/sessions/${conversation.session.room_name}/transcript`)
+          ).json()) as { turns: { role: string; text: string; interrupted: boolean }[] };
+          return body.turns.find((t) => t.role === 'agent' && t.text.includes('parcel'));
+        },
+        10_000,
+        'the reply in the transcript',
+      );
+      expect(turn.text).toContain(second);
+      expect(turn.interrupted).toBe(false);
+    } finally {
+      await conversation.end();
+    }
+  }, 90_000);
+
   test('a visitor who pauses mid-question is answered once, for the whole question (AGENT_TURN_DETECTION=transcript, the default)', async () => {
     const identity = await createIdentity({ language: 'en', prompt: `${PROMPT} hesitant` });
     fakes.openai.respond(() => 'The capital of France is Paris.');

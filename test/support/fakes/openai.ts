@@ -77,6 +77,8 @@ export interface FakeToolCall {
 export interface FakeToolCallReply {
   content?: string;
   toolCalls: FakeToolCall[];
+  /** The stream holds still for `ms` after its first `afterWords` words (a model slow to write on). */
+  pause?: { afterWords: number; ms: number };
 }
 
 export type ChatResponder = (request: ChatRecord) => string | FakeToolCallReply | Promise<string | FakeToolCallReply>;
@@ -248,6 +250,8 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
       total_tokens: promptTokens + words.length,
     };
     const { firstTokenDelayMs, tokenIntervalMs } = fake;
+    const pause = typeof answer === 'string' ? undefined : answer.pause;
+    const wordDelay = (i: number) => (i === 0 ? 0 : tokenIntervalMs) + (pause && i === pause.afterWords ? pause.ms : 0);
 
     if (!record.stream) {
       await Bun.sleep(firstTokenDelayMs);
@@ -285,7 +289,7 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     });
     const events: { delayMs: number; data: unknown; content?: boolean }[] = [
       { delayMs: firstTokenDelayMs, data: chunk({ role: 'assistant', content: '', refusal: null }) },
-      ...words.map((w, i) => ({ delayMs: i === 0 ? 0 : tokenIntervalMs, data: chunk({ content: w }), content: true })),
+      ...words.map((w, i) => ({ delayMs: wordDelay(i), data: chunk({ content: w }), content: true })),
       ...toolCallDeltas(toolCalls).map((delta) => ({ delayMs: tokenIntervalMs, data: chunk(delta) })),
       { delayMs: 0, data: chunk({}, toolCalls.length ? 'tool_calls' : 'stop') },
       ...(record.includeUsage
