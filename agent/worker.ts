@@ -21,7 +21,7 @@ import {
   warmProcesses,
   whenRegistered,
 } from './agents-adapter/index.ts';
-import { answerJobOffer } from './job-offers.ts';
+import { jobOfferAnswerer } from './job-offers.ts';
 import { type AgentLogger, agentLog } from './logging.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
@@ -119,6 +119,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
       [...server.activeJobs.map((job) => job.job), ...launchingJobs(server)].map((job) => job.room?.name ?? job.id),
     ),
   ];
+  const answerOffer = jobOfferAnswerer({ rooms, capacity: maxConcurrentJobs, taken: () => takenSessions().length });
   const serverOptions = new ServerOptions({
     agent: JOB_ENTRY,
     agentName: options.agentName,
@@ -139,9 +140,9 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     // worker finds every process ready, and forks no spare while its sessions start.
     numIdleProcesses: maxConcurrentJobs,
     // Rooms that are gone and a full worker are refused (agent/job-offers.ts).
+    // Rooms that are gone and a full worker are refused (agent/job-offers.ts).
     requestFunc: async (request) => {
-      const offer = { room: request.room?.name, taken: takenSessions().length, capacity: maxConcurrentJobs };
-      if ((await answerJobOffer(offer, rooms)) === 'reject') return request.reject();
+      if ((await answerOffer(request.room?.name)) === 'reject') return request.reject();
       await request.accept();
     },
     // A job process loads the offline models in prewarm (4–8 s on an idle 2-core machine):

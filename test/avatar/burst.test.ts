@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
-import { answerJobOffer } from '../../agent/job-offers.ts';
+import { jobOfferAnswerer } from '../../agent/job-offers.ts';
 import { httpUrlOf } from '../../src/livekit/connection.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { jobProcesses } from '../support/processes.ts';
@@ -104,13 +104,27 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
     const rooms = new RoomServiceClient(httpUrlOf(url), apiKey, apiSecret);
     const room = `offered_${crypto.randomUUID()}`;
     await rooms.createRoom({ name: room, emptyTimeout: 60 });
-    expect(await answerJobOffer({ room, taken: 0, capacity: SLOTS }, rooms)).toBe('accept');
-    expect(await answerJobOffer({ room, taken: SLOTS, capacity: SLOTS }, rooms)).toBe('reject');
+    let taken = 0;
+    const answer = jobOfferAnswerer({ rooms, capacity: SLOTS, taken: () => taken });
+    expect(await answer(room)).toBe('accept');
+    taken = SLOTS;
+    expect(await answer(room)).toBe('reject');
+    taken = 0;
+    // A burst of offers answered together: as many taken as there are slots, as each accept counts at once.
+    const burst = await Promise.all(
+      Array.from({ length: SLOTS + 4 }, async () => {
+        const answered = await answer(room);
+        if (answered === 'accept') taken++;
+        return answered;
+      }),
+    );
+    expect(burst.filter((a) => a === 'accept')).toHaveLength(SLOTS);
+    taken = 0;
     await rooms.deleteRoom(room);
-    expect(await answerJobOffer({ room, taken: 0, capacity: SLOTS }, rooms)).toBe('reject');
+    expect(await answer(room)).toBe('reject');
     // LiveKit not answering the lookup: the session is not refused its agent over it.
     const silent = new RoomServiceClient('http://127.0.0.1:9', apiKey, apiSecret, { requestTimeout: 1 });
-    expect(await answerJobOffer({ room, taken: 0, capacity: SLOTS }, silent)).toBe('accept');
+    expect(await jobOfferAnswerer({ rooms: silent, capacity: SLOTS, taken: () => 0 })(room)).toBe('accept');
   });
 
   test('sessions ended before their agent came leave the next visitor a process warm before they came', async () => {

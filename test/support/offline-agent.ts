@@ -1,4 +1,4 @@
-// A control plane (PGlite, the local LiveKit) with an agent worker in a process of its own and
+// A control plane (PGlite unless told Postgres, the local LiveKit) with an agent worker in a process of its own and
 // no provider key in its environment, so the offline models listen, answer and speak: what the
 // conversation suites on the offline models share.
 import { rm } from 'node:fs/promises';
@@ -29,13 +29,16 @@ export interface OfflineAgentService {
   stop(): Promise<void>;
 }
 
-/** `env`: the control plane's own settings beside the defaults (e.g. a recording's wait). */
+/**
+ * `env`: the control plane's own settings beside the defaults (e.g. a recording's wait);
+ * `engine`: its database, PGlite by default.
+ */
 export async function startOfflineAgentService(
   name: string,
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; engine?: 'pglite' | 'postgres' } = {},
 ): Promise<OfflineAgentService> {
   const dirs: string[] = [];
-  const service = await startTestService('pglite', {
+  const service = await startTestService(options.engine ?? 'pglite', {
     livekit: 'local',
     env: { CREDITS_ONBOARDING: '0', ...options.env },
   });

@@ -1,0 +1,114 @@
+// A recorded visit on the other engine and the other store (issue 43's proof on both engines):
+// PGlite, the service's store in local files, the cloud plugins on their wire fakes, an agent
+// worker in this process, an rtc-node visitor who speaks. The recording becomes `ready`, its
+// link serves the file, and the file shows what recorded-visit-checks.ts asserts. Postgres, S3,
+// the offline models and Chromium playing it: recorded-visit.test.ts.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { rm } from 'node:fs/promises';
+import { TrackKind } from '@livekit/rtc-node';
+import { avatarFrameSize, avatarShapeFor } from '../../src/contract/index.ts';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { sharedProviderFakes } from '../support/preload.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { Listener, Microphone, speech } from '../support/voice.ts';
+import { expectRecordedVisit, type Span, settledRecording } from './recorded-visit-checks.ts';
+
+const fakes = sharedProviderFakes();
+const QUESTION = 'When does the museum close tonight?';
+const REPLY = 'The museum closes at nine this evening, and the last entry is at eight.';
+
+describe('a recorded visit (PGlite, local files, the cloud plugins)', () => {
+  let service: TestService;
+  let account: TestAccount;
+
+  beforeAll(async () => {
+    service = await startTestService('pglite', {
+      livekit: 'local',
+      agent: true,
+      env: {
+        ...fakes.env,
+        CREDITS_ONBOARDING: '0',
+        RECORDING_FINISH_WAIT_SECONDS: '5',
+        RECORDING_SWEEP_INTERVAL_SECONDS: '1',
+      },
+    });
+    account = await service.account({ credits: 10_000 });
+  }, 120_000);
+  afterAll(() => service?.stop());
+
+  test('is one MP4 of what the visitor saw and both voices, in sync, served from the local store', async () => {
+    fakes.openai.respond(() => REPLY);
+    const identity = (await (
+      await account.call('POST', '/v1/identities', {
+        body: await identityForm({ language: 'en', prompt: 'You are Ada, a guide at the Louvre.' }),
+      })
+    ).json()) as IdentityBody;
+    const started = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ identity_id: identity.identity_id, record: true }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(started.status).toBe(200);
+    const session = (await started.json()) as StartedSession;
+    const joinedAt = performance.now();
+    const visitor = await joinAsVisitor(session);
+    const microphone = await Microphone.publish(visitor.room);
+    const ears = new Listener(
+      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 30_000, "the avatar's audio"),
+    );
+    let greeting: Span;
+    let question: Span;
+    let reply: Span;
+    try {
+      const greetingFrom = await eventually(() => ears.soundAfter(joinedAt), 30_000, 'the greeting');
+      greeting = {
+        from: greetingFrom,
+        to: await eventually(() => ears.silenceAfter(greetingFrom, 600), 30_000, 'its end'),
+      };
+      fakes.deepgram.script({ transcript: QUESTION, language: 'en' });
+      const asked = await microphone.say(await speech(QUESTION));
+      question = { from: asked.startedAt, to: asked.endedAt };
+      const replyFrom = await eventually(() => ears.soundAfter(asked.endedAt), 30_000, 'the reply');
+      reply = { from: replyFrom, to: await eventually(() => ears.silenceAfter(replyFrom, 600), 30_000, 'its end') };
+      await Bun.sleep(500);
+    } finally {
+      ears.close();
+      await microphone.stop();
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await visitor.leave().catch(() => undefined);
+    }
+    const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
+      record: boolean;
+      streaming_started_at: string;
+      ended_at: string;
+    };
+    expect(read.record).toBe(true);
+    const recording = await settledRecording(account, session.room_name);
+    expect(recording.reason).toBeNull();
+    expect(recording.status).toBe('ready');
+    const file = await fetch(recording.download_url!);
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toBe('video/mp4');
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    expect(bytes.length).toBe(recording.size_bytes!);
+    const path = `/tmp/likeness-recorded-visit-local-${process.pid}.mp4`;
+    await Bun.write(path, bytes);
+    try {
+      await expectRecordedVisit(
+        {
+          path,
+          streamedAt: Date.parse(read.streaming_started_at),
+          endedAt: Date.parse(read.ended_at),
+          recording,
+          size: avatarFrameSize(avatarShapeFor(null, true)),
+          greeting: greeting!,
+          question: question!,
+          reply: reply!,
+        },
+        'recorded visit (local)',
+      );
+    } finally {
+      await rm(path, { force: true });
+    }
+  }, 180_000);
+});
