@@ -24,8 +24,6 @@ export interface FailedTest {
 }
 export function failureCollector(): { failures: FailedTest[]; line(text: string): void };
 export function failureRecap(failures: FailedTest[]): string;
-export function idleCores(ms?: number): Promise<number>;
-export function streamsTogether(idle: number, env: Record<string, string | undefined>): boolean;
 export function runBunTest(
   bunPath: string,
   args: string[],

@@ -1,7 +1,6 @@
 // Runs `bun test`, streaming its output live while keeping the tail of it, and turns
 // bun's closing summary into the one line CI reads: `N passed, N failed[, N skipped]`.
 import { readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join, sep } from 'node:path';
 import { repoRoot } from './paths.mjs';
 import { run } from './processes.mjs';
@@ -177,7 +176,7 @@ export function addCounts(all) {
 
 /**
  * Runs `bun test` in the repo root and resolves with { exitCode, counts }. By default as two
- * streams at once (in turn on a busy machine: streamsTogether), then the suites that run alone (planStreams); LIKENESS_TEST_STREAMS=1, a
+ * streams at once, then the suites that run alone (planStreams); LIKENESS_TEST_STREAMS=1, a
  * `--parallel` of the caller's own, or a selection all in one stream runs one `bun test` as given.
  */
 export async function runBunTest(bunPath, args, env) {
@@ -192,12 +191,8 @@ export async function runBunTest(bunPath, args, env) {
     return only;
   }
 
-  const idle = await idleCores();
-  const together = streamsTogether(idle, env);
   process.stderr.write(
-    together
-      ? `[bootstrap] two streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${streams.light.length} others; then ${streams.alone.length} alone\n`
-      : `[bootstrap] two streams in turn (other processes leave ${idle.toFixed(1)} cores idle): ${streams.light.length} light suites, then ${streams.heavy.length} heavy, then ${streams.alone.length} alone\n`,
+    `[bootstrap] two streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${streams.light.length} others; then ${streams.alone.length} alone\n`,
   );
   const stream = (name, files, extra = []) =>
     files.length > 0
@@ -207,9 +202,10 @@ export async function runBunTest(bunPath, args, env) {
           counts: { pass: 0, fail: 0, skip: 0, todo: 0, error: 0, expects: 0 },
           failures: [],
         });
-  const [light, heavy] = together
-    ? await Promise.all([stream('light', streams.light, lightWorkers(env)), stream('heavy', streams.heavy)])
-    : [await stream('light', streams.light, lightWorkers(env)), await stream('heavy', streams.heavy)];
+  const [light, heavy] = await Promise.all([
+    stream('light', streams.light, lightWorkers(env)),
+    stream('heavy', streams.heavy),
+  ]);
   const alone = await stream('alone', streams.alone);
   const results = [light, heavy, alone];
   const counts = addCounts(results.map((result) => result.counts));
@@ -220,35 +216,6 @@ export async function runBunTest(bunPath, args, env) {
     );
   }
   return { exitCode: results.find((result) => result.exitCode !== 0)?.exitCode ?? 0, counts };
-}
-
-/**
- * Whether the two streams run at once: only while other processes leave the cores for both
- * (MIN_IDLE_CORES). Each stream then has about a core, as its real-time checks (frame rates,
- * billing minutes, replies) are tuned to; with a busy neighbour (another build, a CPU hog) they
- * run in turn, each with what the neighbour leaves. LIKENESS_TEST_STREAMS=2 runs them at once anyway.
- */
-const MIN_IDLE_CORES = 1.6;
-export function streamsTogether(idle, env) {
-  return env.LIKENESS_TEST_STREAMS === '2' || idle >= MIN_IDLE_CORES;
-}
-
-/** The cores left idle by every process over `ms` (from /proc/stat); all of them where it cannot be read. */
-export async function idleCores(ms = 2_000) {
-  const sample = () => {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal: idle and iowait are free.
-    return { free: fields[3] + (fields[4] ?? 0), total: fields.slice(0, 8).reduce((sum, v) => sum + v, 0) };
-  };
-  try {
-    const before = sample();
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    const after = sample();
-    const total = after.total - before.total;
-    return total > 0 ? ((after.free - before.free) / total) * availableParallelism() : availableParallelism();
-  } catch {
-    return availableParallelism();
-  }
 }
 
 /**

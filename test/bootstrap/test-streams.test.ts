@@ -2,17 +2,15 @@
 // docs/testing.md#two-streams) and adds their summaries into the one closing line.
 import { describe, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   addCounts,
   failureCollector,
   failureRecap,
-  idleCores,
   parseBunSummary,
   planStreams,
   splitArguments,
-  streamsTogether,
   summaryLine,
 } from '../../src/bootstrap/test-run.mjs';
 
@@ -62,25 +60,6 @@ describe('the two streams of npm test', () => {
       expect(Bun.file(join(root, path)).size > 0 || path.endsWith('/'), path).toBe(true);
       if (path.endsWith('/')) expect(readdirCount(join(root, path)), path).toBeGreaterThan(0);
     }
-  });
-
-  test('the streams run at once only while other processes leave the cores idle; a CPU hog beside puts them in turn', async () => {
-    const cores = availableParallelism();
-    const quiet = await idleCores(1_000);
-    const hog = Bun.spawn(['yes'], { stdout: 'ignore' });
-    try {
-      await Bun.sleep(200);
-      const busy = await idleCores(1_000);
-      console.log(`idle cores: ${quiet.toFixed(2)} of ${cores} before, ${busy.toFixed(2)} with a \`yes\` beside`);
-      // The hog's core is not counted idle (the suite's other stream may take some of the rest).
-      expect(busy).toBeLessThan(cores - 0.8);
-      if (cores === 2) expect(streamsTogether(busy, {})).toBe(false);
-    } finally {
-      hog.kill();
-    }
-    expect(streamsTogether(2, {})).toBe(true);
-    expect(streamsTogether(1, {})).toBe(false);
-    expect(streamsTogether(1, { LIKENESS_TEST_STREAMS: '2' })).toBe(true);
   });
 
   test('the closing line adds both streams up; a stream without a summary makes the run red', () => {

@@ -172,7 +172,10 @@ describe('fake Deepgram with the real plugin', () => {
       stream.close();
       const [utterance] = fake.connections[before]!.utterances;
       const latency = utterance!.finalSentAt! - utterance!.speechEndedAt;
-      expect(latency).toBeGreaterThanOrEqual(ENDPOINTING_MS + 200 - 20);
+      // The fake counts silence in audio time; the plugin's sends bunch up on a busy machine (the
+      // last speech late, the silence right behind it: 667 ms beside a CPU hog), hence the slack.
+      // A fake that ignored endpointing would answer ~200 ms after the speech.
+      expect(latency).toBeGreaterThanOrEqual(ENDPOINTING_MS + 200 - 150);
       expect(latency).toBeLessThan(ENDPOINTING_MS + 200 + 400);
     } finally {
       fake.finalDelayMs = 0;

@@ -91,7 +91,17 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
     try {
       await eventually(() => (videos[0]?.frames.length ?? 0) >= 10, 30_000, 'B’s avatar');
       // Every slot taken: A is still told 429; C, which runs none, 503 (it could not be seated).
-      expect((await start(a)).status).toBe(429);
+      // (A worker's heartbeat late on a busy machine makes every start 503 for a moment, as no
+      // worker is heard: A's answer is the one given once it is heard again.)
+      const told = await eventually(
+        async () => {
+          const status = (await start(a)).status;
+          return status === 503 ? undefined : status;
+        },
+        15_000,
+        "A's answer, the worker heard",
+      );
+      expect(told).toBe(429);
       const c = await service.account({ credits: 100_000 });
       const full = await start(c);
       expect(full.status).toBe(503);
@@ -163,6 +173,7 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
       expect(summary).not.toMatch(/failed|errored/i);
       await endAll(account);
     },
-    240_000,
+    // ~1.5 min on a quiet machine; beside a CPU hog it went past 4 min (it fuzzes every operation).
+    480_000,
   );
 });
