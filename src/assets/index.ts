@@ -43,8 +43,8 @@ export function assetRoutes(store: AssetStore, links: AssetLinks) {
       }
       const left = links.secondsLeft(key, query.expires, query.signature);
       if (left === undefined) throw new ApiError(404, 'Asset not found');
-      const blob = await store.get(key);
-      if (!blob) throw new ApiError(404, 'Asset not found');
+      const stored = await store.open(key);
+      if (!stored) throw new ApiError(404, 'Asset not found');
       const headers: Record<string, string> = {
         'content-type': contentTypeOf(key),
         // Nothing on the way keeps a person's face: a deleted identity's links end at once.
@@ -52,13 +52,20 @@ export function assetRoutes(store: AssetStore, links: AssetLinks) {
         'x-content-type-options': 'nosniff',
         'accept-ranges': 'bytes',
       };
-      const range = byteRange(request.headers.get('range'), blob.size);
+      const { size } = stored;
+      const range = byteRange(request.headers.get('range'), size);
       if (range === 'unsatisfiable')
-        return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${blob.size}` } });
-      if (!range) return new Response(blob, { headers });
-      return new Response(blob.slice(range.start, range.end + 1), {
+        return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${size}` } });
+      // Streamed from the store as the client reads: a recording is not held in memory per request.
+      if (!range)
+        return new Response(stored.read(0, size), { headers: { ...headers, 'content-length': String(size) } });
+      return new Response(stored.read(range.start, range.end + 1), {
         status: 206,
-        headers: { ...headers, 'content-range': `bytes ${range.start}-${range.end}/${blob.size}` },
+        headers: {
+          ...headers,
+          'content-range': `bytes ${range.start}-${range.end}/${size}`,
+          'content-length': String(range.end + 1 - range.start),
+        },
       });
     },
     { detail: { hide: true } },

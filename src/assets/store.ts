@@ -1,19 +1,29 @@
 // Where uploaded images and audio live: a local folder (embedded default) or S3 through
 // Bun's built-in client. Keys carry an unguessable token and their file extension.
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { S3Settings } from '../config.ts';
 
 export interface AssetStore {
   readonly kind: 'local' | 's3';
   put(key: string, bytes: Uint8Array, contentType: string): Promise<void>;
+  /** A file on disk stored under `key`, streamed (a recording may be hundreds of megabytes). */
+  putFile(key: string, path: string, contentType: string): Promise<void>;
   /** The stored bytes, or undefined when there is no such key. */
   get(key: string): Promise<Blob | undefined>;
+  /** The stored object's size, read by byte range as asked (nothing is read ahead), or undefined. */
+  open(key: string): Promise<StoredObject | undefined>;
   delete(key: string): Promise<void>;
   /** Remove every key under the prefix (a folder-like path ending in `/`). */
   deletePrefix(prefix: string): Promise<void>;
   /** Keys under a prefix (tests and the recovery sweep). */
   list(prefix: string): Promise<string[]>;
+}
+
+export interface StoredObject {
+  size: number;
+  /** The bytes from `start` up to `end` (exclusive), as they are read from the store. */
+  read(start: number, end: number): ReadableStream<Uint8Array>;
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
@@ -55,9 +65,20 @@ export class LocalAssetStore implements AssetStore {
     await Bun.write(path, bytes);
   }
 
+  async putFile(key: string, path: string, _contentType?: string): Promise<void> {
+    const destination = this.pathOf(key);
+    await mkdir(dirname(destination), { recursive: true });
+    await copyFile(path, destination);
+  }
+
   async get(key: string): Promise<Blob | undefined> {
     const file = Bun.file(this.pathOf(key));
     return (await file.exists()) ? file : undefined;
+  }
+
+  async open(key: string): Promise<StoredObject | undefined> {
+    const file = await this.get(key);
+    return file && { size: file.size, read: (start, end) => file.slice(start, end).stream() };
   }
 
   async delete(key: string): Promise<void> {
@@ -101,6 +122,23 @@ export class S3AssetStore implements AssetStore {
     await this.client.write(this.keyOf(key), bytes, { type: contentType });
   }
 
+  async putFile(key: string, path: string, contentType: string): Promise<void> {
+    // Bun streams a file it is given (a multipart upload when large) rather than holding it in memory.
+    await this.client.write(this.keyOf(key), Bun.file(path), { type: contentType });
+  }
+
+  async open(key: string): Promise<StoredObject | undefined> {
+    const file = this.client.file(this.keyOf(key));
+    try {
+      const { size } = await file.stat();
+      // Each read is one ranged GET, streamed to its reader.
+      return { size, read: (start, end) => file.slice(start, end).stream() };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
   async get(key: string): Promise<Blob | undefined> {
     // The bytes, not the lazy S3File: Bun turns `new Response(s3File)` into a redirect to a
     // presigned URL and throws when given headers, so /assets/* could not serve it.
@@ -109,7 +147,7 @@ export class S3AssetStore implements AssetStore {
       const bytes = await this.client.file(this.keyOf(key)).bytes();
       return new Blob([bytes as Uint8Array<ArrayBuffer>], { type: contentTypeOf(key) });
     } catch (error) {
-      if ((error as { code?: unknown }).code === 'NoSuchKey') return undefined;
+      if (isMissing(error)) return undefined;
       throw error;
     }
   }
@@ -132,6 +170,14 @@ export class S3AssetStore implements AssetStore {
   async deletePrefix(prefix: string): Promise<void> {
     for (const key of await this.list(prefix)) await this.client.delete(this.keyOf(key));
   }
+}
+
+/** S3 names a missing key NoSuchKey in a GET's body; a HEAD has no body, only its 404. */
+function isMissing(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return (
+    code === 'NoSuchKey' || code === 'NotFound' || (typeof message === 'string' && /\b404\b|not found/i.test(message))
+  );
 }
 
 export function createAssetStore(options: { s3?: S3Settings; dataDir: string }): AssetStore {

@@ -2,6 +2,8 @@
 // the store on its own, then the whole service configured with S3_* settings.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AssetStore, createAssetStore, S3AssetStore } from '../../src/assets/store.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -55,6 +57,28 @@ describe('S3AssetStore', () => {
     });
     expect(response.status).toBe(200);
     expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
+  });
+
+  test('putFile streams a file in (multipart past 5 MiB); open reads just the ranges asked; a missing key opens as undefined', async () => {
+    const bytes = randomBytes(12 * 1024 * 1024 + 17);
+    const path = join(tmpdir(), `likeness-put-file-${process.pid}.mp4`);
+    await Bun.write(path, bytes);
+    try {
+      await store.putFile('recordings/ses_file/recording.mp4', path, 'video/mp4');
+    } finally {
+      await rm(path, { force: true });
+    }
+    expect((await bucket.client.file('recordings/ses_file/recording.mp4').stat()).type).toBe('video/mp4');
+    const opened = (await store.open('recordings/ses_file/recording.mp4'))!;
+    expect(opened.size).toBe(bytes.length);
+    const read = async (start: number, end: number) =>
+      new Uint8Array(await new Response(opened.read(start, end)).arrayBuffer());
+    expect(await read(0, 100)).toEqual(bytes.subarray(0, 100));
+    expect(await read(bytes.length - 17, bytes.length)).toEqual(bytes.subarray(bytes.length - 17));
+    expect(await read(5 * 1024 * 1024 - 3, 5 * 1024 * 1024 + 3)).toEqual(
+      bytes.subarray(5 * 1024 * 1024 - 3, 5 * 1024 * 1024 + 3),
+    );
+    expect(await store.open('recordings/ses_none/recording.mp4')).toBeUndefined();
   });
 
   test('list gives the keys under a prefix, sorted, and nothing from a sibling prefix', async () => {

@@ -199,6 +199,8 @@ describe.each(ENGINES)('a failure after validation on %s', (engine) => {
       delete: (key) => inner.delete(key),
       deletePrefix: (prefix) => inner.deletePrefix(prefix),
       list: (prefix) => inner.list(prefix),
+      putFile: (key, path, type) => inner.putFile(key, path, type),
+      open: (key) => inner.open(key),
     };
     service = await startTestService(engine, { overrides: { store: flaky } });
   });

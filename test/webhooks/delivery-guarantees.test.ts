@@ -96,6 +96,8 @@ describe('a failed retrain', () => {
       delete: (k) => inner.delete(k),
       deletePrefix: (p) => inner.deletePrefix(p),
       list: (p) => inner.list(p),
+      putFile: (key, path, type) => inner.putFile(key, path, type),
+      open: (key) => inner.open(key),
     };
     service = await startTestService('pglite', {
       overrides: { store: losing },

@@ -392,6 +392,8 @@ describe('a storage failure in the middle of training', () => {
       delete: (key) => inner.delete(key),
       deletePrefix: (prefix) => inner.deletePrefix(prefix),
       list: (prefix) => inner.list(prefix),
+      putFile: (key, path, type) => inner.putFile(key, path, type),
+      open: (key) => inner.open(key),
     };
     service = await startTestService('pglite', { overrides: { store: slowAndFailing } });
   });
