@@ -6,6 +6,7 @@
 // would not join into a file: `done` then counts the chunks that arrived.
 import {
   RECORDING_CHUNK_MAX_BYTES,
+  RECORDING_PART_STARTED_HEADER,
   type RecordingPartDone,
   recordingChunkPath,
   recordingPartDonePath,
@@ -42,6 +43,8 @@ export class ChunkSender {
   /** Set once nothing more may be sent: a refusal, or a chunk lost after its retries. */
   #ended: 'refused' | 'failed' | undefined;
   #chain: Promise<void> = Promise.resolve();
+  /** When the part's first tick was recorded (epoch ms), sent with each chunk. */
+  #startedAtMs: number | undefined;
 
   constructor(options: ChunkSenderOptions) {
     this.#options = options;
@@ -55,6 +58,11 @@ export class ChunkSender {
 
   get accepted(): number {
     return this.#accepted;
+  }
+
+  /** The part's recording began now: its chunks say so (contract RECORDING_PART_STARTED_HEADER). */
+  markStarted(atMs = Date.now()): void {
+    this.#startedAtMs ??= atMs;
   }
 
   /** Queues a chunk; `durationMs` is how much of the part is recorded once it is in. */
@@ -135,6 +143,7 @@ export class ChunkSender {
             'content-type': contentType,
             // Internal routes refuse a body without one; fetch would send a Uint8Array with it anyway.
             'content-length': String(body.length),
+            ...(this.#startedAtMs !== undefined && { [RECORDING_PART_STARTED_HEADER]: String(this.#startedAtMs) }),
           },
           signal: AbortSignal.timeout(this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
         });

@@ -174,6 +174,7 @@ export class SessionRecorder implements AvatarTap {
   }
 
   #startEncoder(frame: VideoFrame | null): void {
+    this.#sender.markStarted();
     this.#video = frame ? { width: frame.width, height: frame.height } : null;
     this.#encoder = new RecordingEncoder({
       video: this.#video,

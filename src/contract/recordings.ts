@@ -28,6 +28,13 @@ export function recordingChunkPath(sessionId: string, part: string, chunk: numbe
   return `/internal/sessions/${sessionId}/recording/parts/${part}/chunks/${chunk}`;
 }
 
+/**
+ * On each chunk: when the part's recording began (epoch ms, the job's clock). Parts are laid on
+ * the session's clock with it, so captions stay on the words after a failover's gap (the file has
+ * no gap: the next part follows the last).
+ */
+export const RECORDING_PART_STARTED_HEADER = 'x-recording-part-started-at';
+
 /** Where a job says its part is complete: POST, a `RecordingPartDone`. */
 export function recordingPartDonePath(sessionId: string, part: string): string {
   return `/internal/sessions/${sessionId}/recording/parts/${part}/done`;

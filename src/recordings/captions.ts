@@ -1,9 +1,12 @@
 // A session's conversation as WebVTT (docs/api.md#captions): one cue per visitor or agent turn
-// of its transcript, timed from when the avatar started streaming (where the recording starts),
-// or the session's creation when it never streamed. Tool turns are not speech: left out.
-import { asc, eq } from 'drizzle-orm';
+// of its transcript, on the recording's timeline: laid over its parts once it is joined (a
+// failover's gap is not in the file), else timed from when the avatar started streaming (where
+// the recording starts), or the session's creation when it never streamed. Tool turns are not
+// speech: left out.
+import { and, asc, eq, isNotNull } from 'drizzle-orm';
 import type { Database } from '../db/index.ts';
 import { sessionTranscripts } from '../sessions/schema.ts';
+import { recordingParts } from './schema.ts';
 
 const VOICES = { user: 'Visitor', agent: 'Agent' } as const;
 
@@ -43,19 +46,38 @@ export function cueText(text: string): string {
     .trim();
 }
 
-/** The WebVTT file of these turns, times relative to `origin`. */
-export function webVtt(turns: readonly CaptionTurn[], origin: Date): string {
+/** A part of a joined recording: when it began on the session's clock, and how long it lasts in the file. */
+export interface JoinedPart {
+  startedAt: Date;
+  joinedMs: number;
+}
+
+/**
+ * Where a moment of the session falls in the joined file (ms). The parts follow one another
+ * with no gap, so a moment between two parts falls where the next begins, and one before the
+ * first or after the last at the file's start or end.
+ */
+export function fileTimeOf(at: Date, parts: readonly JoinedPart[]): number {
+  let offset = 0;
+  for (const part of parts) {
+    const into = at.getTime() - part.startedAt.getTime();
+    if (into < 0) return offset;
+    if (into <= part.joinedMs) return offset + into;
+    offset += part.joinedMs;
+  }
+  return offset;
+}
+
+/** The WebVTT file of these turns, at the times `timeOf` gives (ms into the recording). */
+export function webVtt(turns: readonly CaptionTurn[], timeOf: (at: Date) => number): string {
   const cues: string[] = [];
   for (const turn of turns) {
     const voice = VOICES[turn.role as keyof typeof VOICES];
     const text = cueText(turn.text);
     if (!voice || !text) continue;
-    const start = Math.max(0, turn.startedAt.getTime() - origin.getTime());
+    const start = Math.max(0, timeOf(turn.startedAt));
     const guessed = Math.min(MAX_GUESSED_CUE_MS, Math.max(MIN_CUE_MS, text.length * MS_PER_CHAR));
-    const end = Math.max(
-      start + MIN_CUE_MS / 10,
-      turn.endedAt ? turn.endedAt.getTime() - origin.getTime() : start + guessed,
-    );
+    const end = Math.max(start + MIN_CUE_MS / 10, turn.endedAt ? timeOf(turn.endedAt) : start + guessed);
     cues.push(`${cues.length + 1}\n${vttTime(start)} --> ${vttTime(end)}\n<v ${voice}>${voice}: ${text}</v>`);
   }
   return `WEBVTT\n\n${cues.map((cue) => `${cue}\n\n`).join('')}`;
@@ -76,5 +98,15 @@ export async function captionsOf(
     .from(sessionTranscripts)
     .where(eq(sessionTranscripts.sessionId, session.id))
     .orderBy(asc(sessionTranscripts.startedAt), asc(sessionTranscripts.seq));
-  return webVtt(turns, session.streamingStartedAt ?? session.createdAt);
+  const parts = await db
+    .select({ startedAt: recordingParts.startedAt, joinedMs: recordingParts.joinedMs })
+    .from(recordingParts)
+    .where(and(eq(recordingParts.sessionId, session.id), isNotNull(recordingParts.joinedMs)))
+    .orderBy(asc(recordingParts.startedAt), asc(recordingParts.part));
+  if (parts.length > 0) {
+    const joined = parts.map((part) => ({ startedAt: part.startedAt, joinedMs: part.joinedMs! }));
+    return webVtt(turns, (at) => fileTimeOf(at, joined));
+  }
+  const origin = (session.streamingStartedAt ?? session.createdAt).getTime();
+  return webVtt(turns, (at) => at.getTime() - origin);
 }

@@ -163,14 +163,14 @@ export class RecordingFinisher {
   }
 
   /** Each part's chunks, contiguous from 0, written one after another into a file of its own (fragmented MP4 joins byte-wise). */
-  private async partFiles(sessionId: string, dir: string): Promise<string[]> {
+  private async partFiles(sessionId: string, dir: string): Promise<{ part: string; path: string }[]> {
     const { db, store } = this.deps;
     const parts = await db
       .select()
       .from(recordingParts)
       .where(eq(recordingParts.sessionId, sessionId))
       .orderBy(asc(recordingParts.startedAt), asc(recordingParts.part));
-    const files: string[] = [];
+    const files: { part: string; path: string }[] = [];
     for (const [index, part] of parts.entries()) {
       const { keys, contiguous } = await storedChunks(store, sessionId, part.part);
       if (contiguous < keys.length || contiguous < (part.chunks ?? 0)) {
@@ -197,7 +197,7 @@ export class RecordingFinisher {
       } finally {
         await file.close();
       }
-      files.push(path);
+      files.push({ part: part.part, path });
     }
     return files;
   }
@@ -212,7 +212,12 @@ export class RecordingFinisher {
       if (files.length === 0) return await this.fail(sessionId, NO_MEDIA_REASON);
       let joined: Awaited<ReturnType<typeof joinParts>>;
       try {
-        joined = await joinParts(this.deps.ffmpegPath, dir, files, this.deps.joinTimeoutMs ?? JOIN_TIMEOUT_MS);
+        joined = await joinParts(
+          this.deps.ffmpegPath,
+          dir,
+          files.map((file) => file.path),
+          this.deps.joinTimeoutMs ?? JOIN_TIMEOUT_MS,
+        );
       } catch (error) {
         if (!(error instanceof JoinFailed)) throw error;
         log.error({ err: error, session_id: sessionId }, 'a recording could not be joined');
@@ -232,7 +237,7 @@ export class RecordingFinisher {
             `the recording could not be stored in the bucket ${bucket.settings.bucket} at ${bucket.settings.endpoint}: ${error.message}`,
           );
         }
-      } else await store.put(key, new Uint8Array(await Bun.file(joined.path).arrayBuffer()), 'video/mp4');
+      } else await store.putFile(key, joined.path, 'video/mp4');
       const where = bucket ? ('customer' as const) : ('service' as const);
       const written = await db.transaction(async (tx) => {
         const [row] = await tx
@@ -251,6 +256,14 @@ export class RecordingFinisher {
           .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing')))
           .returning();
         if (!row) return false;
+        // Each part's length in the file: the captions lay the file on the session's clock with them.
+        for (const kept of joined.kept) {
+          const part = files.find((file) => file.path === kept.path)!.part;
+          await tx
+            .update(recordingParts)
+            .set({ joinedMs: kept.durationMs })
+            .where(and(eq(recordingParts.sessionId, sessionId), eq(recordingParts.part, part)));
+        }
         const [session] = await tx
           .select({ identityId: sessions.identityId })
           .from(sessions)

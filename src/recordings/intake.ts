@@ -6,7 +6,12 @@
 import { eq, sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import type { AssetStore } from '../assets/store.ts';
-import { RECORDING_CHUNK_MAX_BYTES, RECORDING_MAX_CHUNKS, RecordingPartDone } from '../contract/recordings.ts';
+import {
+  RECORDING_CHUNK_MAX_BYTES,
+  RECORDING_MAX_CHUNKS,
+  RECORDING_PART_STARTED_HEADER,
+  RecordingPartDone,
+} from '../contract/recordings.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { ApiError, invalid } from '../http/errors.ts';
 import { jobSession } from '../sessions/job-reports.ts';
@@ -58,6 +63,20 @@ async function openRecording(q: Queryable, sessionId: string, lock = false) {
   return row;
 }
 
+/** How far a job's clock may be from ours and still be taken for the part's start. */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * When the part's recording began, as its job says (contract RECORDING_PART_STARTED_HEADER),
+ * if that lies between the session's creation and now (give or take a skewed clock); otherwise
+ * now, when its first chunk came (which lags the start by a chunk's length).
+ */
+export function partStart(header: string | null, sessionCreatedAt: Date, now = new Date()): Date {
+  const said = header && /^\d{1,15}$/.test(header) ? Number(header) : Number.NaN;
+  const plausible = said >= sessionCreatedAt.getTime() - CLOCK_SKEW_MS && said <= now.getTime() + CLOCK_SKEW_MS;
+  return plausible ? new Date(Math.min(said, now.getTime())) : now;
+}
+
 export function recordingIntakeRoutes(deps: IntakeDeps) {
   const { db, store } = deps;
   return new Elysia({ prefix: '/internal', detail: { hide: true } })
@@ -83,7 +102,12 @@ export function recordingIntakeRoutes(deps: IntakeDeps) {
             await openRecording(tx, session.id, true);
             await tx
               .insert(recordingParts)
-              .values({ sessionId: session.id, part: params.part, chunksReceived: chunk + 1 })
+              .values({
+                sessionId: session.id,
+                part: params.part,
+                chunksReceived: chunk + 1,
+                startedAt: partStart(request.headers.get(RECORDING_PART_STARTED_HEADER), session.createdAt),
+              })
               .onConflictDoUpdate({
                 target: [recordingParts.sessionId, recordingParts.part],
                 set: { chunksReceived: sql`greatest(${recordingParts.chunksReceived}, ${chunk + 1})` },

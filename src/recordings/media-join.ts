@@ -135,14 +135,15 @@ function reencodeArgs(parts: { path: string; probed: Probed }[]): string[] {
 
 /**
  * Joins the parts (files of fragmented MP4, in the order played) into `dir/recording.mp4`.
- * Parts without a video stream are left out (said in `dropped`); none left: JoinFailed.
+ * Parts without a video stream are left out (said in `dropped`); none left: JoinFailed. `kept`:
+ * the parts joined, in order, each with its length in the file.
  */
 export async function joinParts(
   ffmpeg: string,
   dir: string,
   partPaths: readonly string[],
   timeoutMs = JOIN_TIMEOUT_MS,
-): Promise<JoinedFile & { copied: boolean; dropped: string[] }> {
+): Promise<JoinedFile & { copied: boolean; dropped: string[]; kept: { path: string; durationMs: number }[] }> {
   const ffprobe = ffprobeBeside(ffmpeg);
   const probedParts: { path: string; probed: Probed }[] = [];
   const dropped: string[] = [];
@@ -211,5 +212,13 @@ export async function joinParts(
   );
   const measured = await probe(ffprobe, output, dir);
   const { size } = await stat(output);
-  return { path: output, durationMs: Math.round(measured.durationSeconds * 1000), sizeBytes: size, copied, dropped };
+  const kept = probedParts.map((p) => ({ path: p.path, durationMs: Math.round(p.probed.durationSeconds * 1000) }));
+  return {
+    path: output,
+    durationMs: Math.round(measured.durationSeconds * 1000),
+    sizeBytes: size,
+    copied,
+    dropped,
+    kept,
+  };
 }

@@ -49,7 +49,7 @@ export const recordingParts = pgTable(
       .references(() => recordings.sessionId, { onDelete: 'cascade' }),
     /** The job's id (contract RECORDING_PART_PATTERN). */
     part: text('part').notNull(),
-    /** When its first chunk arrived: parts join in this order. */
+    /** When its recording began, as its job said (else when its first chunk arrived): parts join in this order. */
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     /** The highest chunk number received, +1 (chunks may arrive out of order on retries). */
     chunksReceived: integer('chunks_received').notNull().default(0),
@@ -57,6 +57,8 @@ export const recordingParts = pgTable(
     chunks: integer('chunks'),
     durationMs: integer('duration_ms'),
     doneAt: timestamp('done_at', { withTimezone: true, mode: 'date' }),
+    /** How long it lasts in the joined file (ffprobe's reading); null until joined, or when left out. */
+    joinedMs: integer('joined_ms'),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.part] })],
 );

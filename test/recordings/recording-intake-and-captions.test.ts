@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connect } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { RECORDING_CHUNK_MAX_BYTES, recordingChunkPath } from '../../src/contract/recordings.ts';
+import { fileTimeOf } from '../../src/recordings/captions.ts';
+import { partStart } from '../../src/recordings/intake.ts';
 import { recordingParts, recordings } from '../../src/recordings/schema.ts';
 import { sessions, sessionTranscripts } from '../../src/sessions/schema.ts';
 import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -230,5 +232,42 @@ describe.each(oneEngine('pglite'))('recording intake and captions on %s', (engin
     expect(await (await account.call('GET', `/v1/sessions/${quiet.id}/captions.vtt`)).text()).toBe('WEBVTT\n\n');
     expect((await account.call('GET', '/v1/sessions/ses_nope/captions.vtt')).status).toBe(404);
     expect((await service.call('GET', `/v1/sessions/${quiet.id}/captions.vtt`)).status).toBe(401);
+  });
+});
+
+describe("a part's place on the session's clock", () => {
+  const created = new Date('2026-11-29T10:00:00.000Z');
+  const now = new Date('2026-11-29T10:05:00.000Z');
+
+  test('a part begins when its job says, if that lies between the session’s creation and now (a minute of skew either way); else when its first chunk came', () => {
+    expect(partStart(String(created.getTime() + 2_000), created, now)).toEqual(new Date(created.getTime() + 2_000));
+    expect(partStart(String(created.getTime() - 30_000), created, now)).toEqual(new Date(created.getTime() - 30_000));
+    // A clock ahead of ours: no later than now.
+    expect(partStart(String(now.getTime() + 30_000), created, now)).toEqual(now);
+    for (const said of [
+      null,
+      '',
+      'soon',
+      '-5',
+      '1e12',
+      String(created.getTime() - 120_000),
+      String(now.getTime() + 120_000),
+    ])
+      expect(partStart(said, created, now)).toEqual(now);
+  });
+
+  test('a moment falls in the joined file where its part plays; one in a gap where the next part begins, one past the last at the end', () => {
+    const at = (ms: number) => new Date(created.getTime() + ms);
+    const parts = [
+      { startedAt: at(0), joinedMs: 3_000 },
+      { startedAt: at(5_500), joinedMs: 2_000 },
+    ];
+    expect(fileTimeOf(at(-1_000), parts)).toBe(0);
+    expect(fileTimeOf(at(1_000), parts)).toBe(1_000);
+    expect(fileTimeOf(at(3_000), parts)).toBe(3_000);
+    expect(fileTimeOf(at(4_000), parts)).toBe(3_000);
+    expect(fileTimeOf(at(6_000), parts)).toBe(3_500);
+    expect(fileTimeOf(at(60_000), parts)).toBe(5_000);
+    expect(fileTimeOf(at(1_000), [])).toBe(0);
   });
 });

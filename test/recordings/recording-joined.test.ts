@@ -8,8 +8,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { eq, sql } from 'drizzle-orm';
+import { vttTime } from '../../src/recordings/captions.ts';
 import { NO_MEDIA_REASON } from '../../src/recordings/index.ts';
 import { recordingParts, recordings } from '../../src/recordings/schema.ts';
+import { sessionTranscripts } from '../../src/sessions/schema.ts';
 import { freshBucket, type TestBucket } from '../support/s3.ts';
 import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
@@ -87,6 +89,10 @@ describe.each(oneEngine('postgres'))('recordings joined on %s with the S3 store'
     joined = await recordedSession(service, account.accountId);
     const a = cut(first, 5);
     const b = cut(second, 4);
+    // The first job recorded 3 s; the second began 2.5 s after it stopped (the failover's gap).
+    const began = Date.now() - 10_000;
+    joined.startPart('AJ_first', began);
+    joined.startPart('AJ_second', began + 5_500);
     // Out of order, and one chunk twice (a retry): the part is whole all the same.
     await sendPart(joined, 'AJ_first', [a[0]!, a[1]!]);
     expect((await joined.chunk('AJ_first', 4, a[4]!)).status).toBe(200);
@@ -173,6 +179,47 @@ describe.each(oneEngine('postgres'))('recordings joined on %s with the S3 store'
     });
     // Once joined, the recording takes no more chunks.
     expect((await joined.chunk('AJ_second', 4, b[0]!)).status).toBe(409);
+
+    // Each part began when its job said and lasts in the file as long as it played: captions
+    // lay the file on the session's clock with them, so a turn after the gap is where it is
+    // heard in the file (0.5 s into the second part), not 2.5 s later.
+    const timeline = await service.services.database.db
+      .select()
+      .from(recordingParts)
+      .where(eq(recordingParts.sessionId, joined.id))
+      .orderBy(recordingParts.startedAt);
+    expect(timeline.map((p) => [p.part, p.startedAt.getTime() - began])).toEqual([
+      ['AJ_first', 0],
+      ['AJ_second', 5_500],
+    ]);
+    const [firstMs, secondMs] = timeline.map((p) => p.joinedMs!);
+    expect(firstMs).toBeGreaterThan(2_800);
+    expect(secondMs).toBeGreaterThan(1_800);
+    const turns: [string, 'agent' | 'user', string, number][] = [
+      ['t1', 'agent', 'Before.', 1_000],
+      ['t2', 'user', 'After.', 6_000],
+      ['t3', 'agent', 'In the gap.', 4_000],
+    ];
+    await service.services.database.db.insert(sessionTranscripts).values(
+      turns.map(([turnId, role, text, at]) => ({
+        sessionId: joined.id,
+        turnId,
+        role,
+        text,
+        startedAt: new Date(began + at),
+        endedAt: new Date(began + at + 1_000),
+      })),
+    );
+    const captions = await (await account.call('GET', `/v1/sessions/${joined.id}/captions.vtt`)).text();
+    const cue = (text: string) =>
+      captions
+        .split('\n\n')
+        .find((c) => c.includes(text))!
+        .split('\n')[1];
+    expect(cue('Before.')).toBe('00:00:01.000 --> 00:00:02.000');
+    expect(cue('After.')).toBe(`${vttTime(firstMs! + 500)} --> ${vttTime(firstMs! + 1_500)}`);
+    // Said while no job recorded: shown where the second part begins.
+    expect(cue('In the gap.')).toBe(`${vttTime(firstMs!)} --> ${vttTime(firstMs! + 100)}`);
   }, 40_000);
 
   test('DELETE removes the file and keeps the recording, with deleted_at; its link answers 404', async () => {

@@ -2,7 +2,11 @@
 // ffmpeg), a recorded session written into the database as the start would make it, and the
 // job's calls with the session's report token.
 import { eq, sql } from 'drizzle-orm';
-import { recordingChunkPath, recordingPartDonePath } from '../../src/contract/recordings.ts';
+import {
+  RECORDING_PART_STARTED_HEADER,
+  recordingChunkPath,
+  recordingPartDonePath,
+} from '../../src/contract/recordings.ts';
 import { recordings } from '../../src/recordings/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { runningJobSession } from '../support/job-session.ts';
@@ -66,6 +70,8 @@ export interface RecordedSession {
   id: string;
   token: string;
   chunk(part: string, n: number, bytes: Uint8Array, token?: string): Promise<Response>;
+  /** The part's chunks say from now on that its recording began at `atMs` (as a job's do). */
+  startPart(part: string, atMs: number): void;
   done(part: string, chunks: number, durationMs?: number): Promise<Response>;
   /** Ends the session as its lifecycle would (status, ended_at), `secondsAgo` in the past. */
   end(secondsAgo?: number): Promise<void>;
@@ -80,6 +86,7 @@ export async function recordedSession(
   const { id, token } = await runningJobSession(service, accountId);
   const db = service.services.database.db;
   if (options.recorded ?? true) await db.insert(recordings).values({ sessionId: id, accountId });
+  const partStarts = new Map<string, number>();
   return {
     id,
     token,
@@ -87,8 +94,13 @@ export async function recordedSession(
       fetch(`${service.url}${recordingChunkPath(id, part, n)}`, {
         method: 'PUT',
         body: bytes.slice(),
-        headers: { authorization: `Bearer ${asToken}`, 'content-type': 'application/octet-stream' },
+        headers: {
+          authorization: `Bearer ${asToken}`,
+          'content-type': 'application/octet-stream',
+          ...(partStarts.has(part) && { [RECORDING_PART_STARTED_HEADER]: String(partStarts.get(part)) }),
+        },
       }),
+    startPart: (part, atMs) => void partStarts.set(part, atMs),
     done: (part, chunks, durationMs = 0) =>
       fetch(`${service.url}${recordingPartDonePath(id, part)}`, {
         method: 'POST',

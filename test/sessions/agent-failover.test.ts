@@ -175,6 +175,18 @@ describe('an agent worker killed mid-conversation', () => {
       .from(recordingParts)
       .where(eq(recordingParts.sessionId, session.room_name));
     expect(parts.length).toBe(2);
+    // Each part begins when its job began recording, as the job said (the visitor's first frame
+    // of each follows within the network's delay); its first chunk came a chunk's 2 s later.
+    const ordered = [...parts].sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+    const firstFrameAt = videos.map((video) => performance.timeOrigin + video.frames[0]!.at);
+    for (const [i, part] of ordered.entries()) {
+      const lead = firstFrameAt[i]! - part.startedAt.getTime();
+      console.log(
+        `failover recording: part ${i + 1} began ${Math.round(lead)} ms before its first frame at the visitor`,
+      );
+      expect(Math.abs(lead)).toBeLessThan(1_000);
+      expect(part.joinedMs).toBeGreaterThan(1_000);
+    }
     // The killed job's part loses at most its last chunk (RECORDING_CHUNK_SECONDS) and what ffmpeg held.
     const expected = (firstStreamMs + secondStreamMs) / 1000;
     console.log(

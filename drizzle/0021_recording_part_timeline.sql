@@ -1,0 +1,1 @@
+ALTER TABLE "recording_parts" ADD COLUMN "joined_ms" integer;
