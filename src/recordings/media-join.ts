@@ -84,6 +84,26 @@ const shapeOf = (probed: Probed) =>
       .map((s) => [s.codec_type, s.codec_name, s.width, s.height, s.sample_rate, s.channels]),
   );
 
+/** Re-encodes parts of voices alone, of different shapes, into one: 48 kHz stereo AAC. */
+function reencodeAudioArgs(parts: { path: string; probed: Probed }[]): string[] {
+  const inputs = parts.flatMap(({ path }) => ['-protocol_whitelist', 'file', '-i', path]);
+  const filters = parts.map(
+    (_, i) => `[${i}:a:0]aresample=48000,aformat=sample_fmts=fltp:channel_layouts=stereo[a${i}]`,
+  );
+  const joined = parts.map((_, i) => `[a${i}]`).join('');
+  return [
+    ...inputs,
+    '-filter_complex',
+    `${filters.join(';')};${joined}concat=n=${parts.length}:v=0:a=1[a]`,
+    '-map',
+    '[a]',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+  ];
+}
+
 /** Re-encodes parts of different shapes into one: the first part's picture size, 48 kHz stereo, silence where a part has no audio. */
 function reencodeArgs(parts: { path: string; probed: Probed }[]): string[] {
   const video = parts[0]!.probed.streams.find((s) => s.codec_type === 'video')!;
@@ -135,7 +155,8 @@ function reencodeArgs(parts: { path: string; probed: Probed }[]): string[] {
 
 /**
  * Joins the parts (files of fragmented MP4, in the order played) into `dir/recording.mp4`.
- * Parts without a video stream are left out (said in `dropped`); none left: JoinFailed. `kept`:
+ * Parts without a video stream are left out (said in `dropped`) unless none has one (the voices
+ * alone are joined); none readable: JoinFailed. `kept`:
  * the parts joined, in order, each with its length in the file.
  */
 export async function joinParts(
@@ -145,18 +166,27 @@ export async function joinParts(
   timeoutMs = JOIN_TIMEOUT_MS,
 ): Promise<JoinedFile & { copied: boolean; dropped: string[]; kept: { path: string; durationMs: number }[] }> {
   const ffprobe = ffprobeBeside(ffmpeg);
-  const probedParts: { path: string; probed: Probed }[] = [];
-  const dropped: string[] = [];
+  const readable: { path: string; probed: Probed }[] = [];
   for (const path of partPaths) {
     const probed = await probe(ffprobe, path, dir).catch(() => undefined);
-    if (probed?.streams.some((s) => s.codec_type === 'video')) probedParts.push({ path, probed });
-    else dropped.push(basename(path));
+    if (probed?.streams.some((s) => s.codec_type === 'video' || s.codec_type === 'audio'))
+      readable.push({ path, probed });
   }
+  // A recording with a picture keeps the parts that have one; a session recorded without frames
+  // of ours (no avatar, or an avatar service's) is its voices alone.
+  const hasVideo = (part: { probed: Probed }) => part.probed.streams.some((s) => s.codec_type === 'video');
+  const audioOnly = !readable.some(hasVideo);
+  const probedParts = audioOnly ? readable : readable.filter(hasVideo);
+  const dropped = partPaths
+    .filter((path) => !probedParts.some((part) => part.path === path))
+    .map((path) => basename(path));
   if (probedParts.length === 0) throw new JoinFailed('none of the media received could be read');
   const output = join(dir, 'recording.mp4');
   const copied = new Set(probedParts.map((p) => shapeOf(p.probed))).size === 1;
   let inputArgs: string[];
-  if (!copied) {
+  if (!copied && audioOnly) {
+    inputArgs = reencodeAudioArgs(probedParts);
+  } else if (!copied) {
     inputArgs = reencodeArgs(probedParts);
   } else if (probedParts.length === 1) {
     inputArgs = [
@@ -165,7 +195,7 @@ export async function joinParts(
       '-i',
       probedParts[0]!.path,
       '-map',
-      '0:v',
+      '0:v?',
       '-map',
       '0:a?',
       '-c',
@@ -185,7 +215,7 @@ export async function joinParts(
       '-i',
       list,
       '-map',
-      '0:v',
+      '0:v?',
       '-map',
       '0:a?',
       '-c',

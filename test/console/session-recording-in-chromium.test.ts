@@ -82,6 +82,8 @@ describe.each(oneEngine('pglite'))('a session recording on the Sessions page, on
       ended_at: at(2500),
     };
     expect((await report(session.id, session.token, turn)).status).toBe(200);
+    // The job began recording as the picture started, and says so with its chunks.
+    session.startPart('AJ_console', streaming);
     await sendPart(session, 'AJ_console', cut(mp4, 3));
     expect((await session.done('AJ_console', 3, 3000)).status).toBe(200);
 

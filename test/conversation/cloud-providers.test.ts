@@ -3,6 +3,7 @@
 // espeak-ng speech into its microphone and hears the avatar answer. What each fake received
 // shows the language rules, the identity's prompt and voice, and visual awareness at work.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { rm } from 'node:fs/promises';
 import {
   LocalVideoTrack,
   Room,
@@ -15,6 +16,8 @@ import {
   VideoSource,
 } from '@livekit/rtc-node';
 import sharp from 'sharp';
+import { settledRecording } from '../recordings/recorded-visit-checks.ts';
+import { probeFile } from '../recordings/support.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
 import { espeak, wavFile } from '../support/fakes/speech.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
@@ -38,7 +41,7 @@ beforeAll(async () => {
   service = await startTestService('pglite', {
     livekit: 'local',
     agent: true,
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
+    env: { ...fakes.env, CREDITS_ONBOARDING: '0', RECORDING_SWEEP_INTERVAL_SECONDS: '1' },
   });
   account = await service.account({ credits: 10_000 });
 });
@@ -437,9 +440,9 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     }
   });
 
-  test('without an avatar the agent publishes its own voice, and nothing else', async () => {
+  test('without an avatar the agent publishes its own voice, and nothing else; recorded, the file is the voices alone', async () => {
     const since = epochNow();
-    const conversation = await talk({});
+    const conversation = await talk({ record: true });
     try {
       await heardReply(conversation.ears, conversation.joinedAt, 'the greeting');
       const agentTracks = [...conversation.visitor.agent()!.trackPublications.values()];
@@ -452,7 +455,18 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     } finally {
       await conversation.end();
     }
-  });
+    const recording = await settledRecording(account, conversation.session.room_name);
+    expect(recording).toMatchObject({ status: 'ready', reason: null });
+    const path = `/tmp/likeness-voice-recording-${process.pid}.mp4`;
+    await Bun.write(path, new Uint8Array(await (await fetch(recording.download_url!)).arrayBuffer()));
+    try {
+      const probed = await probeFile(path);
+      expect(probed.streams.map((s) => [s.codec_type, s.codec_name])).toEqual([['audio', 'aac']]);
+      expect(Number(probed.format.duration)).toBeGreaterThan(1);
+    } finally {
+      await rm(path, { force: true });
+    }
+  }, 90_000);
 });
 
 /** A camera that shows red while the visitor speaks and blue otherwise. */

@@ -222,6 +222,22 @@ describe.each(oneEngine('postgres'))('recordings joined on %s with the S3 store'
     expect(cue('In the gap.')).toBe(`${vttTime(firstMs!)} --> ${vttTime(firstMs! + 100)}`);
   }, 40_000);
 
+  test('a session recorded without frames of ours (no avatar): its parts join into one MP4 of the voices alone', async () => {
+    const voices = await recordedSession(service, account.accountId);
+    await sendPart(voices, 'AJ_voice_a', cut(await fragmentedMp4(3, null, 330), 3));
+    expect((await voices.done('AJ_voice_a', 3, 3000)).status).toBe(200);
+    await sendPart(voices, 'AJ_voice_b', cut(await fragmentedMp4(2, null, 550), 2));
+    expect((await voices.done('AJ_voice_b', 2, 2000)).status).toBe(200);
+    await voices.end();
+    const ready = await settled(voices.id);
+    expect(ready).toMatchObject({ status: 'ready', reason: null });
+    const copy = join(service.dataDir, 'voices.mp4');
+    await Bun.write(copy, new Uint8Array(await (await fetch(ready.download_url!)).arrayBuffer()));
+    const probed = await probeFile(copy);
+    expect(probed.streams.map((s) => [s.codec_type, s.codec_name])).toEqual([['audio', 'aac']]);
+    expect(Number(probed.format.duration)).toBeCloseTo(5, 0);
+  }, 30_000);
+
   test('DELETE removes the file and keeps the recording, with deleted_at; its link answers 404', async () => {
     expect((await account.call('DELETE', `/v1/sessions/${joined.id}/recording`)).status).toBe(204);
     const gone = await read(joined.id);

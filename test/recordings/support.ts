@@ -14,33 +14,32 @@ import type { TestService } from '../support/service.ts';
 
 /**
  * `seconds` of a test picture and a tone as fragmented MP4 (H.264 + AAC, a fragment per
- * keyframe), as agent/recording sends it.
+ * keyframe), as agent/recording sends it; `size` null: the tone alone (a session recorded
+ * without frames of ours), a fragment per second.
  */
-export async function fragmentedMp4(seconds: number, size = '320x240', frequency = 440): Promise<Uint8Array> {
+export async function fragmentedMp4(
+  seconds: number,
+  size: string | null = '320x240',
+  frequency = 440,
+): Promise<Uint8Array> {
+  const picture = size ? ['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=25`] : [];
+  const pictureCodec = size
+    ? ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '25']
+    : ['-frag_duration', '1000000'];
   const ffmpeg = Bun.spawn(
     [
       'ffmpeg',
       '-hide_banner',
       '-v',
       'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc=size=${size}:rate=25`,
+      ...picture,
       '-f',
       'lavfi',
       '-i',
       `sine=frequency=${frequency}:sample_rate=48000`,
       '-t',
       String(seconds),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      '-g',
-      '25',
+      ...pictureCodec,
       '-c:a',
       'aac',
       '-movflags',
