@@ -53,6 +53,33 @@ export async function settledRecording(account: TestAccount, sessionId: string):
   );
 }
 
+/**
+ * After a recorded session's end: the session says it is recorded, its recording becomes
+ * `ready`, and its link serves an MP4 of the size it says, written to `path`.
+ */
+export async function fetchReadyRecording(
+  account: TestAccount,
+  sessionId: string,
+  path: string,
+): Promise<{ recording: Recording; streamedAt: number; endedAt: number }> {
+  const read = (await (await account.call('GET', `/v1/sessions/${sessionId}`)).json()) as {
+    record: boolean;
+    streaming_started_at: string;
+    ended_at: string;
+  };
+  expect(read.record).toBe(true);
+  const recording = await settledRecording(account, sessionId);
+  expect(recording.reason).toBeNull();
+  expect(recording.status).toBe('ready');
+  const file = await fetch(recording.download_url!);
+  expect(file.status).toBe(200);
+  expect(file.headers.get('content-type')).toBe('video/mp4');
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  expect(bytes.length).toBe(recording.size_bytes!);
+  await Bun.write(path, bytes);
+  return { recording, streamedAt: Date.parse(read.streaming_started_at), endedAt: Date.parse(read.ended_at) };
+}
+
 /** Asserts what the file shows; returns its duration as ffprobe reads it. */
 export async function expectRecordedVisit(visit: RecordedVisit, label: string): Promise<number> {
   const wallOf = (at: number) => performance.timeOrigin + at;

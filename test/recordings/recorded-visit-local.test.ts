@@ -12,7 +12,7 @@ import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
-import { expectRecordedVisit, type Span, settledRecording } from './recorded-visit-checks.ts';
+import { expectRecordedVisit, fetchReadyRecording, type Span } from './recorded-visit-checks.ts';
 
 const fakes = sharedProviderFakes();
 const QUESTION = 'When does the museum close tonight?';
@@ -77,28 +77,14 @@ describe('a recorded visit (PGlite, local files, the cloud plugins)', () => {
       await account.call('POST', `/v1/sessions/${session.room_name}/end`);
       await visitor.leave().catch(() => undefined);
     }
-    const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
-      record: boolean;
-      streaming_started_at: string;
-      ended_at: string;
-    };
-    expect(read.record).toBe(true);
-    const recording = await settledRecording(account, session.room_name);
-    expect(recording.reason).toBeNull();
-    expect(recording.status).toBe('ready');
-    const file = await fetch(recording.download_url!);
-    expect(file.status).toBe(200);
-    expect(file.headers.get('content-type')).toBe('video/mp4');
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    expect(bytes.length).toBe(recording.size_bytes!);
     const path = `/tmp/likeness-recorded-visit-local-${process.pid}.mp4`;
-    await Bun.write(path, bytes);
+    const { recording, streamedAt, endedAt } = await fetchReadyRecording(account, session.room_name, path);
     try {
       await expectRecordedVisit(
         {
           path,
-          streamedAt: Date.parse(read.streaming_started_at),
-          endedAt: Date.parse(read.ended_at),
+          streamedAt,
+          endedAt,
           recording,
           size: avatarFrameSize(avatarShapeFor(null, true)),
           greeting: greeting!,

@@ -15,7 +15,7 @@ import { type OfflineAgentService, startOfflineAgentService } from '../support/o
 import { freshBucket, type TestBucket } from '../support/s3.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
-import { expectRecordedVisit, settledRecording } from './recorded-visit-checks.ts';
+import { expectRecordedVisit, fetchReadyRecording } from './recorded-visit-checks.ts';
 
 const QUESTION = 'What time does the museum open today?';
 const NOTICE = 'This conversation is recorded.';
@@ -112,37 +112,22 @@ describe('a recorded visit (Postgres, S3, the offline models)', () => {
         );
         expect(Math.abs(askedFrom - wallOf(question!.startedAt))).toBeLessThan(1_500);
         expect(Date.parse(visitorTurn.ended_at) - askedFrom).toBeGreaterThan(1_000);
-        const read = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
-          record: boolean;
-          streaming_started_at: string;
-          ended_at: string;
-        };
-        expect(read.record).toBe(true);
-
-        const recording = await settledRecording(account, session.room_name);
-        expect(recording.reason).toBeNull();
-        expect(recording.status).toBe('ready');
-        const file = await fetch(recording.download_url!);
-        expect(file.status).toBe(200);
-        expect(file.headers.get('content-type')).toBe('video/mp4');
-        const bytes = new Uint8Array(await file.arrayBuffer());
-        expect(bytes.length).toBe(recording.size_bytes!);
-        // Kept in the S3 bucket; its chunks are removed once it is ready (just after).
-        const ours = async () =>
-          (await bucket.keys()).filter((key) => key.includes(`recordings/${session.room_name}/`));
-        await eventually(async () => (await ours()).length === 1, 15_000, "the recording's chunks removed");
-        expect(await ours()).toEqual([
-          expect.stringMatching(new RegExp(`recordings/${session.room_name}/recording\\.mp4$`)),
-        ]);
         const path = `/tmp/likeness-recorded-visit-${process.pid}.mp4`;
-        await Bun.write(path, bytes);
+        const { recording, streamedAt, endedAt } = await fetchReadyRecording(account, session.room_name, path);
         try {
+          // Kept in the S3 bucket; its chunks are removed once it is ready (just after).
+          const ours = async () =>
+            (await bucket.keys()).filter((key) => key.includes(`recordings/${session.room_name}/`));
+          await eventually(async () => (await ours()).length === 1, 15_000, "the recording's chunks removed");
+          expect(await ours()).toEqual([
+            expect.stringMatching(new RegExp(`recordings/${session.room_name}/recording\\.mp4$`)),
+          ]);
           const size = avatarFrameSize(avatarShapeFor(null, true));
           const duration = await expectRecordedVisit(
             {
               path,
-              streamedAt: Date.parse(read.streaming_started_at),
-              endedAt: Date.parse(read.ended_at),
+              streamedAt,
+              endedAt,
               recording,
               size,
               greeting: greeting!,
