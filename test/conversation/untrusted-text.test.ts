@@ -25,7 +25,7 @@ import {
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 
 const fakes = sharedProviderFakes();
@@ -77,7 +77,7 @@ function expectQuoted(chat: ChatRecord, untrusted: string, attribution: string) 
   return at;
 }
 
-describe.each(oneEngine('pglite'))('text from documents and the visitor is quoted data (%s)', (engine) => {
+describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)', (engine) => {
   let service: TestService;
   let account: TestAccount;
   let identity: IdentityBody;
