@@ -1,5 +1,5 @@
 // What an uploaded document is, judged from its bytes and, for the text formats that bytes
-// cannot tell apart, its name: a PDF by its magic number; else it must be text (UTF-8, or Windows-1252), which is
+// cannot tell apart, its name: a PDF by its magic number; else it must be text (UTF-8, UTF-16 with its BOM, or Windows-1252), which is
 // HTML when its name or its first tag says so, Markdown when its name ends in .md, else plain
 // text. Anything else (an image, an archive, a Word file, binary junk) is refused at upload.
 import { fileTypeFromBuffer } from 'file-type';
@@ -59,16 +59,24 @@ function mostlyText(text: string): boolean {
   return true;
 }
 
+/** UTF-16 by its byte-order mark (Notepad's and Excel's "Unicode text"), else undefined. */
+function utf16Encoding(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  return undefined;
+}
+
 /**
- * The bytes as text (without a BOM), or undefined when they are not text: UTF-8, else Windows-1252
- * (what older Windows editors save "plain text" as: a leaflet written there is refused otherwise).
+ * The bytes as text (without a BOM), or undefined when they are not text: UTF-16 when a BOM says
+ * so, UTF-8, else Windows-1252 (what older Windows editors save "plain text" as: a leaflet written
+ * there is refused otherwise).
  */
 export function documentText(bytes: Uint8Array): string | undefined {
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+    text = new TextDecoder(utf16Encoding(bytes) ?? 'utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    // Binary junk read as Windows-1252 is full of controls, and refused below.
+    // Binary junk (or broken UTF-16) read as Windows-1252 is full of controls, and refused below.
     text = new TextDecoder('windows-1252').decode(bytes);
   }
   // Text may still be binary (NULs, UTF-16): a text file has next to no controls.

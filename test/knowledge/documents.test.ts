@@ -149,6 +149,28 @@ describe.each(ENGINES)('documents on %s', (engine) => {
     expect(chunk!.text).toBe('Café au lait: 2,50 €');
   });
 
+  test('a text file saved as UTF-16 with its byte-order mark (either order) is read as such', async () => {
+    const words = 'Ñandú opens at 9 on Sundays €';
+    const little = new Uint8Array([0xff, 0xfe, ...new Uint8Array(Buffer.from(words, 'utf16le'))]);
+    const swapped = Buffer.from(words, 'utf16le');
+    swapped.swap16();
+    const big = new Uint8Array([0xfe, 0xff, ...swapped]);
+    for (const bytes of [little, big]) {
+      const ready = await readyDocument(account, bytes, 'hours.txt', 'Hours');
+      expect(ready).toMatchObject({ status: 'ready', content_type: 'text/plain', chunks: 1 });
+      const [chunk] = await service.services.database.db
+        .select({ text: documentChunks.text })
+        .from(documentChunks)
+        .where(eq(documentChunks.documentId, ready.document_id));
+      expect(chunk!.text).toBe(words);
+    }
+    // UTF-16 without its mark stays refused: its NULs read as binary.
+    const unmarked = await account.call('POST', '/v1/documents', {
+      body: documentForm(new Uint8Array(Buffer.from(words, 'utf16le')), 'hours.txt'),
+    });
+    expect(unmarked.status).toBe(415);
+  });
+
   test('read, list (paged), rename at upload, delete; another account sees none of it', async () => {
     const other = await service.account();
     const named = await readyDocument(account, 'The gym opens at 6 am.', 'gym.txt', 'Gym hours');
