@@ -16,6 +16,7 @@ import { log } from './log.mjs';
 import { allProvidersInCloud, ensureOfflineModels } from './models.mjs';
 import { repoRoot } from './paths.mjs';
 import { ensurePostgresInstalled, startThrowawayPostgres } from './postgres.mjs';
+import { raiseTestPriority } from './priority.mjs';
 import { exitStatus, forwardSignalsToChildren, interruption, run } from './processes.mjs';
 import { ensureRedisInstalled } from './redis.mjs';
 import { ensureMotoInstalled, startThrowawayS3 } from './s3.mjs';
@@ -60,6 +61,13 @@ async function test(args) {
   let s3 = null;
   let exitCode;
   let line;
+  const priority = raiseTestPriority();
+  if (priority.nice < 0)
+    log(
+      priority.raised.length > 0
+        ? `the suites run at nice ${priority.nice}: their real-time checks go ahead of other busy processes`
+        : `could not raise the suites' priority (needs root or CAP_SYS_NICE): real-time checks may fail beside other busy processes`,
+    );
   try {
     const bunPath = await ensureBun();
     await ensureDependencies(bunPath);

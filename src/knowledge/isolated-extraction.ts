@@ -2,12 +2,19 @@
 // stopped (SIGKILL: a regex or a parser cannot be asked to stop) when its time runs out or its
 // memory passes the bound. Only this waiting runs on the API's event loop.
 import { readFile } from 'node:fs/promises';
+import { getPriority, setPriority } from 'node:os';
 import { log } from '../logging/index.ts';
 import { DocumentProblem, tooBig, tooSlow } from './extraction-bounds.ts';
 import type { ExtractionAnswer, ExtractionJob } from './extraction-process.ts';
 
 const ENTRY = new URL('./extraction-process.ts', import.meta.url).pathname;
 const UNREADABLE = 'The document could not be read; upload another copy, or its text';
+/**
+ * How much lower than the API's the extraction process's CPU priority is (nice, up to 19): a
+ * document is background work, and on a busy machine the API's answers (and, with --role all,
+ * the agent's audio) go first.
+ */
+export const EXTRACTION_NICE_INCREMENT = 10;
 /** How often the process's memory is read (Linux's /proc; elsewhere only time bounds it). */
 const MEMORY_POLL_MS = 100;
 
@@ -43,6 +50,11 @@ export async function extractPassages(
     stdout: 'pipe',
     stderr: 'pipe',
   });
+  try {
+    setPriority(child.pid, Math.min(19, getPriority() + EXTRACTION_NICE_INCREMENT));
+  } catch {
+    // Already gone (its exit is read below), or a platform without priorities.
+  }
   let stoppedBy: DocumentProblem | undefined;
   const stop = (why: DocumentProblem | undefined) => {
     stoppedBy ??= why;

@@ -6,7 +6,10 @@
 // long runs, html-to-text's colspan grid, PDF.js inflating without a bound, a passage each
 // embedded however many) fails it. Then each bound, and the stops on time and memory.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { createDeflate, deflateSync } from 'node:zlib';
+import { EXTRACTION_NICE_INCREMENT } from '../../src/knowledge/isolated-extraction.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../support/fakes/openai.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { type DocumentBody, pdfFromStreams, pdfWithPages, processed, upload } from './support.ts';
@@ -238,4 +241,30 @@ describe.each(ENGINES)('processing budget on %s', (engine) => {
     if (next.status === 'failed' && next.detail === tooSlow) next = await end(account, 'Short and sweet.', 'short.txt');
     expect(next).toMatchObject({ status: 'ready' });
   });
+
+  test('the extraction process runs below the API on the CPU: background work, not the answers', async () => {
+    const account = await service.account();
+    const document = await upload(account, heavyPdf(3), 'slow.pdf');
+    // The service runs in this process: its extraction process is our child.
+    let nice: number | undefined;
+    for (const deadline = Date.now() + 5_000; nice === undefined && Date.now() < deadline; await Bun.sleep(20))
+      nice = extractionChildNice(process.pid);
+    expect(nice).toBe(Math.min(19, getPriority() + EXTRACTION_NICE_INCREMENT));
+    await processed(account, document.document_id, 30_000);
+  });
 });
+
+/** The nice value of `parent`'s extraction process, if one is running (Linux's /proc). */
+function extractionChildNice(parent: number): number | undefined {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('extraction-process.ts')) continue;
+      // stat: "pid (comm) state ppid … nice" (the 19th field; comm may hold spaces, so after ")").
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      if (Number(fields[1]) === parent) return Number(fields[16]);
+    } catch {
+      // It ended while being read.
+    }
+  }
+  return undefined;
+}
