@@ -14,7 +14,7 @@ import { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { type Conversation, startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
-import { reportSummary, sessionOver } from './conversation/summary.ts';
+import { reportWritten, sessionOver } from './conversation/summary.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
@@ -201,8 +201,10 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     leaving = true;
     await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
     // Only once the session is over: a job its worker stopped leaves it to another agent.
-    if (conversation && (await sessionOver(ctx.info, metadata.session_id, stoppedByWorker())))
-      await reportSummary(conversation.summary, reporter, logger);
+    if (conversation && (await sessionOver(ctx.info, metadata.session_id, stoppedByWorker()))) {
+      await reportWritten(conversation.summary, reporter, logger);
+      await reportWritten(conversation.outcome, reporter, logger);
+    }
   });
   // The face streams already; a process that took the job while loading its models finishes here.
   const offline = await ctx.proc.userData.offline;

@@ -7,6 +7,7 @@
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
 import { log } from './logging/index.ts';
+import { giveUpOnOutcomes } from './outcomes/index.ts';
 import { giveUpOnSummaries } from './sessions/summary.ts';
 import { forgetGoneWorkers } from './workers/index.ts';
 
@@ -55,6 +56,7 @@ export function startPeriodicWork(
   const sweeps: Sweep[] = [
     { name: 'session', run: () => services.lifecycle.sweep() },
     { name: 'summary', run: () => giveUpOnSummaries(services.database.db) },
+    { name: 'outcome', run: () => giveUpOnOutcomes(services.database.db) },
     { name: 'voice', run: () => services.voices.releaseUnused() },
     { name: 'worker', run: () => forgetGoneWorkers(services.database.db) },
     { name: 'document', run: () => services.knowledge.sweep() },

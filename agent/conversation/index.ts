@@ -7,6 +7,7 @@ import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type {
   AgentEndedReport,
+  OutcomeReport,
   ParsedDispatch,
   SpokenLanguage,
   SummaryReport,
@@ -26,6 +27,7 @@ import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
+import { writeOutcome } from './outcome.ts';
 import { TurnQuality, turnMetricsFields } from './quality.ts';
 import { addQuotedData, fromVisitorApp } from './quoted-data.ts';
 import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
@@ -66,6 +68,8 @@ export interface Conversation {
   close(): Promise<void>;
   /** The conversation's summary once it is closed (summary.ts); null without a visitor turn. */
   summary(): Promise<SummaryReport | null>;
+  /** Its outcome once it is closed (outcome.ts); null without an outcome schema or a visitor turn. */
+  outcome(): Promise<OutcomeReport | null>;
 }
 
 /**
@@ -391,5 +395,16 @@ export async function startConversation(options: ConversationOptions): Promise<C
         transcriptChars: providers.names.llm === 'offline' ? OFFLINE_SUMMARY_CHARS : CLOUD_SUMMARY_CHARS,
         logger,
       }),
+    outcome: async () =>
+      metadata.outcome_schema
+        ? writeOutcome({
+            writeJson: providers.writeJson,
+            history: session.history,
+            schema: metadata.outcome_schema,
+            language: speaking,
+            transcriptChars: providers.names.llm === 'offline' ? OFFLINE_SUMMARY_CHARS : CLOUD_SUMMARY_CHARS,
+            logger,
+          })
+        : null,
   };
 }

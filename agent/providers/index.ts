@@ -12,6 +12,7 @@ import {
   type Language,
   type SpokenLanguage,
 } from '../../src/contract/index.ts';
+import { askModel, type ModelAnswer } from './model-answer.ts';
 import type { OfflineModels } from './offline/index.ts';
 import { ReplyChunker } from './offline/reply-chunks.ts';
 
@@ -26,6 +27,12 @@ export interface SessionProviders {
    * does (the offline model evaluates it while the greeting plays); the cloud ones need not.
    */
   prepareReplies(instructions: string, greeting: string): void;
+  /**
+   * One JSON object `schema` allows, the model's answer to `question` (after the conversation:
+   * the outcome): the offline model samples under a grammar made from the schema, a cloud one
+   * answers in OpenAI's structured output (strict).
+   */
+  writeJson(question: string, schema: Record<string, unknown>, timeoutMs: number): Promise<ModelAnswer>;
   /** Which provider serves each part, for logs. */
   names: { stt: string; llm: string; tts: string };
 }
@@ -115,6 +122,12 @@ export function createProviders(
     tts: textToSpeech,
     speakIn,
     prepareReplies: (instructions, greeting) => offlineLanguageModel?.prime(instructions, greeting),
+    writeJson: (question, schema, timeoutMs) =>
+      offlineLanguageModel
+        ? offlineLanguageModel.writeJson(question, schema, timeoutMs)
+        : askModel(languageModel, question, timeoutMs, {
+            response_format: { type: 'json_schema', json_schema: { name: 'answer', strict: true, schema } },
+          }),
     names: {
       stt: settings.deepgram ? 'deepgram' : 'offline',
       llm: settings.openai ? 'openai-compatible' : 'offline',

@@ -1435,6 +1435,11 @@ export interface operations {
                     language?: "auto" | "en" | "es" | "pl" | "uk";
                     /** @description Display name. */
                     name: string;
+                    /**
+                     * @description The outcome its sessions fill in once they end, unless a start gives another (docs/api.md#outcomes): a JSON Schema of type `object` as JSON text, each property with a `description`; the same subset as a tool's `parameters`. `null` clears it.
+                     * @example {"type":"object","properties":{"name":{"type":"string","description":"The visitor's name, as they gave it"},"email":{"type":"string","description":"The visitor's email address"},"wants_demo":{"type":"boolean","description":"Whether the visitor asked for a demo"},"demo_day":{"type":"string","enum":["monday","tuesday","wednesday","thursday","friday"],"description":"The weekday the visitor picked for the demo"}}}
+                     */
+                    outcome_schema?: string;
                     /** @description Renderer pipeline; immutable. Omit for the default. */
                     pipeline_id?: string;
                     /** @description The avatar's system prompt. */
@@ -1499,6 +1504,40 @@ export interface operations {
                          */
                         language: "auto" | "en" | "es" | "pl" | "uk";
                         name: string;
+                        /**
+                         * @description The outcome its sessions fill in unless a start gives another; null: none.
+                         * @example {
+                         *       "type": "object",
+                         *       "properties": {
+                         *         "name": {
+                         *           "type": "string",
+                         *           "description": "The visitor's name, as they gave it"
+                         *         },
+                         *         "email": {
+                         *           "type": "string",
+                         *           "description": "The visitor's email address"
+                         *         },
+                         *         "wants_demo": {
+                         *           "type": "boolean",
+                         *           "description": "Whether the visitor asked for a demo"
+                         *         },
+                         *         "demo_day": {
+                         *           "type": "string",
+                         *           "enum": [
+                         *             "monday",
+                         *             "tuesday",
+                         *             "wednesday",
+                         *             "thursday",
+                         *             "friday"
+                         *           ],
+                         *           "description": "The weekday the visitor picked for the demo"
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        outcome_schema: (({
+                            [key: string]: unknown;
+                        } | null) | null) | null;
                         pipeline_id: string;
                         prompt: string;
                         /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
@@ -1677,6 +1716,40 @@ export interface operations {
                          */
                         language: "auto" | "en" | "es" | "pl" | "uk";
                         name: string;
+                        /**
+                         * @description The outcome its sessions fill in unless a start gives another; null: none.
+                         * @example {
+                         *       "type": "object",
+                         *       "properties": {
+                         *         "name": {
+                         *           "type": "string",
+                         *           "description": "The visitor's name, as they gave it"
+                         *         },
+                         *         "email": {
+                         *           "type": "string",
+                         *           "description": "The visitor's email address"
+                         *         },
+                         *         "wants_demo": {
+                         *           "type": "boolean",
+                         *           "description": "Whether the visitor asked for a demo"
+                         *         },
+                         *         "demo_day": {
+                         *           "type": "string",
+                         *           "enum": [
+                         *             "monday",
+                         *             "tuesday",
+                         *             "wednesday",
+                         *             "thursday",
+                         *             "friday"
+                         *           ],
+                         *           "description": "The weekday the visitor picked for the demo"
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        outcome_schema: (({
+                            [key: string]: unknown;
+                        } | null) | null) | null;
                         pipeline_id: string;
                         prompt: string;
                         /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
@@ -1801,6 +1874,11 @@ export interface operations {
                      */
                     language?: "auto" | "en" | "es" | "pl" | "uk";
                     name?: string;
+                    /**
+                     * @description The outcome its sessions fill in once they end, unless a start gives another (docs/api.md#outcomes): a JSON Schema of type `object` as JSON text, each property with a `description`; the same subset as a tool's `parameters`. `null` clears it.
+                     * @example {"type":"object","properties":{"name":{"type":"string","description":"The visitor's name, as they gave it"},"email":{"type":"string","description":"The visitor's email address"},"wants_demo":{"type":"boolean","description":"Whether the visitor asked for a demo"},"demo_day":{"type":"string","enum":["monday","tuesday","wednesday","thursday","friday"],"description":"The weekday the visitor picked for the demo"}}}
+                     */
+                    outcome_schema?: string;
                     /** @description Immutable: sending it answers 422. */
                     pipeline_id?: string;
                     /** @description Required with image or audio uploads. */
@@ -1865,6 +1943,40 @@ export interface operations {
                          */
                         language: "auto" | "en" | "es" | "pl" | "uk";
                         name: string;
+                        /**
+                         * @description The outcome its sessions fill in unless a start gives another; null: none.
+                         * @example {
+                         *       "type": "object",
+                         *       "properties": {
+                         *         "name": {
+                         *           "type": "string",
+                         *           "description": "The visitor's name, as they gave it"
+                         *         },
+                         *         "email": {
+                         *           "type": "string",
+                         *           "description": "The visitor's email address"
+                         *         },
+                         *         "wants_demo": {
+                         *           "type": "boolean",
+                         *           "description": "Whether the visitor asked for a demo"
+                         *         },
+                         *         "demo_day": {
+                         *           "type": "string",
+                         *           "enum": [
+                         *             "monday",
+                         *             "tuesday",
+                         *             "wednesday",
+                         *             "thursday",
+                         *             "friday"
+                         *           ],
+                         *           "description": "The weekday the visitor picked for the demo"
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        outcome_schema: (({
+                            [key: string]: unknown;
+                        } | null) | null) | null;
                         pipeline_id: string;
                         prompt: string;
                         /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
@@ -1935,6 +2047,40 @@ export interface operations {
                          */
                         language: "auto" | "en" | "es" | "pl" | "uk";
                         name: string;
+                        /**
+                         * @description The outcome its sessions fill in unless a start gives another; null: none.
+                         * @example {
+                         *       "type": "object",
+                         *       "properties": {
+                         *         "name": {
+                         *           "type": "string",
+                         *           "description": "The visitor's name, as they gave it"
+                         *         },
+                         *         "email": {
+                         *           "type": "string",
+                         *           "description": "The visitor's email address"
+                         *         },
+                         *         "wants_demo": {
+                         *           "type": "boolean",
+                         *           "description": "Whether the visitor asked for a demo"
+                         *         },
+                         *         "demo_day": {
+                         *           "type": "string",
+                         *           "enum": [
+                         *             "monday",
+                         *             "tuesday",
+                         *             "wednesday",
+                         *             "thursday",
+                         *             "friday"
+                         *           ],
+                         *           "description": "The weekday the visitor picked for the demo"
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        outcome_schema: (({
+                            [key: string]: unknown;
+                        } | null) | null) | null;
                         pipeline_id: string;
                         prompt: string;
                         /** @description The hosted provider’s avatar that animates the identity (pipelines `anam`, `bey`); null for the others. */
@@ -3190,6 +3336,29 @@ export interface operations {
                                 p95: (number | null) | null;
                             };
                         };
+                        /**
+                         * @description Each field of `outcome_schema`, the value the visitor gave or null for one they did not; written by the session's language model once the session ended with a visitor turn. Null until then, or when it could not be written.
+                         * @example {
+                         *       "name": "Zofia Nowak",
+                         *       "email": "zofia@example.com",
+                         *       "wants_demo": true,
+                         *       "demo_day": "tuesday"
+                         *     }
+                         */
+                        outcome: (({
+                            [key: string]: unknown;
+                        } | null) | null) | null;
+                        /** @description Why there is no outcome (`failed`). */
+                        outcome_detail: ((string | null) | null) | null;
+                        /** @description The schema this session's outcome fills (the start's `outcome_schema`, else its identity's); null: no outcome. In full on GET /v1/sessions/{session_id} only: null in lists. */
+                        outcome_schema: (({
+                            [key: string]: unknown;
+                        } | null) | null) | null;
+                        /**
+                         * @description `none`: no outcome schema, running, or ended without a visitor turn; `pending`: being written; `ready`; `failed`: see `outcome_detail`.
+                         * @enum {string}
+                         */
+                        outcome_status: "none" | "pending" | "ready" | "failed";
                         /** @description Started by a website with this publishable key (POST /v1/embed/sessions); null: by a secret key. */
                         publishable_key_id: ((string | null) | null) | null;
                         /** @description Whether the session is recorded (the start's `record`, else its publishable key's or identity's `record_sessions`); the file: GET /v1/sessions/{session_id}/recording. */
@@ -3398,6 +3567,29 @@ export interface operations {
                                 p95: (number | null) | null;
                             };
                         };
+                        /**
+                         * @description Each field of `outcome_schema`, the value the visitor gave or null for one they did not; written by the session's language model once the session ended with a visitor turn. Null until then, or when it could not be written.
+                         * @example {
+                         *       "name": "Zofia Nowak",
+                         *       "email": "zofia@example.com",
+                         *       "wants_demo": true,
+                         *       "demo_day": "tuesday"
+                         *     }
+                         */
+                        outcome: (({
+                            [key: string]: unknown;
+                        } | null) | null) | null;
+                        /** @description Why there is no outcome (`failed`). */
+                        outcome_detail: ((string | null) | null) | null;
+                        /** @description The schema this session's outcome fills (the start's `outcome_schema`, else its identity's); null: no outcome. In full on GET /v1/sessions/{session_id} only: null in lists. */
+                        outcome_schema: (({
+                            [key: string]: unknown;
+                        } | null) | null) | null;
+                        /**
+                         * @description `none`: no outcome schema, running, or ended without a visitor turn; `pending`: being written; `ready`; `failed`: see `outcome_detail`.
+                         * @enum {string}
+                         */
+                        outcome_status: "none" | "pending" | "ready" | "failed";
                         /** @description Started by a website with this publishable key (POST /v1/embed/sessions); null: by a secret key. */
                         publishable_key_id: ((string | null) | null) | null;
                         /** @description Whether the session is recorded (the start's `record`, else its publishable key's or identity's `record_sessions`); the file: GET /v1/sessions/{session_id}/recording. */
@@ -4335,6 +4527,40 @@ export interface operations {
                      * @enum {string}
                      */
                     language?: "auto" | "en" | "es" | "pl" | "uk";
+                    /**
+                     * @description The fields to fill in from the conversation once it ends: a JSON Schema of type `object` whose 1–50 `properties` each have a `description` (what the visitor must say for it), in the same subset as a tool's `parameters` (type, description, enum, items, minimum, maximum, minLength, maxLength, properties, required, additionalProperties; at most 16 KB, 5 levels deep).
+                     * @example {
+                     *       "type": "object",
+                     *       "properties": {
+                     *         "name": {
+                     *           "type": "string",
+                     *           "description": "The visitor's name, as they gave it"
+                     *         },
+                     *         "email": {
+                     *           "type": "string",
+                     *           "description": "The visitor's email address"
+                     *         },
+                     *         "wants_demo": {
+                     *           "type": "boolean",
+                     *           "description": "Whether the visitor asked for a demo"
+                     *         },
+                     *         "demo_day": {
+                     *           "type": "string",
+                     *           "enum": [
+                     *             "monday",
+                     *             "tuesday",
+                     *             "wednesday",
+                     *             "thursday",
+                     *             "friday"
+                     *           ],
+                     *           "description": "The weekday the visitor picked for the demo"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    outcome_schema?: {
+                        [key: string]: unknown;
+                    };
                     /** @description Record the session: the avatar's video as the visitor saw it and both voices, one MP4 (GET /v1/sessions/{session_id}/recording). Default: the identity's `record_sessions`. */
                     record?: boolean;
                     /** @description A sentence the agent says before its greeting in a recorded session ("This conversation is recorded."). Only with a recorded session (422 otherwise); blank: none. */
@@ -5478,7 +5704,7 @@ export interface operations {
                             created_at: string;
                             description: string | null;
                             enabled: boolean;
-                            events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                            events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                             /**
                              * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                              * @example false
@@ -5529,7 +5755,7 @@ export interface operations {
                     /** @description Default true; a disabled endpoint receives nothing. */
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                    events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -5566,7 +5792,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /** @description The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
                         secret: string;
                         /**
@@ -5671,7 +5897,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /**
                          * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                          * @example false
@@ -5775,7 +6001,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -5811,7 +6037,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
                         /**
                          * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                          * @example false

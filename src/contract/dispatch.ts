@@ -91,6 +91,8 @@ export const DispatchMetadataSchema = Type.Object({
   test: Type.Optional(Type.Boolean()),
   /** Whether the job records the session (contract/recordings.ts), sending its chunks with its report token. Absent: false. */
   record: Type.Optional(Type.Boolean()),
+  /** The outcome the job writes once the session ended (contract/outcomes.ts). Absent or null: none. */
+  outcome_schema: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
   /** Said before the greeting of a recorded session (the start's `recording_notice`). Absent or null: nothing. */
   recording_notice: Type.Optional(Type.Union([Type.String({ maxLength: RECORDING_NOTICE_MAX_CHARS }), Type.Null()])),
 });

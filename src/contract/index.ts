@@ -10,7 +10,8 @@
 //   notices.ts       the in-room notices the service sends before a session ends
 //   dispatch.ts      the metadata each agent job is dispatched with, and the session room's metadata
 //   job-reports.ts   what a job reports back: streaming, minutes, the visitor leaving, transcript turns,
-//                    orders taken, an idle visitor, the summary
+//                    orders taken, an idle visitor, the summary, the outcome
+//   outcomes.ts      a session's outcome: the shape every written one has
 //   agent-tools.ts   the tools the agent may call: their definition, a webhook call's request and answer, the record
 //   knowledge.ts     the passages retrieved for each visitor turn
 //   recordings.ts    a session's recording: its statuses, and the chunks a job sends of it
@@ -31,6 +32,7 @@ export * from './job-reports.ts';
 export * from './knowledge.ts';
 export * from './languages.ts';
 export * from './notices.ts';
+export * from './outcomes.ts';
 export * from './pipelines.ts';
 export * from './recordings.ts';
 export * from './session-direction.ts';

@@ -65,6 +65,19 @@ export const SummaryReport = Type.Object({
   detail: Type.Optional(Type.String({ maxLength: 500 })),
 });
 
+/**
+ * The conversation's outcome (contract/outcomes.ts), written by the job with the session's
+ * language model once the session ended (sent only for a session with an outcome schema and a
+ * visitor turn), or why there is none. The control plane checks `values` against the schema.
+ */
+export const OutcomeReport = Type.Object({
+  type: Type.Literal('outcome'),
+  /** Each of the schema's fields, its value or null; null: it could not be written. */
+  values: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  /** Why there is none, when `values` is null. */
+  detail: Type.Optional(Type.String({ maxLength: 500 })),
+});
+
 /** A very long session's milliseconds, with room: what a job's usage counts cannot pass. */
 const MAX_USAGE_MS = 7 * 24 * 3_600_000;
 
@@ -170,6 +183,7 @@ export const JobReport = Type.Union([
   VisitorIdleReport,
   AgentEndedReport,
   SummaryReport,
+  OutcomeReport,
 ]);
 
 export type TranscriptReport = Static<typeof TranscriptReport>;
@@ -179,6 +193,7 @@ export type OrderReport = Static<typeof OrderReport>;
 export type VisitorIdleReport = Static<typeof VisitorIdleReport>;
 export type AgentEndedReport = Static<typeof AgentEndedReport>;
 export type SummaryReport = Static<typeof SummaryReport>;
+export type OutcomeReport = Static<typeof OutcomeReport>;
 export type MeterReport = Static<typeof MeterReport>;
 export type UsageReport = Static<typeof UsageReport>;
 /** What the control plane keeps of the running job's usage. */

@@ -4,6 +4,7 @@ export const WEBHOOK_EVENTS = [
   'session.started',
   'session.ended',
   'session.summary_ready',
+  'session.outcome_ready',
   'recording.ready',
   'recording.failed',
   'identity.ready',

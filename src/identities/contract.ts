@@ -1,9 +1,11 @@
 // The HTTP contract of /v1/identities: one schema per request and response type. The
 // same schemas validate requests at the edge and feed the OpenAPI document.
+
 import { t } from 'elysia';
 import { TestFlag } from '../accounts/test-mode.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { oneOf } from '../http/enum-schema.ts';
+import { LEAD_OUTCOME_SCHEMA } from '../outcomes/contract.ts';
 import { IDENTITY_STATUSES } from './schema.ts';
 
 export const NAME_MAX = 200;
@@ -46,6 +48,14 @@ const RecordSessionsField = t.BooleanString({
     'Record its sessions unless a start says otherwise (docs/api.md#recordings): "true" or "false". Default false.',
 });
 
+/** A form field: the schema as JSON text (docs/api.md#outcomes); `null` clears it (PATCH). */
+const OutcomeSchemaFormField = t.String({
+  maxLength: 64 * 1024,
+  description:
+    "The outcome its sessions fill in once they end, unless a start gives another (docs/api.md#outcomes): a JSON Schema of type `object` as JSON text, each property with a `description`; the same subset as a tool's `parameters`. `null` clears it.",
+  examples: [JSON.stringify(LEAD_OUTCOME_SCHEMA)],
+});
+
 export const CreateIdentityForm = t.Object({
   name: t.String({ minLength: 1, maxLength: NAME_MAX, description: 'Display name.' }),
   prompt: t.String({ minLength: 1, maxLength: PROMPT_MAX, description: "The avatar's system prompt." }),
@@ -65,6 +75,7 @@ export const CreateIdentityForm = t.Object({
   tool_ids: t.Optional(ToolIdsField),
   document_ids: t.Optional(DocumentIdsField),
   record_sessions: t.Optional(RecordSessionsField),
+  outcome_schema: t.Optional(OutcomeSchemaFormField),
 });
 
 export const UpdateIdentityForm = t.Object({
@@ -81,6 +92,7 @@ export const UpdateIdentityForm = t.Object({
   tool_ids: t.Optional(ToolIdsField),
   document_ids: t.Optional(DocumentIdsField),
   record_sessions: t.Optional(RecordSessionsField),
+  outcome_schema: t.Optional(OutcomeSchemaFormField),
 });
 
 export const IdentityParams = t.Object({ identity_id: t.String() });
@@ -122,6 +134,10 @@ export const IdentityResponse = t.Object({
   tool_ids: ToolIds,
   document_ids: DocumentIds,
   record_sessions: t.Boolean({ description: 'Its sessions are recorded unless a start says otherwise.' }),
+  outcome_schema: t.Nullable(t.Record(t.String(), t.Unknown()), {
+    description: 'The outcome its sessions fill in unless a start gives another; null: none.',
+    examples: [LEAD_OUTCOME_SCHEMA],
+  }),
   test: TestFlag,
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -11,6 +11,7 @@ import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } f
 import { listPage } from '../http/paging.ts';
 import { type AccountLimits, type AttemptLimiter, lockAccountLimits } from '../limits/index.ts';
 import { type InspectedImage, inspectAudio, inspectImage, type MediaLimits } from '../media/index.ts';
+import { outcomeSchemaFormField } from '../outcomes/index.ts';
 import { type PipelineRegistry, releaseTraining } from '../pipelines/registry.ts';
 import type { Pipeline } from '../pipelines/types.ts';
 import { presetVoice, sampleProfile, type Voices, voiceChoiceProblems } from '../voices/index.ts';
@@ -150,10 +151,12 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
       '',
       async ({ caller, body, request }) => {
         const lists = parseIdLists(body);
+        const outcome = outcomeSchemaFormField(body.outcome_schema);
         const pipelineId = body.pipeline_id ?? deps.pipelines.defaultId;
         const pipeline = deps.pipelines.get(pipelineId);
         throwIfProblems([
           ...textProblems(body),
+          ...outcome.problems,
           ...(pipeline ? [] : [unknownPipeline(pipelineId, deps.pipelines.ids())]),
           ...voiceChoiceProblems(body),
           ...providerAvatarProblems(pipeline, body.provider_avatar_id),
@@ -168,6 +171,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           prompt: body.prompt,
           language: body.language ?? 'auto',
           recordSessions: body.record_sessions,
+          outcomeSchema: outcome.value,
           pipeline: pipeline!,
           presetVoice: body.voice_id === undefined ? undefined : presetVoice(body.voice_id),
           providerAvatarId: body.provider_avatar_id,
@@ -246,6 +250,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
         // Each list sent replaces the identity's whole list ([] clears it); one not sent stays.
         const lists = parseIdLists(body);
         const attachments = lists.change;
+        const outcome = outcomeSchemaFormField(body.outcome_schema);
         if (
           !retrain &&
           body.voice_id === undefined &&
@@ -253,12 +258,13 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
           body.prompt === undefined &&
           body.language === undefined &&
           body.record_sessions === undefined &&
+          body.outcome_schema === undefined &&
           body.tool_ids === undefined &&
           body.document_ids === undefined
         ) {
           throw invalid(
             ['body'],
-            'Nothing to update: send name, prompt, language, voice_id, record_sessions, tool_ids, document_ids, image or audio',
+            'Nothing to update: send name, prompt, language, voice_id, record_sessions, outcome_schema, tool_ids, document_ids, image or audio',
             'empty_update',
           );
         }
@@ -267,6 +273,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
         }
         throwIfProblems([
           ...textProblems(body),
+          ...outcome.problems,
           ...voiceChoiceProblems(body),
           ...lists.problems,
           ...(await attachmentProblems(db, caller.accountId, attachments)),
@@ -292,6 +299,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
             name: body.name,
             language: body.language,
             recordSessions: body.record_sessions,
+            outcomeSchema: outcome.value,
             image: uploads.image,
             audio: uploads.audio,
             voice,
@@ -310,6 +318,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
               ...(body.prompt !== undefined && { prompt: body.prompt }),
               ...(body.language !== undefined && { language: body.language }),
               ...(body.record_sessions !== undefined && { recordSessions: body.record_sessions }),
+              ...(outcome.value !== undefined && { outcomeSchema: outcome.value }),
               // A preset replaces a cloned voice, and its sample is no longer kept.
               ...(voice !== undefined && { voice, audio: null }),
               updatedAt: new Date(),

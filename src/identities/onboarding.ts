@@ -67,6 +67,8 @@ export interface IdentityFields {
   language: Language;
   /** Its sessions are recorded by default (docs/api.md#recordings). */
   recordSessions?: boolean;
+  /** The outcome its sessions fill in (docs/api.md#outcomes); absent or null: none. */
+  outcomeSchema?: Record<string, unknown> | null;
   pipeline: Pipeline;
   /** A preset chosen instead of uploading audio; null or absent: the default voice. */
   presetVoice?: IdentityVoice | null;
@@ -142,6 +144,7 @@ export async function reserveIdentity(deps: OnboardingDeps, fields: IdentityFiel
       prompt: fields.prompt,
       language: fields.language,
       recordSessions: fields.recordSessions ?? false,
+      outcomeSchema: fields.outcomeSchema ?? null,
       pipelineId: fields.pipeline.id,
       status: 'created',
       // Until training stores the photo (the row is invisible meanwhile).

@@ -23,6 +23,7 @@ export function identityResponse(row: IdentityRow, links: AssetLinks, attached: 
     tool_ids: attached.toolIds,
     document_ids: attached.documentIds,
     record_sessions: row.recordSessions,
+    outcome_schema: row.outcomeSchema ?? null,
     test: isTestAccount(row.accountId),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),

@@ -31,6 +31,8 @@ export interface RetrainRequest {
   language?: Language;
   /** Applies at once, like the text fields. */
   recordSessions?: boolean;
+  /** Applies at once too; null clears it. */
+  outcomeSchema?: Record<string, unknown> | null;
   image?: { bytes: Uint8Array; inspected: InspectedImage };
   audio?: UploadedAudio;
   /** A preset chosen alongside an image upload: applies at once, like the text fields (null: the default voice). */
@@ -94,6 +96,7 @@ export class Retraining {
             ...(request.name !== undefined && { name: request.name }),
             ...(request.language !== undefined && { language: request.language }),
             ...(request.recordSessions !== undefined && { recordSessions: request.recordSessions }),
+            ...(request.outcomeSchema !== undefined && { outcomeSchema: request.outcomeSchema }),
             ...(request.voice !== undefined && { voice: request.voice, audio: null }),
             pendingRetrain: pending,
             updatedAt: now,

@@ -1,4 +1,4 @@
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, json, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { documents } from '../knowledge/schema.ts';
@@ -36,6 +36,8 @@ export const identities = pgTable(
     voice: jsonb('voice').$type<IdentityVoice>(),
     /** Its sessions are recorded unless the start says otherwise (docs/api.md#recordings). */
     recordSessions: boolean('record_sessions').notNull().default(false),
+    /** The outcome its sessions fill unless the start gives another (docs/api.md#outcomes); null: none. */
+    outcomeSchema: json('outcome_schema').$type<Record<string, unknown>>(),
     /** What the pipeline's training produced (e.g. face analysis), for the renderer. */
     training: jsonb('training').$type<Record<string, unknown>>(),
     pendingRetrain: jsonb('pending_retrain').$type<PendingRetrain>(),

@@ -267,6 +267,7 @@ export class AgentWatch {
         direction: session,
         // Records on into a new part of the same recording (docs/api.md#recordings).
         recording: session,
+        outcomeSchema: session.outcomeSchema ?? null,
         // And has the tools and documents the start fixed (a tool deleted since is left out).
         toolbox: await sessionToolbox(db, session, this.deps.internalUrl),
         test: isTestAccount(session.accountId),

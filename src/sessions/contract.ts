@@ -1,5 +1,6 @@
 // The HTTP contract of /v1/sessions (docs/api.md#sessions-start, #sessions-end, #sessions-read,
 // #sessions-transcript). The same schemas validate requests and feed the OpenAPI document.
+
 import { t } from 'elysia';
 import { TestFlag } from '../accounts/test-mode.ts';
 import {
@@ -17,6 +18,7 @@ import {
 } from '../contract/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { MAX_ATTACHED } from '../identities/contract.ts';
+import { OutcomeSchemaField, SessionOutcomeFields } from '../outcomes/contract.ts';
 import { END_REASONS, SESSION_STATUSES, SUMMARY_STATUSES } from './schema.ts';
 
 const Timestamp = t.String({ format: 'date-time' });
@@ -73,6 +75,7 @@ export const StartSessionBody = t.Object(
           'A sentence the agent says before its greeting in a recorded session ("This conversation is recorded."). Only with a recorded session (422 otherwise); blank: none.',
       }),
     ),
+    outcome_schema: t.Optional(OutcomeSchemaField),
     tool_ids: t.Optional(
       t.Array(t.String({ minLength: 1, maxLength: 100 }), {
         maxItems: MAX_ATTACHED,
@@ -228,6 +231,7 @@ export const SessionResponse = t.Object({
     '`none`: running, or ended without a visitor turn; `pending`: being written; `ready`; `failed`: see `summary_detail`.',
   ),
   summary_detail: t.Nullable(t.String({ description: 'Why there is no summary (`failed`).' })),
+  ...SessionOutcomeFields,
   tool_ids: t.Array(t.String(), {
     description: "The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then).",
   }),

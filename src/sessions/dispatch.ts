@@ -36,6 +36,8 @@ export interface DispatchInput {
   /** What the start set to direct the conversation, as the session row keeps it. */
   direction: SessionDirection;
   recording: SessionRecording;
+  /** The outcome the job writes once the session ended (the start's, else the identity's); null: none. */
+  outcomeSchema: Record<string, unknown> | null;
   /** The session's tools and where the job calls them and retrieves passages (toolbox.ts). */
   toolbox: SessionToolbox;
   /** A test account's session (src/accounts/test-mode.ts): its video is marked "TEST". */
@@ -96,6 +98,7 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
     test: input.test,
     record: input.recording.record,
     recording_notice: input.recording.recordingNotice,
+    outcome_schema: input.outcomeSchema,
   };
 }
 

@@ -11,6 +11,7 @@ import { RECORDING_CHUNK_MAX_BYTES } from '../contract/recordings.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
+import { recordOutcome } from '../outcomes/index.ts';
 import type { AgentWatch } from './agent-watch.ts';
 import type { SessionBilling } from './billing.ts';
 import { SessionParams } from './contract.ts';
@@ -140,6 +141,11 @@ export function jobReportRoutes(deps: JobReportDeps) {
       if (body.type === 'summary') {
         // Written once the session ended: taken after the end (summary.ts).
         await recordSummary(db, session, body);
+        return { ok: true };
+      }
+      if (body.type === 'outcome') {
+        // Like the summary: written once the session ended (src/outcomes).
+        await recordOutcome(db, session, body);
         return { ok: true };
       }
       if (session.status === 'ended') throw new ApiError(409, 'The session has ended');

@@ -10,6 +10,7 @@ import type { Database } from '../db/index.ts';
 import { isNotFound, type LivekitConnection } from '../livekit/connection.ts';
 import { log } from '../logging/index.ts';
 import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
+import { announceOutcomeAtEnd, outcomeAtEnd } from '../outcomes/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import type { SessionBilling } from './billing.ts';
 import { type EndReason, sessions } from './schema.ts';
@@ -91,6 +92,7 @@ export class SessionLifecycle {
           endedAt,
           ...foldUsage(endedAt),
           ...summaryAtEnd(),
+          ...outcomeAtEnd(),
         })
         .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running')))
         .returning();
@@ -108,6 +110,7 @@ export class SessionLifecycle {
         ended_at: ended.endedAt!.toISOString(),
       });
       await announceSummaryAtEnd(tx, ended);
+      await announceOutcomeAtEnd(tx, ended);
       endedHere = true;
       return ended;
     });

@@ -60,12 +60,16 @@ export function sessionResponse(row: SessionRow) {
     summary: row.summary,
     summary_status: row.summaryStatus,
     summary_detail: row.summaryDetail,
+    outcome_schema: row.outcomeSchema ?? null,
+    outcome: row.outcome ?? null,
+    outcome_status: row.outcomeStatus,
+    outcome_detail: row.outcomeDetail,
     tool_ids: row.toolIds,
     document_ids: row.documentIds,
   };
 }
 
-/** A session in a list: the same shape, without the context's text (up to 8,000 characters a row). */
+/** A session in a list: the same shape, without the context's text (up to 8,000 characters a row) and the outcome's schema (16 KB). */
 export function sessionListItem(row: SessionRow) {
-  return { ...sessionResponse(row), context: null };
+  return { ...sessionResponse(row), context: null, outcome_schema: null };
 }

@@ -1,4 +1,15 @@
-import { bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  json,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import type { ToolCallRecord } from '../contract/agent-tools.ts';
 import { FORM_FACTORS } from '../contract/avatar-video.ts';
@@ -115,6 +126,17 @@ export const sessions = pgTable(
     summaryStatus: text('summary_status', { enum: SUMMARY_STATUSES }).notNull().default('none'),
     /** Why there is no summary (`failed`). */
     summaryDetail: text('summary_detail'),
+    /**
+     * What the conversation achieved, as fields (docs/api.md#outcomes): the schema this session's
+     * outcome fills (the start's, else its identity's; null: none), and the object once written.
+     * `json`, not `jsonb`: the customer's order of fields is kept (jsonb sorts keys by length).
+     */
+    outcomeSchema: json('outcome_schema').$type<Record<string, unknown>>(),
+    outcome: json('outcome').$type<Record<string, unknown>>(),
+    /** As `summaryStatus`: `pending` once a session with a schema and a visitor turn ended. */
+    outcomeStatus: text('outcome_status', { enum: SUMMARY_STATUSES }).notNull().default('none'),
+    /** Why there is no outcome (`failed`). */
+    outcomeDetail: text('outcome_detail'),
     /** Started by a website with this publishable key (docs/api.md#embed-start); null: by a secret key. */
     publishableKeyId: text('publishable_key_id').references(() => publishableKeys.id, { onDelete: 'set null' }),
     /** SHA-256 of the visitor's address when started with a publishable key: its per-visitor limits count by it. */

@@ -3,6 +3,7 @@
 // (admission) → credits (early) → room → dispatch → token → then, in one transaction with the
 // account locked, the limits and admission again, the credit hold and the row. When anything fails, nothing is left behind:
 // the room is deleted, and the hold and the row roll back together.
+
 import { eq } from 'drizzle-orm';
 import { accounts } from '../accounts/schema.ts';
 import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
@@ -20,6 +21,7 @@ import { type AccountLimits, lockAccountLimits, readAccountLimits } from '../lim
 import type { LivekitConnection } from '../livekit/connection.ts';
 import { log } from '../logging/index.ts';
 import { sessionsStarted } from '../metrics/index.ts';
+import { outcomeSchemaProblems } from '../outcomes/index.ts';
 import { recordings } from '../recordings/schema.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { admitSession } from '../workers/admission.ts';
@@ -42,6 +44,8 @@ export interface StartRequest {
   /** Default: the publishable key's `record_sessions`, else the identity's. */
   record?: boolean;
   recording_notice?: string;
+  /** Default: the identity's. */
+  outcome_schema?: Record<string, unknown>;
   /** Instead of the identity's, for this session. */
   tool_ids?: string[];
   document_ids?: string[];
@@ -77,6 +81,10 @@ export async function startSession(
   const { db, settings } = deps;
   // The body's own rules first: a 422 before anything is looked up.
   const direction = sessionDirection(request, settings);
+  if (request.outcome_schema !== undefined) {
+    const problems = outcomeSchemaProblems(request.outcome_schema, ['body', 'outcome_schema']);
+    if (problems.length > 0) throw new ApiError(422, problems);
+  }
   let identity: IdentityRow | undefined;
   if (request.identity_id !== undefined) {
     identity = await findIdentity(db, accountId, request.identity_id);
@@ -106,6 +114,7 @@ export async function startSession(
   }
   const visualAwareness = request.visual_awareness ?? Boolean(identity);
   const recording = sessionRecording(request, identity, website);
+  const outcomeSchema = request.outcome_schema ?? identity?.outcomeSchema ?? null;
   // Fixed for the session now: a list changed on the identity later is the next session's.
   const attached = await sessionAttachments(db, accountId, identity?.id, request);
 
@@ -168,6 +177,7 @@ export async function startSession(
       internalUrl: deps.internalUrl,
       direction,
       recording,
+      outcomeSchema,
       toolbox,
       test: isTestAccount(accountId),
     });
@@ -203,6 +213,7 @@ export async function startSession(
           formFactor: request.form_factor ?? null,
           ...direction,
           ...recording,
+          outcomeSchema,
           toolIds: attached.toolIds,
           documentIds: attached.documentIds,
           dispatchId: dispatch.id,

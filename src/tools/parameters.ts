@@ -37,26 +37,31 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const problem = (loc: FieldProblem['loc'], msg: string, type: string): FieldProblem => ({ loc, msg, type });
 
 /**
- * What is wrong with `parameters`, located under `loc` (`["body","parameters"]`), each problem
+ * What is wrong with `parameters` (or another field in the same subset, named `field` in the
+ * messages: an outcome's schema), located under `loc` (`["body","parameters"]`), each problem
  * naming the keyword at fault; empty when it may be saved.
  */
-export function parametersProblems(parameters: unknown, loc: FieldProblem['loc']): FieldProblem[] {
-  if (!isRecord(parameters)) return [problem(loc, 'parameters must be a JSON Schema object', 'schema_invalid')];
+export function parametersProblems(
+  parameters: unknown,
+  loc: FieldProblem['loc'],
+  field = 'parameters',
+): FieldProblem[] {
+  if (!isRecord(parameters)) return [problem(loc, `${field} must be a JSON Schema object`, 'schema_invalid')];
   const size = Buffer.byteLength(JSON.stringify(parameters));
   if (size > PARAMETERS_MAX_BYTES)
-    return [problem(loc, `parameters is ${size} bytes; at most ${PARAMETERS_MAX_BYTES} are taken`, 'schema_too_large')];
+    return [problem(loc, `${field} is ${size} bytes; at most ${PARAMETERS_MAX_BYTES} are taken`, 'schema_too_large')];
   if (parameters.type !== 'object')
-    return [problem([...loc, 'type'], 'parameters must be a schema of type "object"', 'schema_invalid')];
+    return [problem([...loc, 'type'], `${field} must be a schema of type "object"`, 'schema_invalid')];
   if (!isRecord(parameters.properties))
     return [
-      problem([...loc, 'properties'], 'parameters needs `properties`, an object (it may be empty)', 'schema_invalid'),
+      problem([...loc, 'properties'], `${field} needs \`properties\`, an object (it may be empty)`, 'schema_invalid'),
     ];
   const problems = schemaProblems(parameters, loc, 1);
   if (problems.length > 0) return problems;
   try {
     compile(parameters);
   } catch (error) {
-    return [problem(loc, `parameters is not a valid JSON Schema: ${(error as Error).message}`, 'schema_invalid')];
+    return [problem(loc, `${field} is not a valid JSON Schema: ${(error as Error).message}`, 'schema_invalid')];
   }
   return [];
 }

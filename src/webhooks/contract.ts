@@ -124,6 +124,8 @@ export interface EventData {
   };
   /** The conversation's summary was written (docs/api.md#sessions-summary); one that failed sends none. */
   'session.summary_ready': { session_id: string; identity_id: string | null; summary: string; language: string };
+  /** The conversation's outcome was written (docs/api.md#outcomes): each field its value or null. One that failed sends none. */
+  'session.outcome_ready': { session_id: string; identity_id: string | null; outcome: Record<string, unknown> };
   /** A session's recording (docs/api.md#recordings) was stored: its file can be fetched from now on. */
   'recording.ready': {
     session_id: string;

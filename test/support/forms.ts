@@ -39,6 +39,7 @@ export interface IdentityBody {
   detail: string | null;
   pipeline_id: string;
   provider_avatar_id: string | null;
+  outcome_schema: Record<string, unknown> | null;
   created_at: string;
   updated_at: string;
 }

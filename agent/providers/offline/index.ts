@@ -207,7 +207,13 @@ async function loadLanguageModel(
       used: () => created.currentThreads,
     };
     return {
-      reply: { chat, name: basename(manifest.llm).replace(/\.gguf$/i, ''), alphabets, threads },
+      reply: {
+        chat,
+        name: basename(manifest.llm).replace(/\.gguf$/i, ''),
+        alphabets,
+        threads,
+        jsonGrammar: (schema: Record<string, unknown>) => llama.createGrammarForJsonSchema(schema),
+      },
       readerModel,
       close: async () => {
         await chat.dispose();

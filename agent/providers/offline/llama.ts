@@ -94,6 +94,8 @@ export interface Llama {
   maxThreads: number;
   loadModel(options: { modelPath: string }): Promise<LlamaModel>;
   createGrammar(options: { grammar: string }): Promise<LlamaGrammar>;
+  /** A grammar of the JSON a schema allows (json-grammar.ts makes the schema fit its generator). */
+  createGrammarForJsonSchema(schema: Record<string, unknown>): Promise<LlamaGrammar>;
   dispose(): Promise<void>;
 }
 

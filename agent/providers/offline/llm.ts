@@ -10,6 +10,8 @@ import {
   shortuuid,
 } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import type { ModelAnswer } from '../model-answer.ts';
+import { grammarSchema } from './json-grammar.ts';
 import type { LlamaChat, LlamaChatResponse, LlamaFunctions, LlamaGrammar, LlamaHistoryItem } from './llama.ts';
 import { promptStart, quotedDataOf, smallModelPrompt, toLlamaHistory, withQuotedData } from './prompt.ts';
 import { isToolTurn, offlineFunctions, TOOLS_RULE, withToolResults } from './tool-calls.ts';
@@ -45,7 +47,18 @@ export interface LoadedReplyModel {
   /** Per language, the letters a reply may use (alphabets.ts). */
   alphabets?: Partial<Record<SpokenLanguage, LlamaGrammar>>;
   threads?: ReplyThreads;
+  /** A grammar of the JSON a schema allows (writeJson); none: writeJson fails. */
+  jsonGrammar?: (schema: Record<string, unknown>) => Promise<LlamaGrammar>;
 }
+
+/** What one generation may override of the replies' settings (writeJson's). */
+interface GenerationLimits {
+  grammar: LlamaGrammar;
+  maxTokens: number;
+}
+
+/** Tokens a JSON answer may take: an outcome of a few dozen short fields. */
+const JSON_MAX_TOKENS = 600;
 
 export class OfflineLLM extends llm.LLM {
   readonly #chat: LlamaChat;
@@ -54,6 +67,7 @@ export class OfflineLLM extends llm.LLM {
   readonly #options: OfflineLLMOptions;
   /** Per language, the letters a reply may use (alphabets.ts); none: unconstrained. */
   readonly #alphabets: Partial<Record<SpokenLanguage, LlamaGrammar>>;
+  readonly #jsonGrammar: LoadedReplyModel['jsonGrammar'];
   /** The language replies are in (the session's, or in auto mode the visitor's last). */
   #language: SpokenLanguage = 'en';
   /** The generation that owns the sequence now; a new one stops it (the newest turn wins). */
@@ -66,6 +80,7 @@ export class OfflineLLM extends llm.LLM {
     this.#threads = loaded.threads;
     this.#options = { ...DEFAULT_LLM_OPTIONS, ...options };
     this.#alphabets = loaded.alphabets ?? {};
+    this.#jsonGrammar = loaded.jsonGrammar;
   }
 
   label(): string {
@@ -118,6 +133,7 @@ export class OfflineLLM extends llm.LLM {
     onText: (text: string) => boolean,
     mostThreads?: number,
     functions?: LlamaFunctions,
+    limits?: GenerationLimits,
   ): Promise<{ tokens: number; response: LlamaChatResponse | null }> {
     const previous = this.#running;
     if (previous) {
@@ -131,8 +147,8 @@ export class OfflineLLM extends llm.LLM {
     if (signal.aborted) stop.abort();
     let tokens = 0;
     const done = this.#chat.generateResponse(history, {
-      maxTokens: this.#options.maxTokens,
-      temperature: this.#options.temperature,
+      maxTokens: limits?.maxTokens ?? this.#options.maxTokens,
+      temperature: limits ? 0 : this.#options.temperature,
       seed: this.#options.seed,
       topK: 40,
       topP: 0.9,
@@ -142,7 +158,7 @@ export class OfflineLLM extends llm.LLM {
       // The reply keeps to the letters of the language it is in (alphabets.ts).
       ...(functions
         ? { functions, documentFunctionParams: true, maxParallelFunctionCalls: 1 }
-        : { grammar: this.#alphabets[this.#language] }),
+        : { grammar: limits?.grammar ?? this.#alphabets[this.#language] }),
       signal: stop.signal,
       stopOnAbortSignal: true,
       onTextChunk: (text) => {
@@ -162,6 +178,41 @@ export class OfflineLLM extends llm.LLM {
       if (this.#running === running) this.#running = null;
     }
     return { tokens, response };
+  }
+
+  /**
+   * One JSON object `schema` allows, the answer to `question`: sampled under a grammar made from
+   * the schema, so it always parses and fits (after the conversation: the outcome).
+   */
+  async writeJson(question: string, schema: Record<string, unknown>, timeoutMs: number): Promise<ModelAnswer> {
+    if (!this.#jsonGrammar) return { text: '', timedOut: false, failure: new Error('no JSON grammar') };
+    const stop = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop.abort();
+    }, timeoutMs);
+    let text = '';
+    try {
+      const grammar = await this.#jsonGrammar(grammarSchema(schema));
+      const history: LlamaHistoryItem[] = [{ type: 'user', text: question }];
+      const { response } = await this._generateResponse(
+        history,
+        stop.signal,
+        (chunk) => {
+          text += chunk;
+          return true;
+        },
+        undefined,
+        undefined,
+        { grammar, maxTokens: JSON_MAX_TOKENS },
+      );
+      return { text: response?.response ?? text, timedOut };
+    } catch (error) {
+      return { text, timedOut, failure: error as Error };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   get options(): OfflineLLMOptions {

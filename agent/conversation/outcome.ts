@@ -1,0 +1,133 @@
+// The conversation's outcome (docs/api.md#outcomes): once the session has ended, the job asks the
+// session's language model for the fields of the session's `outcome_schema`, filled from the
+// transcript, as one JSON object of the written outcome's shape (every field, its value or null;
+// src/contract/outcomes.ts), and reports it or why there is none. Like the summary: only for a
+// conversation with a visitor turn, bounded in time, never before the session's end.
+import type { llm } from '@livekit/agents';
+import {
+  type OutcomeReport,
+  outcomeFields,
+  type SpokenLanguage,
+  writtenOutcomeSchema,
+} from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
+import { type ModelAnswer, missingAnswerDetail } from '../providers/model-answer.ts';
+import { hasVisitorTurn, transcriptLines } from './summary.ts';
+
+/** The outcome gets this long; then there is none (within agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS). */
+export const OUTCOME_TIMEOUT_MS = 30_000;
+
+export interface OutcomeRequest {
+  /** The session's model, asked for JSON of a schema (agent/providers SessionProviders.writeJson). */
+  writeJson(question: string, schema: Record<string, unknown>, timeoutMs: number): Promise<ModelAnswer>;
+  history: llm.ChatContext;
+  /** The session's `outcome_schema`. */
+  schema: Record<string, unknown>;
+  language: SpokenLanguage;
+  /** The transcript's newest characters the model is shown (the offline model's context is small). */
+  transcriptChars: number;
+  timeoutMs?: number;
+  logger: AgentLogger;
+}
+
+/**
+ * The question: the transcript, then what to fill in. English whatever the conversation's
+ * language: the fields' names and descriptions are the customer's, and the values are the
+ * visitor's own words.
+ */
+export function outcomeQuestion(transcript: string, schema: Record<string, unknown>): string {
+  const fields = outcomeFields(schema)
+    .map((field) => `- ${field.name}${kindHint(field.schema)}: ${field.description}`)
+    .join('\n');
+  return `${transcript}\n\nFrom this conversation, fill in each field below with what the visitor said. Use the visitor's own words. Use null for every field the visitor did not state; never guess or invent a value.\n${fields}\n\nAnswer with one JSON object.`;
+}
+
+/** What a field holds, for the model: yes/no, one of a list, a number. */
+function kindHint(schema: Record<string, unknown>): string {
+  if (Array.isArray(schema.enum)) return ` (one of: ${schema.enum.join(', ')})`;
+  if (schema.type === 'boolean') return ' (true or false)';
+  if (schema.type === 'number' || schema.type === 'integer') return ' (a number)';
+  return '';
+}
+
+/** Lower-case letters and digits only: how a value is looked for in what the visitor said. */
+const plain = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}@.]+/gu, '');
+
+/** The words of a field's name a conversation about it would use (`wants_demo`: wants, demo). */
+const topicWords = (name: string) =>
+  name
+    .split(/[_.\-\s]+|(?<=[a-z])(?=[A-Z])/)
+    .map(plain)
+    .filter((word) => word.length >= 3);
+
+/**
+ * The model's values with each one the conversation does not support set to null: a small model
+ * fills a grammar's every field, and invents what it cannot find. Free text must be words the
+ * visitor said (letters and digits compared, case aside); an enum's value must have been said by
+ * either side (the agent's "Tuesday, then"); a yes/no or a number only stands when its topic, a
+ * word of the field's name, came up. Fields the answer lacks are null.
+ */
+export function groundedValues(
+  answer: Record<string, unknown>,
+  schema: Record<string, unknown>,
+  spoken: { visitor: string; both: string },
+): { values: Record<string, unknown>; dropped: string[] } {
+  const visitor = plain(spoken.visitor);
+  const both = plain(spoken.both);
+  const values: Record<string, unknown> = {};
+  const dropped: string[] = [];
+  for (const field of outcomeFields(schema)) {
+    const value = answer[field.name] ?? null;
+    const { type, enum: choices } = field.schema;
+    const supported =
+      value === null ||
+      (Array.isArray(choices)
+        ? both.includes(plain(String(value)))
+        : type === 'string'
+          ? typeof value === 'string' && plain(value) !== '' && visitor.includes(plain(value))
+          : topicWords(field.name).some((word) => both.includes(word)));
+    values[field.name] = supported ? value : null;
+    if (!supported) dropped.push(field.name);
+  }
+  return { values, dropped };
+}
+
+/**
+ * The outcome report of a conversation, or null when the visitor never said anything (the
+ * control plane expects none). Never throws: a failure is a report without values.
+ */
+export async function writeOutcome(request: OutcomeRequest): Promise<OutcomeReport | null> {
+  const { history, schema, language, logger } = request;
+  if (!hasVisitorTurn(history)) return null;
+  const timeoutMs = request.timeoutMs ?? OUTCOME_TIMEOUT_MS;
+  const lines = transcriptLines(history, language);
+  const transcript = lines.join('\n').slice(-request.transcriptChars);
+  const startedAt = performance.now();
+  const answer = await request.writeJson(outcomeQuestion(transcript, schema), writtenOutcomeSchema(schema), timeoutMs);
+  const ms = Math.round(performance.now() - startedAt);
+  let parsed: unknown;
+  try {
+    parsed = answer.timedOut || answer.failure ? undefined : JSON.parse(answer.text);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+    const spoken = { visitor: spokenBy(history, ['user']), both: spokenBy(history, ['user', 'assistant']) };
+    const { values, dropped } = groundedValues(parsed as Record<string, unknown>, schema, spoken);
+    logger.info({ ms, fields: Object.keys(values).length, dropped }, 'outcome written');
+    return { type: 'outcome', values };
+  }
+  const detail =
+    answer.text && !answer.timedOut && !answer.failure
+      ? 'the language model wrote no JSON object'
+      : missingAnswerDetail(answer, timeoutMs);
+  logger.warn({ ms, detail, err: answer.failure }, 'no outcome');
+  return { type: 'outcome', values: null, detail };
+}
+
+/** Everything the visitor (and, with `assistant`, the agent) said or typed, in order. */
+function spokenBy(history: llm.ChatContext, roles: string[]): string {
+  return history.items
+    .map((item) => (item.type === 'message' && roles.includes(item.role) ? (item.textContent ?? '') : ''))
+    .join('\n');
+}
