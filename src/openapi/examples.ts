@@ -34,9 +34,19 @@ const identity = {
   tool_ids: [TOOL_ID],
   document_ids: [DOCUMENT_ID],
   record_sessions: false,
+  outcome_schema: null,
   test: false,
   created_at: CREATED,
   updated_at: UPDATED,
+};
+
+/** What the example session filled in once it ended (docs/api.md#outcomes). */
+const MUSEUM_OUTCOME_SCHEMA = {
+  type: 'object',
+  properties: {
+    museums: { type: 'string', description: 'The museums the visitor chose to see' },
+    wants_tickets: { type: 'boolean', description: 'Whether the visitor wants to book tickets' },
+  },
 };
 
 /** How the example session ended, and what it cost. */
@@ -92,6 +102,10 @@ const session = {
     'The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.',
   summary_status: 'ready',
   summary_detail: null,
+  outcome_schema: MUSEUM_OUTCOME_SCHEMA,
+  outcome: { museums: 'Musée d’Orsay, Orangerie', wants_tickets: true },
+  outcome_status: 'ready',
+  outcome_detail: null,
   tool_ids: [TOOL_ID],
   document_ids: [DOCUMENT_ID],
 };
@@ -218,7 +232,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   getSession: { responses: { 200: session } },
   // Lists carry no context's text (has_context says whether there is one).
-  listSessions: { responses: { 200: [{ ...session, context: null }] } },
+  listSessions: { responses: { 200: [{ ...session, context: null, outcome_schema: null }] } },
   getSessionTranscript: {
     responses: {
       200: {

@@ -3,11 +3,12 @@
 // model once the session ended and reports it (src/contract/job-reports.ts OutcomeReport); here
 // it is checked against the schema, stored, announced with the `session.outcome_ready` webhook,
 // and given up on when it does not come. Like the summary, the ending never waits for it.
-import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { type OutcomeReport, outcomeFields } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { sessions, sessionTranscripts } from '../sessions/schema.ts';
+import { giveUpPending, storeWritten } from '../sessions/written-after-end.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { outcomeMismatch } from './schema-rules.ts';
 
@@ -56,34 +57,21 @@ export async function recordOutcome(db: Database, session: SessionRow, report: O
     outcomeStatus: ready ? ('ready' as const) : ('failed' as const),
     outcomeDetail: ready ? null : (mismatch ?? report.detail ?? 'the language model wrote no outcome').slice(0, 500),
   };
-  const settled = await db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(sessions)
-      .set(values)
-      .where(
-        and(
-          eq(sessions.id, session.id),
-          or(eq(sessions.status, 'running'), inArray(sessions.outcomeStatus, ['none', 'pending'])),
-        ),
-      )
-      .returning();
-    if (row?.status === 'ended' && row.outcomeStatus === 'ready') await announce(tx, row);
-    return row;
-  });
+  const settled = await storeWritten(db, session.id, sessions.outcomeStatus, values, ready, announce);
   if (settled && !ready)
     log.warn({ session_id: session.id, detail: values.outcomeDetail }, 'the session has no outcome');
 }
 
 /** Pending outcomes of sessions that ended more than OUTCOME_WAIT_SECONDS ago fail (a sweep). */
 export async function giveUpOnOutcomes(db: Database, now = new Date()): Promise<number> {
-  const cutoff = new Date(now.getTime() - OUTCOME_WAIT_SECONDS * 1000);
-  const failed = await db
-    .update(sessions)
-    .set({ outcomeStatus: 'failed', outcomeDetail: OUTCOME_GIVEN_UP_DETAIL })
-    .where(and(eq(sessions.outcomeStatus, 'pending'), isNotNull(sessions.endedAt), lt(sessions.endedAt, cutoff)))
-    .returning({ id: sessions.id });
-  for (const { id } of failed)
-    log.warn({ session_id: id, detail: OUTCOME_GIVEN_UP_DETAIL }, 'the session has no outcome');
+  const failed = await giveUpPending(
+    db,
+    sessions.outcomeStatus,
+    { outcomeStatus: 'failed', outcomeDetail: OUTCOME_GIVEN_UP_DETAIL },
+    OUTCOME_WAIT_SECONDS,
+    now,
+  );
+  for (const id of failed) log.warn({ session_id: id, detail: OUTCOME_GIVEN_UP_DETAIL }, 'the session has no outcome');
   return failed.length;
 }
 

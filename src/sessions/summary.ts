@@ -2,12 +2,13 @@
 // language model once the session ended and reports it (src/contract/job-reports.ts
 // SummaryReport); here it is stored, announced with the `session.summary_ready` webhook, and
 // given up on when it does not come. The ending itself never waits for it.
-import { and, desc, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { SummaryReport } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { sessions, sessionTranscripts } from './schema.ts';
+import { giveUpPending, storeWritten } from './written-after-end.ts';
 
 type SessionRow = typeof sessions.$inferSelect;
 
@@ -51,34 +52,21 @@ export async function recordSummary(db: Database, session: SessionRow, report: S
     summaryStatus: ready ? ('ready' as const) : ('failed' as const),
     summaryDetail: ready ? null : (report.detail ?? 'the language model wrote no summary'),
   };
-  const settled = await db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(sessions)
-      .set(values)
-      .where(
-        and(
-          eq(sessions.id, session.id),
-          or(eq(sessions.status, 'running'), inArray(sessions.summaryStatus, ['none', 'pending'])),
-        ),
-      )
-      .returning();
-    if (row?.status === 'ended' && row.summaryStatus === 'ready') await announce(tx, row);
-    return row;
-  });
+  const settled = await storeWritten(db, session.id, sessions.summaryStatus, values, ready, announce);
   if (settled && !ready)
     log.warn({ session_id: session.id, detail: values.summaryDetail }, 'the session has no summary');
 }
 
 /** Pending summaries of sessions that ended more than SUMMARY_WAIT_SECONDS ago fail (a sweep). */
 export async function giveUpOnSummaries(db: Database, now = new Date()): Promise<number> {
-  const cutoff = new Date(now.getTime() - SUMMARY_WAIT_SECONDS * 1000);
-  const failed = await db
-    .update(sessions)
-    .set({ summaryStatus: 'failed', summaryDetail: SUMMARY_GIVEN_UP_DETAIL })
-    .where(and(eq(sessions.summaryStatus, 'pending'), isNotNull(sessions.endedAt), lt(sessions.endedAt, cutoff)))
-    .returning({ id: sessions.id });
-  for (const { id } of failed)
-    log.warn({ session_id: id, detail: SUMMARY_GIVEN_UP_DETAIL }, 'the session has no summary');
+  const failed = await giveUpPending(
+    db,
+    sessions.summaryStatus,
+    { summaryStatus: 'failed', summaryDetail: SUMMARY_GIVEN_UP_DETAIL },
+    SUMMARY_WAIT_SECONDS,
+    now,
+  );
+  for (const id of failed) log.warn({ session_id: id, detail: SUMMARY_GIVEN_UP_DETAIL }, 'the session has no summary');
   return failed.length;
 }
 

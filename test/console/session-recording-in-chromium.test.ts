@@ -5,7 +5,8 @@
 // confirm dialog, after which the link answers 404. A file in the account's own bucket shows its
 // key, a failed one its reason. No agent: the test acts as the job (test/recordings/support.ts),
 // sending real fragmented MP4 (ffmpeg) with the session's report token. On PGlite and the local
-// store (docs/testing.md#engines: the database is not the point). Sweeps every second, a 2 s
+// store (docs/testing.md#engines: the database is not the point). Beside it, a session's outcome
+// (issue 44) on the same page. Sweeps every second, a 2 s
 // wait after the end (the service defaults to 10 s and 30 s).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
@@ -210,6 +211,37 @@ describe.each(oneEngine('pglite'))('a session recording on the Sessions page, on
     await page.click(`#sessions-table tr[data-session-id="${plain.id}"] [data-testid=view-transcript]`);
     await page.waitForSelector('#session-transcript-turns, #session-transcript p.muted:has-text("Nothing was said")');
     expect(await page.locator('#session-recording').count()).toBe(0);
+    expect(visitor.errors).toEqual([]);
+  }, 60_000);
+
+  test('a session’s outcome shows field by field in its schema’s order; one being written or failed says so', async () => {
+    const { page } = visitor;
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: "The visitor's name" },
+        wants_demo: { type: 'boolean', description: 'Whether they asked for a demo' },
+        email: { type: 'string', description: 'Their email' },
+      },
+    };
+    const { db } = service.services.database;
+    const set = async (values: Partial<typeof sessions.$inferInsert>) => {
+      const session = await recordedSession(service, accountId, { recorded: false });
+      await db
+        .update(sessions)
+        .set({ outcomeSchema: schema, ...values })
+        .where(eq(sessions.id, session.id));
+      await page.reload();
+      await page.click(`#sessions-table tr[data-session-id="${session.id}"] [data-testid=view-transcript]`);
+      await page.waitForSelector('#session-outcome');
+    };
+    await set({ outcomeStatus: 'ready', outcome: { name: 'Zofia Nowak', wants_demo: true, email: null } });
+    expect(await page.locator('#session-outcome dt').allTextContents()).toEqual(['name', 'wants_demo', 'email']);
+    expect(await page.locator('#session-outcome dd').allTextContents()).toEqual(['Zofia Nowak', 'true', '—']);
+    await set({ outcomeStatus: 'pending' });
+    expect(await page.textContent('#session-outcome')).toContain('Being written');
+    await set({ outcomeStatus: 'failed', outcomeDetail: 'the language model did not answer within 30 s' });
+    expect(await page.textContent('#session-outcome')).toContain('None: the language model did not answer within 30 s');
     expect(visitor.errors).toEqual([]);
   }, 60_000);
 });

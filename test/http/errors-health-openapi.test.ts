@@ -94,6 +94,7 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
         'image',
         'language',
         'name',
+        'outcome_schema',
         'pipeline_id',
         'prompt',
         'provider_avatar_id',

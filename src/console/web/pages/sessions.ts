@@ -1,5 +1,5 @@
 // Sessions: every conversation with its length and charges; choosing one shows what the
-// visitor experienced (its metrics), its recording when it was recorded, and its transcript.
+// visitor experienced (its metrics), its recording when it was recorded, its outcome, and its transcript.
 import { api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatCredits, formatDate, formatDuration } from '../format.ts';
@@ -7,6 +7,7 @@ import { errorBox, showError } from '../forms.ts';
 import type { EndReason, IdentityListItem, Session, Transcript } from '../resources.ts';
 import { cell, dataTable } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
+import { outcomeBlock } from './session-outcome.ts';
 import { type RecordingBlock, recordingBlock } from './session-recording.ts';
 
 const ms = (value: number | null) =>
@@ -110,6 +111,7 @@ export const sessionsPage: Page = async (context) => {
         title,
         quality,
         recorded,
+        outcomeBlock(fresh),
         turns.length
           ? h(
               'ol',
