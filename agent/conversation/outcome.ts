@@ -53,6 +53,23 @@ function kindHint(schema: Record<string, unknown>): string {
 /** Lower-case letters and digits only: how a value is looked for in what the visitor said. */
 const plain = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}@.]+/gu, '');
 
+/** The words of a text, lower-cased, an email address one word ("zofia@example.com"), a sentence's last dot dropped. */
+const words = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}@.\-']+/u)
+    .map((word) => word.replace(/^[.'-]+|[.'-]+$/g, ''))
+    .filter(Boolean);
+
+/** Whether `value`'s words come, in order and together, in `said` (words, not parts of words: "torres" is not in "elena@torres.es"). */
+function saidInWords(value: string, said: string[]): boolean {
+  const wanted = words(value);
+  if (wanted.length === 0) return false;
+  for (let i = 0; i + wanted.length <= said.length; i++)
+    if (wanted.every((word, j) => said[i + j] === word)) return true;
+  return false;
+}
+
 /** The words of a field's name a conversation about it would use (`wants_demo`: wants, demo). */
 const topicWords = (name: string) =>
   name
@@ -63,7 +80,7 @@ const topicWords = (name: string) =>
 /**
  * The model's values with each one the conversation does not support set to null: a small model
  * fills a grammar's every field, and invents what it cannot find. Free text must be words the
- * visitor said (letters and digits compared, case aside); an enum's value must have been said by
+ * visitor said (whole words, case aside: not a part of an email address); an enum's value must have been said by
  * either side (the agent's "Tuesday, then"); a yes/no or a number only stands when its topic, a
  * word of the field's name, came up. Fields the answer lacks are null.
  */
@@ -72,7 +89,7 @@ export function groundedValues(
   schema: Record<string, unknown>,
   spoken: { visitor: string; both: string },
 ): { values: Record<string, unknown>; dropped: string[] } {
-  const visitor = plain(spoken.visitor);
+  const visitor = words(spoken.visitor);
   const both = plain(spoken.both);
   const values: Record<string, unknown> = {};
   const dropped: string[] = [];
@@ -84,7 +101,7 @@ export function groundedValues(
       (Array.isArray(choices)
         ? both.includes(plain(String(value)))
         : type === 'string'
-          ? typeof value === 'string' && plain(value) !== '' && visitor.includes(plain(value))
+          ? typeof value === 'string' && saidInWords(value, visitor)
           : topicWords(field.name).some((word) => both.includes(word)));
     values[field.name] = supported ? value : null;
     if (!supported) dropped.push(field.name);

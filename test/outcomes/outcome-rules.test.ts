@@ -111,6 +111,16 @@ describe('grounding', () => {
     });
   });
 
+  test('free text is whole words the visitor said, not a part of their email address', () => {
+    const schema = { type: 'object', properties: { company: { type: 'string', description: 'Their company' } } };
+    expect(groundedValues({ company: 'Ejemplo' }, schema, spoken('Escríbeme a lucia@ejemplo.mx.')).values).toEqual({
+      company: null,
+    });
+    expect(groundedValues({ company: 'Grupo Andino' }, schema, spoken('Soy Carlos, de Grupo Andino.')).values).toEqual({
+      company: 'Grupo Andino',
+    });
+  });
+
   test('a field the answer lacks is null; nulls stay null', () => {
     expect(groundedValues({ name: null }, LEAD_OUTCOME_SCHEMA, spoken('hello'))).toEqual({
       values: { name: null, email: null, wants_demo: null, demo_day: null },
