@@ -1482,6 +1482,7 @@ export interface operations {
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
                      *       "record_sessions": false,
+                     *       "outcome_schema": null,
                      *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
@@ -1694,6 +1695,7 @@ export interface operations {
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
                      *       "record_sessions": false,
+                     *       "outcome_schema": null,
                      *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
@@ -1921,6 +1923,7 @@ export interface operations {
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
                      *       "record_sessions": false,
+                     *       "outcome_schema": null,
                      *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
@@ -2025,6 +2028,7 @@ export interface operations {
                      *         "doc_8Hn3Qw6Zr1Ys5Vd0Lm2KtB"
                      *       ],
                      *       "record_sessions": false,
+                     *       "outcome_schema": null,
                      *       "test": false,
                      *       "created_at": "2026-11-24T09:30:00.000Z",
                      *       "updated_at": "2026-11-24T09:30:01.000Z"
@@ -3255,6 +3259,13 @@ export interface operations {
                      *         "summary": "The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.",
                      *         "summary_status": "ready",
                      *         "summary_detail": null,
+                     *         "outcome_schema": null,
+                     *         "outcome": {
+                     *           "museums": "Musée d’Orsay, Orangerie",
+                     *           "wants_tickets": true
+                     *         },
+                     *         "outcome_status": "ready",
+                     *         "outcome_detail": null,
                      *         "tool_ids": [
                      *           "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
                      *         ],
@@ -3487,6 +3498,25 @@ export interface operations {
                      *       "summary": "The visitor asked which museums to see in one afternoon in Paris. Ada suggested the Musée d’Orsay and the Orangerie, both near the Tuileries. The visitor planned to book Orsay tickets for 2 pm.",
                      *       "summary_status": "ready",
                      *       "summary_detail": null,
+                     *       "outcome_schema": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "museums": {
+                     *             "type": "string",
+                     *             "description": "The museums the visitor chose to see"
+                     *           },
+                     *           "wants_tickets": {
+                     *             "type": "boolean",
+                     *             "description": "Whether the visitor wants to book tickets"
+                     *           }
+                     *         }
+                     *       },
+                     *       "outcome": {
+                     *         "museums": "Musée d’Orsay, Orangerie",
+                     *         "wants_tickets": true
+                     *       },
+                     *       "outcome_status": "ready",
+                     *       "outcome_detail": null,
                      *       "tool_ids": [
                      *         "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
                      *       ],
