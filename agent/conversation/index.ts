@@ -7,10 +7,8 @@ import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type {
   AgentEndedReport,
-  OutcomeReport,
   ParsedDispatch,
   SpokenLanguage,
-  SummaryReport,
   TranscriptReport,
   TurnMetricsReport,
   VisitorIdleReport,
@@ -20,6 +18,7 @@ import type { AgentLogger } from '../logging.ts';
 import { createProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
 import { deliver, type Reporter } from '../reports/index.ts';
+import { type Afterwards, afterwards } from './afterwards.ts';
 import { CameraSampler } from './camera.ts';
 import { acceptChat } from './chat.ts';
 import { greetingText, recordingNotice } from './greeting.ts';
@@ -27,10 +26,8 @@ import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
-import { writeOutcome } from './outcome.ts';
 import { TurnQuality, turnMetricsFields } from './quality.ts';
 import { addQuotedData, fromVisitorApp } from './quoted-data.ts';
-import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
 import { conversationTools } from './tools.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
 import { TranscriptLog } from './transcripts.ts';
@@ -63,13 +60,10 @@ export interface ConversationOptions {
   logger: AgentLogger;
 }
 
-export interface Conversation {
+/** A running conversation; once closed, what it leaves behind (afterwards.ts). */
+export interface Conversation extends Afterwards {
   session: voice.AgentSession;
   close(): Promise<void>;
-  /** The conversation's summary once it is closed (summary.ts); null without a visitor turn. */
-  summary(): Promise<SummaryReport | null>;
-  /** Its outcome once it is closed (outcome.ts); null without an outcome schema or a visitor turn. */
-  outcome(): Promise<OutcomeReport | null>;
 }
 
 /**
@@ -387,24 +381,12 @@ export async function startConversation(options: ConversationOptions): Promise<C
       await session.close().catch(() => undefined);
       await Promise.all([transcripts.close(), quality.close()]);
     },
-    summary: () =>
-      writeSummary({
-        model: providers.llm,
-        history: session.history,
-        language: speaking,
-        transcriptChars: providers.names.llm === 'offline' ? OFFLINE_SUMMARY_CHARS : CLOUD_SUMMARY_CHARS,
-        logger,
-      }),
-    outcome: async () =>
-      metadata.outcome_schema
-        ? writeOutcome({
-            writeJson: providers.writeJson,
-            history: session.history,
-            schema: metadata.outcome_schema,
-            language: speaking,
-            transcriptChars: providers.names.llm === 'offline' ? OFFLINE_SUMMARY_CHARS : CLOUD_SUMMARY_CHARS,
-            logger,
-          })
-        : null,
+    ...afterwards(
+      providers,
+      () => session.history,
+      metadata,
+      () => speaking,
+      logger,
+    ),
   };
 }

@@ -4,6 +4,7 @@
 // against the schema the route validates with (test/http/openapi-examples.test.ts).
 import { emptyUsage } from '../credits/usage.ts';
 import { DOCUMENT_EXAMPLES } from '../knowledge/examples.ts';
+import { MUSEUM_OUTCOME_SCHEMA } from '../outcomes/contract.ts';
 import { PUBLISHABLE_KEY_EXAMPLES } from '../publishable-keys/examples.ts';
 import { RECORDING_EXAMPLES } from '../recordings/examples.ts';
 import { TOOL_EXAMPLES } from '../tools/examples.ts';
@@ -38,15 +39,6 @@ const identity = {
   test: false,
   created_at: CREATED,
   updated_at: UPDATED,
-};
-
-/** What the example session filled in once it ended (docs/api.md#outcomes). */
-const MUSEUM_OUTCOME_SCHEMA = {
-  type: 'object',
-  properties: {
-    museums: { type: 'string', description: 'The museums the visitor chose to see' },
-    wants_tickets: { type: 'boolean', description: 'Whether the visitor wants to book tickets' },
-  },
 };
 
 /** How the example session ended, and what it cost. */

@@ -20,6 +20,15 @@ export const LEAD_OUTCOME_SCHEMA = {
   },
 };
 
+/** The OpenAPI example session's (a museum guide's) outcome schema. */
+export const MUSEUM_OUTCOME_SCHEMA = {
+  type: 'object',
+  properties: {
+    museums: { type: 'string', description: 'The museums the visitor chose to see' },
+    wants_tickets: { type: 'boolean', description: 'Whether the visitor wants to book tickets' },
+  },
+};
+
 export const LEAD_OUTCOME = { name: 'Zofia Nowak', email: 'zofia@example.com', wants_demo: true, demo_day: 'tuesday' };
 
 export const OutcomeSchemaField = t.Record(t.String(), t.Unknown(), {
