@@ -3,10 +3,10 @@
 // An agent-only process with an environment without keys, as in offline-conversation.test.ts;
 // the visitor types (Whisper is not the point here).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { CHAT_TOPIC } from '../../agent/conversation/chat.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
+import { type TranscriptTurn, transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 let offline: OfflineAgentService;
@@ -28,16 +28,11 @@ function jobLines(sessionId: string): string {
   return lines.filter((line) => !line.includes('event loop')).join('\n');
 }
 
-interface Turn {
-  role: string;
-  text: string;
-}
-
 async function summaryOf(
   language: string,
   prompt: string,
   question: string,
-): Promise<{ summary: string; turns: Turn[] }> {
+): Promise<{ summary: string; turns: TranscriptTurn[] }> {
   const identity = (await (
     await account.call('POST', '/v1/identities', {
       body: await identityForm({ name: 'Ada', language, prompt, voice_id: language === 'en' ? undefined : 'adam' }),
@@ -50,21 +45,10 @@ async function summaryOf(
   expect(started.status).toBe(200);
   const session = (await started.json()) as StartedSession;
   const visitor = await joinAsVisitor(session, { audioOnly: true });
-  const transcript = async () =>
-    ((await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as { turns: Turn[] })
-      .turns;
+  const transcript = () => transcriptOf(account, session.room_name);
   try {
     await eventually(() => visitor.agent(), 60_000, 'the agent');
-    // Typed until the conversation (started once the models are in) takes it, 2 s apart.
-    await eventually(
-      async () => {
-        await visitor.room.localParticipant!.sendText(question, { topic: CHAT_TOPIC });
-        await Bun.sleep(2_100);
-        return (await transcript()).some((turn) => turn.role === 'user');
-      },
-      90_000,
-      'the typed turn',
-    );
+    await typeTurn(visitor, question, async () => (await transcript()).some((turn) => turn.role === 'user'), 90_000);
     // The reply, if it comes soon: the summary is of whatever the conversation holds by the end.
     await eventually(
       async () => (await transcript()).filter((turn) => turn.role === 'agent').length >= 2,

@@ -3,11 +3,11 @@
 // with the offline reply model sampling under a grammar made from the schema, and grounds each
 // value in what was said. The visitor types (Whisper is not the point here).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { CHAT_TOPIC } from '../../agent/conversation/chat.ts';
 import { LEAD_OUTCOME_SCHEMA } from '../../src/outcomes/contract.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
+import { transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 let offline: OfflineAgentService;
@@ -31,11 +31,6 @@ beforeAll(async () => {
 
 afterAll(() => offline?.stop());
 
-interface Turn {
-  role: string;
-  text: string;
-}
-
 /** Types each turn (waiting for it in the transcript), ends the session, and reads its outcome. */
 async function outcomeOf(turns: string[]) {
   const started = await account.call('POST', '/v1/sessions/start', {
@@ -45,22 +40,12 @@ async function outcomeOf(turns: string[]) {
   expect(started.status).toBe(200);
   const session = (await started.json()) as StartedSession;
   const visitor = await joinAsVisitor(session, { audioOnly: true });
-  const transcript = async () =>
-    ((await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as { turns: Turn[] })
-      .turns;
   try {
     await eventually(() => visitor.agent(), 60_000, 'the agent');
     for (const turn of turns) {
-      // Typed until the conversation (started once the models are in) takes it, 2 s apart.
-      await eventually(
-        async () => {
-          await visitor.room.localParticipant!.sendText(turn, { topic: CHAT_TOPIC });
-          await Bun.sleep(2_100);
-          return (await transcript()).some((t) => t.role === 'user' && t.text === turn);
-        },
-        90_000,
-        'the typed turn',
-      );
+      const taken = async () =>
+        (await transcriptOf(account, session.room_name)).some((t) => t.role === 'user' && t.text === turn);
+      await typeTurn(visitor, turn, taken, 90_000);
     }
   } finally {
     await visitor.leave().catch(() => undefined);

@@ -5,7 +5,6 @@
 // shows on GET /v1/sessions/{id} and as `session.outcome_ready`. A conversation that mentions
 // none of the fields gives all nulls even when the model invents values.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { CHAT_TOPIC } from '../../agent/conversation/chat.ts';
 import { writtenOutcomeSchema } from '../../src/contract/index.ts';
 import { LEAD_OUTCOME_SCHEMA } from '../../src/outcomes/contract.ts';
 import { startSession } from '../avatar/support.ts';
@@ -13,6 +12,7 @@ import type { ChatRecord } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { inTranscript, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
 
@@ -74,15 +74,9 @@ describe.each(ENGINES)('session outcomes on %s', (engine) => {
       await eventually(() => visitor.agent(), 20_000, 'the agent');
       for (const [i, turn] of turns.entries()) {
         const text = i === 0 ? `${turn} (${tag})` : turn;
-        await eventually(
-          async () => {
-            await visitor.room.localParticipant!.sendText(text, { topic: CHAT_TOPIC });
-            await Bun.sleep(2_100);
-            return fakes.openai.chats.some((chat) => chat.userTexts.includes(text));
-          },
-          30_000,
-          'the typed turn to reach the model',
-        );
+        await typeTurn(visitor, text, () => fakes.openai.chats.some((chat) => chat.userTexts.includes(text)));
+        // In the history the outcome is written from only once its answer is scheduled.
+        await inTranscript(account, session.room_name, text);
       }
     } finally {
       await visitor.leave().catch(() => undefined);

@@ -6,7 +6,6 @@
 // sweep gives up on a summary that never comes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
-import { CHAT_TOPIC } from '../../agent/conversation/chat.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { giveUpOnSummaries, SUMMARY_GIVEN_UP_DETAIL, SUMMARY_WAIT_SECONDS } from '../../src/sessions/summary.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
@@ -14,6 +13,7 @@ import { FakeChatFailure } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
 
@@ -73,18 +73,10 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
       .verified('/hooks', secret)
       .filter((event) => event.type === 'session.summary_ready' && event.data.session_id === id);
 
-  /** Types `text` until the model has been asked it (the conversation takes chat once it has started). */
-  async function typeTurn(visitor: Visitor, text: string): Promise<void> {
+  /** Types `text` once the agent is in, until the model has been asked it. */
+  async function typeQuestion(visitor: Visitor, text: string): Promise<void> {
     await eventually(() => visitor.agent(), 20_000, 'the agent');
-    await eventually(
-      async () => {
-        await visitor.room.localParticipant!.sendText(text, { topic: CHAT_TOPIC });
-        await Bun.sleep(2_100);
-        return fakes.openai.chats.some((chat) => chat.userTexts.includes(text));
-      },
-      30_000,
-      'the typed turn to reach the model',
-    );
+    await typeTurn(visitor, text, () => fakes.openai.chats.some((chat) => chat.userTexts.includes(text)));
   }
 
   async function end(session: StartedSession): Promise<{ ms: number; body: SessionBody }> {
@@ -100,17 +92,11 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     const session = await startSession(account, { identity_id: voiceIdentity.identity_id, avatar_enabled: false });
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
-      await typeTurn(visitor, question(session));
+      await typeQuestion(visitor, question(session));
       // The reply is part of what is summarised: wait for it to be in the transcript.
       await eventually(
-        async () => {
-          const transcript = (await (
-            await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)
-          ).json()) as {
-            turns: { role: string; text: string }[];
-          };
-          return transcript.turns.some((turn) => turn.role === 'agent' && turn.text === REPLY);
-        },
+        async () =>
+          (await transcriptOf(account, session.room_name)).some((turn) => turn.role === 'agent' && turn.text === REPLY),
         20_000,
         'the reply in the transcript',
       );
@@ -157,14 +143,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     // Greeted (an agent turn), but the visitor says nothing.
     await eventually(
-      async () => {
-        const transcript = (await (
-          await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)
-        ).json()) as {
-          turns: { role: string }[];
-        };
-        return transcript.turns.some((turn) => turn.role === 'agent');
-      },
+      async () => (await transcriptOf(account, session.room_name)).some((turn) => turn.role === 'agent'),
       30_000,
       'the greeting',
     );
@@ -206,7 +185,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     const session = await startSession(account, { identity_id: identity.identity_id });
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
-      await typeTurn(visitor, question(session));
+      await typeQuestion(visitor, question(session));
       await eventually(async () => (await read(session.room_name)).billed_minutes >= 1, 20_000, 'the first minute');
     } finally {
       await visitor.leave().catch(() => undefined);
