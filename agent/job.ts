@@ -204,6 +204,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     if (conversation && (await sessionOver(ctx.info, metadata.session_id, stoppedByWorker()))) {
       await reportWritten(conversation.summary, reporter, logger);
       await reportWritten(conversation.outcome, reporter, logger);
+      await reportWritten(conversation.memory, reporter, logger);
     }
   });
   // The face streams already; a process that took the job while loading its models finishes here.

@@ -29,12 +29,12 @@ export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
 
 /**
  * How long a job may take to leave its room and deliver its last reports once told to stop,
- * before its process is killed: its conversation's close (5 s at most), summary and outcome
- * (30 s at most each, agent/conversation/summary.ts and outcome.ts) included. LiveKit's
+ * before its process is killed: its conversation's close (5 s at most), summary, outcome and
+ * memory (30 s at most each, agent/conversation/summary.ts, outcome.ts, memory.ts) included. LiveKit's
  * termination of a job whose room was deleted is such a stop too. A job leaves as soon as it
  * is done: this is the bound, not the wait.
  */
-const JOB_SHUTDOWN_TIMEOUT_MS = 70_000;
+const JOB_SHUTDOWN_TIMEOUT_MS = 100_000;
 const JOB_INITIALIZE_TIMEOUT_MS = 60_000;
 
 export type AgentLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';

@@ -31,6 +31,7 @@ import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
 import { livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
 import { sessionOrderRoutes } from './sessions/orders.ts';
 import { toolCallRoutes, toolRoutes } from './tools/index.ts';
+import { visitorRoutes } from './visitors/index.ts';
 import { voiceRoutes } from './voices/index.ts';
 import { systemResolver } from './webhooks/destinations.ts';
 import { webhookRoutes } from './webhooks/index.ts';
@@ -120,6 +121,7 @@ export function buildApp(services: Services) {
       .use(toolRoutes(toolDeps, audience))
       .use(documentRoutes(knowledgeDeps, audience))
       .use(publishableKeyRoutes(database.db, audience))
+      .use(visitorRoutes({ db: database.db, tokens: services.visitorTokens }, audience))
       .use(recordingRoutes({ ...recordingDeps, store: services.store, addressesFor }, audience))
       .use(recordingStorageRoutes({ ...recordingDeps, rules: recordingDeps.bucketRules }, audience));
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
@@ -175,6 +177,7 @@ export function buildApp(services: Services) {
     .use(
       embedRoutes({
         sessionDeps,
+        visitorTokens: services.visitorTokens,
         trustedProxies: config.console.trustedProxies,
         limitIpv6Prefix: config.console.limitIpv6Prefix,
       }),

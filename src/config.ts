@@ -107,6 +107,11 @@ export interface SessionSettings {
    * does not say.
    */
   landscapeVideo: boolean;
+  /**
+   * VISITOR_MEMORY_DAYS: a visitor (docs/api.md#visitors) with no session for this long is
+   * forgotten, facts and all, by the sweep; 0 keeps them until DELETE.
+   */
+  visitorMemoryDays: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -330,6 +335,7 @@ export function loadConfig(env: Env = process.env): Config {
       sweepIntervalSeconds: integer(env, 'SESSION_SWEEP_INTERVAL_SECONDS', 5, 1),
       tokenTtlSeconds: integer(env, 'SESSION_TOKEN_TTL_SECONDS', 600, 30),
       landscapeVideo: flag(env, 'AVATAR_LANDSCAPE', true),
+      visitorMemoryDays: integer(env, 'VISITOR_MEMORY_DAYS', 365, 0),
     },
     limits: {
       concurrent_sessions: integer(env, 'LIMIT_CONCURRENT_SESSIONS', 10, 0),

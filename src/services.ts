@@ -23,6 +23,7 @@ import { AgentWatch } from './sessions/agent-watch.ts';
 import { SessionBilling } from './sessions/billing.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { LIVEKIT_WEBHOOK_PATH } from './sessions/livekit-webhooks.ts';
+import { VisitorTokens } from './visitors/index.ts';
 import { Voices } from './voices/index.ts';
 import { warmUp } from './warm-up.ts';
 import { type Resolver, systemResolver } from './webhooks/destinations.ts';
@@ -44,6 +45,8 @@ export interface Services {
   voices: Voices;
   operations: Operations;
   adminToken: string;
+  /** Signs and checks the tokens a backend gives its page to name a visitor (src/visitors/tokens.ts). */
+  visitorTokens: VisitorTokens;
   /** Signed, expiring links to stored assets (src/assets/links.ts). */
   assetLinks: AssetLinks;
   billing: SessionBilling;
@@ -201,6 +204,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     operations: databaseOperations(db, config),
     adminToken,
     assetLinks,
+    visitorTokens: new VisitorTokens(adminToken),
     webhooks: new WebhookSender({ db, settings: config.webhooks, resolve: overrides.webhookResolver }),
     webhookResolver: overrides.webhookResolver,
     knowledge: new KnowledgeService({ db, settings: config.knowledge, workLeaseSeconds: config.workLeaseSeconds }),

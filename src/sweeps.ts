@@ -9,6 +9,7 @@ import type { Database } from './db/index.ts';
 import { log } from './logging/index.ts';
 import { giveUpOnOutcomes } from './outcomes/index.ts';
 import { giveUpOnSummaries } from './sessions/summary.ts';
+import { forgetStaleVisitors } from './visitors/index.ts';
 import { forgetGoneWorkers } from './workers/index.ts';
 
 /** How often every API process looks for sessions that lost their agent: a small share of the failover's few seconds. */
@@ -57,6 +58,7 @@ export function startPeriodicWork(
     { name: 'session', run: () => services.lifecycle.sweep() },
     { name: 'summary', run: () => giveUpOnSummaries(services.database.db) },
     { name: 'outcome', run: () => giveUpOnOutcomes(services.database.db) },
+    { name: 'visitor', run: () => forgetStaleVisitors(services.database.db, config.sessions.visitorMemoryDays) },
     { name: 'voice', run: () => services.voices.releaseUnused() },
     { name: 'worker', run: () => forgetGoneWorkers(services.database.db) },
     { name: 'document', run: () => services.knowledge.sweep() },

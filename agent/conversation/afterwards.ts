@@ -1,10 +1,18 @@
-// What a conversation leaves behind once it is closed: its summary (summary.ts) and, when the
-// session asked for one, its outcome (outcome.ts), both written with the session's model from
+// What a conversation leaves behind once it is closed: its summary (summary.ts), when the
+// session asked for one its outcome (outcome.ts), and with a remembered visitor what to remember
+// of them (memory.ts), each written with the session's model from
 // what the session kept.
 import type { llm } from '@livekit/agents';
-import type { OutcomeReport, ParsedDispatch, SpokenLanguage, SummaryReport } from '../../src/contract/index.ts';
+import type {
+  MemoryReport,
+  OutcomeReport,
+  ParsedDispatch,
+  SpokenLanguage,
+  SummaryReport,
+} from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import type { SessionProviders } from '../providers/index.ts';
+import { writeMemory } from './memory.ts';
 import { writeOutcome } from './outcome.ts';
 import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
 
@@ -13,12 +21,14 @@ export interface Afterwards {
   summary(): Promise<SummaryReport | null>;
   /** Its outcome; null without an outcome schema or a visitor turn. */
   outcome(): Promise<OutcomeReport | null>;
+  /** What to remember of the visitor; null without memory or a visitor turn. */
+  memory(): Promise<MemoryReport | null>;
 }
 
 export function afterwards(
   providers: SessionProviders,
   history: () => llm.ChatContext,
-  metadata: Pick<ParsedDispatch, 'outcome_schema'>,
+  metadata: Pick<ParsedDispatch, 'outcome_schema' | 'memory'>,
   /** The language the agent spoke last, read when they are written. */
   language: () => SpokenLanguage,
   logger: AgentLogger,
@@ -34,6 +44,17 @@ export function afterwards(
             writeJson: providers.writeJson,
             history: history(),
             schema: metadata.outcome_schema,
+            language: language(),
+            transcriptChars,
+            logger,
+          })
+        : null,
+    memory: async () =>
+      metadata.memory
+        ? writeMemory({
+            writeJson: providers.writeJson,
+            history: history(),
+            remembered: metadata.memory.facts,
             language: language(),
             transcriptChars,
             logger,

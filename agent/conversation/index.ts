@@ -27,7 +27,7 @@ import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from '
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
 import { TurnQuality, turnMetricsFields } from './quality.ts';
-import { addQuotedData, fromVisitorApp } from './quoted-data.ts';
+import { addQuotedData, fromVisitorApp, rememberedFact } from './quoted-data.ts';
 import { conversationTools } from './tools.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
 import { TranscriptLog } from './transcripts.ts';
@@ -151,12 +151,15 @@ export async function startConversation(options: ConversationOptions): Promise<C
 
   // Documents' passages and the visitor's app's notes reach the model as quoted data.
   const quotedData = Boolean(metadata.knowledge_url || metadata.client_control);
+  // What is remembered of a returning visitor, quoted to every generation (memory.ts).
+  const remembered = (metadata.memory?.facts ?? []).map(rememberedFact);
   const instructions = agentInstructions({
     prompt: metadata.identity?.prompt ?? null,
     context: metadata.context,
     language: mode,
     visualAwareness: metadata.visual_awareness,
     quotedData,
+    remembers: remembered.length > 0,
   });
   const knowledge = metadata.knowledge_url
     ? new KnowledgeTurns({
@@ -189,6 +192,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
   });
   const agent = new IdentityAgent(instructions, tools, {
     async beforeGeneration(chatCtx) {
+      addQuotedData(chatCtx, 'visitor_memory', remembered);
       addQuotedData(chatCtx, 'visitor_notes', (options.orders?.visitorNotes() ?? []).map(fromVisitorApp));
       await knowledge?.addTo(chatCtx);
     },
@@ -351,6 +355,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
           name: metadata.identity?.name ?? null,
           prompt: metadata.identity?.prompt ?? null,
           language: mode,
+          returning: remembered.length > 0,
         }));
     // A recorded session's notice comes first, whole (not interruptible), even to a visitor
     // who spoke first or a session without a greeting: they are told before anything else.

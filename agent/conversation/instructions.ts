@@ -11,6 +11,10 @@ const DEFAULT_PROMPT = 'You are a friendly, helpful assistant.';
 /** Introduces the session's context: facts from the customer's backend, never a visitor's or a document's words. */
 export const CONTEXT_HEADING = 'What you know about this conversation:';
 
+/** For a returning visitor: what is remembered is theirs to hear, and not to be recited unasked. */
+export const REMEMBERED_RULE =
+  'You have spoken with this visitor before: the lines that start with "Remembered about the visitor" are what they told you then. Use them to recognise and help them, and tell them what you remember when they ask; do not recite them unprompted.';
+
 export function isSpokenLanguage(code: string | null | undefined): code is SpokenLanguage {
   return (SPOKEN_LANGUAGES as readonly (string | null | undefined)[]).includes(code);
 }
@@ -23,6 +27,8 @@ export interface InstructionsInput {
   visualAwareness: boolean;
   /** The session may quote data to the model (it has documents or client_control): say how to read it. */
   quotedData?: boolean;
+  /** Something is remembered of the visitor from earlier conversations (memory.ts): say how to use it. */
+  remembers?: boolean;
 }
 
 export function agentInstructions({
@@ -31,6 +37,7 @@ export function agentInstructions({
   language,
   visualAwareness,
   quotedData,
+  remembers,
 }: InstructionsInput): string {
   const parts = [(prompt ?? '').trim() || DEFAULT_PROMPT];
   // Right after the persona, before the rules: the small offline model used it there (Zofia, test/conversation).
@@ -45,7 +52,8 @@ export function agentInstructions({
     // A pinned language is a hard constraint (docs/api.md#languages).
     parts.push(`Always answer only in ${name}, even if the visitor speaks another language or asks you to switch.`);
   }
-  if (quotedData) parts.push(QUOTED_DATA_RULE);
+  if (quotedData || remembers) parts.push(QUOTED_DATA_RULE);
+  if (remembers) parts.push(REMEMBERED_RULE);
   if (visualAwareness) {
     parts.push(
       "When the visitor's camera is on, images from it taken while they spoke are attached to their message: use them when they help, and do not describe them unprompted.",

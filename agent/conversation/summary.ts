@@ -6,7 +6,7 @@
 // out beside it.
 import type { llm } from '@livekit/agents';
 import { RoomServiceClient } from 'livekit-server-sdk';
-import type { OutcomeReport, SpokenLanguage, SummaryReport } from '../../src/contract/index.ts';
+import type { MemoryReport, OutcomeReport, SpokenLanguage, SummaryReport } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { askModel, missingAnswerDetail } from '../providers/model-answer.ts';
 import { deliver, type Reporter } from '../reports/index.ts';
@@ -120,7 +120,7 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryRepo
 }
 
 /** Writes what a conversation leaves behind (its summary, its outcome) and reports it (a few tries). */
-export async function reportWritten<R extends SummaryReport | OutcomeReport>(
+export async function reportWritten<R extends SummaryReport | OutcomeReport | MemoryReport>(
   write: () => Promise<R | null>,
   reporter: Reporter<R>,
   logger: AgentLogger,

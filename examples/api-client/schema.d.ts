@@ -457,6 +457,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/visitor-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Let a web page name its visitor: a short-lived token for one visitor_id, for the embed
+         * @description From your backend, for the visitor signed in to your page: pass the token to `<likeness-avatar visitor-token="…">`. An embed session started with it has that visitor and their memory; the token does nothing else (it reads nothing, and works only with this account's publishable keys).
+         */
+        post: operations["createVisitorToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/visitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's visitors and what is remembered, newest first */
+        get: operations["listVisitors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/visitors/{visitor_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What is remembered of a visitor: each fact, when and in which session it was learned */
+        get: operations["getVisitor"];
+        put?: never;
+        post?: never;
+        /** Forget a visitor entirely (right to erasure): every fact, and the link from their sessions; a session of theirs still running adds nothing */
+        delete: operations["forgetVisitor"];
+        options?: never;
+        head?: never;
+        /** Correct what is remembered of a visitor: the list replaces every fact; the next session reads it */
+        patch: operations["updateVisitor"];
+        trace?: never;
+    };
     "/v1/voices": {
         parameters: {
             query?: never;
@@ -1156,6 +1212,8 @@ export interface operations {
                      * @enum {string}
                      */
                     language?: "auto" | "en" | "es" | "pl" | "uk";
+                    /** @description From your backend (POST /v1/visitor-tokens): the session has that visitor and their memory. Without it an embed session has no visitor. */
+                    visitor_token?: string;
                 };
             };
         };
@@ -3266,6 +3324,8 @@ export interface operations {
                      *         },
                      *         "outcome_status": "ready",
                      *         "outcome_detail": null,
+                     *         "visitor_id": "crm-4821",
+                     *         "memory_scope": "identity",
                      *         "tool_ids": [
                      *           "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
                      *         ],
@@ -3319,6 +3379,11 @@ export interface operations {
                         joined_at: ((string | null) | null) | null;
                         /** @enum {string} */
                         language: "auto" | "en" | "es" | "pl" | "uk";
+                        /**
+                         * @description Whose memory the session read and added to; null: no memory (no visitor, or `memory: false`).
+                         * @enum {string|null|null}
+                         */
+                        memory_scope: "identity" | "account" | null;
                         /** @description Per-session quality, from the agent job's reports of each turn. */
                         metrics: {
                             /** @description The visitor joining → the avatar's first video frame (0 when the avatar was there first). */
@@ -3399,6 +3464,8 @@ export interface operations {
                         test: boolean;
                         /** @description The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then). */
                         tool_ids: string[];
+                        /** @description The start's `visitor_id` (or its visitor token's); null: none, or the visitor was forgotten since. */
+                        visitor_id: ((string | null) | null) | null;
                         /** @description Seconds the visitor was in the room with the avatar streaming. */
                         visitor_seconds: number;
                         visual_awareness: boolean;
@@ -3517,6 +3584,8 @@ export interface operations {
                      *       },
                      *       "outcome_status": "ready",
                      *       "outcome_detail": null,
+                     *       "visitor_id": "crm-4821",
+                     *       "memory_scope": "identity",
                      *       "tool_ids": [
                      *         "tool_4Ck2mXbQ9s1LrT0aVnZ7Jp"
                      *       ],
@@ -3569,6 +3638,11 @@ export interface operations {
                         joined_at: ((string | null) | null) | null;
                         /** @enum {string} */
                         language: "auto" | "en" | "es" | "pl" | "uk";
+                        /**
+                         * @description Whose memory the session read and added to; null: no memory (no visitor, or `memory: false`).
+                         * @enum {string|null|null}
+                         */
+                        memory_scope: "identity" | "account" | null;
                         /** @description Per-session quality, from the agent job's reports of each turn. */
                         metrics: {
                             /** @description The visitor joining → the avatar's first video frame (0 when the avatar was there first). */
@@ -3649,6 +3723,8 @@ export interface operations {
                         test: boolean;
                         /** @description The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then). */
                         tool_ids: string[];
+                        /** @description The start's `visitor_id` (or its visitor token's); null: none, or the visitor was forgotten since. */
+                        visitor_id: ((string | null) | null) | null;
                         /** @description Seconds the visitor was in the room with the avatar streaming. */
                         visitor_seconds: number;
                         visual_awareness: boolean;
@@ -4557,6 +4633,13 @@ export interface operations {
                      * @enum {string}
                      */
                     language?: "auto" | "en" | "es" | "pl" | "uk";
+                    /** @description Whether this session reads and adds to what is remembered of the visitor. Default true; only with `visitor_id`. */
+                    memory?: boolean;
+                    /**
+                     * @description Whose memory: `identity` (default), what this identity's sessions learned of the visitor; `account`, one memory every identity of the account shares.
+                     * @enum {string}
+                     */
+                    memory_scope?: "identity" | "account";
                     /**
                      * @description The fields to fill in from the conversation once it ends: a JSON Schema of type `object` whose 1–50 `properties` each have a `description` (what the visitor must say for it), in the same subset as a tool's `parameters` (type, description, enum, items, minimum, maximum, minLength, maxLength, properties, required, additionalProperties; at most 16 KB, 5 levels deep).
                      * @example {
@@ -4597,6 +4680,8 @@ export interface operations {
                     recording_notice?: string;
                     /** @description The tools (GET /v1/tools) this session's agent may call, instead of the identity's; [] for none. At most 20, each once, each of this account (422 otherwise). */
                     tool_ids?: string[];
+                    /** @description Your own id for the person (1–128 of A–Z a–z 0–9 . _ : @ + -): a returning visitor is remembered by it. */
+                    visitor_id?: string;
                     /** @description Camera frames accompany speech. Omit for the account default. */
                     visual_awareness?: boolean;
                 };
@@ -5623,6 +5708,529 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createVisitorToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "visitor_id": "crm-4821",
+                 *       "ttl_seconds": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Whose memory: `identity` (default), what this identity's sessions learned of the visitor; `account`, one memory every identity of the account shares.
+                     * @enum {string}
+                     */
+                    memory_scope?: "identity" | "account";
+                    /** @description How long the page may start with it; default 3600. */
+                    ttl_seconds?: number;
+                    /** @description Your own id for the person (1–128 of A–Z a–z 0–9 . _ : @ + -): a returning visitor is remembered by it. */
+                    visitor_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "visitor_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJhY2MiOiJhY2NfMSIsInNjb3BlIjoiaWRlbnRpdHkiLCJzdWIiOiJjcm0tNDgyMSJ9.c2lnbmF0dXJl",
+                     *       "visitor_id": "crm-4821",
+                     *       "memory_scope": "identity",
+                     *       "expires_at": "2026-11-29T09:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        expires_at: string;
+                        /** @enum {string} */
+                        memory_scope: "identity" | "account";
+                        visitor_id: string;
+                        /** @description For <likeness-avatar visitor-token="…"> (or `visitor_token` at POST /v1/embed/sessions). */
+                        visitor_token: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listVisitors: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "visitor_id": "crm-4821",
+                     *         "facts": [
+                     *           {
+                     *             "text": "Her name is Zofia.",
+                     *             "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *             "learned_at": "2026-11-27T09:42:10.000Z",
+                     *             "session_id": "ses_9Lq2Wd7Hs3Vx1KbR6DnZmE"
+                     *           },
+                     *           {
+                     *             "text": "She is allergic to peanuts.",
+                     *             "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *             "learned_at": "2026-11-27T09:42:10.000Z",
+                     *             "session_id": "ses_9Lq2Wd7Hs3Vx1KbR6DnZmE"
+                     *           },
+                     *           {
+                     *             "text": "She wants a cake for her daughter’s birthday on Saturday.",
+                     *             "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *             "learned_at": "2026-11-28T17:05:33.000Z",
+                     *             "session_id": "ses_3Hc8Np1Ws6Qa0YtL5MkVbR"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-11-27T09:30:00.000Z",
+                     *         "updated_at": "2026-11-28T17:05:33.000Z",
+                     *         "last_session_at": "2026-11-28T16:58:02.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Oldest first, per identity and shared. */
+                        facts: {
+                            /** @description The identity whose sessions remember it (`memory_scope: identity`); null: the account's shared memory. */
+                            identity_id: ((string | null) | null) | null;
+                            /** Format: date-time */
+                            learned_at: string;
+                            /** @description The session it was learned in; null: written with PATCH. */
+                            session_id: ((string | null) | null) | null;
+                            /** @description One thing remembered, in a sentence. */
+                            text: string;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description The last session started with this visitor.
+                         */
+                        last_session_at: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        updated_at: string;
+                        visitor_id: string;
+                    }[];
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getVisitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                visitor_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "visitor_id": "crm-4821",
+                     *       "facts": [
+                     *         {
+                     *           "text": "Her name is Zofia.",
+                     *           "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *           "learned_at": "2026-11-27T09:42:10.000Z",
+                     *           "session_id": "ses_9Lq2Wd7Hs3Vx1KbR6DnZmE"
+                     *         },
+                     *         {
+                     *           "text": "She is allergic to peanuts.",
+                     *           "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *           "learned_at": "2026-11-27T09:42:10.000Z",
+                     *           "session_id": "ses_9Lq2Wd7Hs3Vx1KbR6DnZmE"
+                     *         },
+                     *         {
+                     *           "text": "She wants a cake for her daughter’s birthday on Saturday.",
+                     *           "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *           "learned_at": "2026-11-28T17:05:33.000Z",
+                     *           "session_id": "ses_3Hc8Np1Ws6Qa0YtL5MkVbR"
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-11-27T09:30:00.000Z",
+                     *       "updated_at": "2026-11-28T17:05:33.000Z",
+                     *       "last_session_at": "2026-11-28T16:58:02.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Oldest first, per identity and shared. */
+                        facts: {
+                            /** @description The identity whose sessions remember it (`memory_scope: identity`); null: the account's shared memory. */
+                            identity_id: ((string | null) | null) | null;
+                            /** Format: date-time */
+                            learned_at: string;
+                            /** @description The session it was learned in; null: written with PATCH. */
+                            session_id: ((string | null) | null) | null;
+                            /** @description One thing remembered, in a sentence. */
+                            text: string;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description The last session started with this visitor.
+                         */
+                        last_session_at: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        updated_at: string;
+                        visitor_id: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Visitor not found"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    forgetVisitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                visitor_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 204 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+        };
+    };
+    updateVisitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                visitor_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "facts": [
+                 *         {
+                 *           "text": "Her name is Zofia.",
+                 *           "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA"
+                 *         },
+                 *         {
+                 *           "text": "She is allergic to peanuts and tree nuts.",
+                 *           "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What is remembered from now on, replacing every fact: a fact kept as it was keeps when and where it was learned. At most 20 per identity and for the account. [] forgets every fact and keeps the visitor. */
+                    facts: {
+                        /** @description An identity of the account; null or absent: the account's shared memory. */
+                        identity_id?: ((string | null) | null) | null;
+                        text: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "visitor_id": "crm-4821",
+                     *       "facts": [
+                     *         {
+                     *           "text": "Her name is Zofia.",
+                     *           "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *           "learned_at": "2026-11-27T09:42:10.000Z",
+                     *           "session_id": "ses_9Lq2Wd7Hs3Vx1KbR6DnZmE"
+                     *         },
+                     *         {
+                     *           "text": "She is allergic to peanuts and tree nuts.",
+                     *           "identity_id": "idn_5XwBbH2Lr8Nd0qVjYc3TfA",
+                     *           "learned_at": "2026-11-29T08:00:00.000Z",
+                     *           "session_id": null
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-11-27T09:30:00.000Z",
+                     *       "updated_at": "2026-11-29T08:00:00.000Z",
+                     *       "last_session_at": "2026-11-28T16:58:02.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Oldest first, per identity and shared. */
+                        facts: {
+                            /** @description The identity whose sessions remember it (`memory_scope: identity`); null: the account's shared memory. */
+                            identity_id: ((string | null) | null) | null;
+                            /** Format: date-time */
+                            learned_at: string;
+                            /** @description The session it was learned in; null: written with PATCH. */
+                            session_id: ((string | null) | null) | null;
+                            /** @description One thing remembered, in a sentence. */
+                            text: string;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description The last session started with this visitor.
+                         */
+                        last_session_at: ((string | null) | null) | null;
+                        /** Format: date-time */
+                        updated_at: string;
+                        visitor_id: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description An error with a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Field-level validation problems. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "facts",
+                     *             1,
+                     *             "identity_id"
+                     *           ],
+                     *           "msg": "No identity idn_0000000000000000000000 in this account",
+                     *           "type": "unknown_identity"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         detail: {
                             loc: (string | number)[];

@@ -9,6 +9,7 @@ import { AVATAR_SHAPES, FORM_FACTORS } from './avatar-video.ts';
 import { LANGUAGES } from './languages.ts';
 import { RECORDING_NOTICE_MAX_CHARS } from './recordings.ts';
 import { HttpUrl, literalUnion } from './schema-parts.ts';
+import { DispatchMemory } from './visitor-memory.ts';
 import { GREETING_MAX_CHARS, IDLE_TIMEOUT_MAX_SECONDS, SESSION_CONTEXT_MAX_CHARS } from './session-direction.ts';
 
 export const DispatchIdentity = Type.Object({
@@ -93,6 +94,11 @@ export const DispatchMetadataSchema = Type.Object({
   record: Type.Optional(Type.Boolean()),
   /** The outcome the job writes once the session ended (contract/outcomes.ts). Absent or null: none. */
   outcome_schema: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
+  /**
+   * A session with a visitor and memory on (contract/visitor-memory.ts): what is remembered of
+   * them, and the job writes what to remember once it ended. Absent or null: no memory.
+   */
+  memory: Type.Optional(Type.Union([DispatchMemory, Type.Null()])),
   /** Said before the greeting of a recorded session (the start's `recording_notice`). Absent or null: nothing. */
   recording_notice: Type.Optional(Type.Union([Type.String({ maxLength: RECORDING_NOTICE_MAX_CHARS }), Type.Null()])),
 });

@@ -10,8 +10,9 @@
 //   notices.ts       the in-room notices the service sends before a session ends
 //   dispatch.ts      the metadata each agent job is dispatched with, and the session room's metadata
 //   job-reports.ts   what a job reports back: streaming, minutes, the visitor leaving, transcript turns,
-//                    orders taken, an idle visitor, the summary, the outcome
+//                    orders taken, an idle visitor, the summary, the outcome, the visitor's memory
 //   outcomes.ts      a session's outcome: the shape every written one has
+//   visitor-memory.ts  what is remembered of a returning visitor: its bounds, the dispatch's facts, the job's report
 //   agent-tools.ts   the tools the agent may call: their definition, a webhook call's request and answer, the record
 //   knowledge.ts     the passages retrieved for each visitor turn
 //   recordings.ts    a session's recording: its statuses, and the chunks a job sends of it
@@ -36,5 +37,6 @@ export * from './outcomes.ts';
 export * from './pipelines.ts';
 export * from './recordings.ts';
 export * from './session-direction.ts';
+export * from './visitor-memory.ts';
 export * from './wire-names.ts';
 export * from './worker-heartbeat.ts';

@@ -2,13 +2,14 @@
 // POSTed as JSON to the dispatch's `report_url`. The control plane validates each with this
 // schema at its edge (src/sessions/job-reports.ts); the job builds them with these types
 // (agent/reports, agent/conversation/transcripts.ts, agent/conversation/quality.ts, and the
-// conversation's orders, idle endings and summary). Every
+// conversation's orders, idle endings, summary, outcome and memory). Every
 // report may be delivered twice: minutes are charged once per (session, index), turns stored
 // and turn metrics counted once per `turn_id`.
 import { type Static, Type } from '@sinclair/typebox';
 import { TOOL_CALL_OUTCOMES, ToolCallRecord } from './agent-tools.ts';
 import { literalUnion } from './schema-parts.ts';
 import { ORDER_OUTCOMES, ORDER_SOURCES } from './session-direction.ts';
+import { MemoryReport } from './visitor-memory.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });
 
@@ -184,6 +185,7 @@ export const JobReport = Type.Union([
   AgentEndedReport,
   SummaryReport,
   OutcomeReport,
+  MemoryReport,
 ]);
 
 export type TranscriptReport = Static<typeof TranscriptReport>;

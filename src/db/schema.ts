@@ -12,6 +12,7 @@ export * from '../publishable-keys/schema.ts';
 export * from '../recordings/schema.ts';
 export * from '../sessions/schema.ts';
 export * from '../tools/schema.ts';
+export * from '../visitors/schema.ts';
 export * from '../voices/schema.ts';
 export * from '../webhooks/schema.ts';
 export * from '../workers/schema.ts';

@@ -11,7 +11,7 @@ import { presentedKey } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 import { ownedRow } from '../db/owned.ts';
 import { ClientAddresses } from '../http/client-address.ts';
-import { ApiError, ErrorResponse, ValidationErrorResponse } from '../http/errors.ts';
+import { ApiError, ErrorResponse, invalid, ValidationErrorResponse } from '../http/errors.ts';
 import { EmbedStartRequest, EmbedStartResponse } from '../publishable-keys/contract.ts';
 import { findPublishableKey, type PublishableKeyRow } from '../publishable-keys/index.ts';
 import { exactOrigin } from '../publishable-keys/keys.ts';
@@ -19,6 +19,7 @@ import { publishableKeys } from '../publishable-keys/schema.ts';
 import type { SessionDeps } from '../sessions/index.ts';
 import { sessions } from '../sessions/schema.ts';
 import { startSession } from '../sessions/start.ts';
+import type { VisitorClaim, VisitorTokens } from '../visitors/index.ts';
 import { embedPageRoutes } from './pages.ts';
 
 export const EMBED_START_PATH = '/v1/embed/sessions';
@@ -31,6 +32,20 @@ export interface EmbedDeps {
   trustedProxies: readonly string[];
   /** LIMIT_IPV6_PREFIX: an IPv6 visitor's limits count by their network of this many bits. */
   limitIpv6Prefix: number;
+  /** Checks the visitor token a page may send (src/visitors/tokens.ts). */
+  visitorTokens: VisitorTokens;
+}
+
+/** The visitor a page's `visitor_token` names for this key's account, or a 422 saying why not. */
+async function tokenVisitor(tokens: VisitorTokens, token: string, accountId: string): Promise<VisitorClaim> {
+  const check = await tokens.check(token, accountId);
+  if (check.ok) return check.claim;
+  const why = {
+    expired: 'has expired: ask your backend for a new one (POST /v1/visitor-tokens) when the page loads',
+    invalid: 'is not a visitor token of this service',
+    other_account: "was made for another account than this publishable key's",
+  }[check.problem];
+  throw invalid(['body', 'visitor_token'], `visitor_token ${why}`, `visitor_token_${check.problem}`);
 }
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex');
@@ -114,11 +129,21 @@ export function embedRoutes(deps: EmbedDeps) {
           if (!key) throw new ApiError(401, 'Missing, unknown or revoked publishable key (lk_pub_…)');
           checkKey(key, pageOrigin(request), body.identity_id);
           await touch(db, key);
+          // Checked before anything is counted: a refused token starts nothing.
+          const named = body.visitor_token
+            ? await tokenVisitor(deps.visitorTokens, body.visitor_token, key.accountId)
+            : undefined;
           const visitor = visitors.limitKey(request, server?.requestIP(request)?.address);
           const started = await startSession(
             deps.sessionDeps,
             key.accountId,
-            { identity_id: body.identity_id, form_factor: body.form_factor, language: body.language },
+            {
+              identity_id: body.identity_id,
+              form_factor: body.form_factor,
+              language: body.language,
+              visitor_id: named?.visitorId,
+              memory_scope: named?.memoryScope,
+            },
             deps.sessionDeps.addressesFor(request).rtcUrl,
             {
               publishableKeyId: key.id,

@@ -141,6 +141,7 @@ const FrameQuery = t.Object({
   identity: t.String({ minLength: 1, maxLength: 100, description: 'The identity to start (`idn_…`).' }),
   'form-factor': t.Optional(t.Union([t.Literal('phone'), t.Literal('desktop')])),
   language: t.Optional(t.String({ minLength: 1, maxLength: 16 })),
+  'visitor-token': t.Optional(t.String({ minLength: 1, maxLength: 2_000 })),
 });
 
 const ChunkQuery = t.Object({ v: t.Optional(t.String({ maxLength: 64 })) });
@@ -177,6 +178,7 @@ export function embedPageRoutes(deps: EmbedPageDeps) {
           `identity="${escapeHtml(query.identity)}"`,
           ...(query['form-factor'] ? [`form-factor="${query['form-factor']}"`] : []),
           ...(query.language ? [`language="${escapeHtml(query.language)}"`] : []),
+          ...(query['visitor-token'] ? [`visitor-token="${escapeHtml(query['visitor-token'])}"`] : []),
         ].join(' ');
         return new Response(framePage(`<likeness-avatar ${attributes}></likeness-avatar>`), {
           headers: frameHeaders(frameAncestors(origins)),

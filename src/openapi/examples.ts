@@ -8,6 +8,7 @@ import { MUSEUM_OUTCOME_SCHEMA } from '../outcomes/contract.ts';
 import { PUBLISHABLE_KEY_EXAMPLES } from '../publishable-keys/examples.ts';
 import { RECORDING_EXAMPLES } from '../recordings/examples.ts';
 import { TOOL_EXAMPLES } from '../tools/examples.ts';
+import { VISITOR_EXAMPLES } from '../visitors/examples.ts';
 import { WEBHOOK_EXAMPLES } from '../webhooks/examples.ts';
 
 const IDENTITY_ID = 'idn_5XwBbH2Lr8Nd0qVjYc3TfA';
@@ -98,6 +99,8 @@ const session = {
   outcome: { museums: 'Musée d’Orsay, Orangerie', wants_tickets: true },
   outcome_status: 'ready',
   outcome_detail: null,
+  visitor_id: 'crm-4821',
+  memory_scope: 'identity',
   tool_ids: [TOOL_ID],
   document_ids: [DOCUMENT_ID],
 };
@@ -355,6 +358,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   ...TOOL_EXAMPLES,
   ...DOCUMENT_EXAMPLES,
   ...PUBLISHABLE_KEY_EXAMPLES,
+  ...VISITOR_EXAMPLES,
   ...RECORDING_EXAMPLES,
   getUsage: {
     responses: {

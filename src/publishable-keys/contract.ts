@@ -100,6 +100,14 @@ export const EmbedStartRequest = t.Object({
   identity_id: t.String({ minLength: 1, maxLength: 100, description: "One of the key's `identity_ids`." }),
   form_factor: t.Optional(oneOf(FORM_FACTORS, "The visitor's screen, as in POST /v1/sessions/start.")),
   language: t.Optional(oneOf(LANGUAGES, "The conversation's language; default the identity's.")),
+  visitor_token: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 2_000,
+      description:
+        'From your backend (POST /v1/visitor-tokens): the session has that visitor and their memory. Without it an embed session has no visitor.',
+    }),
+  ),
 });
 
 export const EmbedStartResponse = t.Object({

@@ -27,6 +27,7 @@ import type { Database } from '../db/index.ts';
 import { findIdentity } from '../identities/queries.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import { log } from '../logging/index.ts';
+import { sessionMemory } from '../visitors/index.ts';
 import { freeAgentSlots } from '../workers/admission.ts';
 import { agentWorkers } from '../workers/schema.ts';
 import { paidUntil } from './billing.ts';
@@ -268,6 +269,8 @@ export class AgentWatch {
         // Records on into a new part of the same recording (docs/api.md#recordings).
         recording: session,
         outcomeSchema: session.outcomeSchema ?? null,
+        // What is remembered of the visitor now (a forgotten one: nothing).
+        memory: await sessionMemory(db, session),
         // And has the tools and documents the start fixed (a tool deleted since is left out).
         toolbox: await sessionToolbox(db, session, this.deps.internalUrl),
         test: isTestAccount(session.accountId),

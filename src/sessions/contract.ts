@@ -19,6 +19,7 @@ import {
 import { oneOf } from '../http/enum-schema.ts';
 import { MAX_ATTACHED } from '../identities/contract.ts';
 import { OutcomeSchemaField, SessionOutcomeFields } from '../outcomes/contract.ts';
+import { SessionVisitorFields, SessionVisitorResponseFields } from '../visitors/contract.ts';
 import { END_REASONS, SESSION_STATUSES, SUMMARY_STATUSES } from './schema.ts';
 
 const Timestamp = t.String({ format: 'date-time' });
@@ -76,6 +77,7 @@ export const StartSessionBody = t.Object(
       }),
     ),
     outcome_schema: t.Optional(OutcomeSchemaField),
+    ...SessionVisitorFields,
     tool_ids: t.Optional(
       t.Array(t.String({ minLength: 1, maxLength: 100 }), {
         maxItems: MAX_ATTACHED,
@@ -232,6 +234,7 @@ export const SessionResponse = t.Object({
   ),
   summary_detail: t.Nullable(t.String({ description: 'Why there is no summary (`failed`).' })),
   ...SessionOutcomeFields,
+  ...SessionVisitorResponseFields,
   tool_ids: t.Array(t.String(), {
     description: "The tools its agent could call, fixed at the start (the start's `tool_ids`, or the identity's then).",
   }),

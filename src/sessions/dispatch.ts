@@ -4,6 +4,7 @@ import type { AssetLinks } from '../assets/links.ts';
 import type { SessionSettings } from '../config.ts';
 import {
   avatarShapeFor,
+  type DispatchMemory,
   type DispatchMetadata,
   type DispatchVoice,
   type FormFactor,
@@ -38,6 +39,8 @@ export interface DispatchInput {
   recording: SessionRecording;
   /** The outcome the job writes once the session ended (the start's, else the identity's); null: none. */
   outcomeSchema: Record<string, unknown> | null;
+  /** What is remembered of the session's visitor, in its scope; null: no visitor, or memory off. */
+  memory: DispatchMemory | null;
   /** The session's tools and where the job calls them and retrieves passages (toolbox.ts). */
   toolbox: SessionToolbox;
   /** A test account's session (src/accounts/test-mode.ts): its video is marked "TEST". */
@@ -99,6 +102,7 @@ export function dispatchMetadata(input: DispatchInput): DispatchMetadata {
     record: input.recording.record,
     recording_notice: input.recording.recordingNotice,
     outcome_schema: input.outcomeSchema,
+    memory: input.memory,
   };
 }
 

@@ -12,6 +12,7 @@ import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
 import { recordOutcome } from '../outcomes/index.ts';
+import { recordMemory } from '../visitors/index.ts';
 import type { AgentWatch } from './agent-watch.ts';
 import type { SessionBilling } from './billing.ts';
 import { SessionParams } from './contract.ts';
@@ -146,6 +147,11 @@ export function jobReportRoutes(deps: JobReportDeps) {
       if (body.type === 'outcome') {
         // Like the summary: written once the session ended (src/outcomes).
         await recordOutcome(db, session, body);
+        return { ok: true };
+      }
+      if (body.type === 'memory') {
+        // Written once the session ended, for its visitor (src/visitors/memory.ts).
+        await recordMemory(db, session, body);
         return { ok: true };
       }
       if (session.status === 'ended') throw new ApiError(409, 'The session has ended');

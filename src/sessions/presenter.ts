@@ -64,6 +64,8 @@ export function sessionResponse(row: SessionRow) {
     outcome: row.outcome ?? null,
     outcome_status: row.outcomeStatus,
     outcome_detail: row.outcomeDetail,
+    visitor_id: row.visitorId,
+    memory_scope: row.memoryScope,
     tool_ids: row.toolIds,
     document_ids: row.documentIds,
   };

@@ -17,6 +17,7 @@ import type { SessionQuality } from '../contract/job-reports.ts';
 import { type JobUsage, TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { ORDER_OPERATIONS, ORDER_OUTCOMES, ORDER_SOURCES } from '../contract/session-direction.ts';
+import { MEMORY_SCOPES } from '../contract/visitor-memory.ts';
 import { identities } from '../identities/schema.ts';
 import { publishableKeys } from '../publishable-keys/schema.ts';
 
@@ -145,8 +146,16 @@ export const sessions = pgTable(
     record: boolean('record').notNull().default(false),
     /** Said before the greeting of a recorded session; null: nothing. */
     recordingNotice: text('recording_notice'),
+    /**
+     * The customer's id for the person (docs/api.md#visitors): the start's `visitor_id`, or a
+     * visitor token's on an embed. Null: none, or forgotten since (DELETE /v1/visitors/{id}).
+     */
+    visitorId: text('visitor_id'),
+    /** Whose memory this session reads and writes: null without a visitor or with `memory: false`. */
+    memoryScope: text('memory_scope', { enum: MEMORY_SCOPES }),
   },
   (t) => [
+    index('sessions_visitor_idx').on(t.accountId, t.visitorId),
     index('sessions_publishable_key_idx').on(t.publishableKeyId, t.createdAt),
     index('sessions_account_created_idx').on(t.accountId, t.createdAt, t.id),
     index('sessions_status_idx').on(t.status),

@@ -10,7 +10,13 @@ import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
-import { type FormFactor, type Language, RECORDING_METADATA_KEY, type SessionRoomMetadata } from '../contract/index.ts';
+import {
+  type FormFactor,
+  type Language,
+  type MemoryScope,
+  RECORDING_METADATA_KEY,
+  type SessionRoomMetadata,
+} from '../contract/index.ts';
 import { InsufficientCredits } from '../credits/ledger.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
@@ -23,6 +29,7 @@ import { log } from '../logging/index.ts';
 import { sessionsStarted } from '../metrics/index.ts';
 import { outcomeSchemaProblems } from '../outcomes/index.ts';
 import { recordings } from '../recordings/schema.ts';
+import { sessionMemory, visitorStarted } from '../visitors/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { admitSession } from '../workers/admission.ts';
 import type { SessionBilling } from './billing.ts';
@@ -46,6 +53,12 @@ export interface StartRequest {
   recording_notice?: string;
   /** Default: the identity's. */
   outcome_schema?: Record<string, unknown>;
+  /** The customer's id for the person (docs/api.md#visitors); an embed's comes from its visitor token. */
+  visitor_id?: string;
+  /** Default true: with a visitor, the session reads and adds to what is remembered of them. */
+  memory?: boolean;
+  /** Default `identity`. */
+  memory_scope?: MemoryScope;
   /** Instead of the identity's, for this session. */
   tool_ids?: string[];
   document_ids?: string[];
@@ -85,6 +98,12 @@ export async function startSession(
     const problems = outcomeSchemaProblems(request.outcome_schema, ['body', 'outcome_schema']);
     if (problems.length > 0) throw new ApiError(422, problems);
   }
+  if (request.visitor_id === undefined && request.memory_scope !== undefined)
+    throw invalid(
+      ['body', 'memory_scope'],
+      "memory_scope says whose memory of a visitor the session uses: send the visitor's visitor_id too",
+      'visitor_required',
+    );
   let identity: IdentityRow | undefined;
   if (request.identity_id !== undefined) {
     identity = await findIdentity(db, accountId, request.identity_id);
@@ -115,6 +134,10 @@ export async function startSession(
   const visualAwareness = request.visual_awareness ?? Boolean(identity);
   const recording = sessionRecording(request, identity, website);
   const outcomeSchema = request.outcome_schema ?? identity?.outcomeSchema ?? null;
+  const visitorId = request.visitor_id ?? null;
+  const memoryScope = visitorId !== null && request.memory !== false ? (request.memory_scope ?? 'identity') : null;
+  // What is remembered of the visitor as the session starts (one ending meanwhile adds to it after).
+  const memory = await sessionMemory(db, { accountId, visitorId, memoryScope, identityId: identity?.id ?? null });
   // Fixed for the session now: a list changed on the identity later is the next session's.
   const attached = await sessionAttachments(db, accountId, identity?.id, request);
 
@@ -178,6 +201,7 @@ export async function startSession(
       direction,
       recording,
       outcomeSchema,
+      memory,
       toolbox,
       test: isTestAccount(accountId),
     });
@@ -214,6 +238,8 @@ export async function startSession(
           ...direction,
           ...recording,
           outcomeSchema,
+          visitorId,
+          memoryScope,
           toolIds: attached.toolIds,
           documentIds: attached.documentIds,
           dispatchId: dispatch.id,
@@ -228,6 +254,7 @@ export async function startSession(
         })
         .returning();
       if (recording.record) await tx.insert(recordings).values({ sessionId, accountId });
+      if (visitorId !== null) await visitorStarted(tx, accountId, visitorId);
       await writeEvent(tx, accountId, 'session.started', {
         session_id: sessionId,
         identity_id: identity?.id ?? null,

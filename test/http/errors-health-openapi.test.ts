@@ -220,6 +220,11 @@ describe.each(ENGINES)('HTTP surface on %s', (engine) => {
       'patch /v1/publishable-keys/{publishable_key_id}': 'updatePublishableKey',
       'delete /v1/publishable-keys/{publishable_key_id}': 'revokePublishableKey',
       'post /v1/embed/sessions': 'startEmbedSession',
+      'get /v1/visitors': 'listVisitors',
+      'get /v1/visitors/{visitor_id}': 'getVisitor',
+      'patch /v1/visitors/{visitor_id}': 'updateVisitor',
+      'delete /v1/visitors/{visitor_id}': 'forgetVisitor',
+      'post /v1/visitor-tokens': 'createVisitorToken',
     });
   });
 

@@ -20,6 +20,8 @@ const publicResources: Record<keyof Routes['v1'], true> = {
   documents: true,
   'publishable-keys': true,
   'recording-storage': true,
+  visitors: true,
+  'visitor-tokens': true,
   embed: true,
 };
 /** The console's API: the same resources (not the embed's start: a website's), and its own sign-in, keys and account routes. */
@@ -48,7 +50,7 @@ const doors: Record<keyof Routes, true> = {
 };
 
 test('every door, the public API and its console twins are in the type, down to the answer of a route', () => {
-  expect(Object.keys(publicResources)).toHaveLength(12);
+  expect(Object.keys(publicResources)).toHaveLength(14);
   expect(consoleTwins).toBe(true);
   expect(Object.keys(doors)).toContain('v1');
   expect(sessionStatus).toEqual(['running', 'ended']);

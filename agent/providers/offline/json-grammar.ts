@@ -2,7 +2,8 @@
 // outcome's schema (src/contract/outcomes.ts) uses `type: [t, "null"]` for a nullable field,
 // which the generator takes for the simple types only, so a nullable object or array becomes a
 // oneOf, and an enum loses its `type`. Bounds the grammar cannot express (minimum, maximum) are
-// dropped: the control plane checks them on the written outcome.
+// dropped: the control plane checks them on the written outcome. Lengths it can (a list's items,
+// a string's characters) are kept: they also stop a small model writing one list without end.
 type Schema = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Schema =>
@@ -19,7 +20,11 @@ export function grammarSchema(schema: Schema): Schema {
   }
   const inner: Schema =
     type === 'array'
-      ? { type, ...(isRecord(schema.items) && { items: grammarSchema(schema.items) }) }
+      ? {
+          type,
+          ...(isRecord(schema.items) && { items: grammarSchema(schema.items) }),
+          ...(typeof schema.maxItems === 'number' && { maxItems: schema.maxItems }),
+        }
       : {
           type,
           properties: Object.fromEntries(

@@ -211,6 +211,8 @@ class LikenessAvatar extends HTMLElement {
         identityId,
         formFactor: this.getAttribute('form-factor'),
         language: this.getAttribute('language'),
+        // From the page's backend (POST /v1/visitor-tokens): who the visitor is, for their memory.
+        visitorToken: this.getAttribute('visitor-token'),
         embedder,
       });
     } catch (error) {

@@ -22,6 +22,8 @@ export interface StartRequest {
   identityId: string;
   formFactor?: string | null;
   language?: string | null;
+  /** The page's visitor token (POST /v1/visitor-tokens): the session remembers that visitor. */
+  visitorToken?: string | null;
   /** The iframe form only: the origin of the page that embeds the frame. */
   embedder?: string | null;
 }
@@ -58,6 +60,7 @@ export async function startSession(request: StartRequest): Promise<EmbedSession>
   const body: Record<string, string> = { identity_id: request.identityId };
   if (request.formFactor) body.form_factor = request.formFactor;
   if (request.language) body.language = request.language;
+  if (request.visitorToken) body.visitor_token = request.visitorToken;
   let response: Response;
   try {
     response = await fetch(`${request.service}/v1/embed/sessions`, {

@@ -1,0 +1,128 @@
+// What the job remembers of a returning visitor (docs/api.md#visitors; src/contract/visitor-memory.ts).
+// While the conversation runs, what was remembered reaches the model as quoted data (data about
+// the visitor, never instructions; quoted-data.ts). Once it ended, the session's model writes the
+// facts this conversation taught, in the shape MEMORY_ANSWER_SCHEMA (the offline model under its
+// grammar, a cloud one in structured output); each must rest on words the visitor said, and the
+// result is merged with what was remembered here, in code, so a small model that forgets an old
+// fact does not lose it: a remembered fact goes only when a new one is about the same thing.
+import type { llm } from '@livekit/agents';
+import {
+  MEMORY_ANSWER_SCHEMA,
+  MEMORY_FACT_MAX_CHARS,
+  MEMORY_MAX_FACTS,
+  type MemoryReport,
+  normalizedFact,
+  type SpokenLanguage,
+} from '../../src/contract/index.ts';
+import type { AgentLogger } from '../logging.ts';
+import { type ModelAnswer, missingAnswerDetail } from '../providers/model-answer.ts';
+import { hasVisitorTurn, transcriptLines } from './summary.ts';
+
+/** The memory gets this long; then what was remembered stays as it was (within agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS). */
+export const MEMORY_TIMEOUT_MS = 30_000;
+
+export interface MemoryRequest {
+  writeJson(question: string, schema: Record<string, unknown>, timeoutMs: number): Promise<ModelAnswer>;
+  history: llm.ChatContext;
+  /** What was remembered before this session, oldest first. */
+  remembered: readonly string[];
+  language: SpokenLanguage;
+  transcriptChars: number;
+  timeoutMs?: number;
+  logger: AgentLogger;
+}
+
+/** The question: what was remembered, the conversation, then what to write. */
+export function memoryQuestion(remembered: readonly string[], transcript: string): string {
+  const before =
+    remembered.length > 0
+      ? `What was remembered about the visitor before this conversation:\n${remembered.map((fact) => `- ${fact}`).join('\n')}`
+      : 'Nothing was remembered about the visitor before this conversation.';
+  return `${before}\n\nThis conversation:\n${transcript}\n\nWrite the facts from this conversation worth remembering about the visitor for their next visit: their name, what they like or need, their open questions, what was promised to them. Only what the visitor said about themselves, in their own words; never guess. Each fact is one short sentence. When the visitor said something new about a remembered fact, write the new fact. Write no fact twice, and at most ${MEMORY_MAX_FACTS}. Answer with one JSON object: {"facts": ["…"]}.`;
+}
+
+/** Words that say nothing of what a fact is about: they neither ground a fact nor make two facts one topic. */
+const COMMON = new Set(
+  'visitor visitors user their they them this that these with have wants want would will about from also said says asked told likes like prefers needs need does were been being some when what which where name'
+    .split(' ')
+    .concat('visitante usuario quiere tiene para como este esta pero porque cuando donde'.split(' ')),
+);
+
+/** The words of a fact that say what it is about: letters and digits, four or more, not common. */
+function topicWords(text: string): Set<string> {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? [];
+  return new Set(words.filter((word) => !COMMON.has(word)));
+}
+
+/** A name stated in a fact ("Her name is Zofia", "se llama Zofia"), lower-cased: two names are one topic. */
+const NAMED = /(?<!\p{L})(?:name|llama|nombre|nazywa|nazywam|звати)(?!\p{L})/iu;
+
+/**
+ * The merged list: the new facts that rest on a word the visitor said (a small model invents,
+ * and copies the agent's words), each once, then each remembered fact that no new fact is about
+ * (sharing a topic word, or both stating a name), oldest first, the newest MEMORY_MAX_FACTS kept.
+ */
+export function mergedFacts(remembered: readonly string[], written: readonly unknown[], visitorSaid: string): string[] {
+  const said = topicWords(visitorSaid);
+  const seen = new Set(remembered.map((fact) => normalizedFact(fact).toLowerCase()));
+  const fresh: string[] = [];
+  for (const item of written) {
+    if (typeof item !== 'string') continue;
+    const fact = normalizedFact(item).slice(0, MEMORY_FACT_MAX_CHARS);
+    const key = fact.toLowerCase();
+    if (!fact || seen.has(key)) continue;
+    if (![...topicWords(fact)].some((word) => said.has(word))) continue;
+    seen.add(key);
+    fresh.push(fact);
+  }
+  const replaced = (old: string) => {
+    const oldWords = topicWords(old);
+    return fresh.some(
+      (fact) => (NAMED.test(old) && NAMED.test(fact)) || [...topicWords(fact)].some((word) => oldWords.has(word)),
+    );
+  };
+  const kept = remembered.filter((fact) => !replaced(fact));
+  return [...kept, ...fresh].slice(-MEMORY_MAX_FACTS);
+}
+
+/**
+ * The memory report of a conversation, or null when the visitor never said anything (what was
+ * remembered stays; the control plane expects none). Never throws: a failure is a report without facts.
+ */
+export async function writeMemory(request: MemoryRequest): Promise<MemoryReport | null> {
+  const { history, remembered, language, logger } = request;
+  if (!hasVisitorTurn(history)) return null;
+  const timeoutMs = request.timeoutMs ?? MEMORY_TIMEOUT_MS;
+  const transcript = transcriptLines(history, language).join('\n').slice(-request.transcriptChars);
+  const startedAt = performance.now();
+  const answer = await request.writeJson(
+    memoryQuestion(remembered, transcript),
+    { ...MEMORY_ANSWER_SCHEMA },
+    timeoutMs,
+  );
+  const ms = Math.round(performance.now() - startedAt);
+  let written: unknown;
+  try {
+    written = answer.timedOut || answer.failure ? undefined : (JSON.parse(answer.text) as { facts?: unknown }).facts;
+  } catch {
+    written = undefined;
+  }
+  if (Array.isArray(written)) {
+    const facts = mergedFacts(remembered, written, visitorWords(history));
+    logger.info({ ms, remembered: remembered.length, facts: facts.length }, 'memory written');
+    return { type: 'memory', facts };
+  }
+  const detail =
+    answer.text && !answer.timedOut && !answer.failure
+      ? 'the language model wrote no list of facts'
+      : missingAnswerDetail(answer, timeoutMs);
+  logger.warn({ ms, detail, err: answer.failure }, 'no memory');
+  return { type: 'memory', facts: null, detail };
+}
+
+/** Everything the visitor said or typed. */
+function visitorWords(history: llm.ChatContext): string {
+  return history.items
+    .map((item) => (item.type === 'message' && item.role === 'user' ? (item.textContent ?? '') : ''))
+    .join('\n');
+}

@@ -1,0 +1,94 @@
+// Memory of a returning visitor on the offline models (issue 44 point 2; the wire-fake suite runs
+// on both engines): with no cloud key, the job writes the facts with the offline reply model
+// under a grammar made from the answer's schema, keeps those resting on the visitor's words, and
+// the next session of the same visitor_id answers "What do you remember about me?" from them. A
+// session of another visitor knows neither fact. The visitor types (Whisper is not the point).
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
+import type { TestAccount } from '../support/service.ts';
+import { transcriptOf, typeTurn } from '../support/typed-turns.ts';
+import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+
+let offline: OfflineAgentService;
+let account: TestAccount;
+let identity: IdentityBody;
+
+beforeAll(async () => {
+  offline = await startOfflineAgentService('offline-memory');
+  ({ account } = offline);
+  identity = (await (
+    await account.call('POST', '/v1/identities', {
+      body: await identityForm({
+        name: 'Ada',
+        language: 'en',
+        prompt: 'You are Ada, who helps at a bakery. Answer in one short sentence.',
+      }),
+    })
+  ).json()) as IdentityBody;
+}, 120_000);
+
+afterAll(() => offline?.stop());
+
+const jobLines = (room: string) =>
+  offline
+    .agentOutput()
+    .split('\n')
+    .filter((line) => line.includes(room))
+    .join('\n');
+
+/** A session of `visitorId` where the visitor types `turn` and waits for the answer; the agent's turns. */
+async function visit(visitorId: string, turn: string): Promise<string[]> {
+  const started = await account.call('POST', '/v1/sessions/start', {
+    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, visitor_id: visitorId }),
+    headers: { 'content-type': 'application/json' },
+  });
+  expect(started.status).toBe(200);
+  const session = (await started.json()) as StartedSession;
+  const visitor = await joinAsVisitor(session, { audioOnly: true });
+  const transcript = () => transcriptOf(account, session.room_name);
+  try {
+    await eventually(() => visitor.agent(), 60_000, 'the agent');
+    await eventually(async () => (await transcript()).some((t) => t.role === 'agent'), 60_000, 'the greeting');
+    await typeTurn(visitor, turn, async () => (await transcript()).some((t) => t.role === 'user'), 90_000);
+    await eventually(
+      async () => (await transcript()).filter((t) => t.role === 'agent').length >= 2,
+      60_000,
+      'the answer',
+    ).catch((error: unknown) => {
+      console.log(jobLines(session.room_name));
+      throw error;
+    });
+  } finally {
+    await visitor.leave().catch(() => undefined);
+    await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+  }
+  return (await transcript()).filter((t) => t.role === 'agent').map((t) => t.text);
+}
+
+const factsOf = async (visitorId: string) =>
+  ((await (await account.call('GET', `/v1/visitors/${visitorId}`)).json()) as { facts: { text: string }[] }).facts;
+
+test('Zofia and her peanuts, remembered by the offline model in her next session only', async () => {
+  await visit('zofia', 'My name is Zofia and I am allergic to peanuts.');
+  const facts = await eventually(
+    async () => {
+      const written = await factsOf('zofia');
+      return written.length > 0 ? written : undefined;
+    },
+    90_000,
+    'the facts',
+  );
+  const remembered = facts.map((f) => f.text).join(' ');
+  expect(remembered).toContain('Zofia');
+  expect(remembered.toLowerCase()).toContain('peanut');
+
+  const [greeting, answer] = await visit('zofia', 'What do you remember about me?');
+  expect(greeting).toContain('Good to see you again!');
+  expect(answer).toContain('Zofia');
+  expect(answer!.toLowerCase()).toContain('peanut');
+
+  const [, strangers] = await visit('someone-else', 'What do you remember about me?');
+  expect(strangers).not.toContain('Zofia');
+  expect(strangers!.toLowerCase()).not.toContain('peanut');
+}, 400_000);
