@@ -10,6 +10,7 @@ import {
   MEMORY_ANSWER_SCHEMA,
   MEMORY_FACT_MAX_CHARS,
   MEMORY_MAX_FACTS,
+  MEMORY_NEW_FACTS_MAX,
   type MemoryReport,
   normalizedFact,
   type SpokenLanguage,
@@ -32,13 +33,17 @@ export interface MemoryRequest {
   logger: AgentLogger;
 }
 
-/** The question: what was remembered, the conversation, then what to write. */
+/**
+ * The question: the conversation, what to write with one example (the offline model wrote `[]`
+ * for most conversations without one; its facts are grounded, so the example's own words never
+ * stay), then what was remembered, not to be written again.
+ */
 export function memoryQuestion(remembered: readonly string[], transcript: string): string {
   const before =
     remembered.length > 0
-      ? `What was remembered about the visitor before this conversation:\n${remembered.map((fact) => `- ${fact}`).join('\n')}`
-      : 'Nothing was remembered about the visitor before this conversation.';
-  return `${before}\n\nThis conversation:\n${transcript}\n\nWrite the facts from this conversation worth remembering about the visitor for their next visit: their name, what they like or need, their open questions, what was promised to them. Only what the visitor said about themselves, in their own words; never guess. Each fact is one short sentence. When the visitor said something new about a remembered fact, write the new fact. Write no fact twice, and at most ${MEMORY_MAX_FACTS}. Answer with one JSON object: {"facts": ["…"]}.`;
+      ? `\n\nAlready remembered (do not write these again):\n${remembered.map((fact) => `- ${fact}`).join('\n')}`
+      : '';
+  return `Conversation:\n${transcript}\n\nWhat did the visitor tell about themselves in this conversation: their name, their family, what they like, need or cannot have, what they asked for, what was promised to them? Write each as one short sentence about the visitor, with the visitor's own words. For example, "I'm Tom and I hate cilantro" gives {"facts": ["The visitor's name is Tom.", "The visitor hates cilantro."]}. Write nothing the visitor did not say. At most ${MEMORY_NEW_FACTS_MAX} facts.${before}\n\nAnswer with one JSON object: {"facts": [...]}.`;
 }
 
 /** Words that say nothing of what a fact is about: they neither ground a fact nor make two facts one topic. */
@@ -107,9 +112,11 @@ export async function writeMemory(request: MemoryRequest): Promise<MemoryReport 
   } catch {
     written = undefined;
   }
-  if (Array.isArray(written)) {
-    const facts = mergedFacts(remembered, written, visitorWords(history));
-    logger.info({ ms, remembered: remembered.length, facts: facts.length }, 'memory written');
+  // Out of time midway (a slow model on a busy machine): the facts it had finished still count.
+  const cut = written === undefined && answer.timedOut ? finishedFacts(answer.text) : [];
+  if (Array.isArray(written) || cut.length > 0) {
+    const facts = mergedFacts(remembered, Array.isArray(written) ? written : cut, visitorWords(history));
+    logger.info({ ms, remembered: remembered.length, facts: facts.length, cut: cut.length > 0 }, 'memory written');
     return { type: 'memory', facts };
   }
   const detail =
@@ -118,6 +125,22 @@ export async function writeMemory(request: MemoryRequest): Promise<MemoryReport 
       : missingAnswerDetail(answer, timeoutMs);
   logger.warn({ ms, detail, err: answer.failure }, 'no memory');
   return { type: 'memory', facts: null, detail };
+}
+
+/** The list's complete strings in an answer cut short (`{"facts": ["A.", "B.", "C` → A., B.). */
+export function finishedFacts(text: string): string[] {
+  const list = text.indexOf('[', text.indexOf('"facts"'));
+  if (text.indexOf('"facts"') < 0 || list < 0) return [];
+  const facts: string[] = [];
+  for (const match of text.slice(list).matchAll(/"((?:[^"\\]|\\.)*)"/g)) {
+    try {
+      facts.push(JSON.parse(`"${match[1]}"`) as string);
+    } catch {
+      // An escape cut in half: the rest is unfinished.
+      break;
+    }
+  }
+  return facts;
 }
 
 /** Everything the visitor said or typed. */

@@ -9,8 +9,8 @@ import { AVATAR_SHAPES, FORM_FACTORS } from './avatar-video.ts';
 import { LANGUAGES } from './languages.ts';
 import { RECORDING_NOTICE_MAX_CHARS } from './recordings.ts';
 import { HttpUrl, literalUnion } from './schema-parts.ts';
-import { DispatchMemory } from './visitor-memory.ts';
 import { GREETING_MAX_CHARS, IDLE_TIMEOUT_MAX_SECONDS, SESSION_CONTEXT_MAX_CHARS } from './session-direction.ts';
+import { DispatchMemory } from './visitor-memory.ts';
 
 export const DispatchIdentity = Type.Object({
   identity_id: Type.String({ minLength: 1 }),

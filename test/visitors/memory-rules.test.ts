@@ -5,10 +5,10 @@
 // visitor's greeting in every language, and the offline grammar's bound on the list.
 import { describe, expect, test } from 'bun:test';
 import { greetingText } from '../../agent/conversation/greeting.ts';
-import { memoryQuestion, mergedFacts } from '../../agent/conversation/memory.ts';
+import { finishedFacts, memoryQuestion, mergedFacts } from '../../agent/conversation/memory.ts';
 import { rememberedFact } from '../../agent/conversation/quoted-data.ts';
 import { grammarSchema } from '../../agent/providers/offline/json-grammar.ts';
-import { MEMORY_ANSWER_SCHEMA, MEMORY_MAX_FACTS } from '../../src/contract/index.ts';
+import { MEMORY_ANSWER_SCHEMA, MEMORY_MAX_FACTS, MEMORY_NEW_FACTS_MAX } from '../../src/contract/index.ts';
 import { replacedFacts } from '../../src/visitors/memory.ts';
 import type { StoredFact } from '../../src/visitors/schema.ts';
 
@@ -59,12 +59,21 @@ describe('the facts a job keeps', () => {
     expect(merged.at(-1)!.length).toBe(300);
   });
 
+  test('an answer cut off by its time keeps the facts it had finished', () => {
+    expect(finishedFacts('{"facts": ["Her name is \\"Zo\\".", "She is allergic to peanuts.", "She lo')).toEqual([
+      'Her name is "Zo".',
+      'She is allergic to peanuts.',
+    ]);
+    expect(finishedFacts('{"fac')).toEqual([]);
+    expect(finishedFacts('')).toEqual([]);
+  });
+
   test('the question gives what was remembered and the conversation', () => {
     const question = memoryQuestion(['Her name is Zofia.'], 'Visitor: Hi again.');
-    expect(question).toContain('- Her name is Zofia.');
+    expect(question).toContain('Already remembered (do not write these again):\n- Her name is Zofia.');
     expect(question).toContain('Visitor: Hi again.');
     expect(question).toContain('"facts"');
-    expect(memoryQuestion([], 'Visitor: Hi.')).toContain('Nothing was remembered');
+    expect(memoryQuestion([], 'Visitor: Hi.')).not.toContain('Already remembered');
   });
 
   test('a fact reaches the model quoted: it cannot close its quote or pass as an instruction', () => {
@@ -76,7 +85,7 @@ describe('the facts a job keeps', () => {
   test('the offline grammar bounds the list', () => {
     expect(grammarSchema({ ...MEMORY_ANSWER_SCHEMA })).toMatchObject({
       type: 'object',
-      properties: { facts: { type: 'array', items: { type: 'string' }, maxItems: MEMORY_MAX_FACTS } },
+      properties: { facts: { type: 'array', items: { type: 'string' }, maxItems: MEMORY_NEW_FACTS_MAX } },
     });
   });
 });

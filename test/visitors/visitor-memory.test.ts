@@ -17,7 +17,7 @@ import { eventually, joinAsVisitor } from '../support/visitor.ts';
 const fakes = sharedProviderFakes();
 const REMEMBERED = 'Remembered about the visitor';
 const isMemoryRequest = (chat: ChatRecord) =>
-  chat.body.response_format !== undefined && chat.userTexts.some((text) => text.includes('worth remembering'));
+  chat.body.response_format !== undefined && chat.userTexts.some((text) => text.includes('tell about themselves'));
 
 describe.each(ENGINES)('a returning visitor on %s', (engine) => {
   let service: TestService;
