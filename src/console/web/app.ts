@@ -45,6 +45,13 @@
 //                [data-testid=document-status|document-detail|delete-document]
 //   sessions:    #sessions-table (rows tr[data-session-id]) [data-testid=view-transcript] #sessions-error #sessions-list
 //                #session-transcript #session-transcript-turns
+//   visitors:    #visitors-error #visitors-list #visitors-empty #more-visitors #visitors-table
+//                (rows tr[data-visitor-id]) [data-testid=open-visitor] #visitor-detail #visitor-status
+//                #visitor-facts (section[data-scope=<identity_id>|shared] li[data-testid=visitor-fact][data-session-id]
+//                  [data-testid=fact-text])
+//                #edit-visitor-facts #forget-visitor #visitor-error #visitor-facts-form #visitor-facts-rows
+//                  [data-testid=fact-row] (#fact-text-<n> #fact-scope-<n> ('' shared) [data-testid=remove-fact])
+//                  #add-fact #save-visitor-facts #cancel-visitor-facts #visitor-facts-error
 //   talk:        #talk-form #talk-identity #talk-language #talk-language-note #talk-form-factor #talk-visual-awareness
 //                #start-talk #talk-error (microphone problems too, with a link to the HTTPS address)
 //                #talk-stage #connection-state[data-state] #notice[data-type] #media-error #avatar-video #avatar-audio
@@ -64,6 +71,7 @@ import { sessionsPage } from './pages/sessions.ts';
 import { signInPage } from './pages/sign-in.ts';
 import { talkPage } from './pages/talk.ts';
 import { toolsPage } from './pages/tools.ts';
+import { visitorsPage } from './pages/visitors.ts';
 import { webhooksPage } from './pages/webhooks.ts';
 import type { Account, SignedIn, SignInState } from './resources.ts';
 
@@ -81,6 +89,7 @@ const ROUTES: Record<string, Route> = {
   '/knowledge': { page: knowledgePage, title: 'Knowledge', nav: true },
   '/talk': { page: talkPage, title: 'Talk', nav: true },
   '/sessions': { page: sessionsPage, title: 'Sessions', nav: true },
+  '/visitors': { page: visitorsPage, title: 'Visitors', nav: true },
   '/credits': { page: creditsPage, title: 'Credits', nav: true },
   '/keys': { page: keysPage, title: 'API keys', nav: true },
   '/embed': { page: embedPage, title: 'Embed', nav: true },

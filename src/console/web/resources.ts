@@ -11,6 +11,7 @@ import type * as publishableKeyContract from '../../publishable-keys/contract.ts
 import type * as recordingContract from '../../recordings/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
 import type * as toolContract from '../../tools/contract.ts';
+import type * as visitorContract from '../../visitors/contract.ts';
 import type { VoiceItem } from '../../voices/contract.ts';
 import type * as webhookContract from '../../webhooks/contract.ts';
 import type * as consoleContract from '../contract.ts';
@@ -58,3 +59,7 @@ export type KnowledgeDocument = Static<typeof knowledgeContract.DocumentResponse
 // Publishable keys (docs/api.md#publishable-keys): public by design, shown in every read.
 export type PublishableKey = Static<typeof publishableKeyContract.PublishableKeyResponse>;
 export type PublishableKeyLimits = PublishableKey['limits'];
+
+// Visitors (docs/api.md#visitors): each fact with its scope (null: shared by every identity).
+export type Visitor = Static<typeof visitorContract.VisitorResponse>;
+export type VisitorFact = Static<typeof visitorContract.VisitorFact>;
