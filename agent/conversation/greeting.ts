@@ -12,8 +12,8 @@ interface GreetingWords {
   /** "I'm Ada", "I'm a tour guide", "I'm Ada, a tour guide" (whichever parts there are). */
   introduce(name: string | null, role: string | null): string;
   offer: string;
-  /** To a returning visitor (one the service remembers: agent/conversation/memory.ts). */
-  again: string;
+  /** To a returning visitor (one the service remembers: agent/conversation/memory.ts), by name when it is remembered. */
+  again(name: string | null): string;
   /** Where a prompt in this language states who the agent is: the `role` group. */
   rolePattern: RegExp;
 }
@@ -28,7 +28,7 @@ const WORDS: Record<SpokenLanguage, GreetingWords> = {
     helloAlone: 'Hello!',
     introduce: (name, role) => `I'm ${[name, role].filter(Boolean).join(', ')}`,
     offer: 'How can I help you today?',
-    again: 'Good to see you again!',
+    again: (name) => (name ? `Good to see you again, ${name}!` : 'Good to see you again!'),
     rolePattern: new RegExp(
       String.raw`^\s*(?:[Yy]ou are|[Yy]ou're)\s+(?:${NAME},\s+)?(?<role>(?:a|an)\s${roleUntil('who|that|which|and|with|here')})`,
       'u',
@@ -39,7 +39,7 @@ const WORDS: Record<SpokenLanguage, GreetingWords> = {
     helloAlone: '¡Hola!',
     introduce: (name, role) => `soy ${[name, role].filter(Boolean).join(', ')}`,
     offer: '¿En qué puedo ayudarte?',
-    again: '¡Qué gusto verte de nuevo!',
+    again: (name) => (name ? `¡Qué gusto verte de nuevo, ${name}!` : '¡Qué gusto verte de nuevo!'),
     rolePattern: new RegExp(
       String.raw`^\s*(?:[Ee]res|[Tt]ú eres)\s+(?:${NAME},\s+)?(?<role>(?:un|una)\s${roleUntil('que|quien|y|con|aquí')})`,
       'u',
@@ -52,7 +52,7 @@ const WORDS: Record<SpokenLanguage, GreetingWords> = {
     // "jestem": with a name it would have to be the nominative, so the name alone is said.
     introduce: (name, role) => `jestem ${name ?? role}`,
     offer: 'W czym mogę pomóc?',
-    again: 'Miło znów Cię widzieć!',
+    again: (name) => (name ? `Miło znów Cię widzieć, ${name}!` : 'Miło znów Cię widzieć!'),
     rolePattern: new RegExp(
       String.raw`^\s*[Jj]esteś\s+(?:${NAME},\s+)?(?<role>${roleUntil('który|która|które|i|oraz|z')})`,
       'u',
@@ -63,7 +63,7 @@ const WORDS: Record<SpokenLanguage, GreetingWords> = {
     helloAlone: 'Вітаю!',
     introduce: (name, role) => `я ${[name, role].filter(Boolean).join(', ')}`,
     offer: 'Чим можу допомогти?',
-    again: 'Приємно знову вас бачити!',
+    again: (name) => (name ? `Приємно знову вас бачити, ${name}!` : 'Приємно знову вас бачити!'),
     // Only with the dash ("Ти — вчитель географії"): without it the words may be a verb ("Ти допомагаєш…").
     rolePattern: new RegExp(
       String.raw`^\s*(?:[Тт]и|[Вв]и)\s*[—–-]\s*(?:${NAME},\s+)?(?<role>${roleUntil('який|яка|яке|і|та|з')})`,
@@ -83,6 +83,8 @@ export interface GreetingInput {
   language: Language;
   /** The visitor has been here before (the service remembers something of them). */
   returning?: boolean;
+  /** Their remembered name, when one is (memory.ts rememberedName). */
+  visitorName?: string | null;
 }
 
 /** The role the prompt gives the agent in `language` ("a tour guide in Paris"); null when it states none there. */
@@ -99,14 +101,14 @@ function speakableName(name: string | null): string | null {
   return trimmed;
 }
 
-export function greetingText({ name, prompt, language, returning = false }: GreetingInput): string {
+export function greetingText({ name, prompt, language, returning = false, visitorName = null }: GreetingInput): string {
   const spoken: SpokenLanguage = language === 'auto' ? 'en' : language;
   const words = WORDS[spoken];
   let who = speakableName(name);
   const role = roleFromPrompt(prompt, spoken);
   // A name that only repeats the role ("Geography teacher") is a label: the role says it better.
   if (who && role?.toLowerCase().includes(who.toLowerCase())) who = null;
-  const offer = returning ? `${words.again} ${words.offer}` : words.offer;
+  const offer = returning ? `${words.again(visitorName)} ${words.offer}` : words.offer;
   if (!who && !role) return `${words.helloAlone} ${offer}`;
   return `${words.hello}, ${words.introduce(who, role)}. ${offer}`;
 }

@@ -25,6 +25,7 @@ import { greetingText, recordingNotice } from './greeting.ts';
 import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
+import { rememberedName } from './memory.ts';
 import type { OrderTaker } from './orders.ts';
 import { TurnQuality, turnMetricsFields } from './quality.ts';
 import { addQuotedData, fromVisitorApp, rememberedFact } from './quoted-data.ts';
@@ -356,6 +357,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
           prompt: metadata.identity?.prompt ?? null,
           language: mode,
           returning: remembered.length > 0,
+          visitorName: rememberedName(metadata.memory?.facts ?? []),
         }));
     // A recorded session's notice comes first, whole (not interruptible), even to a visitor
     // who spoke first or a session without a greeting: they are told before anything else.

@@ -62,6 +62,51 @@ function topicWords(text: string): Set<string> {
 /** A name stated in a fact ("Her name is Zofia", "se llama Zofia"), lower-cased: two names are one topic. */
 const NAMED = /(?<!\p{L})(?:name|llama|nombre|nazywa|nazywam|звати)(?!\p{L})/iu;
 
+/** How a visitor says their name: "My name is Marta", "I'm Marta", "Me llamo Lucía", "Nazywam się Ola", "Мене звати Оля". */
+const STATES_NAME =
+  /(?<!\p{L})(?:[Mm]y name is|[Ii]'m|[Ii] am|[Cc]all me|[Mm]e llamo|[Mm]i nombre es|[Ss]oy|[Nn]azywam się|[Mm]am na imię|[Мм]ене звати)\s+(\p{Lu}[\p{Ll}'-]+)/u;
+/** Capitalised words that follow "I'm" without being a name. */
+const NOT_NAMES = new Set([
+  'The',
+  'A',
+  'An',
+  'Not',
+  'So',
+  'Just',
+  'Here',
+  'Back',
+  'Fine',
+  'Good',
+  'Sorry',
+  'Also',
+  'Very',
+  'Really',
+  'In',
+  'At',
+  'From',
+  'On',
+  'Looking',
+  'Interested',
+]);
+
+/**
+ * The name the visitor stated, by a rule rather than the model: the offline model missed "I'm
+ * Marta" in most conversations (bench/memory), and a name is what a returning visitor is greeted by.
+ */
+export function statedName(visitorSaid: string): string | null {
+  const name = STATES_NAME.exec(visitorSaid)?.[1];
+  return name && !NOT_NAMES.has(name) ? name : null;
+}
+
+/** The newest name the facts remember ("The visitor's name is Marta."), for the greeting. */
+export function rememberedName(facts: readonly string[]): string | null {
+  for (const fact of [...facts].reverse()) {
+    const name = /name is (\p{Lu}[\p{Ll}'-]+)/u.exec(fact)?.[1];
+    if (name) return name;
+  }
+  return null;
+}
+
 /**
  * The merged list: the new facts that rest on a word the visitor said (a small model invents,
  * and copies the agent's words), each once, then each remembered fact that no new fact is about
@@ -115,7 +160,12 @@ export async function writeMemory(request: MemoryRequest): Promise<MemoryReport 
   // Out of time midway (a slow model on a busy machine): the facts it had finished still count.
   const cut = written === undefined && answer.timedOut ? finishedFacts(answer.text) : [];
   if (Array.isArray(written) || cut.length > 0) {
-    const facts = mergedFacts(remembered, Array.isArray(written) ? written : cut, visitorWords(history));
+    const said = visitorWords(history);
+    const list: unknown[] = Array.isArray(written) ? written : cut;
+    // The name the visitor stated, as the greeting reads it, unless the model wrote it so already.
+    const name = statedName(said);
+    const named = name && !list.some((fact) => typeof fact === 'string' && rememberedName([fact]) === name);
+    const facts = mergedFacts(remembered, named ? [`The visitor's name is ${name}.`, ...list] : list, said);
     logger.info({ ms, remembered: remembered.length, facts: facts.length, cut: cut.length > 0 }, 'memory written');
     return { type: 'memory', facts };
   }

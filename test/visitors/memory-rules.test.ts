@@ -5,7 +5,13 @@
 // visitor's greeting in every language, and the offline grammar's bound on the list.
 import { describe, expect, test } from 'bun:test';
 import { greetingText } from '../../agent/conversation/greeting.ts';
-import { finishedFacts, memoryQuestion, mergedFacts } from '../../agent/conversation/memory.ts';
+import {
+  finishedFacts,
+  memoryQuestion,
+  mergedFacts,
+  rememberedName,
+  statedName,
+} from '../../agent/conversation/memory.ts';
 import { rememberedFact } from '../../agent/conversation/quoted-data.ts';
 import { grammarSchema } from '../../agent/providers/offline/json-grammar.ts';
 import { MEMORY_ANSWER_SCHEMA, MEMORY_MAX_FACTS, MEMORY_NEW_FACTS_MAX } from '../../src/contract/index.ts';
@@ -66,6 +72,27 @@ describe('the facts a job keeps', () => {
     ]);
     expect(finishedFacts('{"fac')).toEqual([]);
     expect(finishedFacts('')).toEqual([]);
+  });
+
+  test.each([
+    ["Hi, I'm Marta. I'd like a cake.", 'Marta'],
+    ['my name is Zofia and I am allergic to peanuts', 'Zofia'],
+    ['Hola, me llamo Lucía.', 'Lucía'],
+    ['Dzień dobry, nazywam się Ola.', 'Ola'],
+    ['Привіт, мене звати Оля.', 'Оля'],
+    ["I'm allergic to peanuts.", null],
+    ["I'm Not sure yet.", null],
+    ['Tim is my brother.', null],
+  ] as const)('a stated name, by rule: %s', (said, name) => {
+    expect(statedName(said)).toBe(name);
+  });
+
+  test('the newest remembered name greets the visitor', () => {
+    expect(rememberedName(["The visitor's name is Zofia.", 'She likes jazz.', 'Her name is Zosia.'])).toBe('Zosia');
+    expect(rememberedName(['She likes jazz.'])).toBeNull();
+    expect(greetingText({ name: 'Ada', prompt: null, language: 'en', returning: true, visitorName: 'Zosia' })).toBe(
+      "Hi, I'm Ada. Good to see you again, Zosia! How can I help you today?",
+    );
   });
 
   test('the question gives what was remembered and the conversation', () => {

@@ -101,7 +101,7 @@ describe.each(ENGINES)('a returning visitor on %s', (engine) => {
     expect(memoryAsk.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { strict: true } });
 
     const second = await visit(visitorId, 'What do you remember about me?');
-    expect(second.turns.find((t) => t.role === 'agent')!.text).toContain('Good to see you again!');
+    expect(second.turns.find((t) => t.role === 'agent')!.text).toContain('Good to see you again, Zofia!');
     const data = second.asked.messages.find(
       (m) => m.role === 'user' && typeof m.content === 'string' && m.content.includes(REMEMBERED),
     );
