@@ -17,7 +17,7 @@ import {
 } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { type ModelAnswer, missingAnswerDetail } from '../providers/model-answer.ts';
-import { hasVisitorTurn, transcriptLines } from './summary.ts';
+import { hasVisitorTurn, spokenBy, transcriptLines } from './summary.ts';
 
 /** The memory gets this long; then what was remembered stays as it was (within agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS). */
 export const MEMORY_TIMEOUT_MS = 30_000;
@@ -160,7 +160,7 @@ export async function writeMemory(request: MemoryRequest): Promise<MemoryReport 
   // Out of time midway (a slow model on a busy machine): the facts it had finished still count.
   const cut = written === undefined && answer.timedOut ? finishedFacts(answer.text) : [];
   if (Array.isArray(written) || cut.length > 0) {
-    const said = visitorWords(history);
+    const said = spokenBy(history, ['user']);
     const list: unknown[] = Array.isArray(written) ? written : cut;
     // The name the visitor stated, as the greeting reads it, unless the model wrote it so already.
     const name = statedName(said);
@@ -191,11 +191,4 @@ export function finishedFacts(text: string): string[] {
     }
   }
   return facts;
-}
-
-/** Everything the visitor said or typed. */
-function visitorWords(history: llm.ChatContext): string {
-  return history.items
-    .map((item) => (item.type === 'message' && item.role === 'user' ? (item.textContent ?? '') : ''))
-    .join('\n');
 }

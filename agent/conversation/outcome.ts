@@ -12,7 +12,7 @@ import {
 } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { type ModelAnswer, missingAnswerDetail } from '../providers/model-answer.ts';
-import { hasVisitorTurn, transcriptLines } from './summary.ts';
+import { hasVisitorTurn, spokenBy, transcriptLines } from './summary.ts';
 
 /** The outcome gets this long; then there is none (within agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS). */
 export const OUTCOME_TIMEOUT_MS = 30_000;
@@ -140,11 +140,4 @@ export async function writeOutcome(request: OutcomeRequest): Promise<OutcomeRepo
       : missingAnswerDetail(answer, timeoutMs);
   logger.warn({ ms, detail, err: answer.failure }, 'no outcome');
   return { type: 'outcome', values: null, detail };
-}
-
-/** Everything the visitor (and, with `assistant`, the agent) said or typed, in order. */
-function spokenBy(history: llm.ChatContext, roles: string[]): string {
-  return history.items
-    .map((item) => (item.type === 'message' && roles.includes(item.role) ? (item.textContent ?? '') : ''))
-    .join('\n');
 }

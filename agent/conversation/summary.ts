@@ -73,6 +73,13 @@ export function transcriptLines(history: llm.ChatContext, language: SpokenLangua
   return lines;
 }
 
+/** Everything the visitor (and, with `assistant`, the agent) said or typed, in order. */
+export function spokenBy(history: llm.ChatContext, roles: string[]): string {
+  return history.items
+    .map((item) => (item.type === 'message' && roles.includes(item.role) ? (item.textContent ?? '') : ''))
+    .join('\n');
+}
+
 export function hasVisitorTurn(history: llm.ChatContext): boolean {
   return history.items.some(
     (item) => item.type === 'message' && item.role === 'user' && (item.textContent ?? '').trim() !== '',
