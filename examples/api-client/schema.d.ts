@@ -6113,7 +6113,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What is remembered from now on, replacing every fact: a fact kept as it was keeps when and where it was learned. At most 20 per identity and for the account. [] forgets every fact and keeps the visitor. */
+                    /** @description What is remembered from now on, replacing every fact: a fact kept as it was keeps when and where it was learned. At most 20 per identity and for the account, 1000 in all. [] forgets every fact and keeps the visitor. */
                     facts: {
                         /** @description An identity of the account; null or absent: the account's shared memory. */
                         identity_id?: ((string | null) | null) | null;

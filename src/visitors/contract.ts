@@ -64,6 +64,9 @@ export const VisitorResponse = t.Object({
   last_session_at: t.Nullable(Timestamp, { description: 'The last session started with this visitor.' }),
 });
 
+/** Facts one PATCH may list, over every scope. */
+export const PATCH_MAX_FACTS = 1_000;
+
 export const UpdateVisitorRequest = t.Object({
   facts: t.Array(
     t.Object({
@@ -75,7 +78,9 @@ export const UpdateVisitorRequest = t.Object({
       ),
     }),
     {
-      description: `What is remembered from now on, replacing every fact: a fact kept as it was keeps when and where it was learned. At most ${MEMORY_MAX_FACTS} per identity and for the account. [] forgets every fact and keeps the visitor.`,
+      // A bound on the request itself: the per-scope one is checked by scope (too_many_facts).
+      maxItems: PATCH_MAX_FACTS,
+      description: `What is remembered from now on, replacing every fact: a fact kept as it was keeps when and where it was learned. At most ${MEMORY_MAX_FACTS} per identity and for the account, ${PATCH_MAX_FACTS} in all. [] forgets every fact and keeps the visitor.`,
     },
   ),
 });

@@ -211,6 +211,7 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
       [{ facts: [{ text: '' }] }, ['body', 'facts', '0', 'text'], 'string_too_short'],
       [{ facts: [{ text: 'x'.repeat(301) }] }, ['body', 'facts', '0', 'text'], 'string_too_long'],
       [{}, ['body', 'facts'], 'missing'],
+      [{ facts: Array.from({ length: 1_001 }, () => ({ text: 'x' })) }, ['body', 'facts'], 'array_max_items'],
     ] as const) {
       const answer = await patch(body);
       expect(answer.status).toBe(422);
