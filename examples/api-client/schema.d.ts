@@ -6342,7 +6342,7 @@ export interface operations {
                             created_at: string;
                             description: string | null;
                             enabled: boolean;
-                            events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                            events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low" | "visitor.memory_updated")[];
                             /**
                              * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                              * @example false
@@ -6393,7 +6393,7 @@ export interface operations {
                     /** @description Default true; a disabled endpoint receives nothing. */
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                    events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low" | "visitor.memory_updated")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -6430,7 +6430,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low" | "visitor.memory_updated")[];
                         /** @description The signing secret (`whsec_…`, Standard Webhooks). Shown only in this answer: keep it to verify `webhook-signature`. */
                         secret: string;
                         /**
@@ -6535,7 +6535,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low" | "visitor.memory_updated")[];
                         /**
                          * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                          * @example false
@@ -6639,7 +6639,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events this endpoint receives. */
-                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                    events?: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low" | "visitor.memory_updated")[];
                     /**
                      * @description An http(s) URL. Its host must resolve to public addresses (unless the operator set WEBHOOKS_ALLOW_PRIVATE); checked again at every delivery.
                      * @example https://example.com/likeness/events
@@ -6675,7 +6675,7 @@ export interface operations {
                         created_at: string;
                         description: string | null;
                         enabled: boolean;
-                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low")[];
+                        events: ("session.started" | "session.ended" | "session.summary_ready" | "session.outcome_ready" | "recording.ready" | "recording.failed" | "identity.ready" | "identity.training_failed" | "document.ready" | "document.failed" | "credits.low" | "visitor.memory_updated")[];
                         /**
                          * @description A test resource: made with a test key (`lk_test_…`); it costs nothing and only test keys see it.
                          * @example false

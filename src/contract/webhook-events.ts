@@ -12,6 +12,7 @@ export const WEBHOOK_EVENTS = [
   'document.ready',
   'document.failed',
   'credits.low',
+  'visitor.memory_updated',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 /** What POST /v1/webhooks/{id}/test sends, whatever the endpoint subscribed to. */

@@ -12,6 +12,7 @@ import {
 } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { sessions } from '../sessions/schema.ts';
+import { writeEvent } from '../webhooks/index.ts';
 import { type StoredFact, visitors } from './schema.ts';
 
 type SessionRow = typeof sessions.$inferSelect;
@@ -107,10 +108,20 @@ export async function recordMemory(db: Database, session: SessionRow, report: Me
       .for('update');
     if (!row) return;
     const now = new Date();
+    const facts = replacedFacts(row.facts, identityId, report.facts!, session.id, now);
+    const texts = (list: readonly StoredFact[]) => factsIn(list, identityId).map((fact) => fact.text);
+    // A report that changes nothing (a redelivery, a conversation that taught nothing) is not news.
+    if (JSON.stringify(texts(facts)) === JSON.stringify(texts(row.facts))) return;
     await tx
       .update(visitors)
-      .set({ facts: replacedFacts(row.facts, identityId, report.facts!, session.id, now), updatedAt: now })
+      .set({ facts, updatedAt: now })
       .where(and(eq(visitors.accountId, session.accountId), eq(visitors.id, visitorId)));
+    await writeEvent(tx, session.accountId, 'visitor.memory_updated', {
+      visitor_id: visitorId,
+      session_id: session.id,
+      identity_id: identityId,
+      facts: texts(facts),
+    });
   });
 }
 

@@ -142,6 +142,11 @@ export interface EventData {
   /** A retrain (PATCH with uploads) failed; the identity keeps its previous training. A failed create answers the call itself. */
   'identity.training_failed': { identity_id: string; name: string; detail: string };
   'credits.low': { balance: number; threshold: number; charged: number; kind: string; reference: string };
+  /**
+   * A session's job changed what is remembered of its visitor (docs/api.md#visitors): the scope's
+   * facts now (`identity_id` null: the account's shared memory). A PATCH, your own change, sends none.
+   */
+  'visitor.memory_updated': { visitor_id: string; session_id: string; identity_id: string | null; facts: string[] };
   /** A document (docs/api.md#documents) was processed and is searched from now on. */
   'document.ready': { document_id: string; name: string; chunks: number };
   /** A document could not be processed; `detail` says what to change. */

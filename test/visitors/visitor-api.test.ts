@@ -12,7 +12,7 @@ import { forgetStaleVisitors, VisitorTokens } from '../../src/visitors/index.ts'
 import { visitors } from '../../src/visitors/schema.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { json } from '../support/webhooks.ts';
+import { addWebhook, json, WebhookReceiver } from '../support/webhooks.ts';
 
 const SHOP = 'https://shop.example';
 
@@ -36,10 +36,17 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
   let stranger: TestAccount;
   let ada: IdentityBody;
   let bo: IdentityBody;
+  let receiver: WebhookReceiver;
+  let secret: string;
 
   beforeAll(async () => {
-    service = await startTestService(engine, { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
+    receiver = new WebhookReceiver();
+    service = await startTestService(engine, {
+      livekit: 'local',
+      env: { CREDITS_ONBOARDING: '0', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
+    });
     account = await service.account({ credits: 10_000 });
+    secret = (await addWebhook(account, { url: receiver.url('/hooks'), events: ['visitor.memory_updated'] })).secret!;
     stranger = await service.account({ credits: 10_000 });
     const create = async (name: string) =>
       (await (
@@ -48,7 +55,14 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
     ada = await create('Ada');
     bo = await create('Bo');
   });
-  afterAll(() => service?.stop());
+  afterAll(async () => {
+    receiver?.stop();
+    await service?.stop();
+  });
+  const memoryEvents = (visitorId: string) =>
+    receiver
+      .verified('/hooks', secret)
+      .filter((e) => e.type === 'visitor.memory_updated' && e.data.visitor_id === visitorId);
 
   const start = (body: unknown, as = account) => as.call('POST', '/v1/sessions/start', json(body));
   const dispatchOf = async (room: string) => {
@@ -148,7 +162,15 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
         session_id: first,
       },
     ]);
-    // Redelivered: nothing changes.
+    // Announced with the scope's facts now.
+    await receiver.waitFor('visitor.memory_updated', () => memoryEvents('zofia@example.com')[0]);
+    expect(memoryEvents('zofia@example.com')[0]!.data).toEqual({
+      visitor_id: 'zofia@example.com',
+      session_id: first,
+      identity_id: ada.identity_id,
+      facts: ['Her name is Zofia.', 'She is allergic to peanuts.'],
+    });
+    // Redelivered: nothing changes, and nothing is announced again.
     expect((await reportMemory(first, ['Her name is Zofia.', 'She is allergic to peanuts.'])).status).toBe(200);
     expect(((await (await visitor('zofia@example.com')).json()) as VisitorBody).facts).toEqual(kept);
 
@@ -182,6 +204,12 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
       ['She prefers Tuesdays.', null, shared],
       ['She is allergic to peanuts.', ada.identity_id, first],
       ['She is vegetarian.', ada.identity_id, again],
+    ]);
+    await receiver.waitFor('the third announcement', () => memoryEvents('zofia@example.com')[2]);
+    expect(memoryEvents('zofia@example.com').map((e) => [e.data.identity_id, e.data.facts])).toEqual([
+      [ada.identity_id, ['Her name is Zofia.', 'She is allergic to peanuts.']],
+      [null, ['She prefers Tuesdays.']],
+      [ada.identity_id, ['She is allergic to peanuts.', 'She is vegetarian.']],
     ]);
     // A job that could not write them leaves them be.
     expect((await reportMemory(sharedToo, null)).status).toBe(200);

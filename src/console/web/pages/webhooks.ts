@@ -16,6 +16,7 @@ const EVENT_NAMES: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
   'session.ended': 'A session ended (reason, minutes, credits)',
   'session.summary_ready': "A session's summary was written",
   'session.outcome_ready': "A session's outcome was written",
+  'visitor.memory_updated': 'What is remembered of a visitor changed',
   'recording.ready': "A session's recording was stored",
   'recording.failed': "A session's recording could not be made",
   'identity.ready': 'An identity is ready (created or retrained)',
