@@ -6,22 +6,16 @@
 // at the row; forgetting asks first, then the visitor is 404 and off the list; a new account sees
 // the empty state. `UPDATE_SCREENSHOTS=1` writes docs/console/visitors.png.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Static } from '@sinclair/typebox';
+import type { VisitorResponse } from '../../src/visitors/contract.ts';
 import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { json } from '../support/webhooks.ts';
 import { removeScreenshots, screenshot, signUpInBrowser, usability } from './support.ts';
 
-interface Fact {
-  text: string;
-  identity_id: string | null;
-  learned_at: string;
-  session_id: string | null;
-}
-interface VisitorBody {
-  visitor_id: string;
-  facts: Fact[];
-}
+/** As GET /v1/visitors/{id} answers (its schema's type). */
+type VisitorBody = Static<typeof VisitorResponse>;
 
 const ZOFIA = 'zofia@example.com';
 // `+` and `:` must survive the page's paths.

@@ -6,8 +6,10 @@
 // forgetting (the sessions' link too, and a running session's late report adds nothing), the
 // sweep of visitors not seen for VISITOR_MEMORY_DAYS, and visitor tokens on the embed.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Static } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import { sessions } from '../../src/sessions/schema.ts';
+import type { VisitorResponse } from '../../src/visitors/contract.ts';
 import { forgetStaleVisitors, VisitorTokens } from '../../src/visitors/index.ts';
 import { visitors } from '../../src/visitors/schema.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
@@ -16,19 +18,8 @@ import { addWebhook, json, WebhookReceiver } from '../support/webhooks.ts';
 
 const SHOP = 'https://shop.example';
 
-interface Fact {
-  text: string;
-  identity_id: string | null;
-  learned_at: string;
-  session_id: string | null;
-}
-interface VisitorBody {
-  visitor_id: string;
-  facts: Fact[];
-  created_at: string;
-  updated_at: string;
-  last_session_at: string | null;
-}
+/** As GET /v1/visitors/{id} answers (its schema's type). */
+type VisitorBody = Static<typeof VisitorResponse>;
 
 describe.each(ENGINES)('visitors at the API on %s', (engine) => {
   let service: TestService;
