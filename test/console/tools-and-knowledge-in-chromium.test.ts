@@ -74,7 +74,8 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     const { page } = visitor;
     await page.goto('/console#/tools');
     await page.waitForSelector('#tool-form');
-    expect(await page.textContent('#tools-list')).toContain('No tools yet.');
+    // The list says "Loading…" until the account's tools come back.
+    await page.waitForSelector('#tools-list :text("No tools yet.")');
     // A webhook tool starts from an example schema worth editing.
     expect(JSON.parse(await page.inputValue('#tool-parameters'))).toMatchObject({ type: 'object', required: ['date'] });
     await page.fill('#tool-name', 'check_availability');

@@ -92,7 +92,10 @@ export async function expectRecordedVisit(visit: RecordedVisit, label: string): 
   const visitSeconds = (visit.endedAt - visit.streamedAt) / 1000;
   const duration = Number(probe.format.duration);
   console.log(`${label}: ${duration.toFixed(2)} s recorded of a ${visitSeconds.toFixed(2)} s visit`);
-  expect(Math.abs(duration - visitSeconds)).toBeLessThan(2);
+  // The job records from its first frame until it leaves, a little past the session's end
+  // (2.0 s more seen on a loaded machine): longer by up to 3 s, shorter by at most 2.
+  expect(duration).toBeGreaterThan(visitSeconds - 2);
+  expect(duration).toBeLessThan(visitSeconds + 3);
   expect(Math.abs(duration - visit.recording.duration_seconds!)).toBeLessThan(0.5);
 
   // Both voices: loud where the visitor asked (the agent listens then) and where the agent spoke.
