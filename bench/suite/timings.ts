@@ -4,13 +4,17 @@
 //   npm test -- --reporter=junit --reporter-outfile=/tmp/suite.xml
 //   bun bench/suite/timings.ts /tmp/suite.xml [--top 40]
 //
+// With --write, each file's seconds are also merged into test/suite-seconds.json, which `npm test`
+// reads to even its light streams (give it each stream's report in turn: suite.xml,
+// suite.light2.xml, suite.heavy.xml, suite.alone.xml).
+//
 // A file's time is Bun's: from its load to its last test, its beforeAll/afterAll included.
 // With --cpu (samples of a serial run by cpu-samples.ts) each file also gets the cores the
 // machine kept busy while it ran: near 2 it computes (models, rendering, Chromium, process
 // starts), near 0 it waits (real time: billing minutes, audio, timeouts). The files ran one
 // after another in the report's order, up to the samples' last second.
 
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 
 const [file] = process.argv.slice(2);
@@ -62,6 +66,13 @@ const files: FileTiming[] = [...xml.matchAll(/^ {2}<testsuite [^>]*>/gm)].map(([
   cores: Number.NaN,
 }));
 if (samples) busyCores(files, samples);
+if (process.argv.includes('--write')) {
+  const path = new URL('../../test/suite-seconds.json', import.meta.url);
+  const known = JSON.parse(await readFile(path, 'utf8').catch(() => '{}')) as Record<string, number>;
+  for (const f of files) known[f.file] = Math.round(f.seconds * 10) / 10;
+  const sorted = Object.fromEntries(Object.entries(known).sort(([a], [b]) => a.localeCompare(b)));
+  await writeFile(path, `${JSON.stringify(sorted, null, 1)}\n`);
+}
 files.sort((a, b) => b.seconds - a.seconds);
 const sum = (pick: (f: FileTiming) => number) => files.reduce((total, f) => total + pick(f), 0);
 const total = sum((f) => f.seconds);

@@ -16,6 +16,7 @@ export function planStreams(
   heavyPrefixes: string[],
   alonePrefixes?: string[],
 ): { heavy: string[]; light: string[]; alone: string[] };
+export function splitByTime(files: string[], seconds: Record<string, number>, count: number): string[][];
 export function addCounts(all: (SummaryCounts | null)[]): Required<SummaryCounts> | null;
 export interface FailedTest {
   file: string;

@@ -152,7 +152,7 @@ function testFiles() {
 }
 
 /**
- * The streams of a run (docs/testing.md#two-streams): the heavy suites (test/heavy-suites.json)
+ * The streams of a run (docs/testing.md#streams): the heavy suites (test/heavy-suites.json)
  * one at a time beside the rest one at a time, then the `alone` suites one at a time with
  * nothing beside them. A file matches a filter as bun matches it, by a part of its path.
  */
@@ -175,15 +175,15 @@ export function addCounts(all) {
 }
 
 /**
- * Runs `bun test` in the repo root and resolves with { exitCode, counts }. By default as two
- * streams at once, then the suites that run alone (planStreams); LIKENESS_TEST_STREAMS=1, a
- * `--parallel` of the caller's own, or a selection all in one stream runs one `bun test` as given.
+ * Runs `bun test` in the repo root and resolves with { exitCode, counts }. By default the heavy
+ * stream beside the light ones (splitByTime), then the suites that run alone (planStreams);
+ * LIKENESS_TEST_STREAMS=1, a `--parallel` of the caller's own, or a selection all in one stream
+ * runs one `bun test` as given.
  */
 export async function runBunTest(bunPath, args, env) {
   const { flags, filters } = splitArguments(args);
   const plan = JSON.parse(readFileSync(join(repoRoot, HEAVY_SUITES_FILE), 'utf8'));
-  const heavyPrefixes = [...Object.keys(plan.suites), ...Object.keys(plan.balance ?? {})];
-  const streams = planStreams(filters, testFiles(), heavyPrefixes, Object.keys(plan.alone ?? {}));
+  const streams = planStreams(filters, testFiles(), Object.keys(plan.suites), Object.keys(plan.alone ?? {}));
   const groups = [streams.light, streams.heavy, streams.alone].filter((files) => files.length > 0).length;
   if (env.LIKENESS_TEST_STREAMS === '1' || flags.some((flag) => flag.startsWith('--parallel')) || groups < 2) {
     const only = await runStream(bunPath, args, env, '');
@@ -191,48 +191,84 @@ export async function runBunTest(bunPath, args, env) {
     return only;
   }
 
+  const lightCount = Math.max(1, Number(env.LIKENESS_TEST_LIGHT_STREAMS ?? LIGHT_STREAMS) || LIGHT_STREAMS);
+  const lights = splitByTime(streams.light, suiteSeconds(), lightCount).filter((files) => files.length > 0);
   process.stderr.write(
-    `[bootstrap] two streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${streams.light.length} others; then ${streams.alone.length} alone\n`,
+    `[bootstrap] streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${lights.map((files) => files.length).join(' + ')} others in ${lights.length} (nice +${LIGHT_NICE}); then ${streams.alone.length} alone\n`,
   );
-  const stream = (name, files, extra = []) =>
+  const stream = (name, files, nice = 0) =>
     files.length > 0
-      ? runStream(bunPath, [...extra, ...renameReport(flags, name), ...files.map(asPath)], env, name)
+      ? runStream(bunPath, [...renameReport(flags, name), ...files.map(asPath)], env, name, nice)
       : Promise.resolve({
           exitCode: 0,
           counts: { pass: 0, fail: 0, skip: 0, todo: 0, error: 0, expects: 0 },
           failures: [],
         });
-  const [light, heavy] = await Promise.all([
-    stream('light', streams.light, lightWorkers(env)),
+  const names = lights.map((_, i) => (i === 0 ? 'light' : `light${i + 1}`));
+  const [heavy, ...light] = await Promise.all([
     stream('heavy', streams.heavy),
+    ...lights.map((files, i) => stream(names[i], files, LIGHT_NICE)),
   ]);
   const alone = await stream('alone', streams.alone);
-  const results = [light, heavy, alone];
+  const results = [...light, heavy, alone];
   const counts = addCounts(results.map((result) => result.counts));
   process.stdout.write(failureRecap(results.flatMap((result) => result.failures)));
   if (counts) {
+    const each = [
+      ...names.map((name, i) => `${name}: ${describe(light[i].counts)}`),
+      `heavy: ${describe(heavy.counts)}`,
+    ];
     process.stdout.write(
-      `\n[all streams] ${counts.pass} pass, ${counts.fail} fail, ${counts.expects} expect() calls (light: ${describe(light.counts)}; heavy: ${describe(heavy.counts)}; alone: ${describe(alone.counts)})\n`,
+      `\n[all streams] ${counts.pass} pass, ${counts.fail} fail, ${counts.expects} expect() calls (${each.join('; ')}; alone: ${describe(alone.counts)})\n`,
     );
   }
   return { exitCode: results.find((result) => result.exitCode !== 0)?.exitCode ?? 0, counts };
 }
 
 /**
- * The light stream's files at a time (LIKENESS_TEST_LIGHT_WORKERS, default below): bun's
- * --parallel, each file in a fresh global, the slowest started first (test/timings.json).
+ * The light suites run in this many streams at once beside the heavy one (they wait on real time
+ * more than they compute), LIKENESS_TEST_LIGHT_STREAMS to change it, each a few nice levels
+ * below the heavy stream: when the machine is full, the suites that keep a core busy or
+ * measure time get it first.
  */
-const LIGHT_WORKERS = 1;
-function lightWorkers(env) {
-  const workers = Number(env.LIKENESS_TEST_LIGHT_WORKERS ?? LIGHT_WORKERS);
-  return workers > 1 ? [`--parallel=${workers}`, '--timings=test/timings.json'] : [];
+const LIGHT_STREAMS = 2;
+const LIGHT_NICE = 3;
+/** Each file's seconds in a recent run (`bun bench/suite/timings.ts REPORT.xml --write`), to even the light streams. */
+const SUITE_SECONDS_FILE = 'test/suite-seconds.json';
+
+function suiteSeconds() {
+  try {
+    return JSON.parse(readFileSync(join(repoRoot, SUITE_SECONDS_FILE), 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The files in `count` lists of about equal time (longest first, each to the shortest list so
+ * far), each list in path order; a file with no recorded time counts as the median one.
+ */
+export function splitByTime(files, seconds, count) {
+  const known = files
+    .map((file) => seconds[file])
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  const typical = known.length > 0 ? known[Math.floor(known.length / 2)] : 1;
+  const cost = (file) => (Number.isFinite(seconds[file]) ? seconds[file] : typical);
+  const lists = Array.from({ length: count }, () => ({ files: [], total: 0 }));
+  for (const file of [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b))) {
+    const shortest = lists.reduce((least, list) => (list.total < least.total ? list : least));
+    shortest.files.push(file);
+    shortest.total += cost(file);
+  }
+  return lists.map((list) => list.files.sort());
 }
 
 /** bun reads `./…` as that file, not as a filter. */
 const asPath = (file) => `./${file}`;
 const describe = (counts) => (counts ? `${counts.pass} pass, ${counts.fail} fail` : 'no summary');
 
-/** The light stream writes the JUnit report asked for; the others beside it: suite.xml → suite.heavy.xml. */
+/** The first light stream writes the JUnit report asked for; the others beside it: suite.xml → suite.heavy.xml, suite.light2.xml. */
 function renameReport(flags, stream) {
   if (stream === 'light') return flags;
   const rename = (path) => path.replace(/(\.xml)?$/, `.${stream}$1`);
@@ -244,7 +280,7 @@ function renameReport(flags, stream) {
 }
 
 /** One `bun test`, its output streamed a whole line at a time (two run at once), its tail kept. */
-async function runStream(bunPath, args, env, name) {
+async function runStream(bunPath, args, env, name, nice = 0) {
   let kept = '';
   const collector = failureCollector();
   const childEnv = { ...env };
@@ -271,13 +307,19 @@ async function runStream(bunPath, args, env, name) {
   const stderr = lines(process.stderr, true);
   // --no-orphans: bun exits if the bootstrap is killed outright, taking whatever the
   // suites spawned with it.
-  const exitCode = await run(bunPath, ['test', '--no-orphans', '--timeout=60000', ...args], {
-    cwd: repoRoot,
-    env: childEnv,
-    stdin: name ? 'ignore' : 'inherit',
-    onStdout: (chunk) => stdout.write(chunk),
-    onStderr: (chunk) => stderr.write(chunk),
-  });
+  const command = ['test', '--no-orphans', '--timeout=60000', ...args];
+  // `nice -n` adds to this process's niceness; what the stream starts inherits it.
+  const exitCode = await run(
+    nice > 0 ? 'nice' : bunPath,
+    nice > 0 ? ['-n', String(nice), bunPath, ...command] : command,
+    {
+      cwd: repoRoot,
+      env: childEnv,
+      stdin: name ? 'ignore' : 'inherit',
+      onStdout: (chunk) => stdout.write(chunk),
+      onStderr: (chunk) => stderr.write(chunk),
+    },
+  );
   stdout.flush();
   stderr.flush();
   return { exitCode, counts: parseBunSummary(kept), failures: collector.failures };

@@ -1,5 +1,5 @@
-// How `npm test` splits a run into its two streams (src/bootstrap/test-run.mjs,
-// docs/testing.md#two-streams) and adds their summaries into the one closing line.
+// How `npm test` splits a run into its streams (src/bootstrap/test-run.mjs,
+// docs/testing.md#streams) and adds their summaries into the one closing line.
 import { describe, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import {
   parseBunSummary,
   planStreams,
   splitArguments,
+  splitByTime,
   summaryLine,
 } from '../../src/bootstrap/test-run.mjs';
 
@@ -22,7 +23,7 @@ const FILES = [
 ];
 const HEAVY = ['test/agent/offline/', 'test/sessions/visitor-billing.test.ts'];
 
-describe('the two streams of npm test', () => {
+describe('the streams of npm test', () => {
   test('flags stay flags, with their values; the rest are path filters', () => {
     expect(splitArguments(['-t', 'minute', 'test/sessions', '--reporter-outfile', '/tmp/x.xml', '--bail'])).toEqual({
       flags: ['-t', 'minute', '--reporter-outfile', '/tmp/x.xml', '--bail'],
@@ -48,14 +49,41 @@ describe('the two streams of npm test', () => {
     });
   });
 
+  test('the light suites are split into streams of about equal time, each in path order', () => {
+    const seconds = {
+      'test/a.test.ts': 60,
+      'test/b.test.ts': 40,
+      'test/c.test.ts': 30,
+      'test/d.test.ts': 25,
+      'test/e.test.ts': 5,
+    };
+    const files = [...Object.keys(seconds), 'test/new.test.ts'];
+    // Longest first, each to the shorter list so far; the new file counts as the median (30 s):
+    // a 60 | b 40, c 30 (70) | new 30 (90) | d 25 (95) | e 5 (95).
+    expect(splitByTime(files, seconds, 2)).toEqual([
+      ['test/a.test.ts', 'test/e.test.ts', 'test/new.test.ts'],
+      ['test/b.test.ts', 'test/c.test.ts', 'test/d.test.ts'],
+    ]);
+    expect(splitByTime(files, {}, 1)).toEqual([files.sort()]);
+    expect(splitByTime(['test/a.test.ts'], seconds, 2)).toEqual([['test/a.test.ts'], []]);
+  });
+
+  test('test/suite-seconds.json times nearly every suite, so the light streams stay even', () => {
+    const root = join(import.meta.dir, '../..');
+    const seconds = JSON.parse(readFileSync(join(root, 'test/suite-seconds.json'), 'utf8')) as Record<string, number>;
+    const suites = [...new Bun.Glob('test/**/*.test.ts').scanSync(root)];
+    const timed = suites.filter((path) => Number.isFinite(seconds[path]) && seconds[path]! >= 0);
+    // New suites count as the median until the next `bench/suite/timings.ts --write`.
+    expect(timed.length / suites.length).toBeGreaterThan(0.9);
+  });
+
   test('every entry of test/heavy-suites.json names a file or folder that exists', () => {
     const root = join(import.meta.dir, '../..');
-    const { suites, balance, alone } = JSON.parse(readFileSync(join(root, 'test/heavy-suites.json'), 'utf8')) as {
+    const { suites, alone } = JSON.parse(readFileSync(join(root, 'test/heavy-suites.json'), 'utf8')) as {
       suites: Record<string, string>;
-      balance: Record<string, string>;
       alone: Record<string, string>;
     };
-    for (const [path, why] of Object.entries({ ...suites, ...balance, ...alone })) {
+    for (const [path, why] of Object.entries({ ...suites, ...alone })) {
       expect(why.length).toBeGreaterThan(0);
       expect(Bun.file(join(root, path)).size > 0 || path.endsWith('/'), path).toBe(true);
       if (path.endsWith('/')) expect(readdirCount(join(root, path)), path).toBeGreaterThan(0);

@@ -83,8 +83,16 @@ describe('serve --role', () => {
     await readUntil(agent.stdout, 'agent worker registered');
     drain(agent.stdout);
     drain(agent.stderr);
-    const visitor = await joinAsVisitor(await start());
+    const session = await start();
+    const visitor = await joinAsVisitor(session);
     await eventually(() => visitor.agent(), 20_000, 'the agent from the agent-only process');
+    // Ended here, not left running: a running session holds the agent process's drain on
+    // SIGTERM for AGENT_DRAIN_SECONDS (30 s) at the end of the suite.
+    const ended = await fetch(`${baseUrl}/v1/sessions/${session.room_name}/end`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${created.api_key}` },
+    });
+    expect(ended.status).toBe(200);
     await visitor.leave();
   }, 90_000);
 

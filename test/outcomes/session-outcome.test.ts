@@ -1,4 +1,4 @@
-// A conversation's outcome end to end (issue 44 point 1), on both engines: a real LiveKit, the
+// A conversation's outcome end to end (issue 44 point 1), on PGlite (the offline model's in offline-outcome, on Postgres): a real LiveKit, the
 // agent worker and the real OpenAI plugin against its wire fake. The visitor types their name,
 // email, that they want a demo and the day; once the session ends the job asks the model for the
 // identity's outcome in OpenAI's structured output (strict, the written shape) and the outcome
@@ -11,7 +11,7 @@ import { startSession } from '../avatar/support.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { inTranscript, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
@@ -20,7 +20,7 @@ const fakes = sharedProviderFakes();
 const REPLY = 'Lovely, noted.';
 const isOutcomeRequest = (chat: ChatRecord) => chat.body.response_format !== undefined;
 
-describe.each(ENGINES)('session outcomes on %s', (engine) => {
+describe.each(oneEngine('pglite'))('session outcomes on %s', (engine) => {
   let service: TestService;
   let account: TestAccount;
   let receiver: WebhookReceiver;

@@ -1,4 +1,4 @@
-// Memory of a returning visitor end to end (issue 44 point 2), on both engines: a real LiveKit,
+// Memory of a returning visitor end to end (issue 44 point 2), on Postgres (the offline model's in offline-memory, on PGlite): a real LiveKit,
 // the agent worker and the real OpenAI plugin against its wire fake. Session 1: the visitor says
 // "My name is Zofia and I am allergic to peanuts."; once it ended the job asks the model for the
 // facts (structured output) and the control plane keeps them. Session 2 with the same
@@ -10,7 +10,7 @@ import { startSession } from '../avatar/support.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { inTranscript, transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 
@@ -19,7 +19,7 @@ const REMEMBERED = 'Remembered about the visitor';
 const isMemoryRequest = (chat: ChatRecord) =>
   chat.body.response_format !== undefined && chat.userTexts.some((text) => text.includes('tell about themselves'));
 
-describe.each(ENGINES)('a returning visitor on %s', (engine) => {
+describe.each(oneEngine('postgres'))('a returning visitor on %s', (engine) => {
   let service: TestService;
   let account: TestAccount;
   let identity: IdentityBody;
