@@ -240,7 +240,8 @@ describe('console in Chromium', () => {
             first.session_id,
           )) as { metrics: { providers: { stt: string | null } } }
         ).metrics.providers.stt !== null,
-      15_000,
+      // Sent as the job leaves, after its summary: 15 s ran out once on a loaded machine.
+      30_000,
       'the first session’s quality report',
     );
     await page.locator('[data-testid=view-transcript]').last().click();
