@@ -196,17 +196,19 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
     chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
     const { text, firstTokenMs } = await reply(chatCtx, 'fact from instructions (nine)');
     expect(text).toMatch(/\b(nine|9)\b/i);
+    // The model's first reply since it loaded, beside another stream of suites: 0.4–5.4 s seen.
     expect(firstTokenMs).toBeGreaterThanOrEqual(0);
-    expect(firstTokenMs).toBeLessThan(5_000);
+    expect(firstTokenMs).toBeLessThan(10_000);
   });
 
-  test('other instructions give another answer', async () => {
+  test('other instructions give another answer, as quickly once the model is warm', async () => {
     const chatCtx = llm.ChatContext.empty();
     chatCtx.addMessage({ role: 'system', content: guide('The museum opens at eleven in the morning.') });
     chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
-    const { text } = await reply(chatCtx, 'fact from instructions (eleven)');
+    const { text, firstTokenMs } = await reply(chatCtx, 'fact from instructions (eleven)');
     expect(text).toMatch(/\b(eleven|11)\b/i);
     expect(text).not.toMatch(/\b(nine|9)\b/i);
+    expect(firstTokenMs).toBeLessThan(5_000);
   });
 
   test('names what only the instructions name', async () => {
