@@ -71,8 +71,8 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
         const started = await call(base, 'POST', '/v1/sessions/start', body, auth);
         if (started.status === 200) return (await started.json()) as StartedSession;
         const refusal = await started.text();
+        console.log(`start through ${base} refused: ${started.status} ${refusal}`);
         expect([429, 503]).toContain(started.status); // anything else is no admission's answer
-        console.log(`start through ${base} refused, retrying: ${started.status} ${refusal}`);
         return undefined;
       },
       30_000,
