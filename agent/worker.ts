@@ -323,16 +323,29 @@ function startHeartbeats(options: {
   return { beat, stop: () => clearInterval(timer) };
 }
 
-/** A port free right now on `host`; the worker's health server binds it a moment later. */
+/**
+ * A port free right now on `host`; agents' health server binds it a moment later. Picked at
+ * random below the kernel's ephemeral range: asked for port 0, Linux hands successive askers the
+ * same port, and two workers starting together (or an outgoing connection taking the port in
+ * between) left the second one's bind to fail, which ended its process before it registered.
+ */
 async function freePort(host: string): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = HEALTH_PORT_SPAN.min + Math.floor(Math.random() * (HEALTH_PORT_SPAN.max - HEALTH_PORT_SPAN.min));
+    if (await tcpPortFree(host, port)) return port;
+  }
+  throw new Error('could not find a free port for the agent health endpoint');
+}
+
+/** Below Linux's default ephemeral range (32768–60999), which port 0 and outgoing connections use. */
+const HEALTH_PORT_SPAN = { min: 20_000, max: 32_000 };
+
+async function tcpPortFree(host: string, port: number): Promise<boolean> {
   const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, host, resolve);
+  const bound = await new Promise<boolean>((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(port, host, () => resolve(true));
   });
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (!address || typeof address === 'string')
-    throw new Error('could not find a free port for the agent health endpoint');
-  return address.port;
+  if (bound) await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return bound;
 }

@@ -2,7 +2,7 @@
 // running their session dies. Two `--role agent` processes report to an in-process control
 // plane; each round starts a session, waits for its avatar to stream, SIGKILLs the worker
 // running it (its job processes with it), and measures the kill → the first avatar frame from
-// the other worker at the visitor (target p50 ≤ 3 s). The killed worker is replaced before
+// the other worker at the visitor (target p50 ≤ 4 s: the 3 s heartbeat TTL and ~0.5–1 s to come back). The killed worker is replaced before
 // the next round. Providers are the wire fakes; the LiveKit binary is the one `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/failover/index.ts [--kills 5]

@@ -8,8 +8,13 @@ import { type Static, Type } from '@sinclair/typebox';
 
 export const HEARTBEAT_PATH = '/internal/workers/heartbeat';
 export const HEARTBEAT_INTERVAL_SECONDS = 0.5;
-/** Three beats missed: short, since a lost agent is noticed no sooner (a visitor faces an empty room meanwhile). */
-export const HEARTBEAT_TTL_SECONDS = 3 * HEARTBEAT_INTERVAL_SECONDS;
+/**
+ * Six beats missed. Short, since a lost agent is noticed no sooner (a visitor faces a still
+ * avatar meanwhile); not shorter, as a busy event loop (`--role all` under a burst of API
+ * requests) held a live worker's beats back 1.6–1.9 s, and the control plane then refused
+ * starts (503) and took running sessions for agentless.
+ */
+export const HEARTBEAT_TTL_SECONDS = 6 * HEARTBEAT_INTERVAL_SECONDS;
 
 export const WorkerHeartbeat = Type.Object({
   /** Random per worker start: a restarted worker is a new one. */

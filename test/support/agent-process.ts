@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
-import { drain, readUntil, tempDir } from './processes.ts';
+import { collectOutput, drain, readUntil, tempDir } from './processes.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 
@@ -48,9 +48,12 @@ export async function startAgentProcess({
     stdout: 'pipe',
     stderr: 'pipe',
   });
-  const printed = await readUntil(child.stdout, 'agent worker registered');
+  // Its errors go to stderr: a process that dies before it registers says why in the failure.
+  const errors = collectOutput(child.stderr);
+  const printed = await readUntil(child.stdout, 'agent worker registered').catch(async (error: Error) => {
+    throw new Error(`${error.message}\nexit code ${await child.exited}; stderr: ${errors.text().slice(-2_000)}`);
+  });
   drain(child.stdout);
-  drain(child.stderr);
   const workerId = /"worker_id":"([^"]+)"/.exec(printed)?.[1];
   if (!workerId) throw new Error(`the agent process printed no worker id: ${printed}`);
   return {
