@@ -33,6 +33,8 @@ export function acceptChat(
   visitorIdentity: string,
   session: voice.AgentSession,
   logger: Pick<AgentLogger, 'warn'>,
+  /** Takes a message that needs no reply (a farewell that ends the session): true when it did. */
+  handled: (said: string) => boolean = () => false,
 ): ChatInput {
   let lastAt = -Infinity;
   const onText = (reader: TextStreamReader, from: { identity: string }) => {
@@ -51,7 +53,7 @@ export function acceptChat(
       const said = (await readAtMost(reader, CHAT_MAX_CHARS)).trim();
       if (!said) return;
       session.interrupt();
-      session.generateReply({ userInput: said });
+      if (!handled(said)) session.generateReply({ userInput: said });
     })().catch((error: unknown) => logger.warn({ err: error }, 'a chat message could not be read'));
   };
   room.registerTextStreamHandler(CHAT_TOPIC, onText);

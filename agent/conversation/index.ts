@@ -21,7 +21,9 @@ import { deliver, type Reporter } from '../reports/index.ts';
 import { type Afterwards, afterwards } from './afterwards.ts';
 import { CameraSampler } from './camera.ts';
 import { acceptChat } from './chat.ts';
+import { isFarewell } from './farewells.ts';
 import { greetingText, recordingNotice } from './greeting.ts';
+import { IdentityAgent } from './identity-agent.ts';
 import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
@@ -29,7 +31,7 @@ import { rememberedName } from './memory.ts';
 import type { OrderTaker } from './orders.ts';
 import { TurnQuality, turnMetricsFields } from './quality.ts';
 import { addQuotedData, fromVisitorApp, rememberedFact } from './quoted-data.ts';
-import { conversationTools } from './tools.ts';
+import { conversationTools, endOnFarewell, type ToolsOptions } from './tools.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
 import { TranscriptLog } from './transcripts.ts';
 
@@ -100,35 +102,6 @@ function turnDetection(
   return 'vad';
 }
 
-interface TurnHooks {
-  beforeReply(chatCtx: llm.ChatContext, message: llm.ChatMessage): Promise<void>;
-  /** Every generation's context, spoken or typed turns and tools' follow-ups alike (the passages: knowledge.ts). */
-  beforeGeneration(chatCtx: llm.ChatContext): Promise<void>;
-}
-
-class IdentityAgent extends voice.Agent {
-  constructor(
-    instructions: string,
-    tools: Record<string, llm.FunctionTool>,
-    private readonly turnHooks: TurnHooks,
-  ) {
-    super({ instructions, tools: Object.values(tools) });
-  }
-
-  override async onUserTurnCompleted(chatCtx: llm.ChatContext, newMessage: llm.ChatMessage): Promise<void> {
-    await this.turnHooks.beforeReply(chatCtx, newMessage);
-  }
-
-  override async llmNode(
-    chatCtx: llm.ChatContext,
-    toolCtx: llm.ToolContext,
-    modelSettings: voice.ModelSettings,
-  ): ReturnType<voice.Agent['llmNode']> {
-    await this.turnHooks.beforeGeneration(chatCtx);
-    return super.llmNode(chatCtx, toolCtx, modelSettings);
-  }
-}
-
 /** Waits for the visitor, then starts the session and greets them. */
 export async function startConversation(options: ConversationOptions): Promise<Conversation> {
   const { ctx, metadata, logger } = options;
@@ -173,7 +146,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
         maxChars: options.providers.openai ? undefined : OFFLINE_KNOWLEDGE_CHARS,
       })
     : null;
-  const tools = conversationTools({
+  const toolsOptions: ToolsOptions = {
     tools: metadata.tools ?? [],
     toolCallsUrl: metadata.tool_calls_url,
     reportToken: metadata.report_token,
@@ -190,7 +163,21 @@ export async function startConversation(options: ConversationOptions): Promise<C
       if (!(await deliver(options.reporter, { type: 'agent_ended' }))) logger.warn('agent_ended could not be reported');
     },
     logger,
-  });
+  };
+  const tools = conversationTools(toolsOptions);
+  // The offline model never called end_session for a goodbye: there, a farewell the rule tells ends the session.
+  const endsOnFarewell =
+    providers.names.llm === 'offline' ? metadata.tools?.find((tool) => tool.type === 'end_session') : undefined;
+  /** A visitor's turn (spoken or typed) that takes leave: the goodbye, then the end; no reply. */
+  const endedOnFarewell = (message: llm.ChatMessage): boolean => {
+    if (!endsOnFarewell || !isFarewell(message.textContent ?? '')) return false;
+    // agents adds a visitor's turn to the conversation only with the reply it gets: added here
+    // as it does (the history, then the event the transcript listens to), before the goodbye.
+    session.history.insert(message);
+    session.emit(voice.AgentSessionEventTypes.ConversationItemAdded, voice.createConversationItemAddedEvent(message));
+    void endOnFarewell(session, endsOnFarewell, toolsOptions);
+    return true;
+  };
   const agent = new IdentityAgent(instructions, tools, {
     async beforeGeneration(chatCtx) {
       addQuotedData(chatCtx, 'visitor_memory', remembered);
@@ -198,6 +185,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
       await knowledge?.addTo(chatCtx);
     },
     async beforeReply(chatCtx, message) {
+      if (endedOnFarewell(message)) throw new voice.StopResponse();
       if (mode === 'auto' && heard) {
         if (heard !== speaking) {
           speaking = heard;
@@ -319,7 +307,9 @@ export async function startConversation(options: ConversationOptions): Promise<C
   await closeRemoteSessionHost(session);
   // Captions (lk.transcription) keep time with the voice the visitor hears.
   if (!syncCaptionsToPlayback(session)) logger.warn('captions are not synchronised with the speech');
-  acceptChat(ctx.room, visitor.identity, session, logger);
+  acceptChat(ctx.room, visitor.identity, session, logger, (said) =>
+    endedOnFarewell(llm.ChatMessage.create({ role: 'user', content: said })),
+  );
   // The backend's context orders join the start's in the instructions (the offline model reads them there too).
   options.orders?.serve({
     session,

@@ -86,6 +86,12 @@ export function toolResultForModel(name: string, { outcome, result }: Outcome): 
   }
 }
 
+/** Whether a result the model reads is a failure's (toolResultForModel's wording for every outcome but ok). */
+export function isFailedToolResult(text: string): boolean {
+  return FAILED_RESULT.test(text);
+}
+const FAILED_RESULT = /^\S+ (?:was not called: |did not answer in time; nothing is known|failed: )/;
+
 /** ajv's errors as one sentence for the model ("date: must be string; must have required property 'date'"). */
 export function describeSchemaErrors(errors: readonly ErrorObject[] | null | undefined): string {
   const described = (errors ?? []).slice(0, 5).map((error) => {
@@ -167,6 +173,27 @@ export function conversationTools(options: ToolsOptions): Record<string, llm.Fun
     }) as llm.FunctionTool;
   }
   return tools;
+}
+
+/**
+ * Ends the session as its end_session tool does (goodbye, then `agent_ended`), for a farewell
+ * told by a rule rather than the model (farewells.ts); the transcript shows the tool's call.
+ */
+export async function endOnFarewell(
+  session: voice.AgentSession,
+  tool: DispatchTool,
+  options: Pick<ToolsOptions, 'language' | 'logger' | 'onCall' | 'endSession'>,
+): Promise<void> {
+  options.onCall({
+    call_id: `farewell_${crypto.randomUUID()}`,
+    name: tool.name,
+    arguments: {},
+    result_excerpt: 'The session ends.',
+    duration_ms: 0,
+    outcome: 'ok',
+  });
+  await sayGoodbye(session, options);
+  await options.endSession();
 }
 
 /** Says the filler once the call has run FILLER_AFTER_MS, once per turn, outside the chat context. */

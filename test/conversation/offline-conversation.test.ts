@@ -1,14 +1,18 @@
 // With no cloud key at all, the conversation runs on the offline models the bootstrap
 // installed: an agent-only process (`likeness serve --role agent`, as an operator scales
 // out) with an environment without keys. The visitor's spoken question is really
-// recognised, a reply is really generated and really synthesised, and heard at the client.
+// recognised, a reply is really generated and really synthesised, and heard at the client. A
+// spoken goodbye ends the session when the identity has an end_session tool (the small model
+// never called it: agent/conversation/farewells.ts tells a farewell by a rule).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind } from '@livekit/rtc-node';
+import { GOODBYES } from '../../agent/conversation/tools.ts';
+import { CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
 import { sessionMetricsOnce } from '../support/session-metrics.ts';
-import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
 // No proper noun: through Opus on a loaded machine tiny.en hears "Paris" as "pairs" or "pair us".
@@ -115,5 +119,94 @@ describe('the voice agent on the offline models', () => {
         }
       }),
     240_000,
+  );
+
+  /** A session of an identity with an end_session tool, its greeting heard; `takeLeave` says goodbye. */
+  async function goodbyeEnds(
+    language: 'en' | 'es',
+    takeLeave: (visitor: Visitor, microphone: Microphone) => Promise<unknown>,
+  ): Promise<{ ended: string; turns: { role: string; text: string }[] }> {
+    const tool = await account.call('POST', '/v1/tools', {
+      body: JSON.stringify({ name: `end_call_${language}`, type: 'end_session', description: 'Ends the call.' }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(tool.status).toBe(201);
+    const { tool_id } = (await tool.json()) as { tool_id: string };
+    const prompt =
+      language === 'en' ? 'You are Ada, a friendly tour guide in Paris.' : 'Eres Ada, guía turística en Sevilla.';
+    const identity = (await (
+      await account.call('POST', '/v1/identities', {
+        // Spanish needs a multilingual voice (an English-only one is refused for it).
+        body: await identityForm({ language, prompt, voice_id: language === 'en' ? undefined : 'adam' }),
+      })
+    ).json()) as IdentityBody;
+    const started = await account.call('POST', '/v1/sessions/start', {
+      body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, tool_ids: [tool_id] }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(started.status).toBe(200);
+    const session = (await started.json()) as StartedSession;
+    const joinedAt = performance.now();
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
+    const microphone = await Microphone.publish(visitor.room);
+    const ears = new Listener(
+      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, "the agent's audio"),
+    );
+    try {
+      const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the offline greeting');
+      await eventually(() => ears.silenceAfter(greeting, 600), 60_000, 'the end of the greeting');
+      await takeLeave(visitor, microphone);
+      const ended = await eventually(
+        async () => {
+          const body = (await (await account.call('GET', `/v1/sessions/${session.room_name}`)).json()) as {
+            end_reason: string | null;
+          };
+          return body.end_reason ?? undefined;
+        },
+        60_000,
+        'the session to end',
+      );
+      const { turns } = (await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as {
+        turns: { role: string; text: string }[];
+      };
+      console.log(`offline goodbye (${language}) transcript: ${JSON.stringify(turns)}`);
+      return { ended, turns: turns.filter((t) => t.role !== 'tool') };
+    } finally {
+      ears.close();
+      await microphone.stop();
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await visitor.leave().catch(() => undefined);
+    }
+  }
+
+  test(
+    "a spoken goodbye ends the session through the identity's end_session tool, with no reply of the model's",
+    () =>
+      offline.explained(async () => {
+        const { ended, turns } = await goodbyeEnds('en', async (_visitor, microphone) =>
+          microphone.say(await speech('Thank you, goodbye.', { voice: 'piper' })),
+        );
+        expect(ended).toBe('agent_ended');
+        // The greeting, the visitor's goodbye, the agent's: no reply of the model's between them.
+        expect(turns.map((t) => t.role)).toEqual(['agent', 'user', 'agent']);
+        expect(turns[1]!.text.toLowerCase()).toContain('goodbye');
+        expect(turns[2]!.text).toBe(GOODBYES.en);
+      }),
+    180_000,
+  );
+
+  test(
+    'a typed goodbye in Spanish ends it too, said in Spanish',
+    () =>
+      offline.explained(async () => {
+        const { ended, turns } = await goodbyeEnds('es', (visitor) =>
+          visitor.room.localParticipant!.sendText('Vale, gracias. ¡Adiós!', { topic: CHAT_TOPIC }),
+        );
+        expect(ended).toBe('agent_ended');
+        expect(turns.map((t) => t.role)).toEqual(['agent', 'user', 'agent']);
+        expect(turns[1]!.text).toBe('Vale, gracias. ¡Adiós!');
+        expect(turns[2]!.text).toBe(GOODBYES.es);
+      }),
+    180_000,
   );
 });

@@ -10,12 +10,21 @@ import {
   shortuuid,
 } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import { isFailedToolResult } from '../../conversation/tools.ts';
 import type { ModelAnswer } from '../model-answer.ts';
+import { isRefusal, REPEAT_PLEASE, RETRY_SAMPLING, resultSentence } from './fallback-replies.ts';
 import { grammarSchema } from './json-grammar.ts';
-import type { LlamaChat, LlamaChatResponse, LlamaFunctions, LlamaGrammar, LlamaHistoryItem } from './llama.ts';
+import type {
+  LlamaChat,
+  LlamaChatResponse,
+  LlamaFunctions,
+  LlamaGrammar,
+  LlamaHistoryItem,
+  LlamaModelTurn,
+} from './llama.ts';
 import { promptStart, quotedDataOf, smallModelPrompt, toLlamaHistory, withQuotedData } from './prompt.ts';
 import { isToolTurn, offlineFunctions, TOOLS_RULE, withToolResults } from './tool-calls.ts';
-import { ToolReplyText } from './tool-reply.ts';
+import { type ReplyCall, ToolReplyText } from './tool-reply.ts';
 
 export interface OfflineLLMOptions {
   /** Hard cap of one reply, in tokens. */
@@ -28,9 +37,6 @@ export interface OfflineLLMOptions {
 }
 
 export const DEFAULT_LLM_OPTIONS: OfflineLLMOptions = { maxTokens: 60, maxSentences: 2, temperature: 0.2, seed: 7 };
-
-/** A sentence ends at . ! or ? (closing quotes allowed) followed by whitespace. */
-const SENTENCE_END = /[.!?]+["')\]]*\s/g;
 
 /** The threads a reply gets, chosen before each one (index.ts: from the sessions on the machine). */
 export interface ReplyThreads {
@@ -57,6 +63,22 @@ interface GenerationLimits {
   maxTokens: number;
 }
 
+interface GenerationOptions {
+  mostThreads?: number;
+  /** The tools the model may call (no alphabet grammar then: node-llama-cpp takes one or the other). */
+  functions?: LlamaFunctions;
+  limits?: GenerationLimits;
+  /** A second try's sampling (fallback-replies.ts RETRY_SAMPLING). */
+  retry?: boolean;
+}
+
+interface Generation {
+  tokens: number;
+  response: LlamaChatResponse | null;
+  /** Stopped by a newer generation (the newest turn wins): it answers, not this one. */
+  superseded: boolean;
+}
+
 /** Tokens a JSON answer may take: an outcome of a few dozen short fields. */
 const JSON_MAX_TOKENS = 600;
 
@@ -71,7 +93,7 @@ export class OfflineLLM extends llm.LLM {
   /** The language replies are in (the session's, or in auto mode the visitor's last). */
   #language: SpokenLanguage = 'en';
   /** The generation that owns the sequence now; a new one stops it (the newest turn wins). */
-  #running: { stop: AbortController; done: Promise<unknown> } | null = null;
+  #running: { stop: AbortController; done: Promise<unknown>; superseded: boolean } | null = null;
 
   constructor(loaded: LoadedReplyModel, options: Partial<OfflineLLMOptions> = {}) {
     super();
@@ -112,31 +134,16 @@ export class OfflineLLM extends llm.LLM {
     return new OfflineLLMStream(this, { chatCtx, toolCtx, connOptions: { ...connOptions, maxRetry: 0 } });
   }
 
-  /**
-   * Runs one generation on the shared sequence, after stopping the one before. With
-   * `functions` the model may call them (no alphabet grammar then: node-llama-cpp takes one or
-   * the other); `response` holds its calls.
-   */
+  /** Runs one generation on the shared sequence, after stopping the one before; `response` holds its calls. */
   async _generate(
     history: LlamaHistoryItem[],
     signal: AbortSignal,
     onText: (text: string) => boolean,
-    mostThreads?: number,
-    functions?: LlamaFunctions,
-  ): Promise<number> {
-    return (await this._generateResponse(history, signal, onText, mostThreads, functions)).tokens;
-  }
-
-  async _generateResponse(
-    history: LlamaHistoryItem[],
-    signal: AbortSignal,
-    onText: (text: string) => boolean,
-    mostThreads?: number,
-    functions?: LlamaFunctions,
-    limits?: GenerationLimits,
-  ): Promise<{ tokens: number; response: LlamaChatResponse | null }> {
+    { mostThreads, functions, limits, retry = false }: GenerationOptions = {},
+  ): Promise<Generation> {
     const previous = this.#running;
     if (previous) {
+      previous.superseded = true;
       previous.stop.abort();
       await previous.done.catch(() => {});
     }
@@ -148,8 +155,8 @@ export class OfflineLLM extends llm.LLM {
     let tokens = 0;
     const done = this.#chat.generateResponse(history, {
       maxTokens: limits?.maxTokens ?? this.#options.maxTokens,
-      temperature: limits ? 0 : this.#options.temperature,
-      seed: this.#options.seed,
+      temperature: limits ? 0 : retry ? RETRY_SAMPLING.temperature : this.#options.temperature,
+      seed: this.#options.seed + (retry ? RETRY_SAMPLING.seedOffset : 0),
       topK: 40,
       topP: 0.9,
       // A repeat penalty also covers the prompt's tokens: SmolLM2 then avoids the very facts
@@ -166,7 +173,7 @@ export class OfflineLLM extends llm.LLM {
         if (!stop.signal.aborted && !onText(text)) stop.abort();
       },
     });
-    const running = { stop, done };
+    const running = { stop, done, superseded: false };
     this.#running = running;
     let response: LlamaChatResponse | null = null;
     try {
@@ -177,7 +184,7 @@ export class OfflineLLM extends llm.LLM {
       signal.removeEventListener('abort', onAbort);
       if (this.#running === running) this.#running = null;
     }
-    return { tokens, response };
+    return { tokens, response, superseded: running.superseded };
   }
 
   /**
@@ -196,16 +203,14 @@ export class OfflineLLM extends llm.LLM {
     try {
       const grammar = await this.#jsonGrammar(grammarSchema(schema));
       const history: LlamaHistoryItem[] = [{ type: 'user', text: question }];
-      const { response } = await this._generateResponse(
+      const { response } = await this._generate(
         history,
         stop.signal,
         (chunk) => {
           text += chunk;
           return true;
         },
-        undefined,
-        undefined,
-        { grammar, maxTokens: JSON_MAX_TOKENS },
+        { limits: { grammar, maxTokens: JSON_MAX_TOKENS } },
       );
       return { text: response?.response ?? text, timedOut };
     } catch (error) {
@@ -244,7 +249,7 @@ export class OfflineLLM extends llm.LLM {
       this.#language,
     );
     // One thread: nobody waits for it, and other sessions may be starting (their first frames).
-    void this._generate(prefix, new AbortController().signal, () => false, 1).catch(() => undefined);
+    void this._generate(prefix, new AbortController().signal, () => false, { mostThreads: 1 }).catch(() => undefined);
   }
 }
 
@@ -259,96 +264,52 @@ export class OfflineLLMStream extends llm.LLMStream {
     this.#llm = model;
   }
 
+  /**
+   * One reply, spoken as it comes and cut after the allowed sentences (tool-reply.ts). With
+   * tools, the prompt is as without them (smallModelPrompt) with the tools' rule added to the
+   * instructions; after a call the reply is words only, with the results in the visitor's turn
+   * (withToolResults): continuing its own <tool_response> turn, the 0.5B model wrote another
+   * call's JSON (2 of 2). A reply of no words is tried once more, then replaced
+   * (fallback-replies.ts): a visitor's turn never meets silence.
+   */
   protected async run(): Promise<void> {
     const functions = offlineFunctions(this.toolCtx);
-    if (functions) return this.#runWithTools(functions);
+    const language = this.#llm.language;
     const id = shortuuid('offline_');
-    const history = withQuotedData(
-      smallModelPrompt(toLlamaHistory(this.chatCtx), this.#llm.language),
-      quotedDataOf(this.chatCtx),
-    );
-    const { maxSentences } = this.#llm.options;
-    let text = '';
-    let sentences = 0;
-    let completionTokens = 0;
-    try {
-      completionTokens = await this.#llm._generate(history, this.abortController.signal, (chunk) => {
-        // Cut the chunk right after the last allowed sentence, so no word of the next one is spoken.
-        const before = text.length;
-        text += chunk;
-        SENTENCE_END.lastIndex = Math.max(0, before - 4);
-        let cut = -1;
-        for (let match = SENTENCE_END.exec(text); match; match = SENTENCE_END.exec(text)) {
-          if (match.index + match[0].length <= before) continue; // counted with an earlier chunk
-          sentences++;
-          if (sentences >= maxSentences) {
-            cut = match.index + match[0].length - 1; // keep the punctuation, drop the space
-            break;
-          }
-        }
-        const piece = cut >= 0 ? text.slice(before, Math.max(before, cut)) : chunk;
-        if (piece && !this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: piece } });
-        return cut < 0;
-      });
-    } catch (error) {
-      throw new APIConnectionError({
-        message: `offline LLM failed: ${(error as Error).message}`,
-        options: { retryable: false },
-      });
-    }
-    if (this.queue.closed) return; // closed by the session (an interruption)
-    this.queue.put({
-      id,
-      usage: { completionTokens, promptTokens: 0, promptCachedTokens: 0, totalTokens: completionTokens },
-    });
-  }
-
-  /**
-   * A reply that may call the session's tools: the prompt as without them (smallModelPrompt),
-   * the tools' rule added to the instructions. After a call, the reply is words only, with the
-   * results in the visitor's turn (withToolResults): continuing its own <tool_response> turn,
-   * the 0.5B model wrote another call's JSON (2 of 2). Text that may be a call written as JSON is
-   * held back until it is known (tool-calls.ts); other text is spoken as it comes, cut after
-   * the allowed sentences.
-   */
-  async #runWithTools(functions: LlamaFunctions): Promise<void> {
-    const id = shortuuid('offline_');
-    const full = toLlamaHistory(this.chatCtx, { tools: true });
-    const last = full.at(-1);
-    const pending = isToolTurn(last) ? last : undefined;
-    const prompt: LlamaHistoryItem[] = pending
-      ? withToolResults(smallModelPrompt(full.slice(0, -1), this.#llm.language), pending)
-      : smallModelPrompt(full, this.#llm.language, { example: false, greeting: false }).map((item, index) =>
-          index === 0 && item.type === 'system'
-            ? { type: 'system' as const, text: `${item.text}\n\n${TOOLS_RULE}` }
-            : item,
-        );
-    const history = withQuotedData(prompt, quotedDataOf(this.chatCtx));
-    const reply = new ToolReplyText(
-      (piece) => {
-        if (!this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: piece } });
-      },
-      this.#llm.options.maxSentences,
-      !pending,
-    );
-    let result: { tokens: number; response: LlamaChatResponse | null };
-    try {
-      result = await this.#llm._generateResponse(
-        history,
-        this.abortController.signal,
-        (chunk) => reply.add(chunk),
-        undefined,
-        // After a call's result: words only (a 0.5B model called the same function again).
-        pending ? undefined : functions,
+    const put = (piece: string) => {
+      if (!this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: piece } });
+    };
+    const { history, pending } = this.#prompt(functions);
+    let tokens = 0;
+    let calls: ReplyCall[] = [];
+    let spoke = false;
+    for (let attempt = 0; attempt < 2 && !spoke && calls.length === 0; attempt++) {
+      const reply = new ToolReplyText(
+        put,
+        this.#llm.options.maxSentences,
+        Boolean(functions && !pending),
+        pending ? resultsInsteadOfRefusal(pending, language) : undefined,
       );
-    } catch (error) {
-      throw new APIConnectionError({
-        message: `offline LLM failed: ${(error as Error).message}`,
-        options: { retryable: false },
-      });
+      let generation: Generation;
+      try {
+        generation = await this.#llm._generate(history, this.abortController.signal, (chunk) => reply.add(chunk), {
+          // After a call's result: words only (a 0.5B model called the same function again).
+          functions: pending ? undefined : functions,
+          retry: attempt > 0,
+        });
+      } catch (error) {
+        throw new APIConnectionError({
+          message: `offline LLM failed: ${(error as Error).message}`,
+          options: { retryable: false },
+        });
+      }
+      tokens += generation.tokens;
+      // Interrupted by the session, or a newer turn took the model: that one answers.
+      if (this.queue.closed || generation.superseded || this.abortController.signal.aborted) return;
+      calls = reply.finish(generation.response, Object.keys(functions ?? {}));
+      spoke = reply.spokeWords;
     }
-    if (this.queue.closed) return;
-    const calls = reply.finish(result.response, Object.keys(functions));
+    if (!spoke && calls.length === 0) put(REPEAT_PLEASE[language]);
     if (calls.length > 0) {
       const toolCalls = calls.map((call) =>
         llm.FunctionCall.create({
@@ -361,12 +322,38 @@ export class OfflineLLMStream extends llm.LLMStream {
     }
     this.queue.put({
       id,
-      usage: {
-        completionTokens: result.tokens,
-        promptTokens: 0,
-        promptCachedTokens: 0,
-        totalTokens: result.tokens,
-      },
+      usage: { completionTokens: tokens, promptTokens: 0, promptCachedTokens: 0, totalTokens: tokens },
     });
   }
+
+  /** The model's prompt, and the calls whose results it answers (after a call). */
+  #prompt(functions: LlamaFunctions | undefined): { history: LlamaHistoryItem[]; pending?: LlamaModelTurn } {
+    const language = this.#llm.language;
+    const quoted = quotedDataOf(this.chatCtx);
+    if (!functions)
+      return { history: withQuotedData(smallModelPrompt(toLlamaHistory(this.chatCtx), language), quoted) };
+    const full = toLlamaHistory(this.chatCtx, { tools: true });
+    const last = full.at(-1);
+    if (isToolTurn(last))
+      return {
+        history: withQuotedData(withToolResults(smallModelPrompt(full.slice(0, -1), language), last), quoted),
+        pending: last,
+      };
+    const prompt = smallModelPrompt(full, language, { example: false, greeting: false }).map((item, index) =>
+      index === 0 && item.type === 'system' ? { type: 'system' as const, text: `${item.text}\n\n${TOOLS_RULE}` } : item,
+    );
+    return { history: withQuotedData(prompt, quoted) };
+  }
+}
+
+/**
+ * After calls that all succeeded, a first sentence that refuses (or no words at all) is replaced
+ * by the results read out: the 0.5B model answered a found order with "I'm sorry, but I can't
+ * assist with that." A failed call's apology is the model's to say.
+ */
+function resultsInsteadOfRefusal(turn: LlamaModelTurn, language: SpokenLanguage) {
+  const results = turn.response.flatMap((part) => (typeof part === 'string' ? [] : [String(part.result ?? '')]));
+  const succeeded = results.every((result) => !isFailedToolResult(result));
+  return (first: string): string | null =>
+    succeeded && (first === '' || isRefusal(first)) ? resultSentence(results, language) : null;
 }
