@@ -86,11 +86,13 @@ export function toolResultForModel(name: string, { outcome, result }: Outcome): 
   }
 }
 
-/** Whether a result the model reads is a failure's (toolResultForModel's wording for every outcome but ok). */
-export function isFailedToolResult(text: string): boolean {
-  return FAILED_RESULT.test(text);
+/** What a text toolResultForModel wrote says of the call (the offline agent's reply after it: result-replies.ts). */
+export function toolResultKind(text: string): 'ok' | 'done' | 'not_called' | 'failed' {
+  if (/^\S+ was done\.$/.test(text)) return 'done';
+  if (/^\S+ was not called: /.test(text)) return 'not_called';
+  if (/^\S+ (?:did not answer in time; nothing is known|failed: )/.test(text)) return 'failed';
+  return 'ok';
 }
-const FAILED_RESULT = /^\S+ (?:was not called: |did not answer in time; nothing is known|failed: )/;
 
 /** ajv's errors as one sentence for the model ("date: must be string; must have required property 'date'"). */
 export function describeSchemaErrors(errors: readonly ErrorObject[] | null | undefined): string {

@@ -10,9 +10,9 @@ import {
   shortuuid,
 } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
-import { isFailedToolResult } from '../../conversation/tools.ts';
+import { toolResultKind } from '../../conversation/tools.ts';
 import type { ModelAnswer } from '../model-answer.ts';
-import { isRefusal, REPEAT_PLEASE, RETRY_SAMPLING, resultSentence } from './fallback-replies.ts';
+import { REPEAT_PLEASE, RETRY_SAMPLING } from './fallback-replies.ts';
 import { grammarSchema } from './json-grammar.ts';
 import type {
   LlamaChat,
@@ -23,7 +23,8 @@ import type {
   LlamaModelTurn,
 } from './llama.ts';
 import { promptStart, quotedDataOf, smallModelPrompt, toLlamaHistory, withQuotedData } from './prompt.ts';
-import { isToolTurn, offlineFunctions, TOOLS_RULE, withToolResults } from './tool-calls.ts';
+import { fixedReplyTo, type ReadResult, replyToResults, TELL_ME_MORE } from './result-replies.ts';
+import { exampleCopied, isToolTurn, offlineFunctions, TOOLS_RULE, withToolResults } from './tool-calls.ts';
 import { type ReplyCall, ToolReplyText } from './tool-reply.ts';
 
 export interface OfflineLLMOptions {
@@ -280,34 +281,24 @@ export class OfflineLLMStream extends llm.LLMStream {
       if (!this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: piece } });
     };
     const { history, pending } = this.#prompt(functions);
+    if (pending) return this.#answerResults(id, history, readResults(pending));
     let tokens = 0;
     let calls: ReplyCall[] = [];
     let spoke = false;
     for (let attempt = 0; attempt < 2 && !spoke && calls.length === 0; attempt++) {
-      const reply = new ToolReplyText(
-        put,
-        this.#llm.options.maxSentences,
-        Boolean(functions && !pending),
-        pending ? resultsInsteadOfRefusal(pending, language) : undefined,
-      );
-      let generation: Generation;
-      try {
-        generation = await this.#llm._generate(history, this.abortController.signal, (chunk) => reply.add(chunk), {
-          // After a call's result: words only (a 0.5B model called the same function again).
-          functions: pending ? undefined : functions,
-          retry: attempt > 0,
-        });
-      } catch (error) {
-        throw new APIConnectionError({
-          message: `offline LLM failed: ${(error as Error).message}`,
-          options: { retryable: false },
-        });
-      }
+      const reply = new ToolReplyText(put, this.#llm.options.maxSentences, Boolean(functions));
+      const generation = await this.#generate(history, reply, { functions, retry: attempt > 0 });
       tokens += generation.tokens;
       // Interrupted by the session, or a newer turn took the model: that one answers.
       if (this.queue.closed || generation.superseded || this.abortController.signal.aborted) return;
       calls = reply.finish(generation.response, Object.keys(functions ?? {}));
       spoke = reply.spokeWords;
+    }
+    // An argument only a description's example gave: nothing is called, the visitor is asked.
+    if (calls.some((call) => this.#copiedFromExample(call))) {
+      calls = [];
+      put(TELL_ME_MORE[language]);
+      spoke = true;
     }
     if (!spoke && calls.length === 0) put(REPEAT_PLEASE[language]);
     if (calls.length > 0) {
@@ -324,6 +315,58 @@ export class OfflineLLMStream extends llm.LLMStream {
       id,
       usage: { completionTokens: tokens, promptTokens: 0, promptCachedTokens: 0, totalTokens: tokens },
     });
+  }
+
+  /**
+   * The reply after calls: written whole and checked before a word of it is spoken
+   * (result-replies.ts), the results read out instead when it misstates them; a failed call's
+   * is a fixed sentence, with no generation.
+   */
+  async #answerResults(id: string, history: LlamaHistoryItem[], results: ReadResult[]): Promise<void> {
+    const language = this.#llm.language;
+    const put = (text: string) => {
+      if (!this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: text } });
+    };
+    const fixed = fixedReplyTo(results, language);
+    let tokens = 0;
+    if (fixed) put(fixed);
+    else {
+      let written = '';
+      const reply = new ToolReplyText((piece) => (written += piece), this.#llm.options.maxSentences, false);
+      const generation = await this.#generate(history, reply, {});
+      tokens = generation.tokens;
+      if (this.queue.closed || generation.superseded || this.abortController.signal.aborted) return;
+      reply.finish(generation.response, []);
+      put(replyToResults(written, results, language));
+    }
+    this.queue.put({
+      id,
+      usage: { completionTokens: tokens, promptTokens: 0, promptCachedTokens: 0, totalTokens: tokens },
+    });
+  }
+
+  async #generate(
+    history: LlamaHistoryItem[],
+    reply: ToolReplyText,
+    options: { functions?: LlamaFunctions; retry?: boolean },
+  ): Promise<Generation> {
+    try {
+      return await this.#llm._generate(history, this.abortController.signal, (chunk) => reply.add(chunk), options);
+    } catch (error) {
+      throw new APIConnectionError({
+        message: `offline LLM failed: ${(error as Error).message}`,
+        options: { retryable: false },
+      });
+    }
+  }
+
+  #copiedFromExample(call: ReplyCall): boolean {
+    const tool = (this.toolCtx as llm.ToolContext | undefined)?.functionTools[call.name];
+    if (!tool) return false;
+    const visitorSaid = this.chatCtx.items
+      .flatMap((item) => (item.type === 'message' && item.role === 'user' ? [item.textContent ?? ''] : []))
+      .join(' ');
+    return exampleCopied(call, { description: tool.description, parameters: tool.parameters }, visitorSaid) !== null;
   }
 
   /** The model's prompt, and the calls whose results it answers (after a call). */
@@ -346,14 +389,11 @@ export class OfflineLLMStream extends llm.LLMStream {
   }
 }
 
-/**
- * After calls that all succeeded, a first sentence that refuses (or no words at all) is replaced
- * by the results read out: the 0.5B model answered a found order with "I'm sorry, but I can't
- * assist with that." A failed call's apology is the model's to say.
- */
-function resultsInsteadOfRefusal(turn: LlamaModelTurn, language: SpokenLanguage) {
-  const results = turn.response.flatMap((part) => (typeof part === 'string' ? [] : [String(part.result ?? '')]));
-  const succeeded = results.every((result) => !isFailedToolResult(result));
-  return (first: string): string | null =>
-    succeeded && (first === '' || isRefusal(first)) ? resultSentence(results, language) : null;
+/** The results the model reads in a turn of calls, each with what it says of its call. */
+function readResults(turn: LlamaModelTurn): ReadResult[] {
+  return turn.response.flatMap((part) => {
+    if (typeof part === 'string') return [];
+    const text = String(part.result ?? '');
+    return [{ kind: toolResultKind(text), text }];
+  });
 }

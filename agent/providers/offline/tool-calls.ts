@@ -32,7 +32,8 @@ export function gbnfSchema(schema: unknown): Record<string, unknown> {
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
     if (key === 'format' && typeof value === 'string' && GBNF_FORMATS.has(value)) out.format = value;
     if (!GBNF_KEYWORDS.has(key)) continue;
-    if (key === 'properties' && value && typeof value === 'object')
+    if (key === 'description' && typeof value === 'string') out.description = withoutExamples(value);
+    else if (key === 'properties' && value && typeof value === 'object')
       out.properties = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, gbnfSchema(sub)]));
     else if (key === 'items') out.items = gbnfSchema(value);
     else if (key === 'oneOf' && Array.isArray(value)) out.oneOf = value.map(gbnfSchema);
@@ -50,7 +51,63 @@ export function offlineFunctions(toolCtx: llm.ToolContext | undefined): LlamaFun
   const tools = Object.values(toolCtx?.functionTools ?? {});
   if (tools.length === 0) return undefined;
   return Object.fromEntries(
-    tools.map((tool) => [tool.name, { description: tool.description, params: gbnfSchema(tool.parameters) }]),
+    tools.map((tool) => [
+      tool.name,
+      { description: withoutExamples(tool.description), params: gbnfSchema(tool.parameters) },
+    ]),
+  );
+}
+
+/** Where a description gives examples: "e.g. …", "for example …", "such as …" and their kin, to the clause's end. */
+const EXAMPLE =
+  /\s*[(,;:–—-]?\s*(?:e\.\s?g\.|eg\.|for (?:example|instance)|such as|por ejemplo|p\.\s?ej\.|np\.|na przykład|наприклад)[\s:,]+(?:[^.;)]|\.(?=\S))*[.;)]?/giu;
+
+/**
+ * A description without its examples: the 0.5B model copied "2025-05-06" from "The day of the
+ * appointment, e.g. Tuesday or 2025-05-06" into every call that lacked a date
+ * (bench/tools/choice.ts), so the offline model never sees them.
+ */
+export function withoutExamples(description: string | undefined): string | undefined {
+  if (!description) return description;
+  const cut = description.replace(EXAMPLE, (match) => (/[.;]$/.test(match) ? match.slice(-1) : '')).trim();
+  return cut || description;
+}
+
+/**
+ * The argument of `call` that only a description could have given: a value (three characters
+ * or more) that the descriptions the model read contain (an example withoutExamples did not
+ * recognise) and the visitor never said. Null when every argument came from elsewhere.
+ */
+export function exampleCopied(
+  call: { params: unknown },
+  tool: { description?: string; parameters?: unknown },
+  visitorSaid: string,
+): string | null {
+  // The descriptions as the model read them: examples cut out it never saw (a "Saturday" it
+  // translated from "sábado" is the visitor's, even where an example said Saturday too).
+  const described = descriptionsOf(tool)
+    .map((text) => withoutExamples(text))
+    .join(' ')
+    .toLowerCase();
+  const said = visitorSaid.toLowerCase();
+  const values: string[] = [];
+  const walk = (value: unknown) => {
+    if (typeof value === 'string' || typeof value === 'number') values.push(String(value));
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(call.params);
+  return (
+    values.find((value) => {
+      const v = value.trim().toLowerCase();
+      return v.length >= 3 && described.includes(v) && !said.includes(v);
+    }) ?? null
+  );
+}
+
+function descriptionsOf(schema: unknown): string[] {
+  if (!schema || typeof schema !== 'object') return [];
+  return Object.entries(schema as Record<string, unknown>).flatMap(([key, value]) =>
+    key === 'description' && typeof value === 'string' ? [value] : descriptionsOf(value),
   );
 }
 

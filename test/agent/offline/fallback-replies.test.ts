@@ -1,23 +1,26 @@
-// When the offline model fails a reply (agent/providers/offline/fallback-replies.ts, issue 45
-// points 5 and 6), driven through OfflineLLM with a scripted model in place of node-llama-cpp's
-// chat: a generation of no words is tried once more with other sampling, then replaced by a
-// request to repeat in the session's language; a refusal of (or silence about) successful tool
-// results is replaced by the results read out, and the refusal is never spoken; a failed call's
-// apology is left alone; a reply a newer turn stopped gets no fallback. The real model's 50
-// turns: tool-calls.test.ts.
+// When the offline model fails a reply (agent/providers/offline/fallback-replies.ts and
+// result-replies.ts, issue 45 points 5 and 6), driven through OfflineLLM with a scripted model
+// in place of node-llama-cpp's chat: a generation of no words is tried once more with other
+// sampling, then replaced by a request to repeat in the session's language; a reply a newer
+// turn stopped gets no fallback. After tools' results the reply is checked whole before it is
+// spoken: one that misstates or refuses them is never heard, the results are read out instead;
+// a failed call gets a fixed sentence without asking the model; a call done with nothing to
+// tell, another. The real model: every-turn-answered.test.ts, bench/tools/results.ts.
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, llm } from '@livekit/agents';
-import { isFailedToolResult, toolResultForModel } from '../../../agent/conversation/tools.ts';
-import {
-  isRefusal,
-  REPEAT_PLEASE,
-  RETRY_SAMPLING,
-  resultSentence,
-  resultWords,
-} from '../../../agent/providers/offline/fallback-replies.ts';
+import { toolResultForModel, toolResultKind } from '../../../agent/conversation/tools.ts';
+import { isRefusal, REPEAT_PLEASE, RETRY_SAMPLING } from '../../../agent/providers/offline/fallback-replies.ts';
 import { OfflineLLM } from '../../../agent/providers/offline/index.ts';
 import type { LlamaChat, LlamaGenerateOptions, LlamaHistoryItem } from '../../../agent/providers/offline/llama.ts';
-import { ToolReplyText } from '../../../agent/providers/offline/tool-reply.ts';
+import {
+  COULD_NOT,
+  replyToResults,
+  resultSentence,
+  resultWords,
+  statesResults,
+  TELL_ME_MORE,
+} from '../../../agent/providers/offline/result-replies.ts';
+import { exampleCopied, withoutExamples } from '../../../agent/providers/offline/tool-calls.ts';
 
 beforeAll(() => initializeLogger({ pretty: false, level: 'warn' }));
 
@@ -139,6 +142,13 @@ describe("a reply to a tool's result", () => {
     expect(said).toBe('Here is what I found: status: shipped yesterday by courier; eta: Friday.');
   });
 
+  test('that misstates it (a cancelled one still on) says the result instead', async () => {
+    const { model: offline } = model(['Yes, your appointment on Tuesday is still on. ']);
+    expect(await reply(offline, afterCall('Cancelled by the clinic.'), lookup)).toBe(
+      'Here is what I found: Cancelled by the clinic.',
+    );
+  });
+
   test('that says nothing of a successful result says the result, in the session language', async () => {
     const { model: offline } = model(['']);
     offline.answerIn('es');
@@ -147,18 +157,113 @@ describe("a reply to a tool's result", () => {
   });
 
   test('that states it is spoken as written', async () => {
-    const { model: offline } = model(['Your order 4417 was shipped yesterday and arrives on Friday. ']);
+    const { model: offline } = model(['Your order 4417 was shipped yesterday by courier and arrives on Friday. ']);
     expect((await reply(offline, afterCall(SHIPPED), lookup)).trim()).toBe(
-      'Your order 4417 was shipped yesterday and arrives on Friday.',
+      'Your order 4417 was shipped yesterday by courier and arrives on Friday.',
     );
   });
 
-  test("that apologises for a failed call is the model's own", async () => {
+  test('after a failed call is a fixed sentence, and the model is not asked', async () => {
     const failed = toolResultForModel('get_order', { outcome: 'error', result: 'the service could not be reached' });
-    const { model: offline } = model(["I'm sorry, but I can't check that right now. "]);
-    expect((await reply(offline, afterCall(failed), lookup)).trim()).toBe(
-      "I'm sorry, but I can't check that right now.",
+    const { model: offline, asked } = model(['Your order 4417 is on its way. ']);
+    offline.answerIn('es');
+    expect(await reply(offline, afterCall(failed), lookup)).toBe(COULD_NOT.es);
+    expect(asked).toHaveLength(0);
+  });
+});
+
+describe("a call with a description's example as its argument", () => {
+  const withExample = new llm.ToolContext([
+    llm.tool({
+      name: 'get_appointment',
+      description: "Looks up the visitor's appointment on a date.",
+      parameters: {
+        type: 'object',
+        properties: { date: { type: 'string', description: 'The day of the appointment, e.g. Tuesday or 2025-05-06' } },
+        required: ['date'],
+      },
+      execute: async () => 'unused',
+    }),
+  ]);
+
+  async function called(question: string, written: string) {
+    const { model: offline, asked } = model([written]);
+    let text = '';
+    const calls: llm.FunctionCall[] = [];
+    for await (const chunk of offline.chat({ chatCtx: conversation(question), toolCtx: withExample })) {
+      text += chunk.delta?.content ?? '';
+      calls.push(...(chunk.delta?.toolCalls ?? []));
+    }
+    return { text, calls, asked };
+  }
+
+  test('is never seen by the model', async () => {
+    const { asked } = await called('Is my appointment still on?', 'Which day?');
+    const functions = asked[0]!.options.functions!;
+    expect(JSON.stringify(functions)).not.toContain('2025-05-06');
+    expect(JSON.stringify(functions)).toContain('The day of the appointment');
+  });
+
+  test('that the model could not have read is made (translated: "sábado" is Saturday, as in a cut example)', async () => {
+    const { calls } = await called(
+      '¿Sigue en pie mi cita del martes?',
+      '{"name": "get_appointment", "arguments": {"date": "Tuesday"}}',
     );
+    expect(calls.map((call) => JSON.parse(call.args))).toEqual([{ date: 'Tuesday' }]);
+  });
+
+  test('left in a description the model read is not made: the visitor is asked instead', async () => {
+    const unmarked = new llm.ToolContext([
+      llm.tool({
+        name: 'get_appointment',
+        description: "Looks up the visitor's appointment on a date.",
+        parameters: {
+          type: 'object',
+          properties: { date: { type: 'string', description: 'The day: Tuesday or 2025-05-06 work' } },
+          required: ['date'],
+        },
+        execute: async () => 'unused',
+      }),
+    ]);
+    const { model: offline } = model(['{"name": "get_appointment", "arguments": {"date": "2025-05-06"}}']);
+    let text = '';
+    const calls: llm.FunctionCall[] = [];
+    for await (const chunk of offline.chat({
+      chatCtx: conversation('Is my appointment still on?'),
+      toolCtx: unmarked,
+    })) {
+      text += chunk.delta?.content ?? '';
+      calls.push(...(chunk.delta?.toolCalls ?? []));
+    }
+    expect(calls).toEqual([]);
+    expect(text).toBe(TELL_ME_MORE.en);
+  });
+
+  test('left in a description the model read (no "e.g." to tell it by) is told', () => {
+    const tool = { parameters: { properties: { date: { description: 'The day: Tuesday or 2025-05-06 work' } } } };
+    expect(exampleCopied({ params: { date: '2025-05-06' } }, tool, 'Is my appointment still on?')).toBe('2025-05-06');
+    expect(
+      exampleCopied({ params: { date: '2025-05-06' } }, tool, 'Is my appointment on 2025-05-06 still on?'),
+    ).toBeNull();
+  });
+
+  test('is made when the visitor said the value', async () => {
+    const { calls } = await called(
+      'Is my appointment on Tuesday still on?',
+      '{"name": "get_appointment", "arguments": {"date": "Tuesday"}}',
+    );
+    expect(calls.map((call) => JSON.parse(call.args))).toEqual([{ date: 'Tuesday' }]);
+  });
+
+  test('examples leave descriptions in their forms, and only examples do', () => {
+    expect(withoutExamples('The day of the appointment, e.g. Tuesday or 2025-05-06')).toBe(
+      'The day of the appointment',
+    );
+    expect(withoutExamples('The order number (for example 4417).')).toBe('The order number.');
+    expect(withoutExamples('An email such as ana@example.com. Required.')).toBe('An email. Required.');
+    expect(withoutExamples('El día, por ejemplo martes')).toBe('El día');
+    expect(withoutExamples('Looks up orders like a clerk would')).toBe('Looks up orders like a clerk would');
+    expect(withoutExamples("The visitor's email address")).toBe("The visitor's email address");
   });
 });
 
@@ -184,10 +289,33 @@ describe('the parts', () => {
       expect(isRefusal(answer)).toBe(false);
   });
 
-  test('results read as words: fields, lists, strings, nested, cut at a word', () => {
-    expect(resultWords('{"order_id": 4417, "items": ["boots", "socks"], "paid": true}')).toBe(
-      'order id: 4417; items: boots, socks; paid: true',
+  test('a reply states results when it says their numbers, most of their words, and their negation', () => {
+    expect(
+      statesResults('It opens at 9:00 and closes at 13:00 on Saturday.', ['{"opens": "09:00", "closes": "13:00"}']),
+    ).toBe(true);
+    expect(statesResults('It opens at 10:00 on Saturday.', ['{"opens": "09:00"}'])).toBe(false);
+    expect(statesResults('Your appointment was cancelled by the clinic.', ['Cancelled by the clinic.'])).toBe(true);
+    expect(statesResults('Your appointment is still on.', ['Cancelled by the clinic.'])).toBe(false);
+    expect(statesResults('Yes, we have red gloves.', ['{"in_stock": false}'])).toBe(false);
+    expect(statesResults("Sorry, we don't have red gloves.", ['{"in_stock": false}'])).toBe(true);
+    expect(statesResults('Ні, такого замовлення немає.', ['Замовлення не знайдено.'])).toBe(true);
+    expect(statesResults('Так, замовлення знайдено.', ['Замовлення не знайдено.'])).toBe(false);
+  });
+
+  test('after a call done with nothing to tell: a reply that says it is done, or a fixed one', () => {
+    const done = [{ kind: 'done' as const, text: 'send_leaflet was done.' }];
+    expect(replyToResults("I've sent the leaflet to ana@example.com.", done, 'en')).toBe(
+      "I've sent the leaflet to ana@example.com.",
     );
+    expect(replyToResults('Sure, go ahead and send it.', done, 'en')).toBe("Done, that's taken care of.");
+    expect(replyToResults("I couldn't send it.", done, 'en')).toBe("Done, that's taken care of.");
+  });
+
+  test('results read as words: fields, yes and no, lists, strings, nested, cut at a word', () => {
+    expect(resultWords('{"order_id": 4417, "items": ["boots", "socks"], "paid": true}')).toBe(
+      'order id: 4417; items: boots, socks; paid: yes',
+    );
+    expect(resultWords('{"paid": false}', 'es')).toBe('paid: no');
     expect(resultWords('"Cancelled by the clinic"')).toBe('Cancelled by the clinic');
     expect(resultWords('Cancelled by the clinic')).toBe('Cancelled by the clinic');
     expect(resultWords('{"a": {"b": null, "c": "x"}}')).toBe('a: c: x');
@@ -198,35 +326,13 @@ describe('the parts', () => {
     expect(resultSentence(['Friday at 9.'], 'en')).toBe('Here is what I found: Friday at 9.');
   });
 
-  test("every outcome's text but ok's reads as a failure", () => {
-    expect(isFailedToolResult(toolResultForModel('get_order', { outcome: 'ok', result: SHIPPED }))).toBe(false);
-    expect(isFailedToolResult(toolResultForModel('get_order', { outcome: 'ok', result: '' }))).toBe(false);
-    for (const outcome of ['invalid_arguments', 'timeout', 'error'] as const)
-      expect(isFailedToolResult(toolResultForModel('get_order', { outcome, result: 'x' }))).toBe(true);
-  });
-
-  test('the first sentence is held until whole, then let through or replaced', () => {
-    const said: string[] = [];
-    const text = new ToolReplyText(
-      (piece) => said.push(piece),
-      2,
-      false,
-      (first) => (first.startsWith('No') ? 'Replaced.' : null),
+  test("every outcome's text says what it is", () => {
+    expect(toolResultKind(toolResultForModel('get_order', { outcome: 'ok', result: SHIPPED }))).toBe('ok');
+    expect(toolResultKind(toolResultForModel('get_order', { outcome: 'ok', result: '' }))).toBe('done');
+    expect(toolResultKind(toolResultForModel('get_order', { outcome: 'invalid_arguments', result: 'x' }))).toBe(
+      'not_called',
     );
-    expect(text.add('Your order ')).toBe(true);
-    expect(said).toEqual([]);
-    expect(text.add('shipped. It ')).toBe(true);
-    expect(said.join('')).toBe('Your order shipped. It ');
-    const refused: string[] = [];
-    const other = new ToolReplyText(
-      (piece) => refused.push(piece),
-      2,
-      false,
-      () => 'Replaced.',
-    );
-    expect(other.add('No. ')).toBe(false);
-    expect(other.add('More. ')).toBe(false);
-    expect(refused).toEqual(['Replaced.']);
-    expect(other.spokeWords).toBe(true);
+    for (const outcome of ['timeout', 'error'] as const)
+      expect(toolResultKind(toolResultForModel('get_order', { outcome, result: 'x' }))).toBe('failed');
   });
 });
