@@ -14,6 +14,7 @@ import { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from
 import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
 import { type Conversation, startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
+import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
 import { reportWritten, sessionOver } from './conversation/summary.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
@@ -134,6 +135,11 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
       })
     : null;
 
+  // The greeting is voiced while the job connects and the face starts (once the models are in).
+  const greetingVoice = (ctx.proc.userData.offline ?? Promise.resolve(undefined)).then((offline) =>
+    prepareSessionGreeting(metadata, loadProviders(process.env), offline, logger),
+  );
+
   // Audio only: the visitor's camera is subscribed to by the conversation, and only with visual awareness.
   try {
     await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
@@ -215,6 +221,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     metadata,
     providers: loadProviders(process.env),
     offline,
+    greetingVoice,
     sentenceReader: offline?.sentenceEnd ?? ctx.proc.userData.sentenceEnd,
     vad: ctx.proc.userData.vad ?? new inference.VAD(),
     speech: (avatar ?? voiceOnly)!.speech,

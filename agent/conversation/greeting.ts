@@ -3,7 +3,8 @@
 // offline model greeted off-topic ("I'm glad to assist you with your project"), a cloud one
 // costs a round trip before the visitor hears anything, and neither can be tested to say
 // the right thing. Every language mode greets in its own language (`auto`: English).
-import type { Language, SpokenLanguage } from '../../src/contract/index.ts';
+import type { Language, ParsedDispatch, SpokenLanguage } from '../../src/contract/index.ts';
+import { rememberedName } from './memory.ts';
 
 interface GreetingWords {
   hello: string;
@@ -111,6 +112,22 @@ export function greetingText({ name, prompt, language, returning = false, visito
   const offer = returning ? `${words.again(visitorName)} ${words.offer}` : words.offer;
   if (!who && !role) return `${words.helloAlone} ${offer}`;
   return `${words.hello}, ${words.introduce(who, role)}. ${offer}`;
+}
+
+/** The greeting a session's dispatch plans: the start's own ("" for none), or the template's. */
+export function plannedGreeting(
+  metadata: Pick<ParsedDispatch, 'greeting' | 'identity' | 'language' | 'memory'>,
+): string {
+  return (
+    metadata.greeting ??
+    greetingText({
+      name: metadata.identity?.name ?? null,
+      prompt: metadata.identity?.prompt ?? null,
+      language: metadata.language,
+      returning: (metadata.memory?.facts.length ?? 0) > 0,
+      visitorName: rememberedName(metadata.memory?.facts ?? []),
+    })
+  );
 }
 
 /**

@@ -22,13 +22,13 @@ import { type Afterwards, afterwards } from './afterwards.ts';
 import { CameraSampler } from './camera.ts';
 import { acceptChat } from './chat.ts';
 import { isFarewell } from './farewells.ts';
-import { greetingText, recordingNotice } from './greeting.ts';
+import { plannedGreeting, recordingNotice } from './greeting.ts';
 import { IdentityAgent } from './identity-agent.ts';
 import { watchIdleVisitor } from './idle.ts';
 import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
 import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
-import { rememberedName } from './memory.ts';
 import type { OrderTaker } from './orders.ts';
+import { type PreparedGreeting, playable } from './prepared-greeting.ts';
 import { TurnQuality, turnMetricsFields } from './quality.ts';
 import { addQuotedData, fromVisitorApp, rememberedFact } from './quoted-data.ts';
 import { conversationTools, endOnFarewell, type ToolsOptions } from './tools.ts';
@@ -42,6 +42,8 @@ export interface ConversationOptions {
   ctx: JobContext<unknown>;
   metadata: ParsedDispatch;
   providers: ProviderSettings;
+  /** The greeting voiced ahead while the job started (prepared-greeting.ts); null: synthesised when said. */
+  greetingVoice?: Promise<PreparedGreeting | null>;
   /** Loaded in the job process's prewarm when some provider has no cloud key. */
   offline: OfflineModels | undefined;
   /** Reads whether the visitor's words end a sentence (`transcript` turn detection); loaded with the process. */
@@ -80,6 +82,8 @@ const GREETING_WAIT_MS = 3_000;
  * moment it is said, does not take the CPU that frame needs (measured, docs/benchmarks.md).
  */
 const GREETING_AFTER_HEARD_MS = 400;
+/** …or this long when its voice was made ahead (prepared-greeting.ts): only the frame's own time. */
+const PREPARED_GREETING_AFTER_HEARD_MS = 100;
 /** How long a reply's speech waits for its next sentence before it is taken for hung. */
 const NEXT_SENTENCE_WAIT_MS = 45_000;
 
@@ -333,28 +337,26 @@ export async function startConversation(options: ConversationOptions): Promise<C
   // Spoken once the visitor hears us: earlier, its first words would be lost, and during a
   // burst its synthesis would take the CPU the visitors' first frames need.
   await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
-  await Bun.sleep(GREETING_AFTER_HEARD_MS);
+  // Voiced ahead (prepared-greeting.ts), or still being voiced: a synthesis under way is ahead of
+  // a new one, and a voice made takes no CPU from the visitor's first frame, which need not be waited for.
+  const prepared = await options.greetingVoice;
+  const preparedFrames = prepared ? await prepared.frames : null;
+  await Bun.sleep(preparedFrames ? PREPARED_GREETING_AFTER_HEARD_MS : GREETING_AFTER_HEARD_MS);
   try {
     // The start's greeting is said as given; "" says nothing until the visitor speaks. A
     // visitor who spoke or typed first is answered instead: a greeting after that answer reads
     // as the agent starting over.
     const visitorFirst = session.history.items.some((item) => item.type === 'message' && item.role === 'user');
-    const greeting = visitorFirst
-      ? ''
-      : (metadata.greeting ??
-        greetingText({
-          name: metadata.identity?.name ?? null,
-          prompt: metadata.identity?.prompt ?? null,
-          language: mode,
-          returning: remembered.length > 0,
-          visitorName: rememberedName(metadata.memory?.facts ?? []),
-        }));
+    const greeting = visitorFirst ? '' : plannedGreeting(metadata);
+    const voiced = greeting && greeting === prepared?.text ? preparedFrames : null;
     // A recorded session's notice comes first, whole (not interruptible), even to a visitor
     // who spoke first or a session without a greeting: they are told before anything else.
     const notice = recordingNotice(metadata);
     const noticed = notice ? session.say(notice, { allowInterruptions: false }).waitForPlayout() : Promise.resolve();
     noticed.catch(() => undefined);
-    const greeted = greeting ? session.say(greeting).waitForPlayout() : noticed;
+    const greeted = greeting
+      ? session.say(greeting, voiced ? { audio: playable(voiced) } : undefined).waitForPlayout()
+      : noticed;
     // The replies' prompt is read ahead once the greeting has been spoken (a visitor speaking
     // sooner has their reply read it): not beside the greeting's synthesis and first frames.
     // The visitor's silence counts from then on.

@@ -49,6 +49,15 @@ export function needsOfflineModels(settings: ProviderSettings): boolean {
   return !settings.deepgram || !settings.openai || !settings.elevenlabs;
 }
 
+/** The session's offline voice (the identity's profile, the first language), as its replies speak. */
+export function offlineVoice(choice: ProviderChoice, models: OfflineModels): ReturnType<OfflineModels['tts']> {
+  const profile = choice.voice
+    ? { pitchHz: choice.voice.profile.pitch_hz, wordsPerMinute: choice.voice.profile.words_per_minute }
+    : null;
+  // Auto mode greets in English before anyone has spoken.
+  return models.tts({ language: choice.language === 'auto' ? 'en' : choice.language, profile });
+}
+
 export function createProviders(
   settings: ProviderSettings,
   choice: ProviderChoice,
@@ -103,11 +112,7 @@ export function createProviders(
       offlineLanguageModel?.answerIn(language);
     };
   } else {
-    const models = needOffline();
-    const profile = choice.voice
-      ? { pitchHz: choice.voice.profile.pitch_hz, wordsPerMinute: choice.voice.profile.words_per_minute }
-      : null;
-    const voice = models.tts({ language: firstLanguage, profile });
+    const voice = offlineVoice(choice, needOffline());
     // Cut by clause, not agents' default sentences: the first words are heard sooner.
     textToSpeech = new tts.StreamAdapter(voice, new ReplyChunker());
     speakIn = (language) => {

@@ -7,6 +7,8 @@
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/conversation/index.ts [--providers fakes|offline] [--turns 10] [--voice espeak|piper]
 // --voice: who asks the question, espeak-ng's robot (the default) or the Piper voice.
+// --greetings N: N sessions before the measured one, each joined and greeted, then ended: the
+// visitor's join (the SDK's connect called) → the greeting's first audio at the client.
 import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
 import { loadProviders } from '../../src/config.ts';
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     providers: { type: 'string', default: 'fakes' },
     turns: { type: 'string', default: '10' },
     voice: { type: 'string', default: 'espeak' },
+    greetings: { type: 'string', default: '0' },
   },
 });
 const turnSettings = loadProviders(process.env).turns;
@@ -66,20 +69,41 @@ try {
       }),
     })
   ).json()) as { identity_id: string };
-  const response = await fetch(`${service.url}/v1/sessions/start`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
-  });
-  const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
-  const visitor = await joinAsVisitor(session, { audioOnly: true });
-  const microphone = await Microphone.publish(visitor.room);
-  const ears = new Listener(
-    await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'),
-  );
-  // The greeting first.
-  const greeting = await eventually(() => ears.soundAfter(0), 60_000, 'the greeting');
-  await eventually(() => ears.silenceAfter(greeting, 500), 60_000, 'the end of the greeting');
+  /** A session, its visitor joined, the greeting heard to its end: join → its first audio. */
+  const greeted = async () => {
+    const response = await fetch(`${service.url}/v1/sessions/start`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
+    });
+    const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
+    const joinedAt = performance.now();
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
+    const microphone = await Microphone.publish(visitor.room);
+    const ears = new Listener(
+      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'),
+    );
+    const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the greeting');
+    await eventually(() => ears.silenceAfter(greeting, 500), 60_000, 'the end of the greeting');
+    return { session, visitor, microphone, ears, joinToGreetingMs: greeting - joinedAt };
+  };
+  const joinToGreeting: number[] = [];
+  for (let round = 0; round < Number(values.greetings); round++) {
+    const earlier = await greeted();
+    joinToGreeting.push(earlier.joinToGreetingMs);
+    await fetch(`${service.url}/v1/sessions/${earlier.session.room_name}/end`, {
+      method: 'POST',
+      headers: { authorization },
+    });
+    earlier.ears.close();
+    await earlier.microphone.stop();
+    await earlier.visitor.leave();
+    // The ended job's process exits and a warm one takes its place before the next join.
+    await Bun.sleep(3_000);
+  }
+  const { session, microphone, ears, joinToGreetingMs } = await greeted();
+  joinToGreeting.push(joinToGreetingMs);
+  report('join → first greeting audio at the client', joinToGreeting);
 
   const question = await speech('What is the weather like in Paris today?', {
     voice: values.voice === 'piper' ? 'piper' : undefined,

@@ -187,10 +187,11 @@ describe('the voice agent on the offline models', () => {
           microphone.say(await speech('Thank you, goodbye.', { voice: 'piper' })),
         );
         expect(ended).toBe('agent_ended');
-        // The greeting, the visitor's goodbye, the agent's: no reply of the model's between them.
-        expect(turns.map((t) => t.role)).toEqual(['agent', 'user', 'agent']);
-        expect(turns[1]!.text.toLowerCase()).toContain('goodbye');
-        expect(turns[2]!.text).toBe(GOODBYES.en);
+        // The visitor's goodbye, then the agent's: no reply of the model's between them. (Whisper
+        // may hear "Thank you." and "Goodbye." as two turns: the first then gets its reply.)
+        expect(turns.slice(-2).map((t) => t.role)).toEqual(['user', 'agent']);
+        expect(turns.at(-2)!.text.toLowerCase()).toMatch(/bye/);
+        expect(turns.at(-1)!.text).toBe(GOODBYES.en);
       }),
     180_000,
   );
