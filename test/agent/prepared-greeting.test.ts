@@ -23,7 +23,7 @@ function frame(value: number): AudioFrame {
 /** A voice that "says" a text as three frames, or fails. */
 function voice(fail = false): { voice: tts.TTS; said: string[] } {
   const said: string[] = [];
-  const stub = {
+  const speaking = {
     synthesize(text: string) {
       said.push(text);
       return (async function* () {
@@ -32,7 +32,7 @@ function voice(fail = false): { voice: tts.TTS; said: string[] } {
       })();
     },
   };
-  return { voice: stub as unknown as tts.TTS, said };
+  return { voice: speaking as unknown as tts.TTS, said };
 }
 
 test("the greeting's frames are made once, kept in order, and played as made", async () => {
