@@ -34,7 +34,7 @@ export interface KnowledgeSettings {
 }
 
 export interface DocumentProcessingBounds {
-  /** Wall-clock budget from the start of its processing to ready (KNOWLEDGE_PROCESSING_SECONDS, 120). */
+  /** Wall-clock budget from the start of its processing to ready (KNOWLEDGE_PROCESSING_SECONDS, 600: the offline model embeds a passage in ~0.25 s on one core, so the 1,000-passage bound takes ~250 s there). */
   seconds: number;
   /** Memory the extraction process may hold (KNOWLEDGE_PROCESSING_MEMORY_MB, 512). */
   memoryBytes: number;
@@ -70,7 +70,7 @@ export function loadKnowledgeSettings(
     maxDocumentsPerAccount: integer(env, 'KNOWLEDGE_MAX_DOCUMENTS_PER_ACCOUNT', 100, 1),
     maxDocumentBytes: integer(env, 'KNOWLEDGE_MAX_DOCUMENT_BYTES', 10 * 1024 * 1024, 1024),
     processing: {
-      seconds: integer(env, 'KNOWLEDGE_PROCESSING_SECONDS', 120, 1),
+      seconds: integer(env, 'KNOWLEDGE_PROCESSING_SECONDS', 600, 1),
       memoryBytes: integer(env, 'KNOWLEDGE_PROCESSING_MEMORY_MB', 512, 64) * 1024 * 1024,
       maxCharacters: integer(env, 'KNOWLEDGE_MAX_DOCUMENT_CHARACTERS', 500_000, 1000),
       maxPassages: integer(env, 'KNOWLEDGE_MAX_PASSAGES_PER_DOCUMENT', 1000, 1),

@@ -22,7 +22,7 @@ import type { DocumentType } from './file-types.ts';
 import { extractPassages } from './isolated-extraction.ts';
 import { FairQueue } from './processing-queue.ts';
 import { documents } from './schema.ts';
-import { insertChunks, searchCapabilities } from './store.ts';
+import { deleteUnreadyChunks, insertChunks, searchCapabilities } from './store.ts';
 
 export const INTERRUPTED = 'Processing was interrupted; upload the document again';
 const UNAVAILABLE =
@@ -141,8 +141,10 @@ export class DocumentProcessing {
         embeddings.push(...(await embedder.embedPassages(passages.slice(start, start + EMBED_GROUP), signal)));
       }
       signal.throwIfAborted();
-      // Read before the transaction: PGlite's one connection would wait for it to end.
       const { path } = await searchCapabilities(db);
+      await deleteUnreadyChunks(db, document.id); // an earlier attempt's, cut short by a restart
+      const chunks = passages.map((text, i) => ({ text, embedding: embeddings[i]! }));
+      await insertChunks(db, path, document, chunks, signal);
       await db.transaction(async (tx) => {
         await this.#checkAccountRoom(tx, document, passages.length);
         const [ready] = await tx
@@ -157,12 +159,6 @@ export class DocumentProcessing {
           .where(and(eq(documents.id, document.id), eq(documents.status, 'processing')))
           .returning({ id: documents.id });
         if (!ready) throw new NoLongerWanted();
-        await insertChunks(
-          tx,
-          path,
-          document,
-          passages.map((text, i) => ({ text, embedding: embeddings[i]! })),
-        );
         await writeEvent(tx, document.accountId, 'document.ready', {
           document_id: document.id,
           name: document.name,
@@ -170,6 +166,10 @@ export class DocumentProcessing {
         });
       });
     } catch (error) {
+      // Whatever passages were stored go with the attempt (a deleted document's went with it).
+      await deleteUnreadyChunks(db, document.id).catch((err) =>
+        log.error({ err, document_id: document.id }, "a document's passages could not be deleted"),
+      );
       if (error instanceof NoLongerWanted || aborted.aborted) return;
       const problem =
         error instanceof DocumentProblem ? error : overBudget.aborted ? tooSlow(bounds.seconds) : undefined;

@@ -4,12 +4,12 @@
 // database ranks the passages; elsewhere (Debian's Postgres ships no pgvector) this process
 // ranks them exactly from the bytes, keeping each searched document's vectors in memory
 // (a ready document never changes). Which of the two a database gets is read once per handle.
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, notExists, sql } from 'drizzle-orm';
 import { bigserial, customType, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import type { Database, Queryable } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { EMBEDDING_DIMENSIONS } from './embedder.ts';
-import { documentChunks } from './schema.ts';
+import { documentChunks, documents } from './schema.ts';
 
 export type SearchPath = 'pgvector' | 'exact';
 
@@ -80,22 +80,34 @@ export function embeddingBytes(vector: Float32Array): Buffer {
   return bytes;
 }
 
-/** Rows per INSERT: 6 parameters each, far below Postgres's 65,535. */
-const INSERT_BATCH = 200;
+/**
+ * Rows per INSERT. PGlite runs on the API's own thread and keeps its vector index row by row
+ * (2-11 ms a row as the index grows), so a statement of 200 rows held every request for seconds;
+ * 16 rows stay well under a tenth of a second, and the loop runs between statements.
+ */
+const INSERT_BATCH = 16;
 
 export interface NewChunk {
   text: string;
   embedding: Float32Array;
 }
 
-/** A document's passages, in order, with their embeddings (and the pgvector column where there is one). */
+/**
+ * A document's passages, in order, with their embeddings (and the pgvector column where there is
+ * one), a statement at a time with the event loop let run between them: not in a transaction
+ * (PGlite's one connection would hold every other query until its end); a document's passages
+ * count only once it is `ready`, and a failed document's are deleted (`deleteUnreadyChunks`).
+ */
 export async function insertChunks(
   q: Queryable,
   path: SearchPath,
   document: { id: string; accountId: string },
   chunks: NewChunk[],
+  signal?: AbortSignal,
 ): Promise<void> {
   for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
+    signal?.throwIfAborted();
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
     const rows = chunks.slice(start, start + INSERT_BATCH).map((chunk, i) => ({
       documentId: document.id,
       accountId: document.accountId,
@@ -106,6 +118,18 @@ export async function insertChunks(
     }));
     await q.insert(path === 'pgvector' ? chunksWithVector : documentChunks).values(rows);
   }
+}
+
+/**
+ * The passages of a document that is not ready: an attempt that failed or was cut short. Never a
+ * ready document's (another process may have finished it after this one's lease ran out).
+ */
+export async function deleteUnreadyChunks(q: Queryable, documentId: string): Promise<void> {
+  const ready = q
+    .select({ id: documents.id })
+    .from(documents)
+    .where(and(eq(documents.id, documentId), eq(documents.status, 'ready')));
+  await q.delete(documentChunks).where(and(eq(documentChunks.documentId, documentId), notExists(ready)));
 }
 
 export interface ScoredChunk {
