@@ -108,9 +108,22 @@ export function rememberedName(facts: readonly string[]): string | null {
 }
 
 /**
+ * Whether `fact` says again what `earlier` said: three quarters of its topic words are earlier's.
+ * The offline model wrote one wish four ways ("likes / needs / asks for / promised to a chocolate
+ * cake without peanuts"); "hates peanuts" beside them shares one word of two, and stays.
+ */
+function restates(fact: Set<string>, earlier: Set<string>): boolean {
+  if (fact.size === 0) return false;
+  let shared = 0;
+  for (const word of fact) if (earlier.has(word)) shared++;
+  return shared / fact.size >= 0.75;
+}
+
+/**
  * The merged list: the new facts that rest on a word the visitor said (a small model invents,
- * and copies the agent's words), each once, then each remembered fact that no new fact is about
- * (sharing a topic word, or both stating a name), oldest first, the newest MEMORY_MAX_FACTS kept.
+ * and copies the agent's words), each once (a restatement of an earlier new fact is dropped), then
+ * each remembered fact that no new fact is about (sharing a topic word, or both stating a name),
+ * oldest first, the newest MEMORY_MAX_FACTS kept.
  */
 export function mergedFacts(remembered: readonly string[], written: readonly unknown[], visitorSaid: string): string[] {
   const said = topicWords(visitorSaid);
@@ -121,7 +134,9 @@ export function mergedFacts(remembered: readonly string[], written: readonly unk
     const fact = normalizedFact(item).slice(0, MEMORY_FACT_MAX_CHARS);
     const key = fact.toLowerCase();
     if (!fact || seen.has(key)) continue;
-    if (![...topicWords(fact)].some((word) => said.has(word))) continue;
+    const words = topicWords(fact);
+    if (![...words].some((word) => said.has(word))) continue;
+    if (fresh.some((earlier) => restates(words, topicWords(earlier)))) continue;
     seen.add(key);
     fresh.push(fact);
   }

@@ -57,6 +57,30 @@ describe('the facts a job keeps', () => {
     ).toEqual(['She is allergic to peanuts.', 'She lives in Gdańsk now, not Kraków.', 'Her name is Zosia.']);
   });
 
+  test('one wish written four ways is kept once; a fact sharing only some of its words stays', () => {
+    // What the offline model wrote after "I'd like a chocolate cake ... without peanuts, I'm allergic to them."
+    expect(
+      mergedFacts(
+        [],
+        [
+          "The visitor's name is Zofia.",
+          'The visitor hates peanuts.',
+          'The visitor likes chocolate cake without peanuts.',
+          'The visitor needs a chocolate cake without peanuts.',
+          'The visitor asks for a chocolate cake without peanuts.',
+          'The visitor promised to a chocolate cake without peanuts.',
+          'The visitor wants a lemon cake too.',
+        ],
+        "Hello! I'm Zofia. I'd like a chocolate cake for Saturday. Please make it without peanuts, I'm allergic to them. And a lemon cake too.",
+      ),
+    ).toEqual([
+      "The visitor's name is Zofia.",
+      'The visitor hates peanuts.',
+      'The visitor likes chocolate cake without peanuts.',
+      'The visitor wants a lemon cake too.',
+    ]);
+  });
+
   test(`at most ${MEMORY_MAX_FACTS}, the newest kept; a fact cut at 300 characters`, () => {
     const remembered = Array.from({ length: MEMORY_MAX_FACTS }, (_, i) => `Fact number${i} holds.`);
     const merged = mergedFacts(remembered, [`She likes ${'marzipan '.repeat(50)}`], 'I like marzipan');
