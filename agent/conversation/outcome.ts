@@ -70,6 +70,29 @@ function saidInWords(value: string, said: string[]): boolean {
   return false;
 }
 
+/**
+ * The days of the week as each spoken language says them, for an enum of English day names: the
+ * visitor who said "el martes" picked `tuesday` (lower-cased, accents kept as said).
+ */
+const WEEKDAYS: Record<string, string[]> = {
+  monday: ['lunes', 'poniedziałek', 'понеділок'],
+  tuesday: ['martes', 'wtorek', 'вівторок'],
+  wednesday: ['miércoles', 'miercoles', 'środa', 'środę', 'середа', 'середу'],
+  thursday: ['jueves', 'czwartek', 'четвер'],
+  friday: ['viernes', 'piątek', "п'ятниця", "п'ятницю", 'пʼятниця', 'пʼятницю'],
+  saturday: ['sábado', 'sabado', 'sobota', 'sobotę', 'субота', 'суботу'],
+  sunday: ['domingo', 'niedziela', 'niedzielę', 'неділя', 'неділю'],
+};
+
+/** Whether an enum's value was said by either side, as itself or, for a day, in the conversation's language. */
+function enumSaid(value: string, both: string): boolean {
+  const said = plain(value);
+  return both.includes(said) || (WEEKDAYS[said] ?? []).some((day) => both.includes(plain(day)));
+}
+
+/** A field that holds a person's name (`name`, `contact_name`, `nombre`). */
+const holdsName = (name: string) => /name|nombre|imi[eę]/i.test(name);
+
 /** The words of a field's name a conversation about it would use (`wants_demo`: wants, demo). */
 const topicWords = (name: string) =>
   name
@@ -80,8 +103,9 @@ const topicWords = (name: string) =>
 /**
  * The model's values with each one the conversation does not support set to null: a small model
  * fills a grammar's every field, and invents what it cannot find. Free text must be words the
- * visitor said (whole words, case aside: not a part of an email address); an enum's value must have been said by
- * either side (the agent's "Tuesday, then"); a yes/no or a number only stands when its topic, a
+ * visitor said (whole words, case aside: not a part of an email address), and not a part of their name
+ * in another field; an enum's value must have been said by either side (the agent's "Tuesday, then"; a
+ * day in the conversation's language); a yes/no or a number only stands when its topic, a
  * word of the field's name, came up. Fields the answer lacks are null.
  */
 export function groundedValues(
@@ -99,12 +123,28 @@ export function groundedValues(
     const supported =
       value === null ||
       (Array.isArray(choices)
-        ? both.includes(plain(String(value)))
+        ? enumSaid(String(value), both)
         : type === 'string'
           ? typeof value === 'string' && saidInWords(value, visitor)
           : topicWords(field.name).some((word) => both.includes(word)));
     values[field.name] = supported ? value : null;
     if (!supported) dropped.push(field.name);
+  }
+  // A part of the visitor's name is not another field's value: the offline model took "Lena
+  // Fischer"'s surname for her company (bench/outcomes). A value all of whose words are in a
+  // name field's value goes, unless its own field holds a name.
+  const nameWords = new Set(
+    Object.entries(values).flatMap(([name, value]) =>
+      holdsName(name) && typeof value === 'string' ? words(value) : [],
+    ),
+  );
+  for (const [name, value] of Object.entries(values)) {
+    if (holdsName(name) || typeof value !== 'string') continue;
+    const its = words(value);
+    if (its.length > 0 && its.every((word) => nameWords.has(word))) {
+      values[name] = null;
+      dropped.push(name);
+    }
   }
   return { values, dropped };
 }

@@ -121,6 +121,38 @@ describe('grounding', () => {
     });
   });
 
+  test("a part of the visitor's name is not their company; a name field keeps it", () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'Their name' },
+        company: { type: 'string', description: 'Their company' },
+      },
+    };
+    const said = spoken("I'm Lena Fischer and I'd like a demo.");
+    expect(groundedValues({ name: 'Lena Fischer', company: 'Fischer' }, schema, said)).toEqual({
+      values: { name: 'Lena Fischer', company: null },
+      dropped: ['company'],
+    });
+    // A company named after the family, said as more than the name, stays.
+    expect(
+      groundedValues(
+        { name: 'Lena Fischer', company: 'Fischer Logistik' },
+        schema,
+        spoken("I'm Lena Fischer, from Fischer Logistik."),
+      ).values,
+    ).toEqual({ name: 'Lena Fischer', company: 'Fischer Logistik' });
+  });
+
+  test('a day of the week said in Spanish, Polish or Ukrainian picks the English enum value; another day does not', () => {
+    const answer = { name: null, email: null, wants_demo: true, demo_day: 'tuesday' };
+    for (const sentence of ['Quiero una demo el martes.', 'Chcę demo we wtorek.', 'Хочу демо у вівторок.'])
+      expect(groundedValues(answer, LEAD_OUTCOME_SCHEMA, spoken(sentence)).values.demo_day).toBe('tuesday');
+    expect(
+      groundedValues(answer, LEAD_OUTCOME_SCHEMA, spoken('Quiero una demo el jueves.')).values.demo_day,
+    ).toBeNull();
+  });
+
   test('a field the answer lacks is null; nulls stay null', () => {
     expect(groundedValues({ name: null }, LEAD_OUTCOME_SCHEMA, spoken('hello'))).toEqual({
       values: { name: null, email: null, wants_demo: null, demo_day: null },

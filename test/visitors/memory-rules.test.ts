@@ -79,6 +79,23 @@ describe('the facts a job keeps', () => {
       'The visitor likes chocolate cake without peanuts.',
       'The visitor wants a lemon cake too.',
     ]);
+    // bench/memory's Lucía: "promised to eat pan without gluten" after "wants to eat pan without gluten".
+    expect(
+      mergedFacts(
+        [],
+        [
+          'The visitor is celíaca.',
+          'The visitor cannot have gluten.',
+          'The visitor wants to eat pan without gluten.',
+          'The visitor promised to eat pan without gluten.',
+        ],
+        'Soy Lucía, soy celíaca: ¿tenéis pan sin gluten? I need bread without gluten.',
+      ),
+    ).toEqual([
+      'The visitor is celíaca.',
+      'The visitor cannot have gluten.',
+      'The visitor wants to eat pan without gluten.',
+    ]);
   });
 
   test(`at most ${MEMORY_MAX_FACTS}, the newest kept; a fact cut at 300 characters`, () => {
