@@ -30,7 +30,7 @@ import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
 import { type PreparedGreeting, playable } from './prepared-greeting.ts';
 import { TurnQuality, turnMetricsFields } from './quality.ts';
-import { addQuotedData, fromVisitorApp, rememberedFact } from './quoted-data.ts';
+import { addQuotedData, fromVisitorApp, rememberedFacts } from './quoted-data.ts';
 import { conversationTools, endOnFarewell, type ToolsOptions } from './tools.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
 import { TranscriptLog } from './transcripts.ts';
@@ -130,7 +130,8 @@ export async function startConversation(options: ConversationOptions): Promise<C
   // Documents' passages and the visitor's app's notes reach the model as quoted data.
   const quotedData = Boolean(metadata.knowledge_url || metadata.client_control);
   // What is remembered of a returning visitor, quoted to every generation (memory.ts).
-  const remembered = (metadata.memory?.facts ?? []).map(rememberedFact);
+  const facts = metadata.memory?.facts ?? [];
+  const remembered = facts.length > 0 ? [rememberedFacts(facts)] : [];
   const instructions = agentInstructions({
     prompt: metadata.identity?.prompt ?? null,
     context: metadata.context,
