@@ -16,7 +16,9 @@ describe.each(oneEngine('pglite'))('JSON bodies on %s', (engine) => {
   let service: TestService;
   let account: TestAccount;
   beforeAll(async () => {
-    service = await startTestService(engine, { env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+    service = await startTestService(engine, {
+      env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600', WEBHOOKS_ALLOW_PRIVATE: 'true' },
+    });
     account = await service.account();
   });
   afterAll(() => service?.stop());
