@@ -104,3 +104,13 @@ export async function ensureHelm() {
     throw new Error(`after go install, ${binary} reports version ${JSON.stringify(version)}, expected ${HELM_TAG}`);
   return binary;
 }
+
+const HELM_SUITE = 'test/deploy/helm-chart.test.ts';
+
+/** Whether a test run with these arguments runs the Helm suite: every suite, or a path that holds it. */
+export function runsHelmSuite(args) {
+  const paths = args
+    .filter((arg) => /^(\.\/)?test(\/|$)/.test(arg))
+    .map((arg) => arg.replace(/^\.\//, '').replace(/\/$/, ''));
+  return paths.length === 0 || paths.some((path) => HELM_SUITE.startsWith(path));
+}

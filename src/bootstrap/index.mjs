@@ -11,6 +11,7 @@ import { ensureBun } from './bun.mjs';
 import { ensureChromium } from './chromium.mjs';
 import { ensureDependencies } from './dependencies.mjs';
 import { ensureFfmpegInstalled } from './ffmpeg.mjs';
+import { ensureHelm, runsHelmSuite } from './helm.mjs';
 import { ensureLivekitServer } from './livekit.mjs';
 import { log } from './log.mjs';
 import { allProvidersInCloud, ensureOfflineModels } from './models.mjs';
@@ -72,6 +73,12 @@ async function test(args) {
     const bunPath = await ensureBun();
     await ensureDependencies(bunPath);
     stopIfInterrupted();
+    // Helm is built from Go the first time (minutes of both cores): here, beside the other
+    // installs, not inside the suites where its compile ran beside their real-time checks. A
+    // failure is the Helm suite's to report (it asks again).
+    const helmBuilt = runsHelmSuite(args)
+      ? ensureHelm().catch((error) => log(`Helm could not be built now: ${error.message}`))
+      : Promise.resolve();
     const livekitBin = await ensureLivekitServer();
     stopIfInterrupted();
     const pgBinDir = await ensurePostgresInstalled();
@@ -85,6 +92,8 @@ async function test(args) {
     await ensureFfmpegInstalled();
     stopIfInterrupted();
     await ensureOfflineModels(); // exports LIKENESS_MODELS_DIR to the suites
+    stopIfInterrupted();
+    await helmBuilt;
     stopIfInterrupted();
     // Both servers start at once; if one fails, the other is still stopped below.
     const [pg, s3Server] = await Promise.allSettled([startThrowawayPostgres(pgBinDir), startThrowawayS3(motoPython)]);
