@@ -3,6 +3,7 @@
 // session's language, through the avatar when there is one. The client sends nothing but
 // its microphone (and camera, with visual awareness).
 import { inference, type JobContext, llm, type VAD, voice } from '@livekit/agents';
+import type { RemoteParticipant } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type {
   AgentEndedReport,
@@ -105,7 +106,7 @@ function turnDetection(
   return 'vad';
 }
 
-/** Starts the session, waits for the visitor and greets them. */
+/** Waits for the visitor, then starts the session and greets them. */
 export async function startConversation(options: ConversationOptions): Promise<Conversation> {
   const { ctx, metadata, logger } = options;
   const mode = metadata.language;
@@ -286,9 +287,8 @@ export async function startConversation(options: ConversationOptions): Promise<C
 
   session.output.audio = options.speech;
 
-  // Started before the visitor arrives (it links to them by identity when they join): its start
-  // (100-270 ms on this machine) was on the way to the greeting. What a visitor who never comes
-  // costs: this session's objects, closed with the job.
+  const visitor: RemoteParticipant = await ctx.waitForParticipant(metadata.visitor_identity);
+  camera?.start();
   await session.start({
     agent,
     room: ctx.room,
@@ -298,7 +298,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
     // Typed chat is ours (chat.ts): agents' own handler reads a message whole, however long.
     // The visitor may come back (SESSION_REJOIN_SECONDS): the control plane ends the session if not.
     inputOptions: {
-      participantIdentity: metadata.visitor_identity,
+      participantIdentity: visitor.identity,
       audioSampleRate: INPUT_SAMPLE_RATE,
       textEnabled: false,
       closeOnDisconnect: false,
@@ -312,12 +312,9 @@ export async function startConversation(options: ConversationOptions): Promise<C
   await closeRemoteSessionHost(session);
   // Captions (lk.transcription) keep time with the voice the visitor hears.
   if (!syncCaptionsToPlayback(session)) logger.warn('captions are not synchronised with the speech');
-  acceptChat(ctx.room, metadata.visitor_identity, session, logger, (said) =>
+  acceptChat(ctx.room, visitor.identity, session, logger, (said) =>
     endedOnFarewell(llm.ChatMessage.create({ role: 'user', content: said })),
   );
-  // Orders, idle endings and the camera begin with the visitor.
-  await ctx.waitForParticipant(metadata.visitor_identity);
-  camera?.start();
   // The backend's context orders join the start's in the instructions (the offline model reads them there too).
   options.orders?.serve({
     session,
