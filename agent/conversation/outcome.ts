@@ -90,8 +90,18 @@ function enumSaid(value: string, both: string): boolean {
   return both.includes(said) || (WEEKDAYS[said] ?? []).some((day) => both.includes(plain(day)));
 }
 
-/** A field that holds a person's name (`name`, `contact_name`, `nombre`). */
-const holdsName = (name: string) => /name|nombre|imi[eę]/i.test(name);
+/** A field that holds a person's name (`name`, `contact_name`, `nombre`), not a thing's (`company_name`, `product_name`). */
+const holdsName = (name: string) => {
+  const parts = name.toLowerCase().split(/[_.\-\s]+|(?<=[a-z])(?=[A-Z])/);
+  return (
+    parts.some((part) => /^(name|nombre|imi[eę])$/.test(part)) &&
+    !parts.some((part) =>
+      /^(company|business|organi[sz]ation|org|product|brand|shop|store|team|project|event|pet|street|file|domain|account)$/.test(
+        part,
+      ),
+    )
+  );
+};
 
 /** The words of a field's name a conversation about it would use (`wants_demo`: wants, demo). */
 const topicWords = (name: string) =>

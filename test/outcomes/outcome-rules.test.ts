@@ -142,6 +142,22 @@ describe('grounding', () => {
         spoken("I'm Lena Fischer, from Fischer Logistik."),
       ).values,
     ).toEqual({ name: 'Lena Fischer', company: 'Fischer Logistik' });
+    // A thing's name is not a person's: the city in a company's name stays the city.
+    const things = {
+      type: 'object',
+      properties: {
+        company_name: { type: 'string', description: 'Their company' },
+        city: { type: 'string', description: 'Where they are' },
+        contact_name: { type: 'string', description: 'Who to call' },
+      },
+    };
+    expect(
+      groundedValues(
+        { company_name: 'Berlin Bikes', city: 'Berlin', contact_name: 'Jonas Weber' },
+        things,
+        spoken("I'm Jonas Weber from Berlin Bikes, here in Berlin."),
+      ).values,
+    ).toEqual({ company_name: 'Berlin Bikes', city: 'Berlin', contact_name: 'Jonas Weber' });
   });
 
   test('a day of the week said in Spanish, Polish or Ukrainian picks the English enum value; another day does not', () => {
