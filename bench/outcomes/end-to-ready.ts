@@ -53,9 +53,9 @@ for (const conversation of conversations.slice(0, Number(args.sessions))) {
     '/v1/sessions/start',
     json({ identity_id: identity.identity_id, avatar_enabled: false }),
   );
-  const session = (await started.json()) as StartedSession & { session_id: string };
+  const session = (await started.json()) as StartedSession;
   const visitor = await joinAsVisitor(session, { audioOnly: true });
-  const transcript = () => transcriptOf(account, session.session_id);
+  const transcript = () => transcriptOf(account, session.room_name);
   const count = async (role: string) => (await transcript()).filter((turn) => turn.role === role).length;
   await eventually(async () => (await count('agent')) > 0, 90_000, 'the greeting');
   for (const [role, text] of conversation.turns) {
@@ -66,10 +66,10 @@ for (const conversation of conversations.slice(0, Number(args.sessions))) {
   }
   await visitor.leave();
   const endedAt = Date.now();
-  await account.call('POST', `/v1/sessions/${session.session_id}/end`);
+  await account.call('POST', `/v1/sessions/${session.room_name}/end`);
   const event = await receiver.waitFor(
     'session.outcome_ready',
-    () => receiver.verified('/hooks', secret).find((e) => e.data.session_id === session.session_id),
+    () => receiver.verified('/hooks', secret).find((e) => e.data.session_id === session.room_name),
     120_000,
   );
   const ms = receiver.received.find((r) => r.headers['webhook-id'] === event.id)!.at - endedAt;
