@@ -92,7 +92,7 @@ function enumSaid(value: string, both: string): boolean {
 
 /** A field that holds a person's name (`name`, `contact_name`, `nombre`), not a thing's (`company_name`, `product_name`). */
 const holdsName = (name: string) => {
-  const parts = name.toLowerCase().split(/[_.\-\s]+|(?<=[a-z])(?=[A-Z])/);
+  const parts = name.split(/[_.\-\s]+|(?<=[a-z])(?=[A-Z])/).map((part) => part.toLowerCase());
   return (
     parts.some((part) => /^(name|nombre|imi[eę])$/.test(part)) &&
     !parts.some((part) =>

@@ -158,6 +158,17 @@ describe('grounding', () => {
         spoken("I'm Jonas Weber from Berlin Bikes, here in Berlin."),
       ).values,
     ).toEqual({ company_name: 'Berlin Bikes', city: 'Berlin', contact_name: 'Jonas Weber' });
+    // camelCase names are read by their words too: `contactName` holds a person's name.
+    const camel = {
+      type: 'object',
+      properties: {
+        contactName: { type: 'string', description: 'Who to call' },
+        company: { type: 'string', description: 'Their company' },
+      },
+    };
+    expect(
+      groundedValues({ contactName: 'Lena Fischer', company: 'Fischer' }, camel, spoken("I'm Lena Fischer.")).values,
+    ).toEqual({ contactName: 'Lena Fischer', company: null });
   });
 
   test('a day of the week said in Spanish, Polish or Ukrainian picks the English enum value; another day does not', () => {
