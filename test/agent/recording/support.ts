@@ -196,17 +196,15 @@ export const quietLogger = { warn: () => {}, info: () => {} };
  * leaves ffmpeg behind): it is counted in `behind`, not kept among the warnings.
  */
 export function keptLogger() {
-  const warnings: string[] = [];
-  const kept = { warnings, behind: 0, info: () => {} };
-  return {
-    ...kept,
-    get behind() {
-      return kept.behind;
-    },
+  const logger = {
+    warnings: [] as string[],
+    behind: 0,
+    info: () => {},
     warn(fields: unknown, message?: string) {
       const text = typeof fields === 'string' ? fields : (message ?? '');
-      if (text.includes('encoder is behind')) kept.behind++;
-      else warnings.push(text);
+      if (text.includes('encoder is behind')) logger.behind++;
+      else logger.warnings.push(text);
     },
   };
+  return logger;
 }
