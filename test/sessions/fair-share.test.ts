@@ -3,8 +3,12 @@
 // Retry-After (not 503), nothing made for them; A's sessions count although nobody joined them.
 // Account B then starts one, and its visitor sees the avatar. With every slot taken, an account
 // that runs none gets 503 as before. Then schemathesis fuzzes the API for an account whose own
-// limit keeps it below the host's capacity: no server error, every answer as documented.
+// limit keeps it below the host's capacity: no server error, every answer as documented. This is
+// the suite's one schemathesis run (issue 17's, once in test/client/typed-client.test.ts, is
+// folded in here: a real agent and Postgres are its superset), every operation but the website's
+// start, recording storage and its documented 503 included.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
 import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
@@ -131,6 +135,18 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
         account_id: account.accountId,
         limits: { concurrent_sessions: 1 },
       });
+      // An order to a session whose agent is not in its room yet is the documented 503 ("the agent
+      // is not in the room yet", docs/api.md#sessions-direct), not a fault; so is an account's own
+      // bucket on a service without RECORDING_STORAGE_KEY, as here (docs/api.md#recording-storage).
+      await Bun.write(
+        join(service.dataDir, 'schemathesis.toml'),
+        [
+          '[[operations]]',
+          'include-operation-id = ["saySession", "interruptSession", "addSessionContext", "putRecordingStorage"]',
+          'checks.not_a_server_error.expected-statuses = ["2XX", "3XX", "4XX", 503]',
+          '',
+        ].join('\n'),
+      );
       const st = Bun.spawn(
         [
           PYTHON,
@@ -141,7 +157,7 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
           '-H',
           `Authorization: Bearer ${account.apiKey}`,
           '--max-examples',
-          '20',
+          '25',
           '--seed',
           '7',
           '--checks',
@@ -151,10 +167,9 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
           // (test/embed/embed-start.test.ts sends it good and odd bodies).
           '--exclude-operation-id',
           'startEmbedSession',
-          // Without RECORDING_STORAGE_KEY (as here) saving a bucket is the documented 503; the
-          // typed client's run fuzzes it with that answer allowed.
-          '--exclude-operation-id',
-          'putRecordingStorage',
+          // Two operations at a time: each case's generation (Python) overlaps the other's answer.
+          '--workers',
+          '2',
         ],
         { cwd: service.dataDir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } },
       );
@@ -173,7 +188,7 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
       expect(summary).not.toMatch(/failed|errored/i);
       await endAll(account);
     },
-    // ~1.5 min on a quiet machine; beside a CPU hog it went past 4 min (it fuzzes every operation).
+    // ~50 s on a quiet machine; beside a CPU hog it went past 4 min (it fuzzes every operation).
     480_000,
   );
 });
