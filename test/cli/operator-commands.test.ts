@@ -1,11 +1,14 @@
 // The operator CLI (`bun run likeness …`): one JSON line per command, the same whether it
-// opens the database itself or goes through a running service's admin endpoint.
-import { afterAll, describe, expect, test } from 'bun:test';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// opens the database itself or goes through a running service's admin endpoint. Each folder and
+// database starts migrated (test/support/database-templates.ts): what is run is the CLI, not
+// initdb and the migrations (test/db covers migrating an empty database). One service serves
+// the file, started beside the first test.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freshDatabase } from '../support/postgres.ts';
-import { readUntil, tempDir } from '../support/processes.ts';
+import { pgliteDirFor } from '../../src/db/index.ts';
+import { migratedDatabase, seedPglite } from '../support/database-templates.ts';
+import { drain, readUntil, tempDir } from '../support/processes.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 
@@ -160,65 +163,79 @@ async function consolePassword(
   expect((await signIn('another long password')).status).toBe(200);
 }
 
-describe('likeness CLI', () => {
-  const dirs: string[] = [];
-  afterAll(async () => {
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
+/** A fresh data folder holding the migrated embedded database. */
+async function seededDir(dirs: string[], prefix: string): Promise<string> {
+  const dataDir = await tempDir(dirs, prefix);
+  await seedPglite(pgliteDirFor(dataDir));
+  return dataDir;
+}
 
+const dirs: string[] = [];
+/**
+ * One `likeness serve` on the embedded database for the file, started here and left to come up
+ * while the first test runs: the CLI goes through it, and a second service is refused beside it.
+ */
+let serving: { dataDir: string; port: string; server: Bun.Subprocess<'ignore', 'pipe', 'inherit'> } | undefined;
+let listening: Promise<void>;
+beforeAll(async () => {
+  const dataDir = await seededDir(dirs, 'likeness-cli-');
+  // A port free now (a random one collided with an ephemeral port in a clean run).
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+  const port = String(probe.port);
+  probe.stop(true);
+  const server = Bun.spawn(['bun', CLI, 'serve'], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  });
+  serving = { dataDir, port, server };
+  // Read from now on (its lines never fill the pipe); awaited by the tests that need it.
+  listening = readUntil(server.stdout, 'listening').then(() => drain(server.stdout));
+  listening.catch(() => undefined);
+});
+/** The file's service, once it listens. */
+const running = async () => {
+  await listening;
+  return serving!;
+};
+afterAll(async () => {
+  if (serving) {
+    serving.server.kill('SIGTERM');
+    await serving.server.exited;
+  }
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+describe('likeness CLI', () => {
   test('works on the embedded database while no service runs', async () => {
-    const dataDir = await tempDir(dirs, 'likeness-cli-');
+    const dataDir = await seededDir(dirs, 'likeness-cli-');
     await exercise({ DATA_DIR: dataDir });
   });
 
   test('goes through the running service when it holds the embedded database', async () => {
-    const dataDir = await tempDir(dirs, 'likeness-cli-');
-    // A port free now (a random one collided with an ephemeral port in a clean run).
-    const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
-    const port = String(probe.port);
-    probe.stop(true);
-    const server = Bun.spawn(['bun', CLI, 'serve'], {
-      env: { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' },
-      stdout: 'pipe',
-      stderr: 'inherit',
-    });
-    try {
-      await readUntil(server.stdout, 'listening');
-      await exercise({ DATA_DIR: dataDir }, `http://127.0.0.1:${port}`);
-    } finally {
-      server.kill('SIGTERM');
-      await server.exited;
-    }
+    const { dataDir, port } = await running();
+    await exercise({ DATA_DIR: dataDir }, `http://127.0.0.1:${port}`);
   });
 
   test('works directly on Postgres', async () => {
     const dataDir = await tempDir(dirs, 'likeness-cli-');
-    await exercise({ DATA_DIR: dataDir, DATABASE_URL: await freshDatabase() });
+    await exercise({ DATA_DIR: dataDir, DATABASE_URL: await migratedDatabase() });
   });
 });
 
 describe('one embedded service per data folder', () => {
   test('a second service on the same DATA_DIR or port refuses to start', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'likeness-twice-'));
-    // A port free now (a random one collided with an ephemeral port in a clean run).
-    const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
-    const port = String(probe.port);
-    probe.stop(true);
-    const env = { ...process.env, DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1' };
-    const first = Bun.spawn(['bun', CLI, 'serve'], { env, stdout: 'pipe', stderr: 'inherit' });
-    try {
-      await readUntil(first.stdout, 'listening');
-      const sameFolder = await likeness({ DATA_DIR: dataDir, PORT: String(Number(port) + 1) }, 'serve');
-      expect(sameFolder.code).toBe(1);
-      expect(sameFolder.stderr).toContain('Another Likeness service');
-      const otherDir = await mkdtemp(join(tmpdir(), 'likeness-twice-'));
-      const samePort = await likeness({ DATA_DIR: otherDir, PORT: port, HOST: '127.0.0.1' }, 'serve');
-      expect(samePort.code).toBe(1);
-      await rm(otherDir, { recursive: true, force: true });
-    } finally {
-      first.kill('SIGTERM');
-      await first.exited;
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    // The file's service holds its folder and its port; the two tries go at once, each refused
+    // on its own ground.
+    const { dataDir, port } = await running();
+    const otherDir = await seededDir(dirs, 'likeness-twice-');
+    const [sameFolder, samePort] = await Promise.all([
+      likeness({ DATA_DIR: dataDir, PORT: String(Number(port) + 1) }, 'serve'),
+      likeness({ DATA_DIR: otherDir, PORT: port, HOST: '127.0.0.1' }, 'serve'),
+    ]);
+    expect(sameFolder.code).toBe(1);
+    expect(sameFolder.stderr).toContain('Another Likeness service');
+    expect(samePort.code).toBe(1);
+    expect(samePort.stderr).toContain(`port ${port}`);
   });
 });
