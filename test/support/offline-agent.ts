@@ -26,7 +26,12 @@ export interface OfflineAgentService {
   agentOutput(): string;
   /** Runs `step`; if it throws, the error carries the end of the worker's log (what CI shows). */
   explained<T>(step: () => Promise<T>): Promise<T>;
-  stop(): Promise<void>;
+  /**
+   * Stops the worker and the control plane. `jobs: 'kill'` ends the worker and its job processes
+   * at once, for a suite done with its sessions whose jobs may still be writing their summary and
+   * memory (a SIGTERM gives them AGENT_DRAIN_SECONDS and then their shutdown: past a hook's minute).
+   */
+  stop(options?: { jobs?: 'finish' | 'kill' }): Promise<void>;
 }
 
 /**
@@ -77,8 +82,24 @@ export async function startOfflineAgentService(
         throw error;
       }
     },
-    async stop() {
-      agent.kill('SIGTERM');
+    async stop({ jobs = 'finish' } = {}) {
+      if (jobs === 'kill') {
+        // Every process under the worker (job processes, their speech servers), found before any
+        // is killed: once a parent is gone its children are no longer listed under it.
+        const tree = [agent.pid];
+        for (let i = 0; i < tree.length; i++)
+          for (const line of Bun.spawnSync(['pgrep', '-P', String(tree[i])])
+            .stdout.toString()
+            .split('\n'))
+            if (line) tree.push(Number(line));
+        for (const pid of tree) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+      } else agent.kill('SIGTERM');
       await agent.exited;
       await service.stop();
       for (const dir of dirs) await rm(dir, { recursive: true, force: true });
