@@ -10,7 +10,7 @@
 // CONTEXT_TOTAL_MAX_CHARS usable.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { RpcError } from '@livekit/rtc-node';
-import { CHAT_MAX_CHARS } from '../../agent/conversation/chat.ts';
+import { CHAT_MAX_CHARS, CHAT_MIN_INTERVAL_MS } from '../../agent/conversation/chat.ts';
 import { CONTEXT_HEADING } from '../../agent/conversation/instructions.ts';
 import { VISITOR_CONTEXT_TOTAL_MAX_CHARS } from '../../agent/conversation/orders.ts';
 import { QUOTED_DATA_RULE } from '../../agent/conversation/quoted-data.ts';
@@ -176,7 +176,13 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
       const before = chats().length;
       expect(await note(visitor, { text: NOTE, respond: true })).toEqual({ code: 0, message: '' });
       const responded = await eventually(() => chats().slice(before)[0], 20_000, 'the reply to the note');
-      await Bun.sleep(2_100);
+      // The question once that reply is said (a chat message is not held back by the note: typed
+      // messages and the app's orders each have their own pace, agent/conversation/chat.ts).
+      await eventually(
+        async () => (await turns(id)).filter((t) => t.role === 'agent').length >= 2,
+        20_000,
+        'the reply to the note, said',
+      );
       await visitor.room.localParticipant!.sendText(QUESTION, { topic: CHAT_TOPIC });
       const asked = await eventually(
         () => chats().find((chat) => chat.userTexts.includes(QUESTION)),
@@ -228,11 +234,22 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
     const { id, visitor } = await visit({});
     try {
       const full = VISITOR_CONTEXT_TOTAL_MAX_CHARS / CHAT_MAX_CHARS;
+      // At the orders' pace (one every CHAT_MIN_INTERVAL_MS, at the agent): each note once it has
+      // passed since the last was sent, sent again if it still came too soon.
+      let sentAt = 0;
       for (let n = 0; n <= full; n++) {
-        if (n > 0) await Bun.sleep(2_100);
-        const outcome = await note(visitor, {
-          text: `Note ${n}: ${'v'.repeat(CHAT_MAX_CHARS - 10)}`.slice(0, CHAT_MAX_CHARS),
-        });
+        if (n > 0) await Bun.sleep(Math.max(0, sentAt + CHAT_MIN_INTERVAL_MS - performance.now()));
+        const outcome = await eventually(
+          async () => {
+            sentAt = performance.now();
+            const sent = await note(visitor, {
+              text: `Note ${n}: ${'v'.repeat(CHAT_MAX_CHARS - 10)}`.slice(0, CHAT_MAX_CHARS),
+            });
+            return sent.code === ORDER_RPC_ERRORS.tooMany ? undefined : sent;
+          },
+          10_000,
+          `note ${n}, at the orders' pace`,
+        );
         if (n < full) expect(outcome).toEqual({ code: 0, message: '' });
         else {
           expect(outcome.code).toBe(ORDER_RPC_ERRORS.refused);
@@ -251,7 +268,7 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
       expect(past.status).toBe(409);
       expect(((await past.json()) as { detail: string }).detail).toContain('context is full');
 
-      await Bun.sleep(2_100);
+      // No wait before it: the notes' pace (one order every 2 s) is not the typed messages' own.
       await visitor.room.localParticipant!.sendText(QUESTION, { topic: CHAT_TOPIC });
       const asked = await eventually(
         () => chats().find((chat) => chat.userTexts.includes(QUESTION) && chat.system.includes('Fact 0:')),
