@@ -98,7 +98,8 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
     const uploaded = await account.call('POST', '/v1/documents', { body: form });
     expect(uploaded.status).toBe(202);
     documentId = ((await uploaded.json()) as { document_id: string }).document_id;
-    await eventually(
+    // The tool and the identity are made while the document is processed; it is awaited below.
+    const ready = eventually(
       async () => {
         const read = (await (await account.call('GET', `/v1/documents/${documentId}`)).json()) as { status: string };
         if (read.status === 'failed') throw new Error(`the document failed: ${JSON.stringify(read)}`);
@@ -107,6 +108,7 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
       60_000,
       'the document to be ready',
     );
+    ready.catch(() => undefined);
     const tool = await account.call('POST', '/v1/tools', {
       body: JSON.stringify({
         name: 'issue_refund',
@@ -125,6 +127,7 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
         body: await identityForm({ language: 'en', prompt: `You are Ada, a shop assistant. ${marker}` }),
       })
     ).json()) as IdentityBody;
+    await ready;
     fakes.openai.respond((chat) => (chat.system.includes('Marker: untrusted-') ? model(chat) : 'Hello!'));
   }, 120_000);
   afterAll(() => service?.stop());
@@ -176,12 +179,13 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
       const before = chats().length;
       expect(await note(visitor, { text: NOTE, respond: true })).toEqual({ code: 0, message: '' });
       const responded = await eventually(() => chats().slice(before)[0], 20_000, 'the reply to the note');
-      // The question once that reply is said (a chat message is not held back by the note: typed
-      // messages and the app's orders each have their own pace, agent/conversation/chat.ts).
+      // The question while that reply is said, as a visitor typing over the agent (it was sent 2.1 s
+      // after the reply's request, mid-speech too: typed messages are not paced by the app's
+      // orders, agent/conversation/chat.ts, so no more than its start is waited for).
       await eventually(
-        async () => (await turns(id)).filter((t) => t.role === 'agent').length >= 2,
+        () => visitor.agent()?.attributes[AGENT_STATE_ATTRIBUTE] === 'speaking',
         20_000,
-        'the reply to the note, said',
+        'the reply to the note, being said',
       );
       await visitor.room.localParticipant!.sendText(QUESTION, { topic: CHAT_TOPIC });
       const asked = await eventually(
