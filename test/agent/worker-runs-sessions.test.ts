@@ -304,14 +304,14 @@ describe('agent worker', () => {
       // Minute n is charged at t0 + n·I, on the grid of the first frame: t0 is the job's own time
       // of it (the report's arrival here lags whenever this process, decoding the video, is busy).
       const t0 = Date.parse(received[1]!.body.at!);
-      for (const report of received.filter((r) => r.body.type === 'minute')) {
-        const late = report.wallAt - t0 - report.body.index! * BILLING_INTERVAL_MS;
-        // Never before its grid point (a few ms for the timestamps' rounding), and within the
-        // interval after it: a grid shifted by an interval either way fails (arrival lags on a
-        // busy machine).
-        expect(late).toBeGreaterThanOrEqual(-5);
-        expect(late).toBeLessThan(BILLING_INTERVAL_MS);
-      }
+      const lateness = received
+        .filter((r) => r.body.type === 'minute')
+        .map((report) => report.wallAt - t0 - report.body.index! * BILLING_INTERVAL_MS);
+      // Never before its grid point (a few ms for the timestamps' rounding). A grid shifted by an
+      // interval makes every report an interval late; one report's arrival may lag that much on
+      // a busy machine, so the least late of them is held within the interval.
+      for (const late of lateness) expect(late).toBeGreaterThanOrEqual(-5);
+      expect(Math.min(...lateness)).toBeLessThan(BILLING_INTERVAL_MS);
 
       await visitor.disconnect();
       await waitFor('visitor_left', () => reportsOf(roomName).find((r) => r.body.type === 'visitor_left'));

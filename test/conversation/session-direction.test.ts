@@ -4,7 +4,7 @@
 // identity unchanged), the greeting is said exactly (and "" says nothing until the visitor
 // does), and a visitor who goes quiet is asked once, in the session's language, then the
 // session ends `idle`, with the notice first and billed up to then; a visitor who answers is
-// not ended; 0 never asks. The offline model's side is session-direction-offline.test.ts.
+// not ended; 0 never asks. The offline model's side is session-orders-offline.test.ts (with the orders).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { IDLE_QUESTIONS } from '../../agent/conversation/idle.ts';
 import { CONTEXT_HEADING } from '../../agent/conversation/instructions.ts';
