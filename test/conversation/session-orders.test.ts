@@ -45,8 +45,11 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
   let other: TestAccount;
   let identity: IdentityBody;
   const marker = `Marker: orders-${engine}-3b7f.`;
+  /** Whether the voice (ElevenLabs' fake, for an identity's voice) was given this text in this file. */
+  let spoken: (text: string) => boolean;
 
   beforeAll(async () => {
+    spoken = fakes.spokenFromNow();
     service = await startTestService(engine, {
       livekit: 'local',
       agent: true,
@@ -71,10 +74,6 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
     who.call('POST', `/v1/sessions/${id}/${operation}`, body === undefined ? undefined : json(body));
   const turns = async (id: string) =>
     ((await (await account.call('GET', `/v1/sessions/${id}/transcript`)).json()) as { turns: Turn[] }).turns;
-  /** Whether the voice (ElevenLabs' fake, for an identity's voice) was given this text. */
-  const spoken = (text: string) =>
-    fakes.elevenlabs.received.contexts.some((c) => c.texts.join('').replace(/\s+/g, ' ').includes(text)) ||
-    fakes.openai.speeches.some((s) => s.input.includes(text));
   const modelChats = () => fakes.openai.chats.filter((chat) => chat.system.includes(marker));
 
   async function start(extra: Record<string, unknown> = {}): Promise<StartedSession> {

@@ -193,13 +193,18 @@ export const quietLogger = { warn: () => {}, info: () => {} };
 /**
  * A logger that keeps its warnings, to check what the recorder said. "The encoder is behind" is
  * the machine's, not the code's (these tests write ticks faster than real time, and a loaded run
- * leaves ffmpeg behind): it is counted in `behind`, not kept among the warnings.
+ * leaves ffmpeg behind): it is counted in `behind`, not kept among the warnings, and the ticks it
+ * cost (the recorder's "recording sent" line) in `droppedTicks`: the part is that much shorter.
  */
 export function keptLogger() {
   const logger = {
     warnings: [] as string[],
     behind: 0,
-    info: () => {},
+    droppedTicks: 0,
+    info(fields: unknown) {
+      const dropped = (fields as { dropped_ticks?: unknown } | undefined)?.dropped_ticks;
+      if (typeof dropped === 'number') logger.droppedTicks = dropped;
+    },
     warn(fields: unknown, message?: string) {
       const text = typeof fields === 'string' ? fields : (message ?? '');
       if (text.includes('encoder is behind')) logger.behind++;

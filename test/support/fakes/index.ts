@@ -10,6 +10,11 @@ export interface ProviderFakes {
   elevenlabs: FakeElevenLabs;
   /** DEEPGRAM_*, OPENAI_*, LLM_MODEL, ELEVENLABS_* for loadProviders. */
   env: Record<string, string>;
+  /**
+   * From now on, whether either voice (ElevenLabs' contexts, OpenAI's speech) was given a text.
+   * The fakes serve every suite of a test process: what suites before had spoken is not counted.
+   */
+  spokenFromNow(): (text: string) => boolean;
   stop(): Promise<void>;
 }
 
@@ -29,6 +34,14 @@ export async function startProviderFakes(): Promise<ProviderFakes> {
       LLM_MODEL: 'gpt-4o-mini',
       ELEVENLABS_API_KEY: 'fake-elevenlabs-key',
       ELEVENLABS_BASE_URL: elevenlabs.baseUrl,
+    },
+    spokenFromNow() {
+      const [contexts, speeches] = [elevenlabs.received.contexts.length, openai.speeches.length];
+      return (text) =>
+        elevenlabs.received.contexts
+          .slice(contexts)
+          .some((c) => c.texts.join('').replace(/\s+/g, ' ').includes(text)) ||
+        openai.speeches.slice(speeches).some((s) => s.input.includes(text));
     },
     async stop() {
       await Promise.all([deepgram.stop(), openai.stop(), elevenlabs.stop()]);
