@@ -14,13 +14,29 @@ import { CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
-import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { Listener } from '../support/voice.ts';
 
 interface Turn {
   role: 'user' | 'agent';
   text: string;
   ordered_by: string | null;
+}
+
+/**
+ * Types "What is my name?" until it is in the transcript: typed messages go at most one every
+ * 2 s, and one sent before the conversation listens is not taken.
+ */
+async function typeNameQuestion(visitor: Visitor, turns: () => Promise<Turn[]>): Promise<void> {
+  await eventually(
+    async () => {
+      await visitor.room.localParticipant!.sendText('What is my name?', { topic: CHAT_TOPIC });
+      await Bun.sleep(2_100);
+      return (await turns()).some((t) => t.role === 'user');
+    },
+    90_000,
+    'the question to reach the conversation',
+  );
 }
 
 // One service for both describes: an agent-only process and its warm job processes take
@@ -81,15 +97,7 @@ describe('orders with the offline models', () => {
             'the context order taken',
           );
           expect(added.status).toBe(200);
-          await eventually(
-            async () => {
-              await visitor.room.localParticipant!.sendText('What is my name?', { topic: CHAT_TOPIC });
-              await Bun.sleep(2_100);
-              return (await turns()).some((t) => t.role === 'user');
-            },
-            90_000,
-            'the question to reach the conversation',
-          );
+          await typeNameQuestion(visitor, turns);
           const replied = await eventually(
             async () => {
               const all = await turns();
@@ -162,15 +170,7 @@ describe("the start's context with the offline model", () => {
       ).turns;
     try {
       await eventually(() => visitor.agent(), 60_000, 'the agent');
-      await eventually(
-        async () => {
-          await visitor.room.localParticipant!.sendText('What is my name?', { topic: CHAT_TOPIC });
-          await Bun.sleep(2_100);
-          return (await turns()).some((t) => t.role === 'user');
-        },
-        90_000,
-        'the question to reach the conversation',
-      );
+      await typeNameQuestion(visitor, turns);
       return await eventually(
         async () => {
           const all = await turns();
