@@ -71,7 +71,7 @@ if (process.argv.includes('--write')) {
   const known = JSON.parse(await readFile(path, 'utf8').catch(() => '{}')) as Record<string, number>;
   for (const f of files) known[f.file] = Math.round(f.seconds * 10) / 10;
   const sorted = Object.fromEntries(Object.entries(known).sort(([a], [b]) => a.localeCompare(b)));
-  await writeFile(path, `${JSON.stringify(sorted, null, 1)}\n`);
+  await writeFile(path, `${JSON.stringify(sorted, null, 2)}\n`);
 }
 files.sort((a, b) => b.seconds - a.seconds);
 const sum = (pick: (f: FileTiming) => number) => files.reduce((total, f) => total + pick(f), 0);
