@@ -8,19 +8,21 @@ import {
   type AvatarFallbackReport,
   avatarShapeFor,
   isSessionRoom,
+  type ParsedDispatch,
   parseDispatchMetadata,
 } from '../src/contract/index.ts';
 import { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from './agents-adapter/index.ts';
-import { prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
+import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
+import { reportAfterwards } from './conversation/afterwards.ts';
 import { type Conversation, startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
 import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
-import { reportWritten, sessionOver } from './conversation/summary.ts';
+import { type JobShutdown, jobShutdown } from './job-shutdown.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
 import { recordJob } from './recording/index.ts';
-import { deliver, httpReporter, meterRoomParticipants, StreamingMeter } from './reports/index.ts';
+import { deliver, httpReporter, meterRoomParticipants, type Reporter, StreamingMeter } from './reports/index.ts';
 import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
 import { joinSessionsHere, replyThreadsHere } from './sessions-here.ts';
 
@@ -95,7 +97,60 @@ async function loadSentenceReader(modelsDir: string): Promise<SentenceEnd | unde
   }
 }
 
+/** What every step of a session's job is given. */
+interface SessionJob {
+  ctx: JobContext<ProcessData>;
+  metadata: ParsedDispatch;
+  logger: AgentLogger;
+  /** Every report of the session goes to the same endpoint, with the session's token. */
+  reporter: Reporter;
+  shutdown: JobShutdown;
+}
+
 async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
+  const job = readDispatch(ctx);
+  if (!job) return;
+  const meter = meterSession(job);
+  // The face loads and the greeting is voiced while the job connects.
+  const preparedAvatar = prepareFace(job);
+  const greetingVoice = (ctx.proc.userData.offline ?? Promise.resolve(undefined)).then((offline) =>
+    prepareSessionGreeting(job.metadata, loadProviders(process.env), offline, job.logger),
+  );
+  if (!(await joinRoom(job))) return;
+  meter.agentJoined();
+  meterRoomParticipants(ctx.room, meter);
+  // The backend's orders (and the visitor's app's, when allowed): carried out once the conversation runs.
+  const orders = takeOrders({ room: ctx.room, metadata: job.metadata, reporter: job.reporter, logger: job.logger });
+  job.shutdown.add(async () => orders.close());
+  // Counted among the machine's sessions while it serves (the offline replies' threads follow the count).
+  const leaveSessionsHere = joinSessionsHere();
+  job.shutdown.add(async () => leaveSessionsHere());
+  const face = await startFace(job, preparedAvatar, meter);
+  const ending = endingOfConversation(job);
+  // The face streams already; a process that took the job while loading its models finishes here.
+  const offline = await ctx.proc.userData.offline;
+  if (ending.leaving()) return;
+  const conversation = await startConversation({
+    ctx,
+    metadata: job.metadata,
+    providers: loadProviders(process.env),
+    offline,
+    greetingVoice,
+    sentenceReader: offline?.sentenceEnd ?? ctx.proc.userData.sentenceEnd,
+    vad: ctx.proc.userData.vad ?? new inference.VAD(),
+    speech: face.speech,
+    audible: face.audible,
+    onVisitorSpeaking: (speaking) => face.avatar?.visitorSpeaking(speaking),
+    reporter: job.reporter,
+    orders,
+    framesPublished: face.avatar?.framesPublished,
+    logger: job.logger,
+  });
+  await ending.began(conversation);
+}
+
+/** The session the job is for, from its dispatch; none (and the job ends) when that is not valid. */
+function readDispatch(ctx: JobContext<ProcessData>): SessionJob | undefined {
   const job = { job_id: ctx.job.id, room: ctx.job.room?.name };
   const parsed = parseDispatchMetadata(ctx.job.metadata);
   if (!parsed.ok) {
@@ -103,13 +158,20 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     // control plane sees its agent does not arrive.
     jobLogger(job).error({ problem: parsed.problem }, 'invalid dispatch metadata; shutting down');
     ctx.shutdown('invalid dispatch metadata');
-    return;
+    return undefined;
   }
   const metadata = parsed.metadata;
   const logger = jobLogger({ session_id: metadata.session_id, ...job, participant: metadata.visitor_identity });
-  // Every report of the session goes to the same endpoint, with the session's token.
-  const reporter = httpReporter({ url: metadata.report_url, token: metadata.report_token });
+  return {
+    ctx,
+    metadata,
+    logger,
+    reporter: httpReporter({ url: metadata.report_url, token: metadata.report_token }),
+    shutdown: jobShutdown(ctx, logger),
+  };
+}
 
+function meterSession({ metadata, reporter, logger, shutdown }: SessionJob): StreamingMeter {
   const meter = new StreamingMeter({
     intervalSeconds: metadata.billing_interval_seconds,
     visitorIdentity: metadata.visitor_identity,
@@ -120,52 +182,50 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   });
   // Shutdown callbacks run after the room is left: the meter delivers what it still holds,
   // the news that this agent is gone first when its worker stopped it.
-  ctx.addShutdownCallback(() => {
+  shutdown.add(() => {
     if (stoppedByWorker()) meter.agentLeaving();
     return meter.close();
   });
+  return meter;
+}
 
-  // The face loads while the job connects.
-  const preparedAvatar = metadata.avatar_enabled
-    ? prepareAvatar({
-        identity: metadata.identity,
-        shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true),
-        test: metadata.test === true,
-        logger: metadata.identity ? logger.child({ identity_id: metadata.identity.identity_id }) : logger,
-      })
-    : null;
+function prepareFace({ metadata, logger }: SessionJob): PreparedAvatar | null {
+  if (!metadata.avatar_enabled) return null;
+  return prepareAvatar({
+    identity: metadata.identity,
+    shape: metadata.avatar_shape ?? avatarShapeFor(metadata.form_factor, true),
+    test: metadata.test === true,
+    logger: metadata.identity ? logger.child({ identity_id: metadata.identity.identity_id }) : logger,
+  });
+}
 
-  // The greeting is voiced while the job connects and the face starts (once the models are in).
-  const greetingVoice = (ctx.proc.userData.offline ?? Promise.resolve(undefined)).then((offline) =>
-    prepareSessionGreeting(metadata, loadProviders(process.env), offline, logger),
-  );
-
+/** Into the session's room; false (and the job ends) when it is gone. */
+async function joinRoom({ ctx, metadata, logger }: SessionJob): Promise<boolean> {
   // Audio only: the visitor's camera is subscribed to by the conversation, and only with visual awareness.
+  // Dynacast: LiveKit pauses the face's video encoder while nobody subscribes to it (before the
+  // visitor comes, a visitor on audio only or with the tab hidden): half the job's CPU then.
   try {
-    await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY);
+    await ctx.connect(undefined, AutoSubscribe.AUDIO_ONLY, undefined, true);
   } catch (error) {
     // The session ended before the job got going (its room is gone).
     logger.warn({ err: error }, 'could not join the room');
     ctx.shutdown('room unavailable');
-    return;
+    return false;
   }
   if (!isSessionRoom(ctx.room.metadata, metadata.session_id)) {
     // A LiveKit that auto-creates rooms made a fresh one for this late job: nobody will come.
     logger.warn("the room is not the session's any more; leaving");
     ctx.shutdown('session room gone');
-    return;
+    return false;
   }
   // Before anything registers a handler: the framework's defaults included (room-inputs.ts).
   serveOnly(ctx.room, JOB_INPUTS, logger);
-  meter.agentJoined();
-  meterRoomParticipants(ctx.room, meter);
-  // The backend's orders (and the visitor's app's, when allowed): carried out once the conversation runs.
-  const orders = takeOrders({ room: ctx.room, metadata, reporter, logger });
-  ctx.addShutdownCallback(async () => orders.close());
-  // Counted among the machine's sessions while it serves (the offline replies' threads follow the count).
-  const leaveSessionsHere = joinSessionsHere();
-  ctx.addShutdownCallback(async () => leaveSessionsHere());
+  return true;
+}
 
+/** The avatar (or the voice alone), recorded when the session is; it streams from the moment the job is in the room. */
+async function startFace(job: SessionJob, prepared: PreparedAvatar | null, meter: StreamingMeter) {
+  const { ctx, metadata, logger, reporter, shutdown } = job;
   // A recorded session (contract/recordings.ts): this job's part, from the avatar's first frame on.
   const recording =
     metadata.record === true
@@ -179,13 +239,12 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
           logger,
         })
       : null;
-  if (recording) ctx.addShutdownCallback(() => recording.stop());
-
-  // The avatar streams from the moment the job is in the room (billing starts at its first frame).
-  const avatar = preparedAvatar
+  if (recording) shutdown.add(() => recording.stop());
+  // Billing starts at the avatar's first frame.
+  const avatar = prepared
     ? await startAvatar({
         room: ctx.room,
-        prepared: preparedAvatar,
+        prepared,
         recorder: recording?.recorder,
         onFirstFrame: (atMs) => meter.firstFramePublished(atMs),
         onFallback: (fallback) => {
@@ -196,41 +255,52 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
         },
       })
     : null;
-  if (avatar) ctx.addShutdownCallback(() => avatar.stop());
-  const voiceOnly = avatar ? null : await startVoice({ room: ctx.room, logger, recorder: recording?.recorder });
-  if (voiceOnly) ctx.addShutdownCallback(() => voiceOnly.stop());
+  if (avatar) {
+    shutdown.add(() => avatar.stop());
+    return { avatar, speech: avatar.speech, audible: avatar.audible };
+  }
+  const voiceOnly = await startVoice({ room: ctx.room, logger, recorder: recording?.recorder });
+  shutdown.add(() => voiceOnly.stop());
+  return { avatar: null, speech: voiceOnly.speech, audible: voiceOnly.audible };
+}
 
-  // Registered before the conversation starts: it waits for the visitor, who may never come.
+/**
+ * What the conversation leaves behind (its summary…) is written once, as soon as the room is
+ * gone: agents' shutdown calls its callbacks only after waiting for this entrypoint (up to 15 s)
+ * and the session's close (up to 60 s), which need not delay the summary. Registered before the
+ * conversation starts: it waits for the visitor, who may never come.
+ */
+function endingOfConversation({ ctx, metadata, logger, reporter, shutdown }: SessionJob) {
   let conversation: Conversation | undefined;
   let leaving = false;
-  ctx.addShutdownCallback(async () => {
+  let leftBehind: Promise<void> | undefined;
+  const leaveBehind = async () => {
+    if (!conversation) return;
+    const closing = conversation;
+    leftBehind ??= closeWithin(closing, CONVERSATION_CLOSE_MS, logger).then(() =>
+      reportAfterwards({
+        afterwards: closing,
+        access: ctx.info,
+        roomName: metadata.session_id,
+        stoppedByWorker,
+        reporter,
+        logger,
+      }),
+    );
+    await leftBehind;
+  };
+  ctx.room.once(RoomEvent.Disconnected, () => void leaveBehind().finally(() => shutdown.roomGone()));
+  shutdown.add(async () => {
     leaving = true;
-    await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
-    // Only once the session is over: a job its worker stopped leaves it to another agent.
-    if (conversation && (await sessionOver(ctx.info, metadata.session_id, stoppedByWorker()))) {
-      await reportWritten(conversation.summary, reporter, logger);
-      await reportWritten(conversation.outcome, reporter, logger);
-      await reportWritten(conversation.memory, reporter, logger);
-    }
+    await leaveBehind();
   });
-  // The face streams already; a process that took the job while loading its models finishes here.
-  const offline = await ctx.proc.userData.offline;
-  if (leaving) return;
-  conversation = await startConversation({
-    ctx,
-    metadata,
-    providers: loadProviders(process.env),
-    offline,
-    greetingVoice,
-    sentenceReader: offline?.sentenceEnd ?? ctx.proc.userData.sentenceEnd,
-    vad: ctx.proc.userData.vad ?? new inference.VAD(),
-    speech: (avatar ?? voiceOnly)!.speech,
-    audible: (avatar ?? voiceOnly)!.audible,
-    onVisitorSpeaking: (speaking) => avatar?.visitorSpeaking(speaking),
-    reporter,
-    orders,
-    framesPublished: avatar?.framesPublished,
-    logger,
-  });
-  if (leaving) await closeWithin(conversation, CONVERSATION_CLOSE_MS, logger);
+  return {
+    /** The job is ending: no conversation should start. */
+    leaving: () => leaving,
+    /** The conversation runs; one that started as the job was ending is closed at once. */
+    async began(started: Conversation): Promise<void> {
+      conversation = started;
+      if (leaving) await closeWithin(started, CONVERSATION_CLOSE_MS, logger);
+    },
+  };
 }

@@ -110,74 +110,13 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   const rooms = new RoomServiceClient(options.wsURL.replace(/^ws/, 'http'), options.apiKey, options.apiSecret, {
     requestTimeout: 5,
   });
-  /**
-   * The sessions this worker runs or has accepted: a job waits for its assignment and for a
-   * process (seconds, when none was warm) before it runs. The heartbeats list both, or the
-   * control plane would take a waiting session for unanswered and send it to a second agent.
-   */
-  const takenSessions = () => [
-    ...new Set(
-      [...server.activeJobs.map((job) => job.job), ...launchingJobs(server)].map((job) => job.room?.name ?? job.id),
-    ),
-  ];
+  const takenSessions = () => sessionsTakenBy(server);
   const answerOffer = jobOfferAnswerer({ rooms, capacity: maxConcurrentJobs, taken: () => takenSessions().length });
-  const serverOptions = new ServerOptions({
-    agent: JOB_ENTRY,
-    agentName: options.agentName,
-    wsURL: options.wsURL,
-    apiKey: options.apiKey,
-    apiSecret: options.apiSecret,
-    host: healthHost,
-    port: healthPort,
-    // The load LiveKit balances on. The agents default is the whole machine's CPU use, and
-    // LiveKit gives no job to a worker reporting 1.0: on a box busy with the server, the
-    // database and the media, sessions would get no agent. Running jobs against a capacity
-    // is what this worker can actually take.
-    loadFunc: async (server) => Math.min(1, server.activeJobs.length / maxConcurrentJobs),
-    loadThreshold: 1,
-    // Job processes are forked and initialised ahead of dispatches (loading the offline models
-    // takes seconds), one for each slot the running jobs leave free (agents' pool, patched: its
-    // idle count covers the running processes too; agents-adapter P4). A burst that fills the
-    // worker finds every process ready, and forks no spare while its sessions start.
-    numIdleProcesses: maxConcurrentJobs,
-    // Rooms that are gone and a full worker are refused (agent/job-offers.ts).
-    // Rooms that are gone and a full worker are refused (agent/job-offers.ts).
-    requestFunc: async (request) => {
-      if ((await answerOffer(request.room?.name)) === 'reject') return request.reject();
-      await request.accept();
-    },
-    // A job process loads the offline models in prewarm (4–8 s on an idle 2-core machine):
-    // under load the agents' 10 s default killed every process before it was ready, and
-    // sessions got no agent at all.
-    initializeProcessTimeout: JOB_INITIALIZE_TIMEOUT_MS,
-    shutdownProcessTimeout: JOB_SHUTDOWN_TIMEOUT_MS,
-    logLevel,
-    // The agents' production flag only changes defaults (health port 8081, idle processes
-    // per core, a CPU threshold), and every one of them is set here.
-    production: false,
-  });
-  if (serverOptions.agentName !== options.agentName) {
-    // LIVEKIT_AGENT_NAME_OVERRIDE (set by `lk simulate`) silently replaces the name given here.
-    throw new Error(
-      `the agent name was overridden to "${serverOptions.agentName}" by LIVEKIT_AGENT_NAME_OVERRIDE; unset it`,
-    );
-  }
+  const serverOptions = serverOptionsFor(options, { healthHost, healthPort, maxConcurrentJobs, logLevel, answerOffer });
   const server = new AgentServer(serverOptions);
 
   let stopping = false;
-  const registered = whenRegistered(server);
-  const running = server.run();
-  try {
-    await Promise.race([
-      registered,
-      running.then(() => {
-        throw new Error('the agent worker stopped before it registered');
-      }),
-    ]);
-  } catch (error) {
-    await server.close();
-    throw error;
-  }
+  const { running } = await runUntilRegistered(server);
   // Random per start: a restarted worker is a new one, and the old one's row simply expires.
   const workerId = `${options.agentName}-${randomBytes(8).toString('hex')}`;
   const logger = agentLog().child({ worker_id: workerId });
@@ -207,36 +146,20 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   });
 
   let stopped: Promise<void> | undefined;
-  let warmedUp = false;
-  // Once a process was warm for every slot (readiness waits for that), processes forked to
-  // replace ended sessions take a job before their offline models are loaded: three sessions
-  // ending together left three processes loading at once for ~10 s on two cores, and a visitor
-  // arriving then waited for one with a blank room. Now the face comes first, the voice when
-  // the models are in (the processes forked from then on are told so). Watched until then, as
-  // readiness probes may never ask.
-  setJobProcessEnvironment({ modelsInBackground: false });
-  const isWarmedUp = (): boolean => {
-    if (warmedUp || warmProcesses(server) < maxConcurrentJobs) return warmedUp;
-    warmedUp = true;
-    setJobProcessEnvironment({ modelsInBackground: true });
-    clearInterval(warmWatch);
-    return true;
-  };
-  const warmWatch = setInterval(isWarmedUp, 250);
-  warmWatch.unref();
+  const warmUp = watchWarmUp(server, maxConcurrentJobs);
   return {
     id: workerId,
     healthUrl: `http://${healthHost.includes(':') ? `[${healthHost}]` : healthHost}:${healthPort}`,
     capacity: maxConcurrentJobs,
     // agents keeps them in a private pool (agents-adapter P6).
     warmProcesses: () => warmProcesses(server),
-    warmedUp: isWarmedUp,
+    warmedUp: warmUp.done,
     runningSessions: () => server.activeJobs.length,
     stopping: () => stopping,
     stop({ drainTimeoutMs = 0 } = {}) {
       stopped ??= (async () => {
         stopping = true;
-        clearInterval(warmWatch);
+        warmUp.stop();
         freedSlots.stop();
         // Draining from now: the control plane sends no more sessions this way, and the
         // heartbeats go on listing the running ones, which are not lost while they drain.
@@ -251,6 +174,121 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
       return stopped;
     },
   };
+}
+
+/**
+ * The sessions a worker runs or has accepted: a job waits for its assignment and for a
+ * process (seconds, when none was warm) before it runs. The heartbeats list both, or the
+ * control plane would take a waiting session for unanswered and send it to a second agent.
+ */
+function sessionsTakenBy(server: AgentServer): string[] {
+  return [
+    ...new Set(
+      [...server.activeJobs.map((job) => job.job), ...launchingJobs(server)].map((job) => job.room?.name ?? job.id),
+    ),
+  ];
+}
+
+/** Runs the worker; resolves (with its run) once LiveKit has registered it, or closes it and throws. */
+async function runUntilRegistered(server: AgentServer): Promise<{ running: Promise<void> }> {
+  const registered = whenRegistered(server);
+  const running = server.run();
+  try {
+    await Promise.race([
+      registered,
+      running.then(() => {
+        throw new Error('the agent worker stopped before it registered');
+      }),
+    ]);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  // Wrapped: an async function returning the run itself would wait for it to end.
+  return { running };
+}
+
+/**
+ * Once a process was warm for every slot (readiness waits for that), processes forked to
+ * replace ended sessions take a job before their offline models are loaded: three sessions
+ * ending together left three processes loading at once for ~10 s on two cores, and a visitor
+ * arriving then waited for one with a blank room. Now the face comes first, the voice when
+ * the models are in (the processes forked from then on are told so). Watched until then, as
+ * readiness probes may never ask.
+ */
+function watchWarmUp(server: AgentServer, maxConcurrentJobs: number): { done(): boolean; stop(): void } {
+  let warmedUp = false;
+  setJobProcessEnvironment({ modelsInBackground: false });
+  const done = (): boolean => {
+    if (warmedUp || warmProcesses(server) < maxConcurrentJobs) return warmedUp;
+    warmedUp = true;
+    setJobProcessEnvironment({ modelsInBackground: true });
+    clearInterval(watch);
+    return true;
+  };
+  const watch = setInterval(done, 250);
+  watch.unref();
+  return { done, stop: () => clearInterval(watch) };
+}
+
+/** agents' options for this worker: its name, its health port, its capacity and how jobs are offered and run. */
+function serverOptionsFor(
+  options: AgentWorkerOptions,
+  {
+    healthHost,
+    healthPort,
+    maxConcurrentJobs,
+    logLevel,
+    answerOffer,
+  }: {
+    healthHost: string;
+    healthPort: number;
+    maxConcurrentJobs: number;
+    logLevel: string;
+    answerOffer: ReturnType<typeof jobOfferAnswerer>;
+  },
+): ServerOptions {
+  const serverOptions = new ServerOptions({
+    agent: JOB_ENTRY,
+    agentName: options.agentName,
+    wsURL: options.wsURL,
+    apiKey: options.apiKey,
+    apiSecret: options.apiSecret,
+    host: healthHost,
+    port: healthPort,
+    // The load LiveKit balances on. The agents default is the whole machine's CPU use, and
+    // LiveKit gives no job to a worker reporting 1.0: on a box busy with the server, the
+    // database and the media, sessions would get no agent. Running jobs against a capacity
+    // is what this worker can actually take.
+    loadFunc: async (server) => Math.min(1, server.activeJobs.length / maxConcurrentJobs),
+    loadThreshold: 1,
+    // Job processes are forked and initialised ahead of dispatches (loading the offline models
+    // takes seconds), one for each slot the running jobs leave free (agents' pool, patched: its
+    // idle count covers the running processes too; agents-adapter P4). A burst that fills the
+    // worker finds every process ready, and forks no spare while its sessions start.
+    numIdleProcesses: maxConcurrentJobs,
+    // Rooms that are gone and a full worker are refused (agent/job-offers.ts).
+    requestFunc: async (request) => {
+      if ((await answerOffer(request.room?.name)) === 'reject') return request.reject();
+      await request.accept();
+    },
+    // A job process loads the offline models in prewarm (4–8 s on an idle 2-core machine):
+    // under load the agents' 10 s default killed every process before it was ready, and
+    // sessions got no agent at all.
+    initializeProcessTimeout: JOB_INITIALIZE_TIMEOUT_MS,
+    shutdownProcessTimeout: JOB_SHUTDOWN_TIMEOUT_MS,
+    logLevel,
+    // The agents' production flag only changes defaults (health port 8081, idle processes
+    // per core, a CPU threshold), and every one of them is set here.
+    production: false,
+  });
+  if (serverOptions.agentName !== options.agentName) {
+    // LIVEKIT_AGENT_NAME_OVERRIDE (set by `lk simulate`) silently replaces the name given here.
+    throw new Error(
+      `the agent name was overridden to "${serverOptions.agentName}" by LIVEKIT_AGENT_NAME_OVERRIDE; unset it`,
+    );
+  }
+  return serverOptions;
 }
 
 /**

@@ -11,12 +11,12 @@ import { creditRoutes } from './credits/index.ts';
 import { EMBED_START_PATH, embedRoutes } from './embed/index.ts';
 import { healthRoutes } from './health/index.ts';
 import { bodyParsers } from './http/body.ts';
-import { clientAddresses } from './http/client-addresses.ts';
+import { clientUrls } from './http/client-urls.ts';
 import { ApiError, httpErrors } from './http/errors.ts';
 import { finishedRequests } from './http/finished-requests.ts';
 import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { identityRoutes } from './identities/index.ts';
-import { trainingAttempts } from './identities/limits.ts';
+import { trainingAttempts } from './identities/training-limits.ts';
 import { documentRoutes, knowledgeRoutes } from './knowledge/index.ts';
 import { signalProxy } from './livekit/signal-proxy.ts';
 import { logRequest } from './logging/index.ts';
@@ -56,9 +56,10 @@ function methodsByPath(app: { routes: { method: string; path: string }[] }): (pa
   };
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the app's route table: hooks, then every feature's routes, in the order Elysia must see them
 export function buildApp(services: Services) {
   const { config, database } = services;
-  const addressesFor = clientAddresses({
+  const urlsFor = clientUrls({
     links: services.assetLinks,
     rtcUrl: services.livekit.publicUrl,
     tls: config.tls,
@@ -69,8 +70,8 @@ export function buildApp(services: Services) {
     store: services.store,
     pipelines: services.pipelines,
     retraining: services.retraining,
-    mediaLimits: services.mediaLimits,
-    addressesFor,
+    uploadBounds: services.uploadBounds,
+    urlsFor,
     onboardingCost: config.credits.onboardingCost,
     voices: services.voices,
     workLeaseSeconds: config.workLeaseSeconds,
@@ -85,7 +86,7 @@ export function buildApp(services: Services) {
     settings: config.sessions,
     agentName: config.livekit.agentName,
     assetLinks: services.assetLinks,
-    addressesFor,
+    urlsFor,
     internalUrl: config.internalUrl,
     limits: config.limits,
   };
@@ -122,7 +123,7 @@ export function buildApp(services: Services) {
       .use(documentRoutes(knowledgeDeps, audience))
       .use(publishableKeyRoutes(database.db, audience))
       .use(visitorRoutes({ db: database.db, tokens: services.visitorTokens }, audience))
-      .use(recordingRoutes({ ...recordingDeps, store: services.store, addressesFor }, audience))
+      .use(recordingRoutes({ ...recordingDeps, store: services.store, urlsFor }, audience))
       .use(recordingStorageRoutes({ ...recordingDeps, rules: recordingDeps.bucketRules }, audience));
   // Bun's own cap (an empty 413) only bounds bodies sent without Content-Length; the check
   // below answers those with a length, in the error shape (docs/api.md#errors), before reading them.

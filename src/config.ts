@@ -258,6 +258,7 @@ export interface ConsoleSettings {
   origin: string;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the configuration table: one line per setting with its default in sight, all in one place
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080);
   const host = env.HOST || '0.0.0.0';

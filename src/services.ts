@@ -16,7 +16,7 @@ import { TrainingUpgrades } from './identities/training-upgrades.ts';
 import { KnowledgeService } from './knowledge/index.ts';
 import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
-import { defaultMediaLimits, type MediaLimits } from './media/index.ts';
+import { defaultUploadBounds, type UploadBounds } from './media/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/registry.ts';
 import { RecordingFinisher } from './recordings/index.ts';
 import { AgentWatch } from './sessions/agent-watch.ts';
@@ -40,7 +40,7 @@ export interface Services {
   retraining: Retraining;
   /** Identities trained by an older version of their pipeline's training, trained again in the background. */
   trainingUpgrades: TrainingUpgrades;
-  mediaLimits: MediaLimits;
+  uploadBounds: UploadBounds;
   /** Preset voices and cloning (ElevenLabs when configured). */
   voices: Voices;
   operations: Operations;
@@ -72,7 +72,7 @@ export interface ServiceOverrides {
   database?: DatabaseHandle;
   store?: AssetStore;
   pipelines?: PipelineRegistry;
-  mediaLimits?: MediaLimits;
+  uploadBounds?: UploadBounds;
   /** Use this LiveKit instead of LIVEKIT_URL or a local server. */
   livekit?: LivekitConnection;
   /** Resolve webhook hosts with this instead of the system's DNS. */
@@ -113,6 +113,7 @@ async function openLivekit(config: Config): Promise<{ connection: LivekitConnect
   };
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the service's wiring: each part built from those before it, then handed out as one object
 export async function openServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   // First: a pipeline module that does not load stops the start before anything is opened
   // (a database handed in belongs to the service from here, so it is closed).
@@ -126,7 +127,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     overrides.database ??
     (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDirFor(config.dataDir) }));
   const store = overrides.store ?? createAssetStore(config);
-  const mediaLimits = overrides.mediaLimits ?? defaultMediaLimits;
+  const uploadBounds = overrides.uploadBounds ?? defaultUploadBounds;
   const db = database.db;
   const { connection: livekit, local: localLivekit } = overrides.livekit
     ? { connection: overrides.livekit }
@@ -142,24 +143,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     rejoinSeconds: config.sessions.rejoinSeconds,
     afterEnd: () => voices.releaseUnused(),
   });
-  // Started now, awaited by nobody: /readyz answers 503 until it is done.
-  let warm: 'warming' | 'ok' | Error = 'warming';
-  void warmUp({ pipelines, db }).then(
-    () => (warm = 'ok'),
-    (error: unknown) => (warm = error instanceof Error ? error : new Error(String(error))),
-  );
-  const readiness = new Readiness({
-    database: database.ping,
-    // LiveKit's own health answer: cheap, unlike listing its rooms.
-    livekit: async () => {
-      const answer = await fetch(`${httpUrlOf(livekit.url)}/`, { signal: AbortSignal.timeout(2_000) });
-      if (!answer.ok) throw new Error(`LiveKit answered ${answer.status}`);
-    },
-    warm: async () => {
-      if (warm === 'warming') throw new Error('warming up');
-      if (warm instanceof Error) throw warm;
-    },
-  });
+  const readiness = readinessOf({ pipelines, database, livekit });
   const adminToken = await adminTokenFor(config);
   const assetLinks = new AssetLinks(config.assetsUrl, adminToken, config.assetUrlTtlSeconds);
   return {
@@ -187,7 +171,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
       db,
       store,
       pipelines,
-      mediaLimits,
+      uploadBounds,
       voices,
       workLeaseSeconds: config.workLeaseSeconds,
     }),
@@ -195,11 +179,11 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
       db,
       store,
       pipelines,
-      mediaLimits,
+      uploadBounds,
       settings: config.trainingUpgrades,
       workLeaseSeconds: config.workLeaseSeconds,
     }),
-    mediaLimits,
+    uploadBounds,
     voices,
     operations: databaseOperations(db, config),
     adminToken,
@@ -213,11 +197,40 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
       store,
       settings: config.recordings,
       workLeaseSeconds: config.workLeaseSeconds,
-      ffmpegPath: mediaLimits.ffmpegPath,
+      ffmpegPath: uploadBounds.ffmpegPath,
       bucketRules: {
         allowPrivate: config.webhooks.allowPrivate,
         resolve: overrides.webhookResolver ?? systemResolver,
       },
     }),
   };
+}
+
+/** What /readyz checks: the database, LiveKit, and the warm-up, started now and awaited by nobody. */
+function readinessOf({
+  pipelines,
+  database,
+  livekit,
+}: {
+  pipelines: PipelineRegistry;
+  database: DatabaseHandle;
+  livekit: LivekitConnection;
+}): Readiness {
+  let warm: 'warming' | 'ok' | Error = 'warming';
+  void warmUp({ pipelines, db: database.db }).then(
+    () => (warm = 'ok'),
+    (error: unknown) => (warm = error instanceof Error ? error : new Error(String(error))),
+  );
+  return new Readiness({
+    database: database.ping,
+    // LiveKit's own health answer: cheap, unlike listing its rooms.
+    livekit: async () => {
+      const answer = await fetch(`${httpUrlOf(livekit.url)}/`, { signal: AbortSignal.timeout(2_000) });
+      if (!answer.ok) throw new Error(`LiveKit answered ${answer.status}`);
+    },
+    warm: async () => {
+      if (warm === 'warming') throw new Error('warming up');
+      if (warm instanceof Error) throw warm;
+    },
+  });
 }

@@ -43,6 +43,9 @@
 // P6 dist/worker.js: `warmProcesses`, the job processes initialised and waiting for a job (the
 //    pool is private): readiness (/readyz), the metrics, and when replacements may load their
 //    models behind the face. Tests: test/agent/agents-adapter.test.ts, test/avatar/burst.test.ts.
+// P7 dist/job.js: `JobContext.connect` takes `dynacast` (agents fixes it at false), so LiveKit
+//    pauses the face's video encoder while nobody subscribes to it (agent/job.ts): a job whose
+//    visitor is not watching spends half the CPU. Test: test/avatar/dynacast.test.ts.
 //
 // Workarounds at run time, without a patch: the worker's shutdown request read off agents' IPC
 // (job.ts), the `worker_msg` channel (worker.ts: announceAvailable), the session host

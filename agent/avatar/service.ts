@@ -35,6 +35,26 @@ export interface AvatarServiceOptions {
   logger: Pick<AgentLogger, 'warn'>;
 }
 
+/** The avatar service's own way into the room: it publishes as the agent's avatar. */
+function avatarToken(o: {
+  apiKey: string;
+  apiSecret: string;
+  roomName: string;
+  avatarParticipantIdentity: string;
+  agentParticipantIdentity: string;
+}): Promise<string> {
+  const token = new AccessToken(o.apiKey, o.apiSecret, {
+    identity: o.avatarParticipantIdentity,
+    name: 'avatar',
+    ttl: AVATAR_TOKEN_TTL_SECONDS,
+    attributes: { [PUBLISH_ON_BEHALF]: o.agentParticipantIdentity },
+  });
+  // An agent participant: clients and the session treat it as the agent's, not as a visitor.
+  token.kind = 'agent';
+  token.addGrant({ room: o.roomName, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+  return token.toJwt();
+}
+
 export async function startAvatarService(
   options: AvatarServiceOptions,
 ): Promise<{ speech: voice.AudioOutput; stop(): Promise<void> }> {
@@ -45,16 +65,6 @@ export async function startAvatarService(
   const agentParticipantIdentity = room.localParticipant!.identity;
   const avatarParticipantIdentity = `avatar-${pipeline.id}-${agentParticipantIdentity}`.slice(0, 128);
   const roomName = room.name!;
-
-  const token = new AccessToken(apiKey, apiSecret, {
-    identity: avatarParticipantIdentity,
-    name: 'avatar',
-    ttl: AVATAR_TOKEN_TTL_SECONDS,
-    attributes: { [PUBLISH_ON_BEHALF]: agentParticipantIdentity },
-  });
-  // An agent participant: clients and the session treat it as the agent's, not as a visitor.
-  token.kind = 'agent';
-  token.addGrant({ room: roomName, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
 
   // The avatar streams from its first published video (billing starts there, as with our own frames).
   let firstFrameSeen = false;
@@ -75,7 +85,7 @@ export async function startAvatarService(
   const starting = pipeline.start({
     livekitUrl: url,
     roomName,
-    token: await token.toJwt(),
+    token: await avatarToken({ apiKey, apiSecret, roomName, avatarParticipantIdentity, agentParticipantIdentity }),
     avatarParticipantIdentity,
     agentParticipantIdentity,
     identity: options.identity,

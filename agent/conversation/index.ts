@@ -3,7 +3,7 @@
 // session's language, through the avatar when there is one. The client sends nothing but
 // its microphone (and camera, with visual awareness).
 import { inference, type JobContext, llm, type VAD, voice } from '@livekit/agents';
-import type { RemoteParticipant } from '@livekit/rtc-node';
+import type { RemoteParticipant, Room } from '@livekit/rtc-node';
 import type { ProviderSettings, TurnDetection } from '../../src/config.ts';
 import type {
   AgentEndedReport,
@@ -15,23 +15,20 @@ import type {
 } from '../../src/contract/index.ts';
 import { closeRemoteSessionHost, syncCaptionsToPlayback } from '../agents-adapter/index.ts';
 import type { AgentLogger } from '../logging.ts';
-import { createProviders } from '../providers/index.ts';
+import { createProviders, type SessionProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
-import { deliver, type Reporter } from '../reports/index.ts';
+import type { Reporter } from '../reports/index.ts';
 import { type Afterwards, afterwards } from './afterwards.ts';
 import { CameraSampler } from './camera.ts';
 import { acceptChat } from './chat.ts';
-import { isFarewell } from './farewells.ts';
-import { plannedGreeting, recordingNotice } from './greeting.ts';
-import { IdentityAgent } from './identity-agent.ts';
+import { conversationAgent } from './conversation-agent.ts';
+import { sayFirstWords } from './first-words.ts';
 import { watchIdleVisitor } from './idle.ts';
-import { agentInstructions, followLanguageInstruction, isSpokenLanguage } from './instructions.ts';
-import { KnowledgeTurns, OFFLINE_KNOWLEDGE_CHARS } from './knowledge.ts';
 import type { OrderTaker } from './orders.ts';
-import { type PreparedGreeting, playable } from './prepared-greeting.ts';
-import { TurnQuality, turnMetricsFields } from './quality.ts';
-import { addQuotedData, fromVisitorApp, rememberedFacts } from './quoted-data.ts';
-import { conversationTools, endOnFarewell, type ToolsOptions } from './tools.ts';
+import type { PreparedGreeting } from './prepared-greeting.ts';
+import { TurnQuality } from './quality.ts';
+import { recordSessionTurns } from './session-turns.ts';
+import { SpokenLanguages } from './spoken-languages.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
 import { TranscriptLog } from './transcripts.ts';
 
@@ -71,28 +68,8 @@ export interface Conversation extends Afterwards {
   close(): Promise<void>;
 }
 
-/**
- * How long the greeting waits for the visitor to hear the agent. Usually a few hundred ms;
- * a client that never subscribes (a bot, a broken one) is greeted anyway.
- */
-const GREETING_WAIT_MS = 3_000;
-/**
- * …and then this long: the visitor's first video frame (a keyframe, encoded and sent on
- * request once they subscribe) comes first, and the greeting's synthesis, which starts the
- * moment it is said, does not take the CPU that frame needs (measured, docs/benchmarks.md).
- */
-const GREETING_AFTER_HEARD_MS = 400;
-/** …or this long when its voice was made ahead (prepared-greeting.ts): only the frame's own time. */
-const PREPARED_GREETING_AFTER_HEARD_MS = 100;
 /** How long a reply's speech waits for its next sentence before it is taken for hung. */
 const NEXT_SENTENCE_WAIT_MS = 45_000;
-
-/** One language normalised from whatever the STT reports ('es', 'es-ES', 'Spanish'…). */
-function spokenLanguageOf(reported: unknown): SpokenLanguage | null {
-  if (typeof reported !== 'string') return null;
-  const code = reported.toLowerCase().split(/[-_]/)[0];
-  return isSpokenLanguage(code) ? code : null;
-}
 
 /** The end-of-turn detection agents runs for a `TurnSettings.detection` mode. */
 function turnDetection(
@@ -106,13 +83,56 @@ function turnDetection(
   return 'vad';
 }
 
-/** Waits for the visitor, then starts the session and greets them. */
-export async function startConversation(options: ConversationOptions): Promise<Conversation> {
-  const { ctx, metadata, logger } = options;
-  const mode = metadata.language;
-  const providers = createProviders(options.providers, { language: mode, voice: metadata.voice }, options.offline);
-  logger.info({ ...providers.names, language: mode }, 'conversation providers');
+/** The first words, not waited for, then the visitor's silence watched (idle.ts) and the replies' prompt read ahead. */
+function greetAndWatch(
+  options: ConversationOptions,
+  {
+    session,
+    providers,
+    languages,
+    instructions,
+  }: { session: voice.AgentSession; providers: SessionProviders; languages: SpokenLanguages; instructions: string },
+) {
+  const { metadata, logger } = options;
+  const idle = watchIdleVisitor({
+    session,
+    timeoutSeconds: metadata.idle_timeout_seconds ?? 0,
+    language: () => languages.speaking,
+    reporter: options.reporter,
+    logger,
+  });
+  // Not waited for: the conversation is under way from here, and one that ends before the
+  // greeting (a visitor who typed at once and left) has what it leaves behind written at once
+  // (agent/job.ts), not after agents' shutdown waits.
+  void sayFirstWords({
+    session,
+    metadata,
+    audible: options.audible,
+    greetingVoice: options.greetingVoice,
+    // The replies' prompt is read ahead once the greeting has been spoken (a visitor speaking
+    // sooner has their reply read it): not beside the greeting's synthesis and first frames.
+    // The visitor's silence counts from then on.
+    afterGreeting(greeting) {
+      idle.start();
+      providers.prepareReplies(instructions, greeting);
+    },
+    notGreeted: () => idle.start(),
+    logger,
+  }).catch((error) => logger.warn({ err: error }, 'the first words could not be said'));
 
+  return idle;
+}
+
+/** What a conversation's turns go through: its languages and providers, its transcript, its turns' quality, the visitor's camera. */
+function conversationServices(options: ConversationOptions) {
+  const { ctx, metadata, logger } = options;
+  const languages = new SpokenLanguages(metadata.language);
+  const providers = createProviders(
+    options.providers,
+    { language: metadata.language, voice: metadata.voice },
+    options.offline,
+  );
+  logger.info({ ...providers.names, language: metadata.language }, 'conversation providers');
   const transcripts = new TranscriptLog(options.reporter, logger);
   const quality = new TurnQuality({
     reporter: options.reporter,
@@ -123,175 +143,17 @@ export async function startConversation(options: ConversationOptions): Promise<C
   const camera = metadata.visual_awareness
     ? new CameraSampler({ room: ctx.room, visitorIdentity: metadata.visitor_identity, logger })
     : null;
-  /** The language the agent speaks now: pinned, or in auto mode the visitor's last detected one. */
-  let speaking: SpokenLanguage = mode === 'auto' ? 'en' : mode;
-  let heard: SpokenLanguage | null = null;
+  return { languages, providers, transcripts, quality, camera };
+}
 
-  // Documents' passages and the visitor's app's notes reach the model as quoted data.
-  const quotedData = Boolean(metadata.knowledge_url || metadata.client_control);
-  // What is remembered of a returning visitor, quoted to every generation (memory.ts).
-  const facts = metadata.memory?.facts ?? [];
-  const remembered = facts.length > 0 ? [rememberedFacts(facts)] : [];
-  const instructions = agentInstructions({
-    prompt: metadata.identity?.prompt ?? null,
-    context: metadata.context,
-    language: mode,
-    visualAwareness: metadata.visual_awareness,
-    quotedData,
-    remembers: remembered.length > 0,
-  });
-  const knowledge = metadata.knowledge_url
-    ? new KnowledgeTurns({
-        url: metadata.knowledge_url,
-        reportToken: metadata.report_token,
-        language: () => speaking,
-        logger,
-        // The offline model reads a long prompt slowly: 2,400 characters of passages put its
-        // first word ~7.5 s later (bench/knowledge); it gets the best passage, cut.
-        maxChars: options.providers.openai ? undefined : OFFLINE_KNOWLEDGE_CHARS,
-      })
-    : null;
-  const toolsOptions: ToolsOptions = {
-    tools: metadata.tools ?? [],
-    toolCallsUrl: metadata.tool_calls_url,
-    reportToken: metadata.report_token,
-    visitorIdentity: metadata.visitor_identity,
-    participant: () => ctx.room.localParticipant,
-    language: () => speaking,
-    onCall(call) {
-      logger.info({ tool: call.name, outcome: call.outcome, duration_ms: call.duration_ms }, 'tool call');
-      transcripts.recordToolCall(call);
-      quality.toolCall(call);
-    },
-    async endSession() {
-      logger.info('the agent ended the session (end_session tool)');
-      if (!(await deliver(options.reporter, { type: 'agent_ended' }))) logger.warn('agent_ended could not be reported');
-    },
-    logger,
-  };
-  const tools = conversationTools(toolsOptions);
-  // The offline model never called end_session for a goodbye: there, a farewell the rule tells ends the session.
-  const endsOnFarewell =
-    providers.names.llm === 'offline' ? metadata.tools?.find((tool) => tool.type === 'end_session') : undefined;
-  /** A visitor's turn (spoken or typed) that takes leave: the goodbye, then the end; no reply. */
-  const endedOnFarewell = (message: llm.ChatMessage): boolean => {
-    if (!endsOnFarewell || !isFarewell(message.textContent ?? '')) return false;
-    // agents adds a visitor's turn to the conversation only with the reply it gets: added here
-    // as it does (the history, then the event the transcript listens to), before the goodbye.
-    session.history.insert(message);
-    session.emit(voice.AgentSessionEventTypes.ConversationItemAdded, voice.createConversationItemAddedEvent(message));
-    void endOnFarewell(session, endsOnFarewell, toolsOptions);
-    return true;
-  };
-  const agent = new IdentityAgent(instructions, tools, {
-    async beforeGeneration(chatCtx) {
-      addQuotedData(chatCtx, 'visitor_memory', remembered);
-      addQuotedData(chatCtx, 'visitor_notes', (options.orders?.visitorNotes() ?? []).map(fromVisitorApp));
-      await knowledge?.addTo(chatCtx);
-    },
-    async beforeReply(chatCtx, message) {
-      if (endedOnFarewell(message)) throw new voice.StopResponse();
-      if (mode === 'auto' && heard) {
-        if (heard !== speaking) {
-          speaking = heard;
-          providers.speakIn(heard);
-        }
-        chatCtx.addMessage({ role: 'system', content: followLanguageInstruction(heard) });
-      }
-      for (const image of (await camera?.takeFrames()) ?? []) {
-        message.content.push(llm.createImageContent({ image, inferenceDetail: 'low' }));
-      }
-    },
-  });
-
-  const turns = options.providers.turns;
-  const session = new voice.AgentSession({
-    stt: providers.stt,
-    llm: providers.llm,
-    tts: providers.tts,
-    vad: options.vad,
-    turnHandling: {
-      turnDetection: turnDetection(turns.detection, () => heard ?? speaking, options.sentenceReader),
-      endpointing: { minDelay: turns.minEndpointingDelayMs, maxDelay: turns.maxEndpointingDelayMs },
-      // 'vad': barge-in on the visitor's voice ('adaptive' is a LiveKit Cloud detector). A
-      // false interruption is not resumed: the avatar's output cannot pause.
-      interruption: { mode: 'vad', minDuration: turns.minInterruptionMs, resumeFalseInterruption: false },
-      // A reply prepared before the turn ends would miss the camera images and the language
-      // switch that are only added once it has ended.
-      preemptiveGeneration: { enabled: !metadata.visual_awareness && mode !== 'auto' },
-    },
-    // No echo to cancel: the visitor's client does that; interruptions work from the start.
-    aecWarmupDuration: null,
-    // The agents cut a reply whose speech has no next frame for 10 s, but that wait includes the
-    // model writing the next sentence: the offline model on a busy machine took 13 s, and the
-    // visitor heard "Sure," alone. A hung voice is still cut, later.
-    ttsReadIdleTimeout: NEXT_SENTENCE_WAIT_MS,
-    forwardAudioIdleTimeout: NEXT_SENTENCE_WAIT_MS,
-  });
-
-  session.on(voice.AgentSessionEventTypes.UserInputTranscribed, (event) => {
-    if (!event.isFinal) return;
-    const language = spokenLanguageOf(event.language);
-    if (language) heard = language;
-  });
-  /** The longest a visitor's spoken turn is taken to have lasted before its words were recognised. */
-  const MAX_TURN_SPEECH_MS = 30_000;
-  /** When the visitor began speaking since their last turn: that turn's start (captions span the speech). */
-  let visitorSpeakingSince: number | undefined;
-  session.on(voice.AgentSessionEventTypes.UserStateChanged, (event) => {
-    if (event.newState === 'speaking') visitorSpeakingSince ??= event.createdAt;
-    camera?.setSpeaking(event.newState === 'speaking');
-    options.onVisitorSpeaking?.(event.newState === 'speaking');
-  });
-  session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (event) => {
-    const item = event.item;
-    if (item.type !== 'message' || (item.role !== 'user' && item.role !== 'assistant')) return;
-    const answered = item.role === 'assistant' ? knowledge?.takeForAgentTurn() : null;
-    // A spoken turn's message is made once its words are recognised: it began when its speech did
-    // (within reason: speech that gave no words leaves an older start behind).
-    const startedAt =
-      item.role === 'user'
-        ? Math.min(
-            item.createdAt,
-            Math.max(visitorSpeakingSince ?? item.createdAt, item.createdAt - MAX_TURN_SPEECH_MS),
-          )
-        : item.createdAt;
-    if (item.role === 'user') visitorSpeakingSince = undefined;
-    transcripts.record({
-      turn_id: item.id,
-      role: item.role === 'user' ? 'user' : 'agent',
-      // Replies are spoken piece by piece, and the pieces' joins may leave doubled spaces.
-      text: (item.textContent ?? '').replace(/\s+/g, ' ').trim(),
-      language: item.role === 'user' ? (mode === 'auto' ? heard : mode) : speaking,
-      interrupted: item.interrupted,
-      ordered_by: item.role === 'assistant' ? options.orders?.orderedBy(session) : undefined,
-      started_at: new Date(startedAt).toISOString(),
-      ended_at: new Date(event.createdAt).toISOString(),
-      ...(answered?.documentIds.length ? { document_ids: answered.documentIds.slice(0, 20) } : {}),
-    });
-    if (item.role === 'user') quality.visitorTurn(item.metrics ?? {});
-    else
-      quality.agentTurn({
-        id: item.id,
-        interrupted: item.interrupted,
-        metrics: item.metrics ?? {},
-        retrievalMs: answered?.retrievalMs,
-      });
-  });
-  // One line per stage of each turn: where a reply's latency went, for operators and bench/conversation.
-  session.on(voice.AgentSessionEventTypes.MetricsCollected, ({ metrics }) => {
-    const fields = turnMetricsFields(metrics);
-    if (fields) logger.info(fields, 'turn metrics');
-  });
-  session.on(voice.AgentSessionEventTypes.Error, (event) => logger.warn({ err: event.error }, 'conversation error'));
-
-  session.output.audio = options.speech;
-
-  const visitor: RemoteParticipant = await ctx.waitForParticipant(metadata.visitor_identity);
-  camera?.start();
+/** The agents session in the room, hearing the visitor alone; its speech goes out through our runner. */
+async function listenTo(
+  session: voice.AgentSession,
+  { agent, room, visitor, logger }: { agent: voice.Agent; room: Room; visitor: RemoteParticipant; logger: AgentLogger },
+): Promise<void> {
   await session.start({
     agent,
-    room: ctx.room,
+    room,
     // 16 kHz, what the VAD, the end-of-turn model, Deepgram and Whisper all hear. At agents'
     // default 24 kHz each of them resampled every 10 ms frame through its own FFI resampler:
     // about a quarter of a listening job's JS thread (bench/renderer, CPU profile).
@@ -312,67 +174,52 @@ export async function startConversation(options: ConversationOptions): Promise<C
   await closeRemoteSessionHost(session);
   // Captions (lk.transcription) keep time with the voice the visitor hears.
   if (!syncCaptionsToPlayback(session)) logger.warn('captions are not synchronised with the speech');
+}
+
+/** Waits for the visitor, then starts the session; the greeting follows once they can hear it (first-words.ts). */
+export async function startConversation(options: ConversationOptions): Promise<Conversation> {
+  const { ctx, metadata, logger } = options;
+  const { languages, providers, transcripts, quality, camera } = conversationServices(options);
+  const parts = conversationAgent({
+    metadata,
+    settings: options.providers,
+    providers,
+    languages,
+    transcripts,
+    quality,
+    camera,
+    orders: options.orders,
+    reporter: options.reporter,
+    participant: () => ctx.room.localParticipant,
+    session: () => session,
+    logger,
+  });
+  const session = agentSession(options, providers, languages);
+  recordSessionTurns(session, {
+    languages,
+    transcripts,
+    quality,
+    knowledge: parts.knowledge,
+    camera,
+    orders: options.orders,
+    onVisitorSpeaking: options.onVisitorSpeaking,
+    logger,
+  });
+  session.output.audio = options.speech;
+
+  const visitor: RemoteParticipant = await ctx.waitForParticipant(metadata.visitor_identity);
+  camera?.start();
+  await listenTo(session, { agent: parts.agent, room: ctx.room, visitor, logger });
   acceptChat(ctx.room, visitor.identity, session, logger, (said) =>
-    endedOnFarewell(llm.ChatMessage.create({ role: 'user', content: said })),
+    parts.endedOnFarewell(llm.ChatMessage.create({ role: 'user', content: said })),
   );
   // The backend's context orders join the start's in the instructions (the offline model reads them there too).
   options.orders?.serve({
     session,
-    agent,
-    instructionsWith: (added) =>
-      agentInstructions({
-        prompt: metadata.identity?.prompt ?? null,
-        context: [metadata.context, ...added].filter(Boolean).join('\n'),
-        language: mode,
-        visualAwareness: metadata.visual_awareness,
-        quotedData,
-      }),
+    agent: parts.agent,
+    instructionsWith: parts.instructionsWith,
   });
-  const idle = watchIdleVisitor({
-    session,
-    timeoutSeconds: metadata.idle_timeout_seconds ?? 0,
-    language: () => speaking,
-    reporter: options.reporter,
-    logger,
-  });
-  // Spoken once the visitor hears us: earlier, its first words would be lost, and during a
-  // burst its synthesis would take the CPU the visitors' first frames need.
-  await Promise.race([options.audible, Bun.sleep(GREETING_WAIT_MS)]);
-  // Voiced ahead (prepared-greeting.ts), or still being voiced: a synthesis under way is ahead of
-  // a new one, and a voice made takes no CPU from the visitor's first frame, which need not be waited for.
-  const prepared = await options.greetingVoice;
-  const preparedFrames = prepared ? await prepared.frames : null;
-  await Bun.sleep(preparedFrames ? PREPARED_GREETING_AFTER_HEARD_MS : GREETING_AFTER_HEARD_MS);
-  try {
-    // The start's greeting is said as given; "" says nothing until the visitor speaks. A
-    // visitor who spoke or typed first is answered instead: a greeting after that answer reads
-    // as the agent starting over.
-    const visitorFirst = session.history.items.some((item) => item.type === 'message' && item.role === 'user');
-    const greeting = visitorFirst ? '' : plannedGreeting(metadata);
-    const voiced = greeting && greeting === prepared?.text ? preparedFrames : null;
-    // A recorded session's notice comes first, whole (not interruptible), even to a visitor
-    // who spoke first or a session without a greeting: they are told before anything else.
-    const notice = recordingNotice(metadata);
-    const noticed = notice ? session.say(notice, { allowInterruptions: false }).waitForPlayout() : Promise.resolve();
-    noticed.catch(() => undefined);
-    const greeted = greeting
-      ? session.say(greeting, voiced ? { audio: playable(voiced) } : undefined).waitForPlayout()
-      : noticed;
-    // The replies' prompt is read ahead once the greeting has been spoken (a visitor speaking
-    // sooner has their reply read it): not beside the greeting's synthesis and first frames.
-    // The visitor's silence counts from then on.
-    void greeted.then(
-      () => {
-        idle.start();
-        providers.prepareReplies(instructions, greeting);
-      },
-      () => idle.start(),
-    );
-  } catch (error) {
-    // The session closed while waiting (the visitor left at once): nobody to greet.
-    logger.info({ err: error }, 'no greeting');
-  }
-
+  const idle = greetAndWatch(options, { session, providers, languages, instructions: parts.instructions });
   return {
     session,
     async close() {
@@ -385,8 +232,45 @@ export async function startConversation(options: ConversationOptions): Promise<C
       providers,
       () => session.history,
       metadata,
-      () => speaking,
+      () => languages.speaking,
       logger,
     ),
   };
+}
+
+/** The session: its providers, how it takes turns and barge-in, and how long a reply may stall. */
+function agentSession(
+  options: ConversationOptions,
+  providers: SessionProviders,
+  languages: SpokenLanguages,
+): voice.AgentSession {
+  const turns = options.providers.turns;
+  const { metadata } = options;
+  return new voice.AgentSession({
+    stt: providers.stt,
+    llm: providers.llm,
+    tts: providers.tts,
+    vad: options.vad,
+    turnHandling: {
+      turnDetection: turnDetection(
+        turns.detection,
+        () => languages.heard ?? languages.speaking,
+        options.sentenceReader,
+      ),
+      endpointing: { minDelay: turns.minEndpointingDelayMs, maxDelay: turns.maxEndpointingDelayMs },
+      // 'vad': barge-in on the visitor's voice ('adaptive' is a LiveKit Cloud detector). A
+      // false interruption is not resumed: the avatar's output cannot pause.
+      interruption: { mode: 'vad', minDuration: turns.minInterruptionMs, resumeFalseInterruption: false },
+      // A reply prepared before the turn ends would miss the camera images and the language
+      // switch that are only added once it has ended.
+      preemptiveGeneration: { enabled: !metadata.visual_awareness && metadata.language !== 'auto' },
+    },
+    // No echo to cancel: the visitor's client does that; interruptions work from the start.
+    aecWarmupDuration: null,
+    // The agents cut a reply whose speech has no next frame for 10 s, but that wait includes the
+    // model writing the next sentence: the offline model on a busy machine took 13 s, and the
+    // visitor heard "Sure," alone. A hung voice is still cut, later.
+    ttsReadIdleTimeout: NEXT_SENTENCE_WAIT_MS,
+    forwardAudioIdleTimeout: NEXT_SENTENCE_WAIT_MS,
+  });
 }

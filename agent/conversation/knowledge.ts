@@ -138,11 +138,15 @@ export async function retrievePassages(query: string, options: KnowledgeOptions)
   }
 }
 
-/** What the agent turn answering a visitor's turn reports of its passages. */
+/** What an agent turn answering a visitor's turn reports of its passages. */
 export interface TurnKnowledge {
   documentIds: string[];
-  retrievalMs: number;
+  /** Reported with the first reply to the message only (a tool's follow-up retrieves nothing). */
+  retrievalMs?: number;
 }
+
+/** Visitor messages whose passages are kept for their replies: more than a conversation has in flight. */
+const MESSAGES_KEPT = 16;
 
 /**
  * Retrieves once per visitor message and adds the passages to each reply's context after that
@@ -153,8 +157,8 @@ export class KnowledgeTurns {
   readonly #options: KnowledgeOptions;
   /** The last visitor message retrieved for, and its passages (a tool's follow-up reply reuses them). */
   #last: { messageId: string; retrieved: Promise<Retrieved> } | null = null;
-  /** Waiting for the agent turn that answers. */
-  #pending: TurnKnowledge | null = null;
+  /** Each visitor message's passages, by its id, for the replies that answer it. */
+  readonly #found = new Map<string, TurnKnowledge>();
 
   constructor(options: KnowledgeOptions) {
     this.#options = options;
@@ -169,16 +173,30 @@ export class KnowledgeTurns {
     if (this.#last?.messageId !== message.id)
       this.#last = { messageId: message.id, retrieved: retrievePassages(query, this.#options) };
     const { passages, retrievalMs, answered } = await this.#last.retrieved;
-    const documentIds = [...new Set(passages.map((passage) => passage.document_id))];
-    this.#pending = { documentIds, retrievalMs };
+    if (!this.#found.has(message.id)) {
+      this.#found.set(message.id, {
+        documentIds: [...new Set(passages.map((passage) => passage.document_id))],
+        retrievalMs,
+      });
+      for (const old of this.#found.keys()) if (this.#found.size > MESSAGES_KEPT) this.#found.delete(old);
+    }
     // A failed retrieval says nothing; an answered one without passages says the documents do not cover it.
     if (answered) addPassages(chatCtx, message, passages, this.#options.language());
   }
 
-  /** The answering agent turn's documents and retrieval time, once (null: nothing retrieved for it). */
-  takeForAgentTurn(): TurnKnowledge | null {
-    const pending = this.#pending;
-    this.#pending = null;
-    return pending;
+  /**
+   * The documents of the generated `reply` (an item of `history`, the session's): the passages of
+   * the visitor message it follows. Found by place, not by order of arrival: a greeting finishing
+   * after the visitor typed, or a message typed twice, does not take another reply's documents.
+   * Null: nothing was retrieved for that message.
+   */
+  forReply(history: llm.ChatContext, reply: llm.ChatItem): TurnKnowledge | null {
+    const at = history.indexById(reply.id);
+    const message = at === undefined ? undefined : lastVisitorMessage(history, at);
+    const found = message && this.#found.get(message.id);
+    if (!found) return null;
+    const { retrievalMs, ...documents } = found;
+    delete found.retrievalMs;
+    return retrievalMs === undefined ? documents : { ...documents, retrievalMs };
   }
 }

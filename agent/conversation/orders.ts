@@ -90,6 +90,80 @@ const RoomContext = Type.Object({
   text: Type.String({ minLength: 1, maxLength: CHAT_MAX_CHARS }),
 });
 
+/** What the orders added so far: the backend's contexts (trusted: they join the instructions) and the visitor's notes (not). */
+class AddedContext {
+  readonly contexts: string[] = [];
+  readonly notes: string[] = [];
+  #contextChars = 0;
+  #notesChars = 0;
+
+  /** Takes `text` within its source's budget; the refusal when it does not fit. */
+  add(text: string, source: OrderSource): Outcome | undefined {
+    if (source === 'client') {
+      if (this.#notesChars + text.length > VISITOR_CONTEXT_TOTAL_MAX_CHARS)
+        return {
+          outcome: 'refused',
+          detail: `The visitor's notes are full: the app's context orders may add up to ${VISITOR_CONTEXT_TOTAL_MAX_CHARS} characters`,
+        };
+      this.notes.push(text);
+      this.#notesChars += text.length;
+      return undefined;
+    }
+    if (this.#contextChars + text.length > CONTEXT_TOTAL_MAX_CHARS)
+      return {
+        outcome: 'refused',
+        detail: `The conversation's context is full: its orders may add up to ${CONTEXT_TOTAL_MAX_CHARS} characters`,
+      };
+    this.contexts.push(text);
+    this.#contextChars += text.length;
+    return undefined;
+  }
+}
+
+/** Interrupts what the avatar says; the refusal when it cannot be. */
+function interruptSpeech(session: voice.AgentSession): Outcome | undefined {
+  try {
+    void session.interrupt();
+    return undefined;
+  } catch (error) {
+    return { outcome: 'refused', detail: `What the avatar says cannot be interrupted: ${(error as Error).message}` };
+  }
+}
+
+/** Carries out one order on the running conversation. */
+async function carryOut(
+  { session, agent, instructionsWith }: DirectedConversation,
+  order: Order,
+  source: OrderSource,
+  { said, added }: { said: WeakMap<voice.SpeechHandle, OrderSource>; added: AddedContext },
+): Promise<Outcome> {
+  if (order.operation === 'interrupt') return interruptSpeech(session) ?? { outcome: 'done' };
+  const text = order.text.trim();
+  if (order.operation === 'say') {
+    if (!text) return { outcome: 'refused', detail: 'Nothing to say' };
+    const refused = (order.interrupt ?? true) ? interruptSpeech(session) : undefined;
+    if (refused) return refused;
+    said.set(session.say(text, { addToChatCtx: true }), source);
+    return { outcome: 'done' };
+  }
+  if (!text) return { outcome: 'refused', detail: 'No context given' };
+  const full = added.add(text, source);
+  if (full) return full;
+  if (source !== 'client') await agent.updateInstructions(instructionsWith(added.contexts));
+  if (!order.respond) return { outcome: 'done' };
+  const refused = interruptSpeech(session);
+  if (refused) return refused;
+  // The news goes after the conversation's last turn, not into the instructions (where
+  // agents puts a reply's own): the offline model is asked with it as the visitor's
+  // turn (providers/offline/llm.ts smallModelPrompt), which it follows where it ignored
+  // the same words among its instructions.
+  const told = agent.chatCtx.copy();
+  told.addMessage({ role: 'system', content: source === 'client' ? RESPOND_TO_NOTE : respondInstruction(text) });
+  await agent.updateChatCtx(told);
+  session.generateReply();
+  return { outcome: 'done' };
+}
+
 /** Starts listening for orders (call once the room is connected and its inputs are fenced: room-inputs.ts). */
 export function takeOrders({ room, metadata, reporter, logger }: OrderOptions): OrderTaker {
   let conversation: DirectedConversation | undefined;
@@ -97,82 +171,53 @@ export function takeOrders({ room, metadata, reporter, logger }: OrderOptions): 
   const ready = new Promise<void>((resolve) => (served = resolve));
   /** Which `say` speeches were ordered, and by whom (for the transcript). */
   const said = new WeakMap<voice.SpeechHandle, OrderSource>();
-  /** The backend's context orders (trusted: they join the instructions), and the visitor's notes (not). */
-  const contexts: string[] = [];
-  let contextChars = 0;
-  const notes: string[] = [];
-  let notesChars = 0;
-  let lastRoomOrderAt = -Infinity;
-
-  async function carryOut(order: Order, source: OrderSource): Promise<Outcome> {
+  const added = new AddedContext();
+  const take = async (order: Order, source: OrderSource): Promise<Outcome> => {
     if (!conversation) await Promise.race([ready, Bun.sleep(ORDER_READY_WAIT_MS)]);
     if (!conversation) return { outcome: 'refused', detail: 'The conversation has not started yet' };
-    const { session, agent } = conversation;
-    const interrupt = (): Outcome | undefined => {
-      try {
-        void session.interrupt();
-        return undefined;
-      } catch (error) {
-        return {
-          outcome: 'refused',
-          detail: `What the avatar says cannot be interrupted: ${(error as Error).message}`,
-        };
-      }
-    };
     try {
-      if (order.operation === 'interrupt') return interrupt() ?? { outcome: 'done' };
-      if (order.operation === 'say') {
-        const text = order.text.trim();
-        if (!text) return { outcome: 'refused', detail: 'Nothing to say' };
-        if (order.interrupt ?? true) {
-          const refused = interrupt();
-          if (refused) return refused;
-        }
-        said.set(session.say(text, { addToChatCtx: true }), source);
-        return { outcome: 'done' };
-      }
-      const text = order.text.trim();
-      if (!text) return { outcome: 'refused', detail: 'No context given' };
-      if (source === 'client') {
-        if (notesChars + text.length > VISITOR_CONTEXT_TOTAL_MAX_CHARS)
-          return {
-            outcome: 'refused',
-            detail: `The visitor's notes are full: the app's context orders may add up to ${VISITOR_CONTEXT_TOTAL_MAX_CHARS} characters`,
-          };
-        notes.push(text);
-        notesChars += text.length;
-      } else {
-        if (contextChars + text.length > CONTEXT_TOTAL_MAX_CHARS)
-          return {
-            outcome: 'refused',
-            detail: `The conversation's context is full: its orders may add up to ${CONTEXT_TOTAL_MAX_CHARS} characters`,
-          };
-        contexts.push(text);
-        contextChars += text.length;
-        await agent.updateInstructions(conversation.instructionsWith(contexts));
-      }
-      if (order.respond) {
-        const refused = interrupt();
-        if (refused) return refused;
-        // The news goes after the conversation's last turn, not into the instructions (where
-        // agents puts a reply's own): the offline model is asked with it as the visitor's
-        // turn (providers/offline/llm.ts smallModelPrompt), which it follows where it ignored
-        // the same words among its instructions.
-        const told = agent.chatCtx.copy();
-        told.addMessage({ role: 'system', content: source === 'client' ? RESPOND_TO_NOTE : respondInstruction(text) });
-        await agent.updateChatCtx(told);
-        session.generateReply();
-      }
-      return { outcome: 'done' };
+      return await carryOut(conversation, order, source, { said, added });
     } catch (error) {
       logger.warn({ err: error, operation: order.operation }, 'an order could not be carried out');
       return { outcome: 'refused', detail: 'The agent could not carry it out' };
     }
-  }
+  };
+  const onData = backendOrders({ metadata, reporter, logger, take });
+  room.on(RoomEvent.DataReceived, onData);
+  const rpc = visitorOrders({ metadata, logger, take });
+  const local = room.localParticipant!;
+  local.registerRpcMethod(SAY_METHOD, rpc('say', RoomSay));
+  local.registerRpcMethod(INTERRUPT_METHOD, rpc('interrupt', InterruptPayload));
+  local.registerRpcMethod(CONTEXT_METHOD, rpc('context', RoomContext));
 
-  // From the control plane: proven packets only.
+  return {
+    serve(running) {
+      conversation = running;
+      served();
+    },
+    orderedBy(session) {
+      const speech = currentSpeech(session);
+      return speech ? said.get(speech) : undefined;
+    },
+    visitorNotes: () => added.notes,
+    close() {
+      room.off(RoomEvent.DataReceived, onData);
+      for (const method of [SAY_METHOD, INTERRUPT_METHOD, CONTEXT_METHOD]) local.unregisterRpcMethod(method);
+    },
+  };
+}
+
+type TakeOrder = (order: Order, source: OrderSource) => Promise<Outcome>;
+
+/** From the control plane: proven packets only, each outcome reported by the order's id. */
+function backendOrders({
+  metadata,
+  reporter,
+  logger,
+  take,
+}: Pick<OrderOptions, 'metadata' | 'reporter' | 'logger'> & { take: TakeOrder }) {
   const readPacket = orderPacketReader(metadata.report_token);
-  const onData = (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
+  return (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
     if (topic !== ORDER_TOPIC) return;
     const read = readPacket(payload, participant);
     if ('refused' in read) {
@@ -180,18 +225,19 @@ export function takeOrders({ room, metadata, reporter, logger }: OrderOptions): 
       return;
     }
     const { order } = read;
-    void carryOut(order, 'api').then(async (outcome) => {
+    void take(order, 'api').then(async (outcome) => {
       logger.info({ order_id: order.order_id, operation: order.operation, ...outcome }, 'order');
       const report: OrderReport = { type: 'order', order_id: order.order_id, ...outcome };
       if (!(await deliver(reporter, report)))
         logger.warn({ order_id: order.order_id }, 'an order could not be reported');
     });
   };
-  room.on(RoomEvent.DataReceived, onData);
+}
 
-  // From the visitor's app, when the session allows it.
-  const rpc =
-    (operation: Order['operation'], schema: TSchema) =>
+/** From the visitor's app, when the session allows it: one RPC method per operation, at typed chat's pace. */
+function visitorOrders({ metadata, logger, take }: Pick<OrderOptions, 'metadata' | 'logger'> & { take: TakeOrder }) {
+  let lastRoomOrderAt = -Infinity;
+  return (operation: Order['operation'], schema: TSchema) =>
     async (data: RpcInvocationData): Promise<string> => {
       if (data.callerIdentity !== metadata.visitor_identity)
         throw new RpcError(ORDER_RPC_ERRORS.notAllowed, 'Only the visitor may direct the agent');
@@ -212,29 +258,9 @@ export function takeOrders({ room, metadata, reporter, logger }: OrderOptions): 
           throw new RpcError(ORDER_RPC_ERRORS.tooMany, `At most one order every ${CHAT_MIN_INTERVAL_MS / 1000} s`);
         lastRoomOrderAt = now;
       }
-      const outcome = await carryOut({ ...(payload as object), operation } as Order, 'client');
+      const outcome = await take({ ...(payload as object), operation } as Order, 'client');
       logger.info({ operation, source: 'client', ...outcome }, 'order');
       if (outcome.outcome === 'refused') throw new RpcError(ORDER_RPC_ERRORS.refused, outcome.detail.slice(0, 250));
       return JSON.stringify({ outcome: 'done' });
     };
-  const local = room.localParticipant!;
-  local.registerRpcMethod(SAY_METHOD, rpc('say', RoomSay));
-  local.registerRpcMethod(INTERRUPT_METHOD, rpc('interrupt', InterruptPayload));
-  local.registerRpcMethod(CONTEXT_METHOD, rpc('context', RoomContext));
-
-  return {
-    serve(running) {
-      conversation = running;
-      served();
-    },
-    orderedBy(session) {
-      const speech = currentSpeech(session);
-      return speech ? said.get(speech) : undefined;
-    },
-    visitorNotes: () => notes,
-    close() {
-      room.off(RoomEvent.DataReceived, onData);
-      for (const method of [SAY_METHOD, INTERRUPT_METHOD, CONTEXT_METHOD]) local.unregisterRpcMethod(method);
-    },
-  };
 }

@@ -41,9 +41,9 @@ export function isQuotedData(item: llm.ChatItem): boolean {
   return item.type === 'message' && item.extra[MARK] === true;
 }
 
-/** The visitor's last message of a chat context (quoted data is not theirs). */
-export function lastVisitorMessage(chatCtx: llm.ChatContext): llm.ChatMessage | undefined {
-  for (let i = chatCtx.items.length - 1; i >= 0; i--) {
+/** The visitor's last message of a chat context, or of its items before `end` (quoted data is not theirs). */
+export function lastVisitorMessage(chatCtx: llm.ChatContext, end = chatCtx.items.length): llm.ChatMessage | undefined {
+  for (let i = end - 1; i >= 0; i--) {
     const item = chatCtx.items[i]!;
     if (item.type === 'message' && item.role === 'user' && !isQuotedData(item)) return item;
   }

@@ -5,11 +5,9 @@
 // before the session's end: the job's room is gone by then, and its last meter reports go
 // out beside it.
 import type { llm } from '@livekit/agents';
-import { RoomServiceClient } from 'livekit-server-sdk';
-import type { MemoryReport, OutcomeReport, SpokenLanguage, SummaryReport } from '../../src/contract/index.ts';
+import type { SpokenLanguage, SummaryReport } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { askModel, missingAnswerDetail } from '../providers/model-answer.ts';
-import { deliver, type Reporter } from '../reports/index.ts';
 
 /**
  * The summary gets this long, retries included; then there is none. The job's process waits
@@ -124,40 +122,4 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryRepo
   const detail = missingAnswerDetail(answer, timeoutMs);
   logger.warn({ ms, detail, err: answer.failure }, 'no summary');
   return { type: 'summary', text: null, detail };
-}
-
-/** Writes what a conversation leaves behind (its summary, its outcome) and reports it (a few tries). */
-export async function reportWritten<R extends SummaryReport | OutcomeReport | MemoryReport>(
-  write: () => Promise<R | null>,
-  reporter: Reporter<R>,
-  logger: AgentLogger,
-): Promise<void> {
-  const report = await write();
-  if (report && !(await deliver(reporter, report)))
-    logger.warn({ report: report.type }, 'a report could not be delivered');
-}
-
-/** What a job knows to reach LiveKit's API (agents' RunningJobInfo). */
-export interface LivekitAccess {
-  url: string;
-  apiKey?: string;
-  apiSecret?: string;
-}
-
-/**
- * Whether the job's session is over, so its conversation is the last one to summarise: LiveKit
- * no longer has its room (the control plane deletes it at every ending). A job its worker
- * stopped while the room stays (a drain) leaves a session that goes on with another agent. The
- * worker's stop request cannot tell: LiveKit's termination of a job whose room was deleted
- * arrives as the same request. LiveKit out of reach: the stop request decides.
- */
-export async function sessionOver(access: LivekitAccess, roomName: string, stoppedByWorker: boolean): Promise<boolean> {
-  if (!access.apiKey || !access.apiSecret) return !stoppedByWorker;
-  const rooms = new RoomServiceClient(access.url.replace(/^ws/, 'http'), access.apiKey, access.apiSecret, {
-    requestTimeout: 3,
-  });
-  return rooms.listRooms([roomName]).then(
-    (found) => found.length === 0,
-    () => !stoppedByWorker,
-  );
 }

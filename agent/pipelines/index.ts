@@ -53,7 +53,7 @@ let configuredModules: Promise<void> | undefined;
  * to load is reported and skipped: its identities get the stand-in, the others their avatar.
  */
 export function loadConfiguredAvatarPipelines(
-  logger: Pick<AgentLogger, 'warn'> = console,
+  logger: Pick<AgentLogger, 'warn'>,
   env: Record<string, string | undefined> = process.env,
 ): Promise<void> {
   configuredModules ??= (async () => {
@@ -103,7 +103,7 @@ export async function chooseAvatar(options: AvatarRendererOptions): Promise<Avat
   const pipeline = registry.get(pipelineId);
   if (pipeline?.kind === 'service') return { kind: 'service', pipeline };
   if (!pipeline)
-    (options.logger ?? console).warn(
+    options.logger.warn(
       { pipeline_id: pipelineId },
       'no avatar pipeline of that id in this worker; streaming the stand-in',
     );

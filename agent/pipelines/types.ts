@@ -42,7 +42,7 @@ export interface AvatarRendererOptions {
   identity: DispatchIdentity | null;
   size: FrameSize;
   /** Where problems that do not stop the stream are told (a portrait that failed to load): the job's logger. */
-  logger?: Pick<AgentLogger, 'warn'>;
+  logger: Pick<AgentLogger, 'warn'>;
 }
 
 /** A pipeline whose frames are drawn in the job process and published by the job's avatar runner. */

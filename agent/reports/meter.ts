@@ -42,7 +42,8 @@ export interface StreamingMeterOptions {
   retryDelaysMs?: readonly number[];
   /** Once the session ended (close()), how long reports still undelivered are retried before they are given up. */
   closeGraceMs?: number;
-  logger?: MeterLogger;
+  /** Where failed reports are told: the job's logger. */
+  logger: MeterLogger;
 }
 
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [500, 1_000, 2_000, 4_000, 5_000];
@@ -97,7 +98,7 @@ export class StreamingMeter {
     this.#clock = options.clock ?? systemClock;
     this.#retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
     this.#closeGraceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
-    this.#logger = options.logger ?? console;
+    this.#logger = options.logger;
   }
 
   /** True once the control plane answered 402: nothing more is reported. */

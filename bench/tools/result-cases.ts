@@ -4,6 +4,7 @@
 // every `says` pattern (its key facts, its negation) and none of `never` (the opposite, a
 // refusal of a result that came). Patterns are matched on the reply in lower case with accents
 // folded.
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: the evaluation set: one entry per tool result, in English and Spanish
 import type { ToolCallOutcome } from '../../src/contract/index.ts';
 
 export interface ResultCase {

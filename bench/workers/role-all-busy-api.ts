@@ -11,6 +11,7 @@
 // fakes run in processes of their own: only the API (with `all`, the worker too) is in this one.
 //   node src/bootstrap/index.mjs bench bench/workers/role-all-busy-api.ts [--rounds 3]
 //     [--modes all,agent] [--loads idle,burst] [--database pglite|postgres]
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: one bench with the roles of its own child processes (the visitor, the load), so one file reproduces a run
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';

@@ -48,6 +48,7 @@ export interface LimitsView {
   own: Partial<AccountLimits>;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the operator's operations as one object (the CLI's and the admin API's Operations), each a few lines
 export function databaseOperations(db: Database, defaults: { limits: AccountLimits }): Operations {
   const ledger = new CreditLedger(db);
   const limitsView = async (accountId: string): Promise<LimitsView> => {

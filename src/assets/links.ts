@@ -24,7 +24,7 @@ export class AssetLinks {
       : createHmac('sha256', secret).update('likeness asset links v1').digest();
   }
 
-  /** The same links on another base (the one a client reached the service at: src/http/client-addresses.ts). */
+  /** The same links on another base (the one a client reached the service at: src/http/client-urls.ts). */
   withBase(baseUrl: string): AssetLinks {
     return new AssetLinks(baseUrl, this.#secret, this.ttlSeconds, this.now);
   }

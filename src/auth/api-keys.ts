@@ -4,6 +4,7 @@
 import { and, desc, eq, inArray, isNull } from 'drizzle-orm';
 import { apiKeys } from '../accounts/schema.ts';
 import { accountsOfOwner, ensureTestAccount, isTestAccount } from '../accounts/test-mode.ts';
+import { sha256Hex } from '../contract/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Queryable } from '../db/index.ts';
 
@@ -11,7 +12,7 @@ export const API_KEY_PATTERN = /^lk_(test_)?[0-9A-Za-z]{43}$/;
 export const TEST_KEY_PREFIX = 'lk_test_';
 
 export function hashApiKey(key: string): string {
-  return new Bun.CryptoHasher('sha256').update(key).digest('hex');
+  return sha256Hex(key);
 }
 
 export interface IssuedKey {

@@ -3,6 +3,7 @@
 // SameSite=Strict, so another site's form cannot carry it; the header is the second lock.
 import { timingSafeEqual } from 'node:crypto';
 import { and, eq, gt, lt } from 'drizzle-orm';
+import { sha256Hex } from '../contract/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { consoleSessions } from './schema.ts';
@@ -15,10 +16,6 @@ export interface BrowserSession {
   accountId: string;
   csrfToken: string;
   expiresAt: Date;
-}
-
-function hashToken(token: string): string {
-  return new Bun.CryptoHasher('sha256').update(token).digest('hex');
 }
 
 /** Opens a session for the account; the token goes into the cookie and nowhere else. */
@@ -41,7 +38,7 @@ export async function openBrowserSession(
   await db.insert(consoleSessions).values({
     id: session.sessionId,
     accountId,
-    tokenHash: hashToken(token),
+    tokenHash: sha256Hex(token),
     csrfToken: session.csrfToken,
     expiresAt: session.expiresAt,
   });
@@ -54,7 +51,7 @@ export async function findBrowserSession(db: Database, token: string): Promise<B
   const [row] = await db
     .select()
     .from(consoleSessions)
-    .where(and(eq(consoleSessions.tokenHash, hashToken(token)), gt(consoleSessions.expiresAt, new Date())));
+    .where(and(eq(consoleSessions.tokenHash, sha256Hex(token)), gt(consoleSessions.expiresAt, new Date())));
   return row && { sessionId: row.id, accountId: row.accountId, csrfToken: row.csrfToken, expiresAt: row.expiresAt };
 }
 

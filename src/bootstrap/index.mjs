@@ -21,6 +21,7 @@ import { raiseTestPriority } from './priority.mjs';
 import { exitStatus, forwardSignalsToChildren, interruption, run } from './processes.mjs';
 import { ensureRedisInstalled } from './redis.mjs';
 import { ensureMotoInstalled, startThrowawayS3 } from './s3.mjs';
+import { memoryScratchFolder, removeScratchFolder } from './scratch.mjs';
 import { runBunTest, summaryLine } from './test-run.mjs';
 
 function stopIfInterrupted() {
@@ -57,11 +58,7 @@ async function likeness(args) {
   return run(bunPath, ['src/cli/index.ts', ...args], { cwd: repoRoot, stdin: 'inherit', stdout: 'inherit' });
 }
 
-async function test(args) {
-  let cluster = null;
-  let s3 = null;
-  let exitCode;
-  let line;
+function raiseAndTellTestPriority() {
   const priority = raiseTestPriority();
   if (priority.nice < 0)
     log(
@@ -69,6 +66,15 @@ async function test(args) {
         ? `the suites run at nice ${priority.nice}: their real-time checks go ahead of other busy processes`
         : `could not raise the suites' priority (needs root or CAP_SYS_NICE): real-time checks may fail beside other busy processes`,
     );
+}
+
+async function test(args) {
+  let cluster = null;
+  let s3 = null;
+  let scratch = null;
+  let exitCode;
+  let line;
+  raiseAndTellTestPriority();
   try {
     const bunPath = await ensureBun();
     await ensureDependencies(bunPath);
@@ -102,8 +108,11 @@ async function test(args) {
     for (const started of [pg, s3Server]) if (started.status === 'rejected') throw started.reason;
     stopIfInterrupted();
 
+    scratch = memoryScratchFolder();
+    if (scratch) log(`the suites' temporary files go to ${scratch} (a memory filesystem)`);
     const result = await runBunTest(bunPath, args, {
       ...process.env,
+      ...(scratch ? { TMPDIR: scratch } : {}),
       LIKENESS_LIVEKIT_BIN: livekitBin,
       LIKENESS_CHROMIUM: chromiumPath,
       LIKENESS_REDIS_SERVER: redisServer,
@@ -121,6 +130,7 @@ async function test(args) {
     exitCode = signal ? exitStatus(null, signal) : 1;
   } finally {
     await Promise.all([cluster?.stop(), s3?.stop()]);
+    removeScratchFolder(scratch);
   }
   // Last line of all output: CI reads it.
   process.stdout.write(`${line}\n`);

@@ -7,7 +7,7 @@ import { databaseOperations, type Operations, OperatorError } from '../admin/ope
 import { adminTokenFor, runningService } from '../admin/service-record.ts';
 import { type AccountLimits, type Config, loadConfig } from '../config.ts';
 import { openDatabase, pgliteDirFor } from '../db/index.ts';
-import { LIMIT_NAMES } from '../limits/limits.ts';
+import { LIMIT_NAMES } from '../limits/index.ts';
 import type { RunningService } from '../server.ts';
 
 /** What `serve --role` runs: the control plane, the agent worker, or both in one process. */
@@ -149,10 +149,6 @@ async function serve(config: Config, role: Role): Promise<void> {
       // The agents SDK's own pino, JSON lines on stdout beside ours; its jobs tag theirs with session_id.
       logLevel: config.log.level === 'silent' ? 'fatal' : config.log.level,
     });
-    log().info(
-      { agent_name: config.livekit.agentName, worker_id: worker.id },
-      `agent worker registered as ${config.livekit.agentName}`,
-    );
   }
   // Beside the API, the worker's warmth is part of the service's readiness (one /readyz for the process).
   if (service && worker) {
@@ -162,11 +158,6 @@ async function serve(config: Config, role: Role): Promise<void> {
     });
   }
   const health = worker && config.agent.healthPort ? serveWorkerHealth(worker, config.agent.healthPort) : undefined;
-  if (health)
-    log().info(
-      { port: config.agent.healthPort },
-      'agent worker health, readiness and metrics on their port (/healthz, /readyz, /metrics)',
-    );
 
   // A stop drains: the worker takes no new sessions and gives the running ones
   // AGENT_DRAIN_SECONDS; the API finishes the requests in flight. A second signal stops at once.
@@ -190,8 +181,21 @@ async function serve(config: Config, role: Role): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // Said once the signals are handled: a SIGTERM sent on this line drains (sent between the line
+  // and the handlers, it ended the process with 143 in a loaded suite run).
+  if (worker)
+    log().info(
+      { agent_name: config.livekit.agentName, worker_id: worker.id },
+      `agent worker registered as ${config.livekit.agentName}`,
+    );
+  if (health)
+    log().info(
+      { port: config.agent.healthPort },
+      'agent worker health, readiness and metrics on their port (/healthz, /readyz, /metrics)',
+    );
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the command table: one branch per command, each a call or two
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,

@@ -19,8 +19,8 @@ import {
 import { authentication, CONSOLE_API } from '../auth/index.ts';
 import type { ConsoleSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
-import { ClientAddresses } from '../http/client-address.ts';
-import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { CallerAddress } from '../http/caller-address.ts';
+import { ApiError, errorResponses, invalid, notFound } from '../http/errors.ts';
 import { AttemptLimiter, SignInThrottle } from '../limits/index.ts';
 import {
   ChangePasswordBody,
@@ -74,6 +74,7 @@ export interface ConsoleDeps {
 let unknownAccountHash: Promise<string> | undefined;
 const hashForUnknownAccount = () => (unknownAccountHash ??= hashPassword('no account has this password'));
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function consoleRoutes(deps: ConsoleDeps) {
   const { db, settings } = deps;
   const failedSignIns = new SignInThrottle(db, {
@@ -86,7 +87,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
     allowed: settings.signUpsPerHour,
     windowSeconds: 3600,
   });
-  const clients = new ClientAddresses(settings.trustedProxies, settings.limitIpv6Prefix);
+  const clients = new CallerAddress(settings.trustedProxies, settings.limitIpv6Prefix);
   const tooMany = (set: { headers: Record<string, string | number> }, wait: number, what: string) => {
     set.headers['retry-after'] = String(wait);
     return new ApiError(429, `${what}: try again in ${wait} s`);
@@ -149,10 +150,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         parse: 'json',
         response: {
           201: SignedUp,
-          403: ErrorResponse,
-          409: ErrorResponse,
-          422: ValidationErrorResponse,
-          429: ErrorResponse,
+          ...errorResponses(403, 409, 422, 429),
         },
       },
     )
@@ -181,7 +179,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       {
         body: SignInBody,
         parse: 'json',
-        response: { 200: SignedIn, 401: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse },
+        response: { 200: SignedIn, ...errorResponses(401, 422, 429) },
       },
     );
 
@@ -216,7 +214,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         set.headers['set-cookie'] = clearedCookie(request);
         set.status = 204;
       },
-      { response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse } },
+      { response: { 204: t.Void(), ...errorResponses(401, 403) } },
     )
     .get(
       '/me',
@@ -224,7 +222,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         noStore(set);
         return { account: await accountView(caller.accountId), csrf_token: caller.browserSession!.csrfToken };
       },
-      { response: { 200: SignedIn, 401: ErrorResponse } },
+      { response: { 200: SignedIn, ...errorResponses(401) } },
     )
     .post(
       '/password',
@@ -253,15 +251,12 @@ export function consoleRoutes(deps: ConsoleDeps) {
         parse: 'json',
         response: {
           200: SignedIn,
-          401: ErrorResponse,
-          403: ErrorResponse,
-          422: ValidationErrorResponse,
-          429: ErrorResponse,
+          ...errorResponses(401, 403, 422, 429),
         },
       },
     )
     .get('/keys', ({ caller }) => listApiKeys(db, caller.accountId), {
-      response: { 200: t.Array(KeySummary), 401: ErrorResponse },
+      response: { 200: t.Array(KeySummary), ...errorResponses(401) },
     })
     .post(
       '/keys',
@@ -274,7 +269,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       {
         body: CreateKeyBody,
         parse: 'json',
-        response: { 201: IssuedKeyResponse, 401: ErrorResponse, 403: ErrorResponse, 422: ValidationErrorResponse },
+        response: { 201: IssuedKeyResponse, ...errorResponses(401, 403, 422) },
       },
     )
     .patch(
@@ -290,10 +285,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         parse: 'json',
         response: {
           200: KeySummary,
-          401: ErrorResponse,
-          403: ErrorResponse,
-          404: ErrorResponse,
-          422: ValidationErrorResponse,
+          ...errorResponses(401, 403, 404, 422),
         },
       },
     )
@@ -303,7 +295,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         if (!(await revokeApiKey(db, caller.accountId, params.key_id))) throw notFound('Live key');
         set.status = 204;
       },
-      { params: KeyParams, response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse } },
+      { params: KeyParams, response: { 204: t.Void(), ...errorResponses(401, 403, 404) } },
     );
 
   return new Elysia({ name: 'likeness/console' })

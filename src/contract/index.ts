@@ -18,6 +18,8 @@
 //   recordings.ts    a session's recording: its statuses, and the chunks a job sends of it
 //   session-direction.ts  a session's context and greeting, the orders say / interrupt / context, their limits
 //   worker-heartbeat.ts  what each worker reports: its capacity and running sessions, for admission
+//   hashing.ts       the SHA-256 (hex) secrets are kept and compared as: the report token's on both
+//                    sides, API keys', browser sessions', counted keys' in the control plane
 //   webhook-events.ts    the events a customer's webhook can subscribe to (the API and the console's form)
 //   schema-parts.ts      TypeBox pieces the messages above are built from
 //
@@ -29,6 +31,7 @@ export * from './agent-tools.ts';
 export * from './avatar-video.ts';
 export * from './dispatch.ts';
 export * from './face-rig.ts';
+export * from './hashing.ts';
 export * from './job-reports.ts';
 export * from './knowledge.ts';
 export * from './languages.ts';

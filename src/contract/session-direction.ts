@@ -3,8 +3,9 @@
 // session allows it. The control plane validates the HTTP bodies with schemas built from these
 // limits (src/sessions/contract.ts); the agent checks the same limits on what reaches it
 // (agent/conversation), since the room is an edge of its own.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
+import { sha256Hex } from './hashing.ts';
 
 /** `context` at the start: added to the identity's prompt for the session. */
 export const SESSION_CONTEXT_MAX_CHARS = 8_000;
@@ -71,7 +72,7 @@ export function orderProof(reportTokenHash: string, orderId: string): string {
 
 /** The key orderProof takes, from the job's report token (the control plane keeps only this hash). */
 export function orderKeyOf(reportToken: string): string {
-  return createHash('sha256').update(reportToken).digest('hex');
+  return sha256Hex(reportToken);
 }
 
 /** Whether `order` carries the proof of this session's key. */

@@ -4,7 +4,7 @@
 import { eq } from 'drizzle-orm';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
-import { ErrorResponse, ValidationErrorResponse } from '../http/errors.ts';
+import { errorResponses } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
 import {
   CreditSettingsRequest,
@@ -52,7 +52,7 @@ export function creditRoutes<const Prefix extends string>(
       },
       {
         query: CreditsQuery,
-        response: { 200: CreditsResponse, 401: ErrorResponse, 422: ValidationErrorResponse },
+        response: { 200: CreditsResponse, ...errorResponses(401, 422) },
         detail: { operationId: 'getCredits', summary: "The caller's balance and its ledger, newest first, paged" },
       },
     )
@@ -65,7 +65,7 @@ export function creditRoutes<const Prefix extends string>(
       {
         body: CreditSettingsRequest,
         parse: 'json',
-        response: { 200: CreditSettingsResponse, 401: ErrorResponse, 422: ValidationErrorResponse },
+        response: { 200: CreditSettingsResponse, ...errorResponses(401, 422) },
         detail: {
           operationId: 'updateCreditSettings',
           summary: 'Set the balance below which the `credits.low` webhook event is sent',
@@ -74,7 +74,7 @@ export function creditRoutes<const Prefix extends string>(
     )
     .get('/usage', async ({ caller, query }) => accountUsage(db, caller.accountId, usageRange(query)), {
       query: UsageQuery,
-      response: { 200: UsageResponse, 401: ErrorResponse, 422: ValidationErrorResponse },
+      response: { 200: UsageResponse, ...errorResponses(401, 422) },
       detail: {
         operationId: 'getUsage',
         summary: 'Sessions, avatar minutes, identities and credits per day or hour over a range',

@@ -119,34 +119,9 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
     counts.streamed_seconds += Number(row.streamedSeconds);
     counts.visitor_seconds += Number(row.visitorSeconds);
   }
-  for (const row of ledger) {
-    const counts = at(row.bucket);
-    const amount = Number(row.amount);
-    if (row.kind === 'session_minute') {
-      counts.avatar_minutes += Number(row.n);
-      counts.credits_spent.session_minute -= amount;
-    } else if (row.kind === 'recorded_minute') {
-      counts.credits_spent.recorded_minute -= amount;
-    } else if (row.kind === 'onboarding') {
-      counts.identities += Number(row.n);
-      counts.credits_spent.onboarding -= amount;
-    } else if (row.kind === 'grant' || row.kind === 'adjustment') {
-      counts.credits_granted += amount;
-    }
-    // Holds and their release cancel out: nothing was spent.
-  }
+  for (const row of ledger) countLedgerRow(at(row.bucket), row);
   const totals = emptyUsage();
-  for (const counts of buckets.values()) {
-    totals.sessions += counts.sessions;
-    totals.avatar_minutes += counts.avatar_minutes;
-    totals.visitor_seconds += counts.visitor_seconds;
-    totals.streamed_seconds += counts.streamed_seconds;
-    totals.identities += counts.identities;
-    totals.credits_spent.onboarding += counts.credits_spent.onboarding;
-    totals.credits_spent.session_minute += counts.credits_spent.session_minute;
-    totals.credits_spent.recorded_minute += counts.credits_spent.recorded_minute;
-    totals.credits_granted += counts.credits_granted;
-  }
+  for (const counts of buckets.values()) addUsage(totals, counts);
   return {
     from: from.toISOString(),
     to: to.toISOString(),
@@ -154,4 +129,32 @@ export async function accountUsage(db: Database, accountId: string, { from, to, 
     buckets: [...buckets].map(([start, counts]) => ({ start: new Date(start).toISOString(), ...counts })),
     totals,
   };
+}
+
+/** What a bucket's ledger rows of one kind spent or granted. Holds and their release cancel out: nothing was spent. */
+function countLedgerRow(counts: UsageCounts, row: { kind: string; n: number; amount: number }): void {
+  const amount = Number(row.amount);
+  if (row.kind === 'session_minute') {
+    counts.avatar_minutes += Number(row.n);
+    counts.credits_spent.session_minute -= amount;
+  } else if (row.kind === 'recorded_minute') {
+    counts.credits_spent.recorded_minute -= amount;
+  } else if (row.kind === 'onboarding') {
+    counts.identities += Number(row.n);
+    counts.credits_spent.onboarding -= amount;
+  } else if (row.kind === 'grant' || row.kind === 'adjustment') {
+    counts.credits_granted += amount;
+  }
+}
+
+function addUsage(totals: UsageCounts, counts: UsageCounts): void {
+  totals.sessions += counts.sessions;
+  totals.avatar_minutes += counts.avatar_minutes;
+  totals.visitor_seconds += counts.visitor_seconds;
+  totals.streamed_seconds += counts.streamed_seconds;
+  totals.identities += counts.identities;
+  totals.credits_spent.onboarding += counts.credits_spent.onboarding;
+  totals.credits_spent.session_minute += counts.credits_spent.session_minute;
+  totals.credits_spent.recorded_minute += counts.credits_spent.recorded_minute;
+  totals.credits_granted += counts.credits_granted;
 }

@@ -18,7 +18,7 @@ export function randomBase62(length: number): string {
 }
 
 export function newId(
-  prefix: 'acc' | 'key' | 'pbk' | 'idn' | 'led' | 'req' | 'ses' | 'cs' | 'whk' | 'msg' | 'dlv' | 'ord',
+  prefix: 'acc' | 'key' | 'pbk' | 'idn' | 'led' | 'req' | 'ses' | 'cs' | 'whk' | 'msg' | 'dlv' | 'ord' | 'tool' | 'doc',
 ): string {
   return `${prefix}_${randomBase62(22)}`;
 }

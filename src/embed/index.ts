@@ -8,10 +8,11 @@ import { eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import { isTestAccount } from '../accounts/test-mode.ts';
 import { presentedKey } from '../auth/index.ts';
+import { sha256Hex } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
 import { ownedRow } from '../db/owned.ts';
-import { ClientAddresses } from '../http/client-address.ts';
-import { ApiError, ErrorResponse, invalid, ValidationErrorResponse } from '../http/errors.ts';
+import { CallerAddress } from '../http/caller-address.ts';
+import { ApiError, errorResponses, invalid } from '../http/errors.ts';
 import { EmbedStartRequest, EmbedStartResponse } from '../publishable-keys/contract.ts';
 import { findPublishableKey, type PublishableKeyRow } from '../publishable-keys/index.ts';
 import { exactOrigin } from '../publishable-keys/keys.ts';
@@ -48,12 +49,10 @@ async function tokenVisitor(tokens: VisitorTokens, token: string, accountId: str
   throw invalid(['body', 'visitor_token'], `visitor_token ${why}`, `visitor_token_${check.problem}`);
 }
 
-const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex');
-
 /** `last_used_at` is refreshed at most this often. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** The request's Origin when it is this service's own page (the iframe form), else undefined. */
+/** Whether `origin` is this service's own: the request comes from the iframe page served here. */
 function isOwnOrigin(origin: string, request: Request): boolean {
   try {
     return new URL(origin).host === (request.headers.get('host') ?? new URL(request.url).host);
@@ -94,9 +93,10 @@ function checkKey(key: PublishableKeyRow, origin: string, identityId: string): v
     );
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function embedRoutes(deps: EmbedDeps) {
   const { db } = deps.sessionDeps;
-  const visitors = new ClientAddresses(deps.trustedProxies, deps.limitIpv6Prefix);
+  const visitors = new CallerAddress(deps.trustedProxies, deps.limitIpv6Prefix);
   return (
     new Elysia({ name: 'likeness/embed' })
       .use(embedPageRoutes({ allowedOrigins: async (key) => (await findPublishableKey(db, key))?.allowedOrigins }))
@@ -144,12 +144,12 @@ export function embedRoutes(deps: EmbedDeps) {
               visitor_id: named?.visitorId,
               memory_scope: named?.memoryScope,
             },
-            deps.sessionDeps.addressesFor(request).rtcUrl,
+            deps.sessionDeps.urlsFor(request).rtcUrl,
             {
               publishableKeyId: key.id,
               limits: key.limits,
               recordSessions: key.recordSessions,
-              visitorAddressHash: sha256(visitor),
+              visitorAddressHash: sha256Hex(visitor),
             },
           );
           const session = await ownedRow(db, sessions, key.accountId, started.room_name);
@@ -169,15 +169,7 @@ export function embedRoutes(deps: EmbedDeps) {
           parse: 'json',
           response: {
             200: EmbedStartResponse,
-            401: ErrorResponse,
-            402: ErrorResponse,
-            403: ErrorResponse,
-            404: ErrorResponse,
-            409: ErrorResponse,
-            422: ValidationErrorResponse,
-            429: ErrorResponse,
-            500: ErrorResponse,
-            503: ErrorResponse,
+            ...errorResponses(401, 402, 403, 404, 409, 422, 429, 500, 503),
           },
           detail: {
             tags: ['Embed'],

@@ -21,6 +21,23 @@ export const ValidationErrorResponse = t.Object(
   { description: 'Field-level validation problems.' },
 );
 
+/** The statuses a route may answer with an error. */
+export type ErrorStatus = 401 | 402 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504;
+type ErrorBodies<S extends ErrorStatus> = {
+  [K in S]: K extends 422 ? typeof ValidationErrorResponse : typeof ErrorResponse;
+};
+
+/**
+ * A route's error answers for its response schema (and so the OpenAPI document), by status:
+ * `{ 200: Thing, ...errorResponses(401, 404) }`. Every status has the `{detail}` body, 422 the
+ * field problems': written once here, not by hand in each route module.
+ */
+export function errorResponses<const S extends ErrorStatus>(...statuses: S[]): ErrorBodies<S> {
+  return Object.fromEntries(
+    statuses.map((status) => [status, status === 422 ? ValidationErrorResponse : ErrorResponse]),
+  ) as ErrorBodies<S>;
+}
+
 export interface FieldProblem {
   loc: (string | number)[];
   msg: string;

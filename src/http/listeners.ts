@@ -1,7 +1,7 @@
 // The app answers on two listeners: plain HTTP (PORT), and HTTPS (TLS_PORT, src/tls). Elysia
 // knows only the first as its server, so the HTTPS listener notes each request it takes: a
 // WebSocket upgrade must go through the server the request came in on, and a client that came
-// in over HTTPS is given https and wss addresses (client-addresses.ts).
+// in over HTTPS is given https and wss addresses (client-urls.ts).
 import type { Server } from 'bun';
 
 const secureArrivals = new WeakMap<Request, Server<unknown>>();

@@ -23,15 +23,15 @@ import type { Voices } from '../voices/index.ts';
 import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { type AttachmentChange, changesAttachments, replaceAttachments } from './attachments.ts';
-import { admitTraining } from './limits.ts';
 import type { IdentityRow } from './queries.ts';
 import { identities } from './schema.ts';
+import { admitTraining } from './training-limits.ts';
 import { holdLease, leaseUntil } from './work-lease.ts';
 
 export interface OnboardingDeps {
   db: Database;
   limits: AccountLimits;
-  /** The hourly count of trainings (identities/limits.ts). */
+  /** The hourly count of trainings (identities/training-limits.ts). */
   trainings: AttemptLimiter;
   ledger: CreditLedger;
   store: AssetStore;

@@ -1,32 +1,27 @@
 // Identity rows, always scoped by account: another account's identity is simply not found.
 import { and, eq, isNotNull, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/index.ts';
+import { isOwned, ownedRow } from '../db/owned.ts';
 import { identities } from './schema.ts';
 
 export type IdentityRow = typeof identities.$inferSelect;
 
-/** The account's identities a list shows: onboarded ones only (an unfinished create is invisible outside its own request). */
+/** What else an identity must be to be found at all: onboarded (an unfinished create is invisible outside its own request). */
+export const identityVisible: SQL = isNotNull(identities.onboardedAt);
+
+/** The account's identities a list shows: the visible ones. */
 export function listedIdentities(accountId: string): SQL {
-  return and(eq(identities.accountId, accountId), isNotNull(identities.onboardedAt))!;
+  return and(eq(identities.accountId, accountId), identityVisible)!;
 }
 
-function owned(accountId: string, identityId: string): SQL {
-  return and(listedIdentities(accountId), eq(identities.id, identityId))!;
-}
-
-export async function findIdentity(
-  q: Queryable,
-  accountId: string,
-  identityId: string,
-): Promise<IdentityRow | undefined> {
-  const [row] = await q.select().from(identities).where(owned(accountId, identityId));
-  return row;
+export function findIdentity(q: Queryable, accountId: string, identityId: string): Promise<IdentityRow | undefined> {
+  return ownedRow(q, identities, accountId, identityId, identityVisible);
 }
 
 export async function deleteIdentity(q: Queryable, accountId: string, identityId: string): Promise<boolean> {
   const rows = await q
     .delete(identities)
-    .where(and(eq(identities.accountId, accountId), eq(identities.id, identityId)))
+    .where(isOwned(identities, accountId, identityId))
     .returning({ id: identities.id });
   return rows.length > 0;
 }

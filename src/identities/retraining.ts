@@ -7,9 +7,17 @@ import { and, eq, isNotNull } from 'drizzle-orm';
 import type { AssetStore } from '../assets/store.ts';
 import type { Language } from '../contract/languages.ts';
 import type { Database } from '../db/index.ts';
+import { isOwned } from '../db/owned.ts';
 import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
-import { type InspectedImage, inspectAudio, inspectImage, MediaError, type MediaLimits } from '../media/index.ts';
+import {
+  type InspectedAudio,
+  type InspectedImage,
+  inspectAudio,
+  inspectImage,
+  MediaError,
+  type UploadBounds,
+} from '../media/index.ts';
 import type { StoredImage } from '../media/stored.ts';
 import { timedTraining } from '../metrics/index.ts';
 import { type PipelineRegistry, releaseTraining } from '../pipelines/registry.ts';
@@ -45,7 +53,7 @@ export interface RetrainingDeps {
   db: Database;
   store: AssetStore;
   pipelines: PipelineRegistry;
-  mediaLimits: MediaLimits;
+  uploadBounds: UploadBounds;
   voices: Voices;
   /** The lease a retrain holds on its identity while it runs (WORK_LEASE_SECONDS). */
   workLeaseSeconds: number;
@@ -103,11 +111,11 @@ export class Retraining {
             workedUntil: leaseUntil(this.deps.workLeaseSeconds),
           })
           .where(
-            and(
-              eq(identities.id, request.identityId),
-              eq(identities.accountId, request.accountId),
-              eq(identities.status, 'ready'),
-              isNotNull(identities.onboardedAt),
+            isOwned(
+              identities,
+              request.accountId,
+              request.identityId,
+              and(eq(identities.status, 'ready'), isNotNull(identities.onboardedAt)),
             ),
           )
           .returning();
@@ -168,8 +176,65 @@ export class Retraining {
     this.running.set(identityId, job);
   }
 
+  /** The retrain's voice: a resumed retrain reuses the clone an interrupted run already made. */
+  private async retrainedVoice(
+    row: IdentityRow,
+    pending: PendingRetrain,
+    { bytes, audio }: { bytes: Uint8Array; audio: InspectedAudio },
+  ): Promise<IdentityVoice> {
+    const { db, voices } = this.deps;
+    const voice = pending.voice ?? {
+      presetId: null,
+      multilingual: true,
+      elevenlabsVoiceId: null,
+      profile: sampleProfile(audio),
+    };
+    if (voice.elevenlabsVoiceId !== null || !voices.elevenlabs) return voice;
+    const cloned = await voices.clone({ id: row.id, name: row.name }, { bytes, kind: audio.kind }, voice.profile);
+    await db
+      .update(identities)
+      .set({ pendingRetrain: { ...pending, voice: cloned } })
+      .where(and(eq(identities.id, row.id), eq(identities.status, 'training')));
+    return cloned;
+  }
+
+  /** The identity is ready again with what the retrain made, and identity.ready is sent; none when it was deleted meanwhile. */
+  private markRetrained(
+    row: IdentityRow,
+    pending: PendingRetrain,
+    trained: Pick<TrainingResult, 'image' | 'training'>,
+    voice: IdentityVoice | undefined,
+  ) {
+    const { db } = this.deps;
+    const identityId = row.id;
+    return db.transaction(async (tx) => {
+      const [ready] = await tx
+        .update(identities)
+        .set({
+          status: 'ready',
+          detail: null,
+          image: trained.image,
+          audio: pending.audio ?? row.audio,
+          voice: voice ?? row.voice,
+          training: trained.training,
+          pendingRetrain: null,
+          updatedAt: new Date(),
+        })
+        .where(and(eq(identities.id, identityId), eq(identities.status, 'training')))
+        .returning({ id: identities.id, name: identities.name, pipelineId: identities.pipelineId });
+      if (ready)
+        await writeEvent(tx, row.accountId, 'identity.ready', {
+          identity_id: identityId,
+          name: ready.name,
+          pipeline_id: ready.pipelineId,
+          retrained: true,
+        });
+      return ready;
+    });
+  }
+
   private async run(identityId: string): Promise<void> {
-    const { db, store, pipelines, mediaLimits, voices } = this.deps;
+    const { db, store, pipelines, uploadBounds, voices } = this.deps;
     const [row] = await db.select().from(identities).where(eq(identities.id, identityId));
     const pending = row?.pendingRetrain;
     if (!row || !pending) return;
@@ -181,28 +246,9 @@ export class Retraining {
       if (!pipeline) throw new Error(`pipeline ${row.pipelineId} is no longer available`);
       const imageBytes = pending.image && (await readAll(store, pending.image.key));
       const audioBytes = pending.audio && (await readAll(store, pending.audio.key));
-      const image = imageBytes ? await inspectImage(imageBytes, mediaLimits) : undefined;
-      const audio = audioBytes ? await inspectAudio(audioBytes, mediaLimits) : undefined;
-      if (audio) {
-        // A resumed retrain reuses the clone an interrupted run already made.
-        voice = pending.voice ?? {
-          presetId: null,
-          multilingual: true,
-          elevenlabsVoiceId: null,
-          profile: sampleProfile(audio),
-        };
-        if (voice.elevenlabsVoiceId === null && voices.elevenlabs) {
-          voice = await voices.clone(
-            { id: identityId, name: row.name },
-            { bytes: audioBytes!, kind: audio.kind },
-            voice.profile,
-          );
-          await db
-            .update(identities)
-            .set({ pendingRetrain: { ...pending, voice } })
-            .where(and(eq(identities.id, identityId), eq(identities.status, 'training')));
-        }
-      }
+      const image = imageBytes ? await inspectImage(imageBytes, uploadBounds) : undefined;
+      const audio = audioBytes ? await inspectAudio(audioBytes, uploadBounds) : undefined;
+      if (audio) voice = await this.retrainedVoice(row, pending, { bytes: audioBytes!, audio });
       // An avatar the identity named at the provider stays; one training made from the old photo is replaced.
       const named = row.training?.provider_avatar_made === true ? undefined : providerAvatarOf(row.training);
       if (image)
@@ -210,30 +256,7 @@ export class Retraining {
           pipeline.train({ identityId, image, audio, store, prefix, providerAvatarId: named }),
         );
       const trained = retrained ?? { image: row.image, training: row.training ?? {} };
-      const updated = await db.transaction(async (tx) => {
-        const [ready] = await tx
-          .update(identities)
-          .set({
-            status: 'ready',
-            detail: null,
-            image: trained.image,
-            audio: pending.audio ?? row.audio,
-            voice: voice ?? row.voice,
-            training: trained.training,
-            pendingRetrain: null,
-            updatedAt: new Date(),
-          })
-          .where(and(eq(identities.id, identityId), eq(identities.status, 'training')))
-          .returning({ id: identities.id, name: identities.name, pipelineId: identities.pipelineId });
-        if (ready)
-          await writeEvent(tx, row.accountId, 'identity.ready', {
-            identity_id: identityId,
-            name: ready.name,
-            pipeline_id: ready.pipelineId,
-            retrained: true,
-          });
-        return ready;
-      });
+      const updated = await this.markRetrained(row, pending, trained, voice);
       if (!updated) {
         // deleted while training
         await store.deletePrefix(prefix);

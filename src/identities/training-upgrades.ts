@@ -9,23 +9,25 @@
 import { and, count, eq, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { AssetStore } from '../assets/store.ts';
 import type { TrainingUpgradeSettings } from '../config/training-upgrades.ts';
+import { secondsFromNow } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
+import { keepRenewing, leaseUntil } from '../db/work-lease.ts';
 import { log } from '../logging/index.ts';
-import { inspectImage, type MediaLimits } from '../media/index.ts';
+import { inspectImage, type UploadBounds } from '../media/index.ts';
 import type { StoredImage } from '../media/stored.ts';
 import { timedTraining, trainingUpgrades as upgradesCounted } from '../metrics/index.ts';
 import { type PipelineRegistry, releaseTraining } from '../pipelines/registry.ts';
 import { providerAvatarOf, type TrainingResult, trainedVersionOf } from '../pipelines/types.ts';
 import { trainingPrefix } from './onboarding.ts';
+import type { IdentityRow } from './queries.ts';
 import { identities } from './schema.ts';
 import { trainingUpgrades } from './training-upgrades-schema.ts';
-import { leaseUntil } from './work-lease.ts';
 
 export interface TrainingUpgradeDeps {
   db: Database;
   store: AssetStore;
   pipelines: PipelineRegistry;
-  mediaLimits: MediaLimits;
+  uploadBounds: UploadBounds;
   settings: TrainingUpgradeSettings;
   /** The lease an upgrade holds while it runs (WORK_LEASE_SECONDS), as creates and retrains do. */
   workLeaseSeconds: number;
@@ -140,21 +142,20 @@ export class TrainingUpgrades {
 
   private start(identityId: string): void {
     const { db, workLeaseSeconds } = this.deps;
-    const renewing = setInterval(
+    const stopRenewing = keepRenewing(
+      workLeaseSeconds,
       () =>
-        void db
+        db
           .update(trainingUpgrades)
           .set({ workedUntil: leaseUntil(workLeaseSeconds) })
-          .where(eq(trainingUpgrades.identityId, identityId))
-          .catch((error) => log.warn({ err: error, identity_id: identityId }, 'renewing an upgrade lease failed')),
-      (workLeaseSeconds * 1000) / 3,
+          .where(eq(trainingUpgrades.identityId, identityId)),
+      { identity_id: identityId, work: 'training upgrade' },
     );
-    renewing.unref();
     const job = this.upgrade(identityId)
       .catch((error) => log.error({ err: error, identity_id: identityId }, 'a training upgrade failed to finish'))
       // Whatever happened, the lease goes: the next upgrade may start at the next sweep.
       .then(async () => {
-        clearInterval(renewing);
+        stopRenewing();
         await db
           .update(trainingUpgrades)
           .set({ workedUntil: null })
@@ -166,7 +167,7 @@ export class TrainingUpgrades {
   }
 
   private async upgrade(identityId: string): Promise<void> {
-    const { db, store, pipelines, mediaLimits, settings } = this.deps;
+    const { db, store, pipelines, uploadBounds } = this.deps;
     const [row] = await db.select().from(identities).where(eq(identities.id, identityId));
     const pipeline = row && pipelines.get(row.pipelineId);
     const version = pipeline?.trainingVersion;
@@ -182,52 +183,12 @@ export class TrainingUpgrades {
       // The photo as stored at its last training (the raw upload is never kept).
       const stored = await store.get(row.image.key);
       if (!stored) throw new Error(`the stored photo ${row.image.key} is missing`);
-      const image = await inspectImage(new Uint8Array(await stored.arrayBuffer()), mediaLimits);
+      const image = await inspectImage(new Uint8Array(await stored.arrayBuffer()), uploadBounds);
       const named = row.training?.provider_avatar_made === true ? undefined : providerAvatarOf(row.training);
       trained = await timedTraining(pipeline.id, () =>
         pipeline.train({ identityId, image, store, prefix, providerAvatarId: named }),
       );
-      const replaced = filesOf(row.image, row.training);
-      const written = await db
-        .transaction(async (tx) => {
-          // Only while the upgrade is still this one's (another process took it over after our lease ran out: theirs)...
-          const [ours] = await tx
-            .update(trainingUpgrades)
-            .set({
-              prefix: null,
-              attempts: 0,
-              lastError: null,
-              nextAttemptAt: null,
-              upgradedToVersion: version,
-              retiredKeys: sql`coalesce(${trainingUpgrades.retiredKeys}, '[]'::jsonb) || ${JSON.stringify(replaced)}::jsonb`,
-              retireAfter: sql`now() + make_interval(secs => ${settings.keepOldSeconds})`,
-              updatedAt: new Date(),
-            })
-            .where(and(eq(trainingUpgrades.identityId, identityId), eq(trainingUpgrades.prefix, prefix)))
-            .returning({ id: trainingUpgrades.identityId });
-          if (!ours) return false;
-          // ...and only over the very training it was made from: a retrain accepted or finished meanwhile wins.
-          const [done] = await tx
-            .update(identities)
-            .set({ image: trained!.image, training: trained!.training })
-            .where(
-              and(
-                eq(identities.id, identityId),
-                eq(identities.status, 'ready'),
-                sql`${identities.image} = ${JSON.stringify(row.image)}::jsonb`,
-                row.training
-                  ? sql`${identities.training} = ${JSON.stringify(row.training)}::jsonb`
-                  : isNull(identities.training),
-              ),
-            )
-            .returning({ id: identities.id });
-          if (!done) throw new Superseded();
-          return true;
-        })
-        .catch((error: unknown) => {
-          if (error instanceof Superseded) return false;
-          throw error;
-        });
+      const written = await this.writeUpgrade({ identityId, prefix, row, trained, version });
       if (!written) {
         await store.deletePrefix(prefix);
         await this.leaveFolder(identityId, prefix);
@@ -253,18 +214,7 @@ export class TrainingUpgrades {
     } catch (error) {
       await store.deletePrefix(prefix).catch(() => {});
       await releaseTraining(pipeline, trained?.training);
-      const [failed] = await db
-        .update(trainingUpgrades)
-        .set({
-          prefix: null,
-          attempts: sql`${trainingUpgrades.attempts} + 1`,
-          lastError: error instanceof Error ? error.message : String(error),
-          // The old attempts in SET: the first failure waits retrySeconds, each next one twice as long.
-          nextAttemptAt: sql`now() + make_interval(secs => least(${settings.retrySeconds}::double precision * power(2, ${trainingUpgrades.attempts}), ${MAX_RETRY_SECONDS}))`,
-          updatedAt: new Date(),
-        })
-        .where(and(eq(trainingUpgrades.identityId, identityId), eq(trainingUpgrades.prefix, prefix)))
-        .returning({ attempts: trainingUpgrades.attempts, nextAttemptAt: trainingUpgrades.nextAttemptAt });
+      const failed = await this.recordFailure(identityId, prefix, error);
       upgradesCounted.inc({ outcome: 'failed' });
       log.warn(
         {
@@ -279,6 +229,87 @@ export class TrainingUpgrades {
         'training upgrade failed; the old training stays, and it is tried again later',
       );
     }
+  }
+
+  /** A failed attempt: counted, and tried again after a wait that doubles with each failure. */
+  private async recordFailure(identityId: string, prefix: string, error: unknown) {
+    const { db, settings } = this.deps;
+    const [failed] = await db
+      .update(trainingUpgrades)
+      .set({
+        prefix: null,
+        attempts: sql`${trainingUpgrades.attempts} + 1`,
+        lastError: error instanceof Error ? error.message : String(error),
+        // The old attempts in SET: the first failure waits retrySeconds, each next one twice as long.
+        nextAttemptAt: secondsFromNow(
+          sql`least(${settings.retrySeconds}::double precision * power(2, ${trainingUpgrades.attempts}), ${MAX_RETRY_SECONDS})`,
+        ),
+        updatedAt: new Date(),
+      })
+      .where(and(eq(trainingUpgrades.identityId, identityId), eq(trainingUpgrades.prefix, prefix)))
+      .returning({ attempts: trainingUpgrades.attempts, nextAttemptAt: trainingUpgrades.nextAttemptAt });
+    return failed;
+  }
+
+  /**
+   * The upgraded training replaces the old one, only while the upgrade is still this attempt's
+   * and only over the very training it was made from. False when either changed meanwhile.
+   */
+  private writeUpgrade({
+    identityId,
+    prefix,
+    row,
+    trained,
+    version,
+  }: {
+    identityId: string;
+    prefix: string;
+    row: IdentityRow;
+    trained: TrainingResult;
+    version: number;
+  }): Promise<boolean> {
+    const { db, settings } = this.deps;
+    const replaced = filesOf(row.image, row.training);
+    return db
+      .transaction(async (tx) => {
+        // Only while the upgrade is still this one's (another process took it over after our lease ran out: theirs)...
+        const [ours] = await tx
+          .update(trainingUpgrades)
+          .set({
+            prefix: null,
+            attempts: 0,
+            lastError: null,
+            nextAttemptAt: null,
+            upgradedToVersion: version,
+            retiredKeys: sql`coalesce(${trainingUpgrades.retiredKeys}, '[]'::jsonb) || ${JSON.stringify(replaced)}::jsonb`,
+            retireAfter: secondsFromNow(settings.keepOldSeconds),
+            updatedAt: new Date(),
+          })
+          .where(and(eq(trainingUpgrades.identityId, identityId), eq(trainingUpgrades.prefix, prefix)))
+          .returning({ id: trainingUpgrades.identityId });
+        if (!ours) return false;
+        // ...and only over the very training it was made from: a retrain accepted or finished meanwhile wins.
+        const [done] = await tx
+          .update(identities)
+          .set({ image: trained.image, training: trained.training })
+          .where(
+            and(
+              eq(identities.id, identityId),
+              eq(identities.status, 'ready'),
+              sql`${identities.image} = ${JSON.stringify(row.image)}::jsonb`,
+              row.training
+                ? sql`${identities.training} = ${JSON.stringify(row.training)}::jsonb`
+                : isNull(identities.training),
+            ),
+          )
+          .returning({ id: identities.id });
+        if (!done) throw new Superseded();
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof Superseded) return false;
+        throw error;
+      });
   }
 
   /**

@@ -1,12 +1,13 @@
 // Checks of identity forms beyond their schema's shape: blank or garbled text, unknown
 // pipelines, and media problems turned into error bodies (docs/api.md#errors).
+import { controlCharacters } from '../http/control-characters.ts';
 import { ApiError, type FieldProblem } from '../http/errors.ts';
 import { MediaError } from '../media/index.ts';
 import type { Pipeline } from '../pipelines/types.ts';
 
-// U+FFFD is what a decoder leaves for bytes that were not UTF-8. Also a session's context and greeting (sessions/start.ts).
-export const CONTROL_OR_REPLACEMENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/;
-const NAME_FORBIDDEN = /[\u0000-\u001F\u007F\uFFFD]/;
+// Also a session's context, greeting and recording notice (sessions/start.ts).
+export const CONTROL_OR_REPLACEMENT = controlCharacters('tab and line breaks', { undecoded: true });
+const NAME_FORBIDDEN = controlCharacters('none', { undecoded: true });
 
 export function textProblems(fields: { name?: string; prompt?: string }): FieldProblem[] {
   const problems: FieldProblem[] = [];

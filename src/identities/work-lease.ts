@@ -1,29 +1,24 @@
-// The lease on an identity's create or retrain (identities.worked_until): the process doing the
-// work keeps it a lease's length ahead, renewing it every third of that, so other processes
-// can tell work in flight from work a dead process left behind (recovery.ts).
+// The lease on an identity's create or retrain (identities.worked_until, src/db/work-lease.ts),
+// so other processes can tell work in flight from work a dead process left behind (recovery.ts).
 import { and, eq, sql } from 'drizzle-orm';
+import { secondsAgo } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
-import { log } from '../logging/index.ts';
+import { keepRenewing, leaseUntil } from '../db/work-lease.ts';
 import { identities } from './schema.ts';
 
-/** The lease's end, as SQL (the database's clock: every process agrees on it). */
-export function leaseUntil(seconds: number) {
-  return sql`now() + make_interval(secs => ${seconds})`;
-}
+export { leaseUntil };
 
 /** Keeps renewing the identity's lease until the returned function is called. */
 export function holdLease(db: Database, identityId: string, seconds: number): () => void {
-  const timer = setInterval(
+  return keepRenewing(
+    seconds,
     () =>
-      void db
+      db
         .update(identities)
         .set({ workedUntil: leaseUntil(seconds) })
-        .where(eq(identities.id, identityId))
-        .catch((error) => log.warn({ err: error, identity_id: identityId }, 'renewing a work lease failed')),
-    (seconds * 1000) / 3,
+        .where(eq(identities.id, identityId)),
+    { identity_id: identityId },
   );
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /** Takes an orphaned retrain's lease: true for the one process that got it. */
@@ -49,5 +44,5 @@ export async function claimOrphanedRetrain(
  */
 export function orphaned(graceSeconds: number, ignoreLeases = false) {
   if (ignoreLeases) return sql`true`;
-  return sql`(${identities.workedUntil} < now() or (${identities.workedUntil} is null and ${identities.updatedAt} < now() - make_interval(secs => ${graceSeconds})))`;
+  return sql`(${identities.workedUntil} < now() or (${identities.workedUntil} is null and ${identities.updatedAt} < ${secondsAgo(graceSeconds)}))`;
 }

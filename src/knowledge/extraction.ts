@@ -4,6 +4,7 @@
 // (chunking.ts). Every step is linear in the input and stops at the bounds
 // (extraction-bounds.ts). It runs in the extraction process (extraction-process.ts), never
 // on the API's event loop. What cannot give text is a DocumentProblem the user reads.
+import { controlCharacters } from '../http/control-characters.ts';
 import { chunkText } from './chunking.ts';
 import { DocumentProblem, type ExtractionBounds, tooLong, tooManyPassages } from './extraction-bounds.ts';
 import type { DocumentType } from './file-types.ts';
@@ -20,7 +21,7 @@ const PDF_NO_TEXT = 'The PDF has no text layer (scanned pages?); upload a PDF wi
 const NOT_TEXT = 'The file is not UTF-8 text; save it as UTF-8 and upload it again';
 
 /** Controls the database and the models do without (tab and line feed are kept). */
-const CONTROL = /(?![\t\n])\p{Cc}/gu;
+const CONTROL = controlCharacters('tab and line breaks', { global: true });
 
 export async function documentText(bytes: Uint8Array, type: DocumentType, bounds: ExtractionBounds): Promise<string> {
   if (bytes.length === 0) throw new DocumentProblem(EMPTY_FILE);

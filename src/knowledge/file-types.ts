@@ -3,6 +3,7 @@
 // HTML when its name or its first tag says so, Markdown when its name ends in .md, else plain
 // text. Anything else (an image, an archive, a Word file, binary junk) is refused at upload.
 import { fileTypeFromBuffer } from 'file-type';
+import { controlCharacters } from '../http/control-characters.ts';
 
 export const DOCUMENT_TYPES = ['text/plain', 'text/markdown', 'text/html', 'application/pdf'] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
@@ -13,7 +14,7 @@ const MARKDOWN_NAME = /\.(md|markdown|mdown|mkdn?|mdx)$/i;
 const HTML_TAG = /(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/iy;
 const BLANKS = /\s*/y;
 /** Controls a text file does not hold (tab, line feed, form feed and carriage return it may). */
-const CONTROL = /(?![\t\n\f\r])\p{Cc}/gu;
+const CONTROL = controlCharacters('tab, line breaks and form feed', { global: true });
 
 /** file-type's text-based results, which may still be a text upload (an XML file is text). */
 const TEXTUAL_MIMES = new Set(['application/xml', 'image/svg+xml', 'text/calendar', 'text/vtt']);

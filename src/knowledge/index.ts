@@ -2,15 +2,16 @@
 // and the internal route a session's job retrieves each turn's passages from. A document is
 // accepted with 202 and processed in the background (processing.ts); its passages are
 // searched (search.ts) for the sessions it is attached to, and never outside its account.
-import { and, count, eq } from 'drizzle-orm';
+import { count, eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { KnowledgeSettings } from '../config.ts';
 import { type KnowledgeAnswer, KnowledgeRequest } from '../contract/knowledge.ts';
-import { randomBase62 } from '../db/ids.ts';
+import { newId } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
-import { ownedRow } from '../db/owned.ts';
-import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { findOwned, isOwned } from '../db/owned.ts';
+import { controlCharacters } from '../http/control-characters.ts';
+import { ApiError, errorResponses, invalid, notFound } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
 import { log } from '../logging/index.ts';
 import { formatBytes } from '../media/errors.ts';
@@ -47,17 +48,16 @@ export interface KnowledgeDeps {
 }
 
 /** `doc_` + 22 base62 characters, like the other ids (src/db/ids.ts). */
-const newDocumentId = () => `doc_${randomBase62(22)}`;
+/** Like an identity's name; a file's name loses them instead. */
+const NAME_FORBIDDEN = controlCharacters('none', { undecoded: true });
+const NAME_CONTROLS = controlCharacters('none', { global: true });
 
 const UNSUPPORTED = 'Unsupported type: send text, Markdown, HTML or PDF';
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps, audience: Audience<Prefix>) {
   const { db, settings, knowledge } = deps;
-  const findOwned = async (accountId: string, id: string) => {
-    const row = await ownedRow(db, documents, accountId, id);
-    if (!row) throw notFound('Document');
-    return row;
-  };
+  const own = (accountId: string, id: string) => findOwned(db, documents, accountId, id, 'Document');
   return authenticatedRoutes(db, audience, '/documents', 'Documents')
     .post(
       '',
@@ -70,10 +70,10 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
         // Judged from the bytes, like identities' uploads: 415 (docs/decisions.md).
         if (!type) throw new ApiError(415, UNSUPPORTED);
         // Like an identity's name: what passages are attributed to, so no controls (a file's name may hold them).
-        if (body.name !== undefined && /[\p{Cc}\uFFFD]/u.test(body.name))
+        if (body.name !== undefined && NAME_FORBIDDEN.test(body.name))
           throw invalid(['body', 'name'], 'name must be text without control characters', 'string_invalid_characters');
-        const name = (body.name?.trim() || file.name.replace(/\p{Cc}/gu, '').trim() || 'document').slice(0, 200);
-        const id = newDocumentId();
+        const name = (body.name?.trim() || file.name.replace(NAME_CONTROLS, '').trim() || 'document').slice(0, 200);
+        const id = newId('doc');
         // Stored before the row exists, so a row reading `processing` always has its bytes; a refused
         // row takes its file with it.
         const stored = await knowledge.processing.store(id, bytes);
@@ -116,10 +116,7 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
         parse: 'multipart/form-data',
         response: {
           202: DocumentResponse,
-          401: ErrorResponse,
-          413: ErrorResponse,
-          415: ErrorResponse,
-          422: ValidationErrorResponse,
+          ...errorResponses(401, 413, 415, 422),
         },
         detail: {
           operationId: 'uploadDocument',
@@ -147,16 +144,16 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
       },
       {
         query: ListDocumentsQuery,
-        response: { 200: t.Array(DocumentResponse), 401: ErrorResponse, 422: ValidationErrorResponse },
+        response: { 200: t.Array(DocumentResponse), ...errorResponses(401, 422) },
         detail: { operationId: 'listDocuments', summary: "List the caller's documents, newest first" },
       },
     )
     .get(
       '/:document_id',
-      async ({ caller, params }) => presentDocument(await findOwned(caller.accountId, params.document_id)),
+      async ({ caller, params }) => presentDocument(await own(caller.accountId, params.document_id)),
       {
         params: DocumentParams,
-        response: { 200: DocumentResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: { 200: DocumentResponse, ...errorResponses(401, 404) },
         detail: { operationId: 'getDocument', summary: 'Read one document and its processing status' },
       },
     )
@@ -165,7 +162,7 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
       async ({ caller, params, set }) => {
         const deleted = await db
           .delete(documents)
-          .where(and(eq(documents.id, params.document_id), eq(documents.accountId, caller.accountId)))
+          .where(isOwned(documents, caller.accountId, params.document_id))
           .returning({ id: documents.id });
         if (deleted.length === 0) throw notFound('Document');
         knowledge.processing.stop(params.document_id);
@@ -174,7 +171,7 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
       },
       {
         params: DocumentParams,
-        response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse },
+        response: { 204: t.Void(), ...errorResponses(401, 404) },
         detail: {
           operationId: 'deleteDocument',
           summary: 'Delete a document and its passages',

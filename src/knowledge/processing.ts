@@ -11,9 +11,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DocumentProcessingBounds } from '../config.ts';
 import type { Database, Queryable } from '../db/index.ts';
+import { keepRenewing, leaseRanOut, leaseUntil } from '../db/work-lease.ts';
 import { log } from '../logging/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { type Embedder, EmbeddingUnavailable } from './embedder.ts';
@@ -59,12 +60,13 @@ export class DocumentProcessing {
   #running: Held | undefined;
   #turn: Promise<void> = Promise.resolve();
   #folder: Promise<string> | undefined;
-  #renewing: ReturnType<typeof setInterval> | undefined;
+  #stopRenewing: (() => void) | undefined;
 
   constructor(private readonly deps: ProcessingDeps) {}
 
-  leaseUntil(): Date {
-    return new Date(Date.now() + this.deps.workLeaseSeconds * 1000);
+  /** The lease's end for a document taken now (on the database's clock). */
+  leaseUntil(): SQL {
+    return leaseUntil(this.deps.workLeaseSeconds);
   }
 
   /** Where an accepted document's bytes wait: written before the upload answers. */
@@ -83,7 +85,7 @@ export class DocumentProcessing {
   /** Queues a stored document (its row already reads `processing`, leased until leaseUntil()). */
   start(document: AcceptedDocument, file: string): void {
     this.#waiting.push({ ...document, file, abort: new AbortController() });
-    this.#renewing ??= setInterval(() => void this.#renewLeases(), (this.deps.workLeaseSeconds * 1000) / 3);
+    this.#stopRenewing ??= keepRenewing(this.deps.workLeaseSeconds, () => this.#renewLeases(), { work: 'documents' });
     if (!this.#running) this.#turn = this.#next();
   }
 
@@ -103,7 +105,7 @@ export class DocumentProcessing {
     for (const held of this.#waiting.remove(() => true)) void rm(held.file, { force: true });
     this.#running?.abort.abort();
     await this.#turn;
-    clearInterval(this.#renewing);
+    this.#stopRenewing?.();
     const folder = this.#folder;
     if (folder !== undefined) await rm(await folder, { recursive: true, force: true });
   }
@@ -116,8 +118,8 @@ export class DocumentProcessing {
         .finally(() => rm(held!.file, { force: true }));
     }
     this.#running = undefined;
-    clearInterval(this.#renewing);
-    this.#renewing = undefined;
+    this.#stopRenewing?.();
+    this.#stopRenewing = undefined;
   }
 
   async #process(document: Held): Promise<void> {
@@ -194,25 +196,21 @@ export class DocumentProcessing {
   async #renewLeases(): Promise<void> {
     const held = [...this.#waiting, ...(this.#running ? [this.#running] : [])];
     if (held.length === 0) return;
-    try {
-      const kept = await this.deps.db
-        .update(documents)
-        .set({ workedUntil: this.leaseUntil() })
-        .where(
-          and(
-            inArray(
-              documents.id,
-              held.map((h) => h.id),
-            ),
-            eq(documents.status, 'processing'),
+    const kept = await this.deps.db
+      .update(documents)
+      .set({ workedUntil: this.leaseUntil() })
+      .where(
+        and(
+          inArray(
+            documents.id,
+            held.map((h) => h.id),
           ),
-        )
-        .returning({ id: documents.id });
-      const keptIds = new Set(kept.map((row) => row.id));
-      for (const h of held) if (!keptIds.has(h.id)) this.stop(h.id);
-    } catch (error) {
-      log.warn({ err: error }, 'renewing the documents’ leases failed');
-    }
+          eq(documents.status, 'processing'),
+        ),
+      )
+      .returning({ id: documents.id });
+    const keptIds = new Set(kept.map((row) => row.id));
+    for (const h of held) if (!keptIds.has(h.id)) this.stop(h.id);
   }
 }
 
@@ -241,18 +239,17 @@ async function failDocument(
 
 /** The sweep: documents whose processing process died (their lease ran out) fail, each with its event. */
 export async function failInterruptedDocuments(db: Database): Promise<number> {
-  const now = new Date();
   const expired = await db
     .select({ id: documents.id, accountId: documents.accountId, name: documents.name })
     .from(documents)
-    .where(and(eq(documents.status, 'processing'), lt(documents.workedUntil, now)));
+    .where(and(eq(documents.status, 'processing'), leaseRanOut(documents.workedUntil)));
   let failed = 0;
   for (const document of expired) {
     // Again with the lease's condition: a process that renewed it meanwhile keeps its document.
     const condition = and(
       eq(documents.id, document.id),
       eq(documents.status, 'processing'),
-      lt(documents.workedUntil, now),
+      leaseRanOut(documents.workedUntil),
     );
     if (await failDocument(db, document, INTERRUPTED, condition)) failed++;
   }

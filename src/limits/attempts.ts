@@ -5,8 +5,9 @@
 // restart does not reset it. `take` checks and records at once, under a lock per key: of
 // parallel attempts exactly as many as allowed pass.
 import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
+import { sha256Hex } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
-import { windowWait } from './limits.ts';
+import { windowWait } from './account-limits.ts';
 import { limitAttempts } from './schema.ts';
 
 export interface AttemptLimiterOptions {
@@ -17,8 +18,6 @@ export interface AttemptLimiterOptions {
   /** Tests move time forward. */
   now?: () => number;
 }
-
-const hashKey = (key: string) => new Bun.CryptoHasher('sha256').update(key).digest('hex');
 
 export class AttemptLimiter {
   readonly #db: Database;
@@ -40,7 +39,7 @@ export class AttemptLimiter {
       .where(
         and(
           eq(limitAttempts.scope, scope),
-          eq(limitAttempts.keyHash, hashKey(key)),
+          eq(limitAttempts.keyHash, sha256Hex(key)),
           gt(limitAttempts.at, new Date(now - windowSeconds * 1000)),
         ),
       )
@@ -63,7 +62,7 @@ export class AttemptLimiter {
   async take(key: string, allowed = this.#options.allowed, q?: Queryable): Promise<{ id: number } | { wait: number }> {
     const { scope, windowSeconds } = this.#options;
     const run = async (tx: Queryable) => {
-      const keyHash = hashKey(key);
+      const keyHash = sha256Hex(key);
       await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`${scope}:${keyHash}`}, 0))`);
       const now = this.#now();
       if (allowed > 0) {
@@ -115,7 +114,7 @@ export class AttemptLimiter {
   async record(key: string): Promise<void> {
     const { scope, windowSeconds } = this.#options;
     const now = this.#now();
-    await this.#db.insert(limitAttempts).values({ scope, keyHash: hashKey(key), at: new Date(now) });
+    await this.#db.insert(limitAttempts).values({ scope, keyHash: sha256Hex(key), at: new Date(now) });
     // What has left the window counts for nothing: the table keeps only live attempts.
     await this.#db
       .delete(limitAttempts)
@@ -125,7 +124,7 @@ export class AttemptLimiter {
   async clear(key: string): Promise<void> {
     await this.#db
       .delete(limitAttempts)
-      .where(and(eq(limitAttempts.scope, this.#options.scope), eq(limitAttempts.keyHash, hashKey(key))));
+      .where(and(eq(limitAttempts.scope, this.#options.scope), eq(limitAttempts.keyHash, sha256Hex(key))));
   }
 
   #now(): number {

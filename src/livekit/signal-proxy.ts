@@ -7,9 +7,11 @@
 import type { ServerWebSocket } from 'bun';
 import { Elysia } from 'elysia';
 import { secureListenerOf } from '../http/listeners.ts';
+import { log } from '../logging/index.ts';
 import { httpUrlOf } from './connection.ts';
 
-type Message = string | ArrayBuffer | Uint8Array;
+// Bun hands a binary frame over as a Buffer on an ArrayBuffer of its own, never a shared one.
+type Message = string | ArrayBuffer | Uint8Array<ArrayBuffer>;
 
 /**
  * One client's signalling connection and its twin to LiveKit. Elysia's Bun adapter calls
@@ -60,6 +62,25 @@ class Tunnel {
   }
 }
 
+/**
+ * A GET of LiveKit's validate probe, on a connection of its own (Bun's fetch can hand out a
+ * pooled keep-alive socket that is dead and then waits out the timeout: oven-sh/bun#31894), and
+ * tried once more if the first attempt fails: the probe is idempotent and a client asks it only
+ * when its join failed, so it should not fail too for a reason of ours.
+ */
+async function probe(url: string, headers: Record<string, string>): Promise<Response | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, { headers, keepalive: false, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    } catch (error) {
+      log.warn({ err: error, attempt }, 'the LiveKit server did not answer the validate probe');
+      if (attempt === 2) return undefined;
+    }
+  }
+}
+
+const PROBE_TIMEOUT_MS = 5_000;
+
 /** The `/rtc…` routes, passed on to the LiveKit server at `livekitUrl` (ws(s) or http(s)). */
 export function signalProxy(livekitUrl: string) {
   const httpBase = httpUrlOf(livekitUrl).replace(/\/+$/, '');
@@ -83,9 +104,7 @@ export function signalProxy(livekitUrl: string) {
       return new Response('Expected a WebSocket connection', { status: 400 });
     }
     // The validate probe: LiveKit says why a join failed (a bad token, say).
-    const answer = await fetch(`${httpBase}${path}`, { headers, signal: AbortSignal.timeout(5_000) }).catch(
-      () => undefined,
-    );
+    const answer = await probe(`${httpBase}${path}`, headers);
     if (!answer) return new Response('LiveKit did not answer', { status: 502 });
     return new Response(await answer.arrayBuffer(), {
       status: answer.status,

@@ -1,4 +1,4 @@
-// The control plane's log (docs/operations.md#logs): pino, one JSON object per line with
+// The control plane's log (README.md#logs): pino, one JSON object per line with
 // `request_id`, `account_id`, `session_id`, `identity_id` where known, or pino-pretty's
 // readable lines for development (LOG_FORMAT). Fields that carry secrets are redacted by
 // name wherever they appear, so a careless `log.info({ headers })` still leaks nothing, and

@@ -8,8 +8,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MediaError } from './errors.ts';
-import { assertByteSize, DEFAULT_FFMPEG_TIMEOUT_MS, type MediaLimits } from './limits.ts';
 import { type AudioKind, sniffAudio } from './sniff.ts';
+import { assertByteSize, DEFAULT_FFMPEG_TIMEOUT_MS, type UploadBounds } from './upload-bounds.ts';
 
 export interface InspectedAudio {
   kind: AudioKind;
@@ -54,26 +54,26 @@ const DECODING: Record<AudioKind, { demuxer: string; decoders: string[]; demuxer
 
 const KIND_NAME: Record<AudioKind, string> = { 'audio/wav': 'WAV', 'audio/mpeg': 'MP3', 'audio/mp4': 'MP4/M4A' };
 
-export async function inspectAudio(bytes: Uint8Array, limits: MediaLimits): Promise<InspectedAudio> {
-  assertByteSize(bytes, 'audio', limits.audioMaxBytes);
+export async function inspectAudio(bytes: Uint8Array, bounds: UploadBounds): Promise<InspectedAudio> {
+  assertByteSize(bytes, 'audio', bounds.audioMaxBytes);
   const kind = await sniffAudio(bytes);
-  const pcm16kMono = await decodeToPcm16kMono(bytes, kind, limits);
+  const pcm16kMono = await decodeToPcm16kMono(bytes, kind, bounds);
 
   const durationSeconds = pcm16kMono.length / PCM_SAMPLE_RATE;
-  if (durationSeconds > limits.audioMaxSeconds) {
+  if (durationSeconds > bounds.audioMaxSeconds) {
     // Decoding stops at max + 1 s, so say "longer than" rather than a length we did not measure.
     throw new MediaError(
       422,
       'audio',
-      `The recording is longer than ${limits.audioMaxSeconds} seconds; trim it to at most ${limits.audioMaxSeconds} seconds.`,
+      `The recording is longer than ${bounds.audioMaxSeconds} seconds; trim it to at most ${bounds.audioMaxSeconds} seconds.`,
       'audio.too_long',
     );
   }
-  if (durationSeconds < limits.audioMinSeconds) {
+  if (durationSeconds < bounds.audioMinSeconds) {
     throw new MediaError(
       422,
       'audio',
-      `The recording is ${durationSeconds.toFixed(1)} seconds long; it must be at least ${limits.audioMinSeconds} seconds.`,
+      `The recording is ${durationSeconds.toFixed(1)} seconds long; it must be at least ${bounds.audioMinSeconds} seconds.`,
       'audio.too_short',
     );
   }
@@ -91,57 +91,61 @@ export function withResourceLimits(args: string[], timeoutMs: number): string[] 
   return [PRLIMIT, `--cpu=${cpuSeconds}`, `--as=${FFMPEG_MEMORY_BYTES}`, '--fsize=0', '--nofile=64', '--', ...args];
 }
 
+/** ffmpeg's command line: only the kind's demuxer and decoders, the first audio stream, cut at `seconds`, as 16 kHz mono s16le. */
+function decodeArgs(ffmpegPath: string, kind: AudioKind, inputPath: string, seconds: number): string[] {
+  const { demuxer, decoders, demuxerOptions = [] } = DECODING[kind];
+  return [
+    ffmpegPath,
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-protocol_whitelist',
+    'file',
+    '-codec_whitelist',
+    decoders.join(','),
+    '-f',
+    demuxer,
+    ...demuxerOptions,
+    // WAV only: read samples to the end of the file, not the header's data size.
+    ...(kind === 'audio/wav' ? ['-ignore_length', '1'] : []),
+    '-i',
+    inputPath,
+    '-map',
+    '0:a:0',
+    '-vn',
+    '-sn',
+    '-dn',
+    '-t',
+    String(seconds),
+    '-ac',
+    '1',
+    '-ar',
+    String(PCM_SAMPLE_RATE),
+    '-f',
+    's16le',
+    '-c:a',
+    'pcm_s16le',
+    'pipe:1',
+  ];
+}
+
 /**
  * Decode the first audio stream to 16 kHz mono s16le. Input goes through a
  * private temp file rather than stdin because MP4s often keep their index
  * (moov) at the end, which ffmpeg can only reach by seeking.
  */
-async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, limits: MediaLimits): Promise<Int16Array> {
+async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, bounds: UploadBounds): Promise<Int16Array> {
   const name = KIND_NAME[kind];
-  const { demuxer, decoders, demuxerOptions = [] } = DECODING[kind];
-  const maxDecodedSeconds = limits.audioMaxSeconds + 1;
-  const timeoutMs = limits.ffmpegTimeoutMs ?? DEFAULT_FFMPEG_TIMEOUT_MS;
+  const maxDecodedSeconds = bounds.audioMaxSeconds + 1;
+  const timeoutMs = bounds.ffmpegTimeoutMs ?? DEFAULT_FFMPEG_TIMEOUT_MS;
 
   const dir = await mkdtemp(join(tmpdir(), 'likeness-audio-'));
   try {
     const inputPath = join(dir, 'input');
     await writeFile(inputPath, bytes, { mode: 0o600 });
 
-    // prettier-ignore
-    const args = [
-      limits.ffmpegPath,
-      '-hide_banner',
-      '-nostdin',
-      '-v',
-      'error',
-      '-protocol_whitelist',
-      'file',
-      '-codec_whitelist',
-      decoders.join(','),
-      '-f',
-      demuxer,
-      ...demuxerOptions,
-      // WAV only: read samples to the end of the file, not the header's data size.
-      ...(kind === 'audio/wav' ? ['-ignore_length', '1'] : []),
-      '-i',
-      inputPath,
-      '-map',
-      '0:a:0',
-      '-vn',
-      '-sn',
-      '-dn',
-      '-t',
-      String(maxDecodedSeconds),
-      '-ac',
-      '1',
-      '-ar',
-      String(PCM_SAMPLE_RATE),
-      '-f',
-      's16le',
-      '-c:a',
-      'pcm_s16le',
-      'pipe:1',
-    ];
+    const args = decodeArgs(bounds.ffmpegPath, kind, inputPath, maxDecodedSeconds);
     // Untrusted bytes meet a big C decoder: it runs with an empty environment (no secrets),
     // in the upload's own temporary folder, under limits on CPU time, memory and the files it
     // may write (none: its output is a pipe).

@@ -5,8 +5,8 @@
  */
 import sharp from 'sharp';
 import { MediaError } from './errors.ts';
-import { assertByteSize, type MediaLimits } from './limits.ts';
 import { type ImageKind, sniffImage } from './sniff.ts';
+import { assertByteSize, type UploadBounds } from './upload-bounds.ts';
 
 export interface InspectedImage {
   kind: ImageKind;
@@ -50,8 +50,8 @@ const FAIL_ON = 'error';
 const SHARP_FORMAT: Record<ImageKind, string> = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp' };
 const KIND_NAME: Record<ImageKind, string> = { 'image/jpeg': 'JPEG', 'image/png': 'PNG', 'image/webp': 'WebP' };
 
-export async function inspectImage(bytes: Uint8Array, limits: MediaLimits): Promise<InspectedImage> {
-  assertByteSize(bytes, 'image', limits.imageMaxBytes);
+export async function inspectImage(bytes: Uint8Array, bounds: UploadBounds): Promise<InspectedImage> {
+  assertByteSize(bytes, 'image', bounds.imageMaxBytes);
   const { kind, animated } = await sniffImage(bytes);
   const name = KIND_NAME[kind];
 
@@ -65,11 +65,11 @@ export async function inspectImage(bytes: Uint8Array, limits: MediaLimits): Prom
   if (header.format !== SHARP_FORMAT[kind]) {
     throw undecodable(`This file starts like a ${name} image but decodes as ${header.format}.`);
   }
-  if (header.width * header.height > limits.imageMaxPixels) {
+  if (header.width * header.height > bounds.imageMaxPixels) {
     throw new MediaError(
       422,
       'image',
-      `The image is ${header.width}×${header.height} (${megapixels(header.width * header.height)}); the limit is ${megapixels(limits.imageMaxPixels)}.`,
+      `The image is ${header.width}×${header.height} (${megapixels(header.width * header.height)}); the limit is ${megapixels(bounds.imageMaxPixels)}.`,
       'image.too_many_pixels',
     );
   }
@@ -78,16 +78,16 @@ export async function inspectImage(bytes: Uint8Array, limits: MediaLimits): Prom
     throw new MediaError(422, 'image', 'Animated images are not accepted; upload a still photo.', 'image.animated');
   }
   const upright = header.autoOrient;
-  if (Math.min(upright.width, upright.height) < limits.imageMinShortSide) {
+  if (Math.min(upright.width, upright.height) < bounds.imageMinShortSide) {
     throw new MediaError(
       422,
       'image',
-      `The image is ${upright.width}×${upright.height}; its shorter side must be at least ${limits.imageMinShortSide} pixels.`,
+      `The image is ${upright.width}×${upright.height}; its shorter side must be at least ${bounds.imageMinShortSide} pixels.`,
       'image.too_small',
     );
   }
 
-  const decoded = await sharp(bytes, { failOn: FAIL_ON, limitInputPixels: limits.imageMaxPixels })
+  const decoded = await sharp(bytes, { failOn: FAIL_ON, limitInputPixels: bounds.imageMaxPixels })
     .autoOrient()
     // Normalises grey, CMYK, 16-bit and ICC-tagged (e.g. Display P3) input to 8-bit sRGB.
     .toColourspace('srgb')

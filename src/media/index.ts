@@ -7,5 +7,10 @@
 export { type InspectedAudio, inspectAudio, PCM_SAMPLE_RATE } from './audio.ts';
 export { MediaError, type MediaErrorStatus, type MediaErrorType, type MediaField } from './errors.ts';
 export { type ImageVariants, type InspectedImage, inspectImage, renderImageVariants } from './image.ts';
-export { DEFAULT_FFMPEG_TIMEOUT_MS, defaultMediaLimits, type MediaLimits, resolveFfmpegPath } from './limits.ts';
 export { type AudioKind, type ImageKind, type SniffedImage, sniffAudio, sniffImage } from './sniff.ts';
+export {
+  DEFAULT_FFMPEG_TIMEOUT_MS,
+  defaultUploadBounds,
+  resolveFfmpegPath,
+  type UploadBounds,
+} from './upload-bounds.ts';

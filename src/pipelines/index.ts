@@ -4,7 +4,7 @@ import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
-import { ErrorResponse } from '../http/errors.ts';
+import { errorResponses } from '../http/errors.ts';
 import type { PipelineRegistry } from './registry.ts';
 import { type Pipeline, renderingOf } from './types.ts';
 
@@ -63,7 +63,7 @@ export function pipelineRoutes<const Prefix extends string>(deps: PipelineRouteD
     '',
     () => deps.pipelines.list().map((pipeline) => pipelineItem(pipeline, deps)),
     {
-      response: { 200: t.Array(PipelineItem), 401: ErrorResponse },
+      response: { 200: t.Array(PipelineItem), ...errorResponses(401) },
       detail: {
         operationId: 'listPipelines',
         summary: 'List the pipelines',

@@ -6,8 +6,8 @@ import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import { newId } from '../db/ids.ts';
 import type { Database, Queryable } from '../db/index.ts';
-import { ownedRow } from '../db/owned.ts';
-import { ApiError, ErrorResponse, type FieldProblem, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { findOwned, isOwned } from '../db/owned.ts';
+import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
 import { identities } from '../identities/schema.ts';
 import {
@@ -73,14 +73,11 @@ async function identityProblems(q: Queryable, accountId: string, ids: string[]):
   return problems;
 }
 
-const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ValidationErrorResponse };
+const errors = errorResponses(401, 403, 404, 422);
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function publishableKeyRoutes<const Prefix extends string>(db: Database, audience: Audience<Prefix>) {
-  const findOwned = async (accountId: string, id: string) => {
-    const row = await ownedRow(db, publishableKeys, accountId, id);
-    if (!row) throw notFound('Publishable key');
-    return row;
-  };
+  const own = (accountId: string, id: string) => findOwned(db, publishableKeys, accountId, id, 'Publishable key');
   const checked = async (
     accountId: string,
     body: { allowed_origins?: string[]; identity_ids?: string[] },
@@ -142,23 +139,23 @@ export function publishableKeyRoutes<const Prefix extends string>(db: Database, 
         return rows.map(presentPublishableKey);
       },
       {
-        response: { 200: t.Array(PublishableKeyResponse), 401: ErrorResponse, 403: ErrorResponse },
+        response: { 200: t.Array(PublishableKeyResponse), ...errorResponses(401, 403) },
         detail: { operationId: 'listPublishableKeys', summary: "List the caller's publishable keys, newest first" },
       },
     )
     .get(
       '/:publishable_key_id',
-      async ({ caller, params }) => presentPublishableKey(await findOwned(caller.accountId, params.publishable_key_id)),
+      async ({ caller, params }) => presentPublishableKey(await own(caller.accountId, params.publishable_key_id)),
       {
         params: PublishableKeyParams,
-        response: { 200: PublishableKeyResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+        response: { 200: PublishableKeyResponse, ...errorResponses(401, 403, 404) },
         detail: { operationId: 'getPublishableKey', summary: 'Read one publishable key' },
       },
     )
     .patch(
       '/:publishable_key_id',
       async ({ caller, params, body }) => {
-        const key = await findOwned(caller.accountId, params.publishable_key_id);
+        const key = await own(caller.accountId, params.publishable_key_id);
         const { origins } = await checked(caller.accountId, body);
         const [row] = await db
           .update(publishableKeys)
@@ -170,7 +167,7 @@ export function publishableKeyRoutes<const Prefix extends string>(db: Database, 
             ...(body.record_sessions !== undefined && { recordSessions: body.record_sessions }),
             updatedAt: new Date(),
           })
-          .where(and(eq(publishableKeys.id, key.id), eq(publishableKeys.accountId, caller.accountId)))
+          .where(isOwned(publishableKeys, caller.accountId, key.id))
           .returning();
         return presentPublishableKey(row!);
       },
@@ -192,11 +189,7 @@ export function publishableKeyRoutes<const Prefix extends string>(db: Database, 
           .update(publishableKeys)
           .set({ revokedAt: new Date() })
           .where(
-            and(
-              eq(publishableKeys.id, params.publishable_key_id),
-              eq(publishableKeys.accountId, caller.accountId),
-              isNull(publishableKeys.revokedAt),
-            ),
+            isOwned(publishableKeys, caller.accountId, params.publishable_key_id, isNull(publishableKeys.revokedAt)),
           )
           .returning({ id: publishableKeys.id });
         if (revoked.length === 0) throw notFound('Live publishable key');
@@ -204,7 +197,7 @@ export function publishableKeyRoutes<const Prefix extends string>(db: Database, 
       },
       {
         params: PublishableKeyParams,
-        response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+        response: { 204: t.Void(), ...errorResponses(401, 403, 404) },
         detail: {
           operationId: 'revokePublishableKey',
           summary: 'Revoke a publishable key: its next start is refused; sessions it started run on',

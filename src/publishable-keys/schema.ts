@@ -7,7 +7,7 @@ export interface PublishableKeyLimits {
   sessions_per_minute: number;
   /** Its sessions running at once. */
   concurrent_sessions: number;
-  /** The same two per visitor address (the client address the service sees, src/http/client-address.ts). */
+  /** The same two per visitor address (the client address the service sees, src/http/caller-address.ts). */
   visitor_sessions_per_minute: number;
   visitor_concurrent_sessions: number;
 }

@@ -12,10 +12,12 @@
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { and, asc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, or, sql } from 'drizzle-orm';
 import type { AssetStore } from '../assets/store.ts';
 import type { RecordingSettings } from '../config.ts';
+import { secondsAgo } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
+import { keepRenewing, leaseRanOut, leaseUntil } from '../db/work-lease.ts';
 import { log } from '../logging/index.ts';
 import { sessions } from '../sessions/schema.ts';
 import { writeEvent } from '../webhooks/outbox.ts';
@@ -44,8 +46,6 @@ export interface FinisherDeps {
 const BATCH = 20;
 
 export const NO_MEDIA_REASON = 'no media was received from the agent';
-
-const leaseUntil = (seconds: number) => sql`now() + make_interval(secs => ${seconds})`;
 
 /** A part's chunk numbers in the store, and how many of them run without a gap from 0. */
 async function storedChunks(store: AssetStore, sessionId: string, part: string) {
@@ -86,7 +86,7 @@ export class RecordingFinisher {
     const { db, settings } = this.deps;
     const incompleteParts = sql`exists (select 1 from ${recordingParts} p where p.session_id = ${recordings.sessionId} and (p.done_at is null or p.chunks_received < coalesce(p.chunks, 0)))`;
     const anyPart = sql`exists (select 1 from ${recordingParts} p where p.session_id = ${recordings.sessionId})`;
-    const waited = sql`${sessions.endedAt} <= now() - make_interval(secs => ${settings.finishWaitSeconds})`;
+    const waited = sql`${sessions.endedAt} <= ${secondsAgo(settings.finishWaitSeconds)}`;
     return db
       .select({ sessionId: recordings.sessionId, waited: sql<boolean>`${waited}` })
       .from(recordings)
@@ -97,7 +97,7 @@ export class RecordingFinisher {
           sql`${sessions.endedAt} is not null`,
           or(
             eq(recordings.status, 'recording'),
-            and(eq(recordings.status, 'processing'), lt(recordings.workedUntil, sql`now()`)),
+            and(eq(recordings.status, 'processing'), leaseRanOut(recordings.workedUntil)),
           ),
           or(waited, eq(recordings.status, 'processing'), and(anyPart, sql`not ${incompleteParts}`)),
         ),
@@ -116,7 +116,7 @@ export class RecordingFinisher {
           eq(recordings.sessionId, sessionId),
           or(
             eq(recordings.status, 'recording'),
-            and(eq(recordings.status, 'processing'), lt(recordings.workedUntil, sql`now()`)),
+            and(eq(recordings.status, 'processing'), leaseRanOut(recordings.workedUntil)),
           ),
         ),
       )
@@ -149,17 +149,15 @@ export class RecordingFinisher {
   /** Keeps the lease ahead while the join runs; returns its stop. */
   private holdLease(sessionId: string): () => void {
     const { db, workLeaseSeconds } = this.deps;
-    const timer = setInterval(
+    return keepRenewing(
+      workLeaseSeconds,
       () =>
-        void db
+        db
           .update(recordings)
           .set({ workedUntil: leaseUntil(workLeaseSeconds) })
-          .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing')))
-          .catch((error) => log.warn({ err: error, session_id: sessionId }, 'renewing a recording lease failed')),
-      (workLeaseSeconds * 1000) / 3,
+          .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing'))),
+      { session_id: sessionId, work: 'recording join' },
     );
-    timer.unref();
-    return () => clearInterval(timer);
   }
 
   /** Each part's chunks, contiguous from 0, written one after another into a file of its own (fragmented MP4 joins byte-wise). */
@@ -203,7 +201,7 @@ export class RecordingFinisher {
   }
 
   private async join(sessionId: string): Promise<void> {
-    const { db, store } = this.deps;
+    const { store } = this.deps;
     const stopLease = this.holdLease(sessionId);
     const dir = await mkdtemp(join(tmpdir(), 'likeness-recording-'));
     const started = performance.now();
@@ -239,45 +237,7 @@ export class RecordingFinisher {
         }
       } else await store.putFile(key, joined.path, 'video/mp4');
       const where = bucket ? ('customer' as const) : ('service' as const);
-      const written = await db.transaction(async (tx) => {
-        const [row] = await tx
-          .update(recordings)
-          .set({
-            status: 'ready',
-            reason: null,
-            durationMs: joined.durationMs,
-            sizeBytes: joined.sizeBytes,
-            store: where,
-            objectKey: key,
-            bucket: bucket?.location ?? null,
-            workedUntil: null,
-            readyAt: new Date(),
-          })
-          .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing')))
-          .returning();
-        if (!row) return false;
-        // Each part's length in the file: the captions lay the file on the session's clock with them.
-        for (const kept of joined.kept) {
-          const part = files.find((file) => file.path === kept.path)!.part;
-          await tx
-            .update(recordingParts)
-            .set({ joinedMs: kept.durationMs })
-            .where(and(eq(recordingParts.sessionId, sessionId), eq(recordingParts.part, part)));
-        }
-        const [session] = await tx
-          .select({ identityId: sessions.identityId })
-          .from(sessions)
-          .where(eq(sessions.id, sessionId));
-        await writeEvent(tx, row.accountId, 'recording.ready', {
-          session_id: sessionId,
-          identity_id: session?.identityId ?? null,
-          duration_seconds: secondsOf(joined.durationMs) ?? 0,
-          size_bytes: joined.sizeBytes,
-          store: where,
-          object_key: bucket ? key : null,
-        });
-        return true;
-      });
+      const written = await this.recordReady(sessionId, { files, joined, key, bucket });
       // Its session deleted meanwhile (the row went with it): the file has nobody to belong to.
       if (!written && !(await this.exists(sessionId)))
         await (bucket ? bucket.delete(key, this.deps.bucketRules) : store.delete(key));
@@ -301,6 +261,64 @@ export class RecordingFinisher {
   }
 
   /** The account's own bucket (or none: the service's store), read when the file is stored; a reason to fail when it cannot be read. */
+  /** The recording is ready where it was stored: its row, each part's length in the file, and recording.ready, at once. False when it was not processing any more. */
+  private recordReady(
+    sessionId: string,
+    {
+      files,
+      joined,
+      key,
+      bucket,
+    }: {
+      files: { part: string; path: string }[];
+      joined: Awaited<ReturnType<typeof joinParts>>;
+      key: string;
+      bucket: CustomerBucket | undefined;
+    },
+  ): Promise<boolean> {
+    const { db } = this.deps;
+    const where = bucket ? ('customer' as const) : ('service' as const);
+    return db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(recordings)
+        .set({
+          status: 'ready',
+          reason: null,
+          durationMs: joined.durationMs,
+          sizeBytes: joined.sizeBytes,
+          store: where,
+          objectKey: key,
+          bucket: bucket?.location ?? null,
+          workedUntil: null,
+          readyAt: new Date(),
+        })
+        .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing')))
+        .returning();
+      if (!row) return false;
+      // Each part's length in the file: the captions lay the file on the session's clock with them.
+      for (const kept of joined.kept) {
+        const part = files.find((file) => file.path === kept.path)!.part;
+        await tx
+          .update(recordingParts)
+          .set({ joinedMs: kept.durationMs })
+          .where(and(eq(recordingParts.sessionId, sessionId), eq(recordingParts.part, part)));
+      }
+      const [session] = await tx
+        .select({ identityId: sessions.identityId })
+        .from(sessions)
+        .where(eq(sessions.id, sessionId));
+      await writeEvent(tx, row.accountId, 'recording.ready', {
+        session_id: sessionId,
+        identity_id: session?.identityId ?? null,
+        duration_seconds: secondsOf(joined.durationMs) ?? 0,
+        size_bytes: joined.sizeBytes,
+        store: where,
+        object_key: bucket ? key : null,
+      });
+      return true;
+    });
+  }
+
   private async destinationOf(sessionId: string): Promise<{ bucket: CustomerBucket | undefined } | string> {
     const { db, settings } = this.deps;
     const [row] = await db

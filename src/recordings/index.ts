@@ -7,9 +7,9 @@ import type { AssetStore } from '../assets/store.ts';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { RecordingSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
-import { ownedRow } from '../db/owned.ts';
-import type { AddressesFor } from '../http/client-addresses.ts';
-import { ApiError, ErrorResponse, notFound } from '../http/errors.ts';
+import { findOwned } from '../db/owned.ts';
+import type { UrlsFor } from '../http/client-urls.ts';
+import { ApiError, errorResponses } from '../http/errors.ts';
 import { sessions } from '../sessions/schema.ts';
 import { bucketOf, StorageUnreadable, storageOf } from './account-storage.ts';
 import { captionsOf } from './captions.ts';
@@ -26,7 +26,7 @@ export { recordingStorageRoutes } from './storage-routes.ts';
 export interface RecordingRouteDeps {
   db: Database;
   store: AssetStore;
-  addressesFor: AddressesFor;
+  urlsFor: UrlsFor;
   settings: RecordingSettings;
   /** The address rules of accounts' own buckets (the webhooks' ones). */
   bucketRules: EndpointRules;
@@ -34,13 +34,11 @@ export interface RecordingRouteDeps {
 
 const NOT_RECORDED = 'This session was not recorded';
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function recordingRoutes<const Prefix extends string>(deps: RecordingRouteDeps, audience: Audience<Prefix>) {
   const { db, store } = deps;
-  const ownedSession = async (accountId: string, sessionId: string) => {
-    const session = await ownedRow(db, sessions, accountId, sessionId);
-    if (!session) throw notFound('Session');
-    return session;
-  };
+  const ownedSession = (accountId: string, sessionId: string) =>
+    findOwned(db, sessions, accountId, sessionId, 'Session');
   const ownedRecording = async (accountId: string, sessionId: string) => {
     const session = await ownedSession(accountId, sessionId);
     const [row] = await db.select().from(recordings).where(eq(recordings.sessionId, session.id));
@@ -70,10 +68,10 @@ export function recordingRoutes<const Prefix extends string>(deps: RecordingRout
     .get(
       '/:session_id/recording',
       async ({ caller, params, request }) =>
-        recordingResponse(await ownedRecording(caller.accountId, params.session_id), deps.addressesFor(request).links),
+        recordingResponse(await ownedRecording(caller.accountId, params.session_id), deps.urlsFor(request).links),
       {
         params: RecordingParams,
-        response: { 200: RecordingResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: { 200: RecordingResponse, ...errorResponses(401, 404) },
         detail: {
           operationId: 'getSessionRecording',
           summary: "Read a session's recording: its status, length, size and a download link that expires",
@@ -97,7 +95,7 @@ export function recordingRoutes<const Prefix extends string>(deps: RecordingRout
       },
       {
         params: RecordingParams,
-        response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 502: ErrorResponse },
+        response: { 204: t.Void(), ...errorResponses(401, 404, 409, 502) },
         detail: {
           operationId: 'deleteSessionRecording',
           summary: "Delete a session's recording file; the recording stays listed with deleted_at",
@@ -116,7 +114,7 @@ export function recordingRoutes<const Prefix extends string>(deps: RecordingRout
       },
       {
         params: RecordingParams,
-        response: { 200: CaptionsResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: { 200: CaptionsResponse, ...errorResponses(401, 404) },
         detail: {
           operationId: 'getSessionCaptions',
           summary: "A session's conversation as WebVTT captions, timed from the start of its video",

@@ -153,6 +153,31 @@ function reencodeArgs(parts: { path: string; probed: Probed }[]): string[] {
   ];
 }
 
+/** ffmpeg's input for parts of one shape: their packets copied, one after the other. */
+async function copyArgs(dir: string, parts: readonly { path: string }[]): Promise<string[]> {
+  if (parts.length === 1)
+    return ['-protocol_whitelist', 'file', '-i', parts[0]!.path, '-map', '0:v?', '-map', '0:a?', '-c', 'copy'];
+  // The concat demuxer: one timeline, each part after the one before, the packets copied.
+  const list = join(dir, 'parts.txt');
+  await writeFile(list, parts.map((p) => `file '${basename(p.path)}'\n`).join(''));
+  return [
+    '-f',
+    'concat',
+    '-safe',
+    '0',
+    '-protocol_whitelist',
+    'file',
+    '-i',
+    list,
+    '-map',
+    '0:v?',
+    '-map',
+    '0:a?',
+    '-c',
+    'copy',
+  ];
+}
+
 /**
  * Joins the parts (files of fragmented MP4, in the order played) into `dir/recording.mp4`.
  * Parts without a video stream are left out (said in `dropped`) unless none has one (the voices
@@ -188,40 +213,7 @@ export async function joinParts(
     inputArgs = reencodeAudioArgs(probedParts);
   } else if (!copied) {
     inputArgs = reencodeArgs(probedParts);
-  } else if (probedParts.length === 1) {
-    inputArgs = [
-      '-protocol_whitelist',
-      'file',
-      '-i',
-      probedParts[0]!.path,
-      '-map',
-      '0:v?',
-      '-map',
-      '0:a?',
-      '-c',
-      'copy',
-    ];
-  } else {
-    // The concat demuxer: one timeline, each part after the one before, the packets copied.
-    const list = join(dir, 'parts.txt');
-    await writeFile(list, probedParts.map((p) => `file '${basename(p.path)}'\n`).join(''));
-    inputArgs = [
-      '-f',
-      'concat',
-      '-safe',
-      '0',
-      '-protocol_whitelist',
-      'file',
-      '-i',
-      list,
-      '-map',
-      '0:v?',
-      '-map',
-      '0:a?',
-      '-c',
-      'copy',
-    ];
-  }
+  } else inputArgs = await copyArgs(dir, probedParts);
   await run(
     [
       ffmpeg,

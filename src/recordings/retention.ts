@@ -2,7 +2,9 @@
 // ready in the service's store, not yet removed, older than their account's `retention_days`, or
 // RECORDING_RETENTION_DAYS where it set none; 0 keeps them. Files in an account's own bucket are
 // never removed by the service: its bucket, its rules.
-import { and, eq, isNull, sql } from 'drizzle-orm';
+
+import { and, eq, isNull, lt, sql } from 'drizzle-orm';
+import { daysAgo } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
 import { recordingStorage, recordings } from './schema.ts';
 
@@ -18,7 +20,7 @@ export async function expiredRecordings(db: Database, defaultDays: number, limit
         eq(recordings.store, 'service'),
         isNull(recordings.deletedAt),
         sql`${days} > 0`,
-        sql`${recordings.readyAt} < now() - make_interval(days => ${days}::int)`,
+        lt(recordings.readyAt, daysAgo(days)),
       ),
     )
     .limit(limit);

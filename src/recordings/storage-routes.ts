@@ -7,7 +7,7 @@ import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { RecordingSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
-import { ApiError, ErrorResponse, invalid, ValidationErrorResponse } from '../http/errors.ts';
+import { ApiError, errorResponses, invalid } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
 import { type StorageRow, storageOf } from './account-storage.ts';
 import { RecordingStorageRequest, RecordingStorageResponse } from './contract.ts';
@@ -55,6 +55,7 @@ function checkFailed(error: BucketFailed, bucket: string): ApiError {
   );
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function recordingStorageRoutes<const Prefix extends string>(
   deps: StorageRouteDeps,
   audience: Audience<Prefix>,
@@ -121,9 +122,7 @@ export function recordingStorageRoutes<const Prefix extends string>(
         parse: 'json',
         response: {
           200: RecordingStorageResponse,
-          401: ErrorResponse,
-          422: ValidationErrorResponse,
-          503: ErrorResponse,
+          ...errorResponses(401, 422, 503),
         },
         detail: {
           operationId: 'putRecordingStorage',
@@ -142,7 +141,7 @@ export function recordingStorageRoutes<const Prefix extends string>(
         return presentStorage(row);
       },
       {
-        response: { 200: RecordingStorageResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: { 200: RecordingStorageResponse, ...errorResponses(401, 404) },
         detail: { operationId: 'getRecordingStorage', summary: "The account's recording settings, without the secret" },
       },
     )
@@ -153,7 +152,7 @@ export function recordingStorageRoutes<const Prefix extends string>(
         set.status = 204;
       },
       {
-        response: { 204: t.Void(), 401: ErrorResponse },
+        response: { 204: t.Void(), ...errorResponses(401) },
         detail: {
           operationId: 'deleteRecordingStorage',
           summary:

@@ -9,19 +9,22 @@
 //   heartbeat gets through at all, for a while: that is a busy machine more often than a dead fleet. Minutes go on from those
 //   already billed: none is billed while no avatar streams.
 // - Unanswered: a session whose agent has not joined REDISPATCH_AFTER_SECONDS after its last
-//   dispatch is dispatched again, while a worker has a free slot.
+//   dispatch, and which no live worker listed in a heartbeat since, is dispatched again, while a
+//   worker has a free slot.
 // - Leaving: a job whose worker is stopping (drained) says so before it goes: the session
 //   moves to another worker at once, or, where none has room, ends with a
 //   `service_restarting` notice (as a lost agent of a draining worker does).
 // SESSION_AGENT_TIMEOUT_SECONDS, counted from the start or the loss, still ends a session no
 // agent reaches (`agent_unavailable`).
+
 import { ParticipantInfo_Kind } from '@livekit/protocol';
-import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, gt, isNotNull, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import { isTestAccount } from '../accounts/test-mode.ts';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
 import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
+import { secondsAfter, secondsAgo } from '../db/clock.ts';
 import { randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { findIdentity } from '../identities/queries.ts';
@@ -43,7 +46,18 @@ import { foldUsage } from './usage-reports.ts';
  * accepted it lists it within half a second, even while its job waits for a process, so it is
  * never dispatched twice.
  */
-const REDISPATCH_AFTER_SECONDS = 2;
+const REDISPATCH_AFTER_SECONDS = 4;
+
+/**
+ * And only once every live worker's heartbeat has come this long after the dispatch without
+ * listing it: a worker whose loop stalls (inline work in a busy process) took the job but had not
+ * said so yet, and a second dispatch put a second agent in the room (its reports refused).
+ * Four beats: one already on its way when the job was taken does not list it, and a beat is
+ * recorded when it arrives, not when it was sent: beside a test service starting, the API's
+ * loop held beats for a second while the worker itself went unscheduled, and its job joined
+ * 4.4 s after the dispatch, 2 s after a second one (1 s and 2 s then).
+ */
+const UNANSWERED_AFTER_HEARTBEAT_SECONDS = 4 * HEARTBEAT_INTERVAL_SECONDS;
 
 export interface AgentWatchDeps {
   db: Database;
@@ -83,7 +97,7 @@ export class AgentWatch {
     const [fleet] = await this.deps.db
       .select({
         heard: sql<boolean>`coalesce(bool_or(${agentWorkers.expiresAt} > now()), false)
-          or coalesce(max(${agentWorkers.seenAt}) < now() - make_interval(secs => ${LOST_GRACE_WITHOUT_ANY_HEARTBEAT_SECONDS}), true)`,
+          or coalesce(max(${agentWorkers.seenAt}) < ${secondsAgo(LOST_GRACE_WITHOUT_ANY_HEARTBEAT_SECONDS)}, true)`,
       })
       .from(agentWorkers)
       .where(eq(agentWorkers.agentName, this.deps.agentName));
@@ -101,24 +115,24 @@ export class AgentWatch {
   }
 
   async #look(): Promise<string[]> {
-    const { db } = this.deps;
+    return [...(await this.#moveLostAgents()), ...(await this.#redispatchUnanswered())];
+  }
+
+  /** Sessions whose agent no live worker lists: claimed by clearing the join, so a second process finds nothing. */
+  async #moveLostAgents(): Promise<string[]> {
     const redispatched: string[] = [];
-    // Lost agents first: claimed by clearing the join, so a second process finds nothing.
     const heartbeatsRecorded =
       performance.now() - this.#databaseFailedAt > LOST_GRACE_AFTER_DB_FAILURE_MS && (await this.#heartbeatsHeard());
     const lost = !heartbeatsRecorded
       ? []
-      : await db
+      : await this.deps.db
           .update(sessions)
           .set({ agentJoinedAt: null, agentWaitSince: sql`now()`, dispatchedAt: sql`now()` })
           .where(
             and(
               eq(sessions.status, 'running'),
               isNotNull(sessions.agentJoinedAt),
-              lt(
-                sql`coalesce(${sessions.agentSeenAt}, ${sessions.agentJoinedAt})`,
-                sql`now() - make_interval(secs => ${HEARTBEAT_TTL_SECONDS})`,
-              ),
+              lt(sql`coalesce(${sessions.agentSeenAt}, ${sessions.agentJoinedAt})`, secondsAgo(HEARTBEAT_TTL_SECONDS)),
             ),
           )
           .returning();
@@ -126,7 +140,17 @@ export class AgentWatch {
       this.#log(`session ${session.id} lost its agent (no live worker lists it)`);
       if (await this.#moveOrEnd(session, await this.#wasDraining(session))) redispatched.push(session.id);
     }
-    // Then dispatches nobody answered (no worker lists the session since), while some worker could.
+    return redispatched;
+  }
+
+  /**
+   * Dispatches nobody answered (no worker lists the session since, and every live one has
+   * spoken since), while some worker could.
+   */
+  async #redispatchUnanswered(): Promise<string[]> {
+    const { db } = this.deps;
+    const redispatched: string[] = [];
+    const dispatched = sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`;
     const unanswered = await db
       .select({ id: sessions.id })
       .from(sessions)
@@ -134,13 +158,19 @@ export class AgentWatch {
         and(
           eq(sessions.status, 'running'),
           isNull(sessions.agentJoinedAt),
-          lt(
-            sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`,
-            sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`,
-          ),
-          or(
-            isNull(sessions.agentSeenAt),
-            lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`),
+          lt(dispatched, secondsAgo(REDISPATCH_AFTER_SECONDS)),
+          or(isNull(sessions.agentSeenAt), lt(sessions.agentSeenAt, dispatched)),
+          notExists(
+            db
+              .select({ id: agentWorkers.id })
+              .from(agentWorkers)
+              .where(
+                and(
+                  eq(agentWorkers.agentName, this.deps.agentName),
+                  gt(agentWorkers.expiresAt, sql`now()`),
+                  lt(agentWorkers.seenAt, secondsAfter(dispatched, UNANSWERED_AFTER_HEARTBEAT_SECONDS)),
+                ),
+              ),
           ),
         ),
       );
@@ -161,10 +191,7 @@ export class AgentWatch {
             eq(sessions.id, id),
             eq(sessions.status, 'running'),
             isNull(sessions.agentJoinedAt),
-            or(
-              isNull(sessions.dispatchedAt),
-              lt(sessions.dispatchedAt, sql`now() - make_interval(secs => ${REDISPATCH_AFTER_SECONDS})`),
-            ),
+            or(isNull(sessions.dispatchedAt), lt(sessions.dispatchedAt, secondsAgo(REDISPATCH_AFTER_SECONDS))),
             or(
               isNull(sessions.agentSeenAt),
               lt(sessions.agentSeenAt, sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`),

@@ -3,9 +3,9 @@
 import { eq } from 'drizzle-orm';
 import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
-import { ownedRow } from '../db/owned.ts';
-import type { AddressesFor } from '../http/client-addresses.ts';
-import { ApiError, ErrorResponse, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { findOwned } from '../db/owned.ts';
+import type { UrlsFor } from '../http/client-urls.ts';
+import { ApiError, errorResponses } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
 import { log } from '../logging/index.ts';
 import {
@@ -25,36 +25,25 @@ import { transcriptOf } from './transcripts.ts';
 
 export interface SessionDeps extends StartDeps {
   lifecycle: SessionLifecycle;
-  /** Where a client joins a room (its rtc_url): src/http/client-addresses.ts. */
-  addressesFor: AddressesFor;
+  /** Where a client joins a room (its rtc_url): src/http/client-urls.ts. */
+  urlsFor: UrlsFor;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, audience: Audience<Prefix>) {
   const { db, lifecycle } = deps;
-  const findOwned = async (accountId: string, sessionId: string) => {
-    const row = await ownedRow(db, sessions, accountId, sessionId);
-    if (!row) throw notFound('Session');
-    return row;
-  };
+  const ownSession = (accountId: string, sessionId: string) => findOwned(db, sessions, accountId, sessionId, 'Session');
 
   return authenticatedRoutes(db, audience, '/sessions', 'Sessions')
     .post(
       '/start',
-      ({ caller, body, request }) =>
-        startSession(deps, caller.accountId, body ?? {}, deps.addressesFor(request).rtcUrl),
+      ({ caller, body, request }) => startSession(deps, caller.accountId, body ?? {}, deps.urlsFor(request).rtcUrl),
       {
         body: t.Optional(StartSessionBody),
         parse: 'json',
         response: {
           200: StartSessionResponse,
-          401: ErrorResponse,
-          402: ErrorResponse,
-          404: ErrorResponse,
-          409: ErrorResponse,
-          422: ValidationErrorResponse,
-          429: ErrorResponse,
-          500: ErrorResponse,
-          503: ErrorResponse,
+          ...errorResponses(401, 402, 404, 409, 422, 429, 500, 503),
         },
         detail: {
           operationId: 'startSession',
@@ -65,7 +54,7 @@ export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, au
     .post(
       '/:session_id/end',
       async ({ caller, params }) => {
-        const session = await findOwned(caller.accountId, params.session_id);
+        const session = await ownSession(caller.accountId, params.session_id);
         try {
           return endResponse(await lifecycle.end(session.id, 'ended_by_api'));
         } catch (error) {
@@ -81,7 +70,7 @@ export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, au
       },
       {
         params: SessionParams,
-        response: { 200: EndSessionResponse, 401: ErrorResponse, 404: ErrorResponse, 502: ErrorResponse },
+        response: { 200: EndSessionResponse, ...errorResponses(401, 404, 502) },
         detail: {
           operationId: 'endSession',
           summary: 'End a session: close its room and disconnect everyone, the agent included',
@@ -90,19 +79,19 @@ export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, au
     )
     .get(
       '/:session_id',
-      async ({ caller, params }) => sessionResponse(await findOwned(caller.accountId, params.session_id)),
+      async ({ caller, params }) => sessionResponse(await ownSession(caller.accountId, params.session_id)),
       {
         params: SessionParams,
-        response: { 200: SessionResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: { 200: SessionResponse, ...errorResponses(401, 404) },
         detail: { operationId: 'getSession', summary: 'Read one session: status, end reason, billed minutes' },
       },
     )
     .get(
       '/:session_id/transcript',
-      async ({ caller, params }) => transcriptOf(db, (await findOwned(caller.accountId, params.session_id)).id),
+      async ({ caller, params }) => transcriptOf(db, (await ownSession(caller.accountId, params.session_id)).id),
       {
         params: SessionParams,
-        response: { 200: TranscriptResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: { 200: TranscriptResponse, ...errorResponses(401, 404) },
         detail: {
           operationId: 'getSessionTranscript',
           summary: "Read a session's transcript: the visitor's and the agent's turns, with language and times",
@@ -128,7 +117,7 @@ export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, au
       },
       {
         query: ListSessionsQuery,
-        response: { 200: t.Array(SessionResponse), 401: ErrorResponse, 422: ValidationErrorResponse },
+        response: { 200: t.Array(SessionResponse), ...errorResponses(401, 422) },
         detail: { operationId: 'listSessions', summary: "List the caller's sessions, newest first" },
       },
     );

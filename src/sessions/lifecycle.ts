@@ -2,8 +2,9 @@
 // report), when nobody joins in time, when no agent comes, at the maximum duration, when
 // credits run out, or when the visitor went quiet (the agent's report).
 // Every path goes through `end`, which records one reason and gives back any unused hold.
+
 import { ParticipantInfo_Kind } from '@livekit/protocol';
-import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { DataPacket_Kind, type WebhookEvent } from 'livekit-server-sdk';
 import { NOTICE_TOPIC, type Notice } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
@@ -13,9 +14,13 @@ import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
 import { announceOutcomeAtEnd, outcomeAtEnd } from '../outcomes/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import type { SessionBilling } from './billing.ts';
+import { endOverdueSessions } from './overdue.ts';
 import { type EndReason, sessions } from './schema.ts';
 import { announceSummaryAtEnd, summaryAtEnd } from './summary.ts';
 import { durationSeconds, foldUsage, usageSeconds } from './usage-reports.ts';
+
+/** How long a notice gets to reach the visitor before the room closes (500 ms lost one on a loaded CI machine). */
+const NOTICE_LEAD_MS = 1_000;
 
 export type SessionRow = typeof sessions.$inferSelect;
 
@@ -181,8 +186,9 @@ export class SessionLifecycle {
         DataPacket_Kind.RELIABLE,
         { topic: NOTICE_TOPIC },
       );
-      // Give the reliable message a moment to reach the client before the room goes.
-      await Bun.sleep(500);
+      // LiveKit's answer says nothing of delivery, and the room's close (on the signalling
+      // socket) can overtake data still in flight on the visitor's data channel: give it a moment.
+      await Bun.sleep(NOTICE_LEAD_MS);
     } catch (error) {
       log.warn({ err: error, session_id: sessionId, notice: notice.type }, 'a notice could not be sent');
     }
@@ -265,135 +271,11 @@ export class SessionLifecycle {
       await this.end(sessionId, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false });
   }
 
-  /** End sessions past their deadlines: nobody joined in time, no agent came, or the maximum duration. */
+  /** End sessions past their deadlines (overdue.ts): nobody joined in time, no agent came, the maximum duration, a visitor gone, a room LiveKit lost. */
   async sweep(now = new Date()): Promise<number> {
-    const joinCutoff = new Date(now.getTime() - this.deps.joinTimeoutSeconds * 1000);
-    const agentCutoff = new Date(now.getTime() - this.deps.agentTimeoutSeconds * 1000);
-    // A raw expression has no column to encode a Date with: send the instant as text.
-    const overtime = lt(
-      sql`${sessions.createdAt} + make_interval(secs => ${sessions.maxDurationSeconds})`,
-      sql`${now.toISOString()}::timestamptz`,
-    );
-    const due = await this.deps.db
-      .select({
-        id: sessions.id,
-        waitingSince: sql<Date>`coalesce(${sessions.agentWaitSince}, ${sessions.createdAt})`.mapWith(
-          sessions.createdAt,
-        ),
-        joinedAt: sessions.joinedAt,
-        agentJoinedAt: sessions.agentJoinedAt,
-        overtime: sql<boolean>`${overtime}`,
-      })
-      .from(sessions)
-      .where(
-        and(
-          eq(sessions.status, 'running'),
-          or(
-            and(isNull(sessions.joinedAt), lt(sessions.createdAt, joinCutoff)),
-            and(
-              isNull(sessions.agentJoinedAt),
-              lt(
-                sql`coalesce(${sessions.agentWaitSince}, ${sessions.createdAt})`,
-                sql`${agentCutoff.toISOString()}::timestamptz`,
-              ),
-            ),
-            overtime,
-          ),
-        ),
-      );
-    let ended = (await this.#endVanished(now)) + (await this.#endAbandoned(now));
-    for (const session of due) {
-      try {
-        const agentLate = !session.agentJoinedAt && session.waitingSince < agentCutoff;
-        if (session.overtime) await this.end(session.id, session.joinedAt ? 'max_duration' : 'no_join');
-        // The missing agent is the cause even when nobody joined either; a visitor gets told.
-        else if (agentLate && session.joinedAt) await this.endForMissingAgent(session.id);
-        else if (agentLate) await this.end(session.id, 'agent_unavailable');
-        else await this.end(session.id, 'no_join');
-        ended++;
-      } catch (error) {
-        log.error(
-          { err: error, session_id: session.id },
-          'ending an overdue session failed (retrying on the next sweep)',
-        );
-      }
-    }
-    return ended;
-  }
-
-  /**
-   * Sessions whose visitor left longer ago than SESSION_REJOIN_SECONDS. LiveKit is asked
-   * first: a `participant_left` that came after the visitor was back (webhooks are not in
-   * order) must not end their session.
-   */
-  async #endAbandoned(now: Date): Promise<number> {
-    if (!this.deps.rejoinSeconds) return 0;
-    const cutoff = new Date(now.getTime() - this.deps.rejoinSeconds * 1000);
-    const abandoned = await this.deps.db
-      .select({ id: sessions.id, visitorIdentity: sessions.visitorIdentity })
-      .from(sessions)
-      .where(and(eq(sessions.status, 'running'), lt(sessions.visitorGoneSince, cutoff)));
-    let ended = 0;
-    for (const session of abandoned) {
-      try {
-        const back = await this.deps.livekit.rooms.listParticipants(session.id).then(
-          (participants) => participants.some((p) => p.identity === session.visitorIdentity),
-          () => false,
-        );
-        if (back) await this.markJoined(session.id);
-        else {
-          await this.end(session.id, 'client_left');
-          ended++;
-        }
-      } catch (error) {
-        log.error(
-          { err: error, session_id: session.id },
-          'ending a session its visitor left failed (retrying on the next sweep)',
-        );
-      }
-    }
-    return ended;
-  }
-
-  /**
-   * Running sessions whose room LiveKit no longer has: it lost them without a room_finished
-   * webhook (a LiveKit node killed and restarted, say), so nobody else would end them; their
-   * visitor was disconnected with the room. Ended like a room LiveKit closed. Nothing is done
-   * while LiveKit does not answer.
-   */
-  async #endVanished(now: Date): Promise<number> {
-    const running = await this.deps.db
-      .select({ id: sessions.id, joinedAt: sessions.joinedAt })
-      .from(sessions)
-      .where(
-        and(eq(sessions.status, 'running'), lt(sessions.createdAt, new Date(now.getTime() - ROOM_CHECK_AFTER_MS))),
-      );
-    let ended = 0;
-    for (let i = 0; i < running.length; i += ROOM_CHECK_BATCH) {
-      const batch = running.slice(i, i + ROOM_CHECK_BATCH);
-      let rooms: Set<string>;
-      try {
-        rooms = new Set((await this.deps.livekit.rooms.listRooms(batch.map((s) => s.id))).map((room) => room.name));
-      } catch {
-        return ended;
-      }
-      for (const session of batch) {
-        if (rooms.has(session.id)) continue;
-        log.warn({ session_id: session.id }, "the session's room is gone from LiveKit; ending it");
-        await this.end(session.id, session.joinedAt ? 'room_closed' : 'no_join', { closeRoom: false }).catch((error) =>
-          log.error({ err: error, session_id: session.id }, 'ending a session whose room is gone failed'),
-        );
-        ended++;
-      }
-    }
-    return ended;
+    return endOverdueSessions(this, this.deps, now);
   }
 }
-
-/** Sessions younger than this are not checked against LiveKit's rooms (a node may not list a new room at once). */
-const ROOM_CHECK_AFTER_MS = 10_000;
-/** Room names per listRooms call. */
-const ROOM_CHECK_BATCH = 200;
 
 /** Join → first avatar frame, once both are known (whichever came second records it); 0 when the avatar was there first. */
 function observeFirstFrame({

@@ -23,9 +23,9 @@ import {
 } from '../contract/index.ts';
 import { newId } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
-import { ownedRow } from '../db/owned.ts';
+import { findOwned } from '../db/owned.ts';
 import { oneOf } from '../http/enum-schema.ts';
-import { ApiError, ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { ApiError, errorResponses, invalid } from '../http/errors.ts';
 import type { LivekitConnection } from '../livekit/connection.ts';
 import { log } from '../logging/index.ts';
 import { SessionParams } from './contract.ts';
@@ -105,8 +105,7 @@ function unblank(text: string): string {
 /** Sends one order to the session's agent and waits for how it was taken (docs/api.md#sessions-direct). */
 export async function placeOrder(deps: OrderDeps, accountId: string, sessionId: string, body: OrderBody) {
   const { db, livekit } = deps;
-  const session = await ownedRow(db, sessions, accountId, sessionId);
-  if (!session) throw notFound('Session');
+  const session = await findOwned(db, sessions, accountId, sessionId, 'Session');
   if (session.status === 'ended') throw new ApiError(409, 'The session has ended');
   const orderId = newId('ord');
   const header = { order_id: orderId, proof: orderProof(session.reportTokenHash, orderId) };
@@ -183,13 +182,9 @@ export async function recordOrderOutcome(db: Database, sessionId: string, report
 
 const interruptResponses = {
   200: OrderResponse,
-  401: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  503: ErrorResponse,
-  504: ErrorResponse,
+  ...errorResponses(401, 404, 409, 503, 504),
 };
-const orderResponses = { ...interruptResponses, 422: ValidationErrorResponse };
+const orderResponses = { ...interruptResponses, ...errorResponses(422) };
 
 /** POST /sessions/{id}/say, /interrupt, /context. */
 export function sessionOrderRoutes<const Prefix extends string>(deps: OrderDeps, audience: Audience<Prefix>) {

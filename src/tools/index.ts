@@ -6,9 +6,9 @@ import { and, count, eq } from 'drizzle-orm';
 import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import { TOOL_TIMEOUT_DEFAULT_MS, type ToolType } from '../contract/agent-tools.ts';
-import { randomBase62 } from '../db/ids.ts';
-import { ownedRow } from '../db/owned.ts';
-import { ApiError, ErrorResponse, type FieldProblem, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { newId } from '../db/ids.ts';
+import { findOwned, isOwned } from '../db/owned.ts';
+import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
 import { checkDestination, DestinationRefused, systemResolver } from '../webhooks/destinations.ts';
 import {
@@ -31,8 +31,6 @@ export { toolCallRoutes } from './tool-calls.ts';
 export const END_SESSION_DESCRIPTION = 'End the conversation when the visitor says goodbye or asks to stop';
 
 /** `tool_` + 22 base62 characters, like the other ids (src/db/ids.ts). */
-const newToolId = () => `tool_${randomBase62(22)}`;
-
 /** `whsec_` + base64 of 32 random bytes: Standard Webhooks' secret format, as customer webhooks'. */
 const newSecret = () => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`;
 
@@ -42,8 +40,9 @@ const duplicateName = (name: string) => new ApiError(409, `A tool named ${name} 
 const isUniqueViolation = (error: unknown) =>
   (error as { code?: string }).code === '23505' || (error as { cause?: { code?: string } }).cause?.code === '23505';
 
-const errors = { 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse };
+const errors = errorResponses(401, 404, 409, 422);
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, audience: Audience<Prefix>) {
   const { db, settings } = deps;
   const urlProblems = async (url: string): Promise<FieldProblem[]> => {
@@ -98,11 +97,7 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
       .where(and(eq(tools.accountId, accountId), eq(tools.name, name)));
     if (taken && taken.id !== keep) throw duplicateName(name);
   };
-  const findOwned = async (accountId: string, id: string) => {
-    const row = await ownedRow(db, tools, accountId, id);
-    if (!row) throw notFound('Tool');
-    return row;
-  };
+  const own = (accountId: string, id: string) => findOwned(db, tools, accountId, id, 'Tool');
 
   return authenticatedRoutes(db, audience, '/tools', 'Tools')
     .post(
@@ -126,7 +121,7 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
           const [created] = await tx
             .insert(tools)
             .values({
-              id: newToolId(),
+              id: newId('tool'),
               accountId: caller.accountId,
               name: body.name,
               description: body.description ?? END_SESSION_DESCRIPTION,
@@ -174,13 +169,13 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
       },
       {
         query: ListToolsQuery,
-        response: { 200: t.Array(ToolResponse), 401: ErrorResponse, 422: ValidationErrorResponse },
+        response: { 200: t.Array(ToolResponse), ...errorResponses(401, 422) },
         detail: { operationId: 'listTools', summary: "List the caller's tools, newest first" },
       },
     )
-    .get('/:tool_id', async ({ caller, params }) => presentTool(await findOwned(caller.accountId, params.tool_id)), {
+    .get('/:tool_id', async ({ caller, params }) => presentTool(await own(caller.accountId, params.tool_id)), {
       params: ToolParams,
-      response: { 200: ToolResponse, 401: ErrorResponse, 404: ErrorResponse },
+      response: { 200: ToolResponse, ...errorResponses(401, 404) },
       detail: { operationId: 'getTool', summary: 'Read one tool' },
     })
     .patch(
@@ -190,7 +185,7 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
           throw new ApiError(422, [
             { loc: ['body', 'type'], msg: "A tool's type cannot change; make a new tool", type: 'immutable_field' },
           ]);
-        const tool = await findOwned(caller.accountId, params.tool_id);
+        const tool = await own(caller.accountId, params.tool_id);
         if (body.name !== undefined) await refuseTakenName(caller.accountId, body.name, tool.id);
         const problems = await fieldProblems(tool.type, body, false);
         if (problems.length > 0) throw new ApiError(422, problems);
@@ -206,7 +201,7 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
               ...(body.timeout_ms !== undefined && { timeoutMs: body.timeout_ms }),
               updatedAt: new Date(),
             })
-            .where(and(eq(tools.id, params.tool_id), eq(tools.accountId, caller.accountId)))
+            .where(isOwned(tools, caller.accountId, params.tool_id))
             .returning();
         } catch (error) {
           if (isUniqueViolation(error)) throw duplicateName(body.name ?? tool.name);
@@ -233,14 +228,14 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
       async ({ caller, params, set }) => {
         const deleted = await db
           .delete(tools)
-          .where(and(eq(tools.id, params.tool_id), eq(tools.accountId, caller.accountId)))
+          .where(isOwned(tools, caller.accountId, params.tool_id))
           .returning({ id: tools.id });
         if (deleted.length === 0) throw notFound('Tool');
         set.status = 204;
       },
       {
         params: ToolParams,
-        response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse },
+        response: { 204: t.Void(), ...errorResponses(401, 404) },
         detail: {
           operationId: 'deleteTool',
           summary: "Delete a tool; identities drop it, and a running session's next call to it is an error",

@@ -1,11 +1,6 @@
-// POST /internal/sessions/{id}/tool-calls (docs/api.md#tools-calls): a session's job asks the
-// control plane to call a webhook tool, since only the control plane holds the tool's URL and
-// secret. Admitted by the job door (src/sessions/job-reports.ts: the session's report token).
-// Always 200 for the job's own session: the outcome says how the call went, and the result is
-// what the model reads (a tool gone since the session started is an error it can say).
-import { and, eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import { type ToolCallAnswer, ToolCallRequest } from '../contract/agent-tools.ts';
+import { isOwned } from '../db/owned.ts';
 import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
 import { SessionParams } from '../sessions/contract.ts';
@@ -37,7 +32,7 @@ export function toolCallRoutes(deps: ToolRouteDeps) {
         ? await db
             .select()
             .from(tools)
-            .where(and(eq(tools.id, body.tool_id), eq(tools.accountId, session.accountId)))
+            .where(isOwned(tools, session.accountId, body.tool_id))
         : [];
       if (!tool) {
         log.info(fields, 'tool call refused: the tool is not available to this session');

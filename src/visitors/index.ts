@@ -7,7 +7,8 @@ import { Elysia, t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import { MEMORY_MAX_FACTS } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
-import { ApiError, ErrorResponse, type FieldProblem, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { findOwned, isOwned } from '../db/owned.ts';
+import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
 import { identities } from '../identities/schema.ts';
 import {
@@ -19,7 +20,7 @@ import {
   VisitorResponse,
   VisitorTokenResponse,
 } from './contract.ts';
-import { findVisitor, forgetVisitor, replacedFacts } from './memory.ts';
+import { forgetVisitor, replacedFacts } from './memory.ts';
 import { visitors } from './schema.ts';
 import type { VisitorTokens } from './tokens.ts';
 
@@ -43,7 +44,7 @@ export interface VisitorDeps {
   tokens: VisitorTokens;
 }
 
-const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ValidationErrorResponse };
+const errors = errorResponses(401, 403, 404, 422);
 
 /** PATCH's facts as scopes: a problem per unknown identity and per scope over MEMORY_MAX_FACTS. */
 async function factProblems(
@@ -80,13 +81,10 @@ async function factProblems(
   return problems;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, audience: Audience<Prefix>) {
   const { db } = deps;
-  const findOwned = async (accountId: string, visitorId: string) => {
-    const row = await findVisitor(db, accountId, visitorId);
-    if (!row) throw notFound('Visitor');
-    return row;
-  };
+  const ownVisitor = (accountId: string, visitorId: string) => findOwned(db, visitors, accountId, visitorId, 'Visitor');
 
   const remembered = authenticatedRoutes(db, audience, '/visitors', 'Visitors')
     .get(
@@ -109,9 +107,7 @@ export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, au
         query: ListVisitorsQuery,
         response: {
           200: t.Array(VisitorResponse),
-          401: ErrorResponse,
-          403: ErrorResponse,
-          422: ValidationErrorResponse,
+          ...errorResponses(401, 403, 422),
         },
         detail: {
           operationId: 'listVisitors',
@@ -121,10 +117,10 @@ export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, au
     )
     .get(
       '/:visitor_id',
-      async ({ caller, params }) => presentVisitor(await findOwned(caller.accountId, params.visitor_id)),
+      async ({ caller, params }) => presentVisitor(await ownVisitor(caller.accountId, params.visitor_id)),
       {
         params: VisitorParams,
-        response: { 200: VisitorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+        response: { 200: VisitorResponse, ...errorResponses(401, 403, 404) },
         detail: {
           operationId: 'getVisitor',
           summary: 'What is remembered of a visitor: each fact, when and in which session it was learned',
@@ -134,7 +130,7 @@ export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, au
     .patch(
       '/:visitor_id',
       async ({ caller, params, body }) => {
-        const row = await findOwned(caller.accountId, params.visitor_id);
+        const row = await ownVisitor(caller.accountId, params.visitor_id);
         const problems = await factProblems(db, caller.accountId, body.facts);
         if (problems.length > 0) throw new ApiError(422, problems);
         const now = new Date();
@@ -151,7 +147,7 @@ export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, au
         const [updated] = await db
           .update(visitors)
           .set({ facts, updatedAt: now })
-          .where(and(eq(visitors.accountId, caller.accountId), eq(visitors.id, row.id)))
+          .where(isOwned(visitors, caller.accountId, row.id))
           .returning();
         return presentVisitor(updated!);
       },
@@ -174,7 +170,7 @@ export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, au
       },
       {
         params: VisitorParams,
-        response: { 204: t.Void(), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+        response: { 204: t.Void(), ...errorResponses(401, 403, 404) },
         detail: {
           operationId: 'forgetVisitor',
           summary:
@@ -202,7 +198,7 @@ export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, au
     {
       body: CreateVisitorTokenRequest,
       parse: 'json',
-      response: { 201: VisitorTokenResponse, 401: ErrorResponse, 403: ErrorResponse, 422: ValidationErrorResponse },
+      response: { 201: VisitorTokenResponse, ...errorResponses(401, 403, 422) },
       detail: {
         operationId: 'createVisitorToken',
         summary: 'Let a web page name its visitor: a short-lived token for one visitor_id, for the embed',

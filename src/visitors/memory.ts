@@ -11,6 +11,7 @@ import {
   normalizedFact,
 } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
+import { isOwned, ownedRow } from '../db/owned.ts';
 import { sessions } from '../sessions/schema.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { type StoredFact, visitors } from './schema.ts';
@@ -54,14 +55,6 @@ export function replacedFacts(
 }
 
 /** The visitor's row, if the account has them. */
-export async function findVisitor(q: Queryable, accountId: string, visitorId: string) {
-  const [row] = await q
-    .select()
-    .from(visitors)
-    .where(and(eq(visitors.accountId, accountId), eq(visitors.id, visitorId)));
-  return row;
-}
-
 /** What a session starting now with this visitor is told, oldest first. */
 export async function rememberedFacts(
   q: Queryable,
@@ -69,7 +62,7 @@ export async function rememberedFacts(
   visitorId: string,
   identityId: string | null,
 ): Promise<string[]> {
-  const row = await findVisitor(q, accountId, visitorId);
+  const row = await ownedRow(q, visitors, accountId, visitorId);
   return row ? factsIn(row.facts, identityId).map((fact) => fact.text) : [];
 }
 
@@ -104,7 +97,7 @@ export async function recordMemory(db: Database, session: SessionRow, report: Me
     const [row] = await tx
       .select()
       .from(visitors)
-      .where(and(eq(visitors.accountId, session.accountId), eq(visitors.id, visitorId)))
+      .where(isOwned(visitors, session.accountId, visitorId))
       .for('update');
     if (!row) return;
     const now = new Date();
@@ -115,7 +108,7 @@ export async function recordMemory(db: Database, session: SessionRow, report: Me
     await tx
       .update(visitors)
       .set({ facts, updatedAt: now })
-      .where(and(eq(visitors.accountId, session.accountId), eq(visitors.id, visitorId)));
+      .where(isOwned(visitors, session.accountId, visitorId));
     await writeEvent(tx, session.accountId, 'visitor.memory_updated', {
       visitor_id: visitorId,
       session_id: session.id,
@@ -145,7 +138,7 @@ export async function forgetVisitor(db: Database, accountId: string, visitorId: 
   return db.transaction(async (tx) => {
     const gone = await tx
       .delete(visitors)
-      .where(and(eq(visitors.accountId, accountId), eq(visitors.id, visitorId)))
+      .where(isOwned(visitors, accountId, visitorId))
       .returning({ id: visitors.id });
     await tx
       .update(sessions)

@@ -6,7 +6,7 @@
 import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
-import { ErrorResponse } from '../http/errors.ts';
+import { errorResponses } from '../http/errors.ts';
 import { PRESET_VOICES } from './catalogue.ts';
 import { VoiceItem } from './contract.ts';
 import { voiceItem } from './presenter.ts';
@@ -21,7 +21,7 @@ export type { IdentityVoice, VoiceProfile } from './voice.ts';
 
 export function voiceRoutes<const Prefix extends string>(db: Database, audience: Audience<Prefix>) {
   return authenticatedRoutes(db, audience, '/voices', 'Voices').get('', () => PRESET_VOICES.map(voiceItem), {
-    response: { 200: t.Array(VoiceItem), 401: ErrorResponse },
+    response: { 200: t.Array(VoiceItem), ...errorResponses(401) },
     detail: {
       operationId: 'listVoices',
       summary: 'List the preset voices',

@@ -2,10 +2,12 @@
 // one twice at once and a dead process's claims are taken over), signs each with its endpoint's
 // secret (Standard Webhooks), posts it, and records the answer: delivered on a 2xx, else tried
 // again on WEBHOOKS_RETRY_SECONDS' schedule and marked failed after the last.
+
 import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { WebhookSettings } from '../config.ts';
+import { daysAgo, secondsFromNow } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { webhookAttempts } from '../metrics/index.ts';
@@ -94,7 +96,7 @@ export class WebhookSender {
       .where(
         and(
           inArray(webhookDeliveries.status, ['delivered', 'failed']),
-          lt(webhookDeliveries.createdAt, sql`now() - make_interval(days => ${this.deps.settings.retentionDays})`),
+          lt(webhookDeliveries.createdAt, daysAgo(this.deps.settings.retentionDays)),
         ),
       )
       .returning({ id: webhookDeliveries.id });
@@ -131,7 +133,7 @@ export class WebhookSender {
     const leaseSeconds = settings.timeoutSeconds * 3;
     return db
       .update(webhookDeliveries)
-      .set({ lockedUntil: sql`now() + make_interval(secs => ${leaseSeconds})` })
+      .set({ lockedUntil: secondsFromNow(leaseSeconds) })
       .where(inArray(webhookDeliveries.id, due))
       .returning();
   }
@@ -178,7 +180,7 @@ export class WebhookSender {
         lastError: error,
         lockedUntil: null,
         deliveredAt: delivered ? new Date() : null,
-        ...(delivered || exhausted ? {} : { nextAttemptAt: sql`now() + make_interval(secs => ${retryIn})` }),
+        ...(delivered || exhausted ? {} : { nextAttemptAt: secondsFromNow(retryIn) }),
       })
       .where(eq(webhookDeliveries.id, delivery.id));
     const fields = {

@@ -3,15 +3,15 @@
 // it: events written into an outbox with the change they report (outbox.ts), and the sender
 // every API process runs (delivery.ts), which refuses private destinations (destinations.ts)
 // and connects to the address it checked (pinned-fetch.ts, for any call to a customer's URL).
-import { and, count, desc, eq } from 'drizzle-orm';
+import { count, desc, eq } from 'drizzle-orm';
 import { t } from 'elysia';
 import { isTestAccount } from '../accounts/test-mode.ts';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { WebhookSettings } from '../config.ts';
 import { newId } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
-import { ownedRow } from '../db/owned.ts';
-import { ErrorResponse, invalid, notFound, ValidationErrorResponse } from '../http/errors.ts';
+import { findOwned, isOwned } from '../db/owned.ts';
+import { errorResponses, invalid, notFound } from '../http/errors.ts';
 import {
   CreatedWebhookResponse,
   CreateWebhookRequest,
@@ -75,8 +75,9 @@ function newSecret(): string {
   return `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`;
 }
 
-const errors = { 401: ErrorResponse, 404: ErrorResponse, 422: ValidationErrorResponse };
+const errors = errorResponses(401, 404, 422);
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDeps, audience: Audience<Prefix>) {
   const { db, settings } = deps;
   const checkUrl = async (url: string) => {
@@ -88,11 +89,7 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
       throw error;
     }
   };
-  const findOwned = async (accountId: string, id: string) => {
-    const row = await ownedRow(db, webhookEndpoints, accountId, id);
-    if (!row) throw notFound('Webhook');
-    return row;
-  };
+  const own = (accountId: string, id: string) => findOwned(db, webhookEndpoints, accountId, id, 'Webhook');
   return authenticatedRoutes(db, audience, '/webhooks', 'Webhooks')
     .post(
       '',
@@ -150,23 +147,23 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
         return { webhooks: rows.map(presentEndpoint) };
       },
       {
-        response: { 200: WebhookListResponse, 401: ErrorResponse },
+        response: { 200: WebhookListResponse, ...errorResponses(401) },
         detail: { operationId: 'listWebhooks', summary: "List the caller's webhook endpoints" },
       },
     )
     .get(
       '/:webhook_id',
-      async ({ caller, params }) => presentEndpoint(await findOwned(caller.accountId, params.webhook_id)),
+      async ({ caller, params }) => presentEndpoint(await own(caller.accountId, params.webhook_id)),
       {
         params: WebhookParams,
-        response: { 200: WebhookResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: { 200: WebhookResponse, ...errorResponses(401, 404) },
         detail: { operationId: 'getWebhook', summary: 'Read one webhook endpoint' },
       },
     )
     .patch(
       '/:webhook_id',
       async ({ caller, params, body }) => {
-        await findOwned(caller.accountId, params.webhook_id);
+        await own(caller.accountId, params.webhook_id);
         if (body.url !== undefined) await checkUrl(body.url);
         const [row] = await db
           .update(webhookEndpoints)
@@ -177,7 +174,7 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
             ...(body.enabled !== undefined && { enabled: body.enabled }),
             updatedAt: new Date(),
           })
-          .where(and(eq(webhookEndpoints.id, params.webhook_id), eq(webhookEndpoints.accountId, caller.accountId)))
+          .where(isOwned(webhookEndpoints, caller.accountId, params.webhook_id))
           .returning();
         if (!row) throw notFound('Webhook');
         return presentEndpoint(row);
@@ -198,14 +195,14 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
       async ({ caller, params, set }) => {
         const deleted = await db
           .delete(webhookEndpoints)
-          .where(and(eq(webhookEndpoints.id, params.webhook_id), eq(webhookEndpoints.accountId, caller.accountId)))
+          .where(isOwned(webhookEndpoints, caller.accountId, params.webhook_id))
           .returning({ id: webhookEndpoints.id });
         if (deleted.length === 0) throw notFound('Webhook');
         set.status = 204;
       },
       {
         params: WebhookParams,
-        response: { 204: t.Void(), 401: ErrorResponse, 404: ErrorResponse },
+        response: { 204: t.Void(), ...errorResponses(401, 404) },
         detail: {
           operationId: 'deleteWebhook',
           summary: 'Delete a webhook endpoint; deliveries not yet made are dropped',
@@ -215,13 +212,13 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
     .post(
       '/:webhook_id/test',
       async ({ caller, params, set }) => {
-        const endpoint = await findOwned(caller.accountId, params.webhook_id);
+        const endpoint = await own(caller.accountId, params.webhook_id);
         set.status = 202;
         return presentDelivery(await writeTestEvent(db, endpoint));
       },
       {
         params: WebhookParams,
-        response: { 202: DeliveryResponse, 401: ErrorResponse, 404: ErrorResponse },
+        response: { 202: DeliveryResponse, ...errorResponses(401, 404) },
         detail: {
           operationId: 'testWebhook',
           summary: 'Send a `webhook.test` event to this endpoint now',
@@ -233,7 +230,7 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
     .get(
       '/:webhook_id/deliveries',
       async ({ caller, params, query }) => {
-        await findOwned(caller.accountId, params.webhook_id);
+        await own(caller.accountId, params.webhook_id);
         const rows = await db
           .select()
           .from(webhookDeliveries)

@@ -8,8 +8,10 @@
 // for accounts that run no session, so one account cannot take every agent from the others.
 // Its sessions nobody has joined yet count as running: they cannot starve anyone either. An
 // account's test sessions count with its live ones: a test key is no second account here.
+
 import { and, count, eq, gt, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import { ownerAccountIds } from '../accounts/test-mode.ts';
+import { secondsAgo } from '../db/clock.ts';
 import type { Queryable } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { limitReached } from '../limits/index.ts';
@@ -105,7 +107,7 @@ export async function freeAgentSlots(
     .where(
       and(
         eq(sessions.status, 'running'),
-        gt(sessions.createdAt, sql`now() - make_interval(secs => ${pendingWindowSeconds})`),
+        gt(sessions.createdAt, secondsAgo(pendingWindowSeconds)),
         // Listed by a heartbeat (it alone sets the worker) since its last dispatch: counted there.
         or(
           isNull(sessions.agentWorkerId),

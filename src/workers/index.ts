@@ -2,11 +2,13 @@
 // heartbeat (src/contract/worker-heartbeat.ts) twice a second (HEARTBEAT_INTERVAL_SECONDS, 0.5 s)
 // to POST /internal/workers/heartbeat, signed with the LiveKit API key and secret both sides hold;
 // session starts are admitted against them (admission.ts).
+
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import { TokenVerifier } from 'livekit-server-sdk';
 import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
 import { HEARTBEAT_PATH, HEARTBEAT_TTL_SECONDS, WorkerHeartbeat } from '../contract/index.ts';
+import { secondsAgo, secondsFromNow } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { sessions } from '../sessions/schema.ts';
@@ -19,9 +21,7 @@ const FORGET_AFTER_SECONDS = 3600;
 
 /** Deletes the rows of workers gone for FORGET_AFTER_SECONDS (each restart of a worker is a new one). */
 export async function forgetGoneWorkers(db: Database): Promise<void> {
-  await db
-    .delete(agentWorkers)
-    .where(lt(agentWorkers.expiresAt, sql`now() - make_interval(secs => ${FORGET_AFTER_SECONDS})`));
+  await db.delete(agentWorkers).where(lt(agentWorkers.expiresAt, secondsAgo(FORGET_AFTER_SECONDS)));
 }
 
 type LivekitCredentials = { apiKey: string; apiSecret: string };
@@ -70,7 +70,7 @@ export function workerRoutes(deps: { db: Database; livekit: LivekitCredentials }
         runningJobs: body.sessions.length,
         draining: body.draining,
         seenAt: sql`now()`,
-        expiresAt: sql`now() + make_interval(secs => ${HEARTBEAT_TTL_SECONDS})`,
+        expiresAt: secondsFromNow(HEARTBEAT_TTL_SECONDS),
       };
       await deps.db
         .insert(agentWorkers)

@@ -26,7 +26,7 @@ const passages = [
   { document_id: 'doc_hours', document_name: 'Opening hours', text: 'Closed on public holidays.', score: 0.6 },
   { document_id: 'doc_prices', document_name: 'Prices', text: 'A check-up costs 40 euros.', score: 0.5 },
 ];
-let answer: () => Promise<Response> | Response = () =>
+let answer: (body: { query: string }) => Promise<Response> | Response = () =>
   Response.json({ passages, took_ms: 12 } satisfies KnowledgeAnswer);
 const queries: { authorization: string | null; query: string }[] = [];
 let server: ReturnType<typeof Bun.serve>;
@@ -38,7 +38,7 @@ beforeAll(() => {
     async fetch(req) {
       const body = (await req.json()) as { query: string };
       queries.push({ authorization: req.headers.get('authorization'), query: body.query });
-      return answer();
+      return answer(body);
     },
   });
 });
@@ -111,10 +111,40 @@ describe('a turn with documents', () => {
     await knowledge.addTo(chatCtx);
     expect(chatCtx.items).toHaveLength(5);
     expect(queries).toEqual([{ authorization: 'Bearer job-token', query: 'When are you open?' }]);
-    const answered = knowledge.takeForAgentTurn();
+    // The session's history: the greeting before the message, then the reply and a tool's follow-up.
+    const history = new llm.ChatContext();
+    const greeting = history.addMessage({ role: 'assistant', content: 'Hello!', createdAt: message.createdAt - 1 });
+    history.insert(message);
+    const reply = history.addMessage({ role: 'assistant', content: 'We open at 9.' });
+    const followUp = history.addMessage({ role: 'assistant', content: 'And close at 17.' });
+    expect(knowledge.forReply(history, greeting)).toBeNull();
+    const answered = knowledge.forReply(history, reply);
     expect(answered?.documentIds).toEqual(['doc_hours', 'doc_prices']);
     expect(answered?.retrievalMs).toBeGreaterThanOrEqual(0);
-    expect(knowledge.takeForAgentTurn()).toBeNull();
+    // The follow-up answers from the same passages; retrieval's time was the first reply's.
+    expect(knowledge.forReply(history, followUp)).toEqual({ documentIds: ['doc_hours', 'doc_prices'] });
+  });
+
+  test('a message typed twice: each reply learns the documents of the message it follows, whichever finishes first', async () => {
+    answer = ({ query }) =>
+      Response.json({ passages: query.includes('park') ? passages.slice(2) : passages.slice(0, 1), took_ms: 3 });
+    const knowledge = turns();
+    const history = new llm.ChatContext();
+    const first = history.addMessage({ role: 'user', content: 'When are you open?', createdAt: Date.now() - 10 });
+    const second = history.addMessage({ role: 'user', content: 'Where do I park?' });
+    // Both generations read their context before either reply is spoken.
+    const firstContext = new llm.ChatContext([first]);
+    await knowledge.addTo(firstContext);
+    await knowledge.addTo(history.copy());
+    // Each reply is placed in the history by when it began: after the message it answers.
+    const toSecond = history.addMessage({ role: 'assistant', content: 'Behind the building.' });
+    expect(knowledge.forReply(history, toSecond)?.documentIds).toEqual([passages[2]!.document_id]);
+    const early = history.copy();
+    const toFirst = llm.ChatMessage.create({ role: 'assistant', content: 'At 9.', createdAt: second.createdAt - 1 });
+    early.insert(toFirst);
+    expect(knowledge.forReply(early, toFirst)?.documentIds).toEqual(['doc_hours']);
+    // A reply not in the history, or before any visitor message, has none.
+    expect(knowledge.forReply(new llm.ChatContext(), toFirst)).toBeNull();
   });
 
   test('a long question is cut for retrieval', async () => {
@@ -134,7 +164,9 @@ describe('a turn with documents', () => {
     await slow.addTo(chatCtx);
     expect(performance.now() - started).toBeLessThan(KNOWLEDGE_TIMEOUT_MS + 400);
     expect(chatCtx.items).toHaveLength(3);
-    expect(slow.takeForAgentTurn()?.documentIds).toEqual([]);
+    const history = new llm.ChatContext([...chatCtx.items]);
+    const reply = history.addMessage({ role: 'assistant', content: 'We open at 9.' });
+    expect(slow.forReply(history, reply)?.documentIds).toEqual([]);
 
     answer = () => new Response('no', { status: 500 });
     const refused = conversation('When are you open?');

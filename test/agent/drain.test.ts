@@ -8,6 +8,7 @@ import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { eq } from 'drizzle-orm';
 import { freeTcpPort } from '../../src/livekit/local-ports.ts';
 import { sessions } from '../../src/sessions/schema.ts';
+import { agentWorkers } from '../../src/workers/schema.ts';
 import { createAstronaut, FrameLog } from '../avatar/support.ts';
 import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
@@ -47,6 +48,29 @@ describe('an agent worker stopped with SIGTERM', () => {
   const row = async (id: string) =>
     (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
 
+  /** What the control plane, LiveKit and the workers saw of a session that did not go as planned. */
+  async function explain(sessionId: string) {
+    const { agentJoinedAt, agentSeenAt, dispatchedAt, agentWorkerId, status } = await row(sessionId);
+    const db = service.services.database.db;
+    const livekit = service.services.livekit;
+    console.log(
+      'the session:',
+      JSON.stringify({ status, agentJoinedAt, agentSeenAt, dispatchedAt, agentWorkerId }),
+      '\nthe workers:',
+      JSON.stringify(await db.select().from(agentWorkers)),
+      '\nits dispatches:',
+      JSON.stringify(await livekit.dispatches.listDispatch(sessionId).catch((e: Error) => e.message)),
+      '\nin its room:',
+      JSON.stringify(
+        await livekit.rooms
+          .listParticipants(sessionId)
+          .then((all) => all.map((p) => `${p.identity} (${p.tracks.length} tracks)`))
+          .catch((e: Error) => e.message),
+      ),
+    );
+    for (const agent of agents) console.log(`worker ${agent.workerId} printed:\n${agent.output().slice(-30_000)}`);
+  }
+
   /** A session on an identity, a visitor receiving its avatar; its video tracks, in order. */
   async function visit() {
     // The worker may still be finishing an earlier session: a 503 says when to come back.
@@ -60,7 +84,11 @@ describe('an agent worker stopped with SIGTERM', () => {
       },
       20_000,
       'a session admitted',
-    );
+    ).catch(async (error) => {
+      console.log('the workers:', JSON.stringify(await service.services.database.db.select().from(agentWorkers)));
+      for (const agent of agents) console.log(`worker ${agent.workerId} printed:\n${agent.output().slice(-30_000)}`);
+      throw error;
+    });
     const videos: FrameLog[] = [];
     const visitor = await joinAsVisitor(session, {
       onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
@@ -112,7 +140,12 @@ describe('an agent worker stopped with SIGTERM', () => {
       );
       expect(videos.length).toBe(1);
       // Then it moves: the other worker's avatar comes into the same room.
-      await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 20_000, 'the avatar from the other worker');
+      await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 20_000, 'the avatar from the other worker').catch(
+        async (error) => {
+          await explain(session.room_name);
+          throw error;
+        },
+      );
       expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(DRAIN_SECONDS * 1000);
       // The row follows the workers' heartbeats (every 0.5 s), which may come after the first frame.
       await eventually(

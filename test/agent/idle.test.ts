@@ -1,7 +1,8 @@
 // A visitor who went quiet (agent/conversation/idle.ts), on a clock that moves only when told
 // to: asked once after the timeout of silence, reported after as long again; the count pauses
 // while anyone is heard and starts again at each visitor turn. The session's own end-to-end
-// run is test/sessions/session-direction-idle.test.ts.
+// runs are the idle tests of test/conversation/session-direction.test.ts; the control plane's
+// side is test/sessions/idle-ending.test.ts.
 
 import { describe, expect, test } from 'bun:test';
 import { EventEmitter } from 'node:events';

@@ -1,5 +1,6 @@
 // The agent worker against a real local LiveKit server: explicit dispatch, the avatar
 // track as a visitor sees it, and the reports a stand-in control plane receives.
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: one agent worker and its warm job processes shared by every test: split, each part would start its own
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';

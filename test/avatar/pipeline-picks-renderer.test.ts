@@ -13,7 +13,7 @@ import {
 } from '../../agent/pipelines/index.ts';
 import { StandinRenderer } from '../../agent/pipelines/standin/index.ts';
 import { avatarFrameSize, type DispatchIdentity } from '../../src/contract/index.ts';
-import { recordingLogger } from '../support/agent-log.ts';
+import { type RecordingLogger, recordingLogger } from '../support/agent-log.ts';
 
 const identity = (fields: Partial<DispatchIdentity> = {}): DispatchIdentity => ({
   identity_id: 'idn_choice',
@@ -34,8 +34,12 @@ const trainedAssets = (shape: 'portrait' | 'landscape') => ({
 const portrait = avatarFrameSize('portrait');
 const landscape = avatarFrameSize('landscape');
 
-async function rendererFor(options: Parameters<typeof chooseAvatar>[0]): Promise<AvatarRenderer> {
-  const choice = await chooseAvatar(options);
+const quiet = recordingLogger();
+
+async function rendererFor(
+  options: Omit<Parameters<typeof chooseAvatar>[0], 'logger'> & { logger?: RecordingLogger },
+): Promise<AvatarRenderer> {
+  const choice = await chooseAvatar({ logger: quiet, ...options });
   if (choice.kind !== 'renderer') throw new Error(`expected a renderer, got ${choice.kind}`);
   return choice.renderer;
 }
@@ -98,7 +102,9 @@ describe('choosing the avatar', () => {
     registerAvatarPipeline(hosted);
     const renderer = await rendererFor({ identity: identity({ pipeline_id: 'test-gpu' }), size: portrait });
     expect(drawn).toEqual([renderer]);
-    expect(await chooseAvatar({ identity: identity({ pipeline_id: 'test-hosted' }), size: portrait })).toEqual({
+    expect(
+      await chooseAvatar({ identity: identity({ pipeline_id: 'test-hosted' }), size: portrait, logger: quiet }),
+    ).toEqual({
       kind: 'service',
       pipeline: hosted,
     });
@@ -110,11 +116,16 @@ describe('choosing the avatar', () => {
       fallbackRenderer({
         identity: identity({ pipeline_id: 'lemonslice', assets: trainedAssets('portrait') }),
         size: portrait,
+        logger: quiet,
       }),
     ).toBeInstanceOf(TalkingHeadRenderer);
     expect(
-      fallbackRenderer({ identity: identity({ pipeline_id: 'example-avatar-service' }), size: portrait }),
+      fallbackRenderer({
+        identity: identity({ pipeline_id: 'example-avatar-service' }),
+        size: portrait,
+        logger: quiet,
+      }),
     ).toBeInstanceOf(StandinRenderer);
-    expect(fallbackRenderer({ identity: null, size: portrait })).toBeInstanceOf(StandinRenderer);
+    expect(fallbackRenderer({ identity: null, size: portrait, logger: quiet })).toBeInstanceOf(StandinRenderer);
   });
 });

@@ -8,6 +8,7 @@ import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
 import sharp from 'sharp';
 import { TEST_MARK_BOX_RGB, TEST_MARK_LETTER_RGB, TestMark } from '../../agent/avatar/test-mark.ts';
 import { StandinRenderer } from '../../agent/pipelines/standin/index.ts';
+import { recordingLogger } from '../support/agent-log.ts';
 import { EXPECTED_WORD, readMark } from './test-mark-reading.ts';
 
 /**
@@ -103,7 +104,11 @@ describe('the TEST mark', () => {
   });
 
   test('the stand-in renderer’s frames, its buffer reused, carry the mark every time', async () => {
-    const renderer = new StandinRenderer({ identity: null, size: { width: 540, height: 960 } });
+    const renderer = new StandinRenderer({
+      identity: null,
+      size: { width: 540, height: 960 },
+      logger: recordingLogger(),
+    });
     await renderer.prepare();
     const mark = new TestMark();
     for (let k = 0; k < 30; k++) {

@@ -301,8 +301,10 @@ describe('the avatar as the visitor receives it', () => {
       const threshold = (closedLevel + at(speaking, 0.5)) / 2;
 
       // After the yield: only frames already on their way (rendered before it, ~2 at 40 ms
-      // each over loopback) and the one being drawn may show an open mouth; every later frame,
-      // while the visitor still talks, is closed.
+      // each over loopback, one or two more on a loaded machine: CI once saw #4) and the one
+      // being drawn may show an open mouth; every later frame, while the visitor still talks, is
+      // closed. A renderer deaf to the interruption moves its mouth through the reply's buffered
+      // audio: most of the second's frames.
       const after = video.between(yieldedAt, yieldedAt + 1_000).filter((f) => f.mouth);
       const lastOpen = after.findLastIndex((f) => change(f) >= threshold);
       console.log(
@@ -313,7 +315,7 @@ describe('the avatar as the visitor receives it', () => {
           ` (${after.length} frames in the second after it)`,
       );
       expect(after.length).toBeGreaterThan(15);
-      expect(lastOpen).toBeLessThanOrEqual(3);
+      expect(lastOpen).toBeLessThanOrEqual(5);
     } finally {
       await watched.end();
     }

@@ -61,14 +61,14 @@ describe('a worker at capacity (AGENT_MAX_JOBS=1), admission off', () => {
 
   test('takes one session; the next gets no agent, and its visitor is told and let go at SESSION_AGENT_TIMEOUT_SECONDS', async () => {
     const first = await startSession(account, {});
-    const visitors: Visitor[] = [await joinAsVisitor(first)];
+    const visitors: Visitor[] = [await joinAsVisitor(first, { audioOnly: true })];
     try {
       await eventually(() => visitors[0]!.agent(), 20_000, 'the first session’s agent');
       // The worker reports its load every 2.5 s.
       await Bun.sleep(6_000);
       const second = await startSession(account, {});
       const startedAt = Date.now();
-      visitors.push(await joinAsVisitor(second));
+      visitors.push(await joinAsVisitor(second, { audioOnly: true }));
       await Bun.sleep(6_000);
       expect(visitors[1]!.agent()).toBeUndefined();
       // LiveKit 1.13 does not offer that dispatch again, even once the first session ends:

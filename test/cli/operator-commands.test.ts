@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pgliteDirFor } from '../../src/db/index.ts';
-import { migratedDatabase, seedPglite } from '../support/database-templates.ts';
+import { migratedDatabase, seededDataDir } from '../support/database-templates.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
@@ -163,13 +162,6 @@ async function consolePassword(
   expect((await signIn('another long password')).status).toBe(200);
 }
 
-/** A fresh data folder holding the migrated embedded database. */
-async function seededDir(dirs: string[], prefix: string): Promise<string> {
-  const dataDir = await tempDir(dirs, prefix);
-  await seedPglite(pgliteDirFor(dataDir));
-  return dataDir;
-}
-
 const dirs: string[] = [];
 /**
  * One `likeness serve` on the embedded database for the file, started here and left to come up
@@ -178,7 +170,7 @@ const dirs: string[] = [];
 let serving: { dataDir: string; port: string; server: Bun.Subprocess<'ignore', 'pipe', 'inherit'> } | undefined;
 let listening: Promise<void>;
 beforeAll(async () => {
-  const dataDir = await seededDir(dirs, 'likeness-cli-');
+  const dataDir = await seededDataDir(dirs, 'likeness-cli-');
   // A port free now (a random one collided with an ephemeral port in a clean run).
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
   const port = String(probe.port);
@@ -208,7 +200,7 @@ afterAll(async () => {
 
 describe('likeness CLI', () => {
   test('works on the embedded database while no service runs', async () => {
-    const dataDir = await seededDir(dirs, 'likeness-cli-');
+    const dataDir = await seededDataDir(dirs, 'likeness-cli-');
     await exercise({ DATA_DIR: dataDir });
   });
 
@@ -228,7 +220,7 @@ describe('one embedded service per data folder', () => {
     // The file's service holds its folder and its port; the two tries go at once, each refused
     // on its own ground.
     const { dataDir, port } = await running();
-    const otherDir = await seededDir(dirs, 'likeness-twice-');
+    const otherDir = await seededDataDir(dirs, 'likeness-twice-');
     const [sameFolder, samePort] = await Promise.all([
       likeness({ DATA_DIR: dataDir, PORT: String(Number(port) + 1) }, 'serve'),
       likeness({ DATA_DIR: otherDir, PORT: port, HOST: '127.0.0.1' }, 'serve'),

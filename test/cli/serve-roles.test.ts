@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
+import { seededDataDir } from '../support/database-templates.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 
@@ -43,7 +44,7 @@ describe('serve --role', () => {
 
   test('an api-only process takes no agent jobs; an agent-only process does', async () => {
     const port = String(20000 + Math.floor(Math.random() * 20000));
-    const apiDir = await tempDir(dirs, 'likeness-roles-api-');
+    const apiDir = await seededDataDir(dirs, 'likeness-roles-api-');
     const api = serve('api', { ...livekitEnv, DATA_DIR: apiDir, PORT: port });
     await readUntil(api.stdout, 'listening');
     drain(api.stdout);
@@ -84,7 +85,7 @@ describe('serve --role', () => {
     drain(agent.stdout);
     drain(agent.stderr);
     const session = await start();
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     await eventually(() => visitor.agent(), 20_000, 'the agent from the agent-only process');
     // Ended here, not left running: a running session holds the agent process's drain on
     // SIGTERM for AGENT_DRAIN_SECONDS (30 s) at the end of the suite.

@@ -1,5 +1,6 @@
 // The console's server side: sign-up and sign-in with a password, the cookie and CSRF locks,
 // the sign-in throttle, keys and credits, and the public API's routes behind the cookie.
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: one service on each engine shared by the console's account flows, each step building on the last
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { consoleSessions } from '../../src/auth/schema.ts';

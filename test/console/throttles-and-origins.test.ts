@@ -4,7 +4,7 @@
 // accounts; X-Forwarded-For counts only from TRUSTED_PROXIES; a cross-site page cannot sign a
 // browser in (login CSRF through a text/plain form) or sign up for it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ClientAddresses } from '../../src/http/client-address.ts';
+import { CallerAddress } from '../../src/http/caller-address.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { ConsoleClient, uniqueEmail } from './support.ts';
 
@@ -66,9 +66,9 @@ describe('behind a proxy', () => {
   test('X-Forwarded-For names the client only when the proxy is trusted', () => {
     const request = (forwarded: string) =>
       new Request('http://likeness.test/', { headers: { 'x-forwarded-for': forwarded } });
-    const none = new ClientAddresses([], 64);
+    const none = new CallerAddress([], 64);
     expect(none.of(request('203.0.113.9'), '10.0.0.2')).toBe('10.0.0.2');
-    const proxies = new ClientAddresses(['10.0.0.0/8', '::1'], 64);
+    const proxies = new CallerAddress(['10.0.0.0/8', '::1'], 64);
     // The proxy's own address is replaced by the one it forwarded; spoofed entries further
     // left (the client's own header) are not believed.
     expect(proxies.of(request('198.51.100.7, 203.0.113.9'), '10.0.0.2')).toBe('203.0.113.9');
@@ -76,7 +76,7 @@ describe('behind a proxy', () => {
     expect(proxies.of(request('203.0.113.9'), '::1')).toBe('203.0.113.9');
     expect(proxies.of(request('203.0.113.9'), '192.0.2.50')).toBe('192.0.2.50');
     expect(proxies.of(request('not-an-address'), '10.0.0.2')).toBe('10.0.0.2');
-    expect(() => new ClientAddresses(['10.0.0.0/x'], 64)).toThrow('TRUSTED_PROXIES');
+    expect(() => new CallerAddress(['10.0.0.0/x'], 64)).toThrow('TRUSTED_PROXIES');
   });
 
   test('behind a trusted proxy each client address has its own sign-up limit; without it one limit for everyone behind it', async () => {

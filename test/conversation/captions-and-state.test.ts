@@ -6,12 +6,12 @@
 // moment in the audio: from the reply's first sound at the visitor, at their characters' offset.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { RoomEvent, TrackKind } from '@livekit/rtc-node';
-import { CHAT_TOPIC } from '../../agent/conversation/chat.ts';
 import { AGENT_STATE_ATTRIBUTE, TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
 import { MS_PER_CHARACTER } from '../support/fakes/elevenlabs.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 import { Listener } from '../support/voice.ts';
 
@@ -77,15 +77,10 @@ test('the agent’s state reaches the visitor, and each caption arrives with the
     await eventually(() => ears.silenceAfter(greeting, 600), 30_000, 'the end of the greeting');
     const segmentsBefore = new Set(segments.keys());
 
-    let typedAt = 0;
-    await eventually(
-      async () => {
-        typedAt = performance.now();
-        await visitor.room.localParticipant!.sendText('When does the museum open?', { topic: CHAT_TOPIC });
-        await Bun.sleep(2_100);
-        return fakes.openai.chats.some((chat) => chat.reply === REPLY);
-      },
-      30_000,
+    const typedAt = await typeUntilTaken(
+      visitor.room.localParticipant!,
+      'When does the museum open?',
+      () => fakes.openai.chats.some((chat) => chat.reply === REPLY),
       'the typed question to reach the model',
     );
     const spokenAt = await eventually(() => ears.soundAfter(typedAt), 20_000, 'the reply heard');

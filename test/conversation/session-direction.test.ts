@@ -8,11 +8,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { IDLE_QUESTIONS } from '../../agent/conversation/idle.ts';
 import { CONTEXT_HEADING } from '../../agent/conversation/instructions.ts';
-import { CHAT_TOPIC, NOTICE_TOPIC } from '../../src/contract/index.ts';
+import { NOTICE_TOPIC } from '../../src/contract/index.ts';
 import * as fx from '../fixtures/index.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 
 const fakes = sharedProviderFakes();
@@ -47,6 +48,8 @@ describe('a session directed from its start', () => {
       agent: true,
       env: {
         ...fakes.env,
+        // One job for each of the four sessions that run at once below.
+        AGENT_MAX_JOBS: '4',
         CREDITS_ONBOARDING: '0',
         CREDITS_PER_AVATAR_MINUTE: String(PER_MINUTE),
         BILLING_INTERVAL_SECONDS: String(INTERVAL_SECONDS),
@@ -60,13 +63,20 @@ describe('a session directed from its start', () => {
     (await (
       await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en', ...fields }) })
     ).json()) as IdentityBody;
+  /** Started; a 503 (every slot taken while an earlier session's job still closes) is tried again after its Retry-After. */
   const start = async (body: Record<string, unknown>) => {
-    const response = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-    });
-    expect(response.status).toBe(200);
-    return (await response.json()) as StartedSession;
+    for (let attempt = 1; ; attempt++) {
+      const response = await account.call('POST', '/v1/sessions/start', {
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
+      if (response.status === 503 && attempt < 10) {
+        await Bun.sleep(Number(response.headers.get('retry-after') ?? 1) * 1000);
+        continue;
+      }
+      expect(response.status).toBe(200);
+      return (await response.json()) as StartedSession;
+    }
   };
   const read = async (id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
   const turns = async (id: string) =>
@@ -74,15 +84,7 @@ describe('a session directed from its start', () => {
   const agentTurns = async (id: string) => (await turns(id)).filter((t) => t.role === 'agent').map((t) => t.text);
   /** Typed chat, sent again (2 s apart, chat.ts's limit) until the conversation has taken it. */
   const type = (visitor: Visitor, text: string, reached: () => boolean | Promise<boolean>) =>
-    eventually(
-      async () => {
-        await visitor.room.localParticipant!.sendText(text, { topic: CHAT_TOPIC });
-        await Bun.sleep(2_100);
-        return reached();
-      },
-      30_000,
-      `"${text}" to reach the conversation`,
-    );
+    typeUntilTaken(visitor.room.localParticipant!, text, reached, `"${text}" to reach the conversation`);
   const ended = (id: string, timeoutMs: number) =>
     eventually(
       async () => {
@@ -101,7 +103,7 @@ describe('a session directed from its start', () => {
     const greeting = 'Welcome back, Zofia! Your order is on its way.';
     fakes.openai.respond(() => 'Your name is Zofia.');
     const session = await start({ identity_id: ada.identity_id, avatar_enabled: false, context, greeting });
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
       const first = await eventually(async () => (await agentTurns(session.room_name))[0], 30_000, 'the greeting');
       expect(first).toBe(greeting);
@@ -127,10 +129,16 @@ describe('a session directed from its start', () => {
     }
   }, 90_000);
 
-  test('greeting "" says nothing until the visitor does', async () => {
-    fakes.openai.respond(() => 'Hello there.');
+  // The four below wait on the clock (greetings, idle questions, endings), each in its own
+  // session: they wait together. Their replies come from one responder, told apart by what the
+  // visitor typed.
+  const replies = (chat: { userTexts: string[] }) =>
+    chat.userTexts.at(-1) === 'Hi!' ? 'Hello there.' : 'Good to have you.';
+
+  test.concurrent('greeting "" says nothing until the visitor does', async () => {
+    fakes.openai.respond(replies);
     const session = await start({ greeting: '', idle_timeout_seconds: 0 });
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
       await eventually(() => visitor.agent(), 20_000, 'the agent');
       // A greeting would have been said within ~4 s of the visitor hearing the agent (index.ts).
@@ -153,13 +161,13 @@ describe('a session directed from its start', () => {
     }
   }, 90_000);
 
-  test("a quiet visitor is asked in the session's language, then the session ends `idle`: notice first, billed up to then", async () => {
+  test.concurrent("a quiet visitor is asked in the session's language, then the session ends `idle`: notice first, billed up to then", async () => {
     // Spanish needs a multilingual voice: a voice sample, cloned at the ElevenLabs fake.
     const lucia = await identity({ name: 'Lucía', audio: file(fx.wav({ seconds: 10 }), 'v.wav') });
     const before = (await service.services.ledger.balance(account.accountId))!;
     const session = await start({ identity_id: lucia.identity_id, language: 'es', idle_timeout_seconds: 3 });
     const joinedAt = Date.now();
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     const gone = await Promise.race([visitor.disconnected, Bun.sleep(60_000).then(() => 'timeout')]);
     // The notice came before the room closed: it is in what the visitor had received when disconnected.
     const noticesAtDisconnect = [...visitor.notices];
@@ -190,10 +198,10 @@ describe('a session directed from its start', () => {
     }
   }, 90_000);
 
-  test('a visitor who answers the question is not ended: the count starts again', async () => {
-    fakes.openai.respond(() => 'Good to have you.');
+  test.concurrent('a visitor who answers the question is not ended: the count starts again', async () => {
+    fakes.openai.respond(replies);
     const session = await start({ idle_timeout_seconds: 3 });
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
       await eventually(
         async () => (await agentTurns(session.room_name)).includes(IDLE_QUESTIONS.en),
@@ -223,10 +231,10 @@ describe('a session directed from its start', () => {
     }
   }, 90_000);
 
-  test('idle_timeout_seconds 0 never asks nor ends', async () => {
+  test.concurrent('idle_timeout_seconds 0 never asks nor ends', async () => {
     const greeting = 'Hello.';
     const session = await start({ greeting, idle_timeout_seconds: 0 });
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
       await eventually(async () => (await agentTurns(session.room_name)).length > 0, 30_000, 'the greeting');
       await Bun.sleep(10_000);

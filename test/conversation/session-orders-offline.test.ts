@@ -10,10 +10,10 @@
 // tested, not Whisper. The wire fakes' side is session-direction.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
-import { CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
+import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { Listener } from '../support/voice.ts';
 
@@ -28,14 +28,12 @@ interface Turn {
  * 2 s, and one sent before the conversation listens is not taken.
  */
 async function typeNameQuestion(visitor: Visitor, turns: () => Promise<Turn[]>): Promise<void> {
-  await eventually(
-    async () => {
-      await visitor.room.localParticipant!.sendText('What is my name?', { topic: CHAT_TOPIC });
-      await Bun.sleep(2_100);
-      return (await turns()).some((t) => t.role === 'user');
-    },
-    90_000,
+  await typeUntilTaken(
+    visitor.room.localParticipant!,
+    'What is my name?',
+    async () => (await turns()).some((t) => t.role === 'user'),
     'the question to reach the conversation',
+    90_000,
   );
 }
 
@@ -161,7 +159,7 @@ describe("the start's context with the offline model", () => {
     });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     const turns = async () =>
       (
         (await (await account.call('GET', `/v1/sessions/${session.room_name}/transcript`)).json()) as {

@@ -9,12 +9,12 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { TextStreamReader } from '@livekit/rtc-node';
 import { Webhook } from 'standardwebhooks';
-import { CHAT_TOPIC } from '../../agent/conversation/chat.ts';
 import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 const fakes = sharedProviderFakes();
@@ -149,15 +149,13 @@ test('webhook, client and end_session tools in a typed conversation', async () =
   });
   const type = async (text: string) => {
     const before = chats().length;
-    await eventually(
-      async () => {
-        await visitor.room.localParticipant!.sendText(text, { topic: CHAT_TOPIC });
-        await Bun.sleep(2_100);
-        return chats()
+    await typeUntilTaken(
+      visitor.room.localParticipant!,
+      text,
+      () =>
+        chats()
           .slice(before)
-          .some((chat) => chat.userTexts.at(-1) === text);
-      },
-      30_000,
+          .some((chat) => chat.userTexts.at(-1) === text),
       `"${text}" to reach the model`,
     );
   };

@@ -10,6 +10,7 @@ import { AGENT_STATE_ATTRIBUTE } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { typeOnce, typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 const fakes = sharedProviderFakes();
@@ -53,17 +54,13 @@ test('typed chat is answered, cut to 2,000 characters, at most every 2 s, and on
   try {
     await eventually(() => visitor.agent(), 20_000, 'the agent');
     // The conversation takes the chat once it has started: typed again (2 s apart) until it does.
-    await eventually(
-      async () => {
-        await visitor.room.localParticipant!.sendText('What is the capital of France?', { topic: CHAT_TOPIC });
-        await Bun.sleep(2_100);
-        return userTexts().includes('What is the capital of France?');
-      },
-      30_000,
+    await typeUntilTaken(
+      visitor.room.localParticipant!,
+      'What is the capital of France?',
+      () => userTexts().includes('What is the capital of France?'),
       'the typed question to reach the model',
     );
-    await Bun.sleep(2_100);
-    await visitor.room.localParticipant!.sendText('And of Germany?', { topic: CHAT_TOPIC });
+    await typeOnce(visitor.room.localParticipant!, 'And of Germany?');
     await eventually(() => userTexts().includes('And of Germany?'), 20_000, 'the next question to reach the model');
     // Too soon after it: dropped. From someone else: ignored.
     await visitor.room.localParticipant!.sendText('And of Spain?', { topic: CHAT_TOPIC });
@@ -110,14 +107,12 @@ test('a visitor who types before the greeting is answered, and not greeted after
     );
     expect(agent).toBeDefined();
     // The chat is taken a moment after the session starts: typed again (2 s apart, before the greeting's 3 s) until it is.
-    await eventually(
-      async () => {
-        await room.localParticipant!.sendText('When do you open?', { topic: CHAT_TOPIC });
-        await Bun.sleep(2_100);
-        return userTexts().includes('When do you open?');
-      },
-      6_000,
+    await typeUntilTaken(
+      room.localParticipant!,
+      'When do you open?',
+      () => userTexts().includes('When do you open?'),
       'the typed question to reach the model',
+      6_000,
     );
     const turns = async () =>
       (

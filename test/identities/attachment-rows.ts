@@ -1,7 +1,7 @@
 // Tools and documents written straight into the database, as /v1/tools and /v1/documents would
 // keep them: the identity and session suites attach them without depending on those routes.
 import { sql } from 'drizzle-orm';
-import { randomBase62 } from '../../src/db/ids.ts';
+import { newId, randomBase62 } from '../../src/db/ids.ts';
 import type { DocumentStatus } from '../../src/knowledge/schema.ts';
 import { documents } from '../../src/knowledge/schema.ts';
 import { tools } from '../../src/tools/schema.ts';
@@ -15,7 +15,7 @@ export async function insertTool(
   accountId: string,
   fields: { name?: string; type?: 'webhook' | 'client' | 'end_session' } = {},
 ): Promise<string> {
-  const id = `tool_${randomBase62(22)}`;
+  const id = newId('tool');
   const type = fields.type ?? 'webhook';
   await service.services.database.db.insert(tools).values({
     id,
@@ -36,7 +36,7 @@ export async function insertDocument(
   accountId: string,
   status: DocumentStatus = 'ready',
 ): Promise<string> {
-  const id = `doc_${randomBase62(22)}`;
+  const id = newId('doc');
   await service.services.database.db.insert(documents).values({
     id,
     accountId,

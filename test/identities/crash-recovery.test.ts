@@ -8,8 +8,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as fx from '../fixtures/index.ts';
+import { migratedDatabase, seededDataDir } from '../support/database-templates.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
-import { freshDatabase } from '../support/postgres.ts';
 import { readUntil, tempDir } from '../support/processes.ts';
 import { ENGINES, startTestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
@@ -44,8 +44,10 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   });
 
   test('a process killed mid-create leaves nothing visible after restart', async () => {
-    const dataDir = await tempDir(dirs, 'likeness-crash-');
-    const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
+    // Migrated already: the first start on an empty database is test/db's.
+    const dataDir =
+      engine === 'pglite' ? await seededDataDir(dirs, 'likeness-crash-') : await tempDir(dirs, 'likeness-crash-');
+    const databaseUrl = engine === 'postgres' ? await migratedDatabase() : undefined;
     const env = {
       DATA_DIR: dataDir,
       HANG_ON_TRAINING: '1',
@@ -85,8 +87,10 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   });
 
   test('a retrain interrupted by a crash resumes after restart', async () => {
-    const dataDir = await tempDir(dirs, 'likeness-crash-');
-    const databaseUrl = engine === 'postgres' ? await freshDatabase() : undefined;
+    // Migrated already: the first start on an empty database is test/db's.
+    const dataDir =
+      engine === 'pglite' ? await seededDataDir(dirs, 'likeness-crash-') : await tempDir(dirs, 'likeness-crash-');
+    const databaseUrl = engine === 'postgres' ? await migratedDatabase() : undefined;
     const env = {
       DATA_DIR: dataDir,
       HANG_ON_TRAINING: '2',

@@ -6,8 +6,8 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as fx from '../fixtures/index.ts';
+import { migratedDatabase } from '../support/database-templates.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
-import { freshDatabase } from '../support/postgres.ts';
 import { readUntil, tempDir } from '../support/processes.ts';
 import { startTestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
@@ -20,7 +20,8 @@ afterAll(async () => {
 });
 
 test("another process's live retrain is left alone; once that process dies, the survivor finishes it", async () => {
-  const databaseUrl = await freshDatabase();
+  // Migrated already: the first start on an empty database is test/db's.
+  const databaseUrl = await migratedDatabase();
   const dataDir = await tempDir(dirs, 'likeness-takeover-');
   const first = Bun.spawn(['bun', HANGING], {
     env: {

@@ -15,6 +15,7 @@ import type { Pipeline } from '../../src/pipelines/types.ts';
 import { webhookDeliveries } from '../../src/webhooks/schema.ts';
 import * as fx from '../fixtures/index.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
+import { dispatchedTo } from '../support/job-session.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
 import { addWebhook } from '../support/webhooks.ts';
@@ -116,8 +117,7 @@ describe.each(ENGINES)('training upgrades (%s)', (engine) => {
     });
     expect(started.status, await started.clone().text()).toBe(200);
     const { room_name } = (await started.json()) as { room_name: string };
-    const [dispatch] = (await service.services.livekit.dispatches.listDispatch(room_name)).filter((d) => d.agentName);
-    const dispatched = JSON.parse(dispatch!.metadata).identity.assets as Record<string, string>;
+    const dispatched = ((await dispatchedTo(service, room_name)).identity as { assets: Record<string, string> }).assets;
     const dispatchedKeys = Object.values(dispatched)
       .map((url) => new URL(url).pathname.replace(/^\/assets\//, ''))
       .sort();
@@ -157,10 +157,9 @@ describe.each(ENGINES)('training upgrades (%s)', (engine) => {
         headers: { 'content-type': 'application/json' },
       })
     ).json()) as { room_name: string };
-    const [nextDispatch] = (await service.services.livekit.dispatches.listDispatch(next.room_name)).filter(
-      (d) => d.agentName,
-    );
-    const nextKeys = Object.values(JSON.parse(nextDispatch!.metadata).identity.assets as Record<string, string>)
+    const nextAssets = ((await dispatchedTo(service, next.room_name)).identity as { assets: Record<string, string> })
+      .assets;
+    const nextKeys = Object.values(nextAssets)
       .map((url) => new URL(url).pathname.replace(/^\/assets\//, ''))
       .sort();
     expect(nextKeys).toEqual(assetKeys(upgraded.training));

@@ -3,7 +3,7 @@
 // passwords and start embed sessions without end. Through the real routes on both engines, the
 // client named by X-Forwarded-For from a trusted proxy (127.0.0.1), as behind the operator's.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { limitKeyOf } from '../../src/http/client-address.ts';
+import { limitKeyOf } from '../../src/http/caller-address.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestService } from '../support/service.ts';
 import { json } from '../support/webhooks.ts';

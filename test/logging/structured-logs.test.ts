@@ -1,4 +1,4 @@
-// Logs (docs/operations.md#logs): `likeness serve` writes JSON lines on stdout, one access-log
+// Logs (README.md#logs): `likeness serve` writes JSON lines on stdout, one access-log
 // line per request with its request id, route and account; one `grep ses_…` finds a session's
 // lines from the API and from its agent job (another process); and no API key, admin token,
 // password, cookie or room token appears anywhere in what the service prints.
@@ -7,9 +7,10 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { astronautPhoto } from '../avatar/support.ts';
+import { seededDataDir } from '../support/database-templates.ts';
 import { identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { collectOutput, tempDir } from '../support/processes.ts';
+import { collectOutput } from '../support/processes.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
@@ -24,7 +25,7 @@ afterAll(async () => {
 });
 
 test('JSON lines with request, account, identity and session ids; a session followed by its id across processes; no secret printed', async () => {
-  const dataDir = await tempDir(dirs, 'likeness-logs-');
+  const dataDir = await seededDataDir(dirs, 'likeness-logs-');
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   const url = `http://127.0.0.1:${port}`;
   child = Bun.spawn(['bun', CLI, 'serve'], {
@@ -85,7 +86,7 @@ test('JSON lines with request, account, identity and session ids; a session foll
   });
   expect(started.status).toBe(200);
   const session = (await started.json()) as StartedSession;
-  const visitor = await joinAsVisitor(session);
+  const visitor = await joinAsVisitor(session, { audioOnly: true });
   await eventually(() => visitor.agent(), 30_000, 'the agent');
   // The job logs its providers once the conversation is set up.
   await eventually(() => stdout.text().includes('conversation providers'), 20_000, "the job's first line");

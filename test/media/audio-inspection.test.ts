@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import { readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { defaultMediaLimits, inspectAudio, MediaError } from '../../src/media/index.ts';
+import { defaultUploadBounds, inspectAudio, MediaError } from '../../src/media/index.ts';
 import * as fixtures from '../fixtures/index.ts';
 import { expectMediaError } from './expect-media-error.ts';
 
-const limits = defaultMediaLimits;
+const limits = defaultUploadBounds;
 
 describe('inspectAudio measures real recordings by decoding', () => {
   test('a 30 s WAV measures 30 s and yields 16 kHz mono samples', async () => {

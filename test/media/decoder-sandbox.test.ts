@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { inspectAudio } from '../../src/media/audio.ts';
 import { MediaError } from '../../src/media/index.ts';
-import { defaultMediaLimits } from '../../src/media/limits.ts';
+import { defaultUploadBounds } from '../../src/media/upload-bounds.ts';
 import * as fixtures from '../fixtures/index.ts';
 
 describe('the decoder’s sandbox', () => {
@@ -28,7 +28,7 @@ describe('the decoder’s sandbox', () => {
 
   test('an empty environment, a temporary folder, and limits on CPU, memory and written files', async () => {
     const error = (await inspectAudio(fixtures.wav({ seconds: 3 }), {
-      ...defaultMediaLimits,
+      ...defaultUploadBounds,
       ffmpegPath: reportingFfmpeg,
       ffmpegTimeoutMs: 20_000,
     }).catch((e: unknown) => e)) as MediaError;
@@ -47,7 +47,7 @@ describe('the decoder’s sandbox', () => {
   test('an MP4 is opened with external data references (`dref`) off: a track cannot pull in another file', async () => {
     const m4a = await fixtures.m4a({ seconds: 3 });
     const error = (await inspectAudio(m4a, {
-      ...defaultMediaLimits,
+      ...defaultUploadBounds,
       ffmpegPath: reportingFfmpeg,
       ffmpegTimeoutMs: 20_000,
     }).catch((e: unknown) => e)) as MediaError;
@@ -60,7 +60,7 @@ describe('the decoder’s sandbox', () => {
     // real check is that a decoder error stays a 422.
     const bytes = fixtures.wav({ seconds: 3 });
     new DataView(bytes.buffer, bytes.byteOffset).setUint16(22, 65_535, true); // channels
-    const error = await inspectAudio(bytes, defaultMediaLimits).catch((e: unknown) => e);
+    const error = await inspectAudio(bytes, defaultUploadBounds).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MediaError);
     expect((error as MediaError).status).toBeOneOf([415, 422]);
   });
@@ -68,7 +68,7 @@ describe('the decoder’s sandbox', () => {
 
 describe('references in disguise', () => {
   const refused = async (bytes: Uint8Array) => {
-    const error = await inspectAudio(bytes, defaultMediaLimits).catch((e: unknown) => e);
+    const error = await inspectAudio(bytes, defaultUploadBounds).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MediaError);
     return error as MediaError;
   };

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
-import { defaultMediaLimits, type InspectedImage, inspectImage } from '../../src/media/index.ts';
+import { defaultUploadBounds, type InspectedImage, inspectImage } from '../../src/media/index.ts';
 import * as fixtures from '../fixtures/index.ts';
 import { expectMediaError } from './expect-media-error.ts';
 
-const limits = defaultMediaLimits;
+const limits = defaultUploadBounds;
 
 describe('inspectImage accepts real photos', () => {
   test('PNG portrait decodes with its dimensions', async () => {

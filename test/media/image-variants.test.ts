@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
-import { defaultMediaLimits, inspectImage, renderImageVariants } from '../../src/media/index.ts';
+import { defaultUploadBounds, inspectImage, renderImageVariants } from '../../src/media/index.ts';
 import * as fixtures from '../fixtures/index.ts';
 
-const limits = defaultMediaLimits;
+const limits = defaultUploadBounds;
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47];
 const JPEG_MAGIC = [0xff, 0xd8, 0xff];
 

@@ -1,4 +1,4 @@
-// GET /metrics (docs/operations.md#metrics), read by Prometheus' own text parser (the Python
+// GET /metrics (README.md#metrics), read by Prometheus' own text parser (the Python
 // prometheus_client package the bootstrap installs): the API process's requests, sessions,
 // trainings, charges and the fleet's slots, and the agent worker's on its health port. A real
 // session (worker, LiveKit, a visitor who sees the avatar and asks a question the wire-faked

@@ -89,6 +89,12 @@ describe.each(oneEngine('pglite'))('session outcomes on %s', (engine) => {
       },
       40_000,
       'the outcome',
+      async () => ({
+        session: await read(session.room_name),
+        asked_ms_ago: fakes.openai.chats
+          .filter((chat) => isOutcomeRequest(chat) && chat.userTexts.some((t) => t.includes(tag)))
+          .map((chat) => Date.now() - chat.at),
+      }),
     );
     const asked = fakes.openai.chats.find(
       (chat) => isOutcomeRequest(chat) && chat.userTexts.some((t) => t.includes(tag)),

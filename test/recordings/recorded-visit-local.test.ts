@@ -51,7 +51,7 @@ describe('a recorded visit (PGlite, local files, the cloud plugins)', () => {
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;
     const joinedAt = performance.now();
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     const microphone = await Microphone.publish(visitor.room);
     const ears = new Listener(
       await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 30_000, "the avatar's audio"),

@@ -111,7 +111,7 @@ describe('session lifecycle with the agent', () => {
     expect(await service.services.livekit.rooms.listRooms(sessions)).toEqual([]);
     // The worker still takes new sessions: the ended ones did not leave it full.
     const next = await start(account, { identity_id: identity.identity_id });
-    const visitor = await joinAsVisitor(next);
+    const visitor = await joinAsVisitor(next, { audioOnly: true });
     await eventually(() => visitor.agent(), 20_000, 'the agent to join');
     await account.call('POST', `/v1/sessions/${next.room_name}/end`);
   }, 60_000);
@@ -119,7 +119,7 @@ describe('session lifecycle with the agent', () => {
   test('a visitor who leaves ends the session within 5 s', async () => {
     const { account, identity } = await setup(1000);
     const session = await start(account, { identity_id: identity.identity_id });
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     await eventually(() => visitor.agent(), 20_000, 'the agent to join');
     await eventually(async () => (await read(account, session.room_name)).joined_at, 5_000, 'the join to be recorded');
     const left = Date.now();
@@ -157,7 +157,7 @@ describe('session lifecycle with the agent', () => {
   test('with credits for 2 minutes: exactly 2 charged, the notice arrives, then the visitor is disconnected', async () => {
     const { account, identity } = await setup(20);
     const session = await start(account, { identity_id: identity.identity_id });
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     const reason = await Promise.race([visitor.disconnected, Bun.sleep(30_000).then(() => 'timeout')]);
     if (reason === 'timeout') {
       const state = {
@@ -198,7 +198,7 @@ describe('session lifecycle with the agent', () => {
       .set({ maxSessionSeconds: 5 })
       .where(eq(accounts.id, account.accountId));
     const session = await start(account, { identity_id: identity.identity_id });
-    const visitor = await joinAsVisitor(session);
+    const visitor = await joinAsVisitor(session, { audioOnly: true });
     await visitor.disconnected;
     const ended = await sessionEnded(account, session.room_name);
     expect(ended).toMatchObject({ status: 'ended', end_reason: 'max_duration' });

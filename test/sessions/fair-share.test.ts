@@ -171,7 +171,12 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
           '--workers',
           '2',
         ],
-        { cwd: service.dataDir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } },
+        {
+          cwd: service.dataDir,
+          stdout: 'pipe',
+          stderr: 'pipe',
+          env: { ...process.env, SCHEMATHESIS_HOOKS: join(import.meta.dir, '../support/schemathesis-hooks.py') },
+        },
       );
       const [out, err, code] = await Promise.all([
         new Response(st.stdout).text(),

@@ -6,6 +6,8 @@
 // heartbeat gets through at all (a machine too busy to send or record them: a blocked event loop
 // once cost a lone worker's live agent its place). Here the failures are made to order and the
 // watch is driven by hand (SESSION_ADMISSION=off: the service runs no watch of its own).
+// The same for a dispatch nobody answered: not while a worker that may have taken it has not
+// beaten since.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
@@ -97,4 +99,38 @@ test("while no worker's heartbeat gets through, an unlisted agent is not taken f
   const second = await unlisted();
   expect(await watch.tick()).toContain(second);
   expect(await joined(second)).toBeNull();
+}, 60_000);
+
+test('a dispatch no worker lists is dispatched again only once every live worker has beaten since without listing it', async () => {
+  const account = await service.account({ credits: 1_000 });
+  const identity = await createAstronaut(account, { language: 'en' });
+  const db = service.services.database.db;
+  const watch = service.services.agentWatch;
+  const session = await startSession(account, { identity_id: identity.identity_id });
+  const dispatchedAt = async () =>
+    (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!.dispatchedAt!.getTime();
+  // Dispatched 6 s ago; nobody has joined or listed it.
+  await db
+    .update(sessions)
+    .set({ dispatchedAt: sql`now() - interval '6 seconds'`, agentJoinedAt: null, agentSeenAt: null })
+    .where(eq(sessions.id, session.room_name));
+  const before = await dispatchedAt();
+  const worker = (id: string, seenSecondsAgo: number) => ({
+    id,
+    agentName: service.config.livekit.agentName,
+    capacity: 4,
+    runningJobs: 0,
+    seenAt: sql`now() - make_interval(secs => ${seenSecondsAgo})`,
+    expiresAt: sql`now() + interval '30 seconds'`,
+  });
+  // One worker beats; another's last beat came a second after the dispatch (its loop stalled
+  // while it took the job, or the beat waited on the API): it may yet list the session.
+  await db.insert(agentWorkers).values([worker('worker-live', 0), worker('worker-stalled', 5)]);
+  expect(await watch.tick()).not.toContain(session.room_name);
+  expect(await dispatchedAt()).toBe(before);
+  // Its next beat does not list it either: nobody took the dispatch, which is made again.
+  await db.update(agentWorkers).set(worker('worker-stalled', 0)).where(eq(agentWorkers.id, 'worker-stalled'));
+  expect(await watch.tick()).toContain(session.room_name);
+  expect(await dispatchedAt()).toBeGreaterThan(before);
+  await db.delete(agentWorkers).where(sql`${agentWorkers.id} in ('worker-live', 'worker-stalled')`);
 }, 60_000);

@@ -3,9 +3,11 @@
 // against its wire fake) for a summary; it shows on GET /v1/sessions/{id} and arrives as the
 // `session.summary_ready` webhook. A session without a visitor turn has none; a model that
 // fails leaves it null with a reason, and neither delays the session's end or its billing. The
-// sweep gives up on a summary that never comes.
+// sweep gives up on a summary that never comes. A session ended while a tool waits on its backend
+// gets its summary without waiting for that call (agents' own shutdown would).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
+import { TOOL_TIMEOUT_MAX_MS } from '../../src/contract/agent-tools.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { giveUpOnSummaries, SUMMARY_GIVEN_UP_DETAIL, SUMMARY_WAIT_SECONDS } from '../../src/sessions/summary.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
@@ -68,6 +70,26 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
   });
 
   const read = async (id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
+  /** For a summary that never came: the session as read, and how long ago the model was asked for it. */
+  const explainSummary = (session: StartedSession) => async () => ({
+    session: await read(session.room_name),
+    asked_ms_ago: fakes.openai.chats
+      .filter(
+        (chat) => isSummaryRequest(chat) && chat.userTexts.some((text) => text.includes(session.room_name.slice(-6))),
+      )
+      .map((chat) => Date.now() - chat.at),
+  });
+  /** The session once its summary is ready (30 s at most). */
+  const summaryReady = (session: StartedSession) =>
+    eventually(
+      async () => {
+        const current = await read(session.room_name);
+        return current.summary_status === 'ready' ? current : undefined;
+      },
+      30_000,
+      'the summary',
+      explainSummary(session),
+    );
   const summaryEvents = (id: string) =>
     receiver
       .verified('/hooks', secret)
@@ -105,14 +127,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     }
     const { body: ended } = await end(session);
     expect(ended.status).toBe('ended');
-    const body = await eventually(
-      async () => {
-        const current = await read(session.room_name);
-        return current.summary_status === 'ready' ? current : undefined;
-      },
-      30_000,
-      'the summary',
-    );
+    const body = await summaryReady(session);
     expect(body).toMatchObject({ summary: SUMMARY, summary_status: 'ready', summary_detail: null });
     // What the model was asked: the fixed instruction, and the conversation with its turns.
     const asked = fakes.openai.chats.find(
@@ -201,6 +216,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
       },
       30_000,
       'the failed summary',
+      explainSummary(session),
     );
     expect(body.summary).toBeNull();
     expect(body.summary_detail).toMatch(/language model/);
@@ -213,5 +229,65 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     const summaryAskedAt = fakes.openai.chats.filter((chat) => isSummaryRequest(chat)).at(-1)!.at;
     expect(summaryAskedAt + 1_500).toBeGreaterThan(Date.parse(ended.ended_at!));
     expect(summaryEvents(session.room_name)).toEqual([]);
+  }, 120_000);
+
+  test('a session ended while a tool waits on its backend gets its summary before that call gives up', async () => {
+    // The tool's backend never answers: the call ends at the tool's timeout (the control plane's wait).
+    let called = false;
+    let callClosedAt: number | undefined;
+    const backend = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      idleTimeout: 60,
+      async fetch(request) {
+        called = true;
+        request.signal.addEventListener('abort', () => {
+          callClosedAt = Date.now();
+        });
+        await Bun.sleep(30_000);
+        return new Response('too late');
+      },
+    });
+    try {
+      const tool = (await (
+        await account.call('POST', '/v1/tools', {
+          body: JSON.stringify({
+            name: 'find_booking',
+            type: 'webhook',
+            description: "Finds the visitor's booking.",
+            url: `http://127.0.0.1:${backend.port}/booking`,
+            timeout_ms: TOOL_TIMEOUT_MAX_MS,
+          }),
+          headers: { 'content-type': 'application/json' },
+        })
+      ).json()) as { tool_id: string };
+      fakes.openai.respond((chat) => {
+        if (isSummaryRequest(chat)) return SUMMARY;
+        if (chat.messages.at(-1)?.role === 'tool') return 'Found it.';
+        return /booking/.test(chat.userTexts.at(-1) ?? '')
+          ? { toolCalls: [{ name: 'find_booking', arguments: {} }] }
+          : REPLY;
+      });
+      const session = await startSession(account, {
+        identity_id: voiceIdentity.identity_id,
+        avatar_enabled: false,
+        tool_ids: [tool.tool_id],
+      });
+      const visitor = await joinAsVisitor(session, { audioOnly: true });
+      try {
+        await eventually(() => visitor.agent(), 20_000, 'the agent');
+        await typeTurn(visitor, `Where is my booking, ${session.room_name.slice(-6)}?`, () => called);
+      } finally {
+        await visitor.leave().catch(() => undefined);
+      }
+      await end(session);
+      const body = await summaryReady(session);
+      expect(body.summary).toBe(SUMMARY);
+      // Asked while the call still waited (with agents' shutdown, right after it gave up, 10 s on).
+      const askedAt = fakes.openai.chats.filter((chat) => isSummaryRequest(chat)).at(-1)!.at;
+      expect(callClosedAt === undefined || askedAt < callClosedAt).toBe(true);
+    } finally {
+      backend.stop(true);
+    }
   }, 120_000);
 });

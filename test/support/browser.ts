@@ -70,12 +70,8 @@ export function chromiumArgs({ audioFile, loopAudio = true, args = [] }: LaunchO
  * the user namespaces it needs otherwise. Tests load only their own local pages.
  */
 export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBrowser> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    chromiumSandbox: false,
-    args: chromiumArgs(options),
-  });
+  const shared = Object.keys(options).length === 0;
+  const browser = shared ? await sharedBrowser() : await startChromium(options);
   const pages = new Set<TestPage>();
   return {
     browser,
@@ -101,9 +97,33 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBr
     },
     async close() {
       await Promise.allSettled([...pages].map((testPage) => testPage.close()));
-      await browser.close();
+      // The shared Chromium stays for the process's next suite (its contexts are closed above).
+      if (!shared) await browser.close();
     },
   };
+}
+
+function startChromium(options: LaunchOptions): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    chromiumSandbox: false,
+    args: chromiumArgs(options),
+  });
+}
+
+/**
+ * One Chromium per test process for the suites that launch it with the defaults (a dozen): each
+ * suite's pages are in contexts of their own, so they share no cookies or storage, and a suite
+ * is spared a launch (1–2 s of CPU). It ends with the process (its pipe closes); a crashed one
+ * is started again.
+ */
+let sharedChromium: Promise<Browser> | undefined;
+async function sharedBrowser(): Promise<Browser> {
+  const running = await sharedChromium?.catch(() => undefined);
+  if (running?.isConnected()) return running;
+  sharedChromium = startChromium({});
+  return sharedChromium;
 }
 
 // Fake-microphone files live in one folder per test process. `bun test` runs no exit

@@ -29,3 +29,27 @@ export async function runningJobSession(
   });
   return { id, token };
 }
+
+/** The metadata a started session's agent job was dispatched with (LiveKit's own record of the dispatch). */
+export async function dispatchedTo(service: TestService, roomName: string): Promise<Record<string, unknown>> {
+  const [dispatch] = (await service.services.livekit.dispatches.listDispatch(roomName)).filter((d) => d.agentName);
+  if (!dispatch) throw new Error(`no agent dispatch for ${roomName}`);
+  return JSON.parse(dispatch.metadata) as Record<string, unknown>;
+}
+
+/** Reports as the session's job sends them: to its report_url, with its report token (or `token`). */
+export async function jobReporter(
+  service: TestService,
+  roomName: string,
+): Promise<(body: unknown, token?: string) => Promise<Response>> {
+  const { report_url, report_token } = (await dispatchedTo(service, roomName)) as {
+    report_url: string;
+    report_token: string;
+  };
+  return (body, token = report_token) =>
+    fetch(report_url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+}

@@ -10,6 +10,12 @@ import { type ProviderFakes, startProviderFakes } from './fakes/index.ts';
 // inherit the environment, and tests wait for their `listening` line.)
 configureLogging({ level: 'warn', format: 'json' });
 
+// Agent workers the suites start, in this process or as `likeness serve`, take two sessions
+// unless a suite says otherwise (AGENT_MAX_JOBS), not this machine's three: every slot is a
+// job process forked and loaded when the worker starts (~1.7 s of CPU), and suites run one
+// session at a time (docs/testing.md).
+process.env.AGENT_MAX_JOBS ??= '2';
+
 const fakes = await startProviderFakes();
 for (const [name, value] of Object.entries(fakes.env)) process.env[name] = value;
 

@@ -34,15 +34,18 @@ export function drain(stream: ReadableStream<Uint8Array>): void {
   })();
 }
 
-/** Everything a child prints on `stream`, kept as it arrives (and read, so the pipe never fills). */
-export function collectOutput(stream: ReadableStream<Uint8Array>): { text(): string } {
+/**
+ * Everything a child prints on `stream` (its last `keepChars`), kept as it arrives (and read, so
+ * the pipe never fills).
+ */
+export function collectOutput(stream: ReadableStream<Uint8Array>, keepChars = Infinity): { text(): string } {
   let text = '';
   void (async () => {
     const decoder = new TextDecoder();
     const reader = stream.getReader();
     try {
       for (let read = await reader.read(); !read.done; read = await reader.read())
-        text += decoder.decode(read.value, { stream: true });
+        text = (text + decoder.decode(read.value, { stream: true })).slice(-keepChars);
     } catch {
       // the child is gone
     }

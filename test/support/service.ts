@@ -139,6 +139,8 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
         apiSecret: running.services.livekit.apiSecret,
         agentName: config.livekit.agentName,
         controlPlaneUrl: running.url,
+        // The suite's own AGENT_MAX_JOBS, else the worker reads this process's (preload.ts).
+        maxConcurrentJobs: options.env?.AGENT_MAX_JOBS ? config.agent.maxJobs : undefined,
       })
     : undefined;
   const call: TestService['call'] = (method, path, init = {}) =>
@@ -170,15 +172,26 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       return rows[0]!.n;
     },
     async stopKeepingData() {
-      await worker?.stop();
+      await stopWorker(worker);
       await running.stop();
     },
     async stop() {
-      await worker?.stop();
+      await stopWorker(worker);
       await running.stop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A worker that takes long to stop says so: a suite's afterAll has a minute, and its log keeps little else. */
+async function stopWorker(worker: Awaited<ReturnType<typeof startAgentWorker>> | undefined): Promise<void> {
+  if (!worker) return;
+  const began = performance.now();
+  const running = worker.runningSessions();
+  await worker.stop();
+  const took = performance.now() - began;
+  if (took > 15_000)
+    console.error(`the agent worker took ${Math.round(took)} ms to stop (${running} sessions running)`);
 }
 
 /** Polls an identity's status until it reads `status` (a retrain finishing, say). */

@@ -9,6 +9,9 @@ import {
   TrackKind,
 } from '@livekit/rtc-node';
 
+/** The topic of untilDataReaches's probes, kept out of `notices`. */
+const PROBE_TOPIC = 'test.probe';
+
 export interface StartedSession {
   room_name: string;
   token: string;
@@ -18,6 +21,8 @@ export interface StartedSession {
 export interface Visitor {
   room: Room;
   notices: { topic?: string; payload: unknown }[];
+  /** How many of untilDataReaches's probes arrived (they are not notices). */
+  probesReceived(): number;
   tracks: RemoteTrack[];
   disconnected: Promise<string>;
   agent(): RemoteParticipant | undefined;
@@ -36,7 +41,12 @@ export async function joinAsVisitor(
   const room = new Room();
   const notices: Visitor['notices'] = [];
   const tracks: RemoteTrack[] = [];
+  let probes = 0;
   room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
+    if (topic === PROBE_TOPIC) {
+      probes++;
+      return;
+    }
     const text = new TextDecoder().decode(payload);
     let parsed: unknown = text;
     try {
@@ -69,6 +79,7 @@ export async function joinAsVisitor(
   return {
     room,
     notices,
+    probesReceived: () => probes,
     tracks,
     disconnected,
     agent: () => [...room.remoteParticipants.values()].find((p) => p.kind === ParticipantKind.AGENT),
@@ -76,17 +87,48 @@ export async function joinAsVisitor(
   };
 }
 
-/** Poll until `check` returns a value (or true), or fail after `timeoutMs`. */
+/**
+ * Until a data message the server sends to the room reaches this visitor. LiveKit drops
+ * server-sent data to a participant whose data channels are not open yet, which may be a while
+ * after `connect` returns on a busy machine: a test that makes the service notify the room at
+ * once (a real visitor is told after seconds in it) waits for this first.
+ */
+export async function untilDataReaches(
+  visitor: Visitor,
+  rooms: { sendData(room: string, data: Uint8Array, kind: number, options: { topic: string }): Promise<void> },
+  roomName: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const reached = () => visitor.probesReceived() > 0;
+  await eventually(
+    async () => {
+      if (!reached()) await rooms.sendData(roomName, new TextEncoder().encode('probe'), 0, { topic: PROBE_TOPIC });
+      await Bun.sleep(100);
+      return reached();
+    },
+    timeoutMs,
+    'a data message from the server to reach the visitor',
+  );
+}
+
+/**
+ * Poll until `check` returns a value (or true), or fail after `timeoutMs`; `explain` adds what
+ * was seen to the error (a full run's log keeps little else of a failure).
+ */
 export async function eventually<T>(
   check: () => T | Promise<T>,
   timeoutMs = 10_000,
   what = 'condition',
+  explain?: () => unknown,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const seen = explain ? `; seen: ${JSON.stringify(await explain())}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${seen}`);
+    }
     await Bun.sleep(50);
   }
 }

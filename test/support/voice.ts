@@ -139,7 +139,8 @@ export interface SpokenSpan {
 
 /** Loudness of a remote audio track every 10 ms, stamped with performance.now() on arrival. */
 export class Listener {
-  readonly levels: { at: number; rms: number }[] = [];
+  /** Each frame's arrival, loudness and length of audio (ms). */
+  readonly levels: { at: number; rms: number; ms: number }[] = [];
   #reader: ReadableStreamDefaultReader<AudioFrame>;
 
   constructor(track: RemoteTrack) {
@@ -153,7 +154,11 @@ export class Listener {
       if (done || !value) return;
       let sum = 0;
       for (const sample of value.data) sum += sample * sample;
-      this.levels.push({ at: performance.now(), rms: Math.sqrt(sum / Math.max(1, value.data.length)) });
+      this.levels.push({
+        at: performance.now(),
+        rms: Math.sqrt(sum / Math.max(1, value.data.length)),
+        ms: (value.samplesPerChannel / value.sampleRate) * 1000,
+      });
     }
   }
 
@@ -162,17 +167,26 @@ export class Listener {
     return this.levels.find((level) => level.at > after && level.rms > threshold)?.at;
   }
 
-  /** The last moment after `after` with sound, once `quietMs` of silence followed it (undefined while still sounding). */
+  /**
+   * The last moment after `after` with sound, once `quietMs` of silence followed it (undefined
+   * while still sounding). The silence is counted in audio received, not in time since: a
+   * visitor whose own process stalls gets the next words late, not as a pause (beside a CPU hog
+   * a 600 ms stall in arrivals read as the end of a sentence 2.3 s into it).
+   */
   silenceAfter(after: number, quietMs = 300, threshold = 300): number | undefined {
     let lastLoud: number | undefined;
+    let quiet = 0;
     for (const level of this.levels) {
       if (level.at <= after) continue;
-      if (level.rms > threshold) lastLoud = level.at;
-      else if (lastLoud !== undefined && level.at - lastLoud >= quietMs) return lastLoud;
+      if (level.rms > threshold) {
+        lastLoud = level.at;
+        quiet = 0;
+        continue;
+      }
+      quiet += level.ms;
+      if (lastLoud !== undefined && quiet >= quietMs) return lastLoud;
     }
-    const newest = this.levels.at(-1);
-    if (lastLoud === undefined && newest && newest.at - after >= quietMs) return after;
-    return undefined;
+    return lastLoud === undefined && quiet >= quietMs ? after : undefined;
   }
 
   close(): void {

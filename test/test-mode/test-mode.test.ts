@@ -8,6 +8,7 @@ import { isTestAccount } from '../../src/accounts/test-mode.ts';
 import { creditLedger } from '../../src/credits/schema.ts';
 import { ConsoleClient, uniqueEmail } from '../console/support.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { dispatchedTo } from '../support/job-session.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { json, WebhookReceiver } from '../support/webhooks.ts';
 
@@ -72,8 +73,7 @@ describe.each(ENGINES)('test mode on %s', (engine) => {
     const charges = await service.services.database.db.select().from(creditLedger);
     expect(charges.filter((row) => isTestAccount(row.accountId) && row.amount !== 0)).toEqual([]);
     // Short, and marked for the agent: its video carries "TEST".
-    const [dispatch] = (await service.services.livekit.dispatches.listDispatch(room_name)).filter((d) => d.agentName);
-    expect(JSON.parse(dispatch!.metadata).test).toBe(true);
+    expect((await dispatchedTo(service, room_name)).test).toBe(true);
     expect((await service.services.lifecycle.find(room_name))!.maxDurationSeconds).toBe(TEST_MAX_SECONDS);
     await sandbox.call('POST', `/v1/sessions/${room_name}/end`);
   });
@@ -86,8 +86,7 @@ describe.each(ENGINES)('test mode on %s', (engine) => {
     const { room_name } = (await (
       await live.call('POST', '/v1/sessions/start', json({ identity_id: identity.identity_id }))
     ).json()) as { room_name: string };
-    const [dispatch] = (await service.services.livekit.dispatches.listDispatch(room_name)).filter((d) => d.agentName);
-    expect(JSON.parse(dispatch!.metadata).test).toBe(false);
+    expect((await dispatchedTo(service, room_name)).test).toBe(false);
     const session = (await (await live.call('GET', `/v1/sessions/${room_name}`)).json()) as Record<string, unknown>;
     expect(session.test).toBe(false);
     await live.call('POST', `/v1/sessions/${room_name}/end`);

@@ -13,6 +13,7 @@ import { generate } from 'selfsigned';
 import { loadConfig } from '../../src/config.ts';
 import { freeTcpPort } from '../../src/livekit/local-ports.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
+import { seededDataDir } from '../support/database-templates.ts';
 import { collectOutput, tempDir } from '../support/processes.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
@@ -190,7 +191,7 @@ test('`serve` prints the https address to open and the browser’s warning; a SI
       HOST: '127.0.0.1',
       PORT: String(await freeTcpPort('127.0.0.1')),
       TLS_PORT: String(tlsPort),
-      DATA_DIR: await tempDir(dirs, 'likeness-tls-serve-'),
+      DATA_DIR: await seededDataDir(dirs, 'likeness-tls-serve-'),
       LOG_FORMAT: 'json',
     },
     stdout: 'pipe',

@@ -1,13 +1,13 @@
 // The offline voice profile measured from a decoded sample: pitch and speaking rate follow the
 // speaker. Real speech from espeak-ng, decoded by the same ffmpeg path as uploads.
 import { describe, expect, test } from 'bun:test';
-import { defaultMediaLimits, inspectAudio, MediaError } from '../../src/media/index.ts';
+import { defaultUploadBounds, inspectAudio, MediaError } from '../../src/media/index.ts';
 import { measureVoiceProfile, PROFILE_LIMITS, sampleProfile } from '../../src/voices/index.ts';
 import * as fx from '../fixtures/index.ts';
 import { espeakWav, SAMPLE_TEXT } from './speech.ts';
 
 async function profileOf(wav: Uint8Array) {
-  return measureVoiceProfile((await inspectAudio(wav, defaultMediaLimits)).pcm16kMono);
+  return measureVoiceProfile((await inspectAudio(wav, defaultUploadBounds)).pcm16kMono);
 }
 
 describe('voice profile', () => {
@@ -32,7 +32,7 @@ describe('voice profile', () => {
   });
 
   test('pitch does not depend on loudness', async () => {
-    const pcm = (await inspectAudio(await espeakWav(SAMPLE_TEXT, { pitch: 60 }), defaultMediaLimits)).pcm16kMono;
+    const pcm = (await inspectAudio(await espeakWav(SAMPLE_TEXT, { pitch: 60 }), defaultUploadBounds)).pcm16kMono;
     const quiet = Int16Array.from(pcm, (s) => Math.round(s / 8));
     const loud = measureVoiceProfile(pcm);
     const soft = measureVoiceProfile(quiet);
@@ -47,7 +47,7 @@ describe('voice profile', () => {
   });
 
   test('a two-minute sample is measured quickly and within the limits espeak-ng renders', async () => {
-    const audio = await inspectAudio(fx.wav({ seconds: 115, sampleRate: 8000 }), defaultMediaLimits);
+    const audio = await inspectAudio(fx.wav({ seconds: 115, sampleRate: 8000 }), defaultUploadBounds);
     const started = performance.now();
     const profile = measureVoiceProfile(audio.pcm16kMono);
     expect(performance.now() - started).toBeLessThan(2000);

@@ -46,6 +46,7 @@ export interface EyeTables extends ColumnFrame {
  * Pixels outside this eye's region are left as they are (alpha included: the caller clears
  * it), so both eyes' maps can run over one run.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the per-pixel kernel: one pass with no calls inside its loop, the renderer's hottest code (bench/renderer)
 export function mapEye(
   eye: EyeTables,
   blink: number,

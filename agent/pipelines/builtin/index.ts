@@ -66,7 +66,7 @@ export class TalkingHeadRenderer implements AvatarRenderer {
       this.#motion = new HeadMotion(rig.head.faceHeight, this.#random);
     } catch (error) {
       // The session goes on (and is billed) with a plain picture rather than no video at all.
-      (this.#options.logger ?? console).warn(
+      this.#options.logger.warn(
         { identity_id: this.#options.identity?.identity_id, err: error },
         'the face could not be loaded; streaming a plain picture',
       );

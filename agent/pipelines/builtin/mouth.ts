@@ -88,6 +88,7 @@ export interface MouthTables extends ColumnFrame {
  * an open mouth; the whole chin below), the upper lip rises a little, the lips draw together
  * or spread; the gap between them shows the texture. True when some pixel shows it.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the per-pixel kernel: one pass with no calls inside its loop, the renderer's hottest code (bench/renderer)
 export function mapMouth(
   m: MouthTables,
   open: number,
@@ -271,6 +272,7 @@ export function poseMouth(m: MouthTables, open: number, round: number, press: nu
   return true;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the mouth's geometry, computed once per identity in the order each table needs the last
 export function mouthTables(rig: FaceRig): MouthTables {
   const mouth = rig.mouth;
   const [left, right] = mouth.corners;

@@ -165,6 +165,7 @@ export class FaceWarp {
    * is redrawn: the head once its motion adds up to HEAD_STEP_PX, otherwise the mouth or the
    * eyes when they changed.
    */
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a frame's redraw: which region moved decides which pixel loops run, inlined for the hot path (bench/renderer)
   render(pose: FacePose, out: Uint8Array): void {
     const mouth = this.#mouth;
     const open = clamp(pose.open, 0, 1) * mouth.maxOpen;

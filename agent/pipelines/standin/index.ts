@@ -50,7 +50,7 @@ export class StandinRenderer implements AvatarRenderer {
       return await fetchPortrait(identity.image_url, size);
     } catch (error) {
       // The session goes on (and is billed) with a plain picture rather than no video at all.
-      (this.#options.logger ?? console).warn(
+      this.#options.logger.warn(
         { identity_id: identity.identity_id, err: error },
         'the portrait could not be loaded; streaming a plain picture',
       );

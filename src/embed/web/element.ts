@@ -177,6 +177,7 @@ class LikenessAvatar extends HTMLElement {
     this.#setState('refused');
   }
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a call's start in the order it happens, each refusal at the step that fails
   async #start(): Promise<void> {
     const ui = this.#ui!;
     if (this.#room || ui.call.disabled) return;

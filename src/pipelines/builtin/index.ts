@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { AVATAR_SHAPES, BUILTIN_PIPELINE_ID, builtinAssetNames, builtinTextureName } from '../../contract/index.ts';
 import {
-  defaultMediaLimits,
+  defaultUploadBounds,
   type ImageVariants,
   type InspectedImage,
   inspectImage,
@@ -40,17 +40,30 @@ export interface BuiltinTraining {
   assets: Record<string, string>;
 }
 
+let warming: Promise<void> | undefined;
+
+async function warmTraining(): Promise<void> {
+  // A small public-domain portrait (NASA's Eileen Collins, the test suite's astronaut) trained
+  // all the way but for storing: models, decoders and every step's code are warm afterwards.
+  // Three runs: the JavaScript engine optimises code that has run a few times, not once.
+  const photo = new Uint8Array(await readFile(new URL('./warm-up-face.jpg', import.meta.url)));
+  for (let run = 0; run < 3; run++) await prepareTraining(await inspectImage(photo, defaultUploadBounds));
+}
+
 export const builtinTraining: Pipeline = {
   id: BUILTIN_PIPELINE_ID,
   description: 'Built-in CPU talking head: animates the uploaded photo itself.',
   // Bumping TRAINING_VERSION retrains every older identity in the background (training-upgrades.ts).
   trainingVersion: TRAINING_VERSION,
-  async warm() {
-    // A small public-domain portrait (NASA's Eileen Collins, the test suite's astronaut) trained
-    // all the way but for storing: models, decoders and every step's code are warm afterwards.
-    // Three runs: the JavaScript engine optimises code that has run a few times, not once.
-    const photo = new Uint8Array(await readFile(new URL('./warm-up-face.jpg', import.meta.url)));
-    for (let run = 0; run < 3; run++) await prepareTraining(await inspectImage(photo, defaultMediaLimits));
+  warm() {
+    // Once per process: the models, decoders and optimised code it warms are the process's, so
+    // a second service in it (the suites start hundreds) has nothing left to warm. A warm-up
+    // that failed is tried again by the next.
+    warming ??= warmTraining().catch((error: unknown) => {
+      warming = undefined;
+      throw error;
+    });
+    return warming;
   },
   async checkImage(image) {
     // The rest of the training's pixel work starts now too: create checks the photo while

@@ -3,6 +3,7 @@
 // espeak-ng speak (with a voice profile's pitch), and
 // what they speak is intelligible to Whisper again. Needs the models the bootstrap installs
 // (`npm test` does; run alone: `bun test test/agent/offline` after one `npm test`).
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: the offline models are loaded once (seconds of both cores) and shared by every test
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, llm, type stt } from '@livekit/agents';
 import { AudioFrame } from '@livekit/rtc-node';

@@ -3,7 +3,7 @@
 // either), training lays the photo on a blurred, darkened copy of itself rather than
 // continuing its edge pixels into stretched streaks; a session draws it as still background.
 import { describe, expect, test } from 'bun:test';
-import { defaultMediaLimits, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
+import { defaultUploadBounds, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
 import { type FoundFace, findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import { type Framing, frameFace } from '../../../src/pipelines/builtin/framing.ts';
 import { speechLikeSamples } from '../../fixtures/index.ts';
@@ -18,7 +18,7 @@ function analyse(photo: Photo) {
   let pending = analysed.get(photo);
   if (!pending) {
     pending = (async () => {
-      const image = await inspectImage(await photoBytes(photo), defaultMediaLimits);
+      const image = await inspectImage(await photoBytes(photo), defaultUploadBounds);
       return { image, face: await findFace(image) };
     })();
     analysed.set(photo, pending);

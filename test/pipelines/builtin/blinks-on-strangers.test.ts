@@ -12,7 +12,7 @@ import { NEUTRAL_POSE } from '../../../agent/pipelines/builtin/pose.ts';
 import { FaceWarp, i420Length } from '../../../agent/pipelines/builtin/warp.ts';
 import type { Point } from '../../../src/contract/face-rig.ts';
 import { inspectImage } from '../../../src/media/index.ts';
-import { defaultMediaLimits } from '../../../src/media/limits.ts';
+import { defaultUploadBounds } from '../../../src/media/upload-bounds.ts';
 import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import { buildFaceRig, type FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
 import { portraitPng } from '../../fixtures/index.ts';
@@ -65,7 +65,7 @@ async function openings(frame: Uint8Array, width: number, height: number): Promi
   const png = await sharp(Buffer.from(rgba), { raw: { width, height, channels: 4 } })
     .png()
     .toBuffer();
-  const seen = await findFace(await inspectImage(new Uint8Array(png), defaultMediaLimits));
+  const seen = await findFace(await inspectImage(new Uint8Array(png), defaultUploadBounds));
   const at = (i: number) => seen.landmarks[i]!;
   const distance = (a: number, b: number) => Math.hypot(at(a)[0] - at(b)[0], at(a)[1] - at(b)[1]);
   return EYES.map(({ opening: [top, bottom, left, right] }) => distance(top!, bottom!) / distance(left!, right!));

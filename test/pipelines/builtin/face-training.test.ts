@@ -9,7 +9,7 @@ import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
 import { type AssetStore, LocalAssetStore } from '../../../src/assets/store.ts';
 import { identities } from '../../../src/identities/schema.ts';
-import { defaultMediaLimits, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
+import { defaultUploadBounds, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
 import { type FoundFace, findFace, MIN_FACE_SIDE, type Point } from '../../../src/pipelines/builtin/face-detection.ts';
 import { EYE_LINE, FACE_HEIGHT_SHARE, frameFace } from '../../../src/pipelines/builtin/framing.ts';
 import { type BuiltinTraining, TRAINING_VERSION } from '../../../src/pipelines/builtin/index.ts';
@@ -28,7 +28,7 @@ const CHIN = 152;
 const EYE_CORNERS = [33, 133, 362, 263];
 const IRIS_CENTRES = [468, 473];
 
-const inspect = (bytes: Uint8Array) => inspectImage(bytes, defaultMediaLimits);
+const inspect = (bytes: Uint8Array) => inspectImage(bytes, defaultUploadBounds);
 const meanY = (face: { landmarks: Point[] }, indices: number[]) =>
   indices.reduce((sum, i) => sum + face.landmarks[i]![1], 0) / indices.length;
 const centre = ([x, y, w, h]: number[]) => [x! + w! / 2, y! + h! / 2] as const;

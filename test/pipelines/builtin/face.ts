@@ -5,7 +5,7 @@
 
 import { AVATAR_FRAME_SIZES } from '../../../src/contract/index.ts';
 import { inspectImage } from '../../../src/media/index.ts';
-import { defaultMediaLimits } from '../../../src/media/limits.ts';
+import { defaultUploadBounds } from '../../../src/media/upload-bounds.ts';
 import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import type { FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
 import { frameFace, opaqueRgba } from '../../../src/pipelines/builtin/framing.ts';
@@ -36,7 +36,7 @@ export function faceFraming(photo: Photo, shape: Shape): Promise<FaceRigInput> {
   let framing = framings.get(key);
   if (!framing) {
     framing = (async () => {
-      const image = await inspectImage(await photoBytes(photo), defaultMediaLimits);
+      const image = await inspectImage(await photoBytes(photo), defaultUploadBounds);
       const framed = await frameFace(image, await findFace(image), shape);
       return { width: framed.width, height: framed.height, rgba: opaqueRgba(framed.rgb), landmarks: framed.landmarks };
     })();

@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { type TalkingHeadOptions, TalkingHeadRenderer } from '../../../agent/pipelines/builtin/index.ts';
 import type { FaceRig } from '../../../src/contract/face-rig.ts';
 import { buildFaceRig, type FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
+import { recordingLogger } from '../../support/agent-log.ts';
 import { FRAME_SIZES, faceFraming, type Photo, type Shape } from './face.ts';
 
 export interface ServedFace {
@@ -75,6 +76,7 @@ export function talkingHead(
     size: FRAME_SIZES[shape],
     random: seededRandom(7),
     ...rest,
+    logger: rest.logger ?? recordingLogger(),
   });
 }
 

@@ -4,7 +4,7 @@
 // lids came out several pixels off once the framing enlarged the face 5–7×.
 import { describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
-import { defaultMediaLimits, inspectImage } from '../../../src/media/index.ts';
+import { defaultUploadBounds, inspectImage } from '../../../src/media/index.ts';
 import { findFace, type Point } from '../../../src/pipelines/builtin/face-detection.ts';
 import { portraitPng } from '../../fixtures/index.ts';
 
@@ -24,12 +24,12 @@ describe('a small face in a large photo', () => {
         .resize(Math.round(portrait.width! * factor), Math.round(portrait.height! * factor), { kernel: 'lanczos3' })
         .png()
         .toBuffer();
-    const large = await findFace(await inspectImage(new Uint8Array(await scaled(LARGE)), defaultMediaLimits));
+    const large = await findFace(await inspectImage(new Uint8Array(await scaled(LARGE)), defaultUploadBounds));
     const desktop = await sharp({ create: { width: 1280, height: 800, channels: 3, background: '#6f7379' } })
       .composite([{ input: await scaled(SMALL), left: 700, top: 250 }])
       .png()
       .toBuffer();
-    const found = await findFace(await inspectImage(new Uint8Array(desktop), defaultMediaLimits));
+    const found = await findFace(await inspectImage(new Uint8Array(desktop), defaultUploadBounds));
     const reference = large.landmarks.map(([x, y]): Point => [x / LARGE, y / LARGE]);
     const back = ([x, y]: Point): Point => [(x - 700) / SMALL, (y - 250) / SMALL];
     const errors = FEATURES.map((index) => {

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import type { Viseme } from '../../../agent/visemes/index.ts';
 import type { FaceRig } from '../../../src/contract/face-rig.ts';
 import { inspectImage } from '../../../src/media/index.ts';
-import { defaultMediaLimits } from '../../../src/media/limits.ts';
+import { defaultUploadBounds } from '../../../src/media/upload-bounds.ts';
 import { findFace } from '../../../src/pipelines/builtin/face-detection.ts';
 import { buildFaceRig, type FaceRigInput } from '../../../src/pipelines/builtin/face-rig.ts';
 import { frameFace, opaqueRgba } from '../../../src/pipelines/builtin/framing.ts';
@@ -40,7 +40,7 @@ export async function serveStranger(name: StrangerPhoto): Promise<ServedFace> {
 
 /** A photo framed for the portrait shape as training frames it (real detection), with its landmarks. */
 export async function portraitFraming(photo: Uint8Array): Promise<FaceRigInput> {
-  const image = await inspectImage(photo, defaultMediaLimits);
+  const image = await inspectImage(photo, defaultUploadBounds);
   const framed = await frameFace(image, await findFace(image), 'portrait');
   return { width: framed.width, height: framed.height, rgba: opaqueRgba(framed.rgb), landmarks: framed.landmarks };
 }

@@ -13,6 +13,7 @@
 // The audio is real: a voiced, pitched signal, ~70 ms per character (letters buzz, spaces and
 // punctuation are short silences), at the `output_format` rate, after `firstAudioDelayMs`
 // counted from the context's first text. Every request is recorded for assertions.
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: a wire fake of ElevenLabs' API: one handler per endpoint the plugin calls, each as the real one answers
 import type { ServerWebSocket } from 'bun';
 
 export const MS_PER_CHARACTER = 70;

@@ -6,6 +6,7 @@
 // `useRealtime: false`) and POST /v1/audio/speech (the TTS asks for `pcm`: 24 kHz s16le mono).
 // Replies come from a responder the test sets; transcripts from a script. A client that
 // disconnects mid-stream (barge-in) is recorded as `aborted` and nothing more is written.
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: a wire fake of OpenAI's API: one handler per endpoint the plugin calls (chat, speech, transcription, embeddings), each as the real one answers
 import { parseWav, type ScriptedUtterance, speechLikeAudio, wavFile } from './speech.ts';
 
 export interface ChatRecord {

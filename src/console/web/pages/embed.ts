@@ -16,6 +16,7 @@ import {
   showFieldProblems,
   whileBusy,
 } from '../forms.ts';
+import { newestAnswer } from '../newest-answer.ts';
 import type { IdentityListItem, PublishableKey, PublishableKeyLimits } from '../resources.ts';
 import { cell, dataTable } from '../table.ts';
 import { snippetCard } from './embed-snippets.ts';
@@ -42,6 +43,7 @@ interface KeyFields {
   focus(): void;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const embedPage: Page = async (context) => {
   let identities: IdentityListItem[] = [];
   const formSlot = h('div', null, h('p', { class: 'muted' }, 'Loading…'));
@@ -52,9 +54,12 @@ export const embedPage: Page = async (context) => {
 
   const identityName = (id: string) => identities.find((i) => i.identity_id === id)?.name;
 
+  const ask = newestAnswer();
   async function load(): Promise<void> {
+    const newest = ask();
     try {
       const keys = await api.get<PublishableKey[]>('/console/api/publishable-keys');
+      if (!newest()) return;
       clearError(listError);
       replaceChildren(
         list,
@@ -78,6 +83,7 @@ export const embedPage: Page = async (context) => {
     }
   }
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a table row built cell by cell as it shows, each button beside its handler
   function keyRow(key: PublishableKey): HTMLTableRowElement {
     const edit = h(
       'button',
@@ -246,6 +252,7 @@ function keyForm(options: {
 }
 
 /** Name, origins (one a line), identities (the ready ones, and any the key has) and the four limits. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a form built field by field as it shows, its checks beside each field
 function keyFields(prefix: string, identities: IdentityListItem[], key?: PublishableKey): KeyFields {
   const name = h('input', {
     id: `${prefix}-name`,

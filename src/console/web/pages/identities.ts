@@ -26,6 +26,7 @@ const STATUS_NAMES: Record<IdentityStatus, string> = {
 
 const isSettling = (status: IdentityStatus) => status === 'created' || status === 'training';
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const identitiesPage: Page = async (context) => {
   const gallery = h('ul', { id: 'identity-gallery', class: 'gallery' });
   const galleryError = errorBox('identities-error');

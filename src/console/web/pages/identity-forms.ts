@@ -39,6 +39,7 @@ function voiceOptions(voices: Voice[]): [string, string][] {
   ]);
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a form built field by field as it shows, its checks beside each field
 export function identityCreateForm(
   voices: Voice[],
   attachables: Attachables,
@@ -141,6 +142,7 @@ export function identityCreateForm(
   );
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a form built field by field as it shows, its checks beside each field
 export function editForm(
   identity: Identity,
   voices: Voice[],

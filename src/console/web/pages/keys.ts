@@ -5,11 +5,13 @@ import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { checkboxField, clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
+import { newestAnswer } from '../newest-answer.ts';
 import type { ApiKeySummary, NewApiKey } from '../resources.ts';
 import { apiKeyOnce } from '../secret-once.ts';
 import { cell, dataTable } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const keysPage: Page = async (context) => {
   const name = h('input', {
     id: 'key-name',
@@ -38,9 +40,12 @@ export const keysPage: Page = async (context) => {
     formError,
   );
 
+  const ask = newestAnswer();
   async function load(): Promise<void> {
+    const newest = ask();
     try {
       const keys = await api.get<ApiKeySummary[]>('/console/api/keys');
+      if (!newest()) return;
       clearError(listError);
       replaceChildren(list, keys.length ? keysTable(keys) : h('p', { class: 'muted' }, 'No keys yet.'));
     } catch (error) {

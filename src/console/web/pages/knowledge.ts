@@ -7,6 +7,7 @@ import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
+import { newestAnswer } from '../newest-answer.ts';
 import type { DocumentStatus, KnowledgeDocument } from '../resources.ts';
 import { cell, dataTable } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
@@ -27,6 +28,7 @@ const STATUS_CLASSES: Record<DocumentStatus, string> = {
   failed: 'status-failed',
 };
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const knowledgePage: Page = async (context) => {
   const file = h('input', {
     id: 'document-file',
@@ -61,10 +63,13 @@ export const knowledgePage: Page = async (context) => {
   /** Statuses last shown, to announce a document that settled. */
   const shown = new Map<string, DocumentStatus>();
 
+  const ask = newestAnswer();
   async function load(): Promise<void> {
+    const newest = ask();
     clearTimeout(poll);
     try {
       const data = await api.get<KnowledgeDocument[]>('/console/api/documents');
+      if (!newest()) return;
       if (context.signal.aborted) return;
       clearError(listError);
       announceSettled(data);

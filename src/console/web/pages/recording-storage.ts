@@ -53,6 +53,7 @@ function savedSummary(saved: RecordingStorage | undefined): HTMLElement {
 }
 
 /** The "Recording storage" card; loads the saved settings itself. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export function recordingStorageCard(): HTMLElement {
   const controls = {
     endpoint: input('endpoint', { type: 'url', placeholder: 'https://s3.eu-central-1.amazonaws.com' }),

@@ -6,6 +6,7 @@ import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate, formatDuration } from '../format.ts';
 import { errorBox, messageOf, showError, whileBusy } from '../forms.ts';
+import { newestAnswer } from '../newest-answer.ts';
 import type { Recording } from '../resources.ts';
 
 /** While it is recorded or joined, read again this often: it becomes ready on its own. */
@@ -31,6 +32,7 @@ function formatSize(bytes: number | null): string {
 }
 
 /** The block of one session; it reads the recording itself. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page block built top to bottom as it shows, each handler beside the element it serves
 export function recordingBlock(sessionId: string): RecordingBlock {
   const path = `/console/api/sessions/${encodeURIComponent(sessionId)}`;
   const element = h(
@@ -154,10 +156,13 @@ export function recordingBlock(sessionId: string): RecordingBlock {
     );
   }
 
+  const ask = newestAnswer();
   async function load(): Promise<void> {
+    const newest = ask();
     clearTimeout(refresh);
     try {
       const recording = await api.get<Recording>(`${path}/recording`);
+      if (!newest()) return;
       if (disposed) return;
       render(recording);
       if (recording.status === 'recording' || recording.status === 'processing')

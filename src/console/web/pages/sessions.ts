@@ -58,6 +58,7 @@ const END_REASON_NAMES: Record<EndReason, string> = {
   idle: 'Visitor went quiet',
 };
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const sessionsPage: Page = async (context) => {
   const error = errorBox('sessions-error');
   const list = h('div', { id: 'sessions-list' }, h('p', { class: 'muted' }, 'Loading…'));

@@ -9,6 +9,7 @@ import { type Page, pageHeading } from './page.ts';
 
 const PASSWORD_MIN = 10;
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const signInPage: Page = (context) => {
   const email = h('input', {
     id: 'email',

@@ -1,6 +1,6 @@
 // Talk's conversation: the avatar's video with the controls under it and the live transcript
 // beside it (below it on a phone), laid out so the face, the controls and the latest turns
-// fit one screen (app.css, "Talk"); a recorded session carries a "Recording" mark in the
+// fit one screen (src/console/web/styles/talk.css); a recorded session carries a "Recording" mark in the
 // video's corner. The room itself is room.ts's.
 import { api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
@@ -52,6 +52,7 @@ export interface StageOptions {
   again(): void;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a talk's stage built top to bottom as it shows, each room event beside the element it changes
 export async function converse(stage: HTMLElement, session: SessionStart, options: StageOptions): Promise<void> {
   const { identityName } = options;
   const shape = options.shape === 'phone' ? 'portrait' : 'landscape';

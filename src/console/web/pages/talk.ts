@@ -18,6 +18,7 @@ import {
 import { type Page, pageHeading } from './page.ts';
 import { type Conversation, converse } from './talk-stage.ts';
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const talkPage: Page = async (context) => {
   const setupError = errorBox('talk-error');
   context.root.append(pageHeading('Talk'), setupError);

@@ -15,6 +15,7 @@ import {
   showFieldProblems,
   whileBusy,
 } from '../forms.ts';
+import { newestAnswer } from '../newest-answer.ts';
 import { problemSentence } from '../problems.ts';
 import type { CreatedTool, Tool, ToolType } from '../resources.ts';
 import { secretOnce } from '../secret-once.ts';
@@ -44,6 +45,7 @@ const EXAMPLE_PARAMETERS: Record<ToolType, object> = {
 };
 const exampleText = (type: ToolType) => JSON.stringify(EXAMPLE_PARAMETERS[type], null, 2);
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const toolsPage: Page = async (context) => {
   const name = h('input', {
     id: 'tool-name',
@@ -149,9 +151,12 @@ export const toolsPage: Page = async (context) => {
   }
   type.addEventListener('change', showTypeFields);
 
+  const ask = newestAnswer();
   async function load(): Promise<void> {
+    const newest = ask();
     try {
       const data = await api.get<Tool[]>('/console/api/tools');
+      if (!newest()) return;
       clearError(listError);
       replaceChildren(
         list,

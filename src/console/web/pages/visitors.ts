@@ -36,6 +36,7 @@ interface FactRow {
   scope: HTMLSelectElement;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const visitorsPage: Page = async (context) => {
   const listError = errorBox('visitors-error');
   const list = h('div', { id: 'visitors-list', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading…'));
@@ -188,6 +189,7 @@ export const visitorsPage: Page = async (context) => {
     );
   }
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a form built field by field as it shows, its checks beside each field
   function editor(visitor: Visitor): HTMLFormElement {
     let made = 0;
     const rows: FactRow[] = [];

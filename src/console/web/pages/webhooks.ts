@@ -6,6 +6,7 @@ import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { checkboxField, clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
+import { newestAnswer } from '../newest-answer.ts';
 import { type CreatedWebhook, type Credits, WEBHOOK_EVENTS, type Webhook, type WebhookDelivery } from '../resources.ts';
 import { secretOnce } from '../secret-once.ts';
 import { cell, dataTable } from '../table.ts';
@@ -29,6 +30,7 @@ const EVENT_NAMES: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
 /** How long the page follows a test delivery that is still pending. */
 const FOLLOW_MS = 10_000;
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const webhooksPage: Page = async (context) => {
   const url = h('input', {
     id: 'webhook-url',
@@ -99,9 +101,12 @@ export const webhooksPage: Page = async (context) => {
     thresholdError,
   );
 
+  const ask = newestAnswer();
   async function load(): Promise<void> {
+    const newest = ask();
     try {
       const { webhooks } = await api.get<{ webhooks: Webhook[] }>('/console/api/webhooks');
+      if (!newest()) return;
       clearError(listError);
       replaceChildren(
         list,

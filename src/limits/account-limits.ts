@@ -2,7 +2,7 @@
 // cannot take the whole fleet of agent workers or the training CPU. Service defaults come from
 // the configuration (LIMIT_*); the operator may set an account's own (`likeness limits set`).
 // 0 means no limit.
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { accounts } from '../accounts/schema.ts';
 import { liveAccountIdOf } from '../accounts/test-mode.ts';
 import type { AccountLimits } from '../config.ts';
@@ -73,6 +73,3 @@ export function windowWait(newestFirst: Date[], allowed: number, windowSeconds: 
   if (allowed <= 0 || newestFirst.length < allowed) return 0;
   return (newestFirst[allowed - 1]!.getTime() + windowSeconds * 1000 - now) / 1000;
 }
-
-/** `now() - interval` in the database's clock, for window queries. */
-export const secondsAgo = (seconds: number) => sql`now() - make_interval(secs => ${seconds})`;

@@ -7,21 +7,17 @@ import type { AssetLinks } from '../assets/links.ts';
 import type { TlsSettings } from '../config.ts';
 import { secureListenerOf } from './listeners.ts';
 
-export interface ClientAddresses {
+export interface ClientUrls {
   /** Signed links to stored assets, on the base this client reaches. */
   links: AssetLinks;
   /** Where this client joins a session's room. */
   rtcUrl: string;
 }
 
-export type AddressesFor = (request: Request) => ClientAddresses;
+export type UrlsFor = (request: Request) => ClientUrls;
 
-export function clientAddresses(deps: {
-  links: AssetLinks;
-  rtcUrl: string;
-  tls: TlsSettings | undefined;
-}): AddressesFor {
-  const usual: ClientAddresses = { links: deps.links, rtcUrl: deps.rtcUrl };
+export function clientUrls(deps: { links: AssetLinks; rtcUrl: string; tls: TlsSettings | undefined }): UrlsFor {
+  const usual: ClientUrls = { links: deps.links, rtcUrl: deps.rtcUrl };
   const follow = deps.tls?.addressesFollowRequest;
   return (request) => {
     if (!follow || !secureListenerOf(request)) return usual;

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
-import { defaultMediaLimits, MediaError } from '../../src/media/index.ts';
+import { defaultUploadBounds, MediaError } from '../../src/media/index.ts';
 
-describe('defaultMediaLimits', () => {
+describe('defaultUploadBounds', () => {
   test('match the product rules', () => {
-    expect(defaultMediaLimits).toMatchObject({
+    expect(defaultUploadBounds).toMatchObject({
       imageMaxBytes: 10 * 1024 * 1024,
       audioMaxBytes: 25 * 1024 * 1024,
       imageMinShortSide: 256,
@@ -15,12 +15,12 @@ describe('defaultMediaLimits', () => {
   });
 
   test('ffmpegPath is Debian’s maintained ffmpeg (the bootstrap installs it), with the MP3 and AAC support fixtures need', async () => {
-    expect(defaultMediaLimits.ffmpegPath).toBe('/usr/bin/ffmpeg');
-    const version = Bun.spawnSync([defaultMediaLimits.ffmpegPath, '-version']).stdout.toString();
+    expect(defaultUploadBounds.ffmpegPath).toBe('/usr/bin/ffmpeg');
+    const version = Bun.spawnSync([defaultUploadBounds.ffmpegPath, '-version']).stdout.toString();
     // Not the 2018 static build (4.1) it replaced: a distribution's, five or later.
     expect(Number(/ffmpeg version (?:\d+:)?(\d+)\./.exec(version)?.[1])).toBeGreaterThanOrEqual(5);
     expect(version).toContain('deb');
-    const proc = Bun.spawn([defaultMediaLimits.ffmpegPath, '-hide_banner', '-encoders'], {
+    const proc = Bun.spawn([defaultUploadBounds.ffmpegPath, '-hide_banner', '-encoders'], {
       stdout: 'pipe',
       stderr: 'ignore',
     });

@@ -5,8 +5,9 @@
 // sessions count with its live account's, against the live account's limits (test-mode.ts).
 import { and, count, desc, eq, gt, inArray, type SQL } from 'drizzle-orm';
 import { ownerAccountIds } from '../accounts/test-mode.ts';
+import { secondsAgo } from '../db/clock.ts';
 import type { Queryable } from '../db/index.ts';
-import { type AccountLimits, limitReached, secondsAgo, windowWait } from '../limits/index.ts';
+import { type AccountLimits, limitReached, windowWait } from '../limits/index.ts';
 import type { PublishableKeyLimits } from '../publishable-keys/schema.ts';
 import { sessions } from './schema.ts';
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { formatBytes, MediaError, type MediaField } from './errors.ts';
 
-export interface MediaLimits {
+export interface UploadBounds {
   imageMaxBytes: number;
   audioMaxBytes: number;
   /** Shortest allowed side in pixels, measured after EXIF orientation. */
@@ -26,7 +26,7 @@ export function resolveFfmpegPath(): string {
 
 const MB = 1024 * 1024;
 
-export const defaultMediaLimits: MediaLimits = {
+export const defaultUploadBounds: UploadBounds = {
   imageMaxBytes: 10 * MB,
   audioMaxBytes: 25 * MB,
   imageMinShortSide: 256,

@@ -24,7 +24,7 @@ export function limitKeyOf(address: string, ipv6Prefix: number): string {
   return `${ipaddr.IPv6.networkAddressFromCIDR(`${v6.toNormalizedString()}/${ipv6Prefix}`).toString()}/${ipv6Prefix}`;
 }
 
-export class ClientAddresses {
+export class CallerAddress {
   readonly #trusted = new BlockList();
   readonly #any: boolean;
   readonly #ipv6Prefix: number;
