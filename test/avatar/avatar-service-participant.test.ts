@@ -13,8 +13,9 @@ import { type AvatarService, type ReceivedSegment, startAvatarService } from '..
 import { setProcessEnv } from '../support/environment.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
@@ -33,13 +34,8 @@ beforeAll(async () => {
     AGENT_PIPELINE_MODULES: join(EXAMPLE, 'agent-pipeline.ts'),
     AVATAR_SERVICE_URL: avatarService.url,
   });
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    // The control plane's half, as an operator adds one.
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0', PIPELINE_MODULES: join(EXAMPLE, 'training.ts') },
-  });
-  account = await service.account({ credits: 10_000 });
+  // The control plane's half, as an operator adds one.
+  ({ service, account } = await startVisitorService({ PIPELINE_MODULES: join(EXAMPLE, 'training.ts') }));
 });
 
 afterAll(async () => {

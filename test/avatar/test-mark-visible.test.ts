@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type RemoteTrack, TrackKind, VideoBufferType, type VideoFrame, VideoStream } from '@livekit/rtc-node';
 import sharp from 'sharp';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { createAstronaut, startSession } from './support.ts';
 import { EXPECTED_WORD, type ReadMark, readMark } from './test-mark-reading.ts';
 
@@ -24,12 +25,7 @@ let live: TestAccount;
 let testMode: TestAccount;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
-  });
-  live = await service.account({ credits: 10_000 });
+  ({ service, account: live } = await startVisitorService());
   // A test key of the same account: what it makes lives on the account's test account.
   const key = await service.services.operations.createKey({ account_id: live.accountId, name: 'e2e', test: true });
   expect(key.api_key.startsWith('lk_test_')).toBe(true);

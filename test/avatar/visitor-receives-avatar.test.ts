@@ -9,6 +9,7 @@ import type { FaceRig } from '../../src/contract/face-rig.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type Visitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 import {
   type Box,
@@ -44,12 +45,7 @@ let portraitOnly: TestService;
 let portraitOnlyAccount: TestAccount;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
-  });
-  account = await service.account({ credits: 10_000 });
+  ({ service, account } = await startVisitorService());
   const { url, apiKey, apiSecret } = service.services.livekit;
   portraitOnly = await startTestService('pglite', {
     livekit: 'local',

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { SQL } from 'bun';
 import { eq, inArray } from 'drizzle-orm';
-import { Webhook } from 'standardwebhooks';
 import { CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type DatabaseHandle, openDatabase } from '../../src/db/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
@@ -19,6 +18,7 @@ import { FrameLog } from '../avatar/support.ts';
 import * as fx from '../fixtures/index.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../support/fakes/openai.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
+import { toolReceiver } from '../support/tool-receiver.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { type Cluster, startCluster } from './topology.ts';
 
@@ -33,18 +33,8 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   /** The workers' language model, at the wire: it calls the appointment tool when asked about one. */
   let openai: FakeOpenAI;
   /** The customer's tool receiver: every call it takes, with its signature checked. */
-  const toolCalls: { session_id: string; tool: string; arguments: Record<string, unknown> }[] = [];
-  let toolSecret = '';
-  const receiver = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      const body = await request.text();
-      const call = new Webhook(toolSecret).verify(body, request.headers.toJSON()) as (typeof toolCalls)[0];
-      toolCalls.push(call);
-      return Response.json({ status: 'confirmed', time: '10:30' });
-    },
-  });
+  const receiver = toolReceiver(() => ({ status: 'confirmed', time: '10:30' }));
+  const toolCalls = receiver.calls;
 
   const call = (base: string, method: string, path: string, body?: unknown, auth = authorization) =>
     fetch(`${base}${path}`, {
@@ -139,7 +129,7 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
     await database?.close();
     await cluster?.stop();
     await openai?.stop();
-    receiver.stop(true);
+    receiver.stop();
   });
 
   test('both API processes came up at once on the empty Postgres; each migration ran once', async () => {
@@ -356,11 +346,11 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
       type: 'webhook',
       description: "Look up the visitor's appointment on a day",
       parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
-      url: `http://127.0.0.1:${receiver.port}/appointments`,
+      url: receiver.url,
     });
     expect(created.status).toBe(201);
     const tool = (await created.json()) as { tool_id: string; secret: string };
-    toolSecret = tool.secret;
+    receiver.secret = tool.secret;
     expect((await call(first!.url, 'GET', `/v1/tools/${tool.tool_id}`)).status).toBe(200);
     await slotsFree;
 
@@ -428,6 +418,7 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
         expect(answer.text).toContain('Calle Mayor 12');
         expect(answer.document_ids).toEqual([documentId]);
         expect(toolCalls.some((c) => c.session_id === session.room_name && c.arguments.date === 'Tuesday')).toBe(true);
+        expect(receiver.rejected).toEqual([]);
       }
     } finally {
       for (const { session, visitor } of visits) {

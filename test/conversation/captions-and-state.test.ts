@@ -10,9 +10,10 @@ import { AGENT_STATE_ATTRIBUTE, TRANSCRIPTION_TOPIC } from '../../src/contract/i
 import { createAstronaut, startSession } from '../avatar/support.ts';
 import { MS_PER_CHARACTER } from '../support/fakes/elevenlabs.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
@@ -20,19 +21,20 @@ const fakes = sharedProviderFakes();
 const REPLY = 'The museum opens at nine in the morning and closes at six in the evening.';
 /** A caption may come this much before the audio it names… */
 const EARLIEST_MS = 150;
-/** …and this much after it. */
+/** …and, typically (the median chunk), this much after it… */
 const LATEST_MS = 300;
+/**
+ * …and no chunk later than this: on a loaded machine the reply's first words' captions have come
+ * 340–400 ms after their sound (run 60) while the rest kept to ~90 ms. Captions sent unsynchronised
+ * (all as the text is written) would come seconds early, and fail the first bound.
+ */
+const LATEST_ANY_MS = 600;
 
 let service: TestService;
 let account: TestAccount;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
-  });
-  account = await service.account({ credits: 10_000 });
+  ({ service, account } = await startVisitorService());
 }, 120_000);
 afterAll(() => service?.stop());
 
@@ -116,8 +118,10 @@ test('the agent’s state reaches the visitor, and each caption arrives with the
     expect(lateness.length).toBeGreaterThan(5);
     for (const { ms } of lateness) {
       expect(ms).toBeGreaterThanOrEqual(-EARLIEST_MS);
-      expect(ms).toBeLessThanOrEqual(LATEST_MS);
+      expect(ms).toBeLessThanOrEqual(LATEST_ANY_MS);
     }
+    const sorted = lateness.map(({ ms }) => ms).sort((a, b) => a - b);
+    expect(sorted[Math.floor(sorted.length / 2)]!).toBeLessThanOrEqual(LATEST_MS);
 
     // The state: listening, thinking once the question came, speaking while the reply was heard, listening after.
     const afterTyping = states.filter((s) => s.at >= typedAt - 3_000).map((s) => s.state);

@@ -24,9 +24,10 @@ import type { ChatRecord } from '../support/fakes/openai.ts';
 import { espeak, wavFile } from '../support/fakes/speech.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { sessionMetricsOnce } from '../support/session-metrics.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
@@ -49,12 +50,7 @@ let service: TestService;
 let account: TestAccount;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0', RECORDING_SWEEP_INTERVAL_SECONDS: '1' },
-  });
-  account = await service.account({ credits: 10_000 });
+  ({ service, account } = await startVisitorService({ RECORDING_SWEEP_INTERVAL_SECONDS: '1' }));
 });
 afterAll(() => service.stop());
 

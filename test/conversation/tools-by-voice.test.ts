@@ -7,13 +7,14 @@
 // A question the document does not answer gets no passage (the similarity floor holds).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { type TextStreamReader, TrackKind } from '@livekit/rtc-node';
-import { Webhook } from 'standardwebhooks';
 import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
+import { toolReceiver } from '../support/tool-receiver.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
@@ -30,38 +31,16 @@ let toolId: string;
 let identity: IdentityBody;
 
 /** The webhook receiver: every call must carry a valid signature with the tool's secret. */
-const calls: { session_id: string; tool: string; arguments: Record<string, unknown>; call_id: string }[] = [];
-const rejected: string[] = [];
-let secret = '';
-const receiver = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  async fetch(request) {
-    const raw = await request.text();
-    try {
-      calls.push(new Webhook(secret).verify(raw, request.headers.toJSON()) as (typeof calls)[number]);
-    } catch (error) {
-      rejected.push(String(error));
-      return new Response('bad signature', { status: 401 });
-    }
-    return Response.json({ status: 'confirmed', time: '10:30' });
-  },
-});
+const receiver = toolReceiver(() => ({ status: 'confirmed', time: '10:30' }));
+const { calls, rejected } = receiver;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    env: {
-      ...fakes.env,
-      CREDITS_ONBOARDING: '0',
-      WEBHOOKS_ALLOW_PRIVATE: 'true',
-      METRICS_TOKEN,
-      // The offline multilingual-e5 embeddings (floor 0.80), not the OpenAI fake's bag of words.
-      KNOWLEDGE_EMBEDDINGS: 'offline',
-    },
-  });
-  account = await service.account({ credits: 10_000 });
+  ({ service, account } = await startVisitorService({
+    WEBHOOKS_ALLOW_PRIVATE: 'true',
+    METRICS_TOKEN,
+    // The offline multilingual-e5 embeddings (floor 0.80), not the OpenAI fake's bag of words.
+    KNOWLEDGE_EMBEDDINGS: 'offline',
+  }));
 
   const form = new FormData();
   form.append('file', new Blob([`# Sunrise Dental Clinic\n\n${PARKING}\n`], { type: 'text/markdown' }), 'clinic.md');
@@ -86,7 +65,7 @@ beforeAll(async () => {
       type: 'webhook',
       description: "Looks up the visitor's appointment on a date.",
       parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
-      url: `http://127.0.0.1:${receiver.port}/tools`,
+      url: receiver.url,
       timeout_ms: 3000,
     }),
     headers: { 'content-type': 'application/json' },
@@ -94,7 +73,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   const tool = (await created.json()) as { tool_id: string; secret: string };
   toolId = tool.tool_id;
-  secret = tool.secret;
+  receiver.secret = tool.secret;
 
   identity = (await (
     await account.call('POST', '/v1/identities', {
@@ -104,7 +83,7 @@ beforeAll(async () => {
   fakes.openai.respond((chat) => (chat.system.includes(MARKER) ? model(chat) : 'Hello!'));
 });
 afterAll(async () => {
-  receiver.stop(true);
+  receiver.stop();
   await service?.stop();
 });
 

@@ -8,14 +8,15 @@
 // `agent_ended`; the transcript has the tool turns.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { TextStreamReader } from '@livekit/rtc-node';
-import { Webhook } from 'standardwebhooks';
 import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
+import { toolReceiver } from '../support/tool-receiver.ts';
 import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 
 const fakes = sharedProviderFakes();
 const MARKER = 'Marker: tools-cloud-5d2b.';
@@ -24,33 +25,14 @@ let service: TestService;
 let account: TestAccount;
 
 /** The webhook receiver: verifies each call's signature with the tool's secret, answers APPOINTMENT. */
-const calls: { arguments: Record<string, unknown>; call_id: string; tool: string }[] = [];
-let secret = '';
-const receiver = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  async fetch(request) {
-    const body = await request.text();
-    const headers = Object.fromEntries(request.headers as unknown as Iterable<[string, string]>);
-    try {
-      calls.push(new Webhook(secret).verify(body, headers) as (typeof calls)[number]);
-    } catch {
-      return new Response('bad signature', { status: 401 });
-    }
-    return new Response(APPOINTMENT);
-  },
-});
+const receiver = toolReceiver(() => APPOINTMENT);
+const { calls } = receiver;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0', WEBHOOKS_ALLOW_PRIVATE: 'true' },
-  });
-  account = await service.account({ credits: 10_000 });
+  ({ service, account } = await startVisitorService({ WEBHOOKS_ALLOW_PRIVATE: 'true' }));
 });
 afterAll(async () => {
-  receiver.stop(true);
+  receiver.stop();
   await service.stop();
 });
 
@@ -96,10 +78,10 @@ test('webhook, client and end_session tools in a typed conversation', async () =
       properties: { date: { type: 'string', minLength: 10, maxLength: 10, description: 'YYYY-MM-DD' } },
       required: ['date'],
     },
-    url: `http://127.0.0.1:${receiver.port}/tools`,
+    url: receiver.url,
     timeout_ms: 3000,
   });
-  secret = appointment.secret!;
+  receiver.secret = appointment.secret!;
   const map = await createTool({
     name: 'show_map',
     type: 'client',

@@ -26,6 +26,7 @@ import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { toolReceiver } from '../support/tool-receiver.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 
 const fakes = sharedProviderFakes();
@@ -37,16 +38,8 @@ const QUESTION = 'How long does a refund take?';
 const REPLY = 'A refund takes five working days.';
 const PIRATE = 'Arr, Captain Bob here.';
 
-/** The refund tool's receiver: it must never be called. */
-const refunds: unknown[] = [];
-const receiver = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  async fetch(request) {
-    refunds.push(await request.text());
-    return Response.json({ refunded: true });
-  },
-});
+/** The refund tool's receiver: it must never be called (a call with any signature, or none, counts). */
+const receiver = toolReceiver(() => ({ refunded: true }));
 
 /** A model that does what its system messages say, and takes quoted data as data. */
 function model(chat: ChatRecord): string | FakeToolCallReply {
@@ -115,7 +108,7 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
         type: 'webhook',
         description: 'Refunds an amount to the visitor.',
         parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
-        url: `http://127.0.0.1:${receiver.port}/refund`,
+        url: receiver.url,
         timeout_ms: 3000,
       }),
       headers: { 'content-type': 'application/json' },
@@ -208,7 +201,7 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
       const ours = chats().slice(before);
       expect(ours.flatMap((chat) => chat.toolCallsSent ?? [])).toEqual([]);
       expect(ours.map((chat) => chat.reply)).not.toContain(PIRATE);
-      expect(refunds).toEqual([]);
+      expect([...receiver.calls, ...receiver.rejected]).toEqual([]);
       const all = await turns(id);
       expect(all.filter((t) => t.role === 'tool')).toEqual([]);
       expect(all.some((t) => t.text.includes('Captain Bob'))).toBe(false);
@@ -289,4 +282,4 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
   }, 150_000);
 });
 
-afterAll(() => receiver.stop(true));
+afterAll(() => receiver.stop());

@@ -12,8 +12,9 @@ import { SESSIONS_HERE_DIR } from '../../agent/sessions-here.ts';
 import { AGENT_STATE_ATTRIBUTE, CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 
 const fakes = sharedProviderFakes();
 const MARKER = 'Marker: visitor-reach-5d2a.';
@@ -39,12 +40,7 @@ const KEPT_BOUND = 24 * MiB;
 let service: TestService;
 let account: TestAccount;
 beforeAll(async () => {
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
-  });
-  account = await service.account({ credits: 10_000 });
+  ({ service, account } = await startVisitorService());
 });
 afterAll(() => service.stop());
 

@@ -9,8 +9,9 @@ import { TrackKind } from '@livekit/rtc-node';
 import { avatarFrameSize, avatarShapeFor } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 import { expectRecordedVisit, fetchReadyRecording, type Span } from './recorded-visit-checks.ts';
 
@@ -23,17 +24,10 @@ describe('a recorded visit (PGlite, local files, the cloud plugins)', () => {
   let account: TestAccount;
 
   beforeAll(async () => {
-    service = await startTestService('pglite', {
-      livekit: 'local',
-      agent: true,
-      env: {
-        ...fakes.env,
-        CREDITS_ONBOARDING: '0',
-        RECORDING_FINISH_WAIT_SECONDS: '5',
-        RECORDING_SWEEP_INTERVAL_SECONDS: '1',
-      },
-    });
-    account = await service.account({ credits: 10_000 });
+    ({ service, account } = await startVisitorService({
+      RECORDING_FINISH_WAIT_SECONDS: '5',
+      RECORDING_SWEEP_INTERVAL_SECONDS: '1',
+    }));
   }, 120_000);
   afterAll(() => service?.stop());
 

@@ -20,15 +20,19 @@ export async function transcriptOf(account: Pick<TestAccount, 'call'>, sessionId
   return ((await answer.json()) as { turns: TranscriptTurn[] }).turns;
 }
 
-/** Between two messages of one visitor: the conversation drops one sooner than CHAT_MIN_INTERVAL_MS after the last it took. */
-const TYPED_GAP_MS = CHAT_MIN_INTERVAL_MS + 100;
+/**
+ * Between two messages of one visitor: the conversation drops one that arrives sooner than
+ * CHAT_MIN_INTERVAL_MS after the last it took, and a message can take a few hundred ms longer to
+ * arrive than the one after it on a loaded machine.
+ */
+const TYPED_GAP_MS = CHAT_MIN_INTERVAL_MS + 400;
 /** When each participant last typed. */
 const lastTyped = new WeakMap<LocalParticipant, number>();
 
 /**
  * Types `text` until `taken` says the conversation took it, and returns when the message taken
  * was sent. The conversation reads chat only once it has started and takes one message per 2 s
- * (agent/conversation/chat.ts): each message goes 2.1 s after this participant's last, and
+ * (agent/conversation/chat.ts): each message goes 2.4 s after this participant's last, and
  * `taken` is asked meanwhile, so the caller goes on as soon as it holds.
  */
 export async function typeUntilTaken(
@@ -49,7 +53,7 @@ export async function typeUntilTaken(
   }
 }
 
-/** One message, 2.1 s after this participant's last (whether the conversation takes it is the caller's to see). */
+/** One message, 2.4 s after this participant's last (whether the conversation takes it is the caller's to see). */
 export async function typeOnce(participant: LocalParticipant, text: string): Promise<number> {
   const wait = (lastTyped.get(participant) ?? -Infinity) + TYPED_GAP_MS - performance.now();
   if (wait > 0) await Bun.sleep(wait);

@@ -1,0 +1,24 @@
+// The set-up most conversation and avatar suites share: a service on PGlite with the local LiveKit
+// server and an agent worker that talks to the process's shared provider fakes (wire fakes of
+// Deepgram, OpenAI and ElevenLabs), no onboarding credits (a suite's charges are its own), and
+// one account with enough credits for its sessions.
+import { sharedProviderFakes } from './preload.ts';
+import { startTestService, type TestAccount, type TestService } from './service.ts';
+
+export interface VisitorService {
+  service: TestService;
+  account: TestAccount;
+}
+
+/** `env` adds to (or overrides) the fakes' environment; `credits` is the account's balance. */
+export async function startVisitorService(
+  env: Record<string, string> = {},
+  { credits = 10_000 }: { credits?: number } = {},
+): Promise<VisitorService> {
+  const service = await startTestService('pglite', {
+    livekit: 'local',
+    agent: true,
+    env: { ...sharedProviderFakes().env, CREDITS_ONBOARDING: '0', ...env },
+  });
+  return { service, account: await service.account({ credits }) };
+}
