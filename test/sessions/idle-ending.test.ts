@@ -5,9 +5,9 @@
 // test/agent/idle.test.ts, the whole of it test/conversation/session-direction.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { NOTICE_TOPIC } from '../../src/contract/index.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
-import { jobReporter } from '../support/job-session.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { IdentityBody } from '../support/forms.ts';
+import { jobReporter, jobReportService } from '../support/job-session.ts';
+import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, untilDataReaches } from '../support/visitor.ts';
 
 describe.each(ENGINES)('an idle visitor reported on %s', (engine) => {
@@ -16,14 +16,10 @@ describe.each(ENGINES)('an idle visitor reported on %s', (engine) => {
   let identity: IdentityBody;
 
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10' },
-    });
-    account = await service.account({ credits: 100 });
-    identity = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    ({ service, account, identity } = await jobReportService(engine, {
+      env: { CREDITS_PER_AVATAR_MINUTE: '10' },
+      credits: 100,
+    }));
   });
   afterAll(() => service.stop());
 

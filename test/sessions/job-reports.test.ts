@@ -6,8 +6,9 @@ import { eq } from 'drizzle-orm';
 import type { WebhookEvent } from 'livekit-server-sdk';
 import { SessionLifecycle } from '../../src/sessions/lifecycle.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { IdentityBody } from '../support/forms.ts';
+import { jobReportService } from '../support/job-session.ts';
+import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
 
 describe.each(ENGINES)('agent job reports on %s', (engine) => {
   let service: TestService;
@@ -16,14 +17,10 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
   beforeAll(async () => {
     // The background sweeper is slowed down so that only the test's own sweep() calls end sessions: a
     // background sweep landing inside a test would end its session first and make that call count 0.
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
-    });
-    account = await service.account({ credits: 100 });
-    identity = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    ({ service, account, identity } = await jobReportService(engine, {
+      env: { CREDITS_PER_AVATAR_MINUTE: '10', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
+      credits: 100,
+    }));
   });
   afterAll(() => service.stop());
 

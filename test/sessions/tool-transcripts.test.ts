@@ -4,9 +4,9 @@
 // often the report is delivered, and in the session's `metrics`; and an `agent_ended` report
 // (the agent's end_session tool) ends the session `agent_ended`.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
-import { jobReporter } from '../support/job-session.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { IdentityBody } from '../support/forms.ts';
+import { jobReportService, reportedSession } from '../support/job-session.ts';
+import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
 
 const METRICS_TOKEN = 'plumbing-metrics-token';
 
@@ -21,25 +21,14 @@ describe.each(ENGINES)('tool turns, tool metrics and agent endings on %s', (engi
   let account: TestAccount;
   let identity: IdentityBody;
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', SESSION_SWEEP_INTERVAL_SECONDS: '3600', METRICS_TOKEN },
-    });
-    account = await service.account({ credits: 1000 });
-    identity = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    ({ service, account, identity } = await jobReportService(engine, {
+      env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600', METRICS_TOKEN },
+      credits: 1000,
+    }));
   });
   afterAll(() => service.stop());
 
-  const startSession = async () => {
-    const response = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id }),
-      headers: { 'content-type': 'application/json' },
-    });
-    const { room_name } = (await response.json()) as { room_name: string };
-    return { id: room_name, report: await jobReporter(service, room_name) };
-  };
+  const startSession = () => reportedSession(service, account, identity);
   const scrape = async () =>
     (await service.call('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
 

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { registry } from '../../src/metrics/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
-import { jobReporter } from '../support/job-session.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { IdentityBody } from '../support/forms.ts';
+import { jobReportService, reportedSession } from '../support/job-session.ts';
+import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
 
 const turn = (turn_id: string, overrides: Record<string, unknown> = {}) => ({
   type: 'turn_metrics',
@@ -37,25 +37,14 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
   let account: TestAccount;
   let identity: IdentityBody;
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
-    });
-    account = await service.account({ credits: 1000 });
-    identity = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    ({ service, account, identity } = await jobReportService(engine, {
+      env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
+      credits: 1000,
+    }));
   });
   afterAll(() => service.stop());
 
-  const startSession = async () => {
-    const response = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id }),
-      headers: { 'content-type': 'application/json' },
-    });
-    const { room_name } = (await response.json()) as { room_name: string };
-    return { id: room_name, report: await jobReporter(service, room_name) };
-  };
+  const startSession = () => reportedSession(service, account, identity);
   const metricsOf = async (id: string) =>
     ((await (await account.call('GET', `/v1/sessions/${id}`)).json()) as { metrics: Record<string, unknown> }).metrics;
 

@@ -2,7 +2,8 @@
 // would hold: for suites of the job's own routes (tool calls, retrieval) that need no room.
 import { hashApiKey } from '../../src/auth/api-keys.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import type { TestService } from './service.ts';
+import { type IdentityBody, identityForm } from './forms.ts';
+import { type Engine, startTestService, type TestAccount, type TestService } from './service.ts';
 
 let count = 0;
 
@@ -52,4 +53,33 @@ export async function jobReporter(
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
+}
+
+/**
+ * For suites that play a session's agent job themselves: a service with the local LiveKit server
+ * and no agent worker (the dispatch waits unanswered, the test reports as the job would), no
+ * onboarding credits, an account with `credits`, and an identity to start sessions on.
+ */
+export async function jobReportService(
+  engine: Engine,
+  { env = {}, credits }: { env?: Record<string, string>; credits: number },
+): Promise<{ service: TestService; account: TestAccount; identity: IdentityBody }> {
+  const service = await startTestService(engine, { livekit: 'local', env: { CREDITS_ONBOARDING: '0', ...env } });
+  const account = await service.account({ credits });
+  const created = await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) });
+  return { service, account, identity: (await created.json()) as IdentityBody };
+}
+
+/** A session started on `identity`, and the reporter its job would report with. */
+export async function reportedSession(
+  service: TestService,
+  account: TestAccount,
+  identity: IdentityBody,
+): Promise<{ id: string; report: Awaited<ReturnType<typeof jobReporter>> }> {
+  const response = await account.call('POST', '/v1/sessions/start', {
+    body: JSON.stringify({ identity_id: identity.identity_id }),
+    headers: { 'content-type': 'application/json' },
+  });
+  const { room_name } = (await response.json()) as { room_name: string };
+  return { id: room_name, report: await jobReporter(service, room_name) };
 }
