@@ -11,8 +11,9 @@ import { AccessToken } from 'livekit-server-sdk';
 import { AGENT_STATE_ATTRIBUTE, CHAT_TOPIC, ORDER_TOPIC } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { json } from '../support/webhooks.ts';
 
 const fakes = sharedProviderFakes();
@@ -27,13 +28,8 @@ describe.each(ENGINES)('order packets from unknown senders (%s)', (engine) => {
 
   beforeAll(async () => {
     spoken = fakes.spokenFromNow();
-    service = await startTestService(engine, {
-      livekit: 'local',
-      agent: true,
-      // The visitor may leave and come back: the session waits for them.
-      env: { ...fakes.env, CREDITS_ONBOARDING: '0', SESSION_REJOIN_SECONDS: '60' },
-    });
-    account = await service.account({ credits: 100_000 });
+    // The visitor may leave and come back: the session waits for them.
+    ({ service, account } = await startVisitorService({ SESSION_REJOIN_SECONDS: '60' }, { credits: 100_000, engine }));
     identity = (await (
       await account.call('POST', '/v1/identities', {
         body: await identityForm({ language: 'en', prompt: `You are Ada. ${marker}` }),

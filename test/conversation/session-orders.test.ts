@@ -24,8 +24,9 @@ import {
 } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
@@ -50,12 +51,7 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
 
   beforeAll(async () => {
     spoken = fakes.spokenFromNow();
-    service = await startTestService(engine, {
-      livekit: 'local',
-      agent: true,
-      env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
-    });
-    account = await service.account({ credits: 100_000 });
+    ({ service, account } = await startVisitorService({}, { credits: 100_000, engine }));
     other = await service.account({ credits: 1_000 });
     identity = (await (
       await account.call('POST', '/v1/identities', {

@@ -11,9 +11,10 @@ import { startSession } from '../avatar/support.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
 import { inTranscript, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
 
 const fakes = sharedProviderFakes();
@@ -29,12 +30,10 @@ describe.each(oneEngine('pglite'))('session outcomes on %s', (engine) => {
 
   beforeAll(async () => {
     receiver = new WebhookReceiver();
-    service = await startTestService(engine, {
-      livekit: 'local',
-      agent: true,
-      env: { ...fakes.env, CREDITS_ONBOARDING: '0', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
-    });
-    account = await service.account({ credits: 10_000 });
+    ({ service, account } = await startVisitorService(
+      { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
+      { engine },
+    ));
     secret = (await addWebhook(account, { url: receiver.url('/hooks'), events: ['session.outcome_ready'] })).secret!;
     identity = (await (
       await account.call('POST', '/v1/identities', {

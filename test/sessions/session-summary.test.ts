@@ -14,9 +14,10 @@ import { createAstronaut, startSession } from '../avatar/support.ts';
 import { FakeChatFailure } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
 import { transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
 
 const fakes = sharedProviderFakes();
@@ -49,12 +50,10 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
 
   beforeAll(async () => {
     receiver = new WebhookReceiver();
-    service = await startTestService(engine, {
-      livekit: 'local',
-      agent: true,
-      env: { ...fakes.env, CREDITS_ONBOARDING: '0', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
-    });
-    account = await service.account({ credits: 10_000 });
+    ({ service, account } = await startVisitorService(
+      { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
+      { engine },
+    ));
     secret = (
       await addWebhook(account, { url: receiver.url('/hooks'), events: ['session.ended', 'session.summary_ready'] })
     ).secret!;

@@ -1,9 +1,9 @@
-// The set-up most conversation and avatar suites share: a service on PGlite with the local LiveKit
+// The set-up most conversation and avatar suites share: a service (on PGlite unless told) with the local LiveKit
 // server and an agent worker that talks to the process's shared provider fakes (wire fakes of
 // Deepgram, OpenAI and ElevenLabs), no onboarding credits (a suite's charges are its own), and
 // one account with enough credits for its sessions.
 import { sharedProviderFakes } from './preload.ts';
-import { startTestService, type TestAccount, type TestService } from './service.ts';
+import { type Engine, startTestService, type TestAccount, type TestService } from './service.ts';
 
 export interface VisitorService {
   service: TestService;
@@ -13,9 +13,9 @@ export interface VisitorService {
 /** `env` adds to (or overrides) the fakes' environment; `credits` is the account's balance. */
 export async function startVisitorService(
   env: Record<string, string> = {},
-  { credits = 10_000 }: { credits?: number } = {},
+  { credits = 10_000, engine = 'pglite' }: { credits?: number; engine?: Engine } = {},
 ): Promise<VisitorService> {
-  const service = await startTestService('pglite', {
+  const service = await startTestService(engine, {
     livekit: 'local',
     agent: true,
     env: { ...sharedProviderFakes().env, CREDITS_ONBOARDING: '0', ...env },

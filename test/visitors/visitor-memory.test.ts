@@ -10,9 +10,10 @@ import { startSession } from '../avatar/support.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
 import { inTranscript, transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 
 const fakes = sharedProviderFakes();
 const REMEMBERED = 'Remembered about the visitor';
@@ -25,12 +26,7 @@ describe.each(oneEngine('postgres'))('a returning visitor on %s', (engine) => {
   let identity: IdentityBody;
 
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      agent: true,
-      env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
-    });
-    account = await service.account({ credits: 10_000 });
+    ({ service, account } = await startVisitorService({}, { engine }));
     identity = (await (
       await account.call('POST', '/v1/identities', {
         body: await identityForm({ name: 'Ada', language: 'en', prompt: 'You are Ada, who helps at a bakery.' }),

@@ -14,8 +14,9 @@ import { documentForm } from '../knowledge/support.ts';
 import { identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { jobProcesses } from '../support/processes.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
@@ -87,12 +88,7 @@ describe.each(ENGINES)('the agent worker in the API process while the API is loa
   let identityId: string;
 
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      agent: true,
-      env: { ...fakes.env, CREDITS_ONBOARDING: '0' },
-    });
-    account = await service.account({ credits: 100_000 });
+    ({ service, account } = await startVisitorService({}, { credits: 100_000, engine }));
     attacker = await service.account();
     const identity = await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) });
     identityId = ((await identity.json()) as { identity_id: string }).identity_id;
