@@ -13,10 +13,10 @@ import {
 } from '../src/contract/index.ts';
 import { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from './agents-adapter/index.ts';
 import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
-import { reportAfterwards } from './conversation/afterwards.ts';
-import { type Conversation, startConversation } from './conversation/index.ts';
+import { startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
 import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
+import { endingOfConversation } from './conversation-ending.ts';
 import { type JobShutdown, jobShutdown } from './job-shutdown.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
@@ -25,15 +25,6 @@ import { recordJob } from './recording/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, type Reporter, StreamingMeter } from './reports/index.ts';
 import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
 import { joinSessionsHere, replyThreadsHere } from './sessions-here.ts';
-
-/** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
-const CONVERSATION_CLOSE_MS = 5_000;
-
-async function closeWithin(conversation: Conversation | undefined, ms: number, logger: AgentLogger): Promise<void> {
-  if (!conversation) return;
-  const closed = await Promise.race([conversation.close().then(() => true), Bun.sleep(ms).then(() => false)]);
-  if (!closed) logger.warn({ timeout_ms: ms }, 'the conversation did not close in time; leaving anyway');
-}
 
 /** What the job process loads before it is given a job (agents' prewarm). */
 interface ProcessData {
@@ -126,7 +117,14 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   const leaveSessionsHere = joinSessionsHere();
   job.shutdown.add(async () => leaveSessionsHere());
   const face = await startFace(job, preparedAvatar, meter);
-  const ending = endingOfConversation(job);
+  const ending = endingOfConversation({
+    room: ctx.room,
+    access: ctx.info,
+    sessionId: job.metadata.session_id,
+    logger: job.logger,
+    reporter: job.reporter,
+    shutdown: job.shutdown,
+  });
   // The face streams already; a process that took the job while loading its models finishes here.
   const offline = await ctx.proc.userData.offline;
   if (ending.leaving()) return;
@@ -262,45 +260,4 @@ async function startFace(job: SessionJob, prepared: PreparedAvatar | null, meter
   const voiceOnly = await startVoice({ room: ctx.room, logger, recorder: recording?.recorder });
   shutdown.add(() => voiceOnly.stop());
   return { avatar: null, speech: voiceOnly.speech, audible: voiceOnly.audible };
-}
-
-/**
- * What the conversation leaves behind (its summary…) is written once, as soon as the room is
- * gone: agents' shutdown calls its callbacks only after waiting for this entrypoint (up to 15 s)
- * and the session's close (up to 60 s), which need not delay the summary. Registered before the
- * conversation starts: it waits for the visitor, who may never come.
- */
-function endingOfConversation({ ctx, metadata, logger, reporter, shutdown }: SessionJob) {
-  let conversation: Conversation | undefined;
-  let leaving = false;
-  let leftBehind: Promise<void> | undefined;
-  const leaveBehind = async () => {
-    if (!conversation) return;
-    const closing = conversation;
-    leftBehind ??= closeWithin(closing, CONVERSATION_CLOSE_MS, logger).then(() =>
-      reportAfterwards({
-        afterwards: closing,
-        access: ctx.info,
-        roomName: metadata.session_id,
-        stoppedByWorker,
-        reporter,
-        logger,
-      }),
-    );
-    await leftBehind;
-  };
-  ctx.room.once(RoomEvent.Disconnected, () => void leaveBehind().finally(() => shutdown.roomGone()));
-  shutdown.add(async () => {
-    leaving = true;
-    await leaveBehind();
-  });
-  return {
-    /** The job is ending: no conversation should start. */
-    leaving: () => leaving,
-    /** The conversation runs; one that started as the job was ending is closed at once. */
-    async began(started: Conversation): Promise<void> {
-      conversation = started;
-      if (leaving) await closeWithin(started, CONVERSATION_CLOSE_MS, logger);
-    },
-  };
 }

@@ -1,0 +1,89 @@
+// How a job's conversation ends (agent/conversation-ending.ts): when the room is gone, the
+// conversation closes, what it leaves behind is reported, and only then is the job's shutdown
+// told the room is gone (which bounds how long agents may hold the process); agents' own
+// shutdown closes it too, once; a conversation that starts as the job leaves is closed at once.
+import { describe, expect, test } from 'bun:test';
+import { EventEmitter } from 'node:events';
+import { RoomEvent } from '@livekit/rtc-node';
+import type { Conversation } from '../../agent/conversation/index.ts';
+import { endingOfConversation } from '../../agent/conversation-ending.ts';
+import type { JobShutdown } from '../../agent/job-shutdown.ts';
+import type { JobReport } from '../../src/contract/job-reports.ts';
+import { recordingLogger } from '../support/agent-log.ts';
+
+/** What happened, in order: the conversation's close, the reports, the shutdown's calls. */
+function scene() {
+  const events: string[] = [];
+  const works: (() => unknown)[] = [];
+  const shutdown: JobShutdown = {
+    add: (work) => void works.push(work),
+    roomGone: () => void events.push('room gone'),
+  };
+  const room = new EventEmitter();
+  const ending = endingOfConversation({
+    room,
+    // No LiveKit credentials: the session counts as over unless the worker stopped the job.
+    access: { url: 'ws://127.0.0.1:1', apiKey: '', apiSecret: '' },
+    sessionId: 'ses_ending',
+    logger: recordingLogger(),
+    reporter: async (report: JobReport) => {
+      events.push(`report ${report.type}`);
+      return 'accepted';
+    },
+    shutdown,
+  });
+  const conversation = {
+    close: async () => {
+      await Bun.sleep(20);
+      events.push('closed');
+    },
+    summary: async () => ({ type: 'summary', text: 'They asked about opening hours.' }),
+    outcome: async () => null,
+    memory: async () => null,
+  } as unknown as Conversation;
+  return {
+    events,
+    ending,
+    conversation,
+    roomDisconnected: () => room.emit(RoomEvent.Disconnected),
+    agentsShutdown: () => Promise.all(works.map((work) => work())),
+  };
+}
+
+const settled = () => Bun.sleep(100);
+
+describe('a conversation’s ending', () => {
+  test('the room gone: closed, its summary reported, then the shutdown is told', async () => {
+    const { events, ending, conversation, roomDisconnected } = scene();
+    await ending.began(conversation);
+    roomDisconnected();
+    await settled();
+    expect(events).toEqual(['closed', 'report summary', 'room gone']);
+    expect(ending.leaving()).toBe(false);
+  });
+
+  test('a room gone before any conversation: the shutdown is told at once', async () => {
+    const { events, roomDisconnected } = scene();
+    roomDisconnected();
+    await settled();
+    expect(events).toEqual(['room gone']);
+  });
+
+  test('agents’ shutdown after the room is gone: nothing is closed or reported twice', async () => {
+    const { events, ending, conversation, roomDisconnected, agentsShutdown } = scene();
+    await ending.began(conversation);
+    roomDisconnected();
+    await agentsShutdown();
+    await settled();
+    expect(events).toEqual(['closed', 'report summary', 'room gone']);
+    expect(ending.leaving()).toBe(true);
+  });
+
+  test('a conversation that starts as the job leaves is closed at once', async () => {
+    const { events, ending, conversation, agentsShutdown } = scene();
+    await agentsShutdown();
+    expect(ending.leaving()).toBe(true);
+    await ending.began(conversation);
+    expect(events).toEqual(['closed']);
+  });
+});
