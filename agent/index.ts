@@ -6,6 +6,8 @@
 //
 //   worker.ts       registers with LiveKit, forks a process per job
 //   job.ts          one session: joins the room, starts the avatar and the conversation
+//   conversation-ending.ts  the room gone: the conversation closed, what it leaves behind reported
+//   job-shutdown.ts the job's shutdown work, run once (by agents, or by the job when agents is held)
 //   avatar/         the avatar in the room: speech in, frames paced and published (or an avatar service)
 //   pipelines/      which avatar an identity's pipeline renders (the built-in talking head, the stand-in)
 //   conversation/   the AgentSession: listening, turns, instructions, camera, transcripts
