@@ -13,13 +13,9 @@ import type { AgentLogger } from './logging.ts';
 import type { Reporter } from './reports/index.ts';
 
 /** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
-export const CONVERSATION_CLOSE_MS = 5_000;
+const CONVERSATION_CLOSE_MS = 5_000;
 
-export async function closeWithin(
-  conversation: Conversation | undefined,
-  ms: number,
-  logger: AgentLogger,
-): Promise<void> {
+async function closeWithin(conversation: Conversation | undefined, ms: number, logger: AgentLogger): Promise<void> {
   if (!conversation) return;
   const closed = await Promise.race([conversation.close().then(() => true), Bun.sleep(ms).then(() => false)]);
   if (!closed) logger.warn({ timeout_ms: ms }, 'the conversation did not close in time; leaving anyway');
