@@ -16,11 +16,12 @@ import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice } from './a
 import { startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
 import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
+import { mayAskReader, type SentenceReader } from './conversation/transcript-turns.ts';
 import { endingOfConversation } from './conversation-ending.ts';
 import { type JobShutdown, jobShutdown } from './job-shutdown.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
-import type { OfflineModels, SentenceEnd } from './providers/offline/index.ts';
+import type { OfflineModels } from './providers/offline/index.ts';
 import { recordJob } from './recording/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, type Reporter, StreamingMeter } from './reports/index.ts';
 import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
@@ -31,8 +32,6 @@ interface ProcessData {
   vad?: VAD;
   /** Loaded before the process takes a job, or (a replacement process) while its first session starts. */
   offline?: Promise<OfflineModels | undefined>;
-  /** SmolLM2 alone, for `transcript` turn detection when the replies come from a cloud model. */
-  sentenceEnd?: SentenceEnd;
 }
 
 // From import on: a shutdown request during prewarm ends the process at once, and one later
@@ -46,11 +45,9 @@ export default defineAgent<ProcessData>({
       proc.userData.vad = new inference.VAD();
       const providers = loadProviders(process.env);
       // Loading the offline models takes seconds: do it while the process waits for a job.
-      if (!needsOfflineModels(providers)) {
-        if (providers.turns.detection === 'transcript')
-          proc.userData.sentenceEnd = await loadSentenceReader(providers.modelsDir);
-        return;
-      }
+      // Cloud replies: the sentence reader of `transcript` turns loads in the session, once
+      // the visitor speaks (laterSentenceReader), not here.
+      if (!needsOfflineModels(providers)) return;
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
       const { loadOfflineModels } = await import('./providers/offline/index.ts');
       const loading = loadOfflineModels({ modelsDir: providers.modelsDir, replyThreads: () => replyThreadsHere() });
@@ -77,15 +74,37 @@ export default defineAgent<ProcessData>({
   },
 });
 
-/** Without the models (a cloud-only install), `transcript` turns read the word list alone. */
-async function loadSentenceReader(modelsDir: string): Promise<SentenceEnd | undefined> {
-  try {
-    const { loadOfflineSentenceEnd } = await import('./providers/offline/index.ts');
-    return await loadOfflineSentenceEnd(modelsDir);
-  } catch (error) {
-    agentLog().warn({ err: error }, 'end-of-turn detection reads the word list only');
-    return undefined;
-  }
+/** A sentence reader that loads on its first use, or when `load` is called before. */
+interface LaterSentenceReader extends SentenceReader {
+  load(): void;
+}
+
+/**
+ * With cloud replies, `transcript` turns in English ask SmolLM2 whether the words end a sentence
+ * (transcript-turns.ts). It loads once the visitor first speaks (their words take longer than
+ * its ~0.6 s load), not in prewarm: most warm processes a worker keeps never take a job, and in
+ * many sessions nobody speaks (typed chat, a visitor who only watches); its loading, ~1 s of
+ * CPU, went to waste there. Without the models (a cloud-only install) the word list decides alone.
+ */
+function laterSentenceReader(language: string): LaterSentenceReader | undefined {
+  const providers = loadProviders(process.env);
+  if (providers.turns.detection !== 'transcript' || !mayAskReader(language)) return undefined;
+  let loading: Promise<SentenceReader | undefined> | undefined;
+  const load = () =>
+    (loading ??= import('./providers/offline/index.ts')
+      .then(({ loadOfflineSentenceEnd }) => loadOfflineSentenceEnd(providers.modelsDir))
+      .catch((error: unknown) => {
+        agentLog().warn({ err: error }, 'end-of-turn detection reads the word list only');
+        return undefined;
+      }));
+  return {
+    load: () => void load(),
+    async probability(text) {
+      const reader = await load();
+      if (!reader) throw new Error('no sentence reader');
+      return reader.probability(text);
+    },
+  };
 }
 
 /** What every step of a session's job is given. */
@@ -117,6 +136,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   const leaveSessionsHere = joinSessionsHere();
   job.shutdown.add(async () => leaveSessionsHere());
   const face = await startFace(job, preparedAvatar, meter);
+  const cloudSentenceReader = ctx.proc.userData.offline ? undefined : laterSentenceReader(job.metadata.language);
   const ending = endingOfConversation({
     room: ctx.room,
     access: ctx.info,
@@ -134,11 +154,14 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     providers: loadProviders(process.env),
     offline,
     greetingVoice,
-    sentenceReader: offline?.sentenceEnd ?? ctx.proc.userData.sentenceEnd,
+    sentenceReader: offline?.sentenceEnd ?? cloudSentenceReader,
     vad: ctx.proc.userData.vad ?? new inference.VAD(),
     speech: face.speech,
     audible: face.audible,
-    onVisitorSpeaking: (speaking) => face.avatar?.visitorSpeaking(speaking),
+    onVisitorSpeaking: (speaking) => {
+      if (speaking) cloudSentenceReader?.load();
+      face.avatar?.visitorSpeaking(speaking);
+    },
     reporter: job.reporter,
     orders,
     framesPublished: face.avatar?.framesPublished,

@@ -17,6 +17,7 @@ import {
   VideoSource,
 } from '@livekit/rtc-node';
 import sharp from 'sharp';
+import { loadProviders } from '../../src/config.ts';
 import { AGENT_STATE_ATTRIBUTE } from '../../src/contract/index.ts';
 import { settledRecording } from '../recordings/recorded-visit-checks.ts';
 import { probeFile } from '../recordings/support.ts';
@@ -40,6 +41,8 @@ const NAME_ONLY_PROMPT = 'You are Ada. Marker: 7f3a.';
 // The Deepgram fake follows the audio's energy, not its words (it answers with the scripted
 // transcript): a short question is heard as well as a long one.
 const QUESTION = 'Is it sunny today?';
+/** When the agents end a turn the detector reads as unfinished (AGENT_MAX_ENDPOINTING_MS). */
+const MAX_ENDPOINTING_MS = loadProviders(process.env).turns.maxEndpointingDelayMs;
 /** Long enough for the camera's frames (about one a second) to go with the turn. */
 const LONG_QUESTION = 'What is the weather like in Paris today?';
 // One sentence: espeak-ng pauses ~490 ms after a full stop, a hair under the agent's 500 ms
@@ -398,7 +401,7 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
     }
   }, 90_000);
 
-  test('a visitor who pauses mid-question is answered once, for the whole question (AGENT_TURN_DETECTION=transcript, the default)', async () => {
+  test('a visitor who pauses mid-question is answered once, for the whole question (AGENT_TURN_DETECTION=transcript, the default); a whole one ending in "in?" at once', async () => {
     const identity = await createIdentity({ language: 'en', prompt: `${NAME_ONLY_PROMPT} hesitant` });
     fakes.openai.respond(() => 'The capital of France is Paris.');
     const conversation = await talk({ identity_id: identity.identity_id });
@@ -432,6 +435,15 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
           (chat) => chat.at >= since && chat.userTexts.at(-1) === 'What is the capital of France?',
         ),
       ).toBe(true);
+
+      // The sentence reader (SmolLM2, which the job loads once the visitor first speaks) reads
+      // "…Brazil in?" as finished; the word list alone leaves it to the maximum delay (3 s).
+      fakes.openai.respond(() => 'Brazil is in South America.');
+      fakes.deepgram.script({ transcript: 'Which continent is Brazil in?', language: 'en' });
+      const third = await conversation.microphone.say(await speech('Which continent is Brazil in?'));
+      const answered = await heardReply(conversation, third.endedAt, 'the answer about Brazil');
+      // Measured: 0.3 s with the reader; 2.9 s without it.
+      expect(answered - third.endedAt).toBeLessThan(MAX_ENDPOINTING_MS / 2);
     } finally {
       await conversation.end();
     }
