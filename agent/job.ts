@@ -45,8 +45,8 @@ export default defineAgent<ProcessData>({
       proc.userData.vad = new inference.VAD();
       const providers = loadProviders(process.env);
       // Loading the offline models takes seconds: do it while the process waits for a job.
-      // Cloud replies: the sentence reader of `transcript` turns loads in the session, once
-      // the visitor speaks (laterSentenceReader), not here.
+      // Cloud replies: the sentence reader of `transcript` turns loads when a job comes
+      // (loadingSentenceReader), not here.
       if (!needsOfflineModels(providers)) return;
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
       const { loadOfflineModels } = await import('./providers/offline/index.ts');
@@ -74,33 +74,27 @@ export default defineAgent<ProcessData>({
   },
 });
 
-/** A sentence reader that loads on its first use, or when `load` is called before. */
-interface LaterSentenceReader extends SentenceReader {
-  load(): void;
-}
-
 /**
  * With cloud replies, `transcript` turns in English ask SmolLM2 whether the words end a sentence
- * (transcript-turns.ts). It loads once the visitor first speaks (their words take longer than
- * its ~0.6 s load), not in prewarm: most warm processes a worker keeps never take a job, and in
- * many sessions nobody speaks (typed chat, a visitor who only watches); its loading, ~1 s of
- * CPU, went to waste there. Without the models (a cloud-only install) the word list decides alone.
+ * (transcript-turns.ts). It starts loading when the job starts, not in prewarm: most warm
+ * processes a worker keeps never take a job, and its loading (~0.7 s of CPU) went to waste in
+ * them. Not later either: loading holds the job's event loop ~0.1 s twice (node-llama-cpp's
+ * start, the model's), which once the visitor is in would freeze the face and delay their audio.
+ * A turn that ends before it is in waits for it. Without the models (a cloud-only install) the
+ * word list decides alone.
  */
-function laterSentenceReader(language: string): LaterSentenceReader | undefined {
+function loadingSentenceReader(language: string): SentenceReader | undefined {
   const providers = loadProviders(process.env);
   if (providers.turns.detection !== 'transcript' || !mayAskReader(language)) return undefined;
-  let loading: Promise<SentenceReader | undefined> | undefined;
-  const load = () =>
-    (loading ??= import('./providers/offline/index.ts')
-      .then(({ loadOfflineSentenceEnd }) => loadOfflineSentenceEnd(providers.modelsDir))
-      .catch((error: unknown) => {
-        agentLog().warn({ err: error }, 'end-of-turn detection reads the word list only');
-        return undefined;
-      }));
+  const loading = import('./providers/offline/sentence-end.ts')
+    .then(({ loadOfflineSentenceEnd }) => loadOfflineSentenceEnd(providers.modelsDir))
+    .catch((error: unknown) => {
+      agentLog().warn({ err: error }, 'end-of-turn detection reads the word list only');
+      return undefined;
+    });
   return {
-    load: () => void load(),
     async probability(text) {
-      const reader = await load();
+      const reader = await loading;
       if (!reader) throw new Error('no sentence reader');
       return reader.probability(text);
     },
@@ -121,6 +115,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   const job = readDispatch(ctx);
   if (!job) return;
   const meter = meterSession(job);
+  const cloudSentenceReader = ctx.proc.userData.offline ? undefined : loadingSentenceReader(job.metadata.language);
   // The face loads and the greeting is voiced while the job connects.
   const preparedAvatar = prepareFace(job);
   const greetingVoice = (ctx.proc.userData.offline ?? Promise.resolve(undefined)).then((offline) =>
@@ -136,7 +131,6 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   const leaveSessionsHere = joinSessionsHere();
   job.shutdown.add(async () => leaveSessionsHere());
   const face = await startFace(job, preparedAvatar, meter);
-  const cloudSentenceReader = ctx.proc.userData.offline ? undefined : laterSentenceReader(job.metadata.language);
   const ending = endingOfConversation({
     room: ctx.room,
     access: ctx.info,
@@ -158,10 +152,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     vad: ctx.proc.userData.vad ?? new inference.VAD(),
     speech: face.speech,
     audible: face.audible,
-    onVisitorSpeaking: (speaking) => {
-      if (speaking) cloudSentenceReader?.load();
-      face.avatar?.visitorSpeaking(speaking);
-    },
+    onVisitorSpeaking: (speaking) => face.avatar?.visitorSpeaking(speaking),
     reporter: job.reporter,
     orders,
     framesPublished: face.avatar?.framesPublished,

@@ -1,16 +1,10 @@
-// The offline models a session falls back on when a part has no cloud key: Whisper (STT),
-// Qwen2.5-Coder-0.5B-Instruct (LLM), SmolLM2-135M (reads whether a turn has ended), Piper and
-// espeak-ng (TTS), all installed by src/bootstrap/models.mjs into the models folder. They stay
-// loaded for the whole job: Whisper and Piper in one Python process (speech_server.py), the two
-// language models in this process through node-llama-cpp.
-import { readFile } from 'node:fs/promises';
-import { basename, isAbsolute, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { basename } from 'node:path';
 import type { stt } from '@livekit/agents';
 import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
 import { replyGrammar } from './alphabets.ts';
-import { importNodeLlamaCpp, type Llama, type LlamaContext, type LlamaGrammar, type LlamaModel } from './llama.ts';
+import type { LlamaContext, LlamaGrammar, LlamaModel } from './llama.ts';
 import { OfflineLLM, type OfflineLLMOptions, type ReplyThreads } from './llm.ts';
+import { inModelsDir, type Manifest, openLanguageModels, readManifest } from './models-folder.ts';
 import { SentenceEnd } from './sentence-end.ts';
 import { SpeechServer } from './speech-server.ts';
 import { OfflineSTT } from './stt.ts';
@@ -19,7 +13,7 @@ import { OfflineTTS, type OfflineTTSOptions, type OfflineVoiceProfile } from './
 export { OfflineLLM, type OfflineLLMOptions } from './llm.ts';
 export { quotedDataOf, smallModelPrompt, toLlamaHistory, withQuotedData } from './prompt.ts';
 export { ReplyChunker, splitClauses } from './reply-chunks.ts';
-export { SentenceEnd } from './sentence-end.ts';
+export { loadOfflineSentenceEnd, SentenceEnd } from './sentence-end.ts';
 export { joinFrames, OfflineSTT } from './stt.ts';
 export {
   OFFLINE_TTS_SAMPLE_RATE,
@@ -39,43 +33,6 @@ export interface OfflineModels {
   /** SmolLM2-135M's reading of whether the visitor's words end a sentence (for end-of-turn detection). */
   sentenceEnd: SentenceEnd;
   close(): Promise<void>;
-}
-
-/** What the bootstrap wrote into the models folder (paths relative to it). */
-interface Manifest {
-  layout: number;
-  python: string;
-  whisper: { en: string; multilingual: string };
-  /** The replies' model (GGUF). */
-  llm: string;
-  /** The end-of-turn reader's model (GGUF), calibrated on SmolLM2-135M (sentence-end.ts). */
-  reader: string;
-  nodeLlamaCpp: string;
-  piper: { model: string; config: string };
-}
-
-/** The bootstrap's LAYOUT_VERSION (2: Piper's model patched for phoneme timing; 3: a reply model beside the reader; 4: the documents' embedding model, not read here). */
-const MANIFEST_LAYOUT = 4;
-
-async function readManifest(modelsDir: string): Promise<Manifest> {
-  const file = join(modelsDir, 'manifest.json');
-  let manifest: Manifest;
-  try {
-    manifest = JSON.parse(await readFile(file, 'utf8')) as Manifest;
-  } catch (error) {
-    throw new Error(
-      `the offline models are not installed in ${modelsDir} (${(error as Error).message}); ` +
-        '`npm start` and `npm test` install them (src/bootstrap/models.mjs), or set LIKENESS_MODELS_DIR',
-    );
-  }
-  if (manifest.layout !== MANIFEST_LAYOUT)
-    throw new Error(`${file} has layout ${manifest.layout}, expected ${MANIFEST_LAYOUT}: run the bootstrap again`);
-  return manifest;
-}
-
-/** The manifest's paths are relative to the models folder unless absolute. */
-function inModelsDir(modelsDir: string, path: string): string {
-  return isAbsolute(path) ? path : join(modelsDir, path);
 }
 
 export interface LoadOfflineModelsOptions {
@@ -113,21 +70,6 @@ export async function loadOfflineLanguageModel(
   return { llm: new OfflineLLM(loaded.reply, options.llm), close: loaded.close };
 }
 
-/**
- * SmolLM2 for end-of-turn detection alone, when the replies come from a cloud model (the
- * offline models' `sentenceEnd` shares its node-llama-cpp otherwise).
- */
-export async function loadOfflineSentenceEnd(modelsDir: string): Promise<SentenceEnd> {
-  const manifest = await readManifest(modelsDir);
-  const { models, release } = await openLanguageModels(manifest, modelsDir, [manifest.reader]);
-  try {
-    return await SentenceEnd.on(models[0]!, release);
-  } catch (error) {
-    await release();
-    throw error;
-  }
-}
-
 /** Whisper and Piper alone, in their Python process (the tests ask it directly). */
 export async function loadOfflineSpeech(modelsDir: string, threads = 2): Promise<SpeechServer> {
   return startSpeechServer(await readManifest(modelsDir), modelsDir, threads);
@@ -141,30 +83,6 @@ function startSpeechServer(manifest: Manifest, modelsDir: string, threads: numbe
     piper: { model: resolve(manifest.piper.model), config: resolve(manifest.piper.config) },
     threads,
   });
-}
-
-/** node-llama-cpp and the given GGUF files on one instance (one thread budget); `release` frees them all. */
-async function openLanguageModels(manifest: Manifest, modelsDir: string, files: string[]) {
-  const llamaCpp = await importNodeLlamaCpp(pathToFileURL(inModelsDir(modelsDir, manifest.nodeLlamaCpp)).href);
-  // build 'never': only the prebuilt CPU binaries the bootstrap installed, no download or compile.
-  const llama: Llama = await llamaCpp.getLlama({
-    gpu: false,
-    build: 'never',
-    logLevel: llamaCpp.LlamaLogLevel.error,
-    progressLogs: false,
-  });
-  const models: LlamaModel[] = [];
-  const release = async () => {
-    for (const model of models) await model.dispose();
-    await llama.dispose();
-  };
-  try {
-    for (const file of files) models.push(await llama.loadModel({ modelPath: inModelsDir(modelsDir, file) }));
-  } catch (error) {
-    await release();
-    throw error;
-  }
-  return { llamaCpp, llama, models, release };
 }
 
 /** The most threads a reply may take (its context is made for this many; each reply is given one or two). */

@@ -7,6 +7,7 @@
 // of", "Which country has") at most 0.003. Polish and Ukrainian halves score like whole
 // questions, so the detector asks only in English.
 import type { LlamaContext, LlamaContextSequence, LlamaModel, LlamaToken } from './llama.ts';
+import { openLanguageModels, readManifest } from './models-folder.ts';
 
 /** Tokens that end a sentence or the message. */
 const ENDINGS = ['.', '?', '!', '<|im_end|>'];
@@ -72,5 +73,20 @@ export class SentenceEnd {
     await this.#queue;
     await this.#context.dispose();
     await this.#release();
+  }
+}
+
+/**
+ * SmolLM2 for end-of-turn detection alone, when the replies come from a cloud model (the
+ * offline models' `sentenceEnd` shares its node-llama-cpp otherwise).
+ */
+export async function loadOfflineSentenceEnd(modelsDir: string): Promise<SentenceEnd> {
+  const manifest = await readManifest(modelsDir);
+  const { models, release } = await openLanguageModels(manifest, modelsDir, [manifest.reader]);
+  try {
+    return await SentenceEnd.on(models[0]!, release);
+  } catch (error) {
+    await release();
+    throw error;
   }
 }
