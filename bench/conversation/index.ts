@@ -9,9 +9,14 @@
 // --voice: who asks the question, espeak-ng's robot (the default) or the Piper voice.
 // --greetings N: N sessions before the measured one, each joined and greeted, then ended: the
 // visitor's join (the SDK's connect called) → the greeting's first audio at the client.
+// --kind plain|tool|document (offline only for tool and document): the identity has a webhook
+// tool (its receiver answers in 50 ms) or a document, the question needs it, and the answer's
+// first words (the first caption that says the tool's result or the passage) are timed too.
+// --language en|es: the identity's, the question's (espeak-ng's voice of that language).
 import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
 import { loadProviders } from '../../src/config.ts';
+import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
@@ -23,6 +28,7 @@ import {
   trailingSilenceMs,
   VAD_SILENCE_MS,
 } from '../support/index.ts';
+import { BENCH_LANGUAGES, type BenchLanguage, prepareKind, TURN_KINDS, type TurnKind } from './turn-kinds.ts';
 
 const { values } = parseArgs({
   options: {
@@ -30,8 +36,16 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '10' },
     voice: { type: 'string', default: 'espeak' },
     greetings: { type: 'string', default: '0' },
+    kind: { type: 'string', default: 'plain' },
+    language: { type: 'string', default: 'en' },
   },
 });
+const kind = values.kind as TurnKind;
+const language = values.language as BenchLanguage;
+if (!TURN_KINDS.includes(kind)) throw new Error(`--kind is one of ${TURN_KINDS.join(', ')}`);
+if (!BENCH_LANGUAGES.includes(language)) throw new Error(`--language is one of ${BENCH_LANGUAGES.join(', ')}`);
+if (kind !== 'plain' && values.providers === 'fakes') throw new Error(`--kind ${kind} needs --providers offline`);
+if (language !== 'en' && values.voice === 'piper') throw new Error('the Piper voice speaks English only');
 const turnSettings = loadProviders(process.env).turns;
 const useFakes = values.providers === 'fakes';
 
@@ -51,23 +65,27 @@ if (fakes) {
     delete process.env[name];
 }
 
-const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
+// The tool's receiver is on loopback.
+const bench = await startBenchService({
+  agent: true,
+  env: { CREDITS_ONBOARDING: '0', WEBHOOKS_ALLOW_PRIVATE: 'true' },
+});
 const { service } = bench;
 try {
   console.log(
-    `providers=${values.providers} voice=${values.voice} cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turns=${JSON.stringify(turnSettings)}`,
+    `providers=${values.providers} kind=${kind} language=${language} voice=${values.voice} cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turns=${JSON.stringify(turnSettings)}`,
   );
   const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
   const authorization = `Bearer ${account.api_key}`;
+  const api = (method: string, path: string, body?: BodyInit, json = false) =>
+    fetch(`${service.url}${path}`, {
+      method,
+      headers: { authorization, ...(json && { 'content-type': 'application/json' }) },
+      body,
+    });
+  const prepared = await prepareKind(kind, language, api);
   const identity = (await (
-    await fetch(`${service.url}/v1/identities`, {
-      method: 'POST',
-      headers: { authorization },
-      body: await identityForm({
-        language: 'en',
-        prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.',
-      }),
-    })
+    await api('POST', '/v1/identities', await identityForm({ language, ...prepared.identityFields }))
   ).json()) as { identity_id: string };
   /** A session, its visitor joined, the greeting heard to its end: join → its first audio. */
   const greeted = async () => {
@@ -79,13 +97,25 @@ try {
     const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
     const joinedAt = performance.now();
     const visitor = await joinAsVisitor(session, { audioOnly: true });
+    // The agent's captions (they come with the words they name): when the answer's words are heard.
+    const captions: { at: number; text: string }[] = [];
+    visitor.room.registerTextStreamHandler(TRANSCRIPTION_TOPIC, (reader, from) => {
+      if (from.identity !== visitor.agent()?.identity) return;
+      void (async () => {
+        let text = '';
+        for await (const chunk of reader) {
+          text += chunk;
+          captions.push({ at: performance.now(), text });
+        }
+      })();
+    });
     const microphone = await Microphone.publish(visitor.room);
     const ears = new Listener(
       await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, 'the agent audio'),
     );
     const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the greeting');
     await eventually(() => ears.silenceAfter(greeting, 500), 60_000, 'the end of the greeting');
-    return { session, visitor, microphone, ears, joinToGreetingMs: greeting - joinedAt };
+    return { session, visitor, microphone, ears, captions, joinToGreetingMs: greeting - joinedAt };
   };
   const joinToGreeting: number[] = [];
   for (let round = 0; round < Number(values.greetings); round++) {
@@ -101,21 +131,23 @@ try {
     // The ended job's process exits and a warm one takes its place before the next join.
     await Bun.sleep(3_000);
   }
-  const { session, microphone, ears, joinToGreetingMs } = await greeted();
+  const { session, microphone, ears, captions, joinToGreetingMs } = await greeted();
   joinToGreeting.push(joinToGreetingMs);
   report('join → first greeting audio at the client', joinToGreeting);
 
-  const question = await speech('What is the weather like in Paris today?', {
-    voice: values.voice === 'piper' ? 'piper' : undefined,
+  const question = await speech(prepared.question, {
+    voice: values.voice === 'piper' ? 'piper' : language === 'es' ? 'es' : undefined,
   });
   const voiceToVoice: number[] = [];
+  const voiceToAnswer: number[] = [];
+  let unanswered = 0;
   const stages: Record<string, number[]> = {};
   const stage = (name: string, ms: number | undefined) => {
     if (ms !== undefined && Number.isFinite(ms)) (stages[name] ??= []).push(ms);
   };
   const epoch = (at: number) => performance.timeOrigin + at;
   for (let turn = 0; turn < Number(values.turns); turn++) {
-    fakes?.deepgram.script({ transcript: 'What is the weather like in Paris today?', language: 'en' });
+    fakes?.deepgram.script({ transcript: prepared.question, language });
     const spoken = await microphone.say(question);
     // The end of speech is where the audio's voice ends, not the trailing silence espeak adds.
     const voiceEnd = spoken.endedAt - trailingSilenceMs(question);
@@ -137,9 +169,20 @@ try {
       stage('first audio sent → heard at the client', epoch(replied) - context.firstAudioAt!);
     }
     await eventually(() => ears.silenceAfter(replied, 600), 60_000, 'the end of the reply');
+    if (prepared.says) {
+      const answered = captions.find((caption) => caption.at > voiceEnd && prepared.says!.test(caption.text));
+      if (answered) voiceToAnswer.push(answered.at - voiceEnd);
+      else unanswered++;
+    }
     await Bun.sleep(500);
   }
   report('end of speech → first reply audio at the client', voiceToVoice);
+  if (prepared.says) {
+    report(`end of speech → the answer's words (${prepared.says.source})`, voiceToAnswer);
+    console.log(
+      `answers without those words: ${unanswered} of ${values.turns}; tool calls: ${prepared.calls()} (receiver ${kind === 'tool' ? 'answering in 50 ms' : 'none'})`,
+    );
+  }
   for (const [name, samples] of Object.entries(stages)) report(`  ${name}`, samples);
   if (useFakes) {
     // On the critical path: the VAD's silence before it calls the speech over, the endpointing
@@ -164,6 +207,7 @@ try {
   await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
   ears.close();
   await microphone.stop();
+  prepared.stop();
 } finally {
   await bench.stop();
   await fakes?.stop();
