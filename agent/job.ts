@@ -16,12 +16,12 @@ import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice } from './a
 import { startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
 import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
-import { mayAskReader, type SentenceReader } from './conversation/transcript-turns.ts';
 import { endingOfConversation } from './conversation-ending.ts';
 import { type JobShutdown, jobShutdown } from './job-shutdown.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
 import { needsOfflineModels } from './providers/index.ts';
 import type { OfflineModels } from './providers/offline/index.ts';
+import type { SentenceEnd } from './providers/offline/sentence-end.ts';
 import { recordJob } from './recording/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, type Reporter, StreamingMeter } from './reports/index.ts';
 import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
@@ -32,6 +32,8 @@ interface ProcessData {
   vad?: VAD;
   /** Loaded before the process takes a job, or (a replacement process) while its first session starts. */
   offline?: Promise<OfflineModels | undefined>;
+  /** SmolLM2 alone, for `transcript` turn detection when the replies come from a cloud model. */
+  sentenceEnd?: SentenceEnd;
 }
 
 // From import on: a shutdown request during prewarm ends the process at once, and one later
@@ -45,9 +47,11 @@ export default defineAgent<ProcessData>({
       proc.userData.vad = new inference.VAD();
       const providers = loadProviders(process.env);
       // Loading the offline models takes seconds: do it while the process waits for a job.
-      // Cloud replies: the sentence reader of `transcript` turns loads when a job comes
-      // (loadingSentenceReader), not here.
-      if (!needsOfflineModels(providers)) return;
+      if (!needsOfflineModels(providers)) {
+        if (providers.turns.detection === 'transcript')
+          proc.userData.sentenceEnd = await loadSentenceReader(providers.modelsDir);
+        return;
+      }
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
       const { loadOfflineModels } = await import('./providers/offline/index.ts');
       const loading = loadOfflineModels({ modelsDir: providers.modelsDir, replyThreads: () => replyThreadsHere() });
@@ -76,29 +80,21 @@ export default defineAgent<ProcessData>({
 
 /**
  * With cloud replies, `transcript` turns in English ask SmolLM2 whether the words end a sentence
- * (transcript-turns.ts). It starts loading when the job starts, not in prewarm: most warm
- * processes a worker keeps never take a job, and its loading (~0.7 s of CPU) went to waste in
- * them. Not later either: loading holds the job's event loop ~0.1 s twice (node-llama-cpp's
- * start, the model's), which once the visitor is in would freeze the face and delay their audio.
- * A turn that ends before it is in waits for it. Without the models (a cloud-only install) the
- * word list decides alone.
+ * (transcript-turns.ts), loaded in prewarm from `sentence-end.ts` alone (~0.7 s of CPU; through
+ * the offline providers' index, 1.05 s). Not in the session: loading holds the job's event loop
+ * ~0.1 s twice (node-llama-cpp's start, the model's), and in a session that froze the face's
+ * first frames (loaded as the job started) or let a camera frame taken after the visitor
+ * stopped into their turn (loaded at their first words). Without the models (a cloud-only
+ * install) the word list decides alone.
  */
-function loadingSentenceReader(language: string): SentenceReader | undefined {
-  const providers = loadProviders(process.env);
-  if (providers.turns.detection !== 'transcript' || !mayAskReader(language)) return undefined;
-  const loading = import('./providers/offline/sentence-end.ts')
-    .then(({ loadOfflineSentenceEnd }) => loadOfflineSentenceEnd(providers.modelsDir))
-    .catch((error: unknown) => {
-      agentLog().warn({ err: error }, 'end-of-turn detection reads the word list only');
-      return undefined;
-    });
-  return {
-    async probability(text) {
-      const reader = await loading;
-      if (!reader) throw new Error('no sentence reader');
-      return reader.probability(text);
-    },
-  };
+async function loadSentenceReader(modelsDir: string): Promise<SentenceEnd | undefined> {
+  try {
+    const { loadOfflineSentenceEnd } = await import('./providers/offline/sentence-end.ts');
+    return await loadOfflineSentenceEnd(modelsDir);
+  } catch (error) {
+    agentLog().warn({ err: error }, 'end-of-turn detection reads the word list only');
+    return undefined;
+  }
 }
 
 /** What every step of a session's job is given. */
@@ -115,7 +111,6 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   const job = readDispatch(ctx);
   if (!job) return;
   const meter = meterSession(job);
-  const cloudSentenceReader = ctx.proc.userData.offline ? undefined : loadingSentenceReader(job.metadata.language);
   // The face loads and the greeting is voiced while the job connects.
   const preparedAvatar = prepareFace(job);
   const greetingVoice = (ctx.proc.userData.offline ?? Promise.resolve(undefined)).then((offline) =>
@@ -148,7 +143,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     providers: loadProviders(process.env),
     offline,
     greetingVoice,
-    sentenceReader: offline?.sentenceEnd ?? cloudSentenceReader,
+    sentenceReader: offline?.sentenceEnd ?? ctx.proc.userData.sentenceEnd,
     vad: ctx.proc.userData.vad ?? new inference.VAD(),
     speech: face.speech,
     audible: face.audible,

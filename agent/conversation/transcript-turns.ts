@@ -220,11 +220,6 @@ const READ_AS_UNFINISHED = 0.001;
 /** The languages the reader tells whole sentences from halves in (SmolLM2-135M: English). */
 const READER_LANGUAGES: readonly SpokenLanguage[] = ['en'];
 
-/** Whether a session in `language` (a pinned one, or `auto`, which may become English) may ask the reader. */
-export function mayAskReader(language: string): boolean {
-  return language === 'auto' || (READER_LANGUAGES as readonly string[]).includes(language);
-}
-
 /** Probabilities the detector answers with; agents waits the maximum delay below the threshold. */
 const FINISHED = 0.95;
 const UNFINISHED = 0.05;

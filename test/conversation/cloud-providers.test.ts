@@ -436,7 +436,7 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
         ),
       ).toBe(true);
 
-      // The sentence reader (SmolLM2, which the job loads as it starts, not in prewarm) reads
+      // The sentence reader (SmolLM2, loaded in the job process's prewarm) reads
       // "…Brazil in?" as finished; the word list alone leaves it to the maximum delay (3 s).
       fakes.openai.respond(() => 'Brazil is in South America.');
       fakes.deepgram.script({ transcript: 'Which continent is Brazil in?', language: 'en' });
