@@ -7,7 +7,6 @@
 //     bun bench/sessions/index.ts [--starts 100] [--joins 15] [--bursts 5] [--providers offline|fakes]
 // (`offline`, the default: no key, the offline models, as `npm start` with no key; `fakes`: the
 // cloud providers' wire fakes, whose job processes load no models.)
-import { cpus } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { type RemoteTrack, Room, RoomEvent, TrackKind } from '@livekit/rtc-node';
@@ -16,7 +15,7 @@ import { FrameLog } from '../../test/avatar/support.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
-import { report, startBenchService } from '../support/index.ts';
+import { busyShare, machineBusy, report, settled, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,30 +26,6 @@ const { values } = parseArgs({
   },
 });
 if (values.providers === 'fakes') Object.assign(process.env, (await startProviderFakes()).env);
-
-/** CPU time of every core so far: busy and total (os.cpus' counters, milliseconds). */
-function machineBusy(): { busy: number; total: number } {
-  let busy = 0;
-  let total = 0;
-  for (const { times } of cpus()) {
-    busy += times.user + times.nice + times.sys + times.irq;
-    total += times.user + times.nice + times.sys + times.irq + times.idle;
-  }
-  return { busy, total };
-}
-
-/** Waits (at most a minute) until both cores were less than a third busy over a second. */
-async function settled(): Promise<void> {
-  for (const deadline = performance.now() + 60_000; performance.now() < deadline; ) {
-    const before = machineBusy();
-    await Bun.sleep(1_000);
-    if (busyShare(before, machineBusy()) < 1 / 3) return;
-  }
-}
-
-function busyShare(before: { busy: number; total: number }, after: { busy: number; total: number }): number {
-  return (after.busy - before.busy) / Math.max(1, after.total - before.total);
-}
 
 // Bursts back to back start more sessions a minute than an account may by default (0: no limit).
 const bench = await startBenchService({

@@ -1,7 +1,7 @@
 // What every bench script shares: a service (and, when asked, its agent worker) on a fresh
 // data folder that is removed afterwards, and one way to print p50/p95.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AgentLogLevel, type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
@@ -102,3 +102,27 @@ export function trailingSilenceMs(samples: Int16Array): number {
 export const VAD_SILENCE_MS = 250;
 /** The wire fakes' own time per turn in the conversation benches: Deepgram's final, the first token, the first audio. */
 export const FAKE_LATENCY = { deepgramFinalMs: 100, firstTokenMs: 150, firstAudioMs: 100 };
+
+/** CPU time of every core so far: busy and total (os.cpus' counters, milliseconds). */
+export function machineBusy(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    busy += times.user + times.nice + times.sys + times.irq;
+    total += times.user + times.nice + times.sys + times.irq + times.idle;
+  }
+  return { busy, total };
+}
+
+/** Waits (at most a minute) until both cores were less than a third busy over a second. */
+export async function settled(): Promise<void> {
+  for (const deadline = performance.now() + 60_000; performance.now() < deadline; ) {
+    const before = machineBusy();
+    await Bun.sleep(1_000);
+    if (busyShare(before, machineBusy()) < 1 / 3) return;
+  }
+}
+
+export function busyShare(before: { busy: number; total: number }, after: { busy: number; total: number }): number {
+  return (after.busy - before.busy) / Math.max(1, after.total - before.total);
+}
