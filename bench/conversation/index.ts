@@ -85,8 +85,11 @@ try {
       body,
     });
   const prepared = await prepareKind(kind, language, api);
+  // Another language than English needs a multilingual voice (docs/api.md#languages): a preset one.
+  const voices = (await (await api('GET', '/v1/voices')).json()) as { voice_id: string; multilingual: boolean }[];
+  const voice = language === 'en' ? {} : { voice_id: voices.find((v) => v.multilingual)!.voice_id };
   const identity = (await (
-    await api('POST', '/v1/identities', await identityForm({ language, ...prepared.identityFields }))
+    await api('POST', '/v1/identities', await identityForm({ language, ...voice, ...prepared.identityFields }))
   ).json()) as { identity_id: string };
   /** A session, its visitor joined, the greeting heard to its end: join → its first audio. */
   const greeted = async () => {
@@ -99,6 +102,7 @@ try {
       headers: { authorization, 'content-type': 'application/json' },
       body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
     });
+    if (!response.ok) throw new Error(`the session did not start: ${response.status} ${await response.text()}`);
     const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
     const joinedAt = performance.now();
     const visitor = await joinAsVisitor(session, { audioOnly: true });
