@@ -29,7 +29,14 @@ import {
   trailingSilenceMs,
   VAD_SILENCE_MS,
 } from '../support/index.ts';
-import { BENCH_LANGUAGES, type BenchLanguage, prepareKind, TURN_KINDS, type TurnKind } from './turn-kinds.ts';
+import {
+  BENCH_LANGUAGES,
+  type BenchLanguage,
+  prepareKind,
+  TOOL_ANSWER_MS,
+  TURN_KINDS,
+  type TurnKind,
+} from './turn-kinds.ts';
 
 const { values } = parseArgs({
   options: {
@@ -189,7 +196,7 @@ try {
   if (prepared.says) {
     report(`end of speech → the answer's words (${prepared.says.source})`, voiceToAnswer);
     console.log(
-      `answers without those words: ${unanswered} of ${values.turns}; tool calls: ${prepared.calls()} (receiver ${kind === 'tool' ? 'answering in 50 ms' : 'none'})`,
+      `answers without those words: ${unanswered} of ${values.turns}; tool calls: ${prepared.calls()} (receiver ${kind === 'tool' ? `answering in ${TOOL_ANSWER_MS} ms` : 'none'})`,
     );
   }
   for (const [name, samples] of Object.entries(stages)) report(`  ${name}`, samples);
