@@ -170,7 +170,7 @@ export function buildApp(services: Services) {
       }),
     )
     .use(assetRoutes(services.store, services.assetLinks))
-    .use(signalProxy(services.livekit.url))
+    .use(signalProxy(services.livekit.url, services.signalling))
     .use(adminRoutes(services.operations, services.adminToken))
     .use(consoleRoutes({ db: database.db, settings: config.console }))
     .use(resourceRoutes(PUBLIC_API))

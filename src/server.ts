@@ -86,7 +86,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     async stop() {
       periodic.stop();
       services.eventLoop.stop();
-      // Not forced: requests in flight finish (a create mid-training completes) before the database closes.
+      // Not forced: requests in flight finish (a create mid-training completes) before the database
+      // closes. The signalling WebSockets, which would hold that wait as long as their sessions,
+      // are closed first: their clients reconnect (to another API process, where there is one).
+      services.signalling.closeAll();
       await Promise.all([app.stop(false), secure?.stop()]);
       await services.webhooks.stop();
       await services.localLivekit?.stop();

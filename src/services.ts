@@ -16,6 +16,7 @@ import { TrainingUpgrades } from './identities/training-upgrades.ts';
 import { KnowledgeService } from './knowledge/index.ts';
 import { connectLivekit, httpUrlOf, type LivekitConnection } from './livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from './livekit/index.ts';
+import { SignalTunnels } from './livekit/signal-proxy.ts';
 import { defaultUploadBounds, type UploadBounds } from './media/index.ts';
 import { loadPipelines, type PipelineRegistry } from './pipelines/registry.ts';
 import { RecordingFinisher } from './recordings/index.ts';
@@ -64,6 +65,8 @@ export interface Services {
   recordings: RecordingFinisher;
   /** The LiveKit server this process started (embedded mode), stopped with the service. */
   localLivekit?: LocalLivekitServer;
+  /** The visitors' signalling connections through this process (/rtc), closed when it stops. */
+  signalling: SignalTunnels;
   /** Stalls of this process's event loop, logged with the requests they held (started by startService). */
   eventLoop: EventLoopWatch;
 }
@@ -153,6 +156,7 @@ export async function openServices(config: Config, overrides: ServiceOverrides =
     lifecycle,
     livekit,
     localLivekit,
+    signalling: new SignalTunnels(),
     agentWatch: new AgentWatch({
       db,
       lifecycle,

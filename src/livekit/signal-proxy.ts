@@ -14,12 +14,38 @@ import { httpUrlOf } from './connection.ts';
 type Message = string | ArrayBuffer | Uint8Array<ArrayBuffer>;
 
 /**
+ * The signalling connections open through one service. Its stop closes them first: Bun's
+ * graceful stop waits for every open WebSocket, and a visitor's lasts the whole session.
+ */
+export class SignalTunnels {
+  readonly #open = new Set<Tunnel>();
+
+  opened(tunnel: Tunnel) {
+    this.#open.add(tunnel);
+  }
+
+  closed(tunnel: Tunnel) {
+    this.#open.delete(tunnel);
+  }
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /** Each client is told to go elsewhere (1001, going away): LiveKit's clients then reconnect, to another API process behind the same address. */
+  closeAll() {
+    for (const tunnel of [...this.#open]) tunnel.goAway();
+  }
+}
+
+/**
  * One client's signalling connection and its twin to LiveKit. Elysia's Bun adapter calls
  * `open`, `message` and `close` of an upgraded socket's data (that is how its own .ws routes
  * work), so the tunnel rides in the upgrade's data.
  */
 class Tunnel {
   #upstream: WebSocket | undefined;
+  #client: ServerWebSocket<unknown> | undefined;
   /** What the client sent before LiveKit answered the connection. */
   #pending: Message[] = [];
   #closed = false;
@@ -27,9 +53,12 @@ class Tunnel {
   constructor(
     private readonly target: string,
     private readonly headers: Record<string, string>,
+    private readonly tunnels: SignalTunnels,
   ) {}
 
   open(client: ServerWebSocket<unknown>) {
+    this.#client = client;
+    this.tunnels.opened(this);
     // Bun's WebSocket takes headers: the Rust SDK (rtc-node) sends its token in Authorization.
     const upstream = new WebSocket(this.target, { headers: this.headers } as unknown as string[]);
     upstream.binaryType = 'arraybuffer';
@@ -50,13 +79,21 @@ class Tunnel {
 
   close() {
     this.#closed = true;
+    this.tunnels.closed(this);
     this.#pending = [];
     this.#upstream?.close();
+  }
+
+  goAway() {
+    const client = this.#client;
+    this.close();
+    client?.close(1001, 'the service is stopping');
   }
 
   #end(client: ServerWebSocket<unknown>, code: number, reason: string) {
     if (this.#closed) return;
     this.#closed = true;
+    this.tunnels.closed(this);
     // Codes a peer may not send (no status, abnormal closure, TLS failure) become a plain close.
     client.close([1005, 1006, 1015].includes(code) ? 1000 : code, reason);
   }
@@ -82,7 +119,7 @@ async function probe(url: string, headers: Record<string, string>): Promise<Resp
 const PROBE_TIMEOUT_MS = 5_000;
 
 /** The `/rtc…` routes, passed on to the LiveKit server at `livekitUrl` (ws(s) or http(s)). */
-export function signalProxy(livekitUrl: string) {
+export function signalProxy(livekitUrl: string, tunnels: SignalTunnels) {
   const httpBase = httpUrlOf(livekitUrl).replace(/\/+$/, '');
   const wsBase = httpBase.replace(/^http/, 'ws');
   const pass = async ({
@@ -100,7 +137,7 @@ export function signalProxy(livekitUrl: string) {
     if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
       // Upgraded by the listener it came in on: Elysia's server is the plain one.
       const listener = secureListenerOf(request) ?? server;
-      if (listener?.upgrade(request, { data: new Tunnel(`${wsBase}${path}`, headers) })) return;
+      if (listener?.upgrade(request, { data: new Tunnel(`${wsBase}${path}`, headers, tunnels) })) return;
       return new Response('Expected a WebSocket connection', { status: 400 });
     }
     // The validate probe: LiveKit says why a join failed (a bad token, say).

@@ -48,27 +48,46 @@ describe('an agent worker stopped with SIGTERM', () => {
   const row = async (id: string) =>
     (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
 
-  /** What the control plane, LiveKit and the workers saw of a session that did not go as planned. */
-  async function explain(sessionId: string) {
+  /**
+   * What the control plane, LiveKit and the workers saw of a session that did not go as planned,
+   * in one line for the error (CI shows only the run's tail, where the failures are recapped);
+   * the workers' whole output goes to the log.
+   */
+  async function explain(sessionId: string): Promise<string> {
     const { agentJoinedAt, agentSeenAt, dispatchedAt, agentWorkerId, status } = await row(sessionId);
     const db = service.services.database.db;
     const livekit = service.services.livekit;
-    console.log(
-      'the session:',
-      JSON.stringify({ status, agentJoinedAt, agentSeenAt, dispatchedAt, agentWorkerId }),
-      '\nthe workers:',
-      JSON.stringify(await db.select().from(agentWorkers)),
-      '\nits dispatches:',
-      JSON.stringify(await livekit.dispatches.listDispatch(sessionId).catch((e: Error) => e.message)),
-      '\nin its room:',
-      JSON.stringify(
-        await livekit.rooms
-          .listParticipants(sessionId)
-          .then((all) => all.map((p) => `${p.identity} (${p.tracks.length} tracks)`))
-          .catch((e: Error) => e.message),
-      ),
+    const workers = (await db.select().from(agentWorkers)).map(
+      (w) =>
+        `${w.id}${w.draining ? ' draining' : ''}  ${w.runningJobs}/${w.capacity} jobs, seen ${w.seenAt.toISOString()}, expires ${w.expiresAt.toISOString()}`,
     );
+    const dispatches = await livekit.dispatches
+      .listDispatch(sessionId)
+      .then((all) => all.map((d) => `${d.id} (${d.state?.jobs.length ?? 0} jobs)`))
+      .catch((e: Error) => [e.message]);
+    const inRoom = await livekit.rooms
+      .listParticipants(sessionId)
+      .then((all) => all.map((p) => `${p.identity} (${p.tracks.length} tracks)`))
+      .catch((e: Error) => [e.message]);
     for (const agent of agents) console.log(`worker ${agent.workerId} printed:\n${agent.output().slice(-30_000)}`);
+    // Each worker's last warnings and errors (pino levels 40 and up).
+    const warnings = agents.map(
+      (agent) =>
+        `${agent.workerId}: ${agent
+          .output()
+          .split('\n')
+          .filter((line) => /"level":(4|5|6)0/.test(line))
+          .slice(-3)
+          .map((line) => /"msg":"([^"]*)"/.exec(line)?.[1] ?? line.slice(0, 120))
+          .join(' | ')}`,
+    );
+    return [
+      `now ${new Date().toISOString()}; the session: ${JSON.stringify({ status, agentJoinedAt, agentSeenAt, dispatchedAt, agentWorkerId })}`,
+      `the workers: ${workers.join('; ')}`,
+      `its dispatches: ${dispatches.join('; ')}`,
+      `in its room: ${inRoom.join('; ')}`,
+      `the workers' last warnings: ${warnings.join(' / ')}`,
+    ].join('\n');
   }
 
   /** A session on an identity, a visitor receiving its avatar; its video tracks, in order. */
@@ -84,10 +103,10 @@ describe('an agent worker stopped with SIGTERM', () => {
       },
       20_000,
       'a session admitted',
-    ).catch(async (error) => {
-      console.log('the workers:', JSON.stringify(await service.services.database.db.select().from(agentWorkers)));
+    ).catch(async (error: Error) => {
       for (const agent of agents) console.log(`worker ${agent.workerId} printed:\n${agent.output().slice(-30_000)}`);
-      throw error;
+      const workers = await service.services.database.db.select().from(agentWorkers);
+      throw new Error(`${error.message}\nnow ${new Date().toISOString()}; the workers: ${JSON.stringify(workers)}`);
     });
     const videos: FrameLog[] = [];
     const visitor = await joinAsVisitor(session, {
@@ -141,9 +160,8 @@ describe('an agent worker stopped with SIGTERM', () => {
       expect(videos.length).toBe(1);
       // Then it moves: the other worker's avatar comes into the same room.
       await eventually(() => (videos[1]?.frames.length ?? 0) > 0, 20_000, 'the avatar from the other worker').catch(
-        async (error) => {
-          await explain(session.room_name);
-          throw error;
+        async (error: Error) => {
+          throw new Error(`${error.message}\n${await explain(session.room_name)}`);
         },
       );
       expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(DRAIN_SECONDS * 1000);

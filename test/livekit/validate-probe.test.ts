@@ -4,7 +4,7 @@
 // first connection without a word and answers the second like LiveKit.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { TCPSocketListener } from 'bun';
-import { signalProxy } from '../../src/livekit/signal-proxy.ts';
+import { SignalTunnels, signalProxy } from '../../src/livekit/signal-proxy.ts';
 
 describe('the validate probe through the signal proxy', () => {
   let upstream: TCPSocketListener<undefined>;
@@ -38,7 +38,7 @@ describe('the validate probe through the signal proxy', () => {
   afterAll(() => upstream?.stop(true));
 
   const ask = (token: string) =>
-    signalProxy(`ws://127.0.0.1:${upstream.port}`).handle(
+    signalProxy(`ws://127.0.0.1:${upstream.port}`, new SignalTunnels()).handle(
       new Request(`http://likeness.test/rtc/validate?access_token=${token}`),
     );
 

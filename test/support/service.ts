@@ -1,6 +1,7 @@
 // An in-process Likeness control plane on a chosen database engine, with helpers to
 // make accounts and call the API as they would.
 import { test } from 'bun:test';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -172,15 +173,69 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       return rows[0]!.n;
     },
     async stopKeepingData() {
-      await stopWorker(worker);
-      await running.stop();
+      await stopWithin(running, worker);
     },
     async stop() {
-      await stopWorker(worker);
-      await running.stop();
+      await stopWithin(running, worker);
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A suite's afterAll has a minute (bun's --timeout): a stop that ran out of it left its
+ * processes to the next suite of the stream (CI, stop 57: typed-chat's LiveKit and job
+ * processes, and visitor-reach after it failed too), and said nothing of what held it.
+ */
+const STOP_DEADLINE_MS = 45_000;
+
+/**
+ * The worker, then the service. Past STOP_DEADLINE_MS it fails with what held it (the step, the
+ * sessions still running, this process's children), after ending what it started: LiveKit, then
+ * every child process (a stream's suites run one after the other, so they are this suite's).
+ */
+async function stopWithin(running: RunningService, worker: AgentWorker | undefined): Promise<void> {
+  let step = 'the agent worker';
+  const stopping = (async () => {
+    await stopWorker(worker);
+    step = 'the service';
+    await running.stop();
+  })();
+  const held = await Promise.race([stopping.then(() => false), Bun.sleep(STOP_DEADLINE_MS).then(() => true)]);
+  if (!held) return;
+  const sessions = worker?.runningSessions() ?? 0;
+  const children = childProcesses();
+  await running.services.localLivekit?.stop();
+  for (const child of children) {
+    try {
+      process.kill(child.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(
+    `the test service's stop held in ${step} for ${STOP_DEADLINE_MS / 1000} s (${sessions} sessions running); ` +
+      `this process's children then, killed: ${children.map((c) => `${c.pid} ${c.state} ${c.command}`).join('; ') || 'none'}`,
+  );
+}
+
+/** This process's children: pid, state (R running, S sleeping, D in I/O, Z exited) and command line. */
+function childProcesses(): { pid: number; state: string; command: string }[] {
+  const children: { pid: number; state: string; command: string }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // pid (comm) state ppid …: the command may hold spaces and parentheses, so read after the last ')'.
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== process.pid) continue;
+      const command = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 120);
+      children.push({ pid: Number(name), state: state ?? '?', command });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
 }
 
 /** A worker that takes long to stop says so: a suite's afterAll has a minute, and its log keeps little else. */
