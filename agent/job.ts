@@ -11,8 +11,15 @@ import {
   type ParsedDispatch,
   parseDispatchMetadata,
 } from '../src/contract/index.ts';
-import { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from './agents-adapter/index.ts';
+import {
+  listenToWorker,
+  modelsInBackground,
+  onStopRequested,
+  prewarmDone,
+  stoppedByWorker,
+} from './agents-adapter/index.ts';
 import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
+import { sessionOver } from './conversation/afterwards.ts';
 import { startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
 import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
@@ -178,7 +185,7 @@ function readDispatch(ctx: JobContext<ProcessData>): SessionJob | undefined {
   };
 }
 
-function meterSession({ metadata, reporter, logger, shutdown }: SessionJob): StreamingMeter {
+function meterSession({ ctx, metadata, reporter, logger, shutdown }: SessionJob): StreamingMeter {
   const meter = new StreamingMeter({
     intervalSeconds: metadata.billing_interval_seconds,
     visitorIdentity: metadata.visitor_identity,
@@ -187,8 +194,16 @@ function meterSession({ metadata, reporter, logger, shutdown }: SessionJob): Str
     reporter,
     logger,
   });
+  // The worker stopping (a drain's end): a session that goes on moves to another worker as the
+  // request arrives, not once agents has closed this job (seconds; drain.test on CI: over 20 s).
+  // LiveKit's end of a job whose room was deleted comes as the same request: the room tells.
+  onStopRequested(() => {
+    void sessionOver(ctx.info, metadata.session_id, true, logger).then((over) => {
+      if (!over) meter.agentLeaving();
+    });
+  });
   // Shutdown callbacks run after the room is left: the meter delivers what it still holds,
-  // the news that this agent is gone first when its worker stopped it.
+  // the news that this agent is gone first when its worker stopped it (if not said above).
   shutdown.add(() => {
     if (stoppedByWorker()) meter.agentLeaving();
     return meter.close();

@@ -54,7 +54,7 @@
 
 export { startBeyAgent, startLemonSliceAgent } from './avatars.ts';
 export { syncCaptionsToPlayback } from './captions.ts';
-export { listenToWorker, modelsInBackground, prewarmDone, stoppedByWorker } from './job.ts';
+export { listenToWorker, modelsInBackground, onStopRequested, prewarmDone, stoppedByWorker } from './job.ts';
 export { closeRemoteSessionHost } from './session-host.ts';
 export { currentSpeech } from './speech.ts';
 export {

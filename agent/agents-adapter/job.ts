@@ -5,6 +5,7 @@ import { JOB_MODELS_IN_BACKGROUND_VARIABLE } from '../../src/config.ts';
 let listening = false;
 let prewarming = true;
 let stopRequested = false;
+const stopListeners: (() => void)[] = [];
 
 /** agents' IPC message from the worker asking the job process to stop (the worker is stopping). */
 function isShutdownRequest(message: unknown): boolean {
@@ -32,7 +33,18 @@ export function listenToWorker(): void {
     if (!isShutdownRequest(message)) return;
     stopRequested = true;
     if (prewarming) process.exit(0);
+    for (const listener of stopListeners.splice(0)) listener();
   });
+}
+
+/**
+ * Called once when the worker asks this job to stop, as the request arrives: agents runs the
+ * job's shutdown callbacks only after the entry function, the session's close and the room's
+ * disconnect (seconds; up to 15 + 60 s), which a session moving to another worker need not wait for.
+ */
+export function onStopRequested(listener: () => void): void {
+  if (stopRequested) listener();
+  else stopListeners.push(listener);
 }
 
 /** Prewarm is over: from here agents' own handler takes the shutdown request (it is added right after). */

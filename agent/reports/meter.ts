@@ -78,6 +78,7 @@ export class StreamingMeter {
   #visitorLeftReported = false;
   /** When the meter stopped counting (close, or the credits ran out). */
   #stoppedAt: number | undefined;
+  #leavingReported = false;
   #lastUsage = '';
   #lastReportedMinute = -1;
   /** Participants currently connected under the visitor's identity (LiveKit keeps it at 0 or 1). */
@@ -154,6 +155,8 @@ export class StreamingMeter {
    * or ends it. Its last usage goes first: the move gives the next job the session's reports.
    */
   agentLeaving(): void {
+    if (this.#leavingReported) return;
+    this.#leavingReported = true;
     this.#stop();
     this.#enqueue({ type: 'agent_leaving' });
   }

@@ -6,6 +6,7 @@
 // AgentServer with a job whose processes the test holds in prewarm. What the other workarounds
 // do is shown where it matters (each names its test).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -146,3 +147,21 @@ describe("agents' process pool, as patched", () => {
     expect(jobProcesses()).toHaveLength(1);
   }, 90_000);
 });
+
+test("a job hears its worker's stop request as it arrives (the session moves then, not once agents has closed the job)", async () => {
+  const child = fork(join(import.meta.dir, 'fixtures/stop-listener.ts'), { execPath: process.execPath, stdio: 'pipe' });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  try {
+    await eventually(() => out.includes('listening'), 10_000, 'the job stand-in to listen');
+    // agents' own message, as its supervised process sends it.
+    child.send({ case: 'shutdownRequest', value: { reason: 'shutdown request' } });
+    expect(await Promise.race([exited, Bun.sleep(10_000).then(() => 'still running')])).toBe(0);
+    expect(out).toContain('stop heard; stoppedByWorker true');
+  } finally {
+    child.kill('SIGKILL');
+  }
+}, 30_000);

@@ -293,8 +293,11 @@ describe('usage', () => {
     meter.firstFramePublished();
     await clock.advance(20_000);
     meter.agentLeaving();
+    // Said as the worker's stop request arrives, and again by the job's shutdown: told once.
+    meter.agentLeaving();
     await meter.close();
     expect(attempts.map((a) => a.report.type).slice(-2)).toEqual(['usage', 'agent_leaving']);
+    expect(attempts.filter((a) => a.report.type === 'agent_leaving')).toHaveLength(1);
     expect(usages(attempts)).toHaveLength(1);
     expect(usages(attempts)[0]).toMatchObject({ streamed_ms: 20_000, visitor_ms: 20_000, streaming: false });
   });

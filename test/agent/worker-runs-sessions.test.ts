@@ -345,15 +345,23 @@ describe('agent worker', () => {
       expect(frames.count, `${frames.count} frames in 2 s`).toBeGreaterThanOrEqual(30);
       expectFrameSize(frames.sizes, 960, 540);
 
-      await waitFor('two minutes after the join', () => minuteIndices(roomName).length >= 2);
+      await waitFor('four minutes after the join', () => minuteIndices(roomName).length >= 4);
       // Minutes are the visitor's (docs/api.md#credits): numbered from the join, not from the
       // frames nobody saw before it, each the next an interval after the previous.
-      expect(minuteIndices(roomName).slice(0, 2)).toEqual([0, 1]);
+      expect(minuteIndices(roomName).slice(0, 4)).toEqual([0, 1, 2, 3]);
       const minutes = reportsOf(roomName).filter((r) => r.body.type === 'minute');
       expect(minutes.every((r) => r.at >= joiningAt)).toBe(true);
       // (the join counts once the agent hears of it: the connection and the microphone first)
       expect(minutes[0]!.at - joiningAt).toBeLessThan(3 * BILLING_INTERVAL_MS);
-      expect(Math.abs(minutes[1]!.at - minutes[0]!.at - BILLING_INTERVAL_MS)).toBeLessThan(BILLING_INTERVAL_MS);
+      // Minute n an interval after minute n − 1, on minute 0's grid: measured by their arrival
+      // here, which lags while this process decodes the frames above (run 70: minute 1 a second
+      // late). A grid shifted by an interval puts every one of them an interval off; one lagging
+      // report does not, so the least late of minutes 1–3 is held within the interval.
+      const offGrid = minutes
+        .slice(1, 4)
+        .map((minute, i) => minute.at - minutes[0]!.at - (i + 1) * BILLING_INTERVAL_MS);
+      for (const off of offGrid) expect(off).toBeGreaterThan(-BILLING_INTERVAL_MS);
+      expect(Math.min(...offGrid)).toBeLessThan(BILLING_INTERVAL_MS);
       expect(streaming.at).toBeLessThan(joiningAt);
 
       await visitor.disconnect();
