@@ -18,7 +18,7 @@ import {
   prewarmDone,
   stoppedByWorker,
 } from './agents-adapter/index.ts';
-import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice } from './avatar/index.ts';
+import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice, tracksReceived } from './avatar/index.ts';
 import { sessionOver } from './conversation/afterwards.ts';
 import { startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
@@ -133,6 +133,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
   const leaveSessionsHere = joinSessionsHere();
   job.shutdown.add(async () => leaveSessionsHere());
   const face = await startFace(job, preparedAvatar, meter);
+  handOverIfUndelivered(job, face.trackSids(), meter);
   const ending = endingOfConversation({
     room: ctx.room,
     access: ctx.info,
@@ -279,9 +280,31 @@ async function startFace(job: SessionJob, prepared: PreparedAvatar | null, meter
     : null;
   if (avatar) {
     shutdown.add(() => avatar.stop());
-    return { avatar, speech: avatar.speech, audible: avatar.audible };
+    return { avatar, speech: avatar.speech, audible: avatar.audible, trackSids: avatar.trackSids };
   }
   const voiceOnly = await startVoice({ room: ctx.room, logger, recorder: recording?.recorder });
   shutdown.add(() => voiceOnly.stop());
-  return { avatar: null, speech: voiceOnly.speech, audible: voiceOnly.audible };
+  return { avatar: null, speech: voiceOnly.speech, audible: voiceOnly.audible, trackSids: voiceOnly.trackSids };
+}
+
+/**
+ * Tracks LiveKit never received (avatar/delivery.ts): the visitor would watch a call with no
+ * face and no voice. The session goes to a new job, on a new connection, and this one leaves.
+ */
+function handOverIfUndelivered({ ctx, logger, shutdown }: SessionJob, trackSids: string[], meter: StreamingMeter) {
+  const left = new AbortController();
+  shutdown.add(async () => left.abort());
+  const check = {
+    access: ctx.info,
+    roomName: ctx.room.name ?? '',
+    identity: ctx.room.localParticipant?.identity ?? '',
+    trackSids,
+    signal: left.signal,
+  };
+  void tracksReceived(check).then((answer) => {
+    if (answer.state !== 'missing') return;
+    logger.warn({ missing: answer.missing }, "LiveKit never received the job's tracks; a new job takes the session");
+    meter.agentLeaving('tracks_not_received');
+    ctx.shutdown('tracks not received');
+  });
 }

@@ -23,6 +23,7 @@ import { AvatarRunner } from './runner.ts';
 import { startAvatarService } from './service.ts';
 import { AvatarSpeech } from './speech.ts';
 
+export { TRACKS_ARRIVE_WITHIN_MS, tracksReceived } from './delivery.ts';
 export { AvatarSpeech } from './speech.ts';
 
 export interface AvatarPlan {
@@ -67,6 +68,8 @@ export interface Avatar {
   visitorSpeaking(speaking: boolean): void;
   /** Video frames published so far, for a face drawn here; absent for a voice alone or an avatar service. */
   framesPublished?(): number;
+  /** LiveKit's ids of the tracks this job published (none for an avatar service, which publishes its own). */
+  trackSids(): string[];
   stop(): Promise<void>;
 }
 
@@ -107,7 +110,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
         options.room,
         (participant) => participant.attributes[PUBLISH_ON_BEHALF] === agentIdentity,
       );
-      return { ...service, audible: Promise.resolve(), visitorSpeaking: () => {} };
+      return { ...service, audible: Promise.resolve(), visitorSpeaking: () => {}, trackSids: () => [] };
     } catch (error) {
       // The conversation goes on with our own face rather than without one.
       renderer = fallbackRenderer({ identity: prepared.identity, size, logger: prepared.logger });
@@ -139,6 +142,7 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
     audible: runner.audible,
     visitorSpeaking: (speaking) => runner.setVisitorSpeaking(speaking),
     framesPublished: () => runner.framesPublished,
+    trackSids: () => runner.trackSids,
     stop: () => runner.stop(),
   };
 }
@@ -161,5 +165,11 @@ export async function startVoice(options: {
     recorder: options.recorder,
   });
   await runner.start();
-  return { speech, audible: runner.audible, visitorSpeaking: () => {}, stop: () => runner.stop() };
+  return {
+    speech,
+    audible: runner.audible,
+    visitorSpeaking: () => {},
+    trackSids: () => runner.trackSids,
+    stop: () => runner.stop(),
+  };
 }

@@ -50,6 +50,8 @@ const AUDIO_QUEUE_MS = 200;
  */
 const AUDIO_LEAD_MIN_MS = 20;
 const AUDIO_LEAD_MAX_MS = 60;
+/** An unpublish answers within milliseconds; one that does not, the job leaves behind. */
+const UNPUBLISH_WITHIN_MS = 2_000;
 
 export interface AvatarRunnerOptions {
   room: Room;
@@ -146,6 +148,11 @@ export class AvatarRunner {
     this.#tick();
   }
 
+  /** LiveKit's ids of the tracks published (none before `start()` resolved). */
+  get trackSids(): string[] {
+    return this.#publications.flatMap((publication) => (publication.sid ? [publication.sid] : []));
+  }
+
   /** Video frames handed to the published track so far: frames skipped after a stall are not (the session's delivered fps). */
   get framesPublished(): number {
     return this.#framesPublished;
@@ -166,10 +173,20 @@ export class AvatarRunner {
     await this.#audioSource?.close();
   }
 
+  /** Bounded: a connection that never came up (avatar/delivery.ts) must not hold the job's end. */
   async #unpublish(publication: LocalTrackPublication): Promise<void> {
     const room = this.#options.room;
-    if (publication.sid && room.isConnected)
-      await room.localParticipant!.unpublishTrack(publication.sid).catch(() => undefined);
+    if (!publication.sid || !room.isConnected) return;
+    const unpublished = room.localParticipant!.unpublishTrack(publication.sid).catch(() => undefined);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.#options.logger.warn({ track_sid: publication.sid }, 'unpublishing a track did not finish; leaving it');
+        resolve();
+      }, UNPUBLISH_WITHIN_MS);
+    });
+    await Promise.race([unpublished, late]);
+    clearTimeout(timer);
   }
 
   #tick = (): void => {

@@ -9,7 +9,7 @@
 // shows: how long the avatar streamed, and how long the visitor was in the room with it. It
 // knows nothing about renderers or LiveKit: it is told when the first frame went out and who
 // joined or left.
-import type { MeterReport } from '../../src/contract/index.ts';
+import type { AgentLeavingReason, MeterReport } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { type MeterClock, systemClock } from './clock.ts';
 import type { Reporter } from './report-delivery.ts';
@@ -151,14 +151,15 @@ export class StreamingMeter {
   }
 
   /**
-   * The job is leaving a session that goes on (its worker is stopping): the control plane moves
-   * or ends it. Its last usage goes first: the move gives the next job the session's reports.
+   * The job is leaving a session that goes on (its worker is stopping, or LiveKit never received
+   * its tracks): the control plane moves or ends it. Its last usage goes first: the move gives
+   * the next job the session's reports.
    */
-  agentLeaving(): void {
+  agentLeaving(reason: AgentLeavingReason = 'worker_stopping'): void {
     if (this.#leavingReported) return;
     this.#leavingReported = true;
     this.#stop();
-    this.#enqueue({ type: 'agent_leaving' });
+    this.#enqueue({ type: 'agent_leaving', reason });
   }
 
   participantDisconnected(identity: string): void {

@@ -98,6 +98,10 @@ export const UsageReport = Type.Object({
   visitor_present: Type.Boolean(),
 });
 
+/** Why a job leaves a session that goes on; absent: `worker_stopping` (jobs before the reason was sent). */
+export const AGENT_LEAVING_REASONS = ['worker_stopping', 'tracks_not_received'] as const;
+export type AgentLeavingReason = (typeof AGENT_LEAVING_REASONS)[number];
+
 export const MeterReport = Type.Union([
   /** The avatar's first video frame was published. */
   Type.Object({ type: Type.Literal('avatar_streaming'), at: Type.Optional(Timestamp) }),
@@ -112,8 +116,14 @@ export const MeterReport = Type.Union([
   Type.Object({ type: Type.Literal('visitor_joined') }),
   /** The job is in the room: the session has its agent. */
   Type.Object({ type: Type.Literal('agent_joined') }),
-  /** The job leaves though the session goes on: its worker is stopping (drained). The control plane moves the session, or ends it. */
-  Type.Object({ type: Type.Literal('agent_leaving') }),
+  /**
+   * The job leaves though the session goes on: its worker is stopping (drained), or LiveKit
+   * never received its tracks (agent/avatar/delivery.ts). The control plane moves the session, or ends it.
+   */
+  Type.Object({
+    type: Type.Literal('agent_leaving'),
+    reason: Type.Optional(Type.Union(AGENT_LEAVING_REASONS.map((reason) => Type.Literal(reason)))),
+  }),
 ]);
 
 export const AVATAR_FALLBACKS = ['builtin', 'standin'] as const;

@@ -13,7 +13,8 @@
 //   worker has a free slot.
 // - Leaving: a job whose worker is stopping (drained) says so before it goes: the session
 //   moves to another worker at once, or, where none has room, ends with a
-//   `service_restarting` notice (as a lost agent of a draining worker does).
+//   `service_restarting` notice (as a lost agent of a draining worker does). A job whose tracks
+//   LiveKit never received (agent/avatar/delivery.ts) says so too, and is replaced at once.
 // SESSION_AGENT_TIMEOUT_SECONDS, counted from the start or the loss, still ends a session no
 // agent reaches (`agent_unavailable`).
 
@@ -23,7 +24,7 @@ import { isTestAccount } from '../accounts/test-mode.ts';
 import type { AssetLinks } from '../assets/links.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import type { SessionSettings } from '../config.ts';
-import { HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
+import { type AgentLeavingReason, HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
 import { secondsAfter, secondsAgo } from '../db/clock.ts';
 import { randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
@@ -209,15 +210,20 @@ export class AgentWatch {
   }
 
   /** A job says it leaves a session that goes on, its worker stopping: the session moves now, or ends. */
-  async onAgentLeaving(sessionId: string): Promise<void> {
+  async onAgentLeaving(sessionId: string, reason: AgentLeavingReason): Promise<void> {
     const [session] = await this.deps.db
       .update(sessions)
       .set({ agentJoinedAt: null, agentWaitSince: sql`now()`, dispatchedAt: sql`now()` })
       .where(and(eq(sessions.id, sessionId), eq(sessions.status, 'running'), isNotNull(sessions.agentJoinedAt)))
       .returning();
     if (!session) return;
-    this.#log(`session ${sessionId}: its agent's worker is stopping`);
-    await this.#moveOrEnd(session, true);
+    this.#log(
+      reason === 'worker_stopping'
+        ? `session ${sessionId}: its agent's worker is stopping`
+        : `session ${sessionId}: LiveKit never received its agent's tracks; a new agent takes it`,
+    );
+    // A job that failed to stream frees its own slot as it goes: no reason to end the session.
+    await this.#moveOrEnd(session, reason === 'worker_stopping');
   }
 
   /**

@@ -111,7 +111,11 @@ async function followJob({ lifecycle, agentWatch }: JobReportDeps, session: Sess
       return true;
     case 'agent_leaving':
       // Answered at once: the job is on its way out; the move (or the ending) follows.
-      inBackground(agentWatch.onAgentLeaving(session.id), session.id, 'moving a session to another worker failed');
+      inBackground(
+        agentWatch.onAgentLeaving(session.id, body.reason ?? 'worker_stopping'),
+        session.id,
+        'moving a session to another worker failed',
+      );
       return true;
     case 'visitor_joined':
       if (session.status === 'running') await lifecycle.markJoined(session.id);

@@ -9,6 +9,7 @@ import { sessions } from '../../src/sessions/schema.ts';
 import type { IdentityBody } from '../support/forms.ts';
 import { jobReportService } from '../support/job-session.ts';
 import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
 
 describe.each(ENGINES)('agent job reports on %s', (engine) => {
   let service: TestService;
@@ -200,6 +201,29 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     });
     expect(await statusOf(served.id)).toMatchObject({ status: 'ended', end_reason: 'no_join', billed_minutes: 0 });
     expect(await service.services.ledger.balance(account.accountId)).toBe(before);
+  });
+
+  test('a job whose tracks LiveKit never received is replaced at once, though no worker has room; one whose worker stops, then, ends the session', async () => {
+    const dispatchesOf = async (room: string) =>
+      (await service.services.livekit.dispatches.listDispatch(room)).filter((dispatch) => dispatch.agentName).length;
+    const statusOf = async (id: string) =>
+      (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+    const undelivered = await startSession();
+    const drained = await startSession();
+    for (const session of [undelivered, drained])
+      expect((await session.report({ type: 'agent_joined' })).status).toBe(200);
+    expect((await undelivered.report({ type: 'agent_leaving', reason: 'frames_lost' })).status).toBe(422);
+    expect((await undelivered.report({ type: 'agent_leaving', reason: 'tracks_not_received' })).status).toBe(200);
+    // No reason is a worker stopping (jobs of an older agent send none).
+    expect((await drained.report({ type: 'agent_leaving' })).status).toBe(200);
+    await eventually(async () => (await dispatchesOf(undelivered.id)) === 2, 10_000, 'a second dispatch');
+    await eventually(async () => (await statusOf(drained.id)).status === 'ended', 10_000, 'the drained session to end');
+    expect(await statusOf(drained.id)).toMatchObject({ end_reason: 'service_restarting' });
+    // The replaced session goes on, waiting for its new agent (the agent timeout counts from the loss).
+    const [row] = await service.services.database.db.select().from(sessions).where(eq(sessions.id, undelivered.id));
+    expect(row).toMatchObject({ status: 'running', agentJoinedAt: null });
+    expect(row!.agentWaitSince).not.toBeNull();
+    await account.call('POST', `/v1/sessions/${undelivered.id}/end`);
   });
 
   test("an ending's reason holds when the webhooks its room closure sets off arrive before it is recorded", async () => {
