@@ -91,7 +91,14 @@ function greetAndWatch(
     providers,
     languages,
     instructions,
-  }: { session: voice.AgentSession; providers: SessionProviders; languages: SpokenLanguages; instructions: string },
+    tools,
+  }: {
+    session: voice.AgentSession;
+    providers: SessionProviders;
+    languages: SpokenLanguages;
+    instructions: string;
+    tools: llm.ToolContext;
+  },
 ) {
   const { metadata, logger } = options;
   const idle = watchIdleVisitor({
@@ -114,7 +121,7 @@ function greetAndWatch(
     // The visitor's silence counts from then on.
     afterGreeting(greeting) {
       idle.start();
-      providers.prepareReplies(instructions, greeting);
+      providers.prepareReplies(instructions, greeting, tools);
     },
     notGreeted: () => idle.start(),
     logger,
@@ -219,7 +226,13 @@ export async function startConversation(options: ConversationOptions): Promise<C
     agent: parts.agent,
     instructionsWith: parts.instructionsWith,
   });
-  const idle = greetAndWatch(options, { session, providers, languages, instructions: parts.instructions });
+  const idle = greetAndWatch(options, {
+    session,
+    providers,
+    languages,
+    instructions: parts.instructions,
+    tools: parts.agent.toolCtx,
+  });
   return {
     session,
     async close() {

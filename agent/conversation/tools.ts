@@ -29,11 +29,16 @@ const CONTROL_PLANE_MARGIN_MS = 3_000;
 /** The goodbye of end_session gets this long to be heard before the session is ended anyway. */
 const GOODBYE_PLAYOUT_MAX_MS = 15_000;
 
+/**
+ * Short: the answer is not played before the filler has been (agents voices a tool's answer
+ * once the words before its call are heard), and offline it is ready ~1 s after the call:
+ * "One moment, let me check." (1.6 s of speech) held it back by a second (bench/conversation).
+ */
 export const TOOL_FILLERS: Record<SpokenLanguage, string> = {
-  en: 'One moment, let me check.',
-  es: 'Un momento, déjame comprobarlo.',
-  pl: 'Chwileczkę, sprawdzę to.',
-  uk: 'Хвилинку, я перевірю.',
+  en: 'Let me check.',
+  es: 'Déjame ver.',
+  pl: 'Zaraz sprawdzę.',
+  uk: 'Зараз перевірю.',
 };
 
 export const GOODBYES: Record<SpokenLanguage, string> = {
@@ -198,7 +203,11 @@ export async function endOnFarewell(
   await options.endSession();
 }
 
-/** Says the filler once the call has run FILLER_AFTER_MS, once per turn, outside the chat context. */
+/**
+ * Says the filler once the call has run FILLER_AFTER_MS, once per turn, outside the chat
+ * context; not where the turn already had words before its call (a model's own "let me check",
+ * the offline model's filler, said as it began writing the call): they are playing, or done.
+ */
 function fillerOnce(
   ctx: llm.ToolOptions['ctx'],
   afterMs: number,
@@ -209,6 +218,10 @@ function fillerOnce(
   const timer = setTimeout(() => {
     if (filled.has(turn)) return;
     filled.add(turn);
+    const spoken = ctx.speechHandle.chatItems.some(
+      (item) => item.type === 'message' && item.role === 'assistant' && Boolean(item.textContent?.trim()),
+    );
+    if (spoken || ctx.session.agentState === 'speaking') return;
     try {
       ctx.session.say(TOOL_FILLERS[options.language()], { addToChatCtx: false });
     } catch (error) {

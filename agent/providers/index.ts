@@ -26,7 +26,7 @@ export interface SessionProviders {
    * Called once the greeting is said: a provider that can prepare the replies' common start
    * does (the offline model evaluates it while the greeting plays); the cloud ones need not.
    */
-  prepareReplies(instructions: string, greeting: string): void;
+  prepareReplies(instructions: string, greeting: string, tools?: llm.ToolContext): void;
   /**
    * One JSON object `schema` allows, the model's answer to `question` (after the conversation:
    * the outcome): the offline model samples under a grammar made from the schema, a cloud one
@@ -126,7 +126,7 @@ export function createProviders(
     llm: languageModel,
     tts: textToSpeech,
     speakIn,
-    prepareReplies: (instructions, greeting) => offlineLanguageModel?.prime(instructions, greeting),
+    prepareReplies: (instructions, greeting, tools) => void offlineLanguageModel?.prime(instructions, greeting, tools),
     writeJson: (question, schema, timeoutMs) =>
       offlineLanguageModel
         ? offlineLanguageModel.writeJson(question, schema, timeoutMs)

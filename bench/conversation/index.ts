@@ -15,6 +15,7 @@
 // --language en|es: the identity's, the question's (espeak-ng's voice of that language).
 import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
+import { TOOL_FILLERS } from '../../agent/conversation/tools.ts';
 import { loadProviders } from '../../src/config.ts';
 import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
@@ -156,6 +157,7 @@ try {
   });
   const voiceToVoice: number[] = [];
   const voiceToAnswer: number[] = [];
+  const voiceToAnswerStart: number[] = [];
   let unanswered = 0;
   const stages: Record<string, number[]> = {};
   const stage = (name: string, ms: number | undefined) => {
@@ -184,17 +186,31 @@ try {
       stage('text at the TTS → first audio sent (fake)', context.firstAudioAt! - context.openedAt);
       stage('first audio sent → heard at the client', epoch(replied) - context.firstAudioAt!);
     }
-    await eventually(() => ears.silenceAfter(replied, 600), 60_000, 'the end of the reply');
+    // A tool turn's first audio is a filler, and its answer follows a pause: the next question
+    // waits for the answer's words (or 20 s), not the filler's end, or it interrupts the answer.
+    const answerOf = () => captions.find((caption) => caption.at > voiceEnd && prepared.says!.test(caption.text));
+    // The answer's own first words: the first caption after the question that is not the filler's.
+    const filler = TOOL_FILLERS[language];
+    const begun = () =>
+      captions.find(
+        (caption) => caption.at > voiceEnd && caption.text.trim() && !filler.startsWith(caption.text.trim()),
+      );
+    const answered = prepared.says
+      ? await eventually(() => answerOf(), 20_000, 'the answer').catch(() => undefined)
+      : undefined;
+    await eventually(() => ears.silenceAfter(answered?.at ?? replied, 600), 60_000, 'the end of the reply');
     if (prepared.says) {
-      const answered = captions.find((caption) => caption.at > voiceEnd && prepared.says!.test(caption.text));
       if (answered) voiceToAnswer.push(answered.at - voiceEnd);
       else unanswered++;
+      const first = begun();
+      if (first) voiceToAnswerStart.push(first.at - voiceEnd);
     }
     await Bun.sleep(500);
   }
   report('end of speech → first reply audio at the client', voiceToVoice);
   if (prepared.says) {
-    report(`end of speech → the answer's words (${prepared.says.source})`, voiceToAnswer);
+    report("end of speech → the answer's first words (a caption not the filler's)", voiceToAnswerStart);
+    report(`end of speech → the result's words (${prepared.says.source})`, voiceToAnswer);
     console.log(
       `answers without those words: ${unanswered} of ${values.turns}; tool calls: ${prepared.calls()} (receiver ${kind === 'tool' ? `answering in ${TOOL_ANSWER_MS} ms` : 'none'})`,
     );

@@ -4,7 +4,7 @@
 // text it can say, each call recorded (transcript tool turn, turn metrics), a slow call's filler
 // said once per turn, end_session's goodbye and agent_ended.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { initializeLogger, type llm } from '@livekit/agents';
+import { initializeLogger, llm } from '@livekit/agents';
 import { RpcError } from '@livekit/rtc-node';
 import { conversationTools, GOODBYES, TOOL_FILLERS, type ToolsOptions } from '../../agent/conversation/tools.ts';
 import {
@@ -68,15 +68,19 @@ beforeAll(() => {
 afterAll(() => controlPlane.stop(true));
 
 /** Stand-ins for what execute gets from agents: the session (say) and the turn's speech. */
-function runContext(turn = 'speech_1') {
+function runContext(
+  turn = 'speech_1',
+  { chatItems = [], agentState = 'thinking' }: { chatItems?: llm.ChatItem[]; agentState?: string } = {},
+) {
   const said: { text: string; addToChatCtx?: boolean }[] = [];
   const session = {
+    agentState,
     say(text: string, options?: { addToChatCtx?: boolean }) {
       said.push({ text, addToChatCtx: options?.addToChatCtx });
       return { waitForPlayout: () => Promise.resolve() };
     },
   };
-  return { said, ctx: { session, speechHandle: { id: turn } } as unknown as llm.ToolOptions['ctx'] };
+  return { said, ctx: { session, speechHandle: { id: turn, chatItems } } as unknown as llm.ToolOptions['ctx'] };
 }
 
 function build(overrides: Partial<ToolsOptions> = {}) {
@@ -188,6 +192,33 @@ describe('webhook tools', () => {
     await call(tools.get_appointment!, { date: '2025-05-06' }, quick.ctx);
     await Bun.sleep(150);
     expect(quick.said).toEqual([]);
+  });
+
+  test('a turn that had words before its call (playing, or played) gets no filler of ours', async () => {
+    answer = async () => {
+      await Bun.sleep(250);
+      return Response.json({ outcome: 'ok', result: 'done', duration_ms: 250 });
+    };
+    const { tools } = build({ fillerAfterMs: 100 });
+    // The offline model's filler, said as it began writing the call, still playing.
+    const playing = runContext('speech_d', { agentState: 'speaking' });
+    await call(tools.get_appointment!, { date: '2025-05-06' }, playing.ctx);
+    expect(playing.said).toEqual([]);
+    // A cloud model's own "let me check", played before the call ran long.
+    const played = runContext('speech_e', {
+      chatItems: [llm.ChatMessage.create({ role: 'assistant', content: 'Let me look that up.' })],
+    });
+    await call(tools.get_appointment!, { date: '2025-05-06' }, played.ctx);
+    expect(played.said).toEqual([]);
+    // Words of the visitor's, or an empty message, are not the agent's.
+    const silent = runContext('speech_f', {
+      chatItems: [
+        llm.ChatMessage.create({ role: 'user', content: 'Is it on?' }),
+        llm.ChatMessage.create({ role: 'assistant', content: ' ' }),
+      ],
+    });
+    await call(tools.get_appointment!, { date: '2025-05-06' }, silent.ctx);
+    expect(silent.said).toEqual([{ text: TOOL_FILLERS.en, addToChatCtx: false }]);
   });
 });
 

@@ -107,9 +107,11 @@ async function loadLanguageModel(
     context = await replyModel.createContext({
       contextSize: 2048,
       threads: { ideal: MAX_REPLY_THREADS, min: 1 },
-      sequences: 1,
+      // Replies in words, and turns that may call (llm.ts LoadedReplyModel.callsChat): ~25 MB each.
+      sequences: 2,
     });
     const chat = new llamaCpp.LlamaChat({ contextSequence: context.getSequence() });
+    const callsChat = new llamaCpp.LlamaChat({ contextSequence: context.getSequence() });
     const alphabets = Object.fromEntries(
       await Promise.all(
         SPOKEN_LANGUAGES.map(
@@ -127,6 +129,7 @@ async function loadLanguageModel(
     return {
       reply: {
         chat,
+        callsChat,
         name: basename(manifest.llm).replace(/\.gguf$/i, ''),
         alphabets,
         threads,
@@ -135,6 +138,7 @@ async function loadLanguageModel(
       readerModel,
       close: async () => {
         await chat.dispose();
+        await callsChat.dispose();
         await context?.dispose();
         await release();
       },

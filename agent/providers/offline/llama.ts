@@ -38,6 +38,8 @@ export interface LlamaGenerateOptions {
   functions?: LlamaFunctions;
   documentFunctionParams?: boolean;
   maxParallelFunctionCalls?: number;
+  /** With `functions`: each piece of a call's parameters as the model writes them. */
+  onFunctionCallParamsChunk?: (chunk: unknown) => void;
 }
 
 /** A compiled GBNF grammar (opaque here). */
@@ -54,6 +56,8 @@ export interface LlamaChatResponse {
 
 export interface LlamaChat {
   generateResponse(history: LlamaHistoryItem[], options?: LlamaGenerateOptions): Promise<LlamaChatResponse>;
+  /** The prompt tokens evaluated so far (those reused from the sequence's cache are not). */
+  readonly sequence?: { readonly tokenMeter: { readonly usedInputTokens: number } };
   dispose(): Promise<void> | void;
 }
 

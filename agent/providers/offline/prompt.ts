@@ -7,7 +7,7 @@ import type { llm } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import { isQuotedData } from '../../conversation/quoted-data.ts';
 import type { LlamaFunctionCall, LlamaHistoryItem } from './llama.ts';
-import { llamaFunctionCall, setFunctionResult } from './tool-calls.ts';
+import { llamaFunctionCall, setFunctionResult, TOOLS_RULE } from './tool-calls.ts';
 
 /**
  * The chat context as a llama chat history: text only (no vision), roles merged. Instructions
@@ -181,4 +181,11 @@ export function promptStart(
       : []),
     ...(greeting ? [greeting] : []),
   ];
+}
+
+/** A prompt that may call: the tools' rule after the instructions (what OfflineLLM.prime reads ahead too). */
+export function withToolsRule(prompt: LlamaHistoryItem[]): LlamaHistoryItem[] {
+  return prompt.map((item, index) =>
+    index === 0 && item.type === 'system' ? { type: 'system' as const, text: `${item.text}\n\n${TOOLS_RULE}` } : item,
+  );
 }

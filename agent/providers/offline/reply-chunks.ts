@@ -28,13 +28,42 @@ export function splitClauses(text: string): string[] {
   return pieces;
 }
 
+/** A sentence's end with the space after it, and nothing more yet. */
+const ENDS_A_SENTENCE = /[.!?]+["')\]]*\s+$/;
+
+/**
+ * The first piece is emitted as soon as the next clause begins; later ones wait for length.
+ * A first piece that ends a sentence goes at once, with nothing after it yet: the offline
+ * model's filler ("Let me check. ", llm.ts) is followed by no words, only by the call it
+ * writes, and it would otherwise wait for the whole call to be written.
+ */
+class FirstClauseStream extends tokenize.BufferedSentenceStream {
+  /** What was pushed until the first piece went out; null after. */
+  #beforeFirst: string | null = '';
+
+  constructor() {
+    super(splitClauses, LATER_PIECE_CHARS, CONTEXT_CHARS, { firstTokenLength: 1 });
+  }
+
+  override pushText(text: string): void {
+    super.pushText(text);
+    if (this.#beforeFirst === null) return;
+    this.#beforeFirst += text;
+    if (splitClauses(this.#beforeFirst).length > 1)
+      this.#beforeFirst = null; // emitted by the stream itself
+    else if (ENDS_A_SENTENCE.test(this.#beforeFirst)) {
+      this.#beforeFirst = null;
+      this.flush();
+    }
+  }
+}
+
 export class ReplyChunker extends tokenize.SentenceTokenizer {
   tokenize(text: string): string[] {
     return splitClauses(text);
   }
 
   stream(): tokenize.SentenceStream {
-    // The first piece is emitted as soon as the next clause begins; later ones wait for length.
-    return new tokenize.BufferedSentenceStream(splitClauses, LATER_PIECE_CHARS, CONTEXT_CHARS, { firstTokenLength: 1 });
+    return new FirstClauseStream();
   }
 }

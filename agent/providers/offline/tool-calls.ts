@@ -177,6 +177,11 @@ export function mayBeTextCall(text: string): boolean {
   return start === '' || start.startsWith('{') || start.startsWith('`') || start.startsWith('<');
 }
 
+/** Text that is surely the start of a call written out (a JSON object, Qwen's tag, a JSON code block), not words. */
+export function textCallBegun(text: string): boolean {
+  return /^(?:\{\s*"|<tool_call>|```(?:json)?\s*\{)/.test(text.trimStart());
+}
+
 /**
  * The prompt for the reply after calls: their results added to the visitor's last turn, where
  * the 0.5B model reads them (given as an instruction, it answered "Yes, my appointment on

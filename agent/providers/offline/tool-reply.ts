@@ -3,7 +3,7 @@
 // until the reply is over; then the reply's calls, from node-llama-cpp's function calling or
 // read from that text (tool-calls.ts).
 import type { LlamaChatResponse } from './llama.ts';
-import { mayBeTextCall, parseTextCall } from './tool-calls.ts';
+import { mayBeTextCall, parseTextCall, textCallBegun } from './tool-calls.ts';
 
 /** A sentence ends at . ! or ? (closing quotes allowed) followed by whitespace. */
 const SENTENCE_END = /[.!?]+["')\]]*\s/g;
@@ -18,11 +18,17 @@ export class ToolReplyText {
   #spoken = 0;
   #sentences = 0;
 
-  /** `readCalls`: the reply may be a call (false after a call's result: words only). */
+  #callBegun = false;
+
+  /**
+   * `readCalls`: the reply may be a call (false after a call's result: words only);
+   * `onCallBegun`: told once, as soon as the text is surely a call being written.
+   */
   constructor(
     private readonly say: (piece: string) => void,
     private readonly maxSentences: number,
     private readonly readCalls: boolean,
+    private readonly onCallBegun: () => void = () => {},
   ) {}
 
   /** Whether any words were said. */
@@ -33,7 +39,13 @@ export class ToolReplyText {
   /** One chunk of generated text; false once the reply has its sentences (stop generating). */
   add(chunk: string): boolean {
     this.#text += chunk;
-    if (this.readCalls && mayBeTextCall(this.#text)) return true;
+    if (this.readCalls && mayBeTextCall(this.#text)) {
+      if (!this.#callBegun && textCallBegun(this.#text)) {
+        this.#callBegun = true;
+        this.onCallBegun();
+      }
+      return true;
+    }
     SENTENCE_END.lastIndex = 0;
     this.#sentences = 0;
     for (let match = SENTENCE_END.exec(this.#text); match; match = SENTENCE_END.exec(this.#text)) {

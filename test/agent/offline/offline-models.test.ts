@@ -246,7 +246,7 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
       expect(models.llm().threadsUsed).toBe(threads);
     }
     // The read-ahead of the replies' prompt during the greeting takes one, whatever is free.
-    models.llm().prime(guide('The museum opens at ten.'), 'Hello, I am your guide.');
+    void models.llm().prime(guide('The museum opens at ten.'), 'Hello, I am your guide.');
     await eventually(() => models.llm().threadsUsed === 1, 5_000, 'the prompt read ahead on one thread');
     replyThreads = 1;
   });
@@ -259,7 +259,7 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
     chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
     const answer = reply(chatCtx, 'asked before the greeting');
     await Bun.sleep(50);
-    models.llm().prime(guide('The museum opens at nine in the morning.'), 'Hello, I am your guide.');
+    void models.llm().prime(guide('The museum opens at nine in the morning.'), 'Hello, I am your guide.');
     expect((await answer).text).toMatch(/\b(nine|9)\b/i);
   });
 

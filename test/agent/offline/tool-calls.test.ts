@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { initializeLogger, llm } from '@livekit/agents';
 import { addPassages } from '../../../agent/conversation/knowledge.ts';
+import { TOOL_FILLERS } from '../../../agent/conversation/tools.ts';
 import { loadOfflineLanguageModel, type OfflineLLM, toLlamaHistory } from '../../../agent/providers/offline/index.ts';
 import { gbnfSchema, parseTextCall } from '../../../agent/providers/offline/tool-calls.ts';
 import { loadProviders } from '../../../src/config.ts';
@@ -57,7 +58,8 @@ describe('the offline model with a tool', () => {
   test('a typed question the tool answers is a call with its argument; the answer uses the result', async () => {
     const chatCtx = conversation('Is my appointment on Tuesday still on?');
     const first = await reply(chatCtx, tools);
-    expect(first.text).toBe('');
+    // Said as the model began writing the call: the visitor hears it while the call runs.
+    expect(first.text).toBe(TOOL_FILLERS.en);
     expect(first.calls.map((call) => call.name)).toEqual(['get_appointment']);
     expect(JSON.parse(first.calls[0]!.args).date).toMatch(/tuesday/i);
 
@@ -75,6 +77,36 @@ describe('the offline model with a tool', () => {
     expect(second.calls).toEqual([]);
     expect(second.text).not.toContain('{');
     expect(second.text).toMatch(/14:30|Lee/);
+  }, 120_000);
+
+  test("read ahead with its tools, a turn that may call evaluates little more than the visitor's words", async () => {
+    const elsewhere = async () => {
+      // Another conversation in the sequence, as a fresh job's process holds.
+      const other = new llm.ChatContext();
+      other.addMessage({ role: 'system', content: 'You are a weather bot.' });
+      other.addMessage({ role: 'user', content: 'Will it rain?' });
+      // On both of the model's sequences: the words', and the one of turns that may call.
+      await reply(other);
+      await reply(other, tools);
+    };
+    const question = 'Is my appointment on Friday still on?';
+    const greeting = "Hi, I'm Ada. How can I help you today?";
+    await elsewhere();
+    await model.prime(INSTRUCTIONS, greeting);
+    const readWithout = await reply(conversation(question), tools);
+    const withoutTools = model.lastEvaluatedTokens;
+    await elsewhere();
+    await model.prime(INSTRUCTIONS, greeting, tools);
+    const readWith = await reply(conversation(question), tools);
+    const withTools = model.lastEvaluatedTokens;
+    console.log(
+      `prompt tokens evaluated by the first call turn: ${withoutTools} read ahead without the tools, ${withTools} with`,
+    );
+    for (const turn of [readWithout, readWith])
+      expect(turn.calls.map((call) => call.name)).toEqual(['get_appointment']);
+    // The question and the turn's template: the instructions and the function's documentation were read ahead.
+    expect(withTools).toBeLessThan(40);
+    expect(withoutTools).toBeGreaterThan(withTools + 100);
   }, 120_000);
 
   test('a question no tool answers gets words, not a call', async () => {

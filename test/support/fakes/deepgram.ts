@@ -61,6 +61,8 @@ export interface FakeDeepgram {
   readonly utterances: DeepgramUtterance[];
   finalDelayMs: number;
   script(...utterances: ScriptedUtterance[]): void;
+  /** Drops the scripted utterances nothing was heard for yet. */
+  clearScript(): void;
   /** Resolves once `count` finals have been sent. */
   waitForUtterances(count: number, timeoutMs?: number): Promise<DeepgramUtterance[]>;
   stop(): Promise<void>;
@@ -404,6 +406,7 @@ export function startFakeDeepgram(options: FakeDeepgramOptions = {}): FakeDeepgr
     },
     finalDelayMs: options.finalDelayMs ?? 0,
     script: (...utterances) => void queue.push(...utterances),
+    clearScript: () => void queue.splice(0),
     async waitForUtterances(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
