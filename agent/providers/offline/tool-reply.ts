@@ -63,7 +63,10 @@ export class ToolReplyText {
     const calls = (response?.functionCalls ?? []).map((call) => ({ name: call.functionName, params: call.params }));
     const written = this.readCalls && calls.length === 0 ? parseTextCall(this.#text, names) : null;
     if (written) calls.push(written);
-    if (calls.length === 0 && this.#sentences < this.maxSentences) this.#speak(this.#text.length);
+    // A call written out that does not read as one (cut at the token limit: "order_id": "4444…)
+    // is never spoken: no words, so the reply is tried again, then the visitor asked to repeat.
+    const brokenCall = this.readCalls && calls.length === 0 && textCallBegun(this.#text);
+    if (calls.length === 0 && !brokenCall && this.#sentences < this.maxSentences) this.#speak(this.#text.length);
     return calls;
   }
 

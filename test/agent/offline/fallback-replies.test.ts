@@ -124,6 +124,16 @@ describe('a reply of no words', () => {
     expect(asked[0]!.options.functions).toBeDefined();
   });
 
+  test('a call written out that does not read as one is never spoken: tried again, then the visitor is asked', async () => {
+    // Seen offline in Spanish: the argument ran to the token limit, and the JSON was said aloud.
+    const cut = `{"name": "get_order", "arguments": {"order_id": "${'4'.repeat(40)}`;
+    const { model: offline, asked } = model([cut, cut]);
+    const said = await reply(offline, conversation('¿Puedes ver mi pedido?'), lookup);
+    expect(said).not.toContain('{');
+    expect(said).toBe(`${TOOL_FILLERS.en}\n${REPEAT_PLEASE.en}`);
+    expect(asked).toHaveLength(2);
+  });
+
   test('stopped by a newer turn gets no fallback: the newer one answers', async () => {
     const { model: offline, asked } = model(['hang', 'Yes, we do. ']);
     const older = reply(offline, conversation('Do you sell shoes?'));
