@@ -12,7 +12,7 @@ import type { LivekitAccess } from '../conversation/afterwards.ts';
  * they arrive within a second, under a busy CI machine within a few (LiveKit's own verdict
  * comes at 30 s, too late for a visitor who is watching).
  */
-export const TRACKS_ARRIVE_WITHIN_MS = 10_000;
+const TRACKS_ARRIVE_WITHIN_MS = 10_000;
 const LOOK_EVERY_MS = 500;
 
 export interface TrackDeliveryCheck {

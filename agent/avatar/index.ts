@@ -23,7 +23,7 @@ import { AvatarRunner } from './runner.ts';
 import { startAvatarService } from './service.ts';
 import { AvatarSpeech } from './speech.ts';
 
-export { TRACKS_ARRIVE_WITHIN_MS, tracksReceived } from './delivery.ts';
+export { tracksReceived } from './delivery.ts';
 export { AvatarSpeech } from './speech.ts';
 
 export interface AvatarPlan {

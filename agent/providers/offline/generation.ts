@@ -22,8 +22,6 @@ export interface GenerationOptions {
 
 export interface Generation {
   tokens: number;
-  /** Prompt tokens evaluated for it: the rest came from the sequence's cache. */
-  evaluated: number;
   response: LlamaChatResponse | null;
   /** Stopped by a newer generation (the newest turn wins): it answers, not this one. */
   superseded: boolean;

@@ -169,9 +169,8 @@ export class OfflineLLM extends llm.LLM implements ReplyModel {
       signal.removeEventListener('abort', onAbort);
       if (this.#running === running) this.#running = null;
     }
-    const evaluated = evaluatedBy(chat) - evaluatedBefore;
-    this.#lastEvaluated = evaluated;
-    return { tokens, evaluated, response, superseded: running.superseded };
+    this.#lastEvaluated = evaluatedBy(chat) - evaluatedBefore;
+    return { tokens, response, superseded: running.superseded };
   }
 
   /** Prompt tokens the last generation evaluated (not reused from what the sequence held). */
