@@ -11,7 +11,8 @@
 //   session-host.ts  the AgentSession's remote-session host, closed
 //   avatars.ts       the hosted avatars' API call, without an AgentSession
 //   captions.ts      the caption synchronizer's clock, started when the visitor hears a reply
-//   speech.ts        the session's speech in progress (which order said a transcript turn)
+//   speech.ts        the session's speech in progress (which order said a transcript turn), and
+//                    each tool output as its call completes (the offline answer written ahead)
 //
 // The patch (agent/patches/@livekit%2Fagents@1.9.0.patch, applied by `bun install`) changes
 // agents' compiled ESM files, the build this service loads (the CommonJS copy is never loaded and
@@ -56,7 +57,7 @@ export { startBeyAgent, startLemonSliceAgent } from './avatars.ts';
 export { syncCaptionsToPlayback } from './captions.ts';
 export { listenToWorker, modelsInBackground, onStopRequested, prewarmDone, stoppedByWorker } from './job.ts';
 export { closeRemoteSessionHost } from './session-host.ts';
-export { currentSpeech } from './speech.ts';
+export { currentSpeech, onToolOutput } from './speech.ts';
 export {
   announceAvailable,
   launchingJobs,

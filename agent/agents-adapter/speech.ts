@@ -1,5 +1,6 @@
-// The AgentSession's speech in progress (agent/conversation/orders.ts): an internal member.
-import type { voice } from '@livekit/agents';
+// The AgentSession's speech in progress (agent/conversation/orders.ts) and its tool outputs as
+// they complete (the offline model's answer ahead): internal members.
+import { type llm, voice } from '@livekit/agents';
 
 /**
  * The speech the session is playing now, or undefined. `session.say()` returns a SpeechHandle,
@@ -10,4 +11,21 @@ import type { voice } from '@livekit/agents';
  */
 export function currentSpeech(session: voice.AgentSession): voice.SpeechHandle | undefined {
   return session._activity?.currentSpeech ?? undefined;
+}
+
+/**
+ * Calls `listener` with each tool call's output as the call completes. agents adds it to the
+ * reply's speech handle then, but tells the session (`function_tools_executed`) only once the
+ * words spoken before it (the filler) have been heard, and only then asks the model for the
+ * answer; the offline model writes that answer meanwhile (answer-ahead.ts). The speech handle's
+ * item callbacks are internal (`_addItemAddedCallback`). Shown by
+ * test/agent/offline/tool-calls.test.ts (in an AgentSession: the answer written as the output
+ * came in is the one said, not written again).
+ */
+export function onToolOutput(session: voice.AgentSession, listener: (output: llm.FunctionCallOutput) => void): void {
+  session.on(voice.AgentSessionEventTypes.SpeechCreated, ({ speechHandle }) => {
+    speechHandle._addItemAddedCallback((item) => {
+      if (item.type === 'function_call_output') listener(item);
+    });
+  });
 }

@@ -13,7 +13,7 @@ import type {
   TurnMetricsReport,
   VisitorIdleReport,
 } from '../../src/contract/index.ts';
-import { closeRemoteSessionHost, syncCaptionsToPlayback } from '../agents-adapter/index.ts';
+import { closeRemoteSessionHost, onToolOutput, syncCaptionsToPlayback } from '../agents-adapter/index.ts';
 import type { AgentLogger } from '../logging.ts';
 import { createProviders, type SessionProviders } from '../providers/index.ts';
 import type { OfflineModels } from '../providers/offline/index.ts';
@@ -212,6 +212,7 @@ export async function startConversation(options: ConversationOptions): Promise<C
     onVisitorSpeaking: options.onVisitorSpeaking,
     logger,
   });
+  onToolOutput(session, providers.toolResultIn);
   session.output.audio = options.speech;
 
   const visitor: RemoteParticipant = await ctx.waitForParticipant(metadata.visitor_identity);

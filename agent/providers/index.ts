@@ -28,6 +28,11 @@ export interface SessionProviders {
    */
   prepareReplies(instructions: string, greeting: string, tools?: llm.ToolContext): void;
   /**
+   * A tool call's output, as the call completes: a provider that is slow to write the answer
+   * starts it now (the offline model, while the filler is heard); the cloud ones need not.
+   */
+  toolResultIn(output: llm.FunctionCallOutput): void;
+  /**
    * One JSON object `schema` allows, the model's answer to `question` (after the conversation:
    * the outcome): the offline model samples under a grammar made from the schema, a cloud one
    * answers in OpenAI's structured output (strict).
@@ -127,6 +132,7 @@ export function createProviders(
     tts: textToSpeech,
     speakIn,
     prepareReplies: (instructions, greeting, tools) => void offlineLanguageModel?.prime(instructions, greeting, tools),
+    toolResultIn: (output) => offlineLanguageModel?.toolResultIn(output),
     writeJson: (question, schema, timeoutMs) =>
       offlineLanguageModel
         ? offlineLanguageModel.writeJson(question, schema, timeoutMs)

@@ -29,8 +29,12 @@ export { encoderArguments } from './encoder.ts';
 
 const FRAME_MS = 1000 / AVATAR_FPS;
 const SAMPLES_PER_FRAME = AVATAR_SAMPLE_RATE / AVATAR_FPS;
-/** ffmpeg gets this long to write its last fragment once its inputs close. */
-const ENCODER_FINISH_MS = 3_000;
+/**
+ * ffmpeg gets this long to write its last fragment once its inputs close; then it is killed and
+ * the part ends with the fragments it wrote. 3 s was not always enough on a loaded 2-core machine
+ * (a full test run: the offline models busy on both cores); the job's shutdown allows 100 s.
+ */
+const ENCODER_FINISH_MS = 8_000;
 /** The last chunks and `done` get this long on the network when the job leaves. */
 const DEFAULT_NETWORK_WAIT_MS = 8_000;
 /** A gap longer than this (a frame index far ahead) is not filled: something is wrong with the clock. */

@@ -1,7 +1,9 @@
 // What one generation of the offline reply model is asked and gives back, and what a reply
 // stream (reply-stream.ts) needs of the model that runs it (llm.ts OfflineLLM).
+
+import type { llm } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
-import type { LlamaChatResponse, LlamaFunctions, LlamaGrammar, LlamaHistoryItem } from './llama.ts';
+import type { LlamaChatResponse, LlamaFunctions, LlamaGrammar, LlamaHistoryItem, LlamaModelTurn } from './llama.ts';
 
 /** What one generation may override of the replies' settings (writeJson's). */
 export interface GenerationLimits {
@@ -27,11 +29,28 @@ export interface Generation {
   superseded: boolean;
 }
 
+/** An answer written from results: its words (not yet checked against them) and its tokens. */
+export interface WrittenAnswer {
+  written: string;
+  tokens: number;
+  /** Stopped by a newer generation: nothing usable was written. */
+  superseded: boolean;
+}
+
+/** The answers after calls, written as their results come in (answer-ahead.ts AnswerAhead). */
+export interface AnswersAhead {
+  /** A reply made `calls`; their answer's prompt will be `prompt` of the turn with their results. */
+  expect(calls: llm.FunctionCall[], prompt: (turn: LlamaModelTurn) => LlamaHistoryItem[]): void;
+  /** The answer written ahead for exactly `history`, taken once; none: the caller writes it. */
+  take(history: LlamaHistoryItem[]): Promise<WrittenAnswer | null> | undefined;
+}
+
 /** The model a reply stream runs on (OfflineLLM). */
 export interface ReplyModel {
   /** The language replies are in. */
   readonly language: SpokenLanguage;
   readonly options: { maxSentences: number };
+  readonly answersAhead?: AnswersAhead;
   /** Runs one generation on the shared sequence, after stopping the one before. */
   _generate(
     history: LlamaHistoryItem[],

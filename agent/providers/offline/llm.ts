@@ -5,6 +5,7 @@
 import { type APIConnectOptions, DEFAULT_API_CONNECT_OPTIONS, llm } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import type { ModelAnswer } from '../model-answer.ts';
+import { AnswerAhead } from './answer-ahead.ts';
 import { RETRY_SAMPLING } from './fallback-replies.ts';
 import type { Generation, GenerationOptions, ReplyModel } from './generation.ts';
 import { grammarSchema } from './json-grammar.ts';
@@ -71,6 +72,8 @@ export class OfflineLLM extends llm.LLM implements ReplyModel {
   /** The generation that owns the sequence now; a new one stops it (the newest turn wins). */
   #running: { stop: AbortController; done: Promise<unknown>; superseded: boolean } | null = null;
   #lastEvaluated = 0;
+  /** The answer after a call, written as the call's result comes in (toolResultIn). */
+  readonly answersAhead = new AnswerAhead(this);
 
   constructor(loaded: LoadedReplyModel, options: Partial<OfflineLLMOptions> = {}) {
     super();
@@ -171,6 +174,11 @@ export class OfflineLLM extends llm.LLM implements ReplyModel {
     }
     this.#lastEvaluated = evaluatedBy(chat) - evaluatedBefore;
     return { tokens, response, superseded: running.superseded };
+  }
+
+  /** A tool's result came in (agents-adapter onToolOutput): the answer to it is written now. */
+  toolResultIn(output: llm.FunctionCallOutput): void {
+    this.answersAhead.resultIn(output);
   }
 
   /** Prompt tokens the last generation evaluated (not reused from what the sequence held). */

@@ -1,14 +1,17 @@
 // One offline reply as an agents LLMStream (OfflineLLM.chat): the prompt the small model is shown
 // (prompt.ts), its words spoken as they come, a call it writes read back as agents'
 // FunctionCalls (tool-calls.ts, tool-reply.ts) with the filler said as it begins, and the
-// answer after the calls' results checked before it is spoken (result-replies.ts).
+// answer after the calls' results (written as they came in, answer-ahead.ts) checked before it
+// is spoken (result-replies.ts).
 import { APIConnectionError, type APIConnectOptions, llm, shortuuid } from '@livekit/agents';
-import { TOOL_FILLERS, toolResultKind } from '../../conversation/tools.ts';
+import type { SpokenLanguage } from '../../../src/contract/index.ts';
+import { TOOL_FILLERS } from '../../conversation/tools.ts';
+import { writeAnswer } from './answer-ahead.ts';
 import { REPEAT_PLEASE } from './fallback-replies.ts';
-import type { Generation, GenerationOptions, ReplyModel } from './generation.ts';
+import type { Generation, GenerationOptions, ReplyModel, WrittenAnswer } from './generation.ts';
 import type { LlamaFunctions, LlamaHistoryItem, LlamaModelTurn } from './llama.ts';
 import { quotedDataOf, smallModelPrompt, toLlamaHistory, withQuotedData, withToolsRule } from './prompt.ts';
-import { fixedReplyTo, type ReadResult, replyToResults, TELL_ME_MORE } from './result-replies.ts';
+import { fixedReplyTo, type ReadResult, replyToResults, resultsOf, TELL_ME_MORE } from './result-replies.ts';
 import { exampleCopied, isToolTurn, offlineFunctions, withToolResults } from './tool-calls.ts';
 import { type ReplyCall, ToolReplyText } from './tool-reply.ts';
 
@@ -38,8 +41,8 @@ export class OfflineLLMStream extends llm.LLMStream {
     const put = (piece: string) => {
       if (!this.queue.closed) this.queue.put({ id, delta: { role: 'assistant', content: piece } });
     };
-    const { history, pending } = this.#prompt(functions);
-    if (pending) return this.#answerResults(id, history, readResults(pending));
+    const { history, pending, answerPrompt } = this.#prompt(functions);
+    if (pending) return this.#answerResults(id, history, resultsOf(pending));
     let tokens = 0;
     let calls: ReplyCall[] = [];
     let spoke = false;
@@ -77,6 +80,7 @@ export class OfflineLLMStream extends llm.LLMStream {
           args: JSON.stringify(call.params ?? {}),
         }),
       );
+      this.#llm.answersAhead?.expect(toolCalls, answerPrompt);
       this.queue.put({ id, delta: { role: 'assistant', toolCalls } });
     }
     this.queue.put({
@@ -86,9 +90,10 @@ export class OfflineLLMStream extends llm.LLMStream {
   }
 
   /**
-   * The reply after calls: written whole and checked before a word of it is spoken
-   * (result-replies.ts), the results read out instead when it misstates them; a failed call's
-   * is a fixed sentence, with no generation.
+   * The reply after calls: written whole (as the results came in, when they did:
+   * answer-ahead.ts) and checked before a word of it is spoken (result-replies.ts), the results
+   * read out instead when it misstates them; a failed call's is a fixed sentence, with no
+   * generation.
    */
   async #answerResults(id: string, history: LlamaHistoryItem[], results: ReadResult[]): Promise<void> {
     const language = this.#llm.language;
@@ -99,13 +104,11 @@ export class OfflineLLMStream extends llm.LLMStream {
     let tokens = 0;
     if (fixed) put(fixed);
     else {
-      let written = '';
-      const reply = new ToolReplyText((piece) => (written += piece), this.#llm.options.maxSentences, false);
-      const generation = await this.#generate(history, reply, {});
-      tokens = generation.tokens;
-      if (this.queue.closed || generation.superseded || this.abortController.signal.aborted) return;
-      reply.finish(generation.response, []);
-      put(replyToResults(written, results, language));
+      let answer = await this.#llm.answersAhead?.take(history);
+      if (!answer || answer.superseded) answer = await this.#writeAnswer(history);
+      tokens = answer.tokens;
+      if (this.queue.closed || answer.superseded || this.abortController.signal.aborted) return;
+      put(replyToResults(answer.written, results, language));
     }
     this.queue.put({
       id,
@@ -113,19 +116,18 @@ export class OfflineLLMStream extends llm.LLMStream {
     });
   }
 
-  async #generate(
+  #generate(
     history: LlamaHistoryItem[],
     reply: ToolReplyText,
     options: Pick<GenerationOptions, 'functions' | 'retry' | 'onCallBegun'>,
   ): Promise<Generation> {
-    try {
-      return await this.#llm._generate(history, this.abortController.signal, (chunk) => reply.add(chunk), options);
-    } catch (error) {
-      throw new APIConnectionError({
-        message: `offline LLM failed: ${(error as Error).message}`,
-        options: { retryable: false },
-      });
-    }
+    return failsAsConnection(
+      this.#llm._generate(history, this.abortController.signal, (chunk) => reply.add(chunk), options),
+    );
+  }
+
+  #writeAnswer(history: LlamaHistoryItem[]): Promise<WrittenAnswer> {
+    return failsAsConnection(writeAnswer(this.#llm, history, this.abortController.signal));
   }
 
   #copiedFromExample(call: ReplyCall): boolean {
@@ -137,29 +139,58 @@ export class OfflineLLMStream extends llm.LLMStream {
     return exampleCopied(call, { description: tool.description, parameters: tool.parameters }, visitorSaid) !== null;
   }
 
-  /** The model's prompt, and the calls whose results it answers (after a call). */
-  #prompt(functions: LlamaFunctions | undefined): { history: LlamaHistoryItem[]; pending?: LlamaModelTurn } {
+  /**
+   * The model's prompt; after a call, the calls whose results it answers; before one, what the
+   * answer's prompt will be once they have them.
+   */
+  #prompt(functions: LlamaFunctions | undefined): {
+    history: LlamaHistoryItem[];
+    pending?: LlamaModelTurn;
+    answerPrompt: (turn: LlamaModelTurn) => LlamaHistoryItem[];
+  } {
     const language = this.#llm.language;
     const quoted = quotedDataOf(this.chatCtx);
     if (!functions)
-      return { history: withQuotedData(smallModelPrompt(toLlamaHistory(this.chatCtx), language), quoted) };
+      return {
+        history: withQuotedData(smallModelPrompt(toLlamaHistory(this.chatCtx), language), quoted),
+        answerPrompt: () => [],
+      };
     const full = toLlamaHistory(this.chatCtx, { tools: true });
     const last = full.at(-1);
-    if (isToolTurn(last))
+    if (isToolTurn(last)) {
+      const before = full.slice(0, -1);
       return {
-        history: withQuotedData(withToolResults(smallModelPrompt(full.slice(0, -1), language), last), quoted),
+        history: answerPromptOf(before, last, language, quoted),
         pending: last,
+        answerPrompt: (turn) => answerPromptOf(before, turn, language, quoted),
       };
+    }
     const prompt = withToolsRule(smallModelPrompt(full, language, { example: false, greeting: false }));
-    return { history: withQuotedData(prompt, quoted) };
+    return {
+      history: withQuotedData(prompt, quoted),
+      answerPrompt: (turn) => answerPromptOf(full, turn, language, quoted),
+    };
   }
 }
 
-/** The results the model reads in a turn of calls, each with what it says of its call. */
-function readResults(turn: LlamaModelTurn): ReadResult[] {
-  return turn.response.flatMap((part) => {
-    if (typeof part === 'string') return [];
-    const text = String(part.result ?? '');
-    return [{ kind: toolResultKind(text), text }];
-  });
+/** The prompt of the answer after a turn of calls: the conversation before it, the results in the visitor's turn. */
+function answerPromptOf(
+  before: LlamaHistoryItem[],
+  turn: LlamaModelTurn,
+  language: SpokenLanguage,
+  quoted: string,
+): LlamaHistoryItem[] {
+  return withQuotedData(withToolResults(smallModelPrompt(before, language), turn), quoted);
+}
+
+/** A failure of the model, as agents' stream reports one (not retried: the next turn is). */
+async function failsAsConnection<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw new APIConnectionError({
+      message: `offline LLM failed: ${(error as Error).message}`,
+      options: { retryable: false },
+    });
+  }
 }

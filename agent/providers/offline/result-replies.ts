@@ -6,8 +6,9 @@
 // instead, which cannot misstate them. A call that failed is answered by a fixed sentence (the
 // model guessed a result for half of them), and a call done with nothing to tell by another.
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
-import type { toolResultKind } from '../../conversation/tools.ts';
+import { toolResultKind } from '../../conversation/tools.ts';
 import { isRefusal } from './fallback-replies.ts';
+import type { LlamaModelTurn } from './llama.ts';
 
 /** What a result the model read is. */
 export type ResultKind = ReturnType<typeof toolResultKind>;
@@ -161,6 +162,15 @@ export function resultSentence(results: readonly string[], language: SpokenLangu
     .join('; ');
   if (!words) return FOUND_NOTHING[language];
   return `${FOUND[language]} ${words}${/[.!?…]$/.test(words) ? '' : '.'}`;
+}
+
+/** The results the model reads in a turn of calls, each with what it says of its call. */
+export function resultsOf(turn: LlamaModelTurn): ReadResult[] {
+  return turn.response.flatMap((part) => {
+    if (typeof part === 'string') return [];
+    const text = String(part.result ?? '');
+    return [{ kind: toolResultKind(text), text }];
+  });
 }
 
 /** Whether the reply after `results` is made by the model at all (a failed call's is not). */

@@ -5,7 +5,8 @@
 // The chat history keeps calls and results only with tools. Needs the models the bootstrap
 // installs (`npm test` does).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { initializeLogger, llm } from '@livekit/agents';
+import { initializeLogger, llm, voice } from '@livekit/agents';
+import { onToolOutput } from '../../../agent/agents-adapter/index.ts';
 import { addPassages } from '../../../agent/conversation/knowledge.ts';
 import { TOOL_FILLERS } from '../../../agent/conversation/tools.ts';
 import { loadOfflineLanguageModel, type OfflineLLM, toLlamaHistory } from '../../../agent/providers/offline/index.ts';
@@ -107,6 +108,105 @@ describe('the offline model with a tool', () => {
     // The question and the turn's template: the instructions and the function's documentation were read ahead.
     expect(withTools).toBeLessThan(40);
     expect(withoutTools).toBeGreaterThan(withTools + 100);
+  }, 120_000);
+
+  test("the answer is written as the call's result comes in, and taken when agents asks for it; a different result is answered anew", async () => {
+    let generations = 0;
+    const generate = model._generate.bind(model);
+    model._generate = (...args) => {
+      generations++;
+      return generate(...args);
+    };
+    try {
+      // As agents has it when it asks for the answer: the filler, the call, its output.
+      const afterResult = async (question: string, result: string, arrived: string) => {
+        const chatCtx = conversation(question);
+        const first = await reply(chatCtx, tools);
+        expect(first.calls).toHaveLength(1);
+        const output = (text: string) =>
+          llm.FunctionCallOutput.create({
+            callId: first.calls[0]!.callId,
+            name: 'get_appointment',
+            output: JSON.stringify(text),
+            isError: false,
+          });
+        const before = generations;
+        model.toolResultIn(output(arrived));
+        const writtenAhead = generations - before;
+        chatCtx.addMessage({ role: 'assistant', content: first.text });
+        chatCtx.insert(first.calls[0]!);
+        chatCtx.insert(output(result));
+        const answer = await reply(chatCtx, tools);
+        return { writtenAhead, writtenWhenAsked: generations - before - writtenAhead, text: answer.text };
+      };
+      const taken = await afterResult(
+        'Is my appointment on Tuesday still on?',
+        'Tuesday at 14:30 with Dr. Lee: confirmed.',
+        'Tuesday at 14:30 with Dr. Lee: confirmed.',
+      );
+      expect(taken).toMatchObject({ writtenAhead: 1, writtenWhenAsked: 0 });
+      expect(taken.text).toMatch(/14:30|Lee/);
+      // The chat holds another result than the one that came in: that answer is not taken.
+      const anew = await afterResult(
+        'Is my appointment on Friday still on?',
+        'Friday at 09:15 with Dr. Kim: confirmed.',
+        'Tuesday at 14:30 with Dr. Lee: confirmed.',
+      );
+      expect(anew).toMatchObject({ writtenAhead: 1, writtenWhenAsked: 1 });
+      expect(anew.text).toMatch(/09:15|Kim/);
+      expect(anew.text).not.toMatch(/14:30|Lee/);
+    } finally {
+      model._generate = generate;
+    }
+  }, 120_000);
+
+  test('in an AgentSession each tool output reaches the model as its call completes (agents-adapter onToolOutput): the answer written then is the one said', async () => {
+    let generations = 0;
+    const generate = model._generate.bind(model);
+    model._generate = (...args) => {
+      generations++;
+      return generate(...args);
+    };
+    const agent = new voice.Agent({
+      instructions: INSTRUCTIONS,
+      tools: [
+        llm.tool({
+          name: 'get_appointment',
+          description: "Looks up the visitor's appointment on a date.",
+          parameters: {
+            type: 'object',
+            properties: { date: { type: 'string', description: 'The day of the appointment' } },
+            required: ['date'],
+          },
+          execute: async () => 'Tuesday at 14:30 with Dr. Lee: confirmed.',
+        }),
+      ],
+    });
+    const session = new voice.AgentSession({ llm: model });
+    const outputs: string[] = [];
+    let generationsAtOutput = -1;
+    onToolOutput(session, (output) => {
+      outputs.push(output.output);
+      generationsAtOutput = generations;
+      model.toolResultIn(output);
+    });
+    try {
+      await session.start({ agent });
+      const result = session.run({ userInput: 'Is my appointment on Tuesday still on?' });
+      await result.wait();
+      const said = result.events
+        .flatMap((event) =>
+          event.type === 'message' && event.item.role === 'assistant' ? [event.item.textContent] : [],
+        )
+        .join(' ');
+      expect(outputs).toEqual([expect.stringContaining('14:30')]);
+      // The call's turn, then the answer, written once: as the output came in, not when asked.
+      expect({ generationsAtOutput, generations }).toEqual({ generationsAtOutput: 1, generations: 2 });
+      expect(said).toMatch(/14:30|Lee/);
+    } finally {
+      model._generate = generate;
+      await session.close();
+    }
   }, 120_000);
 
   test('a question no tool answers gets words, not a call', async () => {

@@ -199,6 +199,8 @@ export const quietLogger = { warn: () => {}, info: () => {} };
 export function keptLogger() {
   const logger = {
     warnings: [] as string[],
+    /** Each warning's fields (ffmpeg's exit code, signal and stderr…), printed when a test fails on one. */
+    details: [] as unknown[],
     behind: 0,
     droppedTicks: 0,
     info(fields: unknown) {
@@ -208,7 +210,11 @@ export function keptLogger() {
     warn(fields: unknown, message?: string) {
       const text = typeof fields === 'string' ? fields : (message ?? '');
       if (text.includes('encoder is behind')) logger.behind++;
-      else logger.warnings.push(text);
+      else {
+        logger.warnings.push(text);
+        logger.details.push(fields);
+        console.log(`recorder warning: ${text} ${typeof fields === 'string' ? '' : JSON.stringify(fields)}`);
+      }
     },
   };
   return logger;
