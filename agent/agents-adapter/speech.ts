@@ -19,8 +19,8 @@ export function currentSpeech(session: voice.AgentSession): voice.SpeechHandle |
  * words spoken before it (the filler) have been heard, and only then asks the model for the
  * answer; the offline model writes that answer meanwhile (answer-ahead.ts). The speech handle's
  * item callbacks are internal (`_addItemAddedCallback`). Shown by
- * test/agent/offline/tool-calls.test.ts (in an AgentSession: the answer written as the output
- * came in is the one said, not written again).
+ * test/agent/offline/tool-calls.test.ts (in an AgentSession: the answer is begun as the output
+ * comes in, not when agents asks for it).
  */
 export function onToolOutput(session: voice.AgentSession, listener: (output: llm.FunctionCallOutput) => void): void {
   session.on(voice.AgentSessionEventTypes.SpeechCreated, ({ speechHandle }) => {

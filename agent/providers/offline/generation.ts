@@ -37,12 +37,18 @@ export interface WrittenAnswer {
   superseded: boolean;
 }
 
+/** An answer written ahead: its words once written (null: it failed), and how to stop its writing. */
+export interface AnswerInProgress {
+  answer: Promise<WrittenAnswer | null>;
+  stop(): void;
+}
+
 /** The answers after calls, written as their results come in (answer-ahead.ts AnswerAhead). */
 export interface AnswersAhead {
   /** A reply made `calls`; their answer's prompt will be `prompt` of the turn with their results. */
   expect(calls: llm.FunctionCall[], prompt: (turn: LlamaModelTurn) => LlamaHistoryItem[]): void;
   /** The answer written ahead for exactly `history`, taken once; none: the caller writes it. */
-  take(history: LlamaHistoryItem[]): Promise<WrittenAnswer | null> | undefined;
+  take(history: LlamaHistoryItem[]): AnswerInProgress | undefined;
 }
 
 /** The model a reply stream runs on (OfflineLLM). */

@@ -6,7 +6,7 @@
 import { APIConnectionError, type APIConnectOptions, llm, shortuuid } from '@livekit/agents';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import { TOOL_FILLERS } from '../../conversation/tools.ts';
-import { writeAnswer } from './answer-ahead.ts';
+import { settledNow, writeAnswer } from './answer-ahead.ts';
 import { REPEAT_PLEASE } from './fallback-replies.ts';
 import type { Generation, GenerationOptions, ReplyModel, WrittenAnswer } from './generation.ts';
 import type { LlamaFunctions, LlamaHistoryItem, LlamaModelTurn } from './llama.ts';
@@ -92,8 +92,8 @@ export class OfflineLLMStream extends llm.LLMStream {
   /**
    * The reply after calls: written whole (as the results came in, when they did:
    * answer-ahead.ts) and checked before a word of it is spoken (result-replies.ts), the results
-   * read out instead when it misstates them; a failed call's is a fixed sentence, with no
-   * generation.
+   * read out instead when it misstates them or is not written yet; a failed call's is a fixed
+   * sentence, with no generation.
    */
   async #answerResults(id: string, history: LlamaHistoryItem[], results: ReadResult[]): Promise<void> {
     const language = this.#llm.language;
@@ -104,7 +104,14 @@ export class OfflineLLMStream extends llm.LLMStream {
     let tokens = 0;
     if (fixed) put(fixed);
     else {
-      let answer = await this.#llm.answersAhead?.take(history);
+      // Written as the results came in (answer-ahead.ts): said if it is done; still being
+      // written, the results are read out now instead of after it. Not written ahead: now.
+      const ahead = this.#llm.answersAhead?.take(history);
+      let answer = ahead && (await settledNow(ahead.answer));
+      if (ahead && answer === undefined) {
+        ahead.stop();
+        answer = { written: '', tokens: 0, superseded: false };
+      }
       if (!answer || answer.superseded) answer = await this.#writeAnswer(history);
       tokens = answer.tokens;
       if (this.queue.closed || answer.superseded || this.abortController.signal.aborted) return;

@@ -18,7 +18,7 @@ export interface ReadResult {
   text: string;
 }
 
-const FOUND: Record<SpokenLanguage, string> = {
+export const FOUND: Record<SpokenLanguage, string> = {
   en: 'Here is what I found:',
   es: 'Esto es lo que encontré:',
   pl: 'Oto co znalazłem:',

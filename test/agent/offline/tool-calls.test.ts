@@ -10,6 +10,7 @@ import { onToolOutput } from '../../../agent/agents-adapter/index.ts';
 import { addPassages } from '../../../agent/conversation/knowledge.ts';
 import { TOOL_FILLERS } from '../../../agent/conversation/tools.ts';
 import { loadOfflineLanguageModel, type OfflineLLM, toLlamaHistory } from '../../../agent/providers/offline/index.ts';
+import { FOUND } from '../../../agent/providers/offline/result-replies.ts';
 import { gbnfSchema, parseTextCall } from '../../../agent/providers/offline/tool-calls.ts';
 import { loadProviders } from '../../../src/config.ts';
 
@@ -110,16 +111,19 @@ describe('the offline model with a tool', () => {
     expect(withoutTools).toBeGreaterThan(withTools + 100);
   }, 120_000);
 
-  test("the answer is written as the call's result comes in, and taken when agents asks for it; a different result is answered anew", async () => {
+  test("the answer is written as the call's result comes in: said when agents asks if written by then, else the result is read out at once; another result is answered anew", async () => {
     let generations = 0;
+    let latest: Promise<unknown> = Promise.resolve();
     const generate = model._generate.bind(model);
     model._generate = (...args) => {
       generations++;
-      return generate(...args);
+      const generation = generate(...args);
+      latest = generation.catch(() => undefined);
+      return generation;
     };
     try {
       // As agents has it when it asks for the answer: the filler, the call, its output.
-      const afterResult = async (question: string, result: string, arrived: string) => {
+      const afterResult = async (question: string, result: string, { arrived = result, written = false } = {}) => {
         const chatCtx = conversation(question);
         const first = await reply(chatCtx, tools);
         expect(first.calls).toHaveLength(1);
@@ -133,24 +137,29 @@ describe('the offline model with a tool', () => {
         const before = generations;
         model.toolResultIn(output(arrived));
         const writtenAhead = generations - before;
+        if (written) await latest;
         chatCtx.addMessage({ role: 'assistant', content: first.text });
         chatCtx.insert(first.calls[0]!);
         chatCtx.insert(output(result));
         const answer = await reply(chatCtx, tools);
         return { writtenAhead, writtenWhenAsked: generations - before - writtenAhead, text: answer.text };
       };
-      const taken = await afterResult(
-        'Is my appointment on Tuesday still on?',
-        'Tuesday at 14:30 with Dr. Lee: confirmed.',
-        'Tuesday at 14:30 with Dr. Lee: confirmed.',
-      );
-      expect(taken).toMatchObject({ writtenAhead: 1, writtenWhenAsked: 0 });
-      expect(taken.text).toMatch(/14:30|Lee/);
+      const appointment = 'Tuesday at 14:30 with Dr. Lee: confirmed.';
+      const ready = await afterResult('Is my appointment on Tuesday still on?', appointment, { written: true });
+      expect(ready).toMatchObject({ writtenAhead: 1, writtenWhenAsked: 0 });
+      expect(ready.text).toMatch(/14:30|Lee/);
+      expect(ready.text).not.toStartWith(FOUND.en);
+      const writing = await afterResult('Is my appointment on Tuesday still on?', appointment);
+      expect(writing).toMatchObject({ writtenAhead: 1, writtenWhenAsked: 0 });
+      expect(writing.text).toBe(`${FOUND.en} ${appointment}`);
       // The chat holds another result than the one that came in: that answer is not taken.
       const anew = await afterResult(
         'Is my appointment on Friday still on?',
         'Friday at 09:15 with Dr. Kim: confirmed.',
-        'Tuesday at 14:30 with Dr. Lee: confirmed.',
+        {
+          arrived: appointment,
+          written: true,
+        },
       );
       expect(anew).toMatchObject({ writtenAhead: 1, writtenWhenAsked: 1 });
       expect(anew.text).toMatch(/09:15|Kim/);
@@ -160,7 +169,7 @@ describe('the offline model with a tool', () => {
     }
   }, 120_000);
 
-  test('in an AgentSession each tool output reaches the model as its call completes (agents-adapter onToolOutput): the answer written then is the one said', async () => {
+  test('in an AgentSession each tool output reaches the model as its call completes (agents-adapter onToolOutput): the answer is begun then, not when agents asks', async () => {
     let generations = 0;
     const generate = model._generate.bind(model);
     model._generate = (...args) => {
@@ -200,7 +209,7 @@ describe('the offline model with a tool', () => {
         )
         .join(' ');
       expect(outputs).toEqual([expect.stringContaining('14:30')]);
-      // The call's turn, then the answer, written once: as the output came in, not when asked.
+      // The call's turn, then the answer, begun once: as the output came in, not when asked.
       expect({ generationsAtOutput, generations }).toEqual({ generationsAtOutput: 1, generations: 2 });
       expect(said).toMatch(/14:30|Lee/);
     } finally {
