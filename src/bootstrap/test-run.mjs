@@ -183,7 +183,9 @@ export function addCounts(all) {
 export async function runBunTest(bunPath, args, env) {
   const { flags, filters } = splitArguments(args);
   const plan = JSON.parse(readFileSync(join(repoRoot, HEAVY_SUITES_FILE), 'utf8'));
-  const heavyPrefixes = [...Object.keys(plan.suites), ...Object.keys(plan.balance ?? {})];
+  const lightCount = Math.max(1, Number(env.LIKENESS_TEST_LIGHT_STREAMS ?? LIGHT_STREAMS) || LIGHT_STREAMS);
+  // The `balance` suites wait on real time: beside one light stream they even the heavy one's length; with more, they are light.
+  const heavyPrefixes = [...Object.keys(plan.suites), ...(lightCount > 1 ? [] : Object.keys(plan.balance ?? {}))];
   const streams = planStreams(filters, testFiles(), heavyPrefixes, Object.keys(plan.alone ?? {}));
   const groups = [streams.light, streams.heavy, streams.alone].filter((files) => files.length > 0).length;
   if (env.LIKENESS_TEST_STREAMS === '1' || flags.some((flag) => flag.startsWith('--parallel')) || groups < 2) {
@@ -192,7 +194,6 @@ export async function runBunTest(bunPath, args, env) {
     return only;
   }
 
-  const lightCount = Math.max(1, Number(env.LIKENESS_TEST_LIGHT_STREAMS ?? LIGHT_STREAMS) || LIGHT_STREAMS);
   const lights = splitByTime(streams.light, suiteSeconds(), lightCount).filter((files) => files.length > 0);
   process.stderr.write(
     `[bootstrap] streams: ${streams.heavy.length} heavy suites one at a time (${HEAVY_SUITES_FILE}) beside ${lights.map((files) => files.length).join(' + ')} others${lights.length > 1 ? ` in ${lights.length} (nice +${LIGHT_NICE})` : ''}; then ${streams.alone.length} alone\n`,
