@@ -25,7 +25,8 @@ afterAll(async () => close?.());
 
 const INSTRUCTIONS =
   'You are Ada, the receptionist of a dental clinic.\n\nYou are talking with a visitor in a live voice conversation. Your words are spoken aloud: answer in one to three short sentences, without lists, markdown, emoji or stage directions.';
-const tools = new llm.ToolContext([
+/** The one tool of these tests; `answer` is what it returns when an AgentSession calls it. */
+const appointmentTool = (answer = 'unused') =>
   llm.tool({
     name: 'get_appointment',
     description: "Looks up the visitor's appointment on a date.",
@@ -34,9 +35,9 @@ const tools = new llm.ToolContext([
       properties: { date: { type: 'string', description: 'The day of the appointment' } },
       required: ['date'],
     },
-    execute: async () => 'unused',
-  }),
-]);
+    execute: async () => answer,
+  });
+const tools = new llm.ToolContext([appointmentTool()]);
 
 function conversation(question: string): llm.ChatContext {
   const chatCtx = new llm.ChatContext();
@@ -178,18 +179,7 @@ describe('the offline model with a tool', () => {
     };
     const agent = new voice.Agent({
       instructions: INSTRUCTIONS,
-      tools: [
-        llm.tool({
-          name: 'get_appointment',
-          description: "Looks up the visitor's appointment on a date.",
-          parameters: {
-            type: 'object',
-            properties: { date: { type: 'string', description: 'The day of the appointment' } },
-            required: ['date'],
-          },
-          execute: async () => 'Tuesday at 14:30 with Dr. Lee: confirmed.',
-        }),
-      ],
+      tools: [appointmentTool('Tuesday at 14:30 with Dr. Lee: confirmed.')],
     });
     const session = new voice.AgentSession({ llm: model });
     const outputs: string[] = [];
