@@ -36,11 +36,11 @@ export interface OfflineAgentService {
 
 /**
  * `env`: the control plane's own settings beside the defaults (e.g. a recording's wait);
- * `engine`: its database, PGlite by default.
+ * `engine`: its database, PGlite by default; `maxJobs`: the worker's slots (2 by default).
  */
 export async function startOfflineAgentService(
   name: string,
-  options: { env?: Record<string, string>; engine?: 'pglite' | 'postgres' } = {},
+  options: { env?: Record<string, string>; engine?: 'pglite' | 'postgres'; maxJobs?: number } = {},
 ): Promise<OfflineAgentService> {
   const dirs: string[] = [];
   const service = await startTestService(options.engine ?? 'pglite', {
@@ -59,7 +59,7 @@ export async function startOfflineAgentService(
     INTERNAL_URL: service.url,
     // The suites run one session at a time: a second warm process has the next one's models
     // loaded; a third (this machine's default) would only load them beside the first.
-    AGENT_MAX_JOBS: '2',
+    AGENT_MAX_JOBS: String(options.maxJobs ?? 2),
   };
   for (const key of PROVIDER_KEYS) delete env[key];
   const agent: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(['bun', CLI, 'serve', '--role', 'agent'], {

@@ -5,6 +5,8 @@
 // session of another visitor knows neither fact. Forgetting (DELETE) is shown with a real session
 // in visitor-memory (wire fake): a fourth offline session here waited past 150 s for a slot of
 // this 2-slot worker in two full runs (the earlier jobs still writing). The visitor types.
+// The worker has three slots: in run 82 the first visit's job, its facts written, still held a
+// slot (its summary) past 150 s while the next two visits came at once.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
@@ -17,7 +19,7 @@ let account: TestAccount;
 let identity: IdentityBody;
 
 beforeAll(async () => {
-  offline = await startOfflineAgentService('offline-memory');
+  offline = await startOfflineAgentService('offline-memory', { maxJobs: 3 });
   ({ account } = offline);
   identity = (await (
     await account.call('POST', '/v1/identities', {
@@ -54,7 +56,7 @@ async function visit(visitorId: string, turn: string): Promise<string[]> {
   const transcript = () => transcriptOf(account, session.room_name);
   try {
     // A slot may still be held by an earlier visit's job writing its summary and memory (a job
-    // gets 70 s to leave; AGENT_MAX_JOBS is 2 here): the next agent comes once one is free.
+    // gets 70 s to leave; AGENT_MAX_JOBS is 3 here): the next agent comes once one is free.
     await eventually(() => visitor.agent(), 150_000, 'the agent');
     console.log(`${visitorId}'s visit: the agent after ${seconds()} s`);
     await eventually(async () => (await transcript()).some((t) => t.role === 'agent'), 60_000, 'the greeting');
