@@ -219,15 +219,21 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   }, 180_000);
 
   test("admission's fair share holds across both API processes: an account takes 3 of the 4 slots, the last is kept for an account that runs none", async () => {
-    await eventually(
-      async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= 4,
-      30_000,
-      'every slot free',
-    );
     const hog = await newAccount('cluster-hog@example.com');
     const newcomer = await newAccount('cluster-newcomer@example.com');
-    const started: { auth: string; room: string }[] = [];
-    try {
+    let started: { auth: string; room: string }[] = [];
+    const endStarted = async () => {
+      for (const { auth, room } of started)
+        await call(cluster.balancer.url, 'POST', `/v1/sessions/${room}/end`, undefined, auth);
+      started = [];
+    };
+    /** The hog's five starts, alternately through both processes once every slot is free: their statuses. */
+    const hogStarts = async (): Promise<number[]> => {
+      await eventually(
+        async () => (await freeAgentSlots(database.db, 'likeness-agent', 60)).free >= 4,
+        30_000,
+        'every slot free',
+      );
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) {
         const answer = await call(
@@ -242,15 +248,25 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
           started.push({ auth: hog, room: ((await answer.json()) as StartedSession).room_name });
         else expect(answer.headers.get('retry-after')).toBe('15');
       }
+      return statuses;
+    };
+    try {
+      let statuses = await hogStarts();
+      // A worker whose heartbeats pause for 3 s (HEARTBEAT_TTL_SECONDS) is out of the fleet until
+      // its next one: on this loaded machine one was, once (run 84: 200, 200, 429, 429, 429).
+      if (statuses.join() !== '200,200,200,429,429') {
+        console.log(`the hog's starts: ${statuses.join(', ')}; again once the fleet is whole`);
+        await endStarted();
+        statuses = await hogStarts();
+      }
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
       const last = await call(cluster.balancer.url, 'POST', '/v1/sessions/start', { avatar_enabled: false }, newcomer);
       expect(last.status).toBe(200);
       started.push({ auth: newcomer, room: ((await last.json()) as StartedSession).room_name });
     } finally {
-      for (const { auth, room } of started)
-        await call(cluster.balancer.url, 'POST', `/v1/sessions/${room}/end`, undefined, auth);
+      await endStarted();
     }
-  }, 90_000);
+  }, 120_000);
 
   test('say through the API process that did not start the session reaches the agent on either worker', async () => {
     await eventually(
