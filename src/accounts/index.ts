@@ -6,6 +6,8 @@ import { newId } from '../db/ids.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { accounts } from './schema.ts';
 
+export { isTestAccount, liveAccountIdOf, ownerAccountIds, TestFlag } from './test-mode.ts';
+
 export interface CreatedAccount {
   account_id: string;
   api_key: string;

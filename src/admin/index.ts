@@ -2,9 +2,12 @@
 // Guarded by the admin token (ADMIN_TOKEN, or the one generated into DATA_DIR).
 import { timingSafeEqual } from 'node:crypto';
 import { Elysia, t } from 'elysia';
-import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
+import { bearerToken, type InternalDoor } from '../auth/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Operations, OperatorError } from './operations.ts';
+
+export { databaseOperations, type Operations, OperatorError } from './operations.ts';
+export { adminTokenFor, runningService } from './service-record.ts';
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);

@@ -7,6 +7,9 @@ import { ApiError } from '../http/errors.ts';
 import type { AssetLinks } from './links.ts';
 import { type AssetStore, assertSafeKey, contentTypeOf } from './store.ts';
 
+export type { AssetLinks } from './links.ts';
+export type { AssetStore } from './store.ts';
+
 /**
  * The bytes a `Range` header asks for, inclusive, within `size`: undefined for a header this
  * route does not honour (not bytes, several ranges, malformed: the whole file answers, as

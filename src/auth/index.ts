@@ -13,6 +13,17 @@ import { accountForKey } from './api-keys.ts';
 import { type BrowserSession, CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession } from './browser-sessions.ts';
 import { admitInternal, type InternalDoor } from './internal-doors.ts';
 
+export { hashApiKey, issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from './api-keys.ts';
+export {
+  clearedCookie,
+  closeBrowserSession,
+  cookieToken,
+  findBrowserSession,
+  openBrowserSession,
+  sessionCookie,
+} from './browser-sessions.ts';
+export { bearerToken, type InternalDoor } from './internal-doors.ts';
+
 export interface Caller {
   accountId: string;
   /** The API key used; undefined for a console sign-in. */

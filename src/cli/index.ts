@@ -3,8 +3,7 @@
 // Its interface is stable (scripts depend on it): each command prints one JSON line.
 import { parseArgs } from 'node:util';
 import type { AgentWorker } from '../../agent/worker.ts';
-import { databaseOperations, type Operations, OperatorError } from '../admin/operations.ts';
-import { adminTokenFor, runningService } from '../admin/service-record.ts';
+import { adminTokenFor, databaseOperations, type Operations, OperatorError, runningService } from '../admin/index.ts';
 import { type AccountLimits, type Config, loadConfig } from '../config.ts';
 import { openDatabase, pgliteDirFor } from '../db/index.ts';
 import { LIMIT_NAMES } from '../limits/index.ts';

@@ -7,16 +7,20 @@ import { eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import { AccountExists, createAccount, normalisedEmail } from '../accounts/index.ts';
 import { accounts } from '../accounts/schema.ts';
-import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../auth/api-keys.ts';
 import {
+  authentication,
+  CONSOLE_API,
   clearedCookie,
   closeBrowserSession,
   cookieToken,
   findBrowserSession,
+  issueApiKey,
+  listApiKeys,
   openBrowserSession,
+  renameApiKey,
+  revokeApiKey,
   sessionCookie,
-} from '../auth/browser-sessions.ts';
-import { authentication, CONSOLE_API } from '../auth/index.ts';
+} from '../auth/index.ts';
 import type { ConsoleSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import { CallerAddress } from '../http/caller-address.ts';
@@ -38,6 +42,9 @@ import {
 import { frontEndRoutes } from './front-end.ts';
 import { hashPassword, setConsolePassword } from './passwords.ts';
 import { consoleLogins } from './schema.ts';
+
+export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, setConsolePassword } from './passwords.ts';
+export type { SessionNotice, TalkRoom, TranscriptSegment } from './web/room.ts';
 
 /** The console's routes that take no credentials: everything else under its prefix needs a sign-in. */
 export const CONSOLE_OPEN_PATHS = [`${CONSOLE_API.prefix}/sign-up`, `${CONSOLE_API.prefix}/sign-in`] as const;

@@ -18,6 +18,9 @@ import type { CreditLedger } from './ledger.ts';
 import { creditLedger } from './schema.ts';
 import { accountUsage, usageRange } from './usage.ts';
 
+export { BalanceLimitExceeded, CreditLedger, InsufficientCredits, type LedgerKind, MAX_BALANCE } from './ledger.ts';
+export { emptyUsage } from './usage.ts';
+
 export function creditRoutes<const Prefix extends string>(
   { db, ledger }: { db: Database; ledger: CreditLedger },
   audience: Audience<Prefix>,

@@ -6,20 +6,24 @@
 
 import { eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount } from '../accounts/index.ts';
 import { presentedKey } from '../auth/index.ts';
 import { sha256Hex } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
 import { ownedRow } from '../db/owned.ts';
 import { CallerAddress } from '../http/caller-address.ts';
 import { ApiError, errorResponses, invalid } from '../http/errors.ts';
-import { EmbedStartRequest, EmbedStartResponse } from '../publishable-keys/contract.ts';
-import { findPublishableKey, type PublishableKeyRow } from '../publishable-keys/index.ts';
-import { exactOrigin } from '../publishable-keys/keys.ts';
+import {
+  EmbedStartRequest,
+  EmbedStartResponse,
+  exactOrigin,
+  findPublishableKey,
+  type PublishableKeyRow,
+} from '../publishable-keys/index.ts';
 import { publishableKeys } from '../publishable-keys/schema.ts';
 import type { SessionDeps } from '../sessions/index.ts';
+import { startSession } from '../sessions/index.ts';
 import { sessions } from '../sessions/schema.ts';
-import { startSession } from '../sessions/start.ts';
 import type { VisitorClaim, VisitorTokens } from '../visitors/index.ts';
 import { embedPageRoutes } from './pages.ts';
 

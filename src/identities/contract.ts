@@ -2,7 +2,7 @@
 // same schemas validate requests at the edge and feed the OpenAPI document.
 
 import { t } from 'elysia';
-import { TestFlag } from '../accounts/test-mode.ts';
+import { TestFlag } from '../accounts/index.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { LEAD_OUTCOME_SCHEMA } from '../outcomes/contract.ts';

@@ -1,11 +1,11 @@
 // What the identity routes and their flows (create.ts, update.ts) are given by the service.
-import type { AssetStore } from '../assets/store.ts';
-import type { CreditLedger } from '../credits/ledger.ts';
+import type { AssetStore } from '../assets/index.ts';
+import type { CreditLedger } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import type { UrlsFor } from '../http/client-urls.ts';
 import type { AccountLimits, AttemptLimiter } from '../limits/index.ts';
 import type { UploadBounds } from '../media/index.ts';
-import type { PipelineRegistry } from '../pipelines/registry.ts';
+import type { PipelineRegistry } from '../pipelines/index.ts';
 import type { Voices } from '../voices/index.ts';
 import type { Retraining } from './retraining.ts';
 

@@ -6,7 +6,7 @@ import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import { findOwned } from '../db/owned.ts';
 import { errorResponses, notFound } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
-import { releaseTraining } from '../pipelines/registry.ts';
+import { releaseTraining } from '../pipelines/index.ts';
 import { attachmentsOf, attachmentsOfOne } from './attachments.ts';
 import {
   CreateIdentityForm,

@@ -5,22 +5,20 @@
 // the row and its files: nothing half-built, nothing charged.
 // Uploaded audio is cloned into the identity's voice here too (ElevenLabs when configured).
 import { eq } from 'drizzle-orm';
-import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
-import type { AssetStore } from '../assets/store.ts';
+import { isTestAccount, liveAccountIdOf } from '../accounts/index.ts';
+import type { AssetStore } from '../assets/index.ts';
 import type { Language } from '../contract/languages.ts';
-import { type CreditLedger, InsufficientCredits } from '../credits/ledger.ts';
+import { type CreditLedger, InsufficientCredits } from '../credits/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { type AccountLimits, type AttemptLimiter, lockAccountLimits } from '../limits/index.ts';
 import { log } from '../logging/index.ts';
-import type { AudioKind, InspectedAudio, InspectedImage } from '../media/index.ts';
-import type { StoredAudio } from '../media/stored.ts';
+import type { AudioKind, InspectedAudio, InspectedImage, StoredAudio } from '../media/index.ts';
 import { creditsCharged, timedTraining } from '../metrics/index.ts';
-import { releaseTraining } from '../pipelines/registry.ts';
-import type { Pipeline, TrainingResult } from '../pipelines/types.ts';
-import type { Voices } from '../voices/index.ts';
-import type { IdentityVoice, VoiceProfile } from '../voices/voice.ts';
+import type { Pipeline, TrainingResult } from '../pipelines/index.ts';
+import { releaseTraining } from '../pipelines/index.ts';
+import type { IdentityVoice, VoiceProfile, Voices } from '../voices/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { type AttachmentChange, changesAttachments, replaceAttachments } from './attachments.ts';
 import type { IdentityRow } from './queries.ts';

@@ -1,8 +1,8 @@
 // Identity rows as response bodies (docs/api.md#identity-object, #identities-list, #identities-status).
 
-import { isTestAccount } from '../accounts/test-mode.ts';
-import type { AssetLinks } from '../assets/links.ts';
-import { providerAvatarOf } from '../pipelines/types.ts';
+import { isTestAccount } from '../accounts/index.ts';
+import type { AssetLinks } from '../assets/index.ts';
+import { providerAvatarOf } from '../pipelines/index.ts';
 import { voiceIdOf } from '../voices/index.ts';
 import type { Attachments } from './attachments.ts';
 import type { IdentityRow } from './queries.ts';

@@ -3,7 +3,7 @@
 // process: work in flight holds a lease (work-lease.ts), so one process never takes another's
 // live work; `graceSeconds` covers rows from before leases.
 import { and, isNull } from 'drizzle-orm';
-import type { AssetStore } from '../assets/store.ts';
+import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Voices } from '../voices/index.ts';
 import { discardUnfinished } from './onboarding.ts';

@@ -4,12 +4,13 @@
 // in `detail`. One retrain per identity at a time: a second one answers 409. New audio is
 // cloned into a new voice here; the old clone is deleted at the provider once replaced.
 import { and, eq, isNotNull } from 'drizzle-orm';
-import type { AssetStore } from '../assets/store.ts';
+import type { AssetStore } from '../assets/index.ts';
 import type { Language } from '../contract/languages.ts';
 import type { Database } from '../db/index.ts';
 import { isOwned } from '../db/owned.ts';
 import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
+import type { StoredImage } from '../media/index.ts';
 import {
   type InspectedAudio,
   type InspectedImage,
@@ -18,12 +19,10 @@ import {
   MediaError,
   type UploadBounds,
 } from '../media/index.ts';
-import type { StoredImage } from '../media/stored.ts';
 import { timedTraining } from '../metrics/index.ts';
-import { type PipelineRegistry, releaseTraining } from '../pipelines/registry.ts';
-import { providerAvatarOf, type TrainingResult } from '../pipelines/types.ts';
+import { type PipelineRegistry, providerAvatarOf, releaseTraining, type TrainingResult } from '../pipelines/index.ts';
+import type { IdentityVoice } from '../voices/index.ts';
 import { sampleProfile, VoiceProviderError, type Voices } from '../voices/index.ts';
-import type { IdentityVoice } from '../voices/voice.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { type AttachmentChange, replaceAttachments } from './attachments.ts';
 import { storeVoice, trainingPrefix, type UploadedAudio } from './onboarding.ts';

@@ -3,7 +3,7 @@
 // ones included: a refused photo cost its decoding too). A test account's trainings count with
 // its live account's, against the live account's limits (src/accounts/test-mode.ts).
 import { and, count, inArray } from 'drizzle-orm';
-import { liveAccountIdOf, ownerAccountIds } from '../accounts/test-mode.ts';
+import { liveAccountIdOf, ownerAccountIds } from '../accounts/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { type AccountLimits, AttemptLimiter, limitReached } from '../limits/index.ts';
 import { identities } from './schema.ts';

@@ -7,17 +7,22 @@
 // Limited so that new trainings never wait: TRAINING_UPGRADES_CONCURRENT at once per process
 // and across the processes on the database, and none starts while a create or retrain trains.
 import { and, count, eq, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
-import type { AssetStore } from '../assets/store.ts';
+import type { AssetStore } from '../assets/index.ts';
 import type { TrainingUpgradeSettings } from '../config/training-upgrades.ts';
 import { secondsFromNow } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
 import { keepRenewing, leaseUntil } from '../db/work-lease.ts';
 import { log } from '../logging/index.ts';
+import type { StoredImage } from '../media/index.ts';
 import { inspectImage, type UploadBounds } from '../media/index.ts';
-import type { StoredImage } from '../media/stored.ts';
 import { timedTraining, trainingUpgrades as upgradesCounted } from '../metrics/index.ts';
-import { type PipelineRegistry, releaseTraining } from '../pipelines/registry.ts';
-import { providerAvatarOf, type TrainingResult, trainedVersionOf } from '../pipelines/types.ts';
+import {
+  type PipelineRegistry,
+  providerAvatarOf,
+  releaseTraining,
+  type TrainingResult,
+  trainedVersionOf,
+} from '../pipelines/index.ts';
 import { trainingPrefix } from './onboarding.ts';
 import type { IdentityRow } from './queries.ts';
 import { identities } from './schema.ts';

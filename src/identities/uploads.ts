@@ -1,7 +1,7 @@
 // An identity's uploads (a photo, a voice sample) read and inspected before anything is stored
 // or charged; a problem is the API's error (asApiError: 413, 415, 422).
 import { type InspectedImage, inspectAudio, inspectImage, type UploadBounds } from '../media/index.ts';
-import type { Pipeline } from '../pipelines/types.ts';
+import type { Pipeline } from '../pipelines/index.ts';
 import { sampleProfile } from '../voices/index.ts';
 import type { UploadedAudio } from './onboarding.ts';
 import { asApiError } from './validation.ts';

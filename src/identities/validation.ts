@@ -3,7 +3,7 @@
 import { controlCharacters } from '../http/control-characters.ts';
 import { ApiError, type FieldProblem } from '../http/errors.ts';
 import { MediaError } from '../media/index.ts';
-import type { Pipeline } from '../pipelines/types.ts';
+import type { Pipeline } from '../pipelines/index.ts';
 
 // Also a session's context, greeting and recording notice (sessions/start.ts).
 export const CONTROL_OR_REPLACEMENT = controlCharacters('tab and line breaks', { undecoded: true });

@@ -1,7 +1,7 @@
 // The HTTP contract of /v1/documents (docs/api.md#documents): one schema per request and
 // response, validated at the edge and shown in /openapi.json.
 import { t } from 'elysia';
-import { TestFlag } from '../accounts/test-mode.ts';
+import { TestFlag } from '../accounts/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { DOCUMENT_TYPES } from './file-types.ts';
 import { DOCUMENT_STATUSES } from './schema.ts';

@@ -1,6 +1,6 @@
 // A document as the API shows it (docs/api.md#documents).
 
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount } from '../accounts/index.ts';
 import type { DocumentType } from './file-types.ts';
 import type { documents } from './schema.ts';
 

@@ -3,8 +3,8 @@
 // the configuration (LIMIT_*); the operator may set an account's own (`likeness limits set`).
 // 0 means no limit.
 import { eq } from 'drizzle-orm';
+import { liveAccountIdOf } from '../accounts/index.ts';
 import { accounts } from '../accounts/schema.ts';
-import { liveAccountIdOf } from '../accounts/test-mode.ts';
 import type { AccountLimits } from '../config.ts';
 import type { Queryable } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';

@@ -1,4 +1,6 @@
 // LiveKit: the local server of the embedded default, and where its binary is.
+
+export { isNotFound, type LivekitConnection } from './connection.ts';
 export { LocalLivekitServer, type LocalLivekitServerOptions } from './local-server.ts';
 
 /**

@@ -5,9 +5,10 @@
  */
 
 export { type InspectedAudio, inspectAudio, PCM_SAMPLE_RATE } from './audio.ts';
-export { MediaError, type MediaErrorStatus, type MediaErrorType, type MediaField } from './errors.ts';
+export { formatBytes, MediaError, type MediaErrorStatus, type MediaErrorType, type MediaField } from './errors.ts';
 export { type ImageVariants, type InspectedImage, inspectImage, renderImageVariants } from './image.ts';
 export { type AudioKind, type ImageKind, type SniffedImage, sniffAudio, sniffImage } from './sniff.ts';
+export type { StoredAudio, StoredImage } from './stored.ts';
 export {
   DEFAULT_FFMPEG_TIMEOUT_MS,
   defaultUploadBounds,

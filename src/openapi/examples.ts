@@ -2,14 +2,14 @@
 // /openapi.json (src/openapi/index.ts) for people reading /docs and for generated clients'
 // documentation; schemathesis also sends the request examples. A test checks each example
 // against the schema the route validates with (test/http/openapi-examples.test.ts).
-import { emptyUsage } from '../credits/usage.ts';
-import { DOCUMENT_EXAMPLES } from '../knowledge/examples.ts';
-import { MUSEUM_OUTCOME_SCHEMA } from '../outcomes/contract.ts';
-import { PUBLISHABLE_KEY_EXAMPLES } from '../publishable-keys/examples.ts';
-import { RECORDING_EXAMPLES } from '../recordings/examples.ts';
-import { TOOL_EXAMPLES } from '../tools/examples.ts';
-import { VISITOR_EXAMPLES } from '../visitors/examples.ts';
-import { WEBHOOK_EXAMPLES } from '../webhooks/examples.ts';
+import { emptyUsage } from '../credits/index.ts';
+import { DOCUMENT_EXAMPLES } from '../knowledge/index.ts';
+import { MUSEUM_OUTCOME_SCHEMA } from '../outcomes/index.ts';
+import { PUBLISHABLE_KEY_EXAMPLES } from '../publishable-keys/index.ts';
+import { RECORDING_EXAMPLES } from '../recordings/index.ts';
+import { TOOL_EXAMPLES } from '../tools/index.ts';
+import { VISITOR_EXAMPLES } from '../visitors/index.ts';
+import { WEBHOOK_EXAMPLES } from '../webhooks/index.ts';
 
 const IDENTITY_ID = 'idn_5XwBbH2Lr8Nd0qVjYc3TfA';
 const SESSION_ID = 'ses_7QmZk4Wp1Hs9Vx2LbR6DnE';

@@ -12,6 +12,7 @@ import { giveUpPending, storeWritten } from '../sessions/written-after-end.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { outcomeMismatch } from './schema-rules.ts';
 
+export { MUSEUM_OUTCOME_SCHEMA } from './contract.ts';
 export { outcomeSchemaFormField, outcomeSchemaProblems } from './schema-rules.ts';
 
 type SessionRow = typeof sessions.$inferSelect;

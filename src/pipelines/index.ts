@@ -8,6 +8,9 @@ import { errorResponses } from '../http/errors.ts';
 import type { PipelineRegistry } from './registry.ts';
 import { type Pipeline, renderingOf } from './types.ts';
 
+export { type PipelineRegistry, releaseTraining } from './registry.ts';
+export { type Pipeline, providerAvatarOf, type TrainingResult, trainedVersionOf } from './types.ts';
+
 const frameSize = (description: string) => t.Object({ width: t.Integer(), height: t.Integer() }, { description });
 
 export const PipelineItem = t.Object({

@@ -2,10 +2,9 @@
 // description, what its sessions show, and its training. The agent's half of the same
 // pipeline, the rendering, is agent/pipelines/types.ts.
 
-import type { AssetStore } from '../assets/store.ts';
+import type { AssetStore } from '../assets/index.ts';
 import { AVATAR_FPS, AVATAR_FRAME_SIZES, type AvatarShape, type FrameSize } from '../contract/index.ts';
-import type { InspectedAudio, InspectedImage } from '../media/index.ts';
-import type { StoredImage } from '../media/stored.ts';
+import type { InspectedAudio, InspectedImage, StoredImage } from '../media/index.ts';
 
 export interface TrainingInput {
   identityId: string;

@@ -20,7 +20,9 @@ import {
 import { exactOrigin, newPublishableKey, type PublishableKeyRow } from './keys.ts';
 import { publishableKeys } from './schema.ts';
 
-export { findPublishableKey, PUBLISHABLE_KEY_PREFIX, type PublishableKeyRow } from './keys.ts';
+export { EmbedStartRequest, EmbedStartResponse } from './contract.ts';
+export { PUBLISHABLE_KEY_EXAMPLES } from './examples.ts';
+export { exactOrigin, findPublishableKey, PUBLISHABLE_KEY_PREFIX, type PublishableKeyRow } from './keys.ts';
 
 export function presentPublishableKey(row: PublishableKeyRow) {
   return {

@@ -7,7 +7,7 @@
 // when saved and again before every upload. Bun's client cannot be pinned to the judged address as
 // webhooks are: https, required unless private addresses are allowed, makes a name that rebinds to
 // an inside host fail on its certificate instead.
-import { checkDestination, DestinationRefused, type Resolver } from '../webhooks/destinations.ts';
+import { checkDestination, DestinationRefused, type Resolver } from '../webhooks/index.ts';
 
 export interface BucketSettings {
   endpoint: string;

@@ -3,7 +3,7 @@
 // chunks and parts (intake.ts); the sweep that joins and expires them (finisher.ts).
 import { eq } from 'drizzle-orm';
 import { t } from 'elysia';
-import type { AssetStore } from '../assets/store.ts';
+import type { AssetStore } from '../assets/index.ts';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { RecordingSettings } from '../config.ts';
 import type { Database } from '../db/index.ts';
@@ -19,6 +19,7 @@ import { recordingResponse } from './presenter.ts';
 import { removeRecording } from './removal.ts';
 import { recordings } from './schema.ts';
 
+export { RECORDING_EXAMPLES } from './examples.ts';
 export { NO_MEDIA_REASON, RecordingFinisher } from './finisher.ts';
 export { recordingIntakeRoutes } from './intake.ts';
 export { recordingStorageRoutes } from './storage-routes.ts';

@@ -5,7 +5,7 @@
 // at most RECORDING_CHUNK_MAX_BYTES, the rest at the reports' bound), before any body is read.
 import { eq, sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';
-import type { AssetStore } from '../assets/store.ts';
+import type { AssetStore } from '../assets/index.ts';
 import {
   RECORDING_CHUNK_MAX_BYTES,
   RECORDING_MAX_CHUNKS,
@@ -14,7 +14,7 @@ import {
 } from '../contract/recordings.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { ApiError, invalid } from '../http/errors.ts';
-import { jobSession } from '../sessions/job-reports.ts';
+import { jobSession } from '../sessions/index.ts';
 import { RecordingChunkParams, RecordingPartParams } from './contract.ts';
 import { chunkKey } from './object-keys.ts';
 import { recordingParts, recordings } from './schema.ts';

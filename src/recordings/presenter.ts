@@ -1,5 +1,5 @@
 // A recording row as GET /v1/sessions/{id}/recording answers it (docs/api.md#recordings).
-import type { AssetLinks } from '../assets/links.ts';
+import type { AssetLinks } from '../assets/index.ts';
 import type { recordings } from './schema.ts';
 
 type RecordingRow = typeof recordings.$inferSelect;

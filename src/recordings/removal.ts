@@ -2,7 +2,7 @@
 // (in the service's store, or in the account's own bucket for DELETE) and any chunks leave, the row stays with `deleted_at` (docs/api.md#recordings: the
 // session and the ledger keep that it existed).
 import { and, eq, isNull } from 'drizzle-orm';
-import type { AssetStore } from '../assets/store.ts';
+import type { AssetStore } from '../assets/index.ts';
 import type { Database } from '../db/index.ts';
 import type { CustomerBucket, EndpointRules } from './customer-bucket.ts';
 import { chunksPrefix } from './object-keys.ts';

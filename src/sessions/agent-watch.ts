@@ -20,19 +20,19 @@
 
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { and, eq, gt, isNotNull, isNull, lt, notExists, or, sql } from 'drizzle-orm';
-import { isTestAccount } from '../accounts/test-mode.ts';
-import type { AssetLinks } from '../assets/links.ts';
-import { hashApiKey } from '../auth/api-keys.ts';
+import { isTestAccount } from '../accounts/index.ts';
+import type { AssetLinks } from '../assets/index.ts';
+import { hashApiKey } from '../auth/index.ts';
 import type { SessionSettings } from '../config.ts';
 import { type AgentLeavingReason, HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
 import { secondsAfter, secondsAgo } from '../db/clock.ts';
 import { randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { findIdentity } from '../identities/queries.ts';
-import type { LivekitConnection } from '../livekit/connection.ts';
+import type { LivekitConnection } from '../livekit/index.ts';
 import { log } from '../logging/index.ts';
 import { sessionMemory } from '../visitors/index.ts';
-import { freeAgentSlots } from '../workers/admission.ts';
+import { freeAgentSlots } from '../workers/index.ts';
 import { agentWorkers } from '../workers/schema.ts';
 import { paidUntil } from './billing.ts';
 import { dispatchMetadata } from './dispatch.ts';

@@ -5,8 +5,8 @@
 // (session, minute index), so a retried or duplicated report never charges twice. A test
 // account's minutes are counted and recorded at a price of nothing (docs/api.md#test-mode).
 import { and, eq, sql } from 'drizzle-orm';
-import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
-import { CreditLedger, InsufficientCredits } from '../credits/ledger.ts';
+import { isTestAccount, liveAccountIdOf } from '../accounts/index.ts';
+import { CreditLedger, InsufficientCredits } from '../credits/index.ts';
 import { creditLedger } from '../credits/schema.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { creditsCharged } from '../metrics/index.ts';

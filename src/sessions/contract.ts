@@ -2,7 +2,7 @@
 // #sessions-transcript). The same schemas validate requests and feed the OpenAPI document.
 
 import { t } from 'elysia';
-import { TestFlag } from '../accounts/test-mode.ts';
+import { TestFlag } from '../accounts/index.ts';
 import {
   AVATAR_FALLBACKS,
   FORM_FACTORS,
@@ -19,7 +19,7 @@ import {
 import { oneOf } from '../http/enum-schema.ts';
 import { MAX_ATTACHED } from '../identities/contract.ts';
 import { OutcomeSchemaField, SessionOutcomeFields } from '../outcomes/contract.ts';
-import { SessionVisitorFields, SessionVisitorResponseFields } from '../visitors/contract.ts';
+import { SessionVisitorFields, SessionVisitorResponseFields } from '../visitors/index.ts';
 import { END_REASONS, SESSION_STATUSES, SUMMARY_STATUSES } from './schema.ts';
 
 const Timestamp = t.String({ format: 'date-time' });

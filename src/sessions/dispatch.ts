@@ -1,6 +1,6 @@
 // The dispatch metadata of a session's agent job (src/contract/dispatch.ts), built from the
 // started session and its identity: what the job renders, says and reports to.
-import type { AssetLinks } from '../assets/links.ts';
+import type { AssetLinks } from '../assets/index.ts';
 import type { SessionSettings } from '../config.ts';
 import {
   avatarShapeFor,
@@ -11,8 +11,8 @@ import {
   type Language,
 } from '../contract/index.ts';
 import type { IdentityRow } from '../identities/queries.ts';
-import { providerAvatarOf } from '../pipelines/types.ts';
-import type { IdentityVoice } from '../voices/voice.ts';
+import { providerAvatarOf } from '../pipelines/index.ts';
+import type { IdentityVoice } from '../voices/index.ts';
 import type { SessionToolbox } from './toolbox.ts';
 
 export interface DispatchInput {

@@ -23,6 +23,10 @@ import { sessions } from './schema.ts';
 import { type StartDeps, startSession } from './start.ts';
 import { transcriptOf } from './transcripts.ts';
 
+export { SessionParams } from './contract.ts';
+export { jobSession } from './job-reports.ts';
+export { startSession } from './start.ts';
+
 export interface SessionDeps extends StartDeps {
   lifecycle: SessionLifecycle;
   /** Where a client joins a room (its rtc_url): src/http/client-urls.ts. */

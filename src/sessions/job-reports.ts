@@ -4,8 +4,7 @@
 // token for its own session.
 import { and, eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
-import { hashApiKey } from '../auth/api-keys.ts';
-import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
+import { bearerToken, hashApiKey, type InternalDoor } from '../auth/index.ts';
 import { JobReport } from '../contract/index.ts';
 import { RECORDING_CHUNK_MAX_BYTES } from '../contract/recordings.ts';
 import type { Database } from '../db/index.ts';

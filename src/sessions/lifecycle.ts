@@ -8,7 +8,7 @@ import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { DataPacket_Kind, type WebhookEvent } from 'livekit-server-sdk';
 import { NOTICE_TOPIC, type Notice } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
-import { isNotFound, type LivekitConnection } from '../livekit/connection.ts';
+import { isNotFound, type LivekitConnection } from '../livekit/index.ts';
 import { log } from '../logging/index.ts';
 import { firstFrameSeconds, sessionsEnded } from '../metrics/index.ts';
 import { announceOutcomeAtEnd, outcomeAtEnd } from '../outcomes/index.ts';

@@ -4,9 +4,9 @@
 // body's SHA-256: the token is checked before the body is read, the hash after.
 import { Elysia } from 'elysia';
 import { TokenVerifier } from 'livekit-server-sdk';
-import type { InternalDoor } from '../auth/internal-doors.ts';
+import type { InternalDoor } from '../auth/index.ts';
 import { ApiError } from '../http/errors.ts';
-import type { LivekitConnection } from '../livekit/connection.ts';
+import type { LivekitConnection } from '../livekit/index.ts';
 import type { SessionLifecycle } from './lifecycle.ts';
 
 export const LIVEKIT_WEBHOOK_PATH = '/internal/livekit/webhook';

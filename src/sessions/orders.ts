@@ -26,7 +26,7 @@ import type { Database } from '../db/index.ts';
 import { findOwned } from '../db/owned.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { ApiError, errorResponses, invalid } from '../http/errors.ts';
-import type { LivekitConnection } from '../livekit/connection.ts';
+import type { LivekitConnection } from '../livekit/index.ts';
 import { log } from '../logging/index.ts';
 import { SessionParams } from './contract.ts';
 import { sessionOrders, sessions } from './schema.ts';

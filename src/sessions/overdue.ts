@@ -5,7 +5,7 @@
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { secondsAfter } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
-import type { LivekitConnection } from '../livekit/connection.ts';
+import type { LivekitConnection } from '../livekit/index.ts';
 import { log } from '../logging/index.ts';
 import { type EndReason, sessions } from './schema.ts';
 

@@ -1,6 +1,6 @@
 // Session rows as response bodies (docs/api.md#sessions-end, #sessions-read, #session-metrics).
 
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount } from '../accounts/index.ts';
 import type { SessionRow } from './lifecycle.ts';
 import { sessionMetrics } from './quality.ts';
 import { durationSeconds, usageSeconds } from './usage-reports.ts';

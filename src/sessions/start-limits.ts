@@ -4,7 +4,7 @@
 // any other: they take an agent worker's slot just the same (decisions.md). A test account's
 // sessions count with its live account's, against the live account's limits (test-mode.ts).
 import { and, count, desc, eq, gt, inArray, type SQL } from 'drizzle-orm';
-import { ownerAccountIds } from '../accounts/test-mode.ts';
+import { ownerAccountIds } from '../accounts/index.ts';
 import { secondsAgo } from '../db/clock.ts';
 import type { Queryable } from '../db/index.ts';
 import { type AccountLimits, limitReached, windowWait } from '../limits/index.ts';

@@ -5,24 +5,24 @@
 // the room is deleted, and the hold and the row roll back together.
 
 import { eq } from 'drizzle-orm';
+import { isTestAccount, liveAccountIdOf } from '../accounts/index.ts';
 import { accounts } from '../accounts/schema.ts';
-import { isTestAccount, liveAccountIdOf } from '../accounts/test-mode.ts';
-import type { AssetLinks } from '../assets/links.ts';
-import { hashApiKey } from '../auth/api-keys.ts';
+import type { AssetLinks } from '../assets/index.ts';
+import { hashApiKey } from '../auth/index.ts';
 import type { SessionSettings } from '../config.ts';
 import { RECORDING_METADATA_KEY, type SessionRoomMetadata } from '../contract/index.ts';
-import { InsufficientCredits } from '../credits/ledger.ts';
+import { InsufficientCredits } from '../credits/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { type AccountLimits, lockAccountLimits, readAccountLimits } from '../limits/index.ts';
-import type { LivekitConnection } from '../livekit/connection.ts';
+import type { LivekitConnection } from '../livekit/index.ts';
 import { log } from '../logging/index.ts';
 import { sessionsStarted } from '../metrics/index.ts';
 import { recordings } from '../recordings/schema.ts';
 import { visitorStarted } from '../visitors/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
-import { admitSession } from '../workers/admission.ts';
+import { admitSession } from '../workers/index.ts';
 import type { SessionBilling } from './billing.ts';
 import { dispatchMetadata } from './dispatch.ts';
 import { sessions } from './schema.ts';

@@ -2,7 +2,7 @@
 // validated at the edge and shown in /openapi.json. `parameters` is checked further than a
 // schema can say (parameters.ts): the safe subset of JSON Schema, compiled.
 import { t } from 'elysia';
-import { TestFlag } from '../accounts/test-mode.ts';
+import { TestFlag } from '../accounts/index.ts';
 import {
   TOOL_DESCRIPTION_MAX_CHARS,
   TOOL_NAME_PATTERN,

@@ -10,7 +10,7 @@ import { newId } from '../db/ids.ts';
 import { findOwned, isOwned } from '../db/owned.ts';
 import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
-import { checkDestination, DestinationRefused, systemResolver } from '../webhooks/destinations.ts';
+import { checkDestination, DestinationRefused, systemResolver } from '../webhooks/index.ts';
 import {
   CreatedToolResponse,
   CreateToolRequest,
@@ -25,6 +25,7 @@ import { presentTool } from './presenter.ts';
 import { tools } from './schema.ts';
 
 export type { ToolRouteDeps } from './deps.ts';
+export { TOOL_EXAMPLES } from './examples.ts';
 export { toolCallRoutes } from './tool-calls.ts';
 
 /** What an end_session tool tells the model when its creator says nothing. */

@@ -1,6 +1,6 @@
 // A tool as the API shows it (docs/api.md#tools): never its secret, which only the create answers.
 
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount } from '../accounts/index.ts';
 import type { ToolType } from '../contract/agent-tools.ts';
 import type { tools } from './schema.ts';
 

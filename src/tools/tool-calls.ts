@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
 import { SessionParams } from '../sessions/contract.ts';
 import { jobSession } from '../sessions/job-reports.ts';
-import { systemResolver } from '../webhooks/destinations.ts';
+import { systemResolver } from '../webhooks/index.ts';
 import type { ToolRouteDeps } from './deps.ts';
 import { argumentsProblem } from './parameters.ts';
 import { tools } from './schema.ts';

@@ -7,8 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import packageJson from '../../package.json' with { type: 'json' };
 import { TOOL_RESULT_MAX_BYTES, type ToolCallOutcome } from '../contract/agent-tools.ts';
 import { newId } from '../db/ids.ts';
-import { DestinationRefused, type Resolver } from '../webhooks/destinations.ts';
-import { pinnedFetch } from '../webhooks/pinned-fetch.ts';
+import { DestinationRefused, pinnedFetch, type Resolver } from '../webhooks/index.ts';
 import type { ToolRow } from './presenter.ts';
 
 /** How much of a non-2xx answer goes into the result. */

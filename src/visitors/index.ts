@@ -24,6 +24,8 @@ import { forgetVisitor, replacedFacts } from './memory.ts';
 import { visitors } from './schema.ts';
 import type { VisitorTokens } from './tokens.ts';
 
+export { SessionVisitorFields, SessionVisitorResponseFields } from './contract.ts';
+export { VISITOR_EXAMPLES } from './examples.ts';
 export { forgetStaleVisitors, recordMemory, sessionMemory, visitorStarted } from './memory.ts';
 export { type VisitorClaim, VisitorTokens } from './tokens.ts';
 

@@ -13,6 +13,7 @@ import { voiceItem } from './presenter.ts';
 
 export { DEFAULT_VOICE, findPreset, PRESET_VOICES, type PresetVoice, presetVoice } from './catalogue.ts';
 export { Voices } from './clones.ts';
+export type { VoiceItem } from './contract.ts';
 export { ElevenLabsVoices, VoiceProviderError } from './elevenlabs.ts';
 export { voiceIdOf } from './presenter.ts';
 export { measureVoiceProfile, PROFILE_LIMITS } from './profile.ts';

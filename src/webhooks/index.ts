@@ -29,6 +29,8 @@ import { webhookDeliveries, webhookEndpoints } from './schema.ts';
 
 export { WEBHOOK_EVENTS, type WebhookEventType } from './contract.ts';
 export { WebhookSender } from './delivery.ts';
+export { checkDestination, DestinationRefused, type Resolver, systemResolver } from './destinations.ts';
+export { WEBHOOK_EXAMPLES } from './examples.ts';
 export { writeEvent } from './outbox.ts';
 export { type PinnedAnswer, type PinnedRequest, pinnedFetch } from './pinned-fetch.ts';
 

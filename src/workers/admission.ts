@@ -10,7 +10,7 @@
 // account's test sessions count with its live ones: a test key is no second account here.
 
 import { and, count, eq, gt, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
-import { ownerAccountIds } from '../accounts/test-mode.ts';
+import { ownerAccountIds } from '../accounts/index.ts';
 import { secondsAgo } from '../db/clock.ts';
 import type { Queryable } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';

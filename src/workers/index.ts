@@ -6,7 +6,7 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import { TokenVerifier } from 'livekit-server-sdk';
-import { bearerToken, type InternalDoor } from '../auth/internal-doors.ts';
+import { bearerToken, type InternalDoor } from '../auth/index.ts';
 import { HEARTBEAT_PATH, HEARTBEAT_TTL_SECONDS, WorkerHeartbeat } from '../contract/index.ts';
 import { secondsAgo, secondsFromNow } from '../db/clock.ts';
 import type { Database } from '../db/index.ts';
@@ -14,7 +14,7 @@ import { ApiError } from '../http/errors.ts';
 import { sessions } from '../sessions/schema.ts';
 import { agentWorkers } from './schema.ts';
 
-export { freeAgentSlots, type SlotCount } from './admission.ts';
+export { admitSession, freeAgentSlots, type SlotCount } from './admission.ts';
 
 /** Rows of workers gone this long are deleted by the sweep. */
 const FORGET_AFTER_SECONDS = 3600;

@@ -1,6 +1,8 @@
 // The layout's import rules (import-rules.cjs), checked by dependency-cruiser: the control
 // plane and the agent meet only in src/contract/ and src/config.ts, pages bundle no server
-// code, and no module circles back on itself. A forbidden import fails here, naming its rule.
+// code, features enter each other by their index.ts, and no module circles back on itself. A
+// forbidden import fails here, naming its rule. The front-door imports not yet worked down are
+// listed in known-violations.json: nothing else may be, and each listed one must still be there.
 import { expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +11,12 @@ import { dirname, join } from 'node:path';
 const ROOT = join(import.meta.dir, '..', '..');
 const RULES = join(import.meta.dir, 'import-rules.cjs');
 const DEPCRUISE = join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs');
+const KNOWN = join(import.meta.dir, 'known-violations.json');
+const FRONT_DOOR = 'features-enter-by-their-front-door';
 
 /** dependency-cruiser under Bun (it refuses Node 20, the machine's Node). */
-async function cruise(cwd: string, paths: string[]): Promise<{ code: number; output: string }> {
-  const child = Bun.spawn([process.execPath, DEPCRUISE, '--config', RULES, ...paths], {
+async function cruise(cwd: string, paths: string[], options: string[] = []): Promise<{ code: number; output: string }> {
+  const child = Bun.spawn([process.execPath, DEPCRUISE, '--config', RULES, ...options, ...paths], {
     cwd,
     stdout: 'pipe',
     stderr: 'pipe',
@@ -26,10 +30,22 @@ async function cruise(cwd: string, paths: string[]): Promise<{ code: number; out
 }
 
 test('src/, agent/ and examples/ keep every import rule', async () => {
-  const { code, output } = await cruise(ROOT, ['src', 'agent', 'examples']);
+  const { code, output } = await cruise(ROOT, ['src', 'agent', 'examples'], ['--ignore-known', KNOWN]);
   if (code !== 0) console.error(output);
   expect(output).toContain('no dependency violations found');
   expect(code).toBe(0);
+}, 60_000);
+
+test('the known violations are front-door imports that are still there', async () => {
+  const key = (v: { from: string; to: string; rule: { name: string } }) => `${v.rule.name}: ${v.from} → ${v.to}`;
+  const known = (JSON.parse(await Bun.file(KNOWN).text()) as Parameters<typeof key>[0][]).map(key).sort();
+  expect(known.filter((line) => !line.startsWith(`${FRONT_DOOR}:`))).toEqual([]);
+  const { output } = await cruise(ROOT, ['src', 'agent', 'examples'], ['--output-type', 'json']);
+  const found = (JSON.parse(output) as { summary: { violations: Parameters<typeof key>[0][] } }).summary.violations
+    .map(key)
+    .sort();
+  // One worked down is taken off the list (bun run check:imports:baseline writes it anew).
+  expect(known).toEqual(found);
 }, 60_000);
 
 test('each rule fails a tree that breaks it, naming the rule', async () => {
@@ -59,6 +75,11 @@ test('each rule fails a tree that breaks it, naming the rule', async () => {
       'src/identities/b.ts':
         "import { a } from './a.ts';\nimport { fixture } from '../../test/fixture.ts';\nexport const b = () => [a, fixture];\n",
       'test/fixture.ts': 'export const fixture = 1;\n',
+      'src/identities/c.ts': "import { store } from '../assets/store.ts';\nexport const c = store;\n",
+      'src/identities/d.ts':
+        "import { assets } from '../assets/index.ts';\nimport { files } from '../assets/schema.ts';\nimport { a } from './a.ts';\nexport const d = [assets, files, a];\n",
+      'src/assets/index.ts': 'export const assets = 1;\n',
+      'src/assets/schema.ts': 'export const files = 1;\n',
     };
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(tree, path)), { recursive: true });
@@ -75,11 +96,14 @@ test('each rule fails a tree that breaks it, naming the rule', async () => {
     broken('browser-code-bundles-no-server-code', 'src/console/web/page.ts', 'src/assets/store.ts');
     broken('code-never-imports-tests', 'src/identities/b.ts', 'test/fixture.ts');
     broken('no-circular', 'src/identities/a.ts', 'src/identities/b.ts');
+    broken(FRONT_DOOR, 'src/identities/c.ts', 'src/assets/store.ts');
     // What the rules allow is not reported: the CLI starting the worker, the agent reading
     // the contract and the configuration, pages taking types and wire names.
     expect(output).not.toMatch(/src\/cli\/index\.ts →/);
     expect(output).not.toMatch(/agent\/job\.ts → src\/(contract\/names|config)\.ts/);
     expect(output).not.toMatch(/page\.ts → src\/contract\//);
+    // Nor another feature's index.ts or schema.ts, nor a file of the feature's own.
+    expect(output).not.toMatch(/src\/identities\/d\.ts →/);
   } finally {
     rmSync(tree, { recursive: true, force: true });
   }

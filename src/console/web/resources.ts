@@ -4,7 +4,7 @@
 import type { Static } from '@sinclair/typebox';
 import { type Language, LANGUAGE_NAMES as SPOKEN_LANGUAGE_NAMES } from '../../contract/languages.ts';
 import type * as creditContract from '../../credits/contract.ts';
-import type { LedgerKind } from '../../credits/ledger.ts';
+import type { LedgerKind } from '../../credits/index.ts';
 import type * as identityContract from '../../identities/contract.ts';
 import type * as knowledgeContract from '../../knowledge/contract.ts';
 import type * as publishableKeyContract from '../../publishable-keys/contract.ts';
@@ -12,7 +12,7 @@ import type * as recordingContract from '../../recordings/contract.ts';
 import type * as sessionContract from '../../sessions/contract.ts';
 import type * as toolContract from '../../tools/contract.ts';
 import type * as visitorContract from '../../visitors/contract.ts';
-import type { VoiceItem } from '../../voices/contract.ts';
+import type { VoiceItem } from '../../voices/index.ts';
 import type * as webhookContract from '../../webhooks/contract.ts';
 import type * as consoleContract from '../contract.ts';
 

@@ -4,7 +4,7 @@
 // and a camera toggle when the identity has visual awareness; a recorded session carries a
 // "Recording" mark in the video's corner. Refusals are shown as the service worded them.
 // Everything lives in an open shadow root with its own styles.
-import type { SessionNotice, TalkRoom, TranscriptSegment } from '../../console/web/room.ts';
+import type { SessionNotice, TalkRoom, TranscriptSegment } from '../../console/index.ts';
 import { microphoneProblem } from './microphone.ts';
 import { type EmbedSession, StartRefused, startSession } from './start.ts';
 import { AVATAR_CSS } from './styles.ts';
