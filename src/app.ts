@@ -5,7 +5,14 @@ import { Elysia } from 'elysia';
 import packageJson from '../package.json' with { type: 'json' };
 import { adminDoor, adminRoutes } from './admin/index.ts';
 import { assetRoutes } from './assets/index.ts';
-import { type Audience, accountOf, CONSOLE_API, credentialsBeforeBodies, PUBLIC_API } from './auth/index.ts';
+import {
+  type Audience,
+  accountOf,
+  CONSOLE_API,
+  credentialsBeforeBodies,
+  jobReportDoor,
+  PUBLIC_API,
+} from './auth/index.ts';
 import { CONSOLE_OPEN_PATHS, consoleRoutes } from './console/index.ts';
 import { creditRoutes } from './credits/index.ts';
 import { EMBED_START_PATH, embedRoutes } from './embed/index.ts';
@@ -27,7 +34,7 @@ import { publishableKeyRoutes } from './publishable-keys/index.ts';
 import { recordingIntakeRoutes, recordingRoutes, recordingStorageRoutes } from './recordings/index.ts';
 import type { Services } from './services.ts';
 import { sessionRoutes } from './sessions/index.ts';
-import { jobReportDoor, jobReportRoutes } from './sessions/job-reports.ts';
+import { jobReportRoutes } from './sessions/job-reports.ts';
 import { livekitWebhookDoor, livekitWebhookRoutes } from './sessions/livekit-webhooks.ts';
 import { sessionOrderRoutes } from './sessions/orders.ts';
 import { toolCallRoutes, toolRoutes } from './tools/index.ts';

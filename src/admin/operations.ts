@@ -2,13 +2,14 @@
 // when it may open the database itself, or through /internal/admin when the service holds it.
 
 import { eq } from 'drizzle-orm';
-import { accountExists, createAccount, isTestAccount } from '../accounts/index.ts';
+import { accountExists, isTestAccount } from '../accounts/index.ts';
 import { accounts } from '../accounts/schema.ts';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../auth/index.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, setConsolePassword } from '../console/index.ts';
 import { BalanceLimitExceeded, CreditLedger, MAX_BALANCE } from '../credits/index.ts';
 import type { Database } from '../db/index.ts';
 import { type AccountLimits, LIMIT_NAMES, limitsOf } from '../limits/index.ts';
+import { createAccount } from '../new-accounts/index.ts';
 
 export class OperatorError extends Error {
   constructor(

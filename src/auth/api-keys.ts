@@ -2,14 +2,16 @@
 // the account's test account (src/accounts/test-mode.ts). Only a SHA-256 of the key is
 // stored: the key has full entropy, so a slow password hash would add latency and no safety.
 import { and, desc, eq, inArray, isNull } from 'drizzle-orm';
+import { accountsOfOwner, ensureTestAccount, isTestAccount } from '../accounts/index.ts';
 import { apiKeys } from '../accounts/schema.ts';
-import { accountsOfOwner, ensureTestAccount, isTestAccount } from '../accounts/test-mode.ts';
 import { sha256Hex } from '../contract/index.ts';
 import { newId, randomBase62 } from '../db/ids.ts';
 import type { Queryable } from '../db/index.ts';
 
 export const API_KEY_PATTERN = /^lk_(test_)?[0-9A-Za-z]{43}$/;
 export const TEST_KEY_PREFIX = 'lk_test_';
+/** A publishable key's (src/publishable-keys/): it may only start sessions from a page. */
+export const PUBLISHABLE_KEY_PREFIX = 'lk_pub_';
 
 export function hashApiKey(key: string): string {
   return sha256Hex(key);

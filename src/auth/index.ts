@@ -5,15 +5,22 @@
 // query downstream is scoped by it. Publishable keys (`lk_pub_…`) open only their own door,
 // src/embed/.
 import { Elysia } from 'elysia';
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount } from '../accounts/index.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
-import { PUBLISHABLE_KEY_PREFIX } from '../publishable-keys/keys.ts';
-import { accountForKey } from './api-keys.ts';
+import { accountForKey, PUBLISHABLE_KEY_PREFIX } from './api-keys.ts';
 import { type BrowserSession, CSRF_HEADER, cookieToken, csrfMatches, findBrowserSession } from './browser-sessions.ts';
 import { admitInternal, type InternalDoor } from './internal-doors.ts';
 
-export { hashApiKey, issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from './api-keys.ts';
+export {
+  hashApiKey,
+  issueApiKey,
+  listApiKeys,
+  PUBLISHABLE_KEY_PREFIX,
+  renameApiKey,
+  revokeApiKey,
+  TEST_KEY_PREFIX,
+} from './api-keys.ts';
 export {
   clearedCookie,
   closeBrowserSession,
@@ -23,6 +30,7 @@ export {
   sessionCookie,
 } from './browser-sessions.ts';
 export { bearerToken, type InternalDoor } from './internal-doors.ts';
+export { jobReportDoor, jobSession } from './job-tokens.ts';
 
 export interface Caller {
   accountId: string;

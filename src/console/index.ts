@@ -5,7 +5,7 @@
 
 import { eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
-import { AccountExists, createAccount, normalisedEmail } from '../accounts/index.ts';
+import { normalisedEmail } from '../accounts/index.ts';
 import { accounts } from '../accounts/schema.ts';
 import {
   authentication,
@@ -26,6 +26,7 @@ import type { Database } from '../db/index.ts';
 import { CallerAddress } from '../http/caller-address.ts';
 import { ApiError, errorResponses, invalid, notFound } from '../http/errors.ts';
 import { AttemptLimiter, SignInThrottle } from '../limits/index.ts';
+import { AccountExists, createAccount } from '../new-accounts/index.ts';
 import {
   ChangePasswordBody,
   CreateKeyBody,

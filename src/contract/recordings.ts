@@ -4,7 +4,7 @@
 // file. Each job that served the session sends one part; once the session ended and every part
 // is in (or the wait for a lost job's last chunk ran out), the control plane joins the parts
 // into one MP4 (H.264 + AAC, faststart) and stores it. Only the job holding the session's
-// report token may send them (src/sessions/job-reports.ts's door).
+// report token may send them (the job door, src/auth/job-tokens.ts).
 import { type Static, Type } from '@sinclair/typebox';
 
 /** A recording's life: chunks arriving, being joined, stored, or failed (with a reason). */

@@ -25,6 +25,16 @@ import { deleteIdentity, identityVisible, listedIdentities } from './queries.ts'
 import { identities } from './schema.ts';
 import { updateIdentity } from './update.ts';
 
+export {
+  type AttachmentChange,
+  type Attachments,
+  attachmentsOfOne,
+  checkAttachments,
+  noAttachments,
+} from './attachments.ts';
+export { findIdentity, type IdentityRow, identityVisible } from './queries.ts';
+export { CONTROL_OR_REPLACEMENT } from './validation.ts';
+
 /** The identity routes behind one door: the public API (`/v1`) or the console's (`/console/api`). */
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, audience: Audience<Prefix>) {

@@ -4,7 +4,7 @@
 // searched (search.ts) for the sessions it is attached to, and never outside its account.
 import { count, eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
-import { type Audience, authenticatedRoutes } from '../auth/index.ts';
+import { type Audience, authenticatedRoutes, jobSession } from '../auth/index.ts';
 import type { KnowledgeSettings } from '../config.ts';
 import { type KnowledgeAnswer, KnowledgeRequest } from '../contract/knowledge.ts';
 import { newId } from '../db/ids.ts';
@@ -15,7 +15,7 @@ import { ApiError, errorResponses, invalid, notFound } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
 import { log } from '../logging/index.ts';
 import { formatBytes } from '../media/index.ts';
-import { jobSession, SessionParams } from '../sessions/index.ts';
+import { SessionParams } from '../sessions/index.ts';
 import { DocumentParams, DocumentResponse, ListDocumentsQuery, UploadDocumentForm } from './contract.ts';
 import { EmbeddingUnavailable } from './embedder.ts';
 import { documentType } from './file-types.ts';
@@ -182,7 +182,7 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
     );
 }
 
-/** POST /internal/sessions/{id}/knowledge, behind the job door (src/sessions/job-reports.ts). */
+/** POST /internal/sessions/{id}/knowledge, behind the job door (src/auth/job-tokens.ts). */
 export function knowledgeRoutes(deps: KnowledgeDeps) {
   const { db, knowledge } = deps;
   return new Elysia({ prefix: '/internal', detail: { hide: true } }).post(

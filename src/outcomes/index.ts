@@ -8,12 +8,13 @@ import { type OutcomeReport, outcomeFields } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { log } from '../logging/index.ts';
 import { sessions, sessionTranscripts } from '../sessions/schema.ts';
-import { giveUpPending, storeWritten } from '../sessions/written-after-end.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { outcomeMismatch } from './schema-rules.ts';
+import { giveUpPending, storeWritten } from './written-after-end.ts';
 
 export { MUSEUM_OUTCOME_SCHEMA } from './contract.ts';
 export { outcomeSchemaFormField, outcomeSchemaProblems } from './schema-rules.ts';
+export { giveUpPending, storeWritten } from './written-after-end.ts';
 
 type SessionRow = typeof sessions.$inferSelect;
 

@@ -5,7 +5,7 @@
 import Ajv from 'ajv';
 import { OUTCOME_MAX_FIELDS, writtenOutcomeSchema } from '../contract/index.ts';
 import type { FieldProblem } from '../http/errors.ts';
-import { parametersProblems } from '../tools/parameters.ts';
+import { parametersProblems } from '../tools/index.ts';
 
 /** What is wrong with `schema` as an outcome schema, located under `loc`; empty when it may be kept. */
 export function outcomeSchemaProblems(schema: unknown, loc: FieldProblem['loc']): FieldProblem[] {

@@ -22,7 +22,7 @@ import { publishableKeys } from './schema.ts';
 
 export { EmbedStartRequest, EmbedStartResponse } from './contract.ts';
 export { PUBLISHABLE_KEY_EXAMPLES } from './examples.ts';
-export { exactOrigin, findPublishableKey, PUBLISHABLE_KEY_PREFIX, type PublishableKeyRow } from './keys.ts';
+export { exactOrigin, findPublishableKey, type PublishableKeyRow } from './keys.ts';
 
 export function presentPublishableKey(row: PublishableKeyRow) {
   return {

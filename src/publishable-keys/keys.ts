@@ -2,12 +2,12 @@
 // characters. Public by design, so stored as they are; what bounds one is its origins,
 // identities and limits (docs/api.md#publishable-keys).
 import { and, eq, isNull } from 'drizzle-orm';
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount } from '../accounts/index.ts';
+import { PUBLISHABLE_KEY_PREFIX } from '../auth/index.ts';
 import { randomBase62 } from '../db/ids.ts';
 import type { Queryable } from '../db/index.ts';
 import { publishableKeys } from './schema.ts';
 
-export const PUBLISHABLE_KEY_PREFIX = 'lk_pub_';
 const PUBLISHABLE_KEY_PATTERN = /^lk_pub_(test_)?[0-9A-Za-z]{43}$/;
 
 export type PublishableKeyRow = typeof publishableKeys.$inferSelect;

@@ -1,11 +1,12 @@
 // The job's side of a recording (docs/api.md#internal, src/contract/recordings.ts): PUT
 // /internal/sessions/{id}/recording/parts/{part}/chunks/{n} stores a chunk of fragmented MP4 in
 // the service's object store, POST …/parts/{part}/done says the part is complete. Admitted by the
-// job door (src/sessions/job-reports.ts: the session's report token; a chunk's declared length
+// job door (src/auth/job-tokens.ts: the session's report token; a chunk's declared length
 // at most RECORDING_CHUNK_MAX_BYTES, the rest at the reports' bound), before any body is read.
 import { eq, sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import type { AssetStore } from '../assets/index.ts';
+import { jobSession } from '../auth/index.ts';
 import {
   RECORDING_CHUNK_MAX_BYTES,
   RECORDING_MAX_CHUNKS,
@@ -14,7 +15,6 @@ import {
 } from '../contract/recordings.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { ApiError, invalid } from '../http/errors.ts';
-import { jobSession } from '../sessions/index.ts';
 import { RecordingChunkParams, RecordingPartParams } from './contract.ts';
 import { chunkKey } from './object-keys.ts';
 import { recordingParts, recordings } from './schema.ts';

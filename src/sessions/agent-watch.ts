@@ -28,7 +28,7 @@ import { type AgentLeavingReason, HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_TTL_SECO
 import { secondsAfter, secondsAgo } from '../db/clock.ts';
 import { randomBase62 } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
-import { findIdentity } from '../identities/queries.ts';
+import { findIdentity } from '../identities/index.ts';
 import type { LivekitConnection } from '../livekit/index.ts';
 import { log } from '../logging/index.ts';
 import { sessionMemory } from '../visitors/index.ts';

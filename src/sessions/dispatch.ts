@@ -10,7 +10,7 @@ import {
   type FormFactor,
   type Language,
 } from '../contract/index.ts';
-import type { IdentityRow } from '../identities/queries.ts';
+import type { IdentityRow } from '../identities/index.ts';
 import { providerAvatarOf } from '../pipelines/index.ts';
 import type { IdentityVoice } from '../voices/index.ts';
 import type { SessionToolbox } from './toolbox.ts';

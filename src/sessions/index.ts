@@ -24,7 +24,6 @@ import { type StartDeps, startSession } from './start.ts';
 import { transcriptOf } from './transcripts.ts';
 
 export { SessionParams } from './contract.ts';
-export { jobSession } from './job-reports.ts';
 export { startSession } from './start.ts';
 
 export interface SessionDeps extends StartDeps {

@@ -2,11 +2,10 @@
 // reports (src/contract/job-reports.ts): its arrival, the avatar streaming, each minute to
 // charge, the visitor leaving, transcript turns, each agent turn's quality. Each job holds a
 // token for its own session.
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
-import { bearerToken, hashApiKey, type InternalDoor } from '../auth/index.ts';
+import { jobSession } from '../auth/index.ts';
 import { JobReport } from '../contract/index.ts';
-import { RECORDING_CHUNK_MAX_BYTES } from '../contract/recordings.ts';
 import type { Database } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
@@ -32,63 +31,12 @@ export interface JobReportDeps {
 
 type SessionRow = typeof sessions.$inferSelect;
 
-/** Sessions whose job was admitted by the door, for the route (no second lookup). */
-const admittedReporters = new WeakMap<Request, SessionRow>();
-
-/** The session a report is for, when the request holds its token: each job holds its own session's only. */
-async function reportingSession(db: Database, request: Request, sessionId: string): Promise<SessionRow> {
-  const token = bearerToken(request);
-  // Ids are letters, digits and `_`: anything else names no session (and never reaches SQL).
-  const [session] =
-    token && /^\w+$/.test(sessionId)
-      ? await db
-          .select()
-          .from(sessions)
-          .where(and(eq(sessions.id, sessionId), eq(sessions.reportTokenHash, hashApiKey(token))))
-      : [];
-  if (!session) throw new ApiError(401, 'Unknown session or report token');
-  return session;
-}
-
-/**
- * A job's routes: its reports, the webhook tools it asks us to call (src/tools), the passages it
- * retrieves (src/knowledge), its recording's chunks and parts (src/recordings: a malformed part
- * or chunk is let through to the route, which answers 422 for it).
- */
-const JOB_PATH =
-  /^\/internal\/sessions\/(\w+)\/(reports|tool-calls|knowledge|recording\/parts\/[^/]+\/(?:chunks\/[^/]+|done))$/;
-/** A recording's chunk: the one job route whose body is media, not a report. */
-const RECORDING_CHUNK_PATH = /^\/internal\/sessions\/\w+\/recording\/parts\/[^/]+\/chunks\/[^/]+$/;
-/** The largest report: a transcript turn of a long reply, with room to spare. */
-const REPORT_BODY_BYTES = 256 * 1024;
-
-/** Jobs, checked before their reports are read (src/auth/internal-doors.ts). */
-export function jobReportDoor(db: Database): InternalDoor {
-  return {
-    matches: (path) => path.startsWith('/internal/sessions/'),
-    maxBodyBytes: (path) => (RECORDING_CHUNK_PATH.test(path) ? RECORDING_CHUNK_MAX_BYTES : REPORT_BODY_BYTES),
-    async admit(request, path) {
-      const sessionId = JOB_PATH.exec(path)?.[1];
-      if (!sessionId) throw new ApiError(401, 'Unknown session or report token');
-      admittedReporters.set(request, await reportingSession(db, request, sessionId));
-    },
-  };
-}
-
-/**
- * The session whose job sent `request`, once the door admitted it (any route behind
- * jobReportDoor: src/tools and src/knowledge answer jobs too), else looked up from its token.
- */
-export async function jobSession(db: Database, request: Request, sessionId: string): Promise<SessionRow> {
-  return admittedReporters.get(request) ?? (await reportingSession(db, request, sessionId));
-}
-
 export function jobReportRoutes(deps: JobReportDeps) {
   const { db } = deps;
   return new Elysia({ prefix: '/internal', detail: { hide: true } }).post(
     '/sessions/:session_id/reports',
     async ({ params, body, request, set }) => {
-      const session = admittedReporters.get(request) ?? (await reportingSession(db, request, params.session_id));
+      const session = await jobSession(db, request, params.session_id);
       // Any report proves the job reached the room, whether or not LiveKit's webhooks reach us.
       if (!session.agentJoinedAt) await deps.lifecycle.markAgentJoined(session.id);
       if ((await followJob(deps, session, body)) || (await keepRecord(deps, session, body))) return { ok: true };

@@ -6,9 +6,9 @@ import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { SummaryReport } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { log } from '../logging/index.ts';
+import { giveUpPending, storeWritten } from '../outcomes/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { sessions, sessionTranscripts } from './schema.ts';
-import { giveUpPending, storeWritten } from './written-after-end.ts';
 
 type SessionRow = typeof sessions.$inferSelect;
 

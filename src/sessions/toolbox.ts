@@ -11,7 +11,7 @@ import {
   attachmentsOfOne,
   checkAttachments,
   noAttachments,
-} from '../identities/attachments.ts';
+} from '../identities/index.ts';
 import { documents } from '../knowledge/schema.ts';
 import { tools } from '../tools/schema.ts';
 

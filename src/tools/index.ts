@@ -26,6 +26,7 @@ import { tools } from './schema.ts';
 
 export type { ToolRouteDeps } from './deps.ts';
 export { TOOL_EXAMPLES } from './examples.ts';
+export { parametersProblems } from './parameters.ts';
 export { toolCallRoutes } from './tool-calls.ts';
 
 /** What an end_session tool tells the model when its creator says nothing. */

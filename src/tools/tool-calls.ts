@@ -1,10 +1,10 @@
 import { Elysia } from 'elysia';
+import { jobSession } from '../auth/index.ts';
 import { type ToolCallAnswer, ToolCallRequest } from '../contract/agent-tools.ts';
 import { isOwned } from '../db/owned.ts';
 import { ApiError } from '../http/errors.ts';
 import { log } from '../logging/index.ts';
 import { SessionParams } from '../sessions/contract.ts';
-import { jobSession } from '../sessions/job-reports.ts';
 import { systemResolver } from '../webhooks/index.ts';
 import type { ToolRouteDeps } from './deps.ts';
 import { argumentsProblem } from './parameters.ts';

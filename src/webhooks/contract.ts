@@ -1,7 +1,7 @@
 // The HTTP contract of /v1/webhooks (docs/api.md#webhooks): one schema per request and
 // response, validated at the edge and shown in /openapi.json, and the events' names.
 import { t } from 'elysia';
-import { TestFlag } from '../accounts/test-mode.ts';
+import { TestFlag } from '../accounts/index.ts';
 import { WEBHOOK_EVENTS } from '../contract/webhook-events.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { DELIVERY_STATUSES } from './schema.ts';

@@ -5,7 +5,7 @@
 // and connects to the address it checked (pinned-fetch.ts, for any call to a customer's URL).
 import { count, desc, eq } from 'drizzle-orm';
 import { t } from 'elysia';
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount } from '../accounts/index.ts';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { WebhookSettings } from '../config.ts';
 import { newId } from '../db/ids.ts';

@@ -2,7 +2,7 @@
 // query runner, so an event commits or rolls back with the change it reports (a session's end,
 // a charge). Sending is src/webhooks/delivery.ts's job.
 import { and, eq } from 'drizzle-orm';
-import { isTestAccount } from '../accounts/test-mode.ts';
+import { isTestAccount } from '../accounts/index.ts';
 import { newId } from '../db/ids.ts';
 import type { Queryable } from '../db/index.ts';
 import { type EventData, TEST_EVENT, type WebhookEventType } from './contract.ts';

@@ -1,8 +1,7 @@
 // The layout's import rules (import-rules.cjs), checked by dependency-cruiser: the control
 // plane and the agent meet only in src/contract/ and src/config.ts, pages bundle no server
 // code, features enter each other by their index.ts, and no module circles back on itself. A
-// forbidden import fails here, naming its rule. The front-door imports not yet worked down are
-// listed in known-violations.json: nothing else may be, and each listed one must still be there.
+// forbidden import fails here, naming its rule.
 import { expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +10,6 @@ import { dirname, join } from 'node:path';
 const ROOT = join(import.meta.dir, '..', '..');
 const RULES = join(import.meta.dir, 'import-rules.cjs');
 const DEPCRUISE = join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs');
-const KNOWN = join(import.meta.dir, 'known-violations.json');
 const FRONT_DOOR = 'features-enter-by-their-front-door';
 
 /** dependency-cruiser under Bun (it refuses Node 20, the machine's Node). */
@@ -30,22 +28,10 @@ async function cruise(cwd: string, paths: string[], options: string[] = []): Pro
 }
 
 test('src/, agent/ and examples/ keep every import rule', async () => {
-  const { code, output } = await cruise(ROOT, ['src', 'agent', 'examples'], ['--ignore-known', KNOWN]);
+  const { code, output } = await cruise(ROOT, ['src', 'agent', 'examples']);
   if (code !== 0) console.error(output);
   expect(output).toContain('no dependency violations found');
   expect(code).toBe(0);
-}, 60_000);
-
-test('the known violations are front-door imports that are still there', async () => {
-  const key = (v: { from: string; to: string; rule: { name: string } }) => `${v.rule.name}: ${v.from} → ${v.to}`;
-  const known = (JSON.parse(await Bun.file(KNOWN).text()) as Parameters<typeof key>[0][]).map(key).sort();
-  expect(known.filter((line) => !line.startsWith(`${FRONT_DOOR}:`))).toEqual([]);
-  const { output } = await cruise(ROOT, ['src', 'agent', 'examples'], ['--output-type', 'json']);
-  const found = (JSON.parse(output) as { summary: { violations: Parameters<typeof key>[0][] } }).summary.violations
-    .map(key)
-    .sort();
-  // One worked down is taken off the list (bun run check:imports:baseline writes it anew).
-  expect(known).toEqual(found);
 }, 60_000);
 
 test('each rule fails a tree that breaks it, naming the rule', async () => {

@@ -1,11 +1,11 @@
 // What a session's job writes after the conversation (its summary, src/sessions/summary.ts; its
 // outcome, src/outcomes/): each has a status column (`none`, `pending`, `ready`, `failed`) and
-// settles the same way. Kept here once: while the session runs the newest report stands (the
+// settles the same way. Kept here once (sessions' summary takes it from outcomes' index.ts): while the session runs the newest report stands (the
 // ending announces it); once it ended the first report settles it, announced at once; a sweep
 // fails what never came.
 import { and, eq, inArray, isNotNull, lt, or } from 'drizzle-orm';
 import type { Database, Queryable } from '../db/index.ts';
-import { sessions } from './schema.ts';
+import { sessions } from '../sessions/schema.ts';
 
 type SessionRow = typeof sessions.$inferSelect;
 type StatusColumn = typeof sessions.summaryStatus | typeof sessions.outcomeStatus;
