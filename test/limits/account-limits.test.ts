@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import * as fx from '../fixtures/index.ts';
 import { file, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
 
 describe.each(ENGINES)('account limits on %s', (engine) => {
   let service: TestService;
@@ -135,7 +136,14 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
       const retrain = await identityForm({ prompt: 'Again.' });
       retrain.delete('name');
       expect((await account.call('PATCH', `/v1/identities/${identity_id}`, { body: retrain })).status).toBe(202);
-      await Bun.sleep(1_500); // the retrain finishes (one training at a time)
+      // The retrain finishes (one training at a time): 1.5 s of sleep was too short under load (run 86).
+      await eventually(
+        async () =>
+          ((await (await account.call('GET', `/v1/identities/${identity_id}`)).json()) as { status: string }).status ===
+          'ready',
+        30_000,
+        'the retrain',
+      );
       // Garbage instead of a photo: were it decoded, this would be 422.
       const wait = await expect429(
         await create(account, { image: file(new Uint8Array(1000), 'junk.png', 'image/png') }),
