@@ -34,7 +34,7 @@ export interface KnowledgeSettings {
 }
 
 export interface DocumentProcessingBounds {
-  /** Wall-clock budget from the start of its processing to ready (KNOWLEDGE_PROCESSING_SECONDS, 600: the offline model embeds a passage in ~0.25 s on one core, so the 1,000-passage bound takes ~250 s there). */
+  /** Budget of a document's processing: its reading's CPU time, then the wall time to ready (KNOWLEDGE_PROCESSING_SECONDS, 600: the offline model embeds a passage in ~0.25 s on one core, so the 1,000-passage bound takes ~250 s there). */
   seconds: number;
   /** Memory the extraction process may hold (KNOWLEDGE_PROCESSING_MEMORY_MB, 512). */
   memoryBytes: number;
