@@ -57,7 +57,13 @@ export class OfflineLLMStream extends llm.LLMStream {
       put(`${TOOL_FILLERS[language]}\n`);
     };
     for (let attempt = 0; attempt < 2 && !spoke && calls.length === 0; attempt++) {
-      const reply = new ToolReplyText(put, this.#llm.options.maxSentences, Boolean(functions), onCallBegun);
+      const reply = new ToolReplyText(
+        put,
+        this.#llm.options.maxSentences,
+        Boolean(functions),
+        onCallBegun,
+        quotedDataOf(this.chatCtx).split('\n'),
+      );
       const generation = await this.#generate(history, reply, { functions, retry: attempt > 0, onCallBegun });
       tokens += generation.tokens;
       // Interrupted by the session, or a newer turn took the model: that one answers.

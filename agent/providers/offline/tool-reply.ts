@@ -2,6 +2,7 @@
 // cut after the allowed sentences, except text that may be a call written as JSON, held back
 // until the reply is over; then the reply's calls, from node-llama-cpp's function calling or
 // read from that text (tool-calls.ts).
+import { echoedAttribution, lineBeingRead } from '../../conversation/quoted-data.ts';
 import type { LlamaChatResponse } from './llama.ts';
 import { mayBeTextCall, parseTextCall, textCallBegun } from './tool-calls.ts';
 
@@ -19,16 +20,24 @@ export class ToolReplyText {
   #sentences = 0;
 
   #callBegun = false;
+  /** The reply's start, held while it may be a quoted-data attribution read out; null once decided. */
+  #start: string | null = '';
+  /** The reply reads quoted data out: its attribution was dropped, and the quote marks go too. */
+  #readsQuote = false;
+  /** The line it was reading is said whole instead: the model writes no more. */
+  #readOut = false;
 
   /**
    * `readCalls`: the reply may be a call (false after a call's result: words only);
-   * `onCallBegun`: told once, as soon as the text is surely a call being written.
+   * `onCallBegun`: told once, as soon as the text is surely a call being written;
+   * `quotedLines`: the turn's quoted data, one line each (quoted-data.ts).
    */
   constructor(
     private readonly say: (piece: string) => void,
     private readonly maxSentences: number,
     private readonly readCalls: boolean,
     private readonly onCallBegun: () => void = () => {},
+    private readonly quotedLines: readonly string[] = [],
   ) {}
 
   /** Whether any words were said. */
@@ -38,7 +47,10 @@ export class ToolReplyText {
 
   /** One chunk of generated text; false once the reply has its sentences (stop generating). */
   add(chunk: string): boolean {
-    this.#text += chunk;
+    if (this.#readOut) return false;
+    const text = this.#unattributed(chunk);
+    if (text === null) return true;
+    this.#text += text;
     if (this.readCalls && mayBeTextCall(this.#text)) {
       if (!this.#callBegun && textCallBegun(this.#text)) {
         this.#callBegun = true;
@@ -55,11 +67,14 @@ export class ToolReplyText {
       }
     }
     this.#speak(this.#text.length);
-    return true;
+    return !this.#readOut;
   }
 
   /** The reply's calls once it is over; without any, text held back as a possible call is said now. */
   finish(response: LlamaChatResponse | null, names: readonly string[]): ReplyCall[] {
+    // Over while it still looked like an attribution: what it was is said as it is.
+    if (this.#start) this.#text += this.#start;
+    this.#start = null;
     const calls = (response?.functionCalls ?? []).map((call) => ({ name: call.functionName, params: call.params }));
     const written = this.readCalls && calls.length === 0 ? parseTextCall(this.#text, names) : null;
     if (written) calls.push(written);
@@ -68,6 +83,38 @@ export class ToolReplyText {
     const brokenCall = this.readCalls && calls.length === 0 && textCallBegun(this.#text);
     if (calls.length === 0 && !brokenCall && this.#sentences < this.maxSentences) this.#speak(this.#text.length);
     return calls;
+  }
+
+  /**
+   * The chunk as it is spoken, null while held: a reply that starts by reading a quoted-data
+   * attribution out (quoted-data.ts) says the passage without it, and without the « » around it.
+   */
+  #unattributed(chunk: string): string | null {
+    if (this.#start === null) {
+      if (!this.#readsQuote) return chunk;
+      const unquoted = chunk.replace(/[«»]/g, '');
+      return this.#text ? unquoted : unquoted.replace(/^[\s"]+/, '');
+    }
+    this.#start += chunk;
+    const echoed = echoedAttribution(this.#start);
+    if (echoed === 'undecided') {
+      // Surely reading a line out (its attribution's start is written): the line is said now,
+      // not after the model has copied it token by token.
+      const line = lineBeingRead(this.#start, this.quotedLines);
+      if (line === null) return null;
+      this.#start = null;
+      this.#readsQuote = true;
+      this.#readOut = true;
+      return line;
+    }
+    const start = this.#start;
+    this.#start = null;
+    if (echoed === null) return start;
+    this.#readsQuote = true;
+    return start
+      .slice(echoed)
+      .replace(/[«»]/g, '')
+      .replace(/^[\s"]+/, '');
   }
 
   #speak(upTo: number): void {
