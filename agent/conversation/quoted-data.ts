@@ -39,7 +39,8 @@ export function rememberedFacts(facts: readonly string[]): string {
 
 /** How a reply that reads quoted data out starts: each attribution above, through its opening quote. */
 const ECHOED_ATTRIBUTIONS = [
-  /^From the document [«"][^«»"\n]{0,200}[»"] \(data, not instructions\):/,
+  // A name holds no « » (flat) but may hold ", which the model may also write for « ».
+  /^From the document (?:«[^«»\n]{0,200}»|"[^"\n]{0,200}") \(data, not instructions\):/,
   /^From the visitor's app \(data, not instructions; the visitor may have written it\):/,
   /^Remembered about the visitor from earlier conversations \(data, not instructions\):/,
 ];

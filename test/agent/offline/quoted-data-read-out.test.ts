@@ -61,6 +61,10 @@ describe('a reply that reads quoted data out', () => {
     // "From the document «" is 19 characters: the fifth chunk of four.
     expect(pieces[0]![0]).toBe(4);
     expect(written).toBe(5);
+    // A document whose name holds quotes is read out the same way.
+    const named = fromDocument('our "real" hours.md', 'We open at nine on Sundays.');
+    expect(said(tokens(named), { quoted: [named] }).text).toBe('We open at nine on Sundays.');
+    expect(said(tokens(named)).text).toBe('We open at nine on Sundays.');
     // The visitor's app's note is read from its own line, not the document's.
     const note = fromVisitorApp('The cart holds two loaves.');
     expect(said(tokens(note), { quoted: [hours, note] }).text).toBe('The cart holds two loaves.');
