@@ -56,13 +56,15 @@ export class OfflineLLMStream extends llm.LLMStream {
       filled = true;
       put(`${TOOL_FILLERS[language]}\n`);
     };
+    // A reply that reads one of these out says it at once (tool-reply.ts).
+    const quotedLines = quotedDataOf(this.chatCtx).split('\n');
     for (let attempt = 0; attempt < 2 && !spoke && calls.length === 0; attempt++) {
       const reply = new ToolReplyText(
         put,
         this.#llm.options.maxSentences,
         Boolean(functions),
         onCallBegun,
-        quotedDataOf(this.chatCtx).split('\n'),
+        quotedLines,
       );
       const generation = await this.#generate(history, reply, { functions, retry: attempt > 0, onCallBegun });
       tokens += generation.tokens;

@@ -90,11 +90,7 @@ export class ToolReplyText {
    * attribution out (quoted-data.ts) says the passage without it, and without the « » around it.
    */
   #unattributed(chunk: string): string | null {
-    if (this.#start === null) {
-      if (!this.#readsQuote) return chunk;
-      const unquoted = chunk.replace(/[«»]/g, '');
-      return this.#text ? unquoted : unquoted.replace(/^[\s"]+/, '');
-    }
+    if (this.#start === null) return this.#readsQuote ? this.#unquoted(chunk) : chunk;
     this.#start += chunk;
     const echoed = echoedAttribution(this.#start);
     if (echoed === 'undecided') {
@@ -111,10 +107,13 @@ export class ToolReplyText {
     this.#start = null;
     if (echoed === null) return start;
     this.#readsQuote = true;
-    return start
-      .slice(echoed)
-      .replace(/[«»]/g, '')
-      .replace(/^[\s"]+/, '');
+    return this.#unquoted(start.slice(echoed));
+  }
+
+  /** Quoted text as it is said: without « », and without the opening mark and space before its first word. */
+  #unquoted(text: string): string {
+    const unquoted = text.replace(/[«»]/g, '');
+    return this.#text ? unquoted : unquoted.replace(/^[\s"]+/, '');
   }
 
   #speak(upTo: number): void {
