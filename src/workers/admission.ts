@@ -11,6 +11,7 @@
 
 import { and, count, eq, gt, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import { ownerAccountIds } from '../accounts/index.ts';
+import { HEARTBEAT_TTL_SECONDS } from '../contract/index.ts';
 import { secondsAgo } from '../db/clock.ts';
 import type { Queryable } from '../db/index.ts';
 import { ApiError } from '../http/errors.ts';
@@ -18,8 +19,19 @@ import { limitReached } from '../limits/index.ts';
 import { sessions } from '../sessions/schema.ts';
 import { agentWorkers } from './schema.ts';
 
+/**
+ * How long after its heartbeat's lifetime a worker still counts here: twice the lifetime in all
+ * (6 s since its last beat). A loaded host held a live worker's beats, or this process's reading
+ * of them, past their 3 s (the agent's "process not scheduled", the API's loop stalls of 1–2.6 s),
+ * and starts were refused 503 with the worker idle. Refusing a start costs the customer more than
+ * counting a dead worker a few seconds longer (such a start ends `agent_unavailable`, uncharged).
+ * A lost job is still noticed after the lifetime alone (agent-watch.ts); a draining worker stops
+ * counting at once.
+ */
+export const ADMISSION_GRACE_SECONDS = HEARTBEAT_TTL_SECONDS;
+
 export interface SlotCount {
-  /** Workers heard from within their heartbeat's lifetime, not draining. */
+  /** Workers heard from within their heartbeat's lifetime and the grace, not draining. */
   workers: number;
   /** Their slots, taken or free. */
   capacity: number;
@@ -96,7 +108,7 @@ export async function freeAgentSlots(
     .where(
       and(
         eq(agentWorkers.agentName, agentName),
-        gt(agentWorkers.expiresAt, sql`now()`),
+        gt(agentWorkers.expiresAt, secondsAgo(ADMISSION_GRACE_SECONDS)),
         eq(agentWorkers.draining, false),
       ),
     );

@@ -11,6 +11,7 @@ import { getPriority } from 'node:os';
 import { createDeflate, deflateSync } from 'node:zlib';
 import { EXTRACTION_NICE_INCREMENT, EXTRACTION_WALL_MULTIPLE } from '../../src/knowledge/isolated-extraction.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../support/fakes/openai.ts';
+import { mainThreadCpuMs } from '../support/main-thread-cpu.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService, testOn } from '../support/service.ts';
 import { type DocumentBody, pdfFromStreams, pdfWithPages, processed, upload } from './support.ts';
 
@@ -62,18 +63,30 @@ describe.each(ENGINES)('hostile documents on %s', (engine) => {
     await openai?.stop();
   });
 
-  /** Uploads, then watches /healthz every 50 ms until the document is processed. */
+  /**
+   * Uploads, then watches /healthz every 50 ms until the document is processed: the worst answer's
+   * wall time, and the most CPU this process's main thread used during one answer (the loop held
+   * by the service's own work; the rest of a slow answer is the host running something else).
+   */
   async function processWatched(content: BlobPart, fileName: string) {
     const started = performance.now();
     const accepted = await upload(account, content, fileName);
     const answeredMs = performance.now() - started;
     let worstHealthMs = 0;
+    let worstHeldMs = 0;
     let done = false;
     const watching = (async () => {
       while (!done) {
         const asked = performance.now();
+        const cpuBefore = mainThreadCpuMs();
         const health = await service.call('GET', '/healthz');
-        worstHealthMs = Math.max(worstHealthMs, performance.now() - asked);
+        const wallMs = performance.now() - asked;
+        const cpuAfter = mainThreadCpuMs();
+        worstHealthMs = Math.max(worstHealthMs, wallMs);
+        worstHeldMs = Math.max(
+          worstHeldMs,
+          cpuBefore === undefined || cpuAfter === undefined ? wallMs : cpuAfter - cpuBefore,
+        );
         expect(health.status).toBe(200);
         await Bun.sleep(50);
       }
@@ -82,7 +95,7 @@ describe.each(ENGINES)('hostile documents on %s', (engine) => {
       done = true;
     });
     await watching;
-    return { document, answeredMs, worstHealthMs, totalMs: performance.now() - started };
+    return { document, answeredMs, worstHealthMs, worstHeldMs, totalMs: performance.now() - started };
   }
 
   function expectBounded(
@@ -91,7 +104,10 @@ describe.each(ENGINES)('hostile documents on %s', (engine) => {
   ) {
     expect(run.document).toMatchObject(end);
     expect(run.answeredMs).toBeLessThan(5_000);
-    expect(run.worstHealthMs).toBeLessThan(1_000);
+    // Held by this process's work: under a second (the faults held it 1.3 s and more, all CPU).
+    // On the wall, bounded loosely: a loaded host may not run the process for a moment.
+    expect(run.worstHeldMs).toBeLessThan(1_000);
+    expect(run.worstHealthMs).toBeLessThan(3_000);
     expect(run.totalMs).toBeLessThan((BUDGET_SECONDS + 5) * 1000);
   }
 
@@ -162,7 +178,9 @@ describe.each(ENGINES)('hostile documents on %s', (engine) => {
     for (const topic of ['Harbour', 'Bakery', 'Museum']) {
       const run = await processWatched(paragraphs(700, topic), `${topic}.txt`);
       expectBounded(run, { status: 'ready', detail: null, chunks: 700 });
-      console.log(`${topic}: ${run.totalMs.toFixed(0)} ms, /healthz at worst ${run.worstHealthMs.toFixed(0)} ms`);
+      console.log(
+        `${topic}: ${run.totalMs.toFixed(0)} ms, /healthz at worst ${run.worstHealthMs.toFixed(0)} ms (${run.worstHeldMs} ms of the loop's CPU)`,
+      );
     }
   }, 60_000);
 

@@ -3,11 +3,13 @@
 // live worker has a free slot, before any room, hold or row exists. Two real workers here,
 // each taking one session (AGENT_MAX_JOBS=1), on a real LiveKit server.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { AccessToken } from 'livekit-server-sdk';
 import { type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
-import { HEARTBEAT_PATH } from '../../src/contract/index.ts';
+import { HEARTBEAT_PATH, HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
 import { sessions as sessionRows } from '../../src/sessions/schema.ts';
+import { ADMISSION_GRACE_SECONDS } from '../../src/workers/admission.ts';
+import { agentWorkers } from '../../src/workers/schema.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
 
@@ -139,4 +141,33 @@ describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (eng
     const response = await start();
     expect(response.status).toBe(503);
   }, 60_000);
+
+  test('a worker whose beats come late (a stalled host) still counts for twice their lifetime; silent longer, it does not', async () => {
+    const { db } = service.services.database;
+    // Its last beat 5 s ago: 2 s past the heartbeat's 3 s lifetime, within the grace.
+    await db.insert(agentWorkers).values({
+      id: 'w-late',
+      agentName: service.config.livekit.agentName,
+      capacity: 1,
+      runningJobs: 0,
+      draining: false,
+      seenAt: sql`now() - make_interval(secs => 5)`,
+      expiresAt: sql`now() - make_interval(secs => ${5 - HEARTBEAT_TTL_SECONDS})`,
+    });
+    try {
+      const admitted = await start();
+      expect(admitted.status).toBe(200);
+      await account.call('POST', `/v1/sessions/${((await admitted.json()) as { room_name: string }).room_name}/end`);
+      // Silent for the lifetime and the grace and a second more: gone.
+      await db
+        .update(agentWorkers)
+        .set({ expiresAt: sql`now() - make_interval(secs => ${ADMISSION_GRACE_SECONDS + 1})` })
+        .where(eq(agentWorkers.id, 'w-late'));
+      const refused = await start();
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toEqual({ detail: 'No agent worker is running; retry shortly' });
+    } finally {
+      await db.delete(agentWorkers).where(eq(agentWorkers.id, 'w-late'));
+    }
+  }, 30_000);
 });
