@@ -40,6 +40,17 @@ async function embeddingFiles(modelsDir: string): Promise<EmbeddingFiles> {
   return { engine: inDir(engine), model: inDir(model) };
 }
 
+/** `promise`, or its signal's reason as soon as the signal aborts (the work behind it goes on, unread). */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** One worker thread with the model loaded, answering embed requests in order. */
 class EmbeddingThread {
   readonly #worker: Worker;
@@ -75,13 +86,19 @@ class EmbeddingThread {
     this.#worker.postMessage({ kind: 'load', ...files, threads } satisfies WorkerRequest);
   }
 
-  async embed(texts: string[], isQuery: boolean): Promise<Float32Array[]> {
-    await this.#loaded;
+  /**
+   * `signal`: stop waiting when it aborts, for the model's load or the batch's answer (a document
+   * over its budget stopped at that second, not after the load's seconds; the thread finishes the
+   * batch unread, and the next request queues behind it).
+   */
+  async embed(texts: string[], isQuery: boolean, signal?: AbortSignal): Promise<Float32Array[]> {
+    await unlessAborted(this.#loaded, signal);
     const id = this.#next++;
-    const flat = await new Promise<Float32Array>((resolve, reject) => {
+    const answered = new Promise<Float32Array>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
       this.#worker.postMessage({ kind: 'embed', id, texts, isQuery } satisfies WorkerRequest);
     });
+    const flat = await unlessAborted(answered, signal);
     return texts.map((_, i) => flat.subarray(i * EMBEDDING_DIMENSIONS, (i + 1) * EMBEDDING_DIMENSIONS));
   }
 
@@ -126,7 +143,7 @@ export class OfflineEmbedder implements Embedder {
     const vectors: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += PASSAGE_BATCH) {
       signal?.throwIfAborted();
-      vectors.push(...(await thread.embed(texts.slice(start, start + PASSAGE_BATCH), false)));
+      vectors.push(...(await thread.embed(texts.slice(start, start + PASSAGE_BATCH), false, signal)));
     }
     return vectors;
   }
