@@ -19,7 +19,7 @@ import type { AgentLogger } from '../logging.ts';
 import { type AvatarChoice, type AvatarRenderer, chooseAvatar, fallbackRenderer } from '../pipelines/index.ts';
 import { StandinRenderer } from '../pipelines/standin/index.ts';
 import type { SessionRecorder } from '../recording/index.ts';
-import { AvatarRunner } from './runner.ts';
+import { AvatarRunner, type AvatarRunnerOptions } from './runner.ts';
 import { startAvatarService } from './service.ts';
 import { AvatarSpeech } from './speech.ts';
 
@@ -125,26 +125,15 @@ export async function startAvatar(options: AvatarOptions): Promise<Avatar> {
   } else {
     renderer = choice.renderer;
   }
-  const speech = new AvatarSpeech();
-  const runner = new AvatarRunner({
+  return runOwnOutput({
     room: options.room,
     renderer,
     rendererReady: ready,
-    speech,
     onFirstFrame: options.onFirstFrame,
     logger: prepared.logger,
     testMark: prepared.test,
     recorder: options.recorder,
   });
-  await runner.start();
-  return {
-    speech,
-    audible: runner.audible,
-    visitorSpeaking: (speaking) => runner.setVisitorSpeaking(speaking),
-    framesPublished: () => runner.framesPublished,
-    trackSids: () => runner.trackSids,
-    stop: () => runner.stop(),
-  };
 }
 
 /** A session without an avatar: the agent's voice alone, paced and published the same way. */
@@ -154,22 +143,29 @@ export async function startVoice(options: {
   /** A recorded session: audio only, the speech tick by tick. */
   recorder?: SessionRecorder;
 }): Promise<Avatar> {
-  const speech = new AvatarSpeech();
-  const runner = new AvatarRunner({
+  return runOwnOutput({
     room: options.room,
     renderer: null,
     rendererReady: Promise.resolve(),
-    speech,
     onFirstFrame: () => {},
     logger: options.logger,
     recorder: options.recorder,
   });
+}
+
+/** Our own output, a drawn face or (renderer null) the voice alone: the runner started, its controls handed out. */
+async function runOwnOutput(options: Omit<AvatarRunnerOptions, 'speech'>): Promise<Avatar> {
+  const speech = new AvatarSpeech();
+  const runner = new AvatarRunner({ ...options, speech });
   await runner.start();
-  return {
+  const avatar: Avatar = {
     speech,
     audible: runner.audible,
-    visitorSpeaking: () => {},
+    // Without a face nothing reads it: the runner hands it to the renderer only.
+    visitorSpeaking: (speaking) => runner.setVisitorSpeaking(speaking),
     trackSids: () => runner.trackSids,
     stop: () => runner.stop(),
   };
+  if (options.renderer) avatar.framesPublished = () => runner.framesPublished;
+  return avatar;
 }

@@ -5,7 +5,6 @@
 // grammar, a cloud one in structured output); each must rest on words the visitor said, and the
 // result is merged with what was remembered here, in code, so a small model that forgets an old
 // fact does not lose it: a remembered fact goes only when a new one is about the same thing.
-import type { llm } from '@livekit/agents';
 import {
   MEMORY_ANSWER_SCHEMA,
   MEMORY_FACT_MAX_CHARS,
@@ -13,24 +12,17 @@ import {
   MEMORY_NEW_FACTS_MAX,
   type MemoryReport,
   normalizedFact,
-  type SpokenLanguage,
 } from '../../src/contract/index.ts';
-import type { AgentLogger } from '../logging.ts';
-import { type ModelAnswer, missingAnswerDetail } from '../providers/model-answer.ts';
-import { hasVisitorTurn, spokenBy, transcriptLines } from './summary.ts';
+import { answerJson, type ModelAnswer, unusableAnswerDetail } from '../providers/model-answer.ts';
+import { type ConversationRead, spokenBy, transcriptToRead } from './summary.ts';
 
 /** The memory gets this long; then what was remembered stays as it was (within agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS). */
 export const MEMORY_TIMEOUT_MS = 30_000;
 
-export interface MemoryRequest {
+export interface MemoryRequest extends ConversationRead {
   writeJson(question: string, schema: Record<string, unknown>, timeoutMs: number): Promise<ModelAnswer>;
-  history: llm.ChatContext;
   /** What was remembered before this session, oldest first. */
   remembered: readonly string[];
-  language: SpokenLanguage;
-  transcriptChars: number;
-  timeoutMs?: number;
-  logger: AgentLogger;
 }
 
 /**
@@ -155,10 +147,10 @@ export function mergedFacts(remembered: readonly string[], written: readonly unk
  * remembered stays; the control plane expects none). Never throws: a failure is a report without facts.
  */
 export async function writeMemory(request: MemoryRequest): Promise<MemoryReport | null> {
-  const { history, remembered, language, logger } = request;
-  if (!hasVisitorTurn(history)) return null;
+  const { history, remembered, logger } = request;
+  const transcript = transcriptToRead(request);
+  if (transcript === null) return null;
   const timeoutMs = request.timeoutMs ?? MEMORY_TIMEOUT_MS;
-  const transcript = transcriptLines(history, language).join('\n').slice(-request.transcriptChars);
   const startedAt = performance.now();
   const answer = await request.writeJson(
     memoryQuestion(remembered, transcript),
@@ -166,12 +158,7 @@ export async function writeMemory(request: MemoryRequest): Promise<MemoryReport 
     timeoutMs,
   );
   const ms = Math.round(performance.now() - startedAt);
-  let written: unknown;
-  try {
-    written = answer.timedOut || answer.failure ? undefined : (JSON.parse(answer.text) as { facts?: unknown }).facts;
-  } catch {
-    written = undefined;
-  }
+  const written = (answerJson(answer) as { facts?: unknown } | null | undefined)?.facts;
   // Out of time midway (a slow model on a busy machine): the facts it had finished still count.
   const cut = written === undefined && answer.timedOut ? finishedFacts(answer.text) : [];
   if (Array.isArray(written) || cut.length > 0) {
@@ -184,10 +171,7 @@ export async function writeMemory(request: MemoryRequest): Promise<MemoryReport 
     logger.info({ ms, remembered: remembered.length, facts: facts.length, cut: cut.length > 0 }, 'memory written');
     return { type: 'memory', facts };
   }
-  const detail =
-    answer.text && !answer.timedOut && !answer.failure
-      ? 'the language model wrote no list of facts'
-      : missingAnswerDetail(answer, timeoutMs);
+  const detail = unusableAnswerDetail(answer, timeoutMs, 'the language model wrote no list of facts');
   logger.warn({ ms, detail, err: answer.failure }, 'no memory');
   return { type: 'memory', facts: null, detail };
 }

@@ -3,31 +3,18 @@
 // transcript, as one JSON object of the written outcome's shape (every field, its value or null;
 // src/contract/outcomes.ts), and reports it or why there is none. Like the summary: only for a
 // conversation with a visitor turn, bounded in time, never before the session's end.
-import type { llm } from '@livekit/agents';
-import {
-  type OutcomeReport,
-  outcomeFields,
-  type SpokenLanguage,
-  writtenOutcomeSchema,
-} from '../../src/contract/index.ts';
-import type { AgentLogger } from '../logging.ts';
-import { type ModelAnswer, missingAnswerDetail } from '../providers/model-answer.ts';
-import { hasVisitorTurn, spokenBy, transcriptLines } from './summary.ts';
+import { type OutcomeReport, outcomeFields, writtenOutcomeSchema } from '../../src/contract/index.ts';
+import { answerJson, type ModelAnswer, unusableAnswerDetail } from '../providers/model-answer.ts';
+import { type ConversationRead, spokenBy, transcriptToRead } from './summary.ts';
 
 /** The outcome gets this long; then there is none (within agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS). */
 export const OUTCOME_TIMEOUT_MS = 30_000;
 
-export interface OutcomeRequest {
+export interface OutcomeRequest extends ConversationRead {
   /** The session's model, asked for JSON of a schema (agent/providers SessionProviders.writeJson). */
   writeJson(question: string, schema: Record<string, unknown>, timeoutMs: number): Promise<ModelAnswer>;
-  history: llm.ChatContext;
   /** The session's `outcome_schema`. */
   schema: Record<string, unknown>;
-  language: SpokenLanguage;
-  /** The transcript's newest characters the model is shown (the offline model's context is small). */
-  transcriptChars: number;
-  timeoutMs?: number;
-  logger: AgentLogger;
 }
 
 /**
@@ -164,30 +151,21 @@ export function groundedValues(
  * control plane expects none). Never throws: a failure is a report without values.
  */
 export async function writeOutcome(request: OutcomeRequest): Promise<OutcomeReport | null> {
-  const { history, schema, language, logger } = request;
-  if (!hasVisitorTurn(history)) return null;
+  const { history, schema, logger } = request;
+  const transcript = transcriptToRead(request);
+  if (transcript === null) return null;
   const timeoutMs = request.timeoutMs ?? OUTCOME_TIMEOUT_MS;
-  const lines = transcriptLines(history, language);
-  const transcript = lines.join('\n').slice(-request.transcriptChars);
   const startedAt = performance.now();
   const answer = await request.writeJson(outcomeQuestion(transcript, schema), writtenOutcomeSchema(schema), timeoutMs);
   const ms = Math.round(performance.now() - startedAt);
-  let parsed: unknown;
-  try {
-    parsed = answer.timedOut || answer.failure ? undefined : JSON.parse(answer.text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = answerJson(answer);
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
     const spoken = { visitor: spokenBy(history, ['user']), both: spokenBy(history, ['user', 'assistant']) };
     const { values, dropped } = groundedValues(parsed as Record<string, unknown>, schema, spoken);
     logger.info({ ms, fields: Object.keys(values).length, dropped }, 'outcome written');
     return { type: 'outcome', values };
   }
-  const detail =
-    answer.text && !answer.timedOut && !answer.failure
-      ? 'the language model wrote no JSON object'
-      : missingAnswerDetail(answer, timeoutMs);
+  const detail = unusableAnswerDetail(answer, timeoutMs, 'the language model wrote no JSON object');
   logger.warn({ ms, detail, err: answer.failure }, 'no outcome');
   return { type: 'outcome', values: null, detail };
 }

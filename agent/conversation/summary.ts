@@ -41,9 +41,8 @@ const SPEAKERS: Record<SpokenLanguage, { visitor: string; agent: string }> = {
   uk: { visitor: 'Відвідувач', agent: 'Асистент' },
 };
 
-export interface SummaryRequest {
-  /** The session's language model. */
-  model: llm.LLM;
+/** What each writer after the conversation (the summary, outcome.ts, memory.ts) is given of it. */
+export interface ConversationRead {
   /** The conversation as the session kept it (AgentSession.history). */
   history: llm.ChatContext;
   /** The language the agent spoke last: pinned, or in auto mode the visitor's. */
@@ -54,12 +53,17 @@ export interface SummaryRequest {
   logger: AgentLogger;
 }
 
+export interface SummaryRequest extends ConversationRead {
+  /** The session's language model. */
+  model: llm.LLM;
+}
+
 /**
  * The visitor's and the agent's turns, oldest first, as `Speaker: text` lines, from the
  * visitor's first: what the agent said before (its greeting) tells nothing, and the small
  * offline model answered a greeting's question instead of summarising ("¿En qué puedo ayudarte?").
  */
-export function transcriptLines(history: llm.ChatContext, language: SpokenLanguage): string[] {
+function transcriptLines(history: llm.ChatContext, language: SpokenLanguage): string[] {
   const names = SPEAKERS[language];
   const lines: string[] = [];
   for (const item of history.items) {
@@ -71,6 +75,15 @@ export function transcriptLines(history: llm.ChatContext, language: SpokenLangua
   return lines;
 }
 
+/**
+ * What a model reads of the conversation: the transcript's newest `transcriptChars` characters,
+ * one `Speaker: text` line a turn. Null when the visitor never said anything: nothing to write.
+ */
+export function transcriptToRead({ history, language, transcriptChars }: ConversationRead): string | null {
+  if (!hasVisitorTurn(history)) return null;
+  return transcriptLines(history, language).join('\n').slice(-transcriptChars);
+}
+
 /** Everything the visitor (and, with `assistant`, the agent) said or typed, in order. */
 export function spokenBy(history: llm.ChatContext, roles: string[]): string {
   return history.items
@@ -78,7 +91,7 @@ export function spokenBy(history: llm.ChatContext, roles: string[]): string {
     .join('\n');
 }
 
-export function hasVisitorTurn(history: llm.ChatContext): boolean {
+function hasVisitorTurn(history: llm.ChatContext): boolean {
   return history.items.some(
     (item) => item.type === 'message' && item.role === 'user' && (item.textContent ?? '').trim() !== '',
   );
@@ -104,10 +117,10 @@ export function firstSentences(text: string, most = SUMMARY_MAX_SENTENCES): stri
  * to summarise: the control plane expects none). Never throws: a failure is a report without text.
  */
 export async function writeSummary(request: SummaryRequest): Promise<SummaryReport | null> {
-  const { model, history, language, logger } = request;
-  if (!hasVisitorTurn(history)) return null;
+  const { model, language, logger } = request;
+  const transcript = transcriptToRead(request);
+  if (transcript === null) return null;
   const timeoutMs = request.timeoutMs ?? SUMMARY_TIMEOUT_MS;
-  const transcript = transcriptLines(history, language).join('\n').slice(-request.transcriptChars);
   // One turn, the instruction after the transcript: given it first (as instructions), the
   // offline model went on with the conversation ("Yes, I'm still there." after an idle
   // question) in 3 of 3 tries; given it last, it summarised all 3.

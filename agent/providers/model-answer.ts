@@ -46,6 +46,21 @@ export async function askModel(
   return { text, timedOut, failure };
 }
 
+/** The JSON an answer holds; undefined when it timed out, failed or does not parse. */
+export function answerJson(answer: ModelAnswer): unknown {
+  if (answer.timedOut || answer.failure) return undefined;
+  try {
+    return JSON.parse(answer.text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why an answer read as JSON gave nothing usable: `wrongShape` when the model wrote something else. */
+export function unusableAnswerDetail(answer: ModelAnswer, timeoutMs: number, wrongShape: string): string {
+  return answer.text && !answer.timedOut && !answer.failure ? wrongShape : missingAnswerDetail(answer, timeoutMs);
+}
+
 /** Why an answer is missing, in words for the session's detail. */
 export function missingAnswerDetail(answer: ModelAnswer, timeoutMs: number): string {
   return answer.timedOut

@@ -7,9 +7,8 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/db/index.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { startCluster } from '../../test/cluster/topology.ts';
-import { identityForm } from '../../test/support/forms.ts';
 import { eventually } from '../../test/support/visitor.ts';
-import { report } from '../support/index.ts';
+import { benchAccount, report } from '../support/index.ts';
 
 const { values } = parseArgs({
   options: { concurrent: { type: 'string', default: '20' }, bursts: { type: 'string', default: '5' } },
@@ -31,15 +30,10 @@ try {
     headers: { authorization: `Bearer ${cluster.adminToken}`, 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'bench@example.com', credits: 10_000_000 }),
   });
-  const authorization = `Bearer ${((await created.json()) as { api_key: string }).api_key}`;
-  const identity = (await (
-    await fetch(`${cluster.apis[1]!.url}/v1/identities`, {
-      method: 'POST',
-      headers: { authorization },
-      body: await identityForm({ language: 'en' }),
-    })
-  ).json()) as { identity_id: string };
-  const lb = cluster.balancer.url;
+  const apiKey = ((await created.json()) as { api_key: string }).api_key;
+  // The identity made through the second API process, the sessions through the balancer.
+  const identityId = await benchAccount(cluster.apis[1]!.url, apiKey).createIdentity();
+  const { post } = benchAccount(cluster.balancer.url, apiKey);
 
   const latencies: number[] = [];
   let refused = 0;
@@ -54,11 +48,7 @@ try {
     const results = await Promise.all(
       Array.from({ length: CONCURRENT }, async () => {
         const t0 = performance.now();
-        const answer = await fetch(`${lb}/v1/sessions/start`, {
-          method: 'POST',
-          headers: { authorization, 'content-type': 'application/json' },
-          body: JSON.stringify({ identity_id: identity.identity_id }),
-        });
+        const answer = await post('/v1/sessions/start', { identity_id: identityId });
         const ms = performance.now() - t0;
         return {
           ms,
@@ -71,13 +61,7 @@ try {
       if (result.status === 200) latencies.push(result.ms);
       else refused++;
     }
-    await Promise.all(
-      results
-        .filter((r) => r.session)
-        .map((r) =>
-          fetch(`${lb}/v1/sessions/${r.session!.room_name}/end`, { method: 'POST', headers: { authorization } }),
-        ),
-    );
+    await Promise.all(results.filter((r) => r.session).map((r) => post(`/v1/sessions/${r.session!.room_name}/end`)));
   }
   report(`POST /v1/sessions/start, ${CONCURRENT} at once through 2 API processes`, latencies);
   console.log(`refused (503): ${refused} of ${CONCURRENT * Number(values.bursts)}`);

@@ -18,7 +18,6 @@ import { TrackKind } from '@livekit/rtc-node';
 import { TOOL_FILLERS } from '../../agent/conversation/tools.ts';
 import { loadProviders } from '../../src/config.ts';
 import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
-import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../test/support/voice.ts';
@@ -27,6 +26,7 @@ import {
   report as reportMs,
   settled,
   startBenchService,
+  startLatencyFakes,
   trailingSilenceMs,
   VAD_SILENCE_MS,
 } from '../support/index.ts';
@@ -60,12 +60,8 @@ const useFakes = values.providers === 'fakes';
 
 const report = (label: string, samples: number[]) => reportMs(label, samples, { width: 52, digits: 0 });
 
-const fakes = useFakes ? await startProviderFakes() : undefined;
+const fakes = useFakes ? await startLatencyFakes() : undefined;
 if (fakes) {
-  fakes.deepgram.finalDelayMs = FAKE_LATENCY.deepgramFinalMs;
-  fakes.openai.firstTokenDelayMs = FAKE_LATENCY.firstTokenMs;
-  fakes.openai.tokenIntervalMs = 20;
-  fakes.elevenlabs.firstAudioDelayMs = FAKE_LATENCY.firstAudioMs;
   fakes.openai.respond(() => 'Sure. It is sunny and mild in Paris today.');
   // Agent jobs are forked from this process: they inherit these.
   Object.assign(process.env, fakes.env);

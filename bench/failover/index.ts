@@ -15,9 +15,8 @@ import { sessions } from '../../src/sessions/schema.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
 import { type AgentProcess, startAgentProcess } from '../../test/support/agent-process.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
-import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
-import { report, startBenchService } from '../support/index.ts';
+import { createBenchAccount, report, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({ options: { kills: { type: 'string', default: '5' } } });
 
@@ -33,25 +32,14 @@ try {
     agents.push(await startAgentProcess({ livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '2' } }));
   await Promise.all([spawnAgent(), spawnAgent()]);
   console.log(`cpus=${navigator.hardwareConcurrency} bun=${Bun.version} kills=${values.kills}`);
-  const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
-  const authorization = `Bearer ${account.api_key}`;
-  const identity = (await (
-    await fetch(`${service.url}/v1/identities`, {
-      method: 'POST',
-      headers: { authorization },
-      body: await identityForm({ language: 'en' }),
-    })
-  ).json()) as { identity_id: string };
+  const { post, createIdentity } = await createBenchAccount(service);
+  const identityId = await createIdentity();
   const row = async (id: string) =>
     (await service.services.database.db.select().from(sessions).where(eq(sessions.id, id)))[0]!;
 
   const gaps: number[] = [];
   for (let round = 0; round < Number(values.kills); round++) {
-    const started = await fetch(`${service.url}/v1/sessions/start`, {
-      method: 'POST',
-      headers: { authorization, 'content-type': 'application/json' },
-      body: JSON.stringify({ identity_id: identity.identity_id }),
-    });
+    const started = await post('/v1/sessions/start', { identity_id: identityId });
     if (started.status !== 200) throw new Error(`start answered ${started.status}: ${await started.text()}`);
     const session = (await started.json()) as { room_name: string; token: string; rtc_url: string };
     const videos: FrameLog[] = [];
@@ -74,7 +62,7 @@ try {
     );
     for (const video of videos) video.close();
     await visitor.leave();
-    await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
+    await post(`/v1/sessions/${session.room_name}/end`);
     agents.splice(agents.indexOf(victim), 1);
     await spawnAgent();
   }

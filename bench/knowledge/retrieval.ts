@@ -5,7 +5,13 @@
 // (POST /internal/sessions/{id}/knowledge) runs, minus the HTTP.
 import type { SearchResult } from '../../src/knowledge/index.ts';
 import { defaultSimilarityFloor } from '../../src/knowledge/index.ts';
-import { type BenchService, startBenchService } from '../support/index.ts';
+import {
+  type BenchAccount,
+  type BenchService,
+  type BenchServiceOptions,
+  createBenchAccount,
+  startBenchService,
+} from '../support/index.ts';
 import { loadDocuments } from './question-set.ts';
 
 /** How long the documents may take to become ready. */
@@ -13,7 +19,7 @@ const READY_TIMEOUT_MS = 300_000;
 
 export interface KnowledgeBench {
   bench: BenchService;
-  authorization: string;
+  account: BenchAccount;
   documentIds: string[];
   /** The database, the embedding model and the floor, for the figures' heading. */
   describe(): string;
@@ -29,10 +35,7 @@ export interface KnowledgeBench {
 export async function openKnowledgeBench({
   agent = false,
   env = {},
-}: {
-  agent?: boolean;
-  env?: Record<string, string>;
-} = {}): Promise<KnowledgeBench> {
+}: BenchServiceOptions = {}): Promise<KnowledgeBench> {
   // The offline embeddings even when an OpenAI key or base URL is in the environment.
   const bench = await startBenchService({
     agent,
@@ -40,11 +43,8 @@ export async function openKnowledgeBench({
   });
   try {
     const { service, config } = bench;
-    const account = await service.services.operations.createAccount({
-      email: 'knowledge@example.com',
-      credits: 10_000_000,
-    });
-    const authorization = `Bearer ${account.api_key}`;
+    const account = await createBenchAccount(service, 'knowledge@example.com');
+    const { authorization } = account;
     const files = new Map<string, string>();
     const uploadStarted = performance.now();
     for (const document of await loadDocuments()) {
@@ -67,13 +67,13 @@ export async function openKnowledgeBench({
     const floor = config.knowledge.similarityFloor ?? defaultSimilarityFloor(knowledge.embedder.model);
     return {
       bench,
-      authorization,
+      account,
       documentIds,
       floor,
       describe: () =>
         `database=${database.engine} embeddings=${knowledge.embedder.model} floor=${floor} documents=${files.size} passages=${chunks.reduce((a, b) => a + b, 0)} (uploaded and ready in ${Math.round(uploadMs)} ms)`,
       search: (query, options = {}) =>
-        knowledge.search({ accountId: account.account_id, documentIds, query, ...options }),
+        knowledge.search({ accountId: account.accountId, documentIds, query, ...options }),
       fileOf: (id) => files.get(id) ?? id,
       stop: () => bench.stop(),
     };

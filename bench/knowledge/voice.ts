@@ -13,11 +13,9 @@
 // The question's embedding is always the offline multilingual-e5-small (KNOWLEDGE_EMBEDDINGS=offline).
 import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
-import { startProviderFakes } from '../../test/support/fakes/index.ts';
-import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../test/support/voice.ts';
-import { FAKE_LATENCY, report, trailingSilenceMs } from '../support/index.ts';
+import { report, startLatencyFakes, trailingSilenceMs } from '../support/index.ts';
 import { answerFromPassages } from './passage-responder.ts';
 import { loadQuestions } from './question-set.ts';
 import { openKnowledgeBench } from './retrieval.ts';
@@ -53,12 +51,8 @@ const proxy = Bun.serve({
   },
 });
 
-const fakes = values.providers === 'fakes' ? await startProviderFakes() : undefined;
+const fakes = values.providers === 'fakes' ? await startLatencyFakes() : undefined;
 if (fakes) {
-  fakes.deepgram.finalDelayMs = FAKE_LATENCY.deepgramFinalMs;
-  fakes.openai.firstTokenDelayMs = FAKE_LATENCY.firstTokenMs;
-  fakes.openai.tokenIntervalMs = 20;
-  fakes.elevenlabs.firstAudioDelayMs = FAKE_LATENCY.firstAudioMs;
   // The same first sentence in both sessions: the voice starts on a reply's first sentence, and
   // the fake streams a word per 20 ms, so a longer first sentence alone would delay it.
   fakes.openai.respond((chat) => `Sure. ${answerFromPassages(chat, 'en')}`);
@@ -76,7 +70,8 @@ const knowledge = await openKnowledgeBench({
 });
 target = knowledge.bench.service.url;
 const { service } = knowledge.bench;
-const { authorization } = knowledge;
+const { account } = knowledge;
+const { authorization } = account;
 interface Turn {
   role: string;
   text: string;
@@ -86,20 +81,13 @@ try {
   console.log(
     `providers=${values.providers} turns=${turns} ${knowledge.describe()} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`,
   );
-  const identity = (await (
-    await fetch(`${service.url}/v1/identities`, {
-      method: 'POST',
-      headers: { authorization },
-      body: await identityForm({
-        language: 'en',
-        prompt: 'You are Sam, a friendly assistant who answers visitors\u2019 questions. Answer in one short sentence.',
-      }),
-    })
-  ).json()) as { identity_id: string };
+  const identityId = await account.createIdentity({
+    prompt: 'You are Sam, a friendly assistant who answers visitors\u2019 questions. Answer in one short sentence.',
+  });
   const results: Record<string, { voiceToVoice: number[]; requestBeforeEnd: number[]; transcript: Turn[] }> = {};
   for (const withDocuments of [false, true]) {
     const label = withDocuments ? 'with documents' : 'without documents';
-    const measured = await converse(identity.identity_id, withDocuments ? knowledge.documentIds : []);
+    const measured = await converse(identityId, withDocuments ? knowledge.documentIds : []);
     results[label] = measured;
   }
   console.log('');
@@ -129,10 +117,10 @@ try {
 process.exit(0);
 
 async function converse(identityId: string, documentIds: string[]) {
-  const response = await fetch(`${service.url}/v1/sessions/start`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ identity_id: identityId, visual_awareness: false, document_ids: documentIds }),
+  const response = await account.post('/v1/sessions/start', {
+    identity_id: identityId,
+    visual_awareness: false,
+    document_ids: documentIds,
   });
   if (!response.ok) throw new Error(`session start: ${response.status} ${await response.text()}`);
   const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
@@ -167,7 +155,7 @@ async function converse(identityId: string, documentIds: string[]) {
   } finally {
     ears.close();
     await microphone.stop();
-    await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
+    await account.post(`/v1/sessions/${session.room_name}/end`);
     await visitor.leave().catch(() => undefined);
   }
 }

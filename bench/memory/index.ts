@@ -7,6 +7,7 @@ import { writeMemory } from '../../agent/conversation/memory.ts';
 import { loadOfflineModels } from '../../agent/providers/offline/index.ts';
 import { loadProviders } from '../../src/config.ts';
 import type { SpokenLanguage } from '../../src/contract/index.ts';
+import { silentLogger } from '../support/index.ts';
 
 interface Conversation {
   language: SpokenLanguage;
@@ -21,9 +22,6 @@ const { conversations } = JSON.parse(readFileSync(new URL('./conversations.json'
 
 const models = await loadOfflineModels({ modelsDir: loadProviders(process.env).modelsDir });
 const model = models.llm();
-const quiet = { info() {}, warn() {}, debug() {}, error() {}, child: () => quiet } as unknown as Parameters<
-  typeof writeMemory
->[0]['logger'];
 
 let found = 0;
 let wanted = 0;
@@ -43,7 +41,7 @@ for (const [i, conversation] of conversations.entries()) {
     remembered: conversation.remembered,
     language: conversation.language,
     transcriptChars: 4_000,
-    logger: quiet,
+    logger: silentLogger,
   });
   times.push(performance.now() - started);
   const kept = (report?.facts ?? []).join(' ').toLowerCase();

@@ -10,10 +10,9 @@ import { parseArgs } from 'node:util';
 import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { AGENT_STATE_ATTRIBUTE } from '../../src/contract/index.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
-import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../../test/support/visitor.ts';
 import { Listener } from '../../test/support/voice.ts';
-import { FAKE_LATENCY, report, startBenchService } from '../support/index.ts';
+import { createBenchAccount, FAKE_LATENCY, report, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,23 +32,10 @@ if (values.providers === 'fakes') {
 const bench = await startBenchService({ agent: true, env: { CREDITS_ONBOARDING: '0' } });
 const { service } = bench;
 try {
-  const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
-  const auth = { authorization: `Bearer ${account.api_key}` };
-  const post = (path: string, body?: unknown) =>
-    fetch(`${service.url}${path}`, {
-      method: 'POST',
-      headers: body === undefined ? auth : { ...auth, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  const identity = (await (
-    await fetch(`${service.url}/v1/identities`, {
-      method: 'POST',
-      headers: auth,
-      body: await identityForm({ language: 'en' }),
-    })
-  ).json()) as { identity_id: string };
+  const { post, createIdentity } = await createBenchAccount(service);
+  const identityId = await createIdentity();
   const session = (await (
-    await post('/v1/sessions/start', { identity_id: identity.identity_id, idle_timeout_seconds: 0 })
+    await post('/v1/sessions/start', { identity_id: identityId, idle_timeout_seconds: 0 })
   ).json()) as StartedSession;
   let ears: Listener | undefined;
   const visitor = await joinAsVisitor(session, {

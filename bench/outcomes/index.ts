@@ -14,6 +14,7 @@ import { loadOfflineModels } from '../../agent/providers/offline/index.ts';
 import { loadProviders } from '../../src/config.ts';
 import type { SpokenLanguage } from '../../src/contract/index.ts';
 import { LEAD_OUTCOME_SCHEMA } from '../../src/outcomes/contract.ts';
+import { silentLogger } from '../support/index.ts';
 
 const { values: args } = parseArgs({ options: { raw: { type: 'boolean', default: false } } });
 
@@ -37,9 +38,6 @@ const { conversations } = JSON.parse(readFileSync(new URL('./conversations.json'
 
 const models = await loadOfflineModels({ modelsDir: loadProviders(process.env).modelsDir });
 const model = models.llm();
-const quiet = { info() {}, warn() {}, debug() {}, error() {}, child: () => quiet } as unknown as Parameters<
-  typeof writeOutcome
->[0]['logger'];
 const same = (a: unknown, b: unknown) =>
   typeof a === 'string' && typeof b === 'string' ? a.trim().toLowerCase() === b.trim().toLowerCase() : a === b;
 
@@ -61,7 +59,7 @@ for (const [i, conversation] of conversations.entries()) {
     schema: SCHEMA,
     language: conversation.language,
     transcriptChars: 4_000,
-    logger: quiet,
+    logger: silentLogger,
   });
   times.push(performance.now() - started);
   const got = args.raw ? rawAnswer : report?.values;

@@ -26,10 +26,10 @@ import { identities } from '../../src/identities/schema.ts';
 import { dispatchAssets } from '../../src/sessions/dispatch.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
-import { file, identityForm } from '../../test/support/forms.ts';
+import { file } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../../test/support/visitor.ts';
 import { Microphone, speech } from '../../test/support/voice.ts';
-import { report, startBenchService } from '../support/index.ts';
+import { type BenchAccount, createBenchAccount, report, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({
   options: {
@@ -71,20 +71,13 @@ try {
   console.log(
     `cpus=${navigator.hardwareConcurrency} bun=${Bun.version} frames=${FRAMES} joins=${JOINS} max-sessions=${MAX_SESSIONS} window=${WINDOW_MS / 1000}s`,
   );
-  const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
-  const authorization = `Bearer ${account.api_key}`;
+  const account = await createBenchAccount(service);
   const astronaut = file(
     readFileSync(join(import.meta.dir, '../../test/fixtures/astronaut.png')),
     'astronaut.png',
     'image/png',
   );
-  const created = await fetch(`${service.url}/v1/identities`, {
-    method: 'POST',
-    headers: { authorization },
-    body: await identityForm({ image: astronaut, language: 'en' }),
-  });
-  if (created.status !== 200) throw new Error(`identity create answered ${created.status}: ${await created.text()}`);
-  const identity = (await created.json()) as { identity_id: string };
+  const identity = { identity_id: await account.createIdentity({ image: astronaut }) };
 
   // 1. Per frame, in this process.
   const [row] = await service.services.database.db
@@ -116,7 +109,7 @@ try {
     const starts: number[] = [];
     for (let i = 0; i < JOINS; i++) {
       const starting = performance.now();
-      const session = await startSession(authorization, identity.identity_id, 'phone');
+      const session = await startSession(account, identity.identity_id, 'phone');
       if (delayMs) await Bun.sleep(delayMs);
       const joining = performance.now();
       let frames: FrameLog | undefined;
@@ -134,7 +127,7 @@ try {
       subscribes.push(subscribedAt - joining);
       starts.push(first.at - starting);
       frames?.close();
-      await endSession(authorization, session, visitor);
+      await endSession(account, session, visitor);
       // The worker forks a fresh idle process per session taken: let it get ready.
       await Bun.sleep(3_000);
     }
@@ -159,7 +152,7 @@ try {
   );
   try {
     for (let n = 1; n <= MAX_SESSIONS; n++) {
-      const session = await startSession(authorization, identity.identity_id, 'phone');
+      const session = await startSession(account, identity.identity_id, 'phone');
       const visitor = await joinAsVisitor(session);
       const microphone = await Microphone.publish(visitor.room);
       await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
@@ -200,7 +193,7 @@ try {
   } finally {
     for (const r of running) {
       await r.microphone.stop();
-      await endSession(authorization, r.session, r.visitor);
+      await endSession(account, r.session, r.visitor);
     }
   }
   console.log(
@@ -261,21 +254,22 @@ async function framesDecoded(visitor: Visitor): Promise<number> {
 }
 
 async function startSession(
-  authorization: string,
+  account: BenchAccount,
   identityId: string,
   formFactor: 'phone' | 'desktop',
 ): Promise<StartedSession> {
-  const response = await fetch(`${service.url}/v1/sessions/start`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ identity_id: identityId, form_factor: formFactor, visual_awareness: false, record: RECORD }),
+  const response = await account.post('/v1/sessions/start', {
+    identity_id: identityId,
+    form_factor: formFactor,
+    visual_awareness: false,
+    record: RECORD,
   });
   if (response.status !== 200) throw new Error(`session start answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as StartedSession;
 }
 
-async function endSession(authorization: string, session: StartedSession, visitor: Visitor): Promise<void> {
-  await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
+async function endSession(account: BenchAccount, session: StartedSession, visitor: Visitor): Promise<void> {
+  await account.post(`/v1/sessions/${session.room_name}/end`);
   await visitor.leave().catch(() => undefined);
 }
 

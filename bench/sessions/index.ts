@@ -13,9 +13,8 @@ import { type RemoteTrack, Room, RoomEvent, TrackKind } from '@livekit/rtc-node'
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { FrameLog } from '../../test/avatar/support.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
-import { identityForm } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
-import { busyShare, machineBusy, report, settled, startBenchService } from '../support/index.ts';
+import { busyShare, createBenchAccount, machineBusy, report, settled, startBenchService } from '../support/index.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,27 +34,16 @@ const bench = await startBenchService({
 const { service } = bench;
 try {
   console.log(`engine=${service.services.database.engine} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`);
-  const account = await service.services.operations.createAccount({ email: 'bench@example.com', credits: 10_000_000 });
-  const headers = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
-  const identity = (await (
-    await fetch(`${service.url}/v1/identities`, {
-      method: 'POST',
-      headers: { authorization: headers.authorization },
-      body: await identityForm({ language: 'en' }),
-    })
-  ).json()) as { identity_id: string };
+  const { post, createIdentity } = await createBenchAccount(service);
+  const identity = { identity_id: await createIdentity() };
   const start = async (body: unknown) => {
     const t0 = performance.now();
-    const response = await fetch(`${service.url}/v1/sessions/start`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-    });
+    const response = await post('/v1/sessions/start', body);
     const session = (await response.json()) as { room_name: string; token: string; rtc_url: string };
     if (response.status !== 200) throw new Error(`start answered ${response.status}`);
     return { ms: performance.now() - t0, session };
   };
-  const end = (id: string) => fetch(`${service.url}/v1/sessions/${id}/end`, { method: 'POST', headers });
+  const end = (id: string) => post(`/v1/sessions/${id}/end`);
 
   const joins: number[] = [];
   for (let i = 0; i < Number(values.joins); i++) {

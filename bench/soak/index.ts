@@ -16,6 +16,7 @@ import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { identityForm } from '../../test/support/forms.ts';
 import { collectOutput } from '../../test/support/processes.ts';
 import { eventually, joinAsVisitor } from '../../test/support/visitor.ts';
+import { benchAccount } from '../support/index.ts';
 
 const { values } = parseArgs({
   options: {
@@ -123,22 +124,11 @@ try {
       body: JSON.stringify({ email: 'soak@example.com', credits: 100_000_000 }),
     })
   ).json()) as { api_key: string };
-  const auth = { authorization: `Bearer ${account.api_key}` };
-  const json = { ...auth, 'content-type': 'application/json' };
-  const start = () =>
-    fetch(`${serviceUrl}/v1/sessions/start`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify({ identity_id: identity.identity_id }),
-    });
-  const end = (room: string) => fetch(`${serviceUrl}/v1/sessions/${room}/end`, { method: 'POST', headers: auth });
-  const identity = (await (
-    await fetch(`${serviceUrl}/v1/identities`, {
-      method: 'POST',
-      headers: auth,
-      body: await identityForm({ language: 'en' }),
-    })
-  ).json()) as { identity_id: string };
+  const { authorization, post, createIdentity } = benchAccount(serviceUrl, account.api_key);
+  const auth = { authorization };
+  const identityId = await createIdentity();
+  const start = () => post('/v1/sessions/start', { identity_id: identityId });
+  const end = (room: string) => post(`/v1/sessions/${room}/end`);
   const counts = { sessions: 0, burst: 0, identities: 0 };
   const began = performance.now();
   const until = began + Number(values.minutes) * 60_000;

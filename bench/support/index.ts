@@ -1,12 +1,17 @@
 // What every bench script shares: a service (and, when asked, its agent worker) on a fresh
-// data folder that is removed afterwards, and one way to print p50/p95.
+// data folder that is removed afterwards, an account on it (account.ts), the wire fakes at
+// fixed latencies, and one way to print p50/p95.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AgentLogger } from '../../agent/logging.ts';
 import { type AgentLogLevel, type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { configureLogging } from '../../src/logging/index.ts';
 import { type RunningService, startService } from '../../src/server.ts';
+import { type ProviderFakes, startProviderFakes } from '../../test/support/fakes/index.ts';
+
+export { type BenchAccount, benchAccount, createBenchAccount } from './account.ts';
 
 export interface BenchService {
   service: RunningService;
@@ -15,14 +20,14 @@ export interface BenchService {
   stop(): Promise<void>;
 }
 
-/** The service on loopback with embedded defaults (PGlite, local assets, local LiveKit), plus `env`. */
-export async function startBenchService({
-  agent = false,
-  env = {},
-}: {
+export interface BenchServiceOptions {
+  /** An agent worker in this process too. */
   agent?: boolean;
   env?: Record<string, string>;
-} = {}): Promise<BenchService> {
+}
+
+/** The service on loopback with embedded defaults (PGlite, local assets, local LiveKit), plus `env`. */
+export async function startBenchService({ agent = false, env = {} }: BenchServiceOptions = {}): Promise<BenchService> {
   const dataDir = await mkdtemp(join(tmpdir(), 'likeness-bench-'));
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
   const port = probe.port!;
@@ -102,6 +107,19 @@ export function trailingSilenceMs(samples: Int16Array): number {
 export const VAD_SILENCE_MS = 250;
 /** The wire fakes' own time per turn in the conversation benches: Deepgram's final, the first token, the first audio. */
 export const FAKE_LATENCY = { deepgramFinalMs: 100, firstTokenMs: 150, firstAudioMs: 100 };
+
+/** The cloud providers' wire fakes at FAKE_LATENCY, the model streaming a token every 20 ms. */
+export async function startLatencyFakes(): Promise<ProviderFakes> {
+  const fakes = await startProviderFakes();
+  fakes.deepgram.finalDelayMs = FAKE_LATENCY.deepgramFinalMs;
+  fakes.openai.firstTokenDelayMs = FAKE_LATENCY.firstTokenMs;
+  fakes.openai.tokenIntervalMs = 20;
+  fakes.elevenlabs.firstAudioDelayMs = FAKE_LATENCY.firstAudioMs;
+  return fakes;
+}
+
+/** A logger that drops every line: the offline model benches print their own figures. */
+export const silentLogger: AgentLogger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silentLogger };
 
 /** CPU time of every core so far: busy and total (os.cpus' counters, milliseconds). */
 export function machineBusy(): { busy: number; total: number } {

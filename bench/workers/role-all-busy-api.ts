@@ -214,9 +214,8 @@ const p50max = (list: number[]) => `${ms(percentile(list, 50))} / ${ms(Math.max(
 async function main(values: { rounds?: string; modes?: string; loads?: string; database?: string }) {
   const { AgentDispatchClient, RoomServiceClient } = await import('livekit-server-sdk');
   const { ParticipantInfo_Kind } = await import('@livekit/protocol');
-  const { startBenchService } = await import('../support/index.ts');
+  const { createBenchAccount, startBenchService } = await import('../support/index.ts');
   const { loadAgentSettings } = await import('../../src/config.ts');
-  const { identityForm } = await import('../../test/support/forms.ts');
   const { freshDatabase } = await import('../../test/support/postgres.ts');
   const { drain, readUntil } = await import('../../test/support/processes.ts');
   const { eventually } = await import('../../test/support/visitor.ts');
@@ -270,24 +269,8 @@ async function main(values: { rounds?: string; modes?: string; loads?: string; d
       const http = livekit.url.replace(/^ws/, 'http');
       const roomsApi = new RoomServiceClient(http, livekit.apiKey, livekit.apiSecret);
       const dispatchApi = new AgentDispatchClient(http, livekit.apiKey, livekit.apiSecret);
-      const owner = await service.services.operations.createAccount({
-        email: 'owner@example.com',
-        credits: 10_000_000,
-      });
-      const auth = { authorization: `Bearer ${owner.api_key}` };
-      const post = (path: string, body?: unknown) =>
-        fetch(`${service.url}${path}`, {
-          method: 'POST',
-          headers: body === undefined ? auth : { ...auth, 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-      const identity = (await (
-        await fetch(`${service.url}/v1/identities`, {
-          method: 'POST',
-          headers: auth,
-          body: await identityForm({ language: 'en' }),
-        })
-      ).json()) as { identity_id: string };
+      const { post, createIdentity } = await createBenchAccount(service, 'owner@example.com');
+      const identityId = await createIdentity();
       // Every slot warm before the first round, as a service that has been up a while.
       const slots = loadAgentSettings(process.env).maxJobs;
       await eventually(() => childrenOf(workerPid).filter((c) => c.job).length >= slots, 120_000, 'warm job processes');
@@ -322,7 +305,7 @@ async function main(values: { rounds?: string; modes?: string; loads?: string; d
           .filter((c) => c.job)
           .map((c) => c.pid);
         // A 503 (no worker heard from within the TTL) is retried, as its Retry-After asks, and counted.
-        const body = { identity_id: identity.identity_id, idle_timeout_seconds: 0 };
+        const body = { identity_id: identityId, idle_timeout_seconds: 0 };
         let start = await post('/v1/sessions/start', body);
         for (let tries = 1; start.status === 503 && tries < 20; tries++, refused++)
           start = await Bun.sleep(500).then(() => post('/v1/sessions/start', body));

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { type AnyPgColumn, check, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, check, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import type { AccountLimits } from '../config.ts';
+import { belongsTo, createdAt, instant } from '../db/columns.ts';
 
 /** Ten avatar minutes at the default rate: time to top up before sessions end for want of credits. */
 export const DEFAULT_LOW_BALANCE_THRESHOLD = 100;
@@ -27,7 +28,7 @@ export const accounts = pgTable(
     limits: jsonb('limits').$type<Partial<AccountLimits>>(),
     /** A charge that takes the balance below this sends `credits.low` (docs/api.md#webhooks); 0: never. */
     lowBalanceThreshold: integer('low_balance_threshold').notNull().default(DEFAULT_LOW_BALANCE_THRESHOLD),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [check('accounts_balance_not_negative', sql`${t.balance} >= 0`)],
 );
@@ -36,17 +37,15 @@ export const apiKeys = pgTable(
   'api_keys',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     name: text('name'),
     /** SHA-256 of the whole key; the key itself is shown once and never stored. */
     keyHash: text('key_hash').notNull().unique(),
     /** First characters of the key, so an operator can tell keys apart. */
     keyPrefix: text('key_prefix').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
-    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    lastUsedAt: instant('last_used_at'),
+    revokedAt: instant('revoked_at'),
   },
   (t) => [index('api_keys_account_idx').on(t.accountId)],
 );

@@ -39,6 +39,7 @@ export * from './notices.ts';
 export * from './outcomes.ts';
 export * from './pipelines.ts';
 export * from './recordings.ts';
+export { Timestamp } from './schema-parts.ts';
 export * from './session-direction.ts';
 export * from './visitor-memory.ts';
 export * from './wire-names.ts';

@@ -7,11 +7,9 @@
 // and turn metrics counted once per `turn_id`.
 import { type Static, Type } from '@sinclair/typebox';
 import { TOOL_CALL_OUTCOMES, ToolCallRecord } from './agent-tools.ts';
-import { literalUnion } from './schema-parts.ts';
+import { literalUnion, Timestamp } from './schema-parts.ts';
 import { ORDER_OUTCOMES, ORDER_SOURCES } from './session-direction.ts';
 import { MemoryReport } from './visitor-memory.ts';
-
-const Timestamp = Type.String({ format: 'date-time' });
 
 /** `tool`: a call the agent made (its `tool_call` says which and how it went). */
 export const TRANSCRIPT_ROLES = ['user', 'agent', 'tool'] as const;

@@ -12,3 +12,6 @@ export function literalUnion<const T extends readonly [string, ...string[]]>(
 
 /** An http(s) address. A pattern, not TypeBox's `uri` format: formats are registered by Elysia, which the agent does not load. */
 export const HttpUrl = Type.String({ pattern: '^https?://\\S+$' });
+
+/** A moment, as the API writes every one: ISO 8601 (RFC 3339) with its time zone. */
+export const Timestamp = Type.String({ format: 'date-time' });

@@ -1,6 +1,7 @@
 // The HTTP contract of /v1/credits and /v1/usage (docs/api.md#credits-read, #usage): one schema
 // per request and response, validated at the edge and shown in /openapi.json.
 import { t } from 'elysia';
+import { Timestamp } from '../contract/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { LEDGER_KINDS } from './schema.ts';
 
@@ -12,7 +13,7 @@ export const LedgerEntryResponse = t.Object({
   ),
   amount: t.Integer({ description: 'Signed: negative for what was spent or set aside.' }),
   reference: t.String({ description: 'What the entry is for: `identity:idn_…`, `session:ses_…:minute:3`, …' }),
-  created_at: t.String({ format: 'date-time' }),
+  created_at: Timestamp,
 });
 
 const LowBalanceThreshold = t.Integer({
@@ -71,8 +72,8 @@ export const UsageBucket = t.Object({
 });
 
 export const UsageResponse = t.Object({
-  from: t.String({ format: 'date-time' }),
-  to: t.String({ format: 'date-time' }),
+  from: Timestamp,
+  to: Timestamp,
   granularity: oneOf(USAGE_GRANULARITIES),
   buckets: t.Array(UsageBucket, { description: 'Every bucket of the range, oldest first, empty ones included.' }),
   totals: t.Omit(UsageBucket, ['start']),

@@ -1,5 +1,6 @@
-import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
+import { belongsTo, createdAt } from '../db/columns.ts';
 
 export const LEDGER_KINDS = [
   'grant',
@@ -17,15 +18,13 @@ export const creditLedger = pgTable(
   'credit_ledger',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     /** Positive for grants, negative for charges. */
     amount: integer('amount').notNull(),
     kind: text('kind', { enum: LEDGER_KINDS }).notNull(),
     /** What the entry is for, e.g. `identity:idn_…` or `session:room:minute:3`; unique per kind. */
     reference: text('reference').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     uniqueIndex('credit_ledger_kind_reference_uq').on(t.kind, t.reference),

@@ -50,3 +50,23 @@ export async function findOwned<T extends OwnedTable>(
   if (!row) throw notFound(what);
   return row;
 }
+
+/** Deletes the account's row of `table` with this id; whether there was one. */
+export async function deleteOwnedRow(q: Queryable, table: OwnedTable, accountId: string, id: string): Promise<boolean> {
+  const deleted = await q
+    .delete(table)
+    .where(isOwned(table, accountId, id))
+    .returning({ id: table.id });
+  return deleted.length > 0;
+}
+
+/** Deletes the account's row of `table` with this id, or a 404 naming `what`: every `DELETE /v1/…/{id}`. */
+export async function deleteOwned(
+  q: Queryable,
+  table: OwnedTable,
+  accountId: string,
+  id: string,
+  what: string,
+): Promise<void> {
+  if (!(await deleteOwnedRow(q, table, accountId, id))) throw notFound(what);
+}

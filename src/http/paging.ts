@@ -1,7 +1,9 @@
 // The API's paged lists (docs/api.md#paging): a page of the caller's rows (src/db/paging.ts),
 // 422 for an `after` not in the list, and, while another page follows, a `Link` header that
-// names it.
+// names it. Most lists are the plainest kind, every row the caller has (ownedList).
+import { eq } from 'drizzle-orm';
 import type { Queryable } from '../db/index.ts';
+import type { OwnedTable } from '../db/owned.ts';
 import { keysetPage, type Page, type PagedTable, type PageRequest } from '../db/paging.ts';
 import { invalid } from './errors.ts';
 
@@ -40,4 +42,37 @@ export async function listPage<T extends PagedTable>(
     link.set.headers.link = `<${link.path}?${next}>; rel="next"`;
   }
   return page;
+}
+
+/** What a list of the caller's rows reads of its request: the account, `limit` and `after`, where to link. */
+interface OwnedListContext {
+  caller: { accountId: string };
+  query: { limit?: number; after?: string };
+  set: ListLink['set'];
+}
+
+/**
+ * The handler of a plain `GET /v1/<things>`: a page of the caller's rows of `table`, unfiltered,
+ * each presented. `defaultLimit`: rows per page when the query gives no `limit` (none: every row).
+ */
+export function ownedList<T extends PagedTable & OwnedTable, Presented>(
+  q: Queryable,
+  table: T,
+  present: (row: T['$inferSelect']) => Presented,
+  options: { path: string; unknownAfter: string; defaultLimit?: number },
+) {
+  return async ({ caller, query, set }: OwnedListContext): Promise<Presented[]> => {
+    const { rows } = await listPage(
+      q,
+      table,
+      {
+        scope: eq(table.accountId, caller.accountId),
+        limit: query.limit ?? options.defaultLimit,
+        after: query.after,
+        unknownAfter: options.unknownAfter,
+      },
+      { set, path: options.path },
+    );
+    return rows.map(present);
+  };
 }

@@ -23,6 +23,24 @@ export interface Attachments {
 
 type ListField = 'tool_ids' | 'document_ids';
 
+/** Where each list is kept: its link table, one row per id in the list's order. */
+const LINKS = [
+  {
+    field: 'tool_ids',
+    key: 'toolIds',
+    table: identityTools,
+    linked: identityTools.toolId,
+    row: (identityId: string, toolId: string, position: number) => ({ identityId, toolId, position }),
+  },
+  {
+    field: 'document_ids',
+    key: 'documentIds',
+    table: identityDocuments,
+    linked: identityDocuments.documentId,
+    row: (identityId: string, documentId: string, position: number) => ({ identityId, documentId, position }),
+  },
+] as const;
+
 /**
  * A form's `tool_ids` and `document_ids`, each one JSON array of ids (absent: unchanged), and
  * what is wrong with their shape; whether the ids name anything is attachmentProblems'.
@@ -143,19 +161,11 @@ export async function replaceAttachments(
   change: AttachmentChange,
 ): Promise<void> {
   await checkAttachments(tx, accountId, change);
-  if (change.tool_ids) {
-    await tx.delete(identityTools).where(eq(identityTools.identityId, identityId));
-    if (change.tool_ids.length)
-      await tx
-        .insert(identityTools)
-        .values(change.tool_ids.map((toolId, position) => ({ identityId, toolId, position })));
-  }
-  if (change.document_ids) {
-    await tx.delete(identityDocuments).where(eq(identityDocuments.identityId, identityId));
-    if (change.document_ids.length)
-      await tx
-        .insert(identityDocuments)
-        .values(change.document_ids.map((documentId, position) => ({ identityId, documentId, position })));
+  for (const link of LINKS) {
+    const ids = change[link.field];
+    if (!ids) continue;
+    await tx.delete(link.table).where(eq(link.table.identityId, identityId));
+    if (ids.length) await tx.insert(link.table).values(ids.map((id, position) => link.row(identityId, id, position)));
   }
 }
 
@@ -166,18 +176,14 @@ export const changesAttachments = (change: AttachmentChange) =>
 export async function attachmentsOf(q: Queryable, identityIds: string[]): Promise<Map<string, Attachments>> {
   const byIdentity = new Map<string, Attachments>(identityIds.map((id) => [id, noAttachments()]));
   if (!identityIds.length) return byIdentity;
-  const toolRows = await q
-    .select({ identityId: identityTools.identityId, id: identityTools.toolId })
-    .from(identityTools)
-    .where(inArray(identityTools.identityId, identityIds))
-    .orderBy(asc(identityTools.identityId), asc(identityTools.position));
-  for (const row of toolRows) byIdentity.get(row.identityId)?.toolIds.push(row.id);
-  const documentRows = await q
-    .select({ identityId: identityDocuments.identityId, id: identityDocuments.documentId })
-    .from(identityDocuments)
-    .where(inArray(identityDocuments.identityId, identityIds))
-    .orderBy(asc(identityDocuments.identityId), asc(identityDocuments.position));
-  for (const row of documentRows) byIdentity.get(row.identityId)?.documentIds.push(row.id);
+  for (const link of LINKS) {
+    const rows = await q
+      .select({ identityId: link.table.identityId, id: link.linked })
+      .from(link.table)
+      .where(inArray(link.table.identityId, identityIds))
+      .orderBy(asc(link.table.identityId), asc(link.table.position));
+    for (const row of rows) byIdentity.get(row.identityId)?.[link.key].push(row.id);
+  }
   return byIdentity;
 }
 

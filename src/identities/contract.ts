@@ -3,6 +3,7 @@
 
 import { t } from 'elysia';
 import { TestFlag } from '../accounts/index.ts';
+import { Timestamp } from '../contract/index.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { LEAD_OUTCOME_SCHEMA } from '../outcomes/contract.ts';
@@ -15,7 +16,6 @@ export const PROMPT_MAX = 20_000;
 
 const Language = oneOf(LANGUAGES, 'auto, en, es, pl or uk');
 const Status = oneOf(IDENTITY_STATUSES);
-const Timestamp = t.String({ format: 'date-time' });
 const VoiceId = t.String({
   minLength: 1,
   description:

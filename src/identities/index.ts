@@ -3,8 +3,8 @@
 
 import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
-import { findOwned } from '../db/owned.ts';
-import { errorResponses, notFound } from '../http/errors.ts';
+import { deleteOwned, findOwned } from '../db/owned.ts';
+import { errorResponses } from '../http/errors.ts';
 import { listPage } from '../http/paging.ts';
 import { releaseTraining } from '../pipelines/index.ts';
 import { attachmentsOf, attachmentsOfOne } from './attachments.ts';
@@ -21,7 +21,7 @@ import { createIdentity } from './create.ts';
 import type { IdentityDeps } from './deps.ts';
 import { identityPrefix } from './onboarding.ts';
 import { identityListItem, identityResponse, identityStatusResponse } from './presenter.ts';
-import { deleteIdentity, identityVisible, listedIdentities } from './queries.ts';
+import { identityVisible, listedIdentities } from './queries.ts';
 import { identities } from './schema.ts';
 import { updateIdentity } from './update.ts';
 
@@ -143,7 +143,7 @@ export function identityRoutes<const Prefix extends string>(deps: IdentityDeps, 
         await deps.voices.release(current.voice);
         await deps.voices.release(current.pendingRetrain?.voice);
         await releaseTraining(deps.pipelines.get(current.pipelineId), current.training);
-        if (!(await deleteIdentity(db, caller.accountId, current.id))) throw notFound('Identity');
+        await deleteOwned(db, identities, caller.accountId, current.id, 'Identity');
         set.status = 204;
       },
       {

@@ -1,7 +1,7 @@
 // Identity rows, always scoped by account: another account's identity is simply not found.
 import { and, eq, isNotNull, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/index.ts';
-import { isOwned, ownedRow } from '../db/owned.ts';
+import { ownedRow } from '../db/owned.ts';
 import { identities } from './schema.ts';
 
 export type IdentityRow = typeof identities.$inferSelect;
@@ -16,12 +16,4 @@ export function listedIdentities(accountId: string): SQL {
 
 export function findIdentity(q: Queryable, accountId: string, identityId: string): Promise<IdentityRow | undefined> {
   return ownedRow(q, identities, accountId, identityId, identityVisible);
-}
-
-export async function deleteIdentity(q: Queryable, accountId: string, identityId: string): Promise<boolean> {
-  const rows = await q
-    .delete(identities)
-    .where(isOwned(identities, accountId, identityId))
-    .returning({ id: identities.id });
-  return rows.length > 0;
 }

@@ -1,6 +1,7 @@
-import { boolean, index, integer, json, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, json, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { LANGUAGES } from '../contract/languages.ts';
+import { belongsTo, createdAt, instant, updatedAt } from '../db/columns.ts';
 import { documents } from '../knowledge/schema.ts';
 import type { StoredAudio, StoredImage } from '../media/stored.ts';
 import { tools } from '../tools/schema.ts';
@@ -22,9 +23,7 @@ export const identities = pgTable(
   'identities',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     name: text('name').notNull(),
     prompt: text('prompt').notNull(),
     language: text('language', { enum: LANGUAGES }).notNull().default('auto'),
@@ -45,11 +44,11 @@ export const identities = pgTable(
      * While a create or retrain runs, the process doing it keeps this in the future (a lease);
      * past it, the work is orphaned and any process's recovery takes it over.
      */
-    workedUntil: timestamp('worked_until', { withTimezone: true, mode: 'date' }),
+    workedUntil: instant('worked_until'),
     /** Set when onboarding completes (and is charged); null rows are unfinished creates. */
-    onboardedAt: timestamp('onboarded_at', { withTimezone: true, mode: 'date' }),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    onboardedAt: instant('onboarded_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [index('identities_account_created_idx').on(t.accountId, t.createdAt, t.id)],
 );
@@ -58,12 +57,8 @@ export const identities = pgTable(
 export const identityTools = pgTable(
   'identity_tools',
   {
-    identityId: text('identity_id')
-      .notNull()
-      .references(() => identities.id, { onDelete: 'cascade' }),
-    toolId: text('tool_id')
-      .notNull()
-      .references(() => tools.id, { onDelete: 'cascade' }),
+    identityId: belongsTo('identity_id', () => identities.id).notNull(),
+    toolId: belongsTo('tool_id', () => tools.id).notNull(),
     position: integer('position').notNull(),
   },
   (t) => [primaryKey({ columns: [t.identityId, t.toolId] }), index('identity_tools_tool_idx').on(t.toolId)],
@@ -73,12 +68,8 @@ export const identityTools = pgTable(
 export const identityDocuments = pgTable(
   'identity_documents',
   {
-    identityId: text('identity_id')
-      .notNull()
-      .references(() => identities.id, { onDelete: 'cascade' }),
-    documentId: text('document_id')
-      .notNull()
-      .references(() => documents.id, { onDelete: 'cascade' }),
+    identityId: belongsTo('identity_id', () => identities.id).notNull(),
+    documentId: belongsTo('document_id', () => documents.id).notNull(),
     position: integer('position').notNull(),
   },
   (t) => [

@@ -1,4 +1,5 @@
-import { integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { belongsTo, instant, updatedAt } from '../db/columns.ts';
 import { identities } from './schema.ts';
 
 /**
@@ -7,11 +8,9 @@ import { identities } from './schema.ts';
  * and the files of the training it replaced until they are deleted.
  */
 export const trainingUpgrades = pgTable('training_upgrades', {
-  identityId: text('identity_id')
-    .primaryKey()
-    .references(() => identities.id, { onDelete: 'cascade' }),
+  identityId: belongsTo('identity_id', () => identities.id).primaryKey(),
   /** While an upgrade runs, the process doing it keeps this in the future (a lease, as identities.worked_until). */
-  workedUntil: timestamp('worked_until', { withTimezone: true, mode: 'date' }),
+  workedUntil: instant('worked_until'),
   /**
    * The folder the running upgrade writes its training into; one left set by a process that
    * died mid-upgrade is deleted by the next attempt, and a write must still find its own here.
@@ -22,11 +21,11 @@ export const trainingUpgrades = pgTable('training_upgrades', {
   /** Why the last attempt failed (for the operator; never shown to the account). */
   lastError: text('last_error'),
   /** Not tried again before this (the backoff after a failure). */
-  nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
+  nextAttemptAt: instant('next_attempt_at'),
   /** Files of replaced trainings, deleted once `retireAfter` passes (sessions dispatched before may still fetch them). */
   retiredKeys: jsonb('retired_keys').$type<string[]>(),
-  retireAfter: timestamp('retire_after', { withTimezone: true, mode: 'date' }),
+  retireAfter: instant('retire_after'),
   /** The version the last successful upgrade trained to. */
   upgradedToVersion: integer('upgraded_to_version'),
-  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedAt: updatedAt(),
 });

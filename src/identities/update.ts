@@ -29,6 +29,15 @@ interface IdentityChange {
   attachments: ReturnType<typeof parseIdLists>['change'];
 }
 
+/** One update, as either of its ways (a retrain, or the fields changed) takes it. */
+interface Update {
+  deps: IdentityDeps;
+  accountId: string;
+  current: IdentityRow;
+  body: UpdateIdentityBody;
+  change: IdentityChange;
+}
+
 /** The identity as updated (`retraining`: a retrain was accepted and runs after the answer). */
 export async function updateIdentity(
   deps: IdentityDeps,
@@ -37,9 +46,8 @@ export async function updateIdentity(
   body: UpdateIdentityBody,
 ): Promise<{ row: IdentityRow; retraining: boolean }> {
   const change = await checkedChange(deps, accountId, body);
-  const row = change.retrain
-    ? await retrain(deps, accountId, current, body, change)
-    : await changeFields(deps, accountId, current, body, change);
+  const update: Update = { deps, accountId, current, body, change };
+  const row = change.retrain ? await retrain(update) : await changeFields(update);
   if (change.voice !== undefined) await dropReplacedVoice(deps, current);
   return { row, retraining: change.retrain };
 }
@@ -90,13 +98,7 @@ async function checkedChange(deps: IdentityDeps, accountId: string, body: Update
 }
 
 /** New uploads: a training like a create's, accepted now and run after the answer. */
-async function retrain(
-  deps: IdentityDeps,
-  accountId: string,
-  current: IdentityRow,
-  body: UpdateIdentityBody,
-  change: IdentityChange,
-): Promise<IdentityRow> {
+async function retrain({ deps, accountId, current, body, change }: Update): Promise<IdentityRow> {
   // A retrain is a training like a create: the account's limits before any decoding.
   await deps.db.transaction(async (tx) =>
     admitTraining(tx, accountId, await lockAccountLimits(tx, accountId, deps.limits), deps.trainings),
@@ -121,13 +123,7 @@ async function retrain(
 }
 
 /** The fields and the lists change together, or not at all. */
-async function changeFields(
-  deps: IdentityDeps,
-  accountId: string,
-  current: IdentityRow,
-  body: UpdateIdentityBody,
-  change: IdentityChange,
-): Promise<IdentityRow> {
+async function changeFields({ deps, accountId, current, body, change }: Update): Promise<IdentityRow> {
   const { db } = deps;
   const { voice, outcomeSchema, attachments } = change;
   const row = await db.transaction(async (tx) => {

@@ -2,6 +2,7 @@
 // response, validated at the edge and shown in /openapi.json.
 import { t } from 'elysia';
 import { TestFlag } from '../accounts/index.ts';
+import { Timestamp } from '../contract/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { DOCUMENT_TYPES } from './file-types.ts';
 import { DOCUMENT_STATUSES } from './schema.ts';
@@ -46,8 +47,8 @@ export const DocumentResponse = t.Object(
     }),
     chunks: t.Integer({ description: 'The passages it was cut into (0 until ready).', examples: [31] }),
     test: TestFlag,
-    created_at: t.String({ format: 'date-time' }),
-    updated_at: t.String({ format: 'date-time' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
   },
   {
     examples: [

@@ -9,10 +9,10 @@ import type { KnowledgeSettings } from '../config.ts';
 import { type KnowledgeAnswer, KnowledgeRequest } from '../contract/knowledge.ts';
 import { newId } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
-import { findOwned, isOwned } from '../db/owned.ts';
+import { deleteOwned, findOwned } from '../db/owned.ts';
 import { controlCharacters } from '../http/control-characters.ts';
-import { ApiError, errorResponses, invalid, notFound } from '../http/errors.ts';
-import { listPage } from '../http/paging.ts';
+import { ApiError, errorResponses, invalid } from '../http/errors.ts';
+import { ownedList } from '../http/paging.ts';
 import { log } from '../logging/index.ts';
 import { formatBytes } from '../media/index.ts';
 import { SessionParams } from '../sessions/index.ts';
@@ -128,20 +128,10 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
     )
     .get(
       '',
-      async ({ caller, query, set }) => {
-        const { rows } = await listPage(
-          db,
-          documents,
-          {
-            scope: eq(documents.accountId, caller.accountId),
-            limit: query.limit,
-            after: query.after,
-            unknownAfter: 'after must be the document_id of a document in the list',
-          },
-          { set, path: `${audience.prefix}/documents` },
-        );
-        return rows.map(presentDocument);
-      },
+      ownedList(db, documents, presentDocument, {
+        path: `${audience.prefix}/documents`,
+        unknownAfter: 'after must be the document_id of a document in the list',
+      }),
       {
         query: ListDocumentsQuery,
         response: { 200: t.Array(DocumentResponse), ...errorResponses(401, 422) },
@@ -160,11 +150,7 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
     .delete(
       '/:document_id',
       async ({ caller, params, set }) => {
-        const deleted = await db
-          .delete(documents)
-          .where(isOwned(documents, caller.accountId, params.document_id))
-          .returning({ id: documents.id });
-        if (deleted.length === 0) throw notFound('Document');
+        await deleteOwned(db, documents, caller.accountId, params.document_id, 'Document');
         knowledge.processing.stop(params.document_id);
         forgetDocument(params.document_id);
         set.status = 204;

@@ -1,5 +1,6 @@
-import { bigserial, customType, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigserial, customType, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
+import { belongsTo, createdAt, instant, updatedAt } from '../db/columns.ts';
 
 export const DOCUMENT_STATUSES = ['processing', 'ready', 'failed'] as const;
 export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
@@ -15,9 +16,7 @@ export const documents = pgTable(
   'documents',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     name: text('name').notNull(),
     /** The upload's type as read from its bytes and name: text/plain, text/markdown, text/html, application/pdf. */
     contentType: text('content_type').notNull(),
@@ -29,9 +28,9 @@ export const documents = pgTable(
     /** The model that embedded its chunks (a query is embedded with the same one). */
     embeddingModel: text('embedding_model'),
     /** While processing, the process doing it keeps this in the future; past it, the work was lost. */
-    workedUntil: timestamp('worked_until', { withTimezone: true, mode: 'date' }),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    workedUntil: instant('worked_until'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [index('documents_account_created_idx').on(t.accountId, t.createdAt, t.id)],
 );
@@ -45,12 +44,8 @@ export const documentChunks = pgTable(
   'document_chunks',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    documentId: text('document_id')
-      .notNull()
-      .references(() => documents.id, { onDelete: 'cascade' }),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    documentId: belongsTo('document_id', () => documents.id).notNull(),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     ordinal: integer('ordinal').notNull(),
     text: text('text').notNull(),
     embedding: bytea('embedding').notNull(),

@@ -26,6 +26,14 @@ export function limitsOf(defaults: AccountLimits, own: Partial<AccountLimits> | 
   };
 }
 
+/** Where an account's own limits are kept: its live account's row (a test account shares them). */
+function limitsRow(q: Queryable, accountId: string) {
+  return q
+    .select({ limits: accounts.limits })
+    .from(accounts)
+    .where(eq(accounts.id, liveAccountIdOf(accountId)));
+}
+
 /**
  * The account's limits, read with its row locked until the transaction ends: checks and the
  * work they admit (a session row, an identity row) happen one request at a time per account,
@@ -38,11 +46,7 @@ export async function lockAccountLimits(
   accountId: string,
   defaults: AccountLimits,
 ): Promise<AccountLimits> {
-  const [row] = await tx
-    .select({ limits: accounts.limits })
-    .from(accounts)
-    .where(eq(accounts.id, liveAccountIdOf(accountId)))
-    .for('update');
+  const [row] = await limitsRow(tx, accountId).for('update');
   return limitsOf(defaults, row?.limits);
 }
 
@@ -52,10 +56,7 @@ export async function readAccountLimits(
   accountId: string,
   defaults: AccountLimits,
 ): Promise<AccountLimits> {
-  const [row] = await q
-    .select({ limits: accounts.limits })
-    .from(accounts)
-    .where(eq(accounts.id, liveAccountIdOf(accountId)));
+  const [row] = await limitsRow(q, accountId);
   return limitsOf(defaults, row?.limits);
 }
 

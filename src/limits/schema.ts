@@ -3,7 +3,8 @@
 // every control-plane replica on one database counts the same attempts and a restart resets
 // nothing. Keys are hashed: the table holds no email address or client address. Rows older
 // than their window are deleted as new ones come.
-import { bigserial, index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigserial, index, pgTable, text } from 'drizzle-orm/pg-core';
+import { instant } from '../db/columns.ts';
 
 export const limitAttempts = pgTable(
   'limit_attempts',
@@ -11,7 +12,7 @@ export const limitAttempts = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     scope: text('scope').notNull(),
     keyHash: text('key_hash').notNull(),
-    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull(),
+    at: instant('at').notNull(),
   },
   (t) => [index('limit_attempts_key_idx').on(t.scope, t.keyHash, t.at)],
 );

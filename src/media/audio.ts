@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runWithDeadline } from './deadline-run.ts';
 import { MediaError } from './errors.ts';
 import { type AudioKind, sniffAudio } from './sniff.ts';
 import { assertByteSize, DEFAULT_FFMPEG_TIMEOUT_MS, type UploadBounds } from './upload-bounds.ts';
@@ -149,23 +150,11 @@ async function decodeToPcm16kMono(bytes: Uint8Array, kind: AudioKind, bounds: Up
     // Untrusted bytes meet a big C decoder: it runs with an empty environment (no secrets),
     // in the upload's own temporary folder, under limits on CPU time, memory and the files it
     // may write (none: its output is a pipe).
-    const proc = Bun.spawn(withResourceLimits(args, timeoutMs), {
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      env: {},
-      cwd: dir,
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      proc.kill('SIGKILL');
-    }, timeoutMs);
-    const [exitCode, stdout, stderr] = await Promise.all([
-      proc.exited,
-      new Response(proc.stdout).arrayBuffer(),
-      new Response(proc.stderr).text(),
-    ]).finally(() => clearTimeout(timer));
+    const { exitCode, stdout, stderr, timedOut } = await runWithDeadline(
+      withResourceLimits(args, timeoutMs),
+      dir,
+      timeoutMs,
+    );
 
     // prlimit could not start ffmpeg (missing, not executable): the service's fault, not the upload's.
     if (PRLIMIT && (exitCode === 126 || exitCode === 127) && /prlimit: failed to execute/.test(stderr)) {

@@ -5,6 +5,7 @@
  */
 
 export { type InspectedAudio, inspectAudio, PCM_SAMPLE_RATE } from './audio.ts';
+export { type ChildEnd, runWithDeadline } from './deadline-run.ts';
 export { formatBytes, MediaError, type MediaErrorStatus, type MediaErrorType, type MediaField } from './errors.ts';
 export { type ImageVariants, type InspectedImage, inspectImage, renderImageVariants } from './image.ts';
 export { type AudioKind, type ImageKind, type SniffedImage, sniffAudio, sniffImage } from './sniff.ts';

@@ -6,15 +6,14 @@
 import { sql } from 'drizzle-orm';
 import { type OutcomeReport, outcomeFields } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
-import { log } from '../logging/index.ts';
-import { sessions, sessionTranscripts } from '../sessions/schema.ts';
+import { sessions } from '../sessions/schema.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { outcomeMismatch } from './schema-rules.ts';
-import { giveUpPending, storeWritten } from './written-after-end.ts';
+import { giveUpPending, pendingAtEnd, storeWritten, type WrittenAfterEnd } from './written-after-end.ts';
 
 export { MUSEUM_OUTCOME_SCHEMA } from './contract.ts';
 export { outcomeSchemaFormField, outcomeSchemaProblems } from './schema-rules.ts';
-export { giveUpPending, storeWritten } from './written-after-end.ts';
+export { giveUpPending, pendingAtEnd, storeWritten, type WrittenAfterEnd } from './written-after-end.ts';
 
 type SessionRow = typeof sessions.$inferSelect;
 
@@ -22,17 +21,22 @@ type SessionRow = typeof sessions.$inferSelect;
 export const OUTCOME_WAIT_SECONDS = 180;
 export const OUTCOME_GIVEN_UP_DETAIL = 'the agent ended before writing it';
 
+const OUTCOME: WrittenAfterEnd = {
+  noun: 'outcome',
+  status: sessions.outcomeStatus,
+  failed: (detail) => ({ outcomeStatus: 'failed', outcomeDetail: detail }),
+  waitSeconds: OUTCOME_WAIT_SECONDS,
+  givenUpDetail: OUTCOME_GIVEN_UP_DETAIL,
+  announce,
+};
+
 /**
  * Spread into the ending's `set`: a session with an outcome schema that had a visitor turn waits
  * for its outcome (`pending`); one whose outcome came already keeps it.
  */
 export function outcomeAtEnd() {
   return {
-    outcomeStatus: sql<SessionRow['outcomeStatus']>`case when ${sessions.outcomeStatus} = 'none'
-      and ${sessions.outcomeSchema} is not null and exists (
-      select 1 from ${sessionTranscripts}
-      where ${sessionTranscripts.sessionId} = ${sessions.id} and ${sessionTranscripts.role} = 'user'
-    ) then 'pending' else ${sessions.outcomeStatus} end`,
+    outcomeStatus: pendingAtEnd(sessions.outcomeStatus, sql`${sessions.outcomeSchema} is not null`),
   };
 }
 
@@ -59,22 +63,12 @@ export async function recordOutcome(db: Database, session: SessionRow, report: O
     outcomeStatus: ready ? ('ready' as const) : ('failed' as const),
     outcomeDetail: ready ? null : (mismatch ?? report.detail ?? 'the language model wrote no outcome').slice(0, 500),
   };
-  const settled = await storeWritten(db, session.id, sessions.outcomeStatus, values, ready, announce);
-  if (settled && !ready)
-    log.warn({ session_id: session.id, detail: values.outcomeDetail }, 'the session has no outcome');
+  await storeWritten(db, OUTCOME, session.id, values, { ready, detail: values.outcomeDetail });
 }
 
 /** Pending outcomes of sessions that ended more than OUTCOME_WAIT_SECONDS ago fail (a sweep). */
-export async function giveUpOnOutcomes(db: Database, now = new Date()): Promise<number> {
-  const failed = await giveUpPending(
-    db,
-    sessions.outcomeStatus,
-    { outcomeStatus: 'failed', outcomeDetail: OUTCOME_GIVEN_UP_DETAIL },
-    OUTCOME_WAIT_SECONDS,
-    now,
-  );
-  for (const id of failed) log.warn({ session_id: id, detail: OUTCOME_GIVEN_UP_DETAIL }, 'the session has no outcome');
-  return failed.length;
+export function giveUpOnOutcomes(db: Database, now = new Date()): Promise<number> {
+  return giveUpPending(db, OUTCOME, now);
 }
 
 async function announce(tx: Queryable, session: SessionRow): Promise<void> {

@@ -3,6 +3,7 @@
 // request and response, validated at the edge and shown in /openapi.json.
 import { t } from 'elysia';
 import { FORM_FACTORS } from '../contract/avatar-video.ts';
+import { Timestamp } from '../contract/index.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import type { PublishableKeyLimits } from './schema.ts';
@@ -89,10 +90,10 @@ export const PublishableKeyResponse = t.Object({
   limits: LimitsSchema,
   record_sessions: RecordSessions,
   test: t.Boolean({ description: 'Made with a test key: its sessions are test sessions (docs/api.md#test-mode).' }),
-  created_at: t.String({ format: 'date-time' }),
-  updated_at: t.String({ format: 'date-time' }),
-  last_used_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
-  revoked_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  last_used_at: t.Union([Timestamp, t.Null()]),
+  revoked_at: t.Union([Timestamp, t.Null()]),
 });
 
 /** What a website's page may ask for: which identity, and how it shows it. Directing a session stays the server's. */

@@ -1,5 +1,6 @@
-import { boolean, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
+import { belongsTo, createdAt, instant, updatedAt } from '../db/columns.ts';
 
 /** A publishable key's own limits (docs/api.md#publishable-keys); each ≥ 1: a published key is always bounded. */
 export interface PublishableKeyLimits {
@@ -21,9 +22,7 @@ export const publishableKeys = pgTable(
   'publishable_keys',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     name: text('name'),
     key: text('key').notNull().unique(),
     /** Exact origins (`https://shop.example`) whose pages may start sessions with it. */
@@ -33,10 +32,10 @@ export const publishableKeys = pgTable(
     limits: jsonb('limits').$type<PublishableKeyLimits>().notNull(),
     /** Whether the embed's sessions are recorded; null: as each identity says (its `record_sessions`). */
     recordSessions: boolean('record_sessions'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
-    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    lastUsedAt: instant('last_used_at'),
+    revokedAt: instant('revoked_at'),
   },
   (t) => [index('publishable_keys_account_idx').on(t.accountId, t.createdAt, t.id)],
 );

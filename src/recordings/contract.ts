@@ -2,6 +2,7 @@
 // per request and response, validated at the edge and shown in /openapi.json; and the params
 // of the job's chunk and part routes (src/contract/recordings.ts has what the agent shares).
 import { t } from 'elysia';
+import { Timestamp } from '../contract/index.ts';
 import { RECORDING_MAX_CHUNKS, RECORDING_PART_PATTERN, RECORDING_STATUSES } from '../contract/recordings.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { RECORDING_STORES } from './schema.ts';
@@ -24,8 +25,6 @@ export const RecordingChunkParams = t.Object({
     error: `chunk: a whole number from 0 to ${RECORDING_MAX_CHUNKS - 1}`,
   }),
 });
-
-const Timestamp = t.String({ format: 'date-time' });
 
 export const RecordingResponse = t.Object(
   {

@@ -16,10 +16,11 @@ import { and, asc, eq, or, sql } from 'drizzle-orm';
 import type { AssetStore } from '../assets/index.ts';
 import type { RecordingSettings } from '../config.ts';
 import { secondsAgo } from '../db/clock.ts';
-import type { Database } from '../db/index.ts';
+import type { Database, Queryable } from '../db/index.ts';
 import { keepRenewing, leaseRanOut, leaseUntil } from '../db/work-lease.ts';
 import { log } from '../logging/index.ts';
 import { sessions } from '../sessions/schema.ts';
+import type { EventData } from '../webhooks/contract.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { bucketOf, StorageUnreadable, storageOf } from './account-storage.ts';
 import { BucketFailed, type CustomerBucket, customerFileKey, type EndpointRules } from './customer-bucket.ts';
@@ -56,6 +57,22 @@ async function storedChunks(store: AssetStore, sessionId: string, part: string) 
   let contiguous = 0;
   while (contiguous < numbered.length && numbered[contiguous]!.n === contiguous) contiguous++;
   return { keys: numbered.map((c) => c.key), contiguous };
+}
+
+/** A recording's webhook, in the transaction that settled it; it names the session's identity (null once deleted). */
+async function announce<T extends 'recording.ready' | 'recording.failed'>(
+  tx: Queryable,
+  accountId: string,
+  sessionId: string,
+  type: T,
+  data: Omit<EventData[T], 'session_id' | 'identity_id'>,
+): Promise<void> {
+  const [session] = await tx
+    .select({ identityId: sessions.identityId })
+    .from(sessions)
+    .where(eq(sessions.id, sessionId));
+  const event = { session_id: sessionId, identity_id: session?.identityId ?? null, ...data } as EventData[T];
+  await writeEvent(tx, accountId, type, event);
 }
 
 export class RecordingFinisher {
@@ -303,13 +320,7 @@ export class RecordingFinisher {
           .set({ joinedMs: kept.durationMs })
           .where(and(eq(recordingParts.sessionId, sessionId), eq(recordingParts.part, part)));
       }
-      const [session] = await tx
-        .select({ identityId: sessions.identityId })
-        .from(sessions)
-        .where(eq(sessions.id, sessionId));
-      await writeEvent(tx, row.accountId, 'recording.ready', {
-        session_id: sessionId,
-        identity_id: session?.identityId ?? null,
+      await announce(tx, row.accountId, sessionId, 'recording.ready', {
         duration_seconds: secondsOf(joined.durationMs) ?? 0,
         size_bytes: joined.sizeBytes,
         store: where,
@@ -351,15 +362,7 @@ export class RecordingFinisher {
         .where(and(eq(recordings.sessionId, sessionId), eq(recordings.status, 'processing')))
         .returning();
       if (!row) return;
-      const [session] = await tx
-        .select({ identityId: sessions.identityId })
-        .from(sessions)
-        .where(eq(sessions.id, sessionId));
-      await writeEvent(tx, row.accountId, 'recording.failed', {
-        session_id: sessionId,
-        identity_id: session?.identityId ?? null,
-        reason,
-      });
+      await announce(tx, row.accountId, sessionId, 'recording.failed', { reason });
     });
     await store.deletePrefix(chunksPrefix(sessionId));
     log.warn({ session_id: sessionId, reason }, 'recording failed');

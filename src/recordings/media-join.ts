@@ -5,6 +5,7 @@
 // ffmpeg and ffprobe run as child processes with a timeout, never on the event loop.
 import { stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { runWithDeadline } from '../media/index.ts';
 
 /** A long session's parts are only copied; a re-encode is bounded too (a failure beats a hung sweep). */
 export const JOIN_TIMEOUT_MS = 15 * 60_000;
@@ -40,22 +41,11 @@ export function ffprobeBeside(ffmpegPath: string): string {
 export class JoinFailed extends Error {}
 
 async function run(args: string[], cwd: string, timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
-  // An empty environment: the child needs nothing of the service's (its secrets least of all).
-  const child = Bun.spawn(args, { cwd, env: {}, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill('SIGKILL');
-  }, timeoutMs);
-  const [code, stdout, stderr] = await Promise.all([
-    child.exited,
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-  ]).finally(() => clearTimeout(timer));
+  const { exitCode: code, stdout, stderr, timedOut } = await runWithDeadline(args, cwd, timeoutMs);
   const tool = basename(args[0]!);
   if (timedOut) throw new JoinFailed(`${tool} took longer than ${Math.round(timeoutMs / 1000)} s`);
   if (code !== 0) throw new JoinFailed(`${tool} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
-  return { stdout, stderr };
+  return { stdout: new TextDecoder().decode(stdout), stderr };
 }
 
 export async function probe(ffprobe: string, path: string, cwd: string): Promise<Probed> {

@@ -1,6 +1,7 @@
-import { index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { RECORDING_STATUSES } from '../contract/recordings.ts';
+import { belongsTo, createdAt, instant, updatedAt } from '../db/columns.ts';
 import { sessions } from '../sessions/schema.ts';
 
 /** Where a recording's file is: the service's object store, or the account's own bucket. */
@@ -14,12 +15,8 @@ export const RECORDING_STORES = ['service', 'customer'] as const;
 export const recordings = pgTable(
   'recordings',
   {
-    sessionId: text('session_id')
-      .primaryKey()
-      .references(() => sessions.id, { onDelete: 'cascade' }),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    sessionId: belongsTo('session_id', () => sessions.id).primaryKey(),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     status: text('status', { enum: RECORDING_STATUSES }).notNull().default('recording'),
     /** Why it failed (`failed`). */
     reason: text('reason'),
@@ -31,11 +28,11 @@ export const recordings = pgTable(
     /** Store `customer`: the bucket it went to (`{endpoint}/{bucket}`), so DELETE removes it there and nowhere else. */
     bucket: text('bucket'),
     /** While the parts are joined, the process doing it keeps this in the future (a lease, as identities' workedUntil). */
-    workedUntil: timestamp('worked_until', { withTimezone: true, mode: 'date' }),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    readyAt: timestamp('ready_at', { withTimezone: true, mode: 'date' }),
+    workedUntil: instant('worked_until'),
+    createdAt: createdAt(),
+    readyAt: instant('ready_at'),
     /** The file was removed (DELETE, or retention); the row stays. */
-    deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
+    deletedAt: instant('deleted_at'),
   },
   (t) => [index('recordings_status_idx').on(t.status), index('recordings_ready_idx').on(t.readyAt)],
 );
@@ -44,19 +41,17 @@ export const recordings = pgTable(
 export const recordingParts = pgTable(
   'recording_parts',
   {
-    sessionId: text('session_id')
-      .notNull()
-      .references(() => recordings.sessionId, { onDelete: 'cascade' }),
+    sessionId: belongsTo('session_id', () => recordings.sessionId).notNull(),
     /** The job's id (contract RECORDING_PART_PATTERN). */
     part: text('part').notNull(),
     /** When its recording began, as its job said (else when its first chunk arrived): parts join in this order. */
-    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    startedAt: instant('started_at').notNull().defaultNow(),
     /** The highest chunk number received, +1 (chunks may arrive out of order on retries). */
     chunksReceived: integer('chunks_received').notNull().default(0),
     /** From the job's `done`: how many chunks and how long; null until then (a lost job never says). */
     chunks: integer('chunks'),
     durationMs: integer('duration_ms'),
-    doneAt: timestamp('done_at', { withTimezone: true, mode: 'date' }),
+    doneAt: instant('done_at'),
     /** How long it lasts in the joined file (ffprobe's reading); null until joined, or when left out. */
     joinedMs: integer('joined_ms'),
   },
@@ -69,9 +64,7 @@ export const recordingParts = pgTable(
  * kept encrypted (secret-box.ts) and never leaves the service again.
  */
 export const recordingStorage = pgTable('recording_storage', {
-  accountId: text('account_id')
-    .primaryKey()
-    .references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: belongsTo('account_id', () => accounts.id).primaryKey(),
   /** The bucket's S3 endpoint (https, or http where the operator allows private addresses); null: the service's store. */
   endpoint: text('endpoint'),
   bucket: text('bucket'),
@@ -83,5 +76,5 @@ export const recordingStorage = pgTable('recording_storage', {
   secretAccessKey: text('secret_access_key'),
   /** Days the service's store keeps this account's recordings (0: kept); null: RECORDING_RETENTION_DAYS. */
   retentionDays: integer('retention_days'),
-  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedAt: updatedAt(),
 });

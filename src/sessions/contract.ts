@@ -12,6 +12,7 @@ import {
   ORDER_SOURCES,
   RECORDING_NOTICE_MAX_CHARS,
   SESSION_CONTEXT_MAX_CHARS,
+  Timestamp,
   TOOL_CALL_OUTCOMES,
   TOOL_NAME_PATTERN,
   TRANSCRIPT_ROLES,
@@ -21,8 +22,6 @@ import { MAX_ATTACHED } from '../identities/contract.ts';
 import { OutcomeSchemaField, SessionOutcomeFields } from '../outcomes/contract.ts';
 import { SessionVisitorFields, SessionVisitorResponseFields } from '../visitors/index.ts';
 import { END_REASONS, SESSION_STATUSES, SUMMARY_STATUSES } from './schema.ts';
-
-const Timestamp = t.String({ format: 'date-time' });
 
 export const StartSessionBody = t.Object(
   {

@@ -65,20 +65,33 @@ export async function endOverdueSessions(lifecycle: Endings, deps: OverdueDeps, 
       ),
     );
   let ended = (await endVanished(lifecycle, deps, now)) + (await endAbandoned(lifecycle, deps, now));
+  ended += await endEach(due, 'an overdue session', async (session) => {
+    const agentLate = !session.agentJoinedAt && session.waitingSince < agentCutoff;
+    if (session.overtime) await lifecycle.end(session.id, session.joinedAt ? 'max_duration' : 'no_join');
+    // The missing agent is the cause even when nobody joined either; a visitor gets told.
+    else if (agentLate && session.joinedAt) await lifecycle.endForMissingAgent(session.id);
+    else if (agentLate) await lifecycle.end(session.id, 'agent_unavailable');
+    else await lifecycle.end(session.id, 'no_join');
+    return true;
+  });
+  return ended;
+}
+
+/**
+ * Ends each session `end` takes (it answers whether it ended it) and counts them; a failure is
+ * logged, and the next sweep tries again.
+ */
+async function endEach<S extends { id: string }>(
+  due: S[],
+  what: string,
+  end: (session: S) => Promise<boolean>,
+): Promise<number> {
+  let ended = 0;
   for (const session of due) {
     try {
-      const agentLate = !session.agentJoinedAt && session.waitingSince < agentCutoff;
-      if (session.overtime) await lifecycle.end(session.id, session.joinedAt ? 'max_duration' : 'no_join');
-      // The missing agent is the cause even when nobody joined either; a visitor gets told.
-      else if (agentLate && session.joinedAt) await lifecycle.endForMissingAgent(session.id);
-      else if (agentLate) await lifecycle.end(session.id, 'agent_unavailable');
-      else await lifecycle.end(session.id, 'no_join');
-      ended++;
+      if (await end(session)) ended++;
     } catch (error) {
-      log.error(
-        { err: error, session_id: session.id },
-        'ending an overdue session failed (retrying on the next sweep)',
-      );
+      log.error({ err: error, session_id: session.id }, `ending ${what} failed (retrying on the next sweep)`);
     }
   }
   return ended;
@@ -96,26 +109,18 @@ async function endAbandoned(lifecycle: Endings, deps: OverdueDeps, now: Date): P
     .select({ id: sessions.id, visitorIdentity: sessions.visitorIdentity })
     .from(sessions)
     .where(and(eq(sessions.status, 'running'), lt(sessions.visitorGoneSince, cutoff)));
-  let ended = 0;
-  for (const session of abandoned) {
-    try {
-      const back = await deps.livekit.rooms.listParticipants(session.id).then(
-        (participants) => participants.some((p) => p.identity === session.visitorIdentity),
-        () => false,
-      );
-      if (back) await lifecycle.markJoined(session.id);
-      else {
-        await lifecycle.end(session.id, 'client_left');
-        ended++;
-      }
-    } catch (error) {
-      log.error(
-        { err: error, session_id: session.id },
-        'ending a session its visitor left failed (retrying on the next sweep)',
-      );
+  return endEach(abandoned, 'a session its visitor left', async (session) => {
+    const back = await deps.livekit.rooms.listParticipants(session.id).then(
+      (participants) => participants.some((p) => p.identity === session.visitorIdentity),
+      () => false,
+    );
+    if (back) {
+      await lifecycle.markJoined(session.id);
+      return false;
     }
-  }
-  return ended;
+    await lifecycle.end(session.id, 'client_left');
+    return true;
+  });
 }
 
 /**

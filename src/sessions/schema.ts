@@ -1,15 +1,4 @@
-import {
-  bigserial,
-  boolean,
-  index,
-  integer,
-  json,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { bigserial, boolean, index, integer, json, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import type { ToolCallRecord } from '../contract/agent-tools.ts';
 import { FORM_FACTORS } from '../contract/avatar-video.ts';
@@ -18,6 +7,7 @@ import { type JobUsage, TRANSCRIPT_ROLES } from '../contract/job-reports.ts';
 import { LANGUAGES } from '../contract/languages.ts';
 import { ORDER_OPERATIONS, ORDER_OUTCOMES, ORDER_SOURCES } from '../contract/session-direction.ts';
 import { MEMORY_SCOPES } from '../contract/visitor-memory.ts';
+import { belongsTo, createdAt, instant } from '../db/columns.ts';
 import { identities } from '../identities/schema.ts';
 import { publishableKeys } from '../publishable-keys/schema.ts';
 
@@ -50,9 +40,7 @@ export const sessions = pgTable(
   'sessions',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     identityId: text('identity_id').references(() => identities.id, { onDelete: 'set null' }),
     pipelineId: text('pipeline_id'),
     /** The cloned ElevenLabs voice the agent speaks with: kept at the provider until the session ends. */
@@ -79,22 +67,22 @@ export const sessions = pgTable(
     billedMinutes: integer('billed_minutes').notNull().default(0),
     creditsCharged: integer('credits_charged').notNull().default(0),
     maxDurationSeconds: integer('max_duration_seconds').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    joinedAt: timestamp('joined_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    joinedAt: instant('joined_at'),
     /** Since when the visitor is out of the room, waiting to come back (SESSION_REJOIN_SECONDS); null while in. */
-    visitorGoneSince: timestamp('visitor_gone_since', { withTimezone: true, mode: 'date' }),
+    visitorGoneSince: instant('visitor_gone_since'),
     /** When the session's agent job reached the room (its report, or LiveKit's webhook); null again once that agent is lost. */
-    agentJoinedAt: timestamp('agent_joined_at', { withTimezone: true, mode: 'date' }),
+    agentJoinedAt: instant('agent_joined_at'),
     /** Since when the session waits for an agent: its start, or the loss of its agent. SESSION_AGENT_TIMEOUT_SECONDS counts from here. */
-    agentWaitSince: timestamp('agent_wait_since', { withTimezone: true, mode: 'date' }),
+    agentWaitSince: instant('agent_wait_since'),
     /** When its agent was last dispatched (LiveKit offers a dispatch once: an unanswered one is sent again). */
-    dispatchedAt: timestamp('dispatched_at', { withTimezone: true, mode: 'date' }),
+    dispatchedAt: instant('dispatched_at'),
     /** When a worker's heartbeat last listed this session (or its agent joined): its agent is alive. */
-    agentSeenAt: timestamp('agent_seen_at', { withTimezone: true, mode: 'date' }),
+    agentSeenAt: instant('agent_seen_at'),
     /** The worker whose heartbeat listed it last (agent_workers.id). */
     agentWorkerId: text('agent_worker_id'),
-    streamingStartedAt: timestamp('streaming_started_at', { withTimezone: true, mode: 'date' }),
-    endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+    streamingStartedAt: instant('streaming_started_at'),
+    endedAt: instant('ended_at'),
     /** What the visitor experienced, from the job's reports (docs/api.md#session-metrics); null until the first. */
     quality: jsonb('quality').$type<SessionQuality>(),
     /** The identity's avatar service failed and our own face streamed instead (the job's report). */
@@ -169,9 +157,7 @@ export const sessionTranscripts = pgTable(
   {
     /** Insertion order breaks ties between turns reported with the same timestamp. */
     seq: bigserial('seq', { mode: 'number' }).primaryKey(),
-    sessionId: text('session_id')
-      .notNull()
-      .references(() => sessions.id, { onDelete: 'cascade' }),
+    sessionId: belongsTo('session_id', () => sessions.id).notNull(),
     role: text('role', { enum: TRANSCRIPT_ROLES }).notNull(),
     text: text('text').notNull(),
     /** The language the turn was heard or spoken in (ISO 639-1), when known. */
@@ -186,8 +172,8 @@ export const sessionTranscripts = pgTable(
     toolCall: jsonb('tool_call').$type<ToolCallRecord>(),
     /** An agent turn's documents: those whose passages were in its context. */
     documentIds: jsonb('document_ids').$type<string[]>(),
-    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
-    endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+    startedAt: instant('started_at').notNull(),
+    endedAt: instant('ended_at'),
   },
   (t) => [
     index('session_transcripts_session_idx').on(t.sessionId, t.startedAt, t.seq),
@@ -204,15 +190,13 @@ export const sessionOrders = pgTable(
   'session_orders',
   {
     id: text('id').primaryKey(),
-    sessionId: text('session_id')
-      .notNull()
-      .references(() => sessions.id, { onDelete: 'cascade' }),
+    sessionId: belongsTo('session_id', () => sessions.id).notNull(),
     operation: text('operation', { enum: ORDER_OPERATIONS }).notNull(),
     /** null until the agent reported how it took the order. */
     outcome: text('outcome', { enum: ORDER_OUTCOMES }),
     detail: text('detail'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    answeredAt: timestamp('answered_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    answeredAt: instant('answered_at'),
   },
   (t) => [index('session_orders_session_idx').on(t.sessionId, t.createdAt)],
 );

@@ -14,15 +14,35 @@ import { sessions } from './schema.ts';
 /** What a 429 for running sessions tells a client to wait: sessions end at their own pace. */
 const RUNNING_RETRY_AFTER_SECONDS = 15;
 
+/** How many sessions of `scope` run now. */
+async function runningIn(q: Queryable, scope: SQL | undefined): Promise<number> {
+  const [row] = await q
+    .select({ running: count() })
+    .from(sessions)
+    .where(and(scope, eq(sessions.status, 'running')));
+  return row?.running ?? 0;
+}
+
+/** Seconds until `scope` may start another session, `allowed` a minute (0: now). */
+async function minuteWait(q: Queryable, scope: SQL | undefined, allowed: number): Promise<number> {
+  const recent = await q
+    .select({ at: sessions.createdAt })
+    .from(sessions)
+    .where(and(scope, gt(sessions.createdAt, secondsAgo(60))))
+    .orderBy(desc(sessions.createdAt))
+    .limit(allowed);
+  return windowWait(
+    recent.map((r) => r.at),
+    allowed,
+    60,
+  );
+}
+
 /** Throws 429 when the account may not start another session now. */
 export async function checkSessionLimits(q: Queryable, accountId: string, limits: AccountLimits): Promise<void> {
   const ofOwner = inArray(sessions.accountId, ownerAccountIds(accountId));
   if (limits.concurrent_sessions > 0) {
-    const [row] = await q
-      .select({ running: count() })
-      .from(sessions)
-      .where(and(ofOwner, eq(sessions.status, 'running')));
-    if ((row?.running ?? 0) >= limits.concurrent_sessions) {
+    if ((await runningIn(q, ofOwner)) >= limits.concurrent_sessions) {
       throw limitReached(
         `This account has ${limits.concurrent_sessions} sessions running, its limit: end one first`,
         RUNNING_RETRY_AFTER_SECONDS,
@@ -31,17 +51,7 @@ export async function checkSessionLimits(q: Queryable, accountId: string, limits
   }
   const perMinute = limits.session_starts_per_minute;
   if (perMinute > 0) {
-    const recent = await q
-      .select({ at: sessions.createdAt })
-      .from(sessions)
-      .where(and(ofOwner, gt(sessions.createdAt, secondsAgo(60))))
-      .orderBy(desc(sessions.createdAt))
-      .limit(perMinute);
-    const wait = windowWait(
-      recent.map((r) => r.at),
-      perMinute,
-      60,
-    );
+    const wait = await minuteWait(q, ofOwner, perMinute);
     if (wait > 0) throw limitReached(`This account started ${perMinute} sessions in the last minute, its limit`, wait);
   }
 }
@@ -61,40 +71,20 @@ export async function checkPublishableKeyLimits(q: Queryable, start: Publishable
   const { limits } = start;
   const ofKey = eq(sessions.publishableKeyId, start.publishableKeyId);
   const ofVisitor = and(ofKey, eq(sessions.visitorAddressHash, start.visitorAddressHash));
-  const running = async (scope: SQL | undefined) => {
-    const [row] = await q
-      .select({ running: count() })
-      .from(sessions)
-      .where(and(scope, eq(sessions.status, 'running')));
-    return row?.running ?? 0;
-  };
-  const minuteWait = async (scope: SQL | undefined, allowed: number) => {
-    const recent = await q
-      .select({ at: sessions.createdAt })
-      .from(sessions)
-      .where(and(scope, gt(sessions.createdAt, secondsAgo(60))))
-      .orderBy(desc(sessions.createdAt))
-      .limit(allowed);
-    return windowWait(
-      recent.map((r) => r.at),
-      allowed,
-      60,
-    );
-  };
-  if ((await running(ofVisitor)) >= limits.visitor_concurrent_sessions)
+  if ((await runningIn(q, ofVisitor)) >= limits.visitor_concurrent_sessions)
     throw limitReached(
       `You have ${limits.visitor_concurrent_sessions} conversation${limits.visitor_concurrent_sessions === 1 ? '' : 's'} open with this site already: end one first`,
       RUNNING_RETRY_AFTER_SECONDS,
     );
-  if ((await running(ofKey)) >= limits.concurrent_sessions)
+  if ((await runningIn(q, ofKey)) >= limits.concurrent_sessions)
     throw limitReached(
       `This site's key has ${limits.concurrent_sessions} conversations running, its limit`,
       RUNNING_RETRY_AFTER_SECONDS,
     );
-  let wait = await minuteWait(ofVisitor, limits.visitor_sessions_per_minute);
+  let wait = await minuteWait(q, ofVisitor, limits.visitor_sessions_per_minute);
   if (wait > 0)
     throw limitReached(`You started ${limits.visitor_sessions_per_minute} conversations in the last minute`, wait);
-  wait = await minuteWait(ofKey, limits.sessions_per_minute);
+  wait = await minuteWait(q, ofKey, limits.sessions_per_minute);
   if (wait > 0)
     throw limitReached(
       `This site's key started ${limits.sessions_per_minute} conversations in the last minute, its limit`,

@@ -2,11 +2,10 @@
 // language model once the session ended and reports it (src/contract/job-reports.ts
 // SummaryReport); here it is stored, announced with the `session.summary_ready` webhook, and
 // given up on when it does not come. The ending itself never waits for it.
-import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
+import { and, desc, eq, isNotNull } from 'drizzle-orm';
 import type { SummaryReport } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
-import { log } from '../logging/index.ts';
-import { giveUpPending, storeWritten } from '../outcomes/index.ts';
+import { giveUpPending, pendingAtEnd, storeWritten, type WrittenAfterEnd } from '../outcomes/index.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { sessions, sessionTranscripts } from './schema.ts';
 
@@ -17,6 +16,15 @@ export const SUMMARY_WAIT_SECONDS = 180;
 
 export const SUMMARY_GIVEN_UP_DETAIL = 'the agent ended before writing it';
 
+const SUMMARY: WrittenAfterEnd = {
+  noun: 'summary',
+  status: sessions.summaryStatus,
+  failed: (detail) => ({ summaryStatus: 'failed', summaryDetail: detail }),
+  waitSeconds: SUMMARY_WAIT_SECONDS,
+  givenUpDetail: SUMMARY_GIVEN_UP_DETAIL,
+  announce,
+};
+
 /**
  * Spread into the ending's `set`: a session that had a visitor turn waits for its summary
  * (`pending`); one whose summary came already (the job wrote it as the room closed, before the
@@ -24,10 +32,7 @@ export const SUMMARY_GIVEN_UP_DETAIL = 'the agent ended before writing it';
  */
 export function summaryAtEnd() {
   return {
-    summaryStatus: sql<SessionRow['summaryStatus']>`case when ${sessions.summaryStatus} = 'none' and exists (
-      select 1 from ${sessionTranscripts}
-      where ${sessionTranscripts.sessionId} = ${sessions.id} and ${sessionTranscripts.role} = 'user'
-    ) then 'pending' else ${sessions.summaryStatus} end`,
+    summaryStatus: pendingAtEnd(sessions.summaryStatus),
   };
 }
 
@@ -52,22 +57,12 @@ export async function recordSummary(db: Database, session: SessionRow, report: S
     summaryStatus: ready ? ('ready' as const) : ('failed' as const),
     summaryDetail: ready ? null : (report.detail ?? 'the language model wrote no summary'),
   };
-  const settled = await storeWritten(db, session.id, sessions.summaryStatus, values, ready, announce);
-  if (settled && !ready)
-    log.warn({ session_id: session.id, detail: values.summaryDetail }, 'the session has no summary');
+  await storeWritten(db, SUMMARY, session.id, values, { ready, detail: values.summaryDetail });
 }
 
 /** Pending summaries of sessions that ended more than SUMMARY_WAIT_SECONDS ago fail (a sweep). */
-export async function giveUpOnSummaries(db: Database, now = new Date()): Promise<number> {
-  const failed = await giveUpPending(
-    db,
-    sessions.summaryStatus,
-    { summaryStatus: 'failed', summaryDetail: SUMMARY_GIVEN_UP_DETAIL },
-    SUMMARY_WAIT_SECONDS,
-    now,
-  );
-  for (const id of failed) log.warn({ session_id: id, detail: SUMMARY_GIVEN_UP_DETAIL }, 'the session has no summary');
-  return failed.length;
+export function giveUpOnSummaries(db: Database, now = new Date()): Promise<number> {
+  return giveUpPending(db, SUMMARY, now);
 }
 
 async function announce(tx: Queryable, session: SessionRow): Promise<void> {

@@ -10,6 +10,7 @@ import {
   TOOL_TIMEOUT_MAX_MS,
   TOOL_TYPES,
 } from '../contract/agent-tools.ts';
+import { Timestamp } from '../contract/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
 
 const WEATHER_PARAMETERS = {
@@ -91,8 +92,8 @@ export const ToolResponse = t.Object({
   url: t.Union([t.String(), t.Null()], { description: 'Null for client and end_session tools.' }),
   timeout_ms: t.Integer(),
   test: TestFlag,
-  created_at: t.String({ format: 'date-time' }),
-  updated_at: t.String({ format: 'date-time' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
 });
 
 export const CreatedToolResponse = t.Composite([

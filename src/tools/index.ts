@@ -7,9 +7,9 @@ import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import { TOOL_TIMEOUT_DEFAULT_MS, type ToolType } from '../contract/agent-tools.ts';
 import { newId } from '../db/ids.ts';
-import { findOwned, isOwned } from '../db/owned.ts';
+import { deleteOwned, findOwned, isOwned } from '../db/owned.ts';
 import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
-import { listPage } from '../http/paging.ts';
+import { ownedList } from '../http/paging.ts';
 import { checkDestination, DestinationRefused, systemResolver } from '../webhooks/index.ts';
 import {
   CreatedToolResponse,
@@ -155,20 +155,10 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
     )
     .get(
       '',
-      async ({ caller, query, set }) => {
-        const { rows } = await listPage(
-          db,
-          tools,
-          {
-            scope: eq(tools.accountId, caller.accountId),
-            limit: query.limit,
-            after: query.after,
-            unknownAfter: 'after must be the tool_id of a tool in the list',
-          },
-          { set, path: `${audience.prefix}/tools` },
-        );
-        return rows.map(presentTool);
-      },
+      ownedList(db, tools, presentTool, {
+        path: `${audience.prefix}/tools`,
+        unknownAfter: 'after must be the tool_id of a tool in the list',
+      }),
       {
         query: ListToolsQuery,
         response: { 200: t.Array(ToolResponse), ...errorResponses(401, 422) },
@@ -228,11 +218,7 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
     .delete(
       '/:tool_id',
       async ({ caller, params, set }) => {
-        const deleted = await db
-          .delete(tools)
-          .where(isOwned(tools, caller.accountId, params.tool_id))
-          .returning({ id: tools.id });
-        if (deleted.length === 0) throw notFound('Tool');
+        await deleteOwned(db, tools, caller.accountId, params.tool_id, 'Tool');
         set.status = 204;
       },
       {

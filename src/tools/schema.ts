@@ -1,15 +1,14 @@
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
 import { TOOL_TYPES } from '../contract/agent-tools.ts';
+import { belongsTo, createdAt, updatedAt } from '../db/columns.ts';
 
 /** A tool an account's agents may call (docs/api.md#tools). */
 export const tools = pgTable(
   'tools',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     /** What the model calls; unique in the account. */
     name: text('name').notNull(),
     description: text('description').notNull(),
@@ -21,8 +20,8 @@ export const tools = pgTable(
     timeoutMs: integer('timeout_ms').notNull(),
     /** A webhook tool's signing secret (`whsec_…`), kept as is: signing needs it. Null for the others. */
     secret: text('secret'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex('tools_account_name_idx').on(t.accountId, t.name),

@@ -2,10 +2,14 @@
 // `visitor_id`, `memory` and `memory_scope`, /v1/visitors and /v1/visitor-tokens. The same
 // schemas validate requests and feed the OpenAPI document.
 import { t } from 'elysia';
-import { MEMORY_FACT_MAX_CHARS, MEMORY_MAX_FACTS, MEMORY_SCOPES, VISITOR_ID_MAX_CHARS } from '../contract/index.ts';
+import {
+  MEMORY_FACT_MAX_CHARS,
+  MEMORY_MAX_FACTS,
+  MEMORY_SCOPES,
+  Timestamp,
+  VISITOR_ID_MAX_CHARS,
+} from '../contract/index.ts';
 import { oneOf } from '../http/enum-schema.ts';
-
-const Timestamp = t.String({ format: 'date-time' });
 
 /** Ids as customers have them (a UUID, a number, an email, `crm:123`), and nothing that needs escaping in a path but `@` and `+`. */
 export const VISITOR_ID_PATTERN = '^[A-Za-z0-9._:@+-]+$';

@@ -9,7 +9,7 @@ import { MEMORY_MAX_FACTS } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
 import { findOwned, isOwned } from '../db/owned.ts';
 import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
-import { listPage } from '../http/paging.ts';
+import { ownedList } from '../http/paging.ts';
 import { identities } from '../identities/schema.ts';
 import {
   CreateVisitorTokenRequest,
@@ -91,20 +91,11 @@ export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, au
   const remembered = authenticatedRoutes(db, audience, '/visitors', 'Visitors')
     .get(
       '',
-      async ({ caller, query, set }) => {
-        const { rows } = await listPage(
-          db,
-          visitors,
-          {
-            scope: eq(visitors.accountId, caller.accountId),
-            limit: query.limit ?? 100,
-            after: query.after,
-            unknownAfter: 'after must be the visitor_id of a visitor in the list',
-          },
-          { set, path: `${audience.prefix}/visitors` },
-        );
-        return rows.map(presentVisitor);
-      },
+      ownedList(db, visitors, presentVisitor, {
+        path: `${audience.prefix}/visitors`,
+        unknownAfter: 'after must be the visitor_id of a visitor in the list',
+        defaultLimit: 100,
+      }),
       {
         query: ListVisitorsQuery,
         response: {

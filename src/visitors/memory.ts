@@ -11,7 +11,7 @@ import {
   normalizedFact,
 } from '../contract/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
-import { isOwned, ownedRow } from '../db/owned.ts';
+import { deleteOwnedRow, isOwned, ownedRow } from '../db/owned.ts';
 import { sessions } from '../sessions/schema.ts';
 import { writeEvent } from '../webhooks/index.ts';
 import { type StoredFact, visitors } from './schema.ts';
@@ -136,14 +136,11 @@ export async function forgetStaleVisitors(db: Database, days: number, now = new 
  */
 export async function forgetVisitor(db: Database, accountId: string, visitorId: string): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const gone = await tx
-      .delete(visitors)
-      .where(isOwned(visitors, accountId, visitorId))
-      .returning({ id: visitors.id });
+    const gone = await deleteOwnedRow(tx, visitors, accountId, visitorId);
     await tx
       .update(sessions)
       .set({ visitorId: null, memoryScope: null })
       .where(and(eq(sessions.accountId, accountId), eq(sessions.visitorId, visitorId)));
-    return gone.length > 0;
+    return gone;
   });
 }

@@ -1,5 +1,6 @@
-import { index, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
+import { belongsTo, createdAt, instant, updatedAt } from '../db/columns.ts';
 
 /** One thing remembered of a visitor (docs/api.md#visitors). */
 export interface StoredFact {
@@ -21,14 +22,12 @@ export const visitors = pgTable(
   'visitors',
   {
     id: text('id').notNull(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     /** Oldest first; at most MEMORY_MAX_FACTS per identity and for the account. */
     facts: jsonb('facts').$type<StoredFact[]>().notNull().default([]),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    lastSessionAt: timestamp('last_session_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    lastSessionAt: instant('last_session_at'),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

@@ -2,6 +2,7 @@
 // response, validated at the edge and shown in /openapi.json, and the events' names.
 import { t } from 'elysia';
 import { TestFlag } from '../accounts/index.ts';
+import { Timestamp } from '../contract/index.ts';
 import { WEBHOOK_EVENTS } from '../contract/webhook-events.ts';
 import { oneOf } from '../http/enum-schema.ts';
 import { DELIVERY_STATUSES } from './schema.ts';
@@ -47,8 +48,8 @@ export const WebhookResponse = t.Object({
   description: t.Union([t.String(), t.Null()]),
   enabled: t.Boolean(),
   test: TestFlag,
-  created_at: t.String({ format: 'date-time' }),
-  updated_at: t.String({ format: 'date-time' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
 });
 
 export const CreatedWebhookResponse = t.Composite([
@@ -64,7 +65,7 @@ export const CreatedWebhookResponse = t.Composite([
 export const WebhookListResponse = t.Object({ webhooks: t.Array(WebhookResponse, { description: 'Newest first.' }) });
 
 export const DeliveryAttemptResponse = t.Object({
-  at: t.String({ format: 'date-time' }),
+  at: Timestamp,
   status_code: t.Union([t.Integer(), t.Null()], {
     description: "The receiver's HTTP status; null when none came (timeout, refused address, network).",
   }),
@@ -83,11 +84,11 @@ export const DeliveryResponse = t.Object({
   attempts: t.Integer(),
   response_status: t.Union([t.Integer(), t.Null()], { description: "The last attempt's HTTP status." }),
   last_error: t.Union([t.String(), t.Null()]),
-  next_attempt_at: t.Union([t.String({ format: 'date-time' }), t.Null()], {
+  next_attempt_at: t.Union([Timestamp, t.Null()], {
     description: 'When a pending delivery is tried again.',
   }),
-  created_at: t.String({ format: 'date-time' }),
-  delivered_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+  created_at: Timestamp,
+  delivered_at: t.Union([Timestamp, t.Null()]),
   attempt_log: t.Array(DeliveryAttemptResponse, { description: 'The last attempts, oldest first.' }),
 });
 

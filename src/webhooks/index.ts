@@ -10,7 +10,7 @@ import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { WebhookSettings } from '../config.ts';
 import { newId } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
-import { findOwned, isOwned } from '../db/owned.ts';
+import { deleteOwned, findOwned, isOwned } from '../db/owned.ts';
 import { errorResponses, invalid, notFound } from '../http/errors.ts';
 import {
   CreatedWebhookResponse,
@@ -195,11 +195,7 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
     .delete(
       '/:webhook_id',
       async ({ caller, params, set }) => {
-        const deleted = await db
-          .delete(webhookEndpoints)
-          .where(isOwned(webhookEndpoints, caller.accountId, params.webhook_id))
-          .returning({ id: webhookEndpoints.id });
-        if (deleted.length === 0) throw notFound('Webhook');
+        await deleteOwned(db, webhookEndpoints, caller.accountId, params.webhook_id, 'Webhook');
         set.status = 204;
       },
       {

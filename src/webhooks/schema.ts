@@ -1,5 +1,6 @@
-import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from '../accounts/schema.ts';
+import { belongsTo, createdAt, instant, updatedAt } from '../db/columns.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -9,9 +10,7 @@ export const webhookEndpoints = pgTable(
   'webhook_endpoints',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     url: text('url').notNull(),
     /** Event types (src/webhooks/contract.ts WEBHOOK_EVENTS) this endpoint receives. */
     events: jsonb('events').$type<string[]>().notNull(),
@@ -22,8 +21,8 @@ export const webhookEndpoints = pgTable(
      * secret itself, unlike an API key, which is only compared.
      */
     secret: text('secret').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [index('webhook_endpoints_account_idx').on(t.accountId, t.createdAt)],
 );
@@ -47,25 +46,21 @@ export const webhookDeliveries = pgTable(
     id: text('id').primaryKey(),
     /** The `webhook-id` header: one per event, the same on every retry and every endpoint. */
     messageId: text('message_id').notNull(),
-    endpointId: text('endpoint_id')
-      .notNull()
-      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    endpointId: belongsTo('endpoint_id', () => webhookEndpoints.id).notNull(),
+    accountId: belongsTo('account_id', () => accounts.id).notNull(),
     eventType: text('event_type').notNull(),
     /** The exact body sent (and signed) on every attempt. */
     payload: text('payload').notNull(),
     status: text('status', { enum: DELIVERY_STATUSES }).notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    nextAttemptAt: instant('next_attempt_at').notNull().defaultNow(),
     /** A process sending it holds it until then; after a crash another takes it over. */
-    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+    lockedUntil: instant('locked_until'),
     lastStatusCode: integer('last_status_code'),
     lastError: text('last_error'),
     attemptLog: jsonb('attempt_log').$type<DeliveryAttempt[]>().notNull().default([]),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    deliveredAt: timestamp('delivered_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    deliveredAt: instant('delivered_at'),
   },
   (t) => [
     index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),

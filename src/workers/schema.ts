@@ -1,5 +1,6 @@
 // The agent workers as the control plane last heard of them (their heartbeats).
-import { boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { instant } from '../db/columns.ts';
 
 export const agentWorkers = pgTable(
   'agent_workers',
@@ -9,9 +10,9 @@ export const agentWorkers = pgTable(
     capacity: integer('capacity').notNull(),
     runningJobs: integer('running_jobs').notNull(),
     draining: boolean('draining').notNull().default(false),
-    seenAt: timestamp('seen_at', { withTimezone: true, mode: 'date' }).notNull(),
+    seenAt: instant('seen_at').notNull(),
     /** Past this, the worker counts as gone (it stopped, crashed or lost the network). */
-    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: instant('expires_at').notNull(),
   },
   (t) => [index('agent_workers_name_expires_idx').on(t.agentName, t.expiresAt)],
 );

@@ -6,7 +6,8 @@
 // `capacity` wait. Fifteen sessions started at once against one worker of three slots.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createAstronaut, startSession } from '../avatar/support.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
+import { startAgentService } from '../support/visitor-service.ts';
 
 describe('a burst of sessions beyond a worker’s capacity', () => {
   let service: TestService;
@@ -16,8 +17,7 @@ describe('a burst of sessions beyond a worker’s capacity', () => {
 
   beforeAll(async () => {
     // Admission off: every start is dispatched, as when the workers' heartbeats lag a burst.
-    service = await startTestService('pglite', { livekit: 'local', agent: true, env: { SESSION_ADMISSION: 'off' } });
-    account = await service.account({ credits: 100_000 });
+    ({ service, account } = await startAgentService('pglite', { SESSION_ADMISSION: 'off' }, 100_000));
     process.on('warning', onWarning);
   }, 120_000);
   afterAll(async () => {

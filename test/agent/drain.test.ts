@@ -4,15 +4,15 @@
 // notice. Its health and readiness answer on AGENT_HEALTH_PORT.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
-import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { eq } from 'drizzle-orm';
 import { freeTcpPort } from '../../src/livekit/local-ports.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { agentWorkers } from '../../src/workers/schema.ts';
-import { createAstronaut, FrameLog } from '../avatar/support.ts';
+import { createAstronaut, joinWatchingVideo } from '../avatar/support.ts';
 import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { eventually, joinAsVisitor, type StartedSession, sessionEnded } from '../support/visitor.ts';
+import { postSessionStart } from '../support/session-start.ts';
+import { eventually, type StartedSession, sessionEnded } from '../support/visitor.ts';
 
 const DRAIN_SECONDS = 3;
 
@@ -95,10 +95,7 @@ describe('an agent worker stopped with SIGTERM', () => {
     // The worker may still be finishing an earlier session: a 503 says when to come back.
     const session = await eventually(
       async () => {
-        const response = await account.call('POST', '/v1/sessions/start', {
-          body: JSON.stringify({ identity_id: identityId }),
-          headers: { 'content-type': 'application/json' },
-        });
+        const response = await postSessionStart(account, { identity_id: identityId });
         return response.status === 200 ? ((await response.json()) as StartedSession) : undefined;
       },
       20_000,
@@ -108,10 +105,7 @@ describe('an agent worker stopped with SIGTERM', () => {
       const workers = await service.services.database.db.select().from(agentWorkers);
       throw new Error(`${error.message}\nnow ${new Date().toISOString()}; the workers: ${JSON.stringify(workers)}`);
     });
-    const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-    });
+    const { visitor, videos } = await joinWatchingVideo(session);
     await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
     const workerId = await eventually(
       async () => (await row(session.room_name)).agentWorkerId,

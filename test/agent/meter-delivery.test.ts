@@ -4,7 +4,9 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { EventEmitter } from 'node:events';
 import { ConnectionState, type Room, RoomEvent } from '@livekit/rtc-node';
-import { httpReporter, meterRoomParticipants, outcomeOf } from '../../agent/reports/index.ts';
+import { httpReporter, meterRoomParticipants, outcomeOf, type ReportOutcome } from '../../agent/reports/index.ts';
+import type { MeterReport } from '../../src/contract/index.ts';
+import { meterOnFakeClock } from '../support/meter-on-fake-clock.ts';
 import { FakeClock, fakeReporter, MINUTE, meterWith, types, VISITOR, warnings } from '../support/streaming-meter.ts';
 
 afterEach(() => {
@@ -12,15 +14,19 @@ afterEach(() => {
 });
 
 describe('delivery', () => {
+  /** The visitor in the room and the avatar streaming for a minute, the control plane answering as `answer` says. */
+  async function aMinuteStreamed(answer: (report: MeterReport) => ReportOutcome) {
+    const metered = meterOnFakeClock(answer);
+    metered.meter.participantConnected(VISITOR);
+    metered.meter.firstFramePublished();
+    await metered.clock.advance(MINUTE);
+    return metered;
+  }
+
   test('a 402 stops every further report', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report) =>
+    const { clock, attempts, meter } = await aMinuteStreamed((report) =>
       report.type === 'minute' && report.index === 1 ? 'credits_exhausted' : 'accepted',
     );
-    const meter = meterWith(clock, reporter);
-    meter.participantConnected(VISITOR);
-    meter.firstFramePublished();
-    await clock.advance(MINUTE);
     expect(meter.creditsExhausted).toBe(true);
     await clock.advance(3 * MINUTE);
     meter.participantDisconnected(VISITOR);
@@ -63,11 +69,10 @@ describe('delivery', () => {
   });
 
   test('after the session ends, undelivered reports are retried for the grace, then given up', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report) =>
-      report.type === 'visitor_left' ? 'retry' : 'accepted',
+    const { clock, attempts, meter } = meterOnFakeClock(
+      (report) => (report.type === 'visitor_left' ? 'retry' : 'accepted'),
+      { retryDelaysMs: [1_000], closeGraceMs: 5_000 },
     );
-    const meter = meterWith(clock, reporter, { retryDelaysMs: [1_000], closeGraceMs: 5_000 });
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
     await clock.advance(1_000);
@@ -88,24 +93,17 @@ describe('delivery', () => {
   });
 
   test('a refused report is not retried', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report) =>
+    const { attempts, meter } = await aMinuteStreamed((report) =>
       report.type === 'minute' && report.index === 0 ? 'refused' : 'accepted',
     );
-    const meter = meterWith(clock, reporter);
-    meter.participantConnected(VISITOR);
-    meter.firstFramePublished();
-    await clock.advance(MINUTE);
     expect(types(attempts)).toEqual(['avatar_streaming', 'minute 0', 'minute 1']);
     await meter.close();
   });
 
   test('close() stops the minutes and waits for reports still being delivered', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report, attempt) =>
+    const { clock, attempts, meter } = meterOnFakeClock((report, attempt) =>
       report.type === 'visitor_left' && attempt === 0 ? 'retry' : 'accepted',
     );
-    const meter = meterWith(clock, reporter);
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
     await clock.advance(10_000);
@@ -191,9 +189,7 @@ describe('the room feeding the meter', () => {
   }
 
   test('a visitor who leaves while the job is connected is reported gone; one dropped while the job reconnects is not', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     const room = new FakeRoom();
     room.remoteParticipants.set(VISITOR, { identity: VISITOR });
     const stop = meterRoomParticipants(room as unknown as Room, meter);

@@ -2,9 +2,8 @@
 // the visitor first receives the avatar), and what an invoice's usage counts. Its reports on
 // their way (the control plane failing, or saying the credits ran out): meter-delivery.test.ts.
 import { afterEach, describe, expect, test } from 'bun:test';
+import { meterOnFakeClock } from '../support/meter-on-fake-clock.ts';
 import {
-  FakeClock,
-  fakeReporter,
   MINUTE,
   meterWith,
   minutes,
@@ -21,9 +20,7 @@ afterEach(() => {
 
 describe('minute boundaries', () => {
   test('with the visitor in the room, minutes are counted from the first published frame and reported at the start of each', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.participantConnected(VISITOR);
     await clock.advance(7_000); // the avatar takes a while to start: nothing is billed before it streams
     expect(attempts).toEqual([]);
@@ -44,9 +41,7 @@ describe('minute boundaries', () => {
   });
 
   test('minute 0 begins when the visitor first receives the avatar: the frame, or their join if the frame went out first', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     await clock.advance(1_000);
     meter.participantConnected(VISITOR);
     // The frame went out at 400, before the visitor came (the meter hears of it later).
@@ -62,10 +57,8 @@ describe('minute boundaries', () => {
   });
 
   test('a job taking over a session starts its minutes as long after the visitor receives its avatar as was left of the paid minute', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
     // Three minutes billed by the job before; 23 s of the last one were left when its avatar was lost.
-    const meter = meterWith(clock, reporter, { minuteOffset: 3, paidLeftMs: 23_000 });
+    const { clock, attempts, meter } = meterOnFakeClock(undefined, { minuteOffset: 3, paidLeftMs: 23_000 });
     meter.participantConnected(VISITOR);
     await clock.advance(2_000);
     meter.firstFramePublished();
@@ -81,9 +74,7 @@ describe('minute boundaries', () => {
   });
 
   test('nothing left of the paid minute: the visitor receiving the new avatar starts the next minute', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter, { minuteOffset: 3 });
+    const { clock, attempts, meter } = meterOnFakeClock(undefined, { minuteOffset: 3 });
     meter.participantConnected(VISITOR);
     await clock.advance(4_000);
     meter.firstFramePublished();
@@ -96,9 +87,7 @@ describe('minute boundaries', () => {
   });
 
   test('a timer that runs late still reports every minute the visitor stayed through', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
     await clock.advance(10);
@@ -111,10 +100,8 @@ describe('minute boundaries', () => {
   });
 
   test('a timer that fires a fraction of a ms before its boundary still reports that minute', async () => {
-    const clock = new FakeClock();
+    const { clock, attempts, meter } = meterOnFakeClock();
     clock.earlyMs = 0.02;
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
     meter.firstFramePublished();
     await clock.advance(5_000);
     meter.participantConnected(VISITOR);
@@ -128,9 +115,7 @@ describe('minute boundaries', () => {
 
 describe('the visitor', () => {
   test('no minute is reported while no visitor is in the room', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.firstFramePublished();
     meter.participantConnected('someone_else');
     await clock.advance(5 * MINUTE);
@@ -138,31 +123,27 @@ describe('the visitor', () => {
     await meter.close();
   });
 
-  test('a visitor joining 50 s after the avatar streams and staying 15 s pays one minute, not two', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+  /** The avatar streams; the visitor joins 50 s later, stays `stayMs` and leaves; two minutes pass. */
+  async function visitorJoiningLate(stayMs: number) {
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.firstFramePublished();
     await clock.advance(50_000);
     meter.participantConnected(VISITOR);
-    await clock.advance(15_000);
+    await clock.advance(stayMs);
     meter.participantDisconnected(VISITOR);
     await clock.advance(2 * MINUTE);
+    return { attempts, meter };
+  }
+
+  test('a visitor joining 50 s after the avatar streams and staying 15 s pays one minute, not two', async () => {
+    const { attempts, meter } = await visitorJoiningLate(15_000);
     expect(minutes(attempts)).toEqual([[0, 50_000]]);
     await meter.close();
     expect(usages(attempts).at(-1)).toMatchObject({ visitor_ms: 15_000, streaming: false, visitor_present: false });
   });
 
   test('one staying 61 s pays two; the second minute begins 60 s after the join', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
-    meter.firstFramePublished();
-    await clock.advance(50_000);
-    meter.participantConnected(VISITOR);
-    await clock.advance(61_000);
-    meter.participantDisconnected(VISITOR);
-    await clock.advance(2 * MINUTE);
+    const { attempts, meter } = await visitorJoiningLate(61_000);
     expect(minutes(attempts)).toEqual([
       [0, 50_000],
       [1, 110_000],
@@ -171,9 +152,7 @@ describe('the visitor', () => {
   });
 
   test('a visitor who leaves and comes back within the minute pays nothing more; later, the minute they come back in', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.firstFramePublished();
     await clock.advance(10_000);
     meter.participantConnected(VISITOR); // minute 0 from 10 s
@@ -196,9 +175,7 @@ describe('the visitor', () => {
   });
 
   test('leaving reports visitor_left; minutes resume only when the visitor is back', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
     await clock.advance(30_000);
@@ -230,9 +207,7 @@ describe('the visitor', () => {
   });
 
   test('a visitor who leaves before the avatar streams is still reported as gone', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.participantConnected(VISITOR);
     await clock.advance(2_000);
     meter.participantDisconnected(VISITOR);
@@ -245,9 +220,7 @@ describe('the visitor', () => {
 
 describe('usage', () => {
   test('reported at each minute boundary, as the visitor leaves (before visitor_left) and at the close, each with the whole count', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.participantConnected(VISITOR);
     await clock.advance(5_000);
     meter.firstFramePublished();
@@ -286,9 +259,7 @@ describe('usage', () => {
   });
 
   test('a job leaving a session that goes on sends its last usage before agent_leaving', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock);
-    const meter = meterWith(clock, reporter);
+    const { clock, attempts, meter } = meterOnFakeClock();
     meter.participantConnected(VISITOR);
     meter.firstFramePublished();
     await clock.advance(20_000);
@@ -303,11 +274,14 @@ describe('usage', () => {
   });
 
   test('nothing streamed, nothing to tell; out of credits, the usage is still told', async () => {
-    const clock = new FakeClock();
-    const { reporter, attempts } = fakeReporter(clock, (report) =>
+    const {
+      clock,
+      reporter,
+      attempts,
+      meter: idle,
+    } = meterOnFakeClock((report) =>
       report.type === 'minute' && report.index === 1 ? 'credits_exhausted' : 'accepted',
     );
-    const idle = meterWith(clock, reporter);
     idle.participantConnected(VISITOR);
     await idle.close();
     expect(usages(attempts)).toEqual([]);

@@ -4,21 +4,22 @@ import { expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { runCommand } from '../support/run-command.ts';
 
 const ROOT = join(import.meta.dir, '../..');
 
+/** The project's biome, `command` over `paths` in `cwd`: its exit code and all it printed. */
+async function biome(cwd: string, command: string, ...paths: string[]): Promise<{ code: number; output: string }> {
+  const { code, stdout, stderr } = await runCommand(
+    [join(ROOT, 'node_modules/.bin/biome'), command, '--colors=off', '--max-diagnostics=50', ...paths],
+    { cwd },
+  );
+  return { code, output: `${stdout}\n${stderr}` };
+}
+
 test('biome ci finds nothing to format, sort or fix', async () => {
-  const biome = Bun.spawn([join(ROOT, 'node_modules/.bin/biome'), 'ci', '--colors=off', '--max-diagnostics=50'], {
-    cwd: ROOT,
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(biome.stdout).text(),
-    new Response(biome.stderr).text(),
-    biome.exited,
-  ]);
-  expect({ code, findings: code === 0 ? '' : `${out}\n${err}`.trim() }).toEqual({ code: 0, findings: '' });
+  const { code, output } = await biome(ROOT, 'ci');
+  expect({ code, findings: code === 0 ? '' : output.trim() }).toEqual({ code: 0, findings: '' });
 }, 60_000);
 
 // The project's own rules (biome.jsonc `plugins`), each broken on purpose in a tree of its own,
@@ -76,16 +77,8 @@ test('each of the project’s lint rules fails a file that breaks it, and spares
       mkdirSync(dirname(join(tree, path)), { recursive: true });
       writeFileSync(join(tree, path), text);
     }
-    const biome = Bun.spawn(
-      [join(ROOT, 'node_modules/.bin/biome'), 'lint', '--colors=off', '--max-diagnostics=50', '.'],
-      {
-        cwd: tree,
-        stdout: 'pipe',
-        stderr: 'pipe',
-      },
-    );
-    const [out, err] = await Promise.all([new Response(biome.stdout).text(), new Response(biome.stderr).text()]);
-    const found = [...`${out}\n${err}`.matchAll(/^((?:src|agent|test)\/\S+?):\d+:\d+ plugin[\s\S]*?× (.+)$/gm)].map(
+    const { output } = await biome(tree, 'lint', '.');
+    const found = [...output.matchAll(/^((?:src|agent|test)\/\S+?):\d+:\d+ plugin[\s\S]*?× (.+)$/gm)].map(
       ([, file, message]) => `${file}: ${message!.split(':')[0]}`,
     );
     expect(found.sort()).toEqual([
@@ -132,14 +125,10 @@ test('a function over 60 lines in src/ or agent/, or a file over 400, fails with
       mkdirSync(dirname(join(tree, path)), { recursive: true });
       writeFileSync(join(tree, path), text);
     }
-    const biome = Bun.spawn(
-      [join(ROOT, 'node_modules/.bin/biome'), 'lint', '--colors=off', '--max-diagnostics=50', '.'],
-      { cwd: tree, stdout: 'pipe', stderr: 'pipe' },
+    const { output } = await biome(tree, 'lint', '.');
+    const found = [...output.matchAll(/^(\S+\.ts):\d+:\d+ lint\/(?:complexity|style)\/(noExcessiveLines\w+)/gm)].map(
+      ([, file, rule]) => `${file} ${rule}`,
     );
-    const [out, err] = await Promise.all([new Response(biome.stdout).text(), new Response(biome.stderr).text()]);
-    const found = [
-      ...`${out}\n${err}`.matchAll(/^(\S+\.ts):\d+:\d+ lint\/(?:complexity|style)\/(noExcessiveLines\w+)/gm),
-    ].map(([, file, rule]) => `${file} ${rule}`);
     expect(found.sort()).toEqual([
       'agent/long.ts noExcessiveLinesPerFunction',
       'src/big.ts noExcessiveLinesPerFile',

@@ -6,6 +6,7 @@ import { expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { runCommand } from '../support/run-command.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 const RULES = join(import.meta.dir, 'import-rules.cjs');
@@ -14,17 +15,13 @@ const FRONT_DOOR = 'features-enter-by-their-front-door';
 
 /** dependency-cruiser under Bun (it refuses Node 20, the machine's Node). */
 async function cruise(cwd: string, paths: string[], options: string[] = []): Promise<{ code: number; output: string }> {
-  const child = Bun.spawn([process.execPath, DEPCRUISE, '--config', RULES, ...options, ...paths], {
-    cwd,
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { code, output: out + err };
+  const { code, stdout, stderr } = await runCommand(
+    [process.execPath, DEPCRUISE, '--config', RULES, ...options, ...paths],
+    {
+      cwd,
+    },
+  );
+  return { code, output: stdout + stderr };
 }
 
 test('src/, agent/ and examples/ keep every import rule', async () => {

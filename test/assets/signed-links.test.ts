@@ -1,11 +1,11 @@
 // Links to a person's face and voice expire and are signed (issue 16): made afresh on every
 // read of the identity, served only while valid, and dead at once when the identity is
 // deleted or a retrain replaces the file. Nothing caches the bytes on the way.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { AssetLinks } from '../../src/assets/links.ts';
 import * as fx from '../fixtures/index.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { suiteServiceWithAccount } from '../support/suite-service.ts';
 
 describe('AssetLinks', () => {
   test('a link lives between one and two lifetimes; a forged, altered or expired one does not hold', () => {
@@ -45,17 +45,11 @@ describe('AssetLinks', () => {
 });
 
 describe('links through the API', () => {
-  let service: TestService;
-  let account: TestAccount;
-  beforeAll(async () => {
-    service = await startTestService('pglite', { env: { ASSET_URL_TTL: '600' } });
-    account = await service.account({ credits: 1000 });
-  });
-  afterAll(() => service.stop());
+  const suite = suiteServiceWithAccount('pglite', { credits: 1000, env: { ASSET_URL_TTL: '600' } });
 
   const create = async () =>
     (await (
-      await account.call('POST', '/v1/identities', {
+      await suite.account.call('POST', '/v1/identities', {
         body: await identityForm({ language: 'en', audio: file(fx.wav({ seconds: 5 }), 'v.wav') }),
       })
     ).json()) as IdentityBody;
@@ -83,14 +77,16 @@ describe('links through the API', () => {
     const identity = await create();
     const form = await identityForm({ prompt: 'Again.', image: file(fx.portraitPng(), 'new.png') });
     form.delete('name');
-    expect((await account.call('PATCH', `/v1/identities/${identity.identity_id}`, { body: form })).status).toBe(202);
-    await service.services.retraining.idle();
+    expect((await suite.account.call('PATCH', `/v1/identities/${identity.identity_id}`, { body: form })).status).toBe(
+      202,
+    );
+    await suite.service.services.retraining.idle();
     expect((await fetch(identity.image)).status).toBe(404);
     const current = (await (
-      await account.call('GET', `/v1/identities/${identity.identity_id}`)
+      await suite.account.call('GET', `/v1/identities/${identity.identity_id}`)
     ).json()) as IdentityBody;
     expect((await fetch(current.image)).status).toBe(200);
-    expect((await account.call('DELETE', `/v1/identities/${identity.identity_id}`)).status).toBe(204);
+    expect((await suite.account.call('DELETE', `/v1/identities/${identity.identity_id}`)).status).toBe(204);
     expect((await fetch(current.image)).status).toBe(404);
     expect((await fetch(current.audio!)).status).toBe(404);
   });

@@ -114,30 +114,23 @@ describe('internal routes: credentials before bodies', () => {
 
   test('with credentials and a small body the routes work as before', async () => {
     const token = await workerToken(service.services.livekit.apiSecret, 'wkr_test');
-    const beat = await fetch(`${service.url}${HEARTBEAT_PATH}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        worker_id: 'wkr_test',
-        agent_name: service.config.livekit.agentName,
-        capacity: 3,
-        sessions: [],
-        draining: false,
-      }),
-    });
+    /** An idle worker's heartbeat, reported as `workerId` with wkr_test's token. */
+    const heartbeatAs = (workerId: string) =>
+      fetch(`${service.url}${HEARTBEAT_PATH}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          worker_id: workerId,
+          agent_name: service.config.livekit.agentName,
+          capacity: 3,
+          sessions: [],
+          draining: false,
+        }),
+      });
+    const beat = await heartbeatAs('wkr_test');
     expect(beat.status).toBe(200);
     // A token for one worker cannot report for another.
-    const other = await fetch(`${service.url}${HEARTBEAT_PATH}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        worker_id: 'wkr_other',
-        agent_name: service.config.livekit.agentName,
-        capacity: 3,
-        sessions: [],
-        draining: false,
-      }),
-    });
+    const other = await heartbeatAs('wkr_other');
     expect(other.status).toBe(401);
     const created = await fetch(`${service.url}/internal/admin/accounts`, {
       method: 'POST',

@@ -14,6 +14,7 @@ import { setProcessEnv } from '../support/environment.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
+import { postSessionStart } from '../support/session-start.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
@@ -82,10 +83,7 @@ async function createIdentity(pipelineId: string, marker: string): Promise<Ident
 }
 
 async function start(identityId: string): Promise<StartedSession> {
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({ identity_id: identityId, form_factor: 'phone' }),
-    headers: { 'content-type': 'application/json' },
-  });
+  const started = await postSessionStart(account, { identity_id: identityId, form_factor: 'phone' });
   expect(started.status).toBe(200);
   return (await started.json()) as StartedSession;
 }

@@ -15,8 +15,9 @@ import { jobOfferAnswerer } from '../../agent/job-offers.ts';
 import { httpUrlOf } from '../../src/livekit/connection.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
 import { jobProcesses } from '../support/processes.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { startAgentService } from '../support/visitor-service.ts';
 import { createAstronaut, FrameLog, startSession } from './support.ts';
 
 const SLOTS = 3;
@@ -30,8 +31,7 @@ describe(`a worker of ${SLOTS} slots under a burst`, () => {
   beforeAll(async () => {
     // The worker reads it from the environment, as `likeness serve` does.
     process.env.AGENT_MAX_JOBS = String(SLOTS);
-    service = await startTestService('pglite', { livekit: 'local', agent: true });
-    account = await service.account({ credits: 100_000 });
+    ({ service, account } = await startAgentService('pglite', {}, 100_000));
     identityId = (await createAstronaut(account, { language: 'en' })).identity_id;
   }, 60_000);
   afterAll(async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type ParsedDispatch, parseDispatchMetadata } from '../../src/contract/index.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { createAstronaut, startSession, storedTraining } from './support.ts';
+import { createAstronaut, startPortraitOnly, startSession, storedTraining } from './support.ts';
 
 let service: TestService;
 let account: TestAccount;
@@ -15,18 +15,7 @@ let portraitOnlyAccount: TestAccount;
 beforeAll(async () => {
   service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
   account = await service.account({ credits: 10_000 });
-  const { url, apiKey, apiSecret } = service.services.livekit;
-  portraitOnly = await startTestService('pglite', {
-    livekit: 'local',
-    env: {
-      CREDITS_ONBOARDING: '0',
-      AVATAR_LANDSCAPE: 'false',
-      LIVEKIT_URL: url,
-      LIVEKIT_API_KEY: apiKey,
-      LIVEKIT_API_SECRET: apiSecret,
-    },
-  });
-  portraitOnlyAccount = await portraitOnly.account({ credits: 10_000 });
+  ({ service: portraitOnly, account: portraitOnlyAccount } = await startPortraitOnly(service));
 });
 afterAll(async () => {
   await portraitOnly?.stop();

@@ -7,14 +7,14 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
+import { TrackKind } from '@livekit/rtc-node';
 import { AGENT_STATE_ATTRIBUTE } from '../../src/contract/index.ts';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
 import { freeTcpPort } from '../../src/livekit/local-ports.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { eventually, joinAsVisitor } from '../support/visitor.ts';
-import { createAstronaut, FrameLog, startSession } from './support.ts';
+import { eventually } from '../support/visitor.ts';
+import { createAstronaut, joinWatchingVideo, startSession } from './support.ts';
 
 const fakes = sharedProviderFakes();
 /** LiveKit's `video.dynacast_pause_delay` (its default): how long an unwatched layer stays on. */
@@ -85,11 +85,7 @@ test('nobody watching: the face is not encoded; a visitor who turns the video on
   fakes.openai.respond(() => 'Hello there.');
   const identity = await createAstronaut(account, { language: 'en' });
   const session = await startSession(account, { identity_id: identity.identity_id, idle_timeout_seconds: 0 });
-  const videos: FrameLog[] = [];
-  const visitor = await joinAsVisitor(session, {
-    audioOnly: true,
-    onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-  });
+  const { visitor, videos } = await joinWatchingVideo(session, { audioOnly: true });
   try {
     const agent = await eventually(() => visitor.agent(), 20_000, 'the agent');
     const face = await eventually(

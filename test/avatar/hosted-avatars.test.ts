@@ -16,8 +16,10 @@ import { BEY_AVATAR_ID, BEY_TRAINING_AVATAR_ID, type FakeBey, startFakeBey } fro
 import { type FakeLemonSlice, startFakeLemonSlice } from '../support/fakes/lemonslice.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
+import { postSessionStart } from '../support/session-start.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { startAgentService } from '../support/visitor-service.ts';
 
 const fakes = sharedProviderFakes();
 let lemonslice: FakeLemonSlice;
@@ -41,8 +43,7 @@ beforeAll(async () => {
     BEY_API_URL: bey.url,
   };
   restoreEnv = setProcessEnv(keys);
-  service = await startTestService('pglite', { livekit: 'local', agent: true, env: { ...fakes.env, ...keys } });
-  account = await service.account({ credits: 100_000 });
+  ({ service, account } = await startAgentService('pglite', { ...fakes.env, ...keys }, 100_000));
 });
 
 afterAll(async () => {
@@ -76,12 +77,29 @@ async function created(fields: Record<string, string>): Promise<IdentityBody> {
 }
 
 async function start(identityId: string): Promise<StartedSession> {
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({ identity_id: identityId, form_factor: 'phone' }),
-    headers: { 'content-type': 'application/json' },
-  });
+  const started = await postSessionStart(account, { identity_id: identityId, form_factor: 'phone' });
   expect(started.status).toBe(200);
   return (await started.json()) as StartedSession;
+}
+
+/**
+ * A session started on `identityId` with a visitor in it while `during` runs; then, whatever
+ * happened, `reset` (a provider's failure switched off), the session ended and the visitor gone.
+ */
+async function visit(
+  identityId: string,
+  during: (session: StartedSession, visitor: Visitor) => Promise<void>,
+  reset = () => {},
+): Promise<void> {
+  const session = await start(identityId);
+  const visitor = await joinAsVisitor(session);
+  try {
+    await during(session, visitor);
+  } finally {
+    reset();
+    await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+    await visitor.leave().catch(() => undefined);
+  }
 }
 
 /** The provider's avatar in the visitor's room, publishing video and audio for the agent, which publishes nothing itself. */
@@ -202,9 +220,7 @@ describe('LemonSlice', () => {
         (key) => key.includes(identity.identity_id) && key.endsWith('portrait.rig.json'),
       ),
     ).toBe(true);
-    const session = await start(identity.identity_id);
-    const visitor = await joinAsVisitor(session);
-    try {
+    await visit(identity.identity_id, async (session, visitor) => {
       // The plugin called LemonSlice's API with the key, a LiveKit transport and the URL of the
       // photo's rendition (the dispatch's image_url), which LemonSlice could fetch.
       const call = await eventually(() => lemonslice.requests.at(-1), 20_000, 'the LemonSlice API call');
@@ -219,35 +235,32 @@ describe('LemonSlice', () => {
       );
       const greeting = await expectProviderAvatar(visitor, avatarSession);
       expect(greeting.attributes).toMatchObject({ sample_rate: '16000', num_channels: '1' });
-    } finally {
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    });
   }, 90_000);
 
   test('LemonSlice down: the session goes on with our own face, and the session and its end say why', async () => {
     const identity = await created({ pipeline_id: 'lemonslice' });
     lemonslice.failWith = 503;
-    const session = await start(identity.identity_id);
-    const visitor = await joinAsVisitor(session);
-    try {
-      await expectFallback(session, visitor, 'lemonslice', 'LemonSlice');
-      expect(pathOf(lemonslice.requests.at(-1)!.body.agent_image_url!)).toBe(
-        pathOf(identity.image).replace(/image\.\w+$/, 'render.png'),
-      );
-      const ended = (await (await account.call('POST', `/v1/sessions/${session.room_name}/end`)).json()) as {
-        metadata: { avatar_fallback: unknown };
-      };
-      expect(ended.metadata.avatar_fallback).toEqual({
-        pipeline_id: 'lemonslice',
-        fallback: 'builtin',
-        reason: expect.stringContaining('LemonSlice'),
-      });
-    } finally {
-      lemonslice.failWith = null;
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    await visit(
+      identity.identity_id,
+      async (session, visitor) => {
+        await expectFallback(session, visitor, 'lemonslice', 'LemonSlice');
+        expect(pathOf(lemonslice.requests.at(-1)!.body.agent_image_url!)).toBe(
+          pathOf(identity.image).replace(/image\.\w+$/, 'render.png'),
+        );
+        const ended = (await (await account.call('POST', `/v1/sessions/${session.room_name}/end`)).json()) as {
+          metadata: { avatar_fallback: unknown };
+        };
+        expect(ended.metadata.avatar_fallback).toEqual({
+          pipeline_id: 'lemonslice',
+          fallback: 'builtin',
+          reason: expect.stringContaining('LemonSlice'),
+        });
+      },
+      () => {
+        lemonslice.failWith = null;
+      },
+    );
   }, 60_000);
 });
 
@@ -267,9 +280,7 @@ describe('Anam', () => {
       ),
     ).toBe(true);
 
-    const session = await start(identity.identity_id);
-    const visitor = await joinAsVisitor(session);
-    try {
+    await visit(identity.identity_id, async (session, visitor) => {
       // The plugin asked for a session token with the identity's avatar, the job's LiveKit
       // credentials and our portrait frame size, then started the engine with that token.
       const tokenCall = await eventually(
@@ -298,10 +309,7 @@ describe('Anam', () => {
         'Anam’s avatar in the room',
       );
       await expectProviderAvatar(visitor, avatarSession);
-    } finally {
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    });
 
     // A new photo makes a new Anam avatar; the old one is deleted at Anam once it is replaced.
     const form = await identityForm({ image: await astronaut(), prompt: 'You are Ada, retrained.' });
@@ -339,15 +347,15 @@ describe('Anam', () => {
   test('Anam down: the session goes on with our own face, and the session says why', async () => {
     const identity = await created({ pipeline_id: 'anam', provider_avatar_id: ANAM_STOCK_AVATAR_ID });
     anam.failSessionsWith = 503;
-    const session = await start(identity.identity_id);
-    const visitor = await joinAsVisitor(session);
-    try {
-      await expectFallback(session, visitor, 'anam', 'Anam');
-    } finally {
-      anam.failSessionsWith = null;
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    await visit(
+      identity.identity_id,
+      async (session, visitor) => {
+        await expectFallback(session, visitor, 'anam', 'Anam');
+      },
+      () => {
+        anam.failSessionsWith = null;
+      },
+    );
   }, 60_000);
 });
 
@@ -355,9 +363,7 @@ describe('Beyond Presence', () => {
   test('a session brings the identity’s Bey avatar into the room', async () => {
     const identity = await created({ pipeline_id: 'bey', provider_avatar_id: BEY_AVATAR_ID });
     expect(identity.provider_avatar_id).toBe(BEY_AVATAR_ID);
-    const session = await start(identity.identity_id);
-    const visitor = await joinAsVisitor(session);
-    try {
+    await visit(identity.identity_id, async (session, visitor) => {
       const call = await eventually(
         () =>
           bey.requests.find(
@@ -377,23 +383,20 @@ describe('Beyond Presence', () => {
         'Bey’s avatar in the room',
       );
       await expectProviderAvatar(visitor, avatarSession);
-    } finally {
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    });
   }, 90_000);
 
   test('Bey down: the session goes on with our own face, and the session says why', async () => {
     const identity = await created({ pipeline_id: 'bey', provider_avatar_id: BEY_AVATAR_ID });
     bey.failWith = 503;
-    const session = await start(identity.identity_id);
-    const visitor = await joinAsVisitor(session);
-    try {
-      await expectFallback(session, visitor, 'bey', 'Bey');
-    } finally {
-      bey.failWith = null;
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    await visit(
+      identity.identity_id,
+      async (session, visitor) => {
+        await expectFallback(session, visitor, 'bey', 'Bey');
+      },
+      () => {
+        bey.failWith = null;
+      },
+    );
   }, 60_000);
 });

@@ -3,13 +3,14 @@
 // (from the identity's own rig, as training stored it).
 import { expect } from 'bun:test';
 import { join } from 'node:path';
-import { type RemoteTrack, VideoBufferType, VideoStream } from '@livekit/rtc-node';
+import { type RemoteTrack, TrackKind, VideoBufferType, VideoStream } from '@livekit/rtc-node';
 import { eq } from 'drizzle-orm';
 import { type FaceRig, toImage } from '../../src/contract/face-rig.ts';
 import { identities } from '../../src/identities/schema.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
-import type { TestAccount, TestService } from '../support/service.ts';
-import type { StartedSession } from '../support/visitor.ts';
+import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { postSessionStart } from '../support/session-start.ts';
+import { joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 
 export async function astronautPhoto(): Promise<File> {
   return file(
@@ -44,10 +45,7 @@ export async function storedTraining(
 }
 
 export async function startSession(account: TestAccount, body: Record<string, unknown>): Promise<StartedSession> {
-  const response = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json' },
-  });
+  const response = await postSessionStart(account, body);
   expect(response.status).toBe(200);
   return (await response.json()) as StartedSession;
 }
@@ -163,3 +161,39 @@ export function mouthChange(a: Uint8Array, b: Uint8Array, box: { width: number; 
   return best;
 }
 const SHIFT = 4;
+
+/** A visitor in `session` with a FrameLog of each video track as it is subscribed (the avatar's is the first). */
+export async function joinWatchingVideo(
+  session: StartedSession,
+  options: { audioOnly?: boolean } = {},
+): Promise<{ visitor: Visitor; videos: FrameLog[] }> {
+  const videos: FrameLog[] = [];
+  const visitor = await joinAsVisitor(session, {
+    ...options,
+    onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
+  });
+  return { visitor, videos };
+}
+
+/**
+ * A second control plane on the LiveKit server of `beside` (and so on its agent workers), with
+ * landscape video switched off, and an account there; `env` adds to its settings.
+ */
+export async function startPortraitOnly(
+  beside: TestService,
+  env: Record<string, string> = {},
+): Promise<{ service: TestService; account: TestAccount }> {
+  const { url, apiKey, apiSecret } = beside.services.livekit;
+  const service = await startTestService('pglite', {
+    livekit: 'local',
+    env: {
+      ...env,
+      CREDITS_ONBOARDING: '0',
+      AVATAR_LANDSCAPE: 'false',
+      LIVEKIT_URL: url,
+      LIVEKIT_API_KEY: apiKey,
+      LIVEKIT_API_SECRET: apiSecret,
+    },
+  });
+  return { service, account: await service.account({ credits: 10_000 }) };
+}

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type RemoteParticipant, TrackKind } from '@livekit/rtc-node';
 import type { FaceRig } from '../../src/contract/face-rig.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type Visitor } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
@@ -18,6 +18,7 @@ import {
   mouthBox,
   mouthChange,
   type ReceivedFrame,
+  startPortraitOnly,
   startSession,
   storedTraining,
 } from './support.ts';
@@ -46,19 +47,7 @@ let portraitOnlyAccount: TestAccount;
 
 beforeAll(async () => {
   ({ service, account } = await startVisitorService());
-  const { url, apiKey, apiSecret } = service.services.livekit;
-  portraitOnly = await startTestService('pglite', {
-    livekit: 'local',
-    env: {
-      ...fakes.env,
-      CREDITS_ONBOARDING: '0',
-      AVATAR_LANDSCAPE: 'false',
-      LIVEKIT_URL: url,
-      LIVEKIT_API_KEY: apiKey,
-      LIVEKIT_API_SECRET: apiSecret,
-    },
-  });
-  portraitOnlyAccount = await portraitOnly.account({ credits: 10_000 });
+  ({ service: portraitOnly, account: portraitOnlyAccount } = await startPortraitOnly(service, fakes.env));
   fakes.openai.respond((request) => (request.userTexts.at(-1) === QUESTION ? LONG_REPLY : 'All right.'));
 });
 afterAll(async () => {

@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { migratedDatabase, seededDataDir } from '../support/database-templates.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
+import { runCommand } from '../support/run-command.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 
@@ -16,18 +17,10 @@ async function likeness(env: Record<string, string>, ...args: string[]) {
 }
 
 async function likenessWithInput(env: Record<string, string>, input: string | undefined, ...args: string[]) {
-  const stdin = input === undefined ? 'ignore' : new Blob([input]);
-  const child = Bun.spawn(['bun', CLI, ...args], {
+  const { code, stdout, stderr } = await runCommand(['bun', CLI, ...args], {
     env: { ...process.env, ...env },
-    stdin,
-    stdout: 'pipe',
-    stderr: 'pipe',
+    stdin: input === undefined ? undefined : new Blob([input]),
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
   return { code, stdout, stderr, json: () => JSON.parse(stdout.trim()) };
 }
 

@@ -7,14 +7,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { SQL } from 'bun';
 import { eq, inArray } from 'drizzle-orm';
 import { CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type DatabaseHandle, openDatabase } from '../../src/db/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
-import { FrameLog } from '../avatar/support.ts';
+import { joinWatchingVideo } from '../avatar/support.ts';
 import * as fx from '../fixtures/index.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../support/fakes/openai.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
@@ -75,10 +74,7 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
   async function visit(base: string, account = { authorization, identityId }) {
     const session = await admitted(base, { identity_id: account.identityId }, account.authorization);
     expect(session.rtc_url).toBe(base.replace('http', 'ws'));
-    const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-    });
+    const { visitor, videos } = await joinWatchingVideo(session);
     await eventually(() => (videos[0]?.frames.length ?? 0) > 0, 30_000, 'the avatar');
     return { session, visitor, videos };
   }

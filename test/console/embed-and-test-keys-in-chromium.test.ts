@@ -4,12 +4,10 @@
 // it with the identity's name and both snippets, edits a limit, shows a refused origin's reason
 // at its field, and revokes the key (listed as revoked, its snippets gone). What the page shows
 // is checked against the API. `UPDATE_SCREENSHOTS=1` writes docs/console/embed.png.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { DEFAULT_PUBLISHABLE_KEY_LIMITS } from '../../src/publishable-keys/contract.ts';
-import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
 import { identityForm } from '../support/forms.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { removeScreenshots, screenshot, signUpInBrowser, usability } from './support.ts';
+import { consoleInChromium, screenshot, usability } from './support.ts';
 
 interface PublishableKeyBody {
   publishable_key_id: string;
@@ -22,24 +20,13 @@ interface PublishableKeyBody {
 }
 
 describe('test keys and the Embed page in Chromium', () => {
-  let service: TestService;
-  let browser: TestBrowser;
-  let visitor: TestPage;
-  let apiKey = '';
+  // An identity costs credits.
+  const suite = consoleInChromium({ email: 'piet@example.com', service: { env: { CONSOLE_STARTER_CREDITS: '1000' } } });
   let identityId = '';
   let secondId = '';
-  const read = async <T>(path: string, key = apiKey): Promise<T> => {
-    const response = await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
-    expect(response.status).toBe(200);
-    return (await response.json()) as T;
-  };
 
   beforeAll(async () => {
-    // An identity costs credits.
-    service = await startTestService('pglite', { env: { CONSOLE_STARTER_CREDITS: '1000' } });
-    browser = await launchBrowser();
-    visitor = await browser.newPage({ viewport: { width: 390, height: 844 }, baseURL: service.url });
-    apiKey = await signUpInBrowser(visitor.page, 'piet@example.com');
+    const { service, apiKey } = suite;
     const created = await fetch(`${service.url}/v1/identities`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}` },
@@ -57,14 +44,9 @@ describe('test keys and the Embed page in Chromium', () => {
     expect(second.status).toBe(200);
     secondId = ((await second.json()) as { identity_id: string }).identity_id;
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    removeScreenshots();
-  });
 
   test('keys: a test key is made with the checkbox, said to be one when shown once, badged in the list, and sees only test resources', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     await page.goto('/console#/keys');
     await page.waitForSelector('#keys-table tr[data-key-id]');
     expect(await page.textContent('#key-test-hint')).toContain('cost nothing');
@@ -89,15 +71,15 @@ describe('test keys and the Embed page in Chromium', () => {
     expect(await liveRow.locator('[data-testid=test-key-badge]').count()).toBe(0);
 
     // It is a real test key: it sees none of the live account's identities.
-    expect(await read<unknown[]>('/v1/identities', testKey)).toEqual([]);
-    expect((await read<{ identity_id: string }[]>('/v1/identities')).map((i) => i.identity_id).sort()).toEqual(
+    expect(await suite.read<unknown[]>('/v1/identities', testKey)).toEqual([]);
+    expect((await suite.read<{ identity_id: string }[]>('/v1/identities')).map((i) => i.identity_id).sort()).toEqual(
       [identityId, secondId].sort(),
     );
     expect(await usability(page)).toEqual({ unlabelled: [], overflow: 0 });
   }, 60_000);
 
   test('embed: make a publishable key for two origins, see it with its snippets, edit a limit, see a refused origin at its field, revoke it', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     await page.goto('/console#/embed');
     await page.waitForSelector('#publishable-key-form');
     await page.waitForSelector('#publishable-keys-list:has-text("No publishable keys yet.")');
@@ -112,7 +94,7 @@ describe('test keys and the Embed page in Chromium', () => {
     await page.click('#create-publishable-key');
     const row = page.locator('#publishable-keys-table tr[data-publishable-key-id]');
     await row.waitFor();
-    const [made] = await read<PublishableKeyBody[]>('/v1/publishable-keys');
+    const [made] = await suite.read<PublishableKeyBody[]>('/v1/publishable-keys');
     expect(made).toMatchObject({
       name: 'Shop website',
       allowed_origins: ['https://shop.example', 'https://www.shop.example'],
@@ -134,7 +116,7 @@ describe('test keys and the Embed page in Chromium', () => {
     expect(await page.inputValue('#publishable-key-origins')).toBe('');
 
     // Both snippets, pointing at this service, with the key and the identity.
-    const origin = new URL(service.url).origin;
+    const origin = new URL(suite.service.url).origin;
     const snippet = page.locator(`section[data-testid=snippet][data-publishable-key-id="${made!.publishable_key_id}"]`);
     expect(await snippet.locator('[data-testid=element-snippet]').textContent()).toBe(
       `<script src="${origin}/embed.js" async></script>\n<likeness-avatar publishable-key="${key}" identity="${identityId}"></likeness-avatar>`,
@@ -160,7 +142,7 @@ describe('test keys and the Embed page in Chromium', () => {
     await page.click('#save-publishable-key');
     await page.waitForSelector('#edit-publishable-key-form', { state: 'detached' });
     await page.waitForSelector('#publishable-keys-table td[data-label=Limits]:has-text("25 a minute")');
-    const [edited] = await read<PublishableKeyBody[]>('/v1/publishable-keys');
+    const [edited] = await suite.read<PublishableKeyBody[]>('/v1/publishable-keys');
     expect(edited).toMatchObject({
       allowed_origins: made!.allowed_origins,
       identity_ids: [identityId, secondId],
@@ -179,7 +161,7 @@ describe('test keys and the Embed page in Chromium', () => {
 
     // An origin with a path is refused: the server's reason is at the field and in the form's box
     // (Chromium logs the 422 it was answered with: the one console error this page may have).
-    const logged = visitor.errors.length;
+    const logged = suite.visitor.errors.length;
     await page.fill('#publishable-key-origins', 'https://shop.example/path');
     await page.check(`#publishable-key-identity-${identityId}`);
     await page.click('#create-publishable-key');
@@ -189,8 +171,8 @@ describe('test keys and the Embed page in Chromium', () => {
     );
     expect(await page.getAttribute('#publishable-key-origins', 'aria-invalid')).toBe('true');
     expect(await page.isVisible('#publishable-key-form-error')).toBe(true);
-    expect(await read<unknown[]>('/v1/publishable-keys')).toHaveLength(1);
-    expect(visitor.errors.slice(logged).every((line) => line.includes('422'))).toBe(true);
+    expect(await suite.read<unknown[]>('/v1/publishable-keys')).toHaveLength(1);
+    expect(suite.visitor.errors.slice(logged).every((line) => line.includes('422'))).toBe(true);
 
     // Revoke, after the confirmation (Cancel first keeps it).
     await row.locator('[data-testid=revoke-publishable-key]').click();
@@ -203,8 +185,8 @@ describe('test keys and the Embed page in Chromium', () => {
     expect(await row.locator('td[data-label=Revoked]').textContent()).toStartWith('Revoked ');
     expect(await row.locator('[data-testid=revoke-publishable-key]').count()).toBe(0);
     expect(await snippet.count()).toBe(0);
-    const [revoked] = await read<PublishableKeyBody[]>('/v1/publishable-keys');
+    const [revoked] = await suite.read<PublishableKeyBody[]>('/v1/publishable-keys');
     expect(revoked!.revoked_at).not.toBeNull();
-    expect(visitor.errors.slice(0, logged).filter((e) => !/status of 401 \(Unauthorized\)/.test(e))).toEqual([]);
+    expect(suite.visitor.errors.slice(0, logged).filter((e) => !/status of 401 \(Unauthorized\)/.test(e))).toEqual([]);
   }, 60_000);
 });

@@ -2,42 +2,30 @@
 // mode but English needs a multilingual voice, checked by the API only when a session starts).
 // The create form defaults to what can talk and holds a choice that cannot before anything is
 // charged; Talk offers only what the identity's voice speaks; a 422 reads as a sentence.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
 import { form, identityForm } from '../support/forms.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { signUpInBrowser } from './support.ts';
+import { consoleInChromium } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
 
 describe('languages and voices in the console', () => {
-  let service: TestService;
-  let browser: TestBrowser;
-  let visitor: TestPage;
-  let apiKey = '';
+  // No LiveKit: a refused start is answered before any room exists.
+  const suite = consoleInChromium({
+    email: 'lena@example.com',
+    service: { env: { CONSOLE_STARTER_CREDITS: '1000' } },
+    viewport: { width: 1280, height: 800 },
+  });
   const api = (method: string, path: string, body?: BodyInit) =>
-    fetch(`${service.url}${path}`, { method, body, headers: { authorization: `Bearer ${apiKey}` } });
+    fetch(`${suite.service.url}${path}`, { method, body, headers: { authorization: `Bearer ${suite.apiKey}` } });
   const json = async <T>(method: string, path: string, body?: BodyInit) =>
     (await (await api(method, path, body)).json()) as T;
   const balance = async () => (await json<{ balance: number }>('GET', '/v1/credits')).balance;
   const languageOf = (page: Page) => page.$eval('#identity-language', (select) => (select as HTMLSelectElement).value);
 
-  beforeAll(async () => {
-    // No LiveKit: a refused start is answered before any room exists.
-    service = await startTestService('pglite', { env: { CONSOLE_STARTER_CREDITS: '1000' } });
-    browser = await launchBrowser();
-    visitor = await browser.newPage({ viewport: { width: 1280, height: 800 }, baseURL: service.url });
-    apiKey = await signUpInBrowser(visitor.page, 'lena@example.com');
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-  });
-
   test('the create form starts on English, follows the voice to Auto, and holds a language the voice cannot speak before any charge', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     const posted: string[] = [];
     page.on('request', (request) => {
       if (request.method() === 'POST' && new URL(request.url()).pathname === '/console/api/identities')
@@ -109,7 +97,7 @@ describe('languages and voices in the console', () => {
       '/v1/identities',
       await identityForm({ name: 'Default voice' }),
     );
-    const { page } = visitor;
+    const { page } = suite.visitor;
     await page.goto(`/console#/talk?identity=${created.identity_id}`);
     await page.waitForSelector('#talk-language-note', { state: 'visible' });
     const options = await page.$$eval('#talk-language option', (all) =>
@@ -135,7 +123,7 @@ describe('languages and voices in the console', () => {
   }, 30_000);
 
   test('a 422 on Start reads as a sentence that names what to change; no session starts', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     const [lena] = (await json<{ identity_id: string; name: string }[]>('GET', '/v1/identities')).filter(
       (identity) => identity.name === 'Lena',
     );

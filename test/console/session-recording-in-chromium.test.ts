@@ -8,55 +8,46 @@
 // store (docs/testing.md#engines: the database is not the point). Beside it, a session's outcome
 // (issue 44) on the same page. Sweeps every second, a 2 s
 // wait after the end (the service defaults to 10 s and 30 s).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { recordings } from '../../src/recordings/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { cut, fragmentedMp4, recordedSession, sendPart } from '../recordings/support.ts';
-import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
-import { oneEngine, startTestService, type TestService } from '../support/service.ts';
-import { removeScreenshots, screenshot, signUpInBrowser, usability } from './support.ts';
+import { oneEngine } from '../support/service.ts';
+import { consoleInChromium, screenshot, usability } from './support.ts';
 
 const SPOKEN = 'Could you show me the river walk on a map?';
 
 describe.each(oneEngine('pglite'))('a session recording on the Sessions page, on %s, in Chromium', (engine) => {
-  let service: TestService;
-  let browser: TestBrowser;
-  let visitor: TestPage;
+  const suite = consoleInChromium({
+    email: 'ada-recording@example.com',
+    engine,
+    service: { env: { RECORDING_SWEEP_INTERVAL_SECONDS: '1', RECORDING_FINISH_WAIT_SECONDS: '2' } },
+    viewport: { width: 1280, height: 900 },
+  });
   let accountId: string;
 
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      env: { RECORDING_SWEEP_INTERVAL_SECONDS: '1', RECORDING_FINISH_WAIT_SECONDS: '2' },
-    });
-    browser = await launchBrowser();
-    visitor = await browser.newPage({ viewport: { width: 1280, height: 900 }, baseURL: service.url });
-    await signUpInBrowser(visitor.page, 'ada-recording@example.com');
-    const me = (await visitor.page.evaluate(async () => (await fetch('/console/api/me')).json())) as {
+    const me = (await suite.visitor.page.evaluate(async () => (await fetch('/console/api/me')).json())) as {
       account: { account_id: string };
     };
     accountId = me.account.account_id;
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    removeScreenshots();
   });
 
   /** A running session recorded as the start's `record: true` makes it. */
   const recorded = async () => {
-    const session = await recordedSession(service, accountId);
-    await service.services.database.db.update(sessions).set({ record: true }).where(eq(sessions.id, session.id));
+    const session = await recordedSession(suite.service, accountId);
+    await suite.service.services.database.db.update(sessions).set({ record: true }).where(eq(sessions.id, session.id));
     return session;
   };
   const report = (id: string, token: string, body: unknown) =>
-    fetch(`${service.url}/internal/sessions/${id}/reports`, {
+    fetch(`${suite.service.url}/internal/sessions/${id}/reports`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
   const openSession = async (id: string) => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     // The same URL again would change no hash and reload nothing: the list would be the old one.
     if (page.url().endsWith('#/sessions')) await page.reload();
     else await page.goto('/console#/sessions');
@@ -65,7 +56,7 @@ describe.each(oneEngine('pglite'))('a session recording on the Sessions page, on
   };
 
   test('the recording plays with its captions, downloads, and is deleted after a confirm', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     const mp4 = await fragmentedMp4(3);
     const session = await recorded();
     // The job's reports: the picture starts (the captions' zero), then a turn 0.5–2.5 s into it.
@@ -175,12 +166,12 @@ describe.each(oneEngine('pglite'))('a session recording on the Sessions page, on
     // It stays deleted when read afresh.
     await openSession(session.id);
     expect(await page.getAttribute('#recording-status', 'data-status')).toBe('deleted');
-    expect(visitor.errors).toEqual([]);
+    expect(suite.visitor.errors).toEqual([]);
   }, 60_000);
 
   test("a file in the account's bucket shows its key; a failed one its reason; an unrecorded session no block", async () => {
-    const { page } = visitor;
-    const db = service.services.database.db;
+    const { page } = suite.visitor;
+    const db = suite.service.services.database.db;
     const inBucket = await recorded();
     await inBucket.end();
     const key = `exports/likeness/${inBucket.id}/recording.mp4`;
@@ -206,16 +197,16 @@ describe.each(oneEngine('pglite'))('a session recording on the Sessions page, on
     await page.waitForSelector('#recording-status[data-status=failed]', { timeout: 20_000 });
     expect(await page.textContent('#session-recording .recording-status')).toContain('no media was received');
 
-    const plain = await recordedSession(service, accountId, { recorded: false });
+    const plain = await recordedSession(suite.service, accountId, { recorded: false });
     await page.reload();
     await page.click(`#sessions-table tr[data-session-id="${plain.id}"] [data-testid=view-transcript]`);
     await page.waitForSelector('#session-transcript-turns, #session-transcript p.muted:has-text("Nothing was said")');
     expect(await page.locator('#session-recording').count()).toBe(0);
-    expect(visitor.errors).toEqual([]);
+    expect(suite.visitor.errors).toEqual([]);
   }, 60_000);
 
   test('a session’s outcome shows field by field in its schema’s order; one being written or failed says so', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     const schema = {
       type: 'object',
       properties: {
@@ -224,9 +215,9 @@ describe.each(oneEngine('pglite'))('a session recording on the Sessions page, on
         email: { type: 'string', description: 'Their email' },
       },
     };
-    const { db } = service.services.database;
+    const { db } = suite.service.services.database;
     const set = async (values: Partial<typeof sessions.$inferInsert>) => {
-      const session = await recordedSession(service, accountId, { recorded: false });
+      const session = await recordedSession(suite.service, accountId, { recorded: false });
       await db
         .update(sessions)
         .set({ outcomeSchema: schema, ...values })
@@ -242,6 +233,6 @@ describe.each(oneEngine('pglite'))('a session recording on the Sessions page, on
     expect(await page.textContent('#session-outcome')).toContain('Being written');
     await set({ outcomeStatus: 'failed', outcomeDetail: 'the language model did not answer within 30 s' });
     expect(await page.textContent('#session-outcome')).toContain('None: the language model did not answer within 30 s');
-    expect(visitor.errors).toEqual([]);
+    expect(suite.visitor.errors).toEqual([]);
   }, 60_000);
 });

@@ -1,11 +1,14 @@
 // What the console suites share: a console visitor at the HTTP level (keeps the sign-in cookie
 // and the CSRF token the way the browser page does, so the console API can be tested without a
-// browser), and for the Chromium suites, screenshots and a page's usability check.
+// browser), and for the Chromium suites, their start (a page signed up to the console),
+// screenshots and a page's usability check.
+import { afterAll, beforeAll, expect } from 'bun:test';
 import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import type { TestService } from '../support/service.ts';
+import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
+import { type Engine, startTestService, type TestService, type TestServiceOptions } from '../support/service.ts';
 
 export interface ConsoleAccountBody {
   account: { account_id: string; email: string; balance: number };
@@ -111,4 +114,52 @@ export async function signUpInBrowser(page: Page, email: string): Promise<string
   const apiKey = (await (await page.waitForSelector('#api-key-once')).textContent())!.trim();
   await page.click('#continue');
   return apiKey;
+}
+
+export interface ConsoleInChromium {
+  readonly service: TestService;
+  /** The page signed up to the console, at `viewport`. */
+  readonly visitor: TestPage;
+  /** The API key the console showed once at sign-up. */
+  readonly apiKey: string;
+  /** A GET on the public API with `key` (the signed-up account's unless given), expected to answer 200. */
+  read<T>(path: string, key?: string): Promise<T>;
+}
+
+/**
+ * A console suite's start in Chromium: its beforeAll starts the service, opens a page in the
+ * shared Chromium and signs `email` up there; its afterAll closes them and removes the temporary
+ * screenshots. The fields are set once the beforeAll has run.
+ */
+export function consoleInChromium({
+  email,
+  engine = 'pglite',
+  service: serviceOptions = {},
+  viewport = { width: 390, height: 844 },
+}: {
+  email: string;
+  engine?: Engine;
+  service?: TestServiceOptions;
+  viewport?: { width: number; height: number };
+}): ConsoleInChromium {
+  let browser: TestBrowser | undefined;
+  const suite = {
+    async read<T>(path: string, key = suite.apiKey): Promise<T> {
+      const response = await fetch(`${suite.service.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(response.status).toBe(200);
+      return (await response.json()) as T;
+    },
+  } as ConsoleInChromium & { service: TestService; visitor: TestPage; apiKey: string };
+  beforeAll(async () => {
+    suite.service = await startTestService(engine, serviceOptions);
+    browser = await launchBrowser();
+    suite.visitor = await browser.newPage({ viewport, baseURL: suite.service.url });
+    suite.apiKey = await signUpInBrowser(suite.visitor.page, email);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await suite.service?.stop();
+    removeScreenshots();
+  });
+  return suite;
 }

@@ -3,11 +3,9 @@
 // field, upload a text document and watch it become ready, give an identity both (in its create
 // form and its editor) and read them back through the API; a deleted tool or document drops out
 // of the identity. `UPDATE_SCREENSHOTS=1` writes docs/console/tools.png and knowledge.png.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { removeScreenshots, screenshot, signUpInBrowser, usability } from './support.ts';
+import { consoleInChromium, screenshot, usability } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
 const OPENING_HOURS = [
@@ -40,38 +38,19 @@ interface IdentityBody {
 }
 
 describe('the Tools and Knowledge pages in Chromium', () => {
-  let service: TestService;
-  let browser: TestBrowser;
-  let visitor: TestPage;
-  let apiKey = '';
-  const read = async <T>(path: string): Promise<T> => {
-    const response = await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
-    expect(response.status).toBe(200);
-    return (await response.json()) as T;
-  };
+  // The webhook tool's receiver is on loopback; an identity costs credits.
+  const suite = consoleInChromium({
+    email: 'tess@example.com',
+    service: { env: { WEBHOOKS_ALLOW_PRIVATE: 'true', CONSOLE_STARTER_CREDITS: '1000' } },
+  });
   /** Filled in by the tests as they go: each builds on the one before. */
   let webhookTool: ToolBody;
   let clientTool: ToolBody;
   let uploaded: DocumentBody;
   let identityId = '';
 
-  beforeAll(async () => {
-    // The webhook tool's receiver is on loopback; an identity costs credits.
-    service = await startTestService('pglite', {
-      env: { WEBHOOKS_ALLOW_PRIVATE: 'true', CONSOLE_STARTER_CREDITS: '1000' },
-    });
-    browser = await launchBrowser();
-    visitor = await browser.newPage({ viewport: { width: 390, height: 844 }, baseURL: service.url });
-    apiKey = await signUpInBrowser(visitor.page, 'tess@example.com');
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    removeScreenshots();
-  });
-
   test('tools: a webhook tool (its secret shown once), a client tool, and a refused schema shown at its field', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     await page.goto('/console#/tools');
     await page.waitForSelector('#tool-form');
     // The list says "Loading…" until the account's tools come back.
@@ -101,7 +80,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     expect(await page.$('#tool-secret-once')).toBeNull(); // only webhook tools have a secret
     expect(await page.locator('#tools-table tr[data-tool-id]').count()).toBe(2);
 
-    const tools = await read<ToolBody[]>('/v1/tools');
+    const tools = await suite.read<ToolBody[]>('/v1/tools');
     webhookTool = tools.find((t) => t.type === 'webhook')!;
     clientTool = tools.find((t) => t.type === 'client')!;
     expect(webhookTool).toMatchObject({
@@ -127,7 +106,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     expect(posts).toEqual([]);
     // A schema the service refuses (a type JSON Schema has not): its 422 is shown at the field,
     // saying where in the schema (Chromium logs the 422: the one console error this page may have).
-    const logged = visitor.errors.length;
+    const logged = suite.visitor.errors.length;
     await page.fill('#tool-parameters', '{"type": "object", "properties": {"day": {"type": "date"}}}');
     await page.click('#add-tool');
     await page.waitForFunction(() =>
@@ -137,12 +116,12 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     expect(await page.isVisible('#tool-form-error')).toBe(true);
     expect(posts).toEqual(['/console/api/tools']);
     expect(await page.locator('#tools-table tr[data-tool-id]').count()).toBe(2);
-    expect(visitor.errors.slice(0, logged).filter((e) => !/status of 401 \(Unauthorized\)/.test(e))).toEqual([]);
-    expect(visitor.errors.slice(logged).every((line) => line.includes('422'))).toBe(true);
+    expect(suite.visitor.errors.slice(0, logged).filter((e) => !/status of 401 \(Unauthorized\)/.test(e))).toEqual([]);
+    expect(suite.visitor.errors.slice(logged).every((line) => line.includes('422'))).toBe(true);
   }, 60_000);
 
   test('knowledge: upload a text document and see it become ready, with its passages counted', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     await page.goto('/console#/knowledge');
     await page.waitForSelector('#document-form');
     await page.setInputFiles('#document-file', {
@@ -157,7 +136,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
       timeout: 90_000,
     });
     expect(await row.textContent()).toContain('Opening hours');
-    const documents = await read<DocumentBody[]>('/v1/documents');
+    const documents = await suite.read<DocumentBody[]>('/v1/documents');
     expect(documents).toHaveLength(1);
     uploaded = documents[0]!;
     expect(uploaded).toMatchObject({ name: 'Opening hours', status: 'ready' });
@@ -178,7 +157,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
   }, 120_000);
 
   test('an identity gets tools and documents in its create form and its editor; a deleted tool or document drops out of it', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     await page.goto('/console#/identities');
     await page.waitForSelector('#identity-form');
     // A failed document answers nothing: it is not offered.
@@ -192,7 +171,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     await page.click('#create-identity');
     const card = await page.waitForSelector('li[data-testid=identity-card][data-status=ready]', { timeout: 30_000 });
     identityId = (await card.getAttribute('data-identity-id'))!;
-    expect(await read<IdentityBody>(`/v1/identities/${identityId}`)).toMatchObject({
+    expect(await suite.read<IdentityBody>(`/v1/identities/${identityId}`)).toMatchObject({
       tool_ids: [webhookTool.tool_id],
       document_ids: [uploaded.document_id],
     });
@@ -209,7 +188,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     expect(await page.textContent(`li[data-identity-id="${identityId}"] [data-testid=identity-attachments]`)).toBe(
       '2 tools · 1 document',
     );
-    expect((await read<IdentityBody>(`/v1/identities/${identityId}`)).tool_ids.sort()).toEqual(
+    expect((await suite.read<IdentityBody>(`/v1/identities/${identityId}`)).tool_ids.sort()).toEqual(
       [webhookTool.tool_id, clientTool.tool_id].sort(),
     );
 
@@ -220,7 +199,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     await page.click('#confirm-accept');
     await row.waitFor({ state: 'detached' });
     expect(await page.locator('#tools-table tr[data-tool-id]').count()).toBe(1);
-    expect((await read<IdentityBody>(`/v1/identities/${identityId}`)).tool_ids).toEqual([clientTool.tool_id]);
+    expect((await suite.read<IdentityBody>(`/v1/identities/${identityId}`)).tool_ids).toEqual([clientTool.tool_id]);
 
     // So does deleting the document; Cancel in the confirmation keeps it.
     await page.goto('/console#/knowledge');
@@ -232,7 +211,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     await page.click('#confirm-accept');
     await documentRow.waitFor({ state: 'detached' });
     expect(await page.locator('#documents-table tr[data-document-id]').count()).toBe(1);
-    expect((await read<IdentityBody>(`/v1/identities/${identityId}`)).document_ids).toEqual([]);
+    expect((await suite.read<IdentityBody>(`/v1/identities/${identityId}`)).document_ids).toEqual([]);
 
     // The editor now offers what is left.
     await page.goto('/console#/identities');
@@ -241,6 +220,6 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     expect(await page.$(`#edit-identity-tool-${webhookTool.tool_id}`)).toBeNull();
     expect(await page.isChecked(`#edit-identity-tool-${clientTool.tool_id}`)).toBe(true);
     expect(await page.textContent('#edit-identity-documents')).toContain('No documents ready yet');
-    expect(visitor.errors.filter((e) => !/status of (401|422)/.test(e))).toEqual([]);
+    expect(suite.visitor.errors.filter((e) => !/status of (401|422)/.test(e))).toEqual([]);
   }, 90_000);
 });

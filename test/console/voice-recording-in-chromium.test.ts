@@ -2,12 +2,12 @@
 // console in real headless Chromium: the page decodes it and uploads WAV, so the identity gets
 // the voice; the API itself keeps the specification's allowed types and answers such a file 415
 // (docs/decisions.md). The recordings are made with ffmpeg from espeak-ng speech.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../support/browser.ts';
+import { speechWav } from '../support/browser.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
-import { startTestService, type TestService, waitForStatus } from '../support/service.ts';
-import { signUpInBrowser } from './support.ts';
+import { waitForStatus } from '../support/service.ts';
+import { consoleInChromium } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
 
@@ -22,15 +22,11 @@ async function recording(wav: string, container: 'webm' | 'ogg'): Promise<string
 }
 
 describe('a voice recorded in a browser, through the console', () => {
-  let service: TestService;
-  let browser: TestBrowser;
-  let visitor: TestPage;
-  let apiKey = '';
+  const suite = consoleInChromium({ email: 'rosa@example.com' });
   let webm = '';
   let ogg = '';
 
   beforeAll(async () => {
-    service = await startTestService('pglite');
     const wav = await speechWav(
       'Hello, this is my voice. I am recording a short sample for my avatar, so that it can speak like me.',
       { pauseSeconds: 0.5 },
@@ -42,17 +38,10 @@ describe('a voice recorded in a browser, through the console', () => {
       }),
       'ogg',
     );
-    browser = await launchBrowser();
-    visitor = await browser.newPage({ viewport: { width: 390, height: 844 }, baseURL: service.url });
-    apiKey = await signUpInBrowser(visitor.page, 'rosa@example.com');
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-  });
 
   const api = (path: string, init: RequestInit = {}) =>
-    fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${apiKey}` } });
+    fetch(`${suite.service.url}${path}`, { ...init, headers: { authorization: `Bearer ${suite.apiKey}` } });
 
   test('the API refuses WebM/Opus with 415, as the specification allows only WAV, MP3 and MP4 audio', async () => {
     const answer = await api('/v1/identities', {
@@ -65,7 +54,7 @@ describe('a voice recorded in a browser, through the console', () => {
   });
 
   test('create with a WebM recording, then retrain with an Ogg one: the page uploads WAV and the identity has the voice', async () => {
-    const { page } = visitor;
+    const { page } = suite.visitor;
     await page.goto('/console#/identities');
     await page.fill('#identity-name', 'Rosa');
     await page.fill('#identity-prompt', 'You are Rosa, a baker.');
@@ -87,7 +76,7 @@ describe('a voice recorded in a browser, through the console', () => {
     await page.setInputFiles('#edit-identity-audio', ogg);
     await page.click('#save-identity');
     await waitForStatus(
-      { accountId: '', apiKey, call: (method, path) => api(path, { method }) },
+      { accountId: '', apiKey: suite.apiKey, call: (method, path) => api(path, { method }) },
       created.identity_id,
       'ready',
     );

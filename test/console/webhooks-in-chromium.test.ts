@@ -2,34 +2,21 @@
 // secret shown once), send a test event to a receiver on loopback that verifies it with the
 // secret the page showed, see the delivery, set the low-balance threshold; a refused URL shows
 // its reason. `UPDATE_SCREENSHOTS=1` writes docs/console/webhooks.png.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { describe, expect, test } from 'bun:test';
 import { WebhookReceiver } from '../support/webhooks.ts';
-import { removeScreenshots, screenshot, signUpInBrowser, usability } from './support.ts';
+import { consoleInChromium, screenshot, usability } from './support.ts';
 
 describe('the Webhooks page in Chromium', () => {
-  let service: TestService;
-  let browser: TestBrowser;
-  let visitor: TestPage;
-
-  beforeAll(async () => {
-    // The receiver is on loopback.
-    service = await startTestService('pglite', { env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' } });
-    browser = await launchBrowser();
-    visitor = await browser.newPage({ viewport: { width: 390, height: 844 }, baseURL: service.url });
-    await signUpInBrowser(visitor.page, 'grace@example.com');
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    removeScreenshots();
+  // The receiver is on loopback.
+  const suite = consoleInChromium({
+    email: 'grace@example.com',
+    service: { env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' } },
   });
 
   test('webhooks: add an endpoint (its secret shown once), send a test event and see it delivered; set the low-balance threshold', async () => {
     const receiver = new WebhookReceiver();
     try {
-      const { page } = visitor;
+      const { page } = suite.visitor;
       await page.goto('/console#/webhooks');
       await page.waitForSelector('#webhook-form');
       await page.fill('#webhook-url', receiver.url('/console-hook'));
@@ -63,13 +50,15 @@ describe('the Webhooks page in Chromium', () => {
       await screenshot(page, 'webhooks');
       // A URL the service refuses shows its reason at the form (Chromium logs the 422 it was
       // answered with: the one console error this page may have).
-      const logged = visitor.errors.length;
+      const logged = suite.visitor.errors.length;
       await page.fill('#webhook-url', 'ftp://example.com/hook');
       await page.click('#add-webhook');
       await page.waitForSelector('#webhook-form-error:not([hidden])');
       expect(await page.textContent('#webhook-form-error')).toContain('http');
-      expect(visitor.errors.slice(0, logged).filter((e) => !/status of 401 \(Unauthorized\)/.test(e))).toEqual([]);
-      expect(visitor.errors.slice(logged).every((line) => line.includes('422'))).toBe(true);
+      expect(suite.visitor.errors.slice(0, logged).filter((e) => !/status of 401 \(Unauthorized\)/.test(e))).toEqual(
+        [],
+      );
+      expect(suite.visitor.errors.slice(logged).every((line) => line.includes('422'))).toBe(true);
     } finally {
       receiver.stop();
     }

@@ -27,9 +27,11 @@ import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
 import { sessionMetricsOnce } from '../support/session-metrics.ts';
+import { postSessionStart } from '../support/session-start.ts';
+import { microphoneAndEars } from '../support/talking-visitor.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
-import { Listener, Microphone, speech } from '../support/voice.ts';
+import { type Listener, type Microphone, speech } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
 const PROMPT = 'You are Ada, a tour guide in Paris. Marker: 7f3a.';
@@ -95,22 +97,13 @@ interface Talk {
 }
 
 async function talk(body: Record<string, unknown>): Promise<Talk> {
-  const response = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json' },
-  });
+  const response = await postSessionStart(account, body);
   // The refusal's detail with its status (run 90 saw a 503: an agent busy, or none heard of).
   if (response.status !== 200) expect({ status: response.status, body: await response.text() }).toBeNull();
   const session = (await response.json()) as StartedSession;
   const joinedAt = performance.now();
   const visitor = await joinAsVisitor(session, { audioOnly: true });
-  const microphone = await Microphone.publish(visitor.room);
-  const audio = await eventually(
-    () => visitor.tracks.find((track) => track.kind === TrackKind.KIND_AUDIO),
-    20_000,
-    "the agent's audio track",
-  );
-  const ears = new Listener(audio);
+  const { microphone, ears } = await microphoneAndEars(visitor, 20_000, "the agent's audio track");
   return {
     session,
     visitor,
@@ -452,10 +445,7 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
 
   test('the greeting waits until the visitor can hear it', async () => {
     const identity = await createIdentity({ language: 'en' });
-    const response = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const response = await postSessionStart(account, { identity_id: identity.identity_id });
     const session = (await response.json()) as StartedSession;
     const since = epochNow();
     // A client that subscribes late (by hand, nothing automatic): nothing may be said to it before.

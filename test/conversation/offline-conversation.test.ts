@@ -5,15 +5,16 @@
 // spoken goodbye ends the session when the identity has an end_session tool (the small model
 // never called it: agent/conversation/farewells.ts tells a farewell by a rule).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { TrackKind } from '@livekit/rtc-node';
 import { GOODBYES } from '../../agent/conversation/tools.ts';
 import { CHAT_TOPIC } from '../../src/contract/index.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
 import { sessionMetricsOnce } from '../support/session-metrics.ts';
+import { postSessionStart } from '../support/session-start.ts';
+import { microphoneAndEars } from '../support/talking-visitor.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
-import { Listener, Microphone, speech } from '../support/voice.ts';
+import { type Microphone, speech } from '../support/voice.ts';
 
 // No proper noun: through Opus on a loaded machine tiny.en hears "Paris" as "pairs" or "pair us".
 const QUESTION = 'What time does the museum open today?';
@@ -41,21 +42,11 @@ describe('the voice agent on the offline models', () => {
           }),
         });
         const identity = (await created.json()) as IdentityBody;
-        const started = await account.call('POST', '/v1/sessions/start', {
-          body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
-          headers: { 'content-type': 'application/json' },
-        });
+        const started = await postSessionStart(account, { identity_id: identity.identity_id, visual_awareness: false });
         const session = (await started.json()) as StartedSession;
         const joinedAt = performance.now();
         const visitor = await joinAsVisitor(session);
-        const microphone = await Microphone.publish(visitor.room);
-        const ears = new Listener(
-          await eventually(
-            () => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO),
-            60_000,
-            "the avatar's audio",
-          ),
-        );
+        const { microphone, ears } = await microphoneAndEars(visitor, 60_000, "the avatar's audio");
         try {
           const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the offline greeting');
           await eventually(() => ears.silenceAfter(greeting, 600), 60_000, 'the end of the greeting');
@@ -141,18 +132,16 @@ describe('the voice agent on the offline models', () => {
         body: await identityForm({ language, prompt, voice_id: language === 'en' ? undefined : 'adam' }),
       })
     ).json()) as IdentityBody;
-    const started = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, tool_ids: [tool_id] }),
-      headers: { 'content-type': 'application/json' },
+    const started = await postSessionStart(account, {
+      identity_id: identity.identity_id,
+      avatar_enabled: false,
+      tool_ids: [tool_id],
     });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;
     const joinedAt = performance.now();
     const visitor = await joinAsVisitor(session, { audioOnly: true });
-    const microphone = await Microphone.publish(visitor.room);
-    const ears = new Listener(
-      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 60_000, "the agent's audio"),
-    );
+    const { microphone, ears } = await microphoneAndEars(visitor, 60_000);
     try {
       const greeting = await eventually(() => ears.soundAfter(joinedAt), 60_000, 'the offline greeting');
       await eventually(() => ears.silenceAfter(greeting, 600), 60_000, 'the end of the greeting');

@@ -3,9 +3,9 @@
 // An agent-only process with an environment without keys, as in offline-conversation.test.ts;
 // the visitor types (Whisper is not the point here).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { type TranscriptTurn, transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
@@ -33,15 +33,13 @@ async function summaryOf(
   prompt: string,
   question: string,
 ): Promise<{ summary: string; turns: TranscriptTurn[] }> {
-  const identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({ name: 'Ada', language, prompt, voice_id: language === 'en' ? undefined : 'adam' }),
-    })
-  ).json()) as IdentityBody;
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false }),
-    headers: { 'content-type': 'application/json' },
+  const identity = await createIdentity(account, {
+    name: 'Ada',
+    language,
+    prompt,
+    voice_id: language === 'en' ? undefined : 'adam',
   });
+  const started = await postSessionStart(account, { identity_id: identity.identity_id, avatar_enabled: false });
   expect(started.status).toBe(200);
   const session = (await started.json()) as StartedSession;
   const visitor = await joinAsVisitor(session, { audioOnly: true });

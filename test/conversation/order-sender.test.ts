@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Room } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { AGENT_STATE_ATTRIBUTE, ORDER_TOPIC } from '../../src/contract/index.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity } from '../support/session-start.ts';
 import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
@@ -31,11 +32,7 @@ describe.each(ENGINES)('order packets from unknown senders (%s)', (engine) => {
     spoken = fakes.spokenFromNow();
     // The visitor may leave and come back: the session waits for them.
     ({ service, account } = await startVisitorService({ SESSION_REJOIN_SECONDS: '60' }, { credits: 100_000, engine }));
-    identity = (await (
-      await account.call('POST', '/v1/identities', {
-        body: await identityForm({ language: 'en', prompt: `You are Ada. ${marker}` }),
-      })
-    ).json()) as IdentityBody;
+    identity = await createIdentity(account, { language: 'en', prompt: `You are Ada. ${marker}` });
     fakes.openai.respond(() => 'Happy to help.');
   }, 120_000);
   afterAll(() => service.stop());

@@ -6,15 +6,19 @@
 // session ends `idle`, with the notice first and billed up to then; a visitor who answers is
 // not ended; 0 never asks. The offline model's side is session-orders-offline.test.ts (with the orders).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Static } from '@sinclair/typebox';
 import { IDLE_QUESTIONS } from '../../agent/conversation/idle.ts';
 import { CONTEXT_HEADING } from '../../agent/conversation/instructions.ts';
 import { NOTICE_TOPIC } from '../../src/contract/index.ts';
+import type { SessionResponse } from '../../src/sessions/contract.ts';
 import * as fx from '../fixtures/index.ts';
-import { file, type IdentityBody, identityForm } from '../support/forms.ts';
+import { file, type IdentityBody, type identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { typeUntilTaken } from '../support/typed-turns.ts';
-import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { eventually, joinAsVisitor, type StartedSession, sessionEnded, type Visitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 
 const fakes = sharedProviderFakes();
 const PER_MINUTE = 10;
@@ -26,50 +30,32 @@ interface Turn {
   text: string;
   language: string | null;
 }
-interface SessionBody {
-  status: string;
-  end_reason: string | null;
-  billed_minutes: number;
-  credits_charged: number;
-  visitor_seconds: number;
-  ended_at: string | null;
-  context: string | null;
-  greeting: string | null;
-  idle_timeout_seconds: number;
-}
+/** As GET /v1/sessions/{id} answers (its schema's type). */
+type SessionBody = Static<typeof SessionResponse>;
 
 describe('a session directed from its start', () => {
   let service: TestService;
   let account: TestAccount;
 
   beforeAll(async () => {
-    service = await startTestService('pglite', {
-      livekit: 'local',
-      agent: true,
-      env: {
-        ...fakes.env,
+    ({ service, account } = await startVisitorService(
+      {
         // One job for each of the four sessions that run at once below.
         AGENT_MAX_JOBS: '4',
-        CREDITS_ONBOARDING: '0',
         CREDITS_PER_AVATAR_MINUTE: String(PER_MINUTE),
         BILLING_INTERVAL_SECONDS: String(INTERVAL_SECONDS),
       },
-    });
-    account = await service.account({ credits: 100_000 });
+      { credits: 100_000 },
+    ));
   });
   afterAll(() => service.stop());
 
   const identity = async (fields: Parameters<typeof identityForm>[0] = {}) =>
-    (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en', ...fields }) })
-    ).json()) as IdentityBody;
+    await createIdentity(account, { language: 'en', ...fields });
   /** Started; a 503 (every slot taken while an earlier session's job still closes) is tried again after its Retry-After. */
   const start = async (body: Record<string, unknown>) => {
     for (let attempt = 1; ; attempt++) {
-      const response = await account.call('POST', '/v1/sessions/start', {
-        body: JSON.stringify(body),
-        headers: { 'content-type': 'application/json' },
-      });
+      const response = await postSessionStart(account, body);
       if (response.status === 503 && attempt < 10) {
         await Bun.sleep(Number(response.headers.get('retry-after') ?? 1) * 1000);
         continue;
@@ -85,15 +71,7 @@ describe('a session directed from its start', () => {
   /** Typed chat, sent again (2 s apart, chat.ts's limit) until the conversation has taken it. */
   const type = (visitor: Visitor, text: string, reached: () => boolean | Promise<boolean>) =>
     typeUntilTaken(visitor.room.localParticipant!, text, reached, `"${text}" to reach the conversation`);
-  const ended = (id: string, timeoutMs: number) =>
-    eventually(
-      async () => {
-        const session = await read(id);
-        return session.status === 'ended' ? session : undefined;
-      },
-      timeoutMs,
-      'the session to end',
-    );
+  const ended = (id: string, timeoutMs: number) => sessionEnded<SessionBody>(account, id, timeoutMs);
 
   test("the context is in the model's prompt from the first reply, the identity unchanged; the greeting is said exactly", async () => {
     const marker = `Marker: direction-${crypto.randomUUID().slice(0, 8)}.`;

@@ -10,9 +10,10 @@
 // tested, not Whisper. The wire fakes' side is session-direction.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { Listener } from '../support/voice.ts';
@@ -46,11 +47,7 @@ let identity: IdentityBody;
 beforeAll(async () => {
   offline = await startOfflineAgentService('direction-and-orders-offline');
   ({ account } = offline);
-  identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({ language: 'en', prompt: 'You are Ada, a friendly shop assistant.' }),
-    })
-  ).json()) as IdentityBody;
+  identity = await createIdentity(account, { language: 'en', prompt: 'You are Ada, a friendly shop assistant.' });
 }, 120_000);
 
 // The last session's job may still write its summary: nothing here reads it.
@@ -61,9 +58,10 @@ describe('orders with the offline models', () => {
     'a context order informs the next reply, and say is spoken and marked api',
     () =>
       offline.explained(async () => {
-        const started = await account.call('POST', '/v1/sessions/start', {
-          body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, idle_timeout_seconds: 0 }),
-          headers: { 'content-type': 'application/json' },
+        const started = await postSessionStart(account, {
+          identity_id: identity.identity_id,
+          avatar_enabled: false,
+          idle_timeout_seconds: 0,
         });
         expect(started.status).toBe(200);
         const session = (await started.json()) as StartedSession;
@@ -148,14 +146,11 @@ describe('orders with the offline models', () => {
 describe("the start's context with the offline model", () => {
   /** Asks by typed chat (again, 2 s apart, until the conversation took it) and returns the turns. */
   async function askName(): Promise<Turn[]> {
-    const started = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({
-        identity_id: identity.identity_id,
-        avatar_enabled: false,
-        context: "The visitor's name is Zofia.",
-        idle_timeout_seconds: 0,
-      }),
-      headers: { 'content-type': 'application/json' },
+    const started = await postSessionStart(account, {
+      identity_id: identity.identity_id,
+      avatar_enabled: false,
+      context: "The visitor's name is Zofia.",
+      idle_timeout_seconds: 0,
     });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;

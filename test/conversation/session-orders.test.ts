@@ -9,10 +9,9 @@
 // the session has `client_control`, then taken with typed chat's limits and marked `client`.
 // The offline model's side is session-orders-offline.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type RemoteTrack, RpcError, TrackKind } from '@livekit/rtc-node';
+import { RpcError } from '@livekit/rtc-node';
 import { CHAT_MAX_CHARS } from '../../agent/conversation/chat.ts';
 import {
-  AGENT_STATE_ATTRIBUTE,
   CHAT_TOPIC,
   CONTEXT_MAX_CHARS,
   CONTEXT_METHOD,
@@ -22,12 +21,14 @@ import {
   ORDER_TOPIC,
   SAY_METHOD,
 } from '../../src/contract/index.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
+import { joinListening } from '../support/listening-visitor.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
-import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
+import { createIdentity } from '../support/session-start.ts';
+import { eventually, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
-import { Listener } from '../support/voice.ts';
+import type { Listener } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
 /** Long enough to still be speaking when the next order comes (about 6 s of fake speech). */
@@ -53,11 +54,7 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
     spoken = fakes.spokenFromNow();
     ({ service, account } = await startVisitorService({}, { credits: 100_000, engine }));
     other = await service.account({ credits: 1_000 });
-    identity = (await (
-      await account.call('POST', '/v1/identities', {
-        body: await identityForm({ language: 'en', prompt: `You are Ada. ${marker}` }),
-      })
-    ).json()) as IdentityBody;
+    identity = await createIdentity(account, { language: 'en', prompt: `You are Ada. ${marker}` });
     fakes.openai.respond(() => 'Happy to help.');
   }, 120_000);
   afterAll(() => service.stop());
@@ -84,24 +81,12 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
 
   /** The visitor in the room, hearing the avatar, once the conversation has started and the greeting is over. */
   async function visit(session: StartedSession): Promise<{ visitor: Visitor; ears: () => Listener }> {
-    let listener: Listener | undefined;
-    const visitor = await joinAsVisitor(session, {
-      audioOnly: true,
-      onTrack: (track: RemoteTrack) => {
-        if (track.kind === TrackKind.KIND_AUDIO) listener = new Listener(track);
-      },
-    });
-    const agent = await eventually(() => visitor.agent(), 30_000, 'the agent');
-    await eventually(
-      () => agent.attributes[AGENT_STATE_ATTRIBUTE] === 'listening' && listener,
-      30_000,
-      'the conversation to start',
-    );
+    const { visitor, ears } = await joinListening(session);
     await eventually(async () => (await turns(session.room_name)).some((t) => t.role === 'agent'), 30_000, 'greeting');
     // …and its last words have reached the visitor.
     const greeted = performance.now();
-    await eventually(() => listener!.silenceAfter(greeted, 300) !== undefined, 10_000, 'quiet after the greeting');
-    return { visitor, ears: () => listener! };
+    await eventually(() => ears().silenceAfter(greeted, 300) !== undefined, 10_000, 'quiet after the greeting');
+    return { visitor, ears };
   }
 
   test('the calls are the account’s, checked, refused before the agent is in the room and once the session ended', async () => {

@@ -6,16 +6,16 @@
 // answer and the document's passage, is spoken back: the visitor hears it and reads its caption.
 // A question the document does not answer gets no passage (the similarity floor holds).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { type TextStreamReader, TrackKind } from '@livekit/rtc-node';
-import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
+import { agentCaptions, microphoneAndEars } from '../support/talking-visitor.ts';
 import { toolReceiver } from '../support/tool-receiver.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
-import { Listener, Microphone, speech } from '../support/voice.ts';
+import { speech } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
 const MARKER = 'Marker: tools-by-voice-8c1e.';
@@ -75,11 +75,10 @@ beforeAll(async () => {
   toolId = tool.tool_id;
   receiver.secret = tool.secret;
 
-  identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({ language: 'en', prompt: `You are Ada, a receptionist at a dental clinic. ${MARKER}` }),
-    })
-  ).json()) as IdentityBody;
+  identity = await createIdentity(account, {
+    language: 'en',
+    prompt: `You are Ada, a receptionist at a dental clinic. ${MARKER}`,
+  });
   fakes.openai.respond((chat) => (chat.system.includes(MARKER) ? model(chat) : 'Hello!'));
 });
 afterAll(async () => {
@@ -121,34 +120,18 @@ interface Turn {
 
 /** A fresh session with the tool and the document, a visitor with a microphone, ears and captions; greeted. */
 async function converse() {
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({
-      identity_id: identity.identity_id,
-      avatar_enabled: false,
-      tool_ids: [toolId],
-      document_ids: [documentId],
-    }),
-    headers: { 'content-type': 'application/json' },
+  const started = await postSessionStart(account, {
+    identity_id: identity.identity_id,
+    avatar_enabled: false,
+    tool_ids: [toolId],
+    document_ids: [documentId],
   });
   expect(started.status).toBe(200);
   const session = (await started.json()) as StartedSession;
   const joinedAt = performance.now();
   const visitor = await joinAsVisitor(session, { audioOnly: true });
-  const segments = new Map<string, string>();
-  visitor.room.registerTextStreamHandler(TRANSCRIPTION_TOPIC, (reader: TextStreamReader, from) => {
-    if (from.identity !== visitor.agent()?.identity) return;
-    void (async () => {
-      for await (const text of reader)
-        segments.set(reader.info.streamId, (segments.get(reader.info.streamId) ?? '') + text);
-    })();
-  });
-  const microphone = await Microphone.publish(visitor.room);
-  const audio = await eventually(
-    () => visitor.tracks.find((track) => track.kind === TrackKind.KIND_AUDIO),
-    20_000,
-    "the agent's audio track",
-  );
-  const ears = new Listener(audio);
+  const captions = agentCaptions(visitor);
+  const { microphone, ears } = await microphoneAndEars(visitor, 20_000, "the agent's audio track");
   /** Waits for the agent to speak after `after` and fall silent again. */
   const heard = async (after: number, what: string) => {
     const from = await eventually(() => ears.soundAfter(after), 30_000, what);
@@ -158,7 +141,7 @@ async function converse() {
   await heard(joinedAt, 'the greeting');
   return {
     id: session.room_name,
-    captions: () => [...segments.values()],
+    captions,
     /** Speaks `text` (the Deepgram fake hears exactly it); resolves when the reply was heard to its end. */
     async ask(text: string) {
       // A question heard in two pieces (beside a hog, run 76: "… physiotherapy? Hello, how are

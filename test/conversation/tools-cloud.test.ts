@@ -7,12 +7,11 @@
 // handler, and one with no handler (the model is told); end_session ends the session
 // `agent_ended`; the transcript has the tool turns.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import type { TextStreamReader } from '@livekit/rtc-node';
-import { TRANSCRIPTION_TOPIC } from '../../src/contract/index.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
+import { agentCaptions } from '../support/talking-visitor.ts';
 import { toolReceiver } from '../support/tool-receiver.ts';
 import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
@@ -97,33 +96,17 @@ test('webhook, client and end_session tools in a typed conversation', async () =
   });
   const end = await createTool({ name: 'end_call', type: 'end_session', description: 'Ends the call.' });
 
-  const identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({ language: 'en', prompt: `You are Ada, a receptionist. ${MARKER}` }),
-    })
-  ).json()) as IdentityBody;
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({
-      identity_id: identity.identity_id,
-      avatar_enabled: false,
-      tool_ids: [appointment.tool_id, map.tool_id, camera.tool_id, end.tool_id],
-    }),
-    headers: { 'content-type': 'application/json' },
+  const identity = await createIdentity(account, { language: 'en', prompt: `You are Ada, a receptionist. ${MARKER}` });
+  const started = await postSessionStart(account, {
+    identity_id: identity.identity_id,
+    avatar_enabled: false,
+    tool_ids: [appointment.tool_id, map.tool_id, camera.tool_id, end.tool_id],
   });
   expect(started.status).toBe(200);
   const session = (await started.json()) as StartedSession & { session_id?: string };
   const sessionId = session.room_name;
   const visitor = await joinAsVisitor(session, { audioOnly: true });
-  /** The agent's caption segments as they arrive (chunk by chunk, in time with its voice). */
-  const segments = new Map<string, string>();
-  visitor.room.registerTextStreamHandler(TRANSCRIPTION_TOPIC, (reader: TextStreamReader, from) => {
-    if (from.identity !== visitor.agent()?.identity) return;
-    void (async () => {
-      for await (const text of reader)
-        segments.set(reader.info.streamId, (segments.get(reader.info.streamId) ?? '') + text);
-    })();
-  });
-  const captions = () => [...segments.values()];
+  const captions = agentCaptions(visitor);
   const mapCalls: string[] = [];
   visitor.room.localParticipant!.registerRpcMethod('show_map', async (data) => {
     mapCalls.push(data.payload);

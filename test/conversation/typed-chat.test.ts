@@ -7,9 +7,9 @@ import { Room } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { CHAT_MAX_CHARS, CHAT_TOPIC } from '../../agent/conversation/chat.ts';
 import { AGENT_STATE_ATTRIBUTE } from '../../src/contract/index.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { typeUntilTaken } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
@@ -29,15 +29,8 @@ const userTexts = () =>
 
 test('typed chat is answered, cut to 2,000 characters, at most every 2 s, and only from the visitor', async () => {
   fakes.openai.respond(() => 'Paris, of course.');
-  const identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({ language: 'en', prompt: `You are Ada. ${MARKER}` }),
-    })
-  ).json()) as IdentityBody;
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false }),
-    headers: { 'content-type': 'application/json' },
-  });
+  const identity = await createIdentity(account, { language: 'en', prompt: `You are Ada. ${MARKER}` });
+  const started = await postSessionStart(account, { identity_id: identity.identity_id, avatar_enabled: false });
   const session = (await started.json()) as StartedSession;
   const visitor = await joinAsVisitor(session);
   // A second participant in the room (a leaked token of another identity) types too.
@@ -88,14 +81,11 @@ test('typed chat is answered, cut to 2,000 characters, at most every 2 s, and on
 
 test('a visitor who types before the greeting is answered, and not greeted after the answer', async () => {
   fakes.openai.respond(() => 'We open at nine.');
-  const identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({ language: 'en', prompt: `You are Ada. ${MARKER}` }),
-    })
-  ).json()) as IdentityBody;
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, idle_timeout_seconds: 0 }),
-    headers: { 'content-type': 'application/json' },
+  const identity = await createIdentity(account, { language: 'en', prompt: `You are Ada. ${MARKER}` });
+  const started = await postSessionStart(account, {
+    identity_id: identity.identity_id,
+    avatar_enabled: false,
+    idle_timeout_seconds: 0,
   });
   const session = (await started.json()) as StartedSession;
   // A visitor whose page has not subscribed to the agent's voice yet: the greeting waits up to 3 s for it.

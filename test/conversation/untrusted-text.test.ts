@@ -23,9 +23,10 @@ import {
   ORDER_RPC_ERRORS,
 } from '../../src/contract/index.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { toolReceiver } from '../support/tool-receiver.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
@@ -114,11 +115,7 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
     });
     expect(tool.status).toBe(201);
     toolId = ((await tool.json()) as { tool_id: string }).tool_id;
-    identity = (await (
-      await account.call('POST', '/v1/identities', {
-        body: await identityForm({ language: 'en', prompt: `You are Ada, a shop assistant. ${marker}` }),
-      })
-    ).json()) as IdentityBody;
+    identity = await createIdentity(account, { language: 'en', prompt: `You are Ada, a shop assistant. ${marker}` });
     await ready;
     fakes.openai.respond((chat) => (chat.system.includes('Marker: untrusted-') ? model(chat) : 'Hello!'));
   }, 120_000);
@@ -134,15 +131,12 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
 
   /** A session with client_control, the visitor in its room once the greeting was said. */
   async function visit(extra: Record<string, unknown>): Promise<{ id: string; visitor: Visitor }> {
-    const started = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({
-        identity_id: identity.identity_id,
-        avatar_enabled: false,
-        idle_timeout_seconds: 0,
-        client_control: true,
-        ...extra,
-      }),
-      headers: { 'content-type': 'application/json' },
+    const started = await postSessionStart(account, {
+      identity_id: identity.identity_id,
+      avatar_enabled: false,
+      idle_timeout_seconds: 0,
+      client_control: true,
+      ...extra,
     });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;

@@ -10,9 +10,9 @@ import { AgentSession as pb } from '@livekit/protocol';
 import { RpcError } from '@livekit/rtc-node';
 import { SESSIONS_HERE_DIR } from '../../agent/sessions-here.ts';
 import { AGENT_STATE_ATTRIBUTE, CHAT_TOPIC } from '../../src/contract/index.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
 
@@ -139,15 +139,8 @@ function sessionRequest(request: pb.SessionRequest['request']): Uint8Array {
 
 test('the visitor reaches the agent only through the microphone, the camera and typed chat', async () => {
   fakes.openai.respond(() => 'Hello there.');
-  const identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({ language: 'en', prompt: SECRET_PROMPT }),
-    })
-  ).json()) as IdentityBody;
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false }),
-    headers: { 'content-type': 'application/json' },
-  });
+  const identity = await createIdentity(account, { language: 'en', prompt: SECRET_PROMPT });
+  const started = await postSessionStart(account, { identity_id: identity.identity_id, avatar_enabled: false });
   const session = (await started.json()) as StartedSession;
   const visitor = await joinAsVisitor(session);
   // Whatever the agent sends back on the framework's session topic.

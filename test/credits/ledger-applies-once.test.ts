@@ -1,26 +1,23 @@
 // The credit ledger: each charge applied once per reference, never below zero, even under concurrency.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { BalanceLimitExceeded, InsufficientCredits, MAX_BALANCE } from '../../src/credits/ledger.ts';
-import { ENGINES, startTestService, type TestService } from '../support/service.ts';
+import { ENGINES } from '../support/service.ts';
+import { suiteService } from '../support/suite-service.ts';
 
 describe.each(ENGINES)('credit ledger on %s', (engine) => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService(engine);
-  });
-  afterAll(() => service.stop());
+  const suite = suiteService(engine);
 
   test('a grant is idempotent per reference', async () => {
-    const { accountId } = await service.account({ credits: 0 });
-    const ledger = service.services.ledger;
+    const { accountId } = await suite.service.account({ credits: 0 });
+    const ledger = suite.service.services.ledger;
     expect(await ledger.grant(accountId, 30, 'promo:1')).toBe(30);
     expect(await ledger.grant(accountId, 30, 'promo:1')).toBe(30);
     expect(await ledger.balance(accountId)).toBe(30);
   });
 
   test("a grant past the balance column's range is refused whole: no ledger row, the balance unchanged", async () => {
-    const { accountId } = await service.account({ credits: 100 });
-    const ledger = service.services.ledger;
+    const { accountId } = await suite.service.account({ credits: 100 });
+    const ledger = suite.service.services.ledger;
     await expect(ledger.grant(accountId, MAX_BALANCE)).rejects.toBeInstanceOf(BalanceLimitExceeded);
     await expect(ledger.grant(accountId, MAX_BALANCE + 1)).rejects.toBeInstanceOf(BalanceLimitExceeded);
     expect(await ledger.balance(accountId)).toBe(100);
@@ -30,8 +27,8 @@ describe.each(ENGINES)('credit ledger on %s', (engine) => {
   });
 
   test('a charge is applied once per reference', async () => {
-    const { accountId } = await service.account({ credits: 100 });
-    const { ledger, database } = service.services;
+    const { accountId } = await suite.service.account({ credits: 100 });
+    const { ledger, database } = suite.service.services;
     const charge = { accountId, amount: 10, kind: 'session_minute' as const, reference: `s:${accountId}:0` };
     expect(await ledger.charge(database.db, charge)).toBe(true);
     expect(await ledger.charge(database.db, charge)).toBe(false);
@@ -40,8 +37,8 @@ describe.each(ENGINES)('credit ledger on %s', (engine) => {
   });
 
   test('a charge the balance cannot pay throws and records nothing', async () => {
-    const { accountId } = await service.account({ credits: 5 });
-    const { ledger, database } = service.services;
+    const { accountId } = await suite.service.account({ credits: 5 });
+    const { ledger, database } = suite.service.services;
     const before = await ledger.entries(accountId);
     await expect(
       ledger.charge(database.db, { accountId, amount: 6, kind: 'onboarding', reference: `x:${accountId}` }),
@@ -51,8 +48,8 @@ describe.each(ENGINES)('credit ledger on %s', (engine) => {
   });
 
   test('concurrent charges never overspend', async () => {
-    const { accountId } = await service.account({ credits: 50 });
-    const { ledger, database } = service.services;
+    const { accountId } = await suite.service.account({ credits: 50 });
+    const { ledger, database } = suite.service.services;
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
         ledger.charge(database.db, { accountId, amount: 10, kind: 'session_minute', reference: `c:${accountId}:${i}` }),
@@ -65,8 +62,8 @@ describe.each(ENGINES)('credit ledger on %s', (engine) => {
   });
 
   test('a charge inside a failed transaction rolls back with it', async () => {
-    const { accountId } = await service.account({ credits: 40 });
-    const { ledger, database } = service.services;
+    const { accountId } = await suite.service.account({ credits: 40 });
+    const { ledger, database } = suite.service.services;
     await expect(
       database.db.transaction(async (tx) => {
         await ledger.charge(tx, { accountId, amount: 10, kind: 'onboarding', reference: `r:${accountId}` });

@@ -37,20 +37,17 @@ describe('deploy/compose.yaml', () => {
     expect(composeService('agent').command!.at(-1)).toBe('agent');
     // Their health checks are the CLI's own command, on the ports their settings give.
     const { raw } = compose();
-    expect(raw.services.api.healthcheck.test).toEqual([
+    const healthCheckOn = (port: string | undefined) => [
       'CMD',
       'bun',
       'src/cli/index.ts',
       'health',
-      `http://127.0.0.1:${composeService('api').environment.PORT}/readyz`,
-    ]);
-    expect(raw.services.agent.healthcheck.test).toEqual([
-      'CMD',
-      'bun',
-      'src/cli/index.ts',
-      'health',
-      `http://127.0.0.1:${composeService('agent').environment.AGENT_HEALTH_PORT}/readyz`,
-    ]);
+      `http://127.0.0.1:${port}/readyz`,
+    ];
+    expect(raw.services.api.healthcheck.test).toEqual(healthCheckOn(composeService('api').environment.PORT));
+    expect(raw.services.agent.healthcheck.test).toEqual(
+      healthCheckOn(composeService('agent').environment.AGENT_HEALTH_PORT),
+    );
   });
 
   test('its Postgres has pgvector, which the documents migration uses where it exists', () => {

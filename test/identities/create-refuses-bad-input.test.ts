@@ -1,9 +1,11 @@
 // Bad input to POST /v1/identities: each case answers with the right status in the error
 // shape (docs/api.md#errors), and leaves nothing behind: no identity row, no stored file, no ledger entry.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import * as fx from '../fixtures/index.ts';
 import { file, identityForm, portrait } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES } from '../support/service.ts';
+import { storedState } from '../support/stored-state.ts';
+import { suiteServiceWithAccount } from '../support/suite-service.ts';
 
 type Body = FormData | string | Uint8Array | undefined;
 interface Case {
@@ -337,13 +339,7 @@ const CASES: Case[] = [
 ];
 
 describe.each(ENGINES)('bad input to POST /v1/identities on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  beforeAll(async () => {
-    service = await startTestService(engine);
-    account = await service.account({ credits: 1000 });
-  });
-  afterAll(() => service.stop());
+  const suite = suiteServiceWithAccount(engine, { credits: 1000 });
 
   test('the table has at least 40 cases', () => {
     expect(CASES.length).toBeGreaterThanOrEqual(40);
@@ -351,12 +347,8 @@ describe.each(ENGINES)('bad input to POST /v1/identities on %s', (engine) => {
 
   for (const c of CASES) {
     test(`${c.name} → ${c.status}, nothing stored`, async () => {
-      const before = {
-        identities: await service.count('identities'),
-        ledger: await service.count('credit_ledger'),
-        files: await service.assetKeys(),
-        balance: await service.services.ledger.balance(account.accountId),
-      };
+      const { service, account } = suite;
+      const before = await storedState(service, account);
       const body = await c.body();
       const response = await account.call('POST', '/v1/identities', { body: body as BodyInit, headers: c.headers });
       const payload = (await response.json()) as { detail: unknown };
@@ -374,10 +366,11 @@ describe.each(ENGINES)('bad input to POST /v1/identities on %s', (engine) => {
       } else {
         expect(typeof payload.detail).toBe('string');
       }
-      expect(await service.count('identities')).toBe(before.identities);
-      expect(await service.count('credit_ledger')).toBe(before.ledger);
-      expect(await service.assetKeys()).toEqual(before.files);
-      expect(await service.services.ledger.balance(account.accountId)).toBe(before.balance);
+      const after = await storedState(service, account);
+      expect(after.identities).toBe(before.identities);
+      expect(after.ledger).toBe(before.ledger);
+      expect(after.files).toEqual(before.files);
+      expect(after.balance).toBe(before.balance);
     });
   }
 });

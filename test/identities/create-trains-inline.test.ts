@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
-import type { AssetStore } from '../../src/assets/store.ts';
 import { identities } from '../../src/identities/schema.ts';
 import { builtinTraining } from '../../src/pipelines/builtin/index.ts';
 import { PipelineRegistry } from '../../src/pipelines/registry.ts';
 import type { Pipeline } from '../../src/pipelines/types.ts';
 import * as fx from '../fixtures/index.ts';
+import { localStoreWith } from '../support/fakes/asset-store.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
@@ -183,25 +183,14 @@ describe.each(ENGINES)('a failure after validation on %s', (engine) => {
   let service: TestService;
   let failWrites = false;
   beforeAll(async () => {
-    const { LocalAssetStore } = await import('../../src/assets/store.ts');
-    const { mkdtemp } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const inner = new LocalAssetStore(await mkdtemp(`${tmpdir()}/likeness-assets-`));
     // Fails on the second write: the first file is already stored when the failure comes.
     let writes = 0;
-    const flaky: AssetStore = {
-      kind: 'local',
+    const flaky = await localStoreWith((inner) => ({
       put: async (key, bytes, type) => {
         if (failWrites && ++writes === 2) throw new Error('disk full at /var/secret/internal/path');
         return inner.put(key, bytes, type);
       },
-      get: (key) => inner.get(key),
-      delete: (key) => inner.delete(key),
-      deletePrefix: (prefix) => inner.deletePrefix(prefix),
-      list: (prefix) => inner.list(prefix),
-      putFile: (key, path, type) => inner.putFile(key, path, type),
-      open: (key) => inner.open(key),
-    };
+    }));
     service = await startTestService(engine, { overrides: { store: flaky } });
   });
   afterAll(() => service.stop());

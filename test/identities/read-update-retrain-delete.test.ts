@@ -1,43 +1,38 @@
 // Reading, listing, updating, retraining and deleting identities (docs/api.md#identities).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import * as fx from '../fixtures/index.ts';
 import { file, form, type IdentityBody, identityForm } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService, waitForStatus } from '../support/service.ts';
+import { ENGINES, waitForStatus } from '../support/service.ts';
+import { suiteService, suiteServiceWithAccount } from '../support/suite-service.ts';
 import { eventually } from '../support/visitor.ts';
 
 describe.each(ENGINES)('managing identities on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  beforeAll(async () => {
-    service = await startTestService(engine);
-    account = await service.account({ credits: 100_000 });
-  });
-  afterAll(() => service.stop());
+  const suite = suiteServiceWithAccount(engine, { credits: 100_000 });
 
-  const create = async (fields: Parameters<typeof identityForm>[0] = {}, who = account) => {
+  const create = async (fields: Parameters<typeof identityForm>[0] = {}, who = suite.account) => {
     const response = await who.call('POST', '/v1/identities', { body: await identityForm(fields) });
     expect(response.status).toBe(200);
     return (await response.json()) as IdentityBody;
   };
   const patch = (id: string, fields: Record<string, string | Blob | undefined>) =>
-    account.call('PATCH', `/v1/identities/${id}`, { body: form(fields) });
+    suite.account.call('PATCH', `/v1/identities/${id}`, { body: form(fields) });
 
   test('GET one returns the IdentityResponse', async () => {
     const created = await create({ name: 'Grace' });
-    const response = await account.call('GET', `/v1/identities/${created.identity_id}`);
+    const response = await suite.account.call('GET', `/v1/identities/${created.identity_id}`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(created);
   });
 
   test('GET one of an unknown identity answers 404', async () => {
-    const response = await account.call('GET', '/v1/identities/idn_doesnotexist');
+    const response = await suite.account.call('GET', '/v1/identities/idn_doesnotexist');
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ detail: expect.any(String) });
   });
 
   test('GET status returns identity_id, status, updated_at and detail', async () => {
     const created = await create();
-    const response = await account.call('GET', `/v1/identities/${created.identity_id}/status`);
+    const response = await suite.account.call('GET', `/v1/identities/${created.identity_id}/status`);
     expect(await response.json()).toEqual({
       identity_id: created.identity_id,
       status: 'ready',
@@ -47,7 +42,7 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
   });
 
   test('the list is a JSON array of the caller’s identities, newest first, with the list-item fields', async () => {
-    const owner = await service.account({ credits: 10_000 });
+    const owner = await suite.service.account({ credits: 10_000 });
     const a = await create({ name: 'first' }, owner);
     const b = await create({ name: 'second' }, owner);
     const c = await create({ name: 'third' }, owner);
@@ -67,7 +62,7 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
   });
 
   test('the list pages with limit and after, and says where the next page starts', async () => {
-    const owner = await service.account({ credits: 10_000 });
+    const owner = await suite.service.account({ credits: 10_000 });
     const made = [];
     for (let i = 0; i < 5; i++) made.push(await create({ name: `n${i}` }, owner));
     const newestFirst = made.reverse().map((i) => i.identity_id);
@@ -109,7 +104,7 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     expect((await patch(created.identity_id, { language: 'de' })).status).toBe(422);
     expect((await patch(created.identity_id, { name: '  ' })).status).toBe(422);
     expect((await patch(created.identity_id, {})).status).toBe(422);
-    expect((await account.call('GET', `/v1/identities/${created.identity_id}`)).status).toBe(200);
+    expect((await suite.account.call('GET', `/v1/identities/${created.identity_id}`)).status).toBe(200);
   });
 
   test('PATCH pipeline_id answers 422: the pipeline is immutable', async () => {
@@ -128,12 +123,12 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     expect((await response.json()) as unknown).toEqual({
       detail: [expect.objectContaining({ loc: ['body', 'prompt'] })],
     });
-    expect(await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()).toEqual(created);
+    expect(await (await suite.account.call('GET', `/v1/identities/${created.identity_id}`)).json()).toEqual(created);
   });
 
   test('PATCH with bad uploads answers 415/422 and changes nothing', async () => {
     const created = await create();
-    const filesBefore = await service.assetKeys();
+    const filesBefore = await suite.service.assetKeys();
     expect((await patch(created.identity_id, { prompt: 'p', image: file(fx.pdf(), 'a.jpg') })).status).toBe(415);
     expect((await patch(created.identity_id, { prompt: 'p', image: file(await fx.tinyPng(), 'a.png') })).status).toBe(
       422,
@@ -146,8 +141,8 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
         })
       ).status,
     ).toBe(422);
-    expect(await service.assetKeys()).toEqual(filesBefore);
-    expect(await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()).toEqual(created);
+    expect(await suite.service.assetKeys()).toEqual(filesBefore);
+    expect(await (await suite.account.call('GET', `/v1/identities/${created.identity_id}`)).json()).toEqual(created);
   });
 
   test('PATCH with an image and prompt answers 202, reads training, then ready with the new image', async () => {
@@ -159,15 +154,18 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     expect(response.status).toBe(202);
     const accepted = (await response.json()) as IdentityBody;
     expect(accepted).toMatchObject({ status: 'training', prompt: 'Retrained prompt' });
-    await waitForStatus(account, created.identity_id, 'ready');
-    const after = (await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody;
+    await waitForStatus(suite.account, created.identity_id, 'ready');
+    const after = (await (
+      await suite.account.call('GET', `/v1/identities/${created.identity_id}`)
+    ).json()) as IdentityBody;
     expect(after.image).not.toBe(created.image);
     expect(after.detail).toBeNull();
     expect((await fetch(after.image)).status).toBe(200);
     // The old face and the raw upload serve until the switch to ready and are deleted right after it.
     await eventually(async () => (await fetch(created.image)).status === 404, 5_000, 'the old face to be deleted');
     await eventually(
-      async () => (await service.assetKeys()).every((k) => !(k.includes(created.identity_id) && k.includes('upload'))),
+      async () =>
+        (await suite.service.assetKeys()).every((k) => !(k.includes(created.identity_id) && k.includes('upload'))),
       5_000,
       'the raw upload to be deleted',
     );
@@ -180,8 +178,10 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
       audio: file(await fx.mp3({ seconds: 15 }), 'b.mp3'),
     });
     expect(response.status).toBe(202);
-    await waitForStatus(account, created.identity_id, 'ready');
-    const after = (await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody;
+    await waitForStatus(suite.account, created.identity_id, 'ready');
+    const after = (await (
+      await suite.account.call('GET', `/v1/identities/${created.identity_id}`)
+    ).json()) as IdentityBody;
     expect(after.image).toBe(created.image);
     expect(new URL(after.audio!).pathname).toMatch(/\.mp3$/);
     await eventually(
@@ -196,11 +196,11 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
     const upload = () => patch(created.identity_id, { prompt: 'again', image: file(fx.portraitPng(), 'c.png') });
     const [first, second] = await Promise.all([upload(), upload()]);
     expect([first.status, second.status].sort()).toEqual([202, 409]);
-    await waitForStatus(account, created.identity_id, 'ready');
+    await waitForStatus(suite.account, created.identity_id, 'ready');
     // The previous media serve until the switch to ready and are deleted right after it.
     await eventually(
       async () => {
-        const files = (await service.assetKeys()).filter((k) => k.includes(created.identity_id));
+        const files = (await suite.service.assetKeys()).filter((k) => k.includes(created.identity_id));
         return files.filter((k) => k.endsWith('render.png')).length === 1;
       },
       5_000,
@@ -209,9 +209,9 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
   });
 
   test('a retrain is not charged again', async () => {
-    const payer = await service.account({ credits: 50 });
+    const payer = await suite.service.account({ credits: 50 });
     const created = await create({}, payer);
-    expect(await service.services.ledger.balance(payer.accountId)).toBe(0);
+    expect(await suite.service.services.ledger.balance(payer.accountId)).toBe(0);
     const response = await payer.call('PATCH', `/v1/identities/${created.identity_id}`, {
       body: form({ prompt: 'p', image: file(fx.portraitPng(), 'a.png') }),
     });
@@ -221,26 +221,22 @@ describe.each(ENGINES)('managing identities on %s', (engine) => {
 
   test('DELETE answers 204, removes the identity and its files', async () => {
     const created = await create({ audio: file(fx.wav({ seconds: 5 }), 'a.wav') });
-    const response = await account.call('DELETE', `/v1/identities/${created.identity_id}`);
+    const response = await suite.account.call('DELETE', `/v1/identities/${created.identity_id}`);
     expect(response.status).toBe(204);
-    expect((await account.call('GET', `/v1/identities/${created.identity_id}`)).status).toBe(404);
-    expect((await service.assetKeys()).filter((k) => k.includes(created.identity_id))).toEqual([]);
+    expect((await suite.account.call('GET', `/v1/identities/${created.identity_id}`)).status).toBe(404);
+    expect((await suite.service.assetKeys()).filter((k) => k.includes(created.identity_id))).toEqual([]);
     expect((await fetch(created.image)).status).toBe(404);
     expect((await fetch(created.audio!)).status).toBe(404);
-    expect((await account.call('DELETE', `/v1/identities/${created.identity_id}`)).status).toBe(404);
+    expect((await suite.account.call('DELETE', `/v1/identities/${created.identity_id}`)).status).toBe(404);
   });
 });
 
 describe.each(ENGINES)('two accounts on %s', (engine) => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService(engine);
-  });
-  afterAll(() => service.stop());
+  const suite = suiteService(engine);
 
   test("every identity route answers 404 for another account's identity, exactly as for a missing one", async () => {
-    const alice = await service.account();
-    const bob = await service.account();
+    const alice = await suite.service.account();
+    const bob = await suite.service.account();
     const created = (await (
       await alice.call('POST', '/v1/identities', { body: await identityForm() })
     ).json()) as IdentityBody;

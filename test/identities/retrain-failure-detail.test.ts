@@ -1,14 +1,12 @@
 // A failed retrain's `detail` (issue 16): what the owner can fix or wait for, never the
 // service's internals (those go to the log). The identity stays ready on its previous media.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { type AssetStore, LocalAssetStore } from '../../src/assets/store.ts';
 import { ApiError } from '../../src/http/errors.ts';
 import { retrainFailure } from '../../src/identities/retraining.ts';
 import { MediaError } from '../../src/media/index.ts';
 import { VoiceProviderError } from '../../src/voices/index.ts';
 import * as fx from '../fixtures/index.ts';
+import { storeLosingUploads } from '../support/fakes/asset-store.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
 import { startTestService, type TestService, waitForStatus } from '../support/service.ts';
 
@@ -33,22 +31,11 @@ describe('a failed retrain’s detail', () => {
   });
 
   let service: TestService;
-  let failReads = false;
+  // Loses the retrain's stored upload when told to: a fault of ours, not the owner's.
+  let uploads: Awaited<ReturnType<typeof storeLosingUploads>>;
   beforeAll(async () => {
-    const inner = new LocalAssetStore(await mkdtemp(`${tmpdir()}/likeness-assets-`));
-    // Loses the retrain's stored upload when told to: a fault of ours, not the owner's.
-    const losing: AssetStore = {
-      ...inner,
-      kind: 'local',
-      put: (k, b, t) => inner.put(k, b, t),
-      get: async (key) => (failReads && key.includes('/upload.') ? undefined : inner.get(key)),
-      delete: (k) => inner.delete(k),
-      deletePrefix: (p) => inner.deletePrefix(p),
-      list: (p) => inner.list(p),
-      putFile: (key, path, type) => inner.putFile(key, path, type),
-      open: (key) => inner.open(key),
-    };
-    service = await startTestService('pglite', { overrides: { store: losing } });
+    uploads = await storeLosingUploads();
+    service = await startTestService('pglite', { overrides: { store: uploads.store } });
   });
   afterAll(() => service.stop());
 
@@ -57,14 +44,14 @@ describe('a failed retrain’s detail', () => {
     const created = (await (
       await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
     ).json()) as IdentityBody;
-    failReads = true;
+    uploads.losing = true;
     try {
       const form = await identityForm({ prompt: 'Again.', image: file(fx.portraitPng(), 'new.png') });
       form.delete('name');
       expect((await account.call('PATCH', `/v1/identities/${created.identity_id}`, { body: form })).status).toBe(202);
       await waitForStatus(account, created.identity_id, 'ready');
     } finally {
-      failReads = false;
+      uploads.losing = false;
     }
     const after = (await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody;
     expect(after.image).toBe(created.image);

@@ -16,6 +16,7 @@ import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
 import { launchBrowser, speechWav, type TestBrowser } from '../support/browser.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { postSessionStart } from '../support/session-start.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
@@ -204,10 +205,7 @@ test("behind TLS (PUBLIC_URL https://…), a started session's rtc_url is wss://
   });
   try {
     const account = await service.account({ credits: 1000 });
-    const response = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ language: 'en' }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const response = await postSessionStart(account, { language: 'en' });
     expect(response.status).toBe(200);
     const session = (await response.json()) as { rtc_url: string; room_name: string };
     expect(session.rtc_url).toBe('wss://likeness.example:8443');

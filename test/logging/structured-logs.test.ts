@@ -3,57 +3,28 @@
 // lines from the API and from its agent job (another process); and no API key, admin token,
 // password, cookie or room token appears anywhere in what the service prints.
 import { afterAll, expect, test } from 'bun:test';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Subprocess } from 'bun';
 import { astronautPhoto } from '../avatar/support.ts';
 import { seededDataDir } from '../support/database-templates.ts';
 import { identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { collectOutput } from '../support/processes.ts';
+import { accountByAdmin, adminTokenOf, servedProcesses } from '../support/served-process.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
-const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 const PASSWORD = 'correct horse battery staple';
 const fakes = sharedProviderFakes();
-const dirs: string[] = [];
-let child: Subprocess<'ignore', 'pipe', 'pipe'> | undefined;
-afterAll(async () => {
-  child?.kill('SIGKILL');
-  await child?.exited;
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const served = servedProcesses();
+afterAll(() => served.stop());
 
 test('JSON lines with request, account, identity and session ids; a session followed by its id across processes; no secret printed', async () => {
-  const dataDir = await seededDataDir(dirs, 'likeness-logs-');
-  const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  const url = `http://127.0.0.1:${port}`;
-  child = Bun.spawn(['bun', CLI, 'serve'], {
-    env: {
-      ...process.env,
-      ...fakes.env,
-      HOST: '127.0.0.1',
-      PORT: port,
-      DATA_DIR: dataDir,
-      LOG_FORMAT: 'json',
-      LOG_LEVEL: 'info',
-    },
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  const dataDir = await seededDataDir(served.dirs, 'likeness-logs-');
+  const { child, url } = served.spawn({ ...fakes.env, DATA_DIR: dataDir, LOG_FORMAT: 'json', LOG_LEVEL: 'info' });
   const stdout = collectOutput(child.stdout);
   const stderr = collectOutput(child.stderr);
   await eventually(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, 90_000, 'ready');
 
-  const adminToken = (await Bun.file(join(dataDir, 'admin-token')).text()).trim();
-  const account = (await (
-    await fetch(`${url}/internal/admin/accounts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'logs@example.com', credits: 10_000 }),
-    })
-  ).json()) as { account_id: string; api_key: string };
+  const adminToken = await adminTokenOf(dataDir);
+  const account = await accountByAdmin(url, dataDir, { email: 'logs@example.com', credits: 10_000 });
   const authorization = `Bearer ${account.api_key}`;
   const signUp = await fetch(`${url}/console/api/sign-up`, {
     method: 'POST',
@@ -156,7 +127,7 @@ test('JSON lines with request, account, identity and session ids; a session foll
     ]),
   );
   const fromJob = ofSession.filter(
-    (e) => typeof e.pid === 'number' && e.pid !== child!.pid && e.session_id === session.room_name,
+    (e) => typeof e.pid === 'number' && e.pid !== child.pid && e.session_id === session.room_name,
   );
   expect(fromJob.map((e) => e.msg)).toEqual(
     expect.arrayContaining([expect.stringContaining('conversation providers')]),

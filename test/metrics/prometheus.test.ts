@@ -10,8 +10,9 @@ import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
 import { noFaceJpeg } from '../fixtures/index.ts';
 import { file, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
+import { startVisitorService } from '../support/visitor-service.ts';
 import { Listener, Microphone, speech } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
@@ -66,18 +67,15 @@ let account: TestAccount;
 let health: WorkerHealth;
 
 beforeAll(async () => {
-  service = await startTestService('pglite', {
-    livekit: 'local',
-    agent: true,
-    env: {
-      ...fakes.env,
+  ({ service, account } = await startVisitorService(
+    {
       METRICS_TOKEN,
       CREDITS_ONBOARDING: String(ONBOARDING),
       CREDITS_PER_AVATAR_MINUTE: String(PER_MINUTE),
       BILLING_INTERVAL_SECONDS: '2',
     },
-  });
-  account = await service.account({ credits: 100_000 });
+    { credits: 100_000 },
+  ));
   health = serveWorkerHealth(service.worker!, 0);
 }, 120_000);
 afterAll(async () => {

@@ -4,9 +4,10 @@
 // value in what was said. The visitor types (Whisper is not the point here).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { LEAD_OUTCOME_SCHEMA } from '../../src/outcomes/contract.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
@@ -17,26 +18,19 @@ let identity: IdentityBody;
 beforeAll(async () => {
   offline = await startOfflineAgentService('offline-outcome', { engine: 'postgres' });
   ({ account } = offline);
-  identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({
-        name: 'Ada',
-        language: 'en',
-        prompt: 'You are Ada, who books product demos. Answer in one short sentence.',
-        outcome_schema: JSON.stringify(LEAD_OUTCOME_SCHEMA),
-      }),
-    })
-  ).json()) as IdentityBody;
+  identity = await createIdentity(account, {
+    name: 'Ada',
+    language: 'en',
+    prompt: 'You are Ada, who books product demos. Answer in one short sentence.',
+    outcome_schema: JSON.stringify(LEAD_OUTCOME_SCHEMA),
+  });
 }, 120_000);
 
 afterAll(() => offline?.stop());
 
 /** Types each turn (waiting for it in the transcript), ends the session, and reads its outcome. */
 async function outcomeOf(turns: string[]) {
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false }),
-    headers: { 'content-type': 'application/json' },
-  });
+  const started = await postSessionStart(account, { identity_id: identity.identity_id, avatar_enabled: false });
   expect(started.status).toBe(200);
   const session = (await started.json()) as StartedSession;
   const visitor = await joinAsVisitor(session, { audioOnly: true });

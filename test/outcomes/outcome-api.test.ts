@@ -6,13 +6,14 @@
 // it; the job's outcome is checked against the schema before it is kept, shows on GET and is
 // sent as `session.outcome_ready` after `session.ended`; the sweep gives up on one never written.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
 import { giveUpOnOutcomes, OUTCOME_GIVEN_UP_DETAIL, OUTCOME_WAIT_SECONDS } from '../../src/outcomes/index.ts';
-import { sessions, sessionTranscripts } from '../../src/sessions/schema.ts';
+import { sessionTranscripts } from '../../src/sessions/schema.ts';
 import { form, type IdentityBody, identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { sessionRowCount } from '../support/session-start.ts';
 import { eventually } from '../support/visitor.ts';
-import { addWebhook, json, WebhookReceiver } from '../support/webhooks.ts';
+import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
+import { json, type WebhookReceiver } from '../support/webhooks.ts';
 
 const LEAD = {
   type: 'object',
@@ -35,15 +36,12 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
   let secret: string;
 
   beforeAll(async () => {
-    receiver = new WebhookReceiver();
     service = await startTestService(engine, {
       livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
+      env: { CREDITS_ONBOARDING: '0', ...LOOPBACK_WEBHOOKS_ENV },
     });
     account = await service.account({ credits: 10_000 });
-    secret = (
-      await addWebhook(account, { url: receiver.url('/hooks'), events: ['session.ended', 'session.outcome_ready'] })
-    ).secret!;
+    ({ receiver, secret } = await subscribedReceiver(account, ['session.ended', 'session.outcome_ready']));
     const created = await account.call('POST', '/v1/identities', {
       body: await identityForm({ language: 'en', outcome_schema: JSON.stringify(LEAD) }),
     });
@@ -64,12 +62,7 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
   };
   const footprint = async () => ({
     rooms: (await service.services.livekit.rooms.listRooms()).length,
-    rows: (
-      await service.services.database.db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(eq(sessions.accountId, account.accountId))
-    ).length,
+    rows: await sessionRowCount(service, account.accountId),
     balance: await service.services.ledger.balance(account.accountId),
   });
 

@@ -9,13 +9,15 @@ import { writtenOutcomeSchema } from '../../src/contract/index.ts';
 import { LEAD_OUTCOME_SCHEMA } from '../../src/outcomes/contract.ts';
 import { startSession } from '../avatar/support.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity } from '../support/session-start.ts';
 import { inTranscript, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
-import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
+import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
+import type { WebhookReceiver } from '../support/webhooks.ts';
 
 const fakes = sharedProviderFakes();
 const REPLY = 'Lovely, noted.';
@@ -29,22 +31,14 @@ describe.each(oneEngine('pglite'))('session outcomes on %s', (engine) => {
   let identity: IdentityBody;
 
   beforeAll(async () => {
-    receiver = new WebhookReceiver();
-    ({ service, account } = await startVisitorService(
-      { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
-      { engine },
-    ));
-    secret = (await addWebhook(account, { url: receiver.url('/hooks'), events: ['session.outcome_ready'] })).secret!;
-    identity = (await (
-      await account.call('POST', '/v1/identities', {
-        body: await identityForm({
-          name: 'Ada',
-          language: 'en',
-          prompt: 'You are Ada, who books product demos.',
-          outcome_schema: JSON.stringify(LEAD_OUTCOME_SCHEMA),
-        }),
-      })
-    ).json()) as IdentityBody;
+    ({ service, account } = await startVisitorService(LOOPBACK_WEBHOOKS_ENV, { engine }));
+    ({ receiver, secret } = await subscribedReceiver(account, ['session.outcome_ready']));
+    identity = await createIdentity(account, {
+      name: 'Ada',
+      language: 'en',
+      prompt: 'You are Ada, who books product demos.',
+      outcome_schema: JSON.stringify(LEAD_OUTCOME_SCHEMA),
+    });
   }, 120_000);
   afterAll(async () => {
     receiver?.stop();

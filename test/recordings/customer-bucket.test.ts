@@ -14,7 +14,8 @@ import { open } from '../../src/recordings/secret-box.ts';
 import { freshBucket, type TestBucket } from '../support/s3.ts';
 import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
-import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
+import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
+import type { WebhookReceiver } from '../support/webhooks.ts';
 import { type CustomerS3, startCustomerS3 } from './customer-s3.ts';
 import { cut, fragmentedMp4, probeFile, recordedSession, sendPart } from './support.ts';
 
@@ -32,7 +33,6 @@ describe.each(oneEngine('postgres'))("recordings in the account's own bucket on 
 
   beforeAll(async () => {
     [media, customer, bucket] = await Promise.all([fragmentedMp4(2), startCustomerS3(), freshBucket()]);
-    receiver = new WebhookReceiver();
     service = await startTestService(engine, {
       env: {
         ...bucket.env('svc/'),
@@ -40,14 +40,11 @@ describe.each(oneEngine('postgres'))("recordings in the account's own bucket on 
         RECORDING_RETENTION_DAYS: '0',
         RECORDING_SWEEP_INTERVAL_SECONDS: '1',
         RECORDING_FINISH_WAIT_SECONDS: '2',
-        WEBHOOKS_ALLOW_PRIVATE: 'true',
-        WEBHOOKS_POLL_MS: '200',
+        ...LOOPBACK_WEBHOOKS_ENV,
       },
     });
     [account, other] = await Promise.all([service.account(), service.account()]);
-    secret = (
-      await addWebhook(account, { url: receiver.url('/hooks'), events: ['recording.ready', 'recording.failed'] })
-    ).secret!;
+    ({ receiver, secret } = await subscribedReceiver(account, ['recording.ready', 'recording.failed']));
   }, 60_000);
   afterAll(async () => {
     receiver?.stop();

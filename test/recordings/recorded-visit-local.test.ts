@@ -5,14 +5,14 @@
 // the offline models and Chromium playing it: recorded-visit.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
-import { TrackKind } from '@livekit/rtc-node';
 import { avatarFrameSize, avatarShapeFor } from '../../src/contract/index.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
+import { microphoneAndEars } from '../support/talking-visitor.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
-import { Listener, Microphone, speech } from '../support/voice.ts';
+import { speech } from '../support/voice.ts';
 import { expectRecordedVisit, fetchReadyRecording, type Span } from './recorded-visit-checks.ts';
 
 const fakes = sharedProviderFakes();
@@ -33,23 +33,13 @@ describe('a recorded visit (PGlite, local files, the cloud plugins)', () => {
 
   test('is one MP4 of what the visitor saw and both voices, in sync, served from the local store', async () => {
     fakes.openai.respond(() => REPLY);
-    const identity = (await (
-      await account.call('POST', '/v1/identities', {
-        body: await identityForm({ language: 'en', prompt: 'You are Ada, a guide at the Louvre.' }),
-      })
-    ).json()) as IdentityBody;
-    const started = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id, record: true }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const identity = await createIdentity(account, { language: 'en', prompt: 'You are Ada, a guide at the Louvre.' });
+    const started = await postSessionStart(account, { identity_id: identity.identity_id, record: true });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;
     const joinedAt = performance.now();
     const visitor = await joinAsVisitor(session, { audioOnly: true });
-    const microphone = await Microphone.publish(visitor.room);
-    const ears = new Listener(
-      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO), 30_000, "the avatar's audio"),
-    );
+    const { microphone, ears } = await microphoneAndEars(visitor, 30_000, "the avatar's audio");
     let greeting: Span;
     let question: Span;
     let reply: Span;

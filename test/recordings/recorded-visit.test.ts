@@ -7,14 +7,14 @@
 // the local file store: recorded-visit-local.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
-import { TrackKind } from '@livekit/rtc-node';
 import { avatarFrameSize, avatarShapeFor } from '../../src/contract/index.ts';
 import { launchBrowser } from '../support/browser.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import { freshBucket, type TestBucket } from '../support/s3.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
+import { microphoneAndEars } from '../support/talking-visitor.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
-import { Listener, Microphone, speech } from '../support/voice.ts';
+import { speech } from '../support/voice.ts';
 import { expectRecordedVisit, fetchReadyRecording } from './recorded-visit-checks.ts';
 
 const QUESTION = 'What time does the museum open today?';
@@ -38,22 +38,15 @@ describe('a recorded visit (Postgres, S3, the offline models)', () => {
     () =>
       offline.explained(async () => {
         const { account } = offline;
-        const identity = (await (
-          await account.call('POST', '/v1/identities', {
-            body: await identityForm({
-              language: 'en',
-              prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.',
-            }),
-          })
-        ).json()) as IdentityBody;
-        const started = await account.call('POST', '/v1/sessions/start', {
-          body: JSON.stringify({
-            identity_id: identity.identity_id,
-            visual_awareness: false,
-            record: true,
-            recording_notice: NOTICE,
-          }),
-          headers: { 'content-type': 'application/json' },
+        const identity = await createIdentity(account, {
+          language: 'en',
+          prompt: 'You are Ada, a friendly tour guide in Paris. Answer in one short sentence.',
+        });
+        const started = await postSessionStart(account, {
+          identity_id: identity.identity_id,
+          visual_awareness: false,
+          record: true,
+          recording_notice: NOTICE,
         });
         expect(started.status).toBe(200);
         const session = (await started.json()) as StartedSession;
@@ -61,14 +54,7 @@ describe('a recorded visit (Postgres, S3, the offline models)', () => {
         const wallOf = (at: number) => performance.timeOrigin + at;
         const joinedAt = performance.now();
         const visitor = await joinAsVisitor(session);
-        const microphone = await Microphone.publish(visitor.room);
-        const ears = new Listener(
-          await eventually(
-            () => visitor.tracks.find((t) => t.kind === TrackKind.KIND_AUDIO),
-            60_000,
-            "the avatar's audio",
-          ),
-        );
+        const { microphone, ears } = await microphoneAndEars(visitor, 60_000, "the avatar's audio");
         let question: { startedAt: number; endedAt: number };
         let reply: { from: number; to: number };
         let greeting: { from: number; to: number };

@@ -15,7 +15,8 @@ import { sessionTranscripts } from '../../src/sessions/schema.ts';
 import { freshBucket, type TestBucket } from '../support/s3.ts';
 import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually } from '../support/visitor.ts';
-import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
+import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
+import type { WebhookReceiver } from '../support/webhooks.ts';
 import { cut, fragmentedMp4, probeFile, type RecordedSession, recordedSession, sendPart } from './support.ts';
 
 interface RecordingBody {
@@ -44,20 +45,16 @@ describe.each(oneEngine('postgres'))('recordings joined on %s with the S3 store'
   beforeAll(async () => {
     [first, second] = await Promise.all([fragmentedMp4(3), fragmentedMp4(2, '320x240', 660)]);
     bucket = await freshBucket();
-    receiver = new WebhookReceiver();
     service = await startTestService(engine, {
       env: {
         ...bucket.env('svc/'),
         RECORDING_SWEEP_INTERVAL_SECONDS: '1',
         RECORDING_FINISH_WAIT_SECONDS: '2',
-        WEBHOOKS_ALLOW_PRIVATE: 'true',
-        WEBHOOKS_POLL_MS: '200',
+        ...LOOPBACK_WEBHOOKS_ENV,
       },
     });
     account = await service.account();
-    secret = (
-      await addWebhook(account, { url: receiver.url('/hooks'), events: ['recording.ready', 'recording.failed'] })
-    ).secret!;
+    ({ receiver, secret } = await subscribedReceiver(account, ['recording.ready', 'recording.failed']));
   }, 60_000);
   afterAll(async () => {
     receiver?.stop();

@@ -11,6 +11,7 @@ import { sessions as sessionRows } from '../../src/sessions/schema.ts';
 import { ADMISSION_GRACE_SECONDS } from '../../src/workers/admission.ts';
 import { agentWorkers } from '../../src/workers/schema.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { postSessionStart } from '../support/session-start.ts';
 import { eventually } from '../support/visitor.ts';
 
 describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (engine) => {
@@ -27,11 +28,7 @@ describe.each(ENGINES)('admission against the workers’ heartbeats on %s', (eng
       maxConcurrentJobs: 1,
       controlPlaneUrl: service.url,
     });
-  const start = () =>
-    account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ language: 'en' }),
-      headers: { 'content-type': 'application/json' },
-    });
+  const start = () => postSessionStart(account, { language: 'en' });
   const rooms = async () => (await service.services.livekit.rooms.listRooms()).map((room) => room.name).sort();
   const sessionCount = async () => ((await (await account.call('GET', '/v1/sessions')).json()) as unknown[]).length;
 

@@ -8,16 +8,15 @@
 // bench/failover measures the gap; here it must only be well under a stalled one.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
-import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { and, eq } from 'drizzle-orm';
 import { parseDispatchMetadata, RECORDING_CHUNK_SECONDS } from '../../src/contract/index.ts';
 import { creditLedger } from '../../src/credits/schema.ts';
 import { recordingParts } from '../../src/recordings/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
+import { createAstronaut, joinWatchingVideo, startSession } from '../avatar/support.ts';
 import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { eventually, joinAsVisitor } from '../support/visitor.ts';
+import { eventually } from '../support/visitor.ts';
 
 /** Seconds per billed minute: short, so minutes pass during the test. */
 const MINUTE_SECONDS = 6;
@@ -53,10 +52,7 @@ describe('an agent worker killed mid-conversation', () => {
   test('the other worker brings the avatar back into the same room; the visitor stays; no minute is billed for the gap', async () => {
     const identity = await createAstronaut(account, { language: 'en' });
     const session = await startSession(account, { identity_id: identity.identity_id });
-    const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-    });
+    const { visitor, videos } = await joinWatchingVideo(session);
     const row = async () =>
       (await service.services.database.db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     try {
@@ -138,10 +134,7 @@ describe('an agent worker killed mid-conversation', () => {
       agents.push(await startAgentProcess({ livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '1' } }));
     const identity = await createAstronaut(account, { language: 'en' });
     const session = await startSession(account, { identity_id: identity.identity_id, record: true });
-    const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-    });
+    const { visitor, videos } = await joinWatchingVideo(session);
     const row = async () =>
       (await service.services.database.db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     let firstStreamMs = 0;

@@ -3,21 +3,16 @@
 // per minute from the avatar's first frame until credits run out.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TrackKind } from '@livekit/rtc-node';
+import type { Static } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import { accounts } from '../../src/accounts/schema.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { SessionResponse } from '../../src/sessions/contract.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { eventually, joinAsVisitor, type StartedSession, sessionEnded } from '../support/visitor.ts';
 
-interface SessionBody {
-  session_id: string;
-  status: string;
-  end_reason: string | null;
-  billed_minutes: number;
-  credits_charged: number;
-  joined_at: string | null;
-  streaming_started_at: string | null;
-}
+/** As GET /v1/sessions/{id} answers (its schema's type). */
+type SessionBody = Static<typeof SessionResponse>;
 
 describe('session lifecycle with the agent', () => {
   let service: TestService;
@@ -39,16 +34,11 @@ describe('session lifecycle with the agent', () => {
 
   const setup = async (credits: number) => {
     const account = await service.account({ credits });
-    const identity = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    const identity = await createIdentity(account, { language: 'en' });
     return { account, identity };
   };
   const start = async (account: TestAccount, body: Record<string, unknown>) => {
-    const response = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-    });
+    const response = await postSessionStart(account, body);
     expect(response.status).toBe(200);
     return (await response.json()) as StartedSession;
   };
@@ -124,14 +114,7 @@ describe('session lifecycle with the agent', () => {
     await eventually(async () => (await read(account, session.room_name)).joined_at, 5_000, 'the join to be recorded');
     const left = Date.now();
     await visitor.leave();
-    const ended = await eventually(
-      async () => {
-        const s = await read(account, session.room_name);
-        return s.status === 'ended' ? s : undefined;
-      },
-      5_000,
-      'the session to end',
-    );
+    const ended = await sessionEnded<SessionBody>(account, session.room_name, 5_000);
     expect(Date.now() - left).toBeLessThan(5_000);
     expect(ended.end_reason).toBe('client_left');
     await eventually(async () => !(await roomExists(session.room_name)), 10_000, 'the room to close');
@@ -141,14 +124,7 @@ describe('session lifecycle with the agent', () => {
     const { account, identity } = await setup(100);
     const session = await start(account, { identity_id: identity.identity_id });
     expect(await service.services.ledger.balance(account.accountId)).toBe(90); // the hold
-    const ended = await eventually(
-      async () => {
-        const s = await read(account, session.room_name);
-        return s.status === 'ended' ? s : undefined;
-      },
-      15_000,
-      'the join timeout',
-    );
+    const ended = await sessionEnded<SessionBody>(account, session.room_name, 15_000);
     expect(ended).toMatchObject({ end_reason: 'no_join', billed_minutes: 0, credits_charged: 0, joined_at: null });
     expect(await service.services.ledger.balance(account.accountId)).toBe(100);
     expect(await roomExists(session.room_name)).toBe(false);
@@ -171,14 +147,7 @@ describe('session lifecycle with the agent', () => {
       topic: 'likeness.notice',
       payload: { type: 'insufficient_credits', session_id: session.room_name },
     });
-    const ended = await eventually(
-      async () => {
-        const s = await read(account, session.room_name);
-        return s.status === 'ended' ? s : undefined;
-      },
-      5_000,
-      'the session to end',
-    );
+    const ended = await sessionEnded<SessionBody>(account, session.room_name, 5_000);
     expect(ended).toMatchObject({ end_reason: 'insufficient_credits', billed_minutes: 2, credits_charged: 20 });
     expect(ended.streaming_started_at).not.toBeNull();
     expect(await service.services.ledger.balance(account.accountId)).toBe(0);

@@ -9,13 +9,12 @@
 // start, recording storage and its documented 503 included.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { type AgentWorker, startAgentWorker } from '../../agent/worker.ts';
 import { freeAgentSlots } from '../../src/workers/admission.ts';
-import { FrameLog } from '../avatar/support.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import { joinWatchingVideo } from '../avatar/support.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService, testOn } from '../support/service.ts';
-import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { createIdentity } from '../support/session-start.ts';
+import { eventually, type StartedSession } from '../support/visitor.ts';
 
 const PYTHON = process.env.LIKENESS_TEST_PYTHON ?? 'python3';
 const SLOTS = 3;
@@ -82,16 +81,11 @@ describe.each(ENGINES)('the fair share of one worker of three slots on %s', (eng
     }
     expect((await (await a.call('GET', '/v1/sessions?limit=100')).json()) as unknown[]).toHaveLength(2);
     // Nobody joined A's sessions: they still count (below), and B takes the slot kept for it.
-    const identity = (await (
-      await b.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    const identity = await createIdentity(b, { language: 'en' });
     const started = await start(b, { identity_id: identity.identity_id });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;
-    const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-    });
+    const { visitor, videos } = await joinWatchingVideo(session);
     try {
       await eventually(() => (videos[0]?.frames.length ?? 0) >= 10, 30_000, 'B’s avatar');
       // Every slot taken: A is still told 429; C, which runs none, 503 (it could not be seated).

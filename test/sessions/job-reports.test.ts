@@ -9,6 +9,7 @@ import { sessions } from '../../src/sessions/schema.ts';
 import type { IdentityBody } from '../support/forms.ts';
 import { jobReportService } from '../support/job-session.ts';
 import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
+import { postSessionStart } from '../support/session-start.ts';
 import { eventually } from '../support/visitor.ts';
 
 describe.each(ENGINES)('agent job reports on %s', (engine) => {
@@ -27,10 +28,7 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
 
   /** A session and the report URL and token its dispatch carries, as the job would read them. */
   const startSession = async () => {
-    const response = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const response = await postSessionStart(account, { identity_id: identity.identity_id });
     const { room_name } = (await response.json()) as { room_name: string };
     const [dispatch] = (await service.services.livekit.dispatches.listDispatch(room_name)).filter((d) => d.agentName);
     const metadata = JSON.parse(dispatch!.metadata) as { report_url: string; report_token: string; session_id: string };
@@ -226,6 +224,16 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     await account.call('POST', `/v1/sessions/${undelivered.id}/end`);
   });
 
+  /** The service's session lifecycle but for its LiveKit rooms, which are `rooms` (a race or a restart staged). */
+  const lifecycleWithRooms = (rooms: typeof service.services.livekit.rooms) =>
+    new SessionLifecycle({
+      db: service.services.database.db,
+      billing: service.services.billing,
+      livekit: { ...service.services.livekit, rooms },
+      joinTimeoutSeconds: 60,
+      agentTimeoutSeconds: 60,
+    });
+
   test("an ending's reason holds when the webhooks its room closure sets off arrive before it is recorded", async () => {
     // LiveKit may deliver room_finished (and the visitor's participant_left) while the ending
     // that deleted the room is still on its way to the database: here they are delivered
@@ -247,14 +255,7 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
           await services.lifecycle.onWebhook(event);
         },
       });
-      const racing = new SessionLifecycle({
-        db: services.database.db,
-        billing: services.billing,
-        livekit: { ...real, rooms },
-        joinTimeoutSeconds: 60,
-        agentTimeoutSeconds: 60,
-      });
-      await racing.endForMissingAgent(session.id);
+      await lifecycleWithRooms(rooms).endForMissingAgent(session.id);
       const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as Record<string, unknown>;
       expect({ webhook, ...read }).toMatchObject({ webhook, status: 'ended', end_reason: 'agent_unavailable' });
     }
@@ -269,14 +270,7 @@ describe.each(ENGINES)('agent job reports on %s', (engine) => {
     // A job that lost its connection with a killed LiveKit: the restarted server has no such room.
     const gone = await startSession();
     const rooms = Object.assign(Object.create(real.rooms), { listRooms: async () => [] });
-    const restarted = new SessionLifecycle({
-      db: services.database.db,
-      billing: services.billing,
-      livekit: { ...real, rooms },
-      joinTimeoutSeconds: 60,
-      agentTimeoutSeconds: 60,
-    });
-    await restarted.visitorLeft(gone.id);
+    await lifecycleWithRooms(rooms).visitorLeft(gone.id);
     expect(await services.lifecycle.find(gone.id)).toMatchObject({ status: 'ended', endReason: 'room_closed' });
   });
 

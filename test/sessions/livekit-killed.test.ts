@@ -7,9 +7,10 @@ import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { and, eq, like } from 'drizzle-orm';
 import { creditLedger } from '../../src/credits/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { createAstronaut, FrameLog, joinWatchingVideo, startSession } from '../avatar/support.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
+import { startAgentService } from '../support/visitor-service.ts';
 
 const MINUTE_SECONDS = 3;
 
@@ -18,12 +19,11 @@ describe('LiveKit killed mid-session', () => {
   let account: TestAccount;
 
   beforeAll(async () => {
-    service = await startTestService('pglite', {
-      livekit: 'local',
-      agent: true,
-      env: { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
-    });
-    account = await service.account({ credits: 10_000 });
+    ({ service, account } = await startAgentService(
+      'pglite',
+      { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
+      10_000,
+    ));
   }, 120_000);
   afterAll(() => service?.stop());
 
@@ -32,10 +32,7 @@ describe('LiveKit killed mid-session', () => {
     const livekit = service.services.localLivekit!;
     const identity = await createAstronaut(account, { language: 'en' });
     const session = await startSession(account, { identity_id: identity.identity_id });
-    const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-    });
+    const { visitor, videos } = await joinWatchingVideo(session);
     const row = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
     await eventually(async () => (await row()).billedMinutes >= 1, 15_000, 'a minute charged');

@@ -3,9 +3,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connectLivekit } from '../../src/livekit/connection.ts';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { tempDir } from '../support/processes.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 
 describe('LiveKit unavailable', () => {
   const dirs: string[] = [];
@@ -17,11 +18,7 @@ describe('LiveKit unavailable', () => {
 
   const startLivekit = (port?: number) =>
     LocalLivekitServer.start({ binary: livekitBinary(), dataDir: livekitDir, port });
-  const start = () =>
-    account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ identity_id: identity.identity_id }),
-      headers: { 'content-type': 'application/json' },
-    });
+  const start = () => postSessionStart(account, { identity_id: identity.identity_id });
 
   beforeAll(async () => {
     livekitDir = await tempDir(dirs, 'likeness-livekit-');
@@ -37,9 +34,7 @@ describe('LiveKit unavailable', () => {
       env: { CREDITS_ONBOARDING: '0', CREDITS_PER_AVATAR_MINUTE: '10' },
     });
     account = await service.account({ credits: 100 });
-    identity = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    identity = await createIdentity(account, { language: 'en' });
   });
   afterAll(async () => {
     await service.stop();

@@ -10,6 +10,7 @@ import { ORDER_TOPIC } from '../../src/contract/index.ts';
 import { ORDER_WAIT_MS } from '../../src/sessions/orders.ts';
 import { sessionOrders } from '../../src/sessions/schema.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { postSessionStart } from '../support/session-start.ts';
 import { joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
 describe.each(ENGINES)('an order nobody answers (%s)', (engine) => {
@@ -22,10 +23,7 @@ describe.each(ENGINES)('an order nobody answers (%s)', (engine) => {
   afterAll(() => service.stop());
 
   test('504 after the bounded wait, the order kept without an outcome; the agent heard it once', async () => {
-    const started = await account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify({ avatar_enabled: false, idle_timeout_seconds: 0 }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const started = await postSessionStart(account, { avatar_enabled: false, idle_timeout_seconds: 0 });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;
     const { url, apiKey, apiSecret } = service.services.livekit;

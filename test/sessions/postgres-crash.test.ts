@@ -4,14 +4,14 @@
 // again, so every minute is charged once, none twice and none lost; the service is ready
 // again within seconds and answers as before.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { SQL } from 'bun';
 import { and, eq, like } from 'drizzle-orm';
 import { creditLedger } from '../../src/credits/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { eventually, joinAsVisitor } from '../support/visitor.ts';
+import { createAstronaut, joinWatchingVideo, startSession } from '../avatar/support.ts';
+import type { TestAccount, TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
+import { startAgentService } from '../support/visitor-service.ts';
 
 const MINUTE_SECONDS = 2;
 
@@ -20,12 +20,11 @@ describe('Postgres crashing mid-session', () => {
   let account: TestAccount;
 
   beforeAll(async () => {
-    service = await startTestService('postgres', {
-      livekit: 'local',
-      agent: true,
-      env: { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
-    });
-    account = await service.account({ credits: 10_000 });
+    ({ service, account } = await startAgentService(
+      'postgres',
+      { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
+      10_000,
+    ));
   }, 120_000);
   afterAll(() => service?.stop());
 
@@ -33,10 +32,7 @@ describe('Postgres crashing mid-session', () => {
     const db = service.services.database.db;
     const identity = await createAstronaut(account, { language: 'en' });
     const session = await startSession(account, { identity_id: identity.identity_id });
-    const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-    });
+    const { visitor, videos } = await joinWatchingVideo(session);
     const row = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     try {
       await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');

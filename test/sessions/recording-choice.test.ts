@@ -11,8 +11,9 @@ import { RECORDING_NOTICE_MAX_CHARS } from '../../src/contract/index.ts';
 import { creditLedger } from '../../src/credits/schema.ts';
 import { recordings } from '../../src/recordings/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { form, type IdentityBody, identityForm } from '../support/forms.ts';
+import { form, type IdentityBody } from '../support/forms.ts';
 import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity, sessionRowCount } from '../support/session-start.ts';
 import { json } from '../support/webhooks.ts';
 
 const AVATAR_MINUTE = 10;
@@ -35,9 +36,7 @@ describe.each(oneEngine('pglite'))('asking for a recording on %s', (engine) => {
       },
     });
     account = await service.account({ credits: 10_000 });
-    identity = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    identity = await createIdentity(account, { language: 'en' });
   });
   afterAll(() => service.stop());
 
@@ -61,12 +60,7 @@ describe.each(oneEngine('pglite'))('asking for a recording on %s', (engine) => {
     (await service.services.database.db.select().from(recordings).where(eq(recordings.sessionId, room)))[0];
   const footprint = async () => ({
     rooms: (await service.services.livekit.rooms.listRooms()).length,
-    rows: (
-      await service.services.database.db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(eq(sessions.accountId, account.accountId))
-    ).length,
+    rows: await sessionRowCount(service, account.accountId),
     recordings: (await service.services.database.db.select().from(recordings)).length,
     balance: await service.services.ledger.balance(account.accountId),
   });
@@ -259,9 +253,7 @@ describe.each(oneEngine('pglite'))('asking for a recording on %s', (engine) => {
       call: (method, path, init = {}) =>
         service.call(method, path, { ...init, headers: { authorization: `Bearer ${api_key}`, ...init.headers } }),
     };
-    const testIdentity = (await (
-      await testAccount.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    const testIdentity = await createIdentity(testAccount, { language: 'en' });
     const free = await minuteOf(testAccount, true, testIdentity.identity_id);
     expect(free.row.creditsCharged).toBe(0);
     const usage = (await (await account.call('GET', '/v1/usage')).json()) as {

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { GREETING_MAX_CHARS, IDLE_TIMEOUT_MAX_SECONDS, SESSION_CONTEXT_MAX_CHARS } from '../../src/contract/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity, sessionRowCount } from '../support/session-start.ts';
 
 const CONFIGURED_IDLE_SECONDS = 45;
 
@@ -33,12 +34,7 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
   /** What exists for the account: its rooms, its session rows, its balance (a hold would lower it). */
   const footprint = async () => ({
     rooms: (await service.services.livekit.rooms.listRooms()).map((room) => room.name).sort(),
-    rows: (
-      await service.services.database.db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(eq(sessions.accountId, account.accountId))
-    ).length,
+    rows: await sessionRowCount(service, account.accountId),
     balance: (await service.services.ledger.balance(account.accountId))!,
   });
   const dispatchOf = async (room: string) => {
@@ -56,9 +52,7 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
       },
     });
     account = await service.account({ credits: 100_000 });
-    identity = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-    ).json()) as IdentityBody;
+    identity = await createIdentity(account, { language: 'en' });
   });
   afterAll(() => service.stop());
 

@@ -6,19 +6,23 @@
 // sweep gives up on a summary that never comes. A session ended while a tool waits on its backend
 // gets its summary without waiting for that call (agents' own shutdown would).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Static } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import { TOOL_TIMEOUT_MAX_MS } from '../../src/contract/agent-tools.ts';
+import type { SessionResponse } from '../../src/sessions/contract.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { giveUpOnSummaries, SUMMARY_GIVEN_UP_DETAIL, SUMMARY_WAIT_SECONDS } from '../../src/sessions/summary.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
 import { FakeChatFailure } from '../support/fakes/openai.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity } from '../support/session-start.ts';
 import { transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
-import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
+import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
+import type { WebhookReceiver } from '../support/webhooks.ts';
 
 const fakes = sharedProviderFakes();
 /** What agent/conversation/summary.ts tells the model in English. */
@@ -28,15 +32,8 @@ const REPLY = 'The capital of France is Paris.';
 /** A question no other test of the process asks (the fake's record is shared). */
 const question = (session: StartedSession) => `What is the capital of France, ${session.room_name.slice(-6)}?`;
 
-interface SessionBody {
-  status: string;
-  ended_at: string | null;
-  billed_minutes: number;
-  credits_charged: number;
-  summary: string | null;
-  summary_status: string;
-  summary_detail: string | null;
-}
+/** As GET /v1/sessions/{id} answers (its schema's type). */
+type SessionBody = Static<typeof SessionResponse>;
 
 const isSummaryRequest = (chat: { userTexts: string[] }) =>
   chat.userTexts.some((text) => text.includes(SUMMARY_INSTRUCTION));
@@ -49,19 +46,13 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
   let voiceIdentity: IdentityBody;
 
   beforeAll(async () => {
-    receiver = new WebhookReceiver();
-    ({ service, account } = await startVisitorService(
-      { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
-      { engine },
-    ));
-    secret = (
-      await addWebhook(account, { url: receiver.url('/hooks'), events: ['session.ended', 'session.summary_ready'] })
-    ).secret!;
-    voiceIdentity = (await (
-      await account.call('POST', '/v1/identities', {
-        body: await identityForm({ name: 'Ada', language: 'en', prompt: 'You are Ada, a tour guide in Paris.' }),
-      })
-    ).json()) as IdentityBody;
+    ({ service, account } = await startVisitorService(LOOPBACK_WEBHOOKS_ENV, { engine }));
+    ({ receiver, secret } = await subscribedReceiver(account, ['session.ended', 'session.summary_ready']));
+    voiceIdentity = await createIdentity(account, {
+      name: 'Ada',
+      language: 'en',
+      prompt: 'You are Ada, a tour guide in Paris.',
+    });
   }, 120_000);
   afterAll(async () => {
     receiver?.stop();

@@ -9,8 +9,9 @@ import { type ParsedDispatch, parseDispatchMetadata } from '../../src/contract/i
 import { sessions } from '../../src/sessions/schema.ts';
 import { tools } from '../../src/tools/schema.ts';
 import { countRows, insertDocument, insertTool, WEBHOOK_SECRET, WEBHOOK_URL } from '../identities/attachment-rows.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 
 interface SessionRead {
   tool_ids: string[];
@@ -33,23 +34,15 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
     webhook = await insertTool(service, account.accountId, { name: 'check_order', type: 'webhook' });
     client = await insertTool(service, account.accountId, { name: 'show_map', type: 'client' });
     document = await insertDocument(service, account.accountId, 'ready');
-    identity = (await (
-      await account.call('POST', '/v1/identities', {
-        body: await identityForm({
-          language: 'en',
-          tool_ids: JSON.stringify([webhook, client]),
-          document_ids: JSON.stringify([document]),
-        }),
-      })
-    ).json()) as IdentityBody;
+    identity = await createIdentity(account, {
+      language: 'en',
+      tool_ids: JSON.stringify([webhook, client]),
+      document_ids: JSON.stringify([document]),
+    });
   });
   afterAll(() => service.stop());
 
-  const start = (body: Record<string, unknown>) =>
-    account.call('POST', '/v1/sessions/start', {
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-    });
+  const start = (body: Record<string, unknown>) => postSessionStart(account, body);
 
   /** Every dispatch of the room, oldest first, as the job parses each. */
   const dispatches = async (room: string): Promise<(ParsedDispatch & { dispatch_id: string })[]> => {

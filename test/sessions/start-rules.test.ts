@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { identities } from '../../src/identities/schema.ts';
 import * as fx from '../fixtures/index.ts';
-import { file, type IdentityBody, identityForm } from '../support/forms.ts';
+import { file, type IdentityBody, type identityForm } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity } from '../support/session-start.ts';
 
 function jwtClaims(token: string): Record<string, any> {
   return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
@@ -27,9 +28,7 @@ describe.each(ENGINES)('starting sessions on %s', (engine) => {
   const rooms = async () => (await service.services.livekit.rooms.listRooms()).map((r) => r.name).sort();
   /** English by default: an identity's default language is auto, which needs a multilingual voice. */
   const makeIdentity = async (fields: Parameters<typeof identityForm>[0], who = account) =>
-    (await (
-      await who.call('POST', '/v1/identities', { body: await identityForm({ language: 'en', ...fields }) })
-    ).json()) as IdentityBody;
+    await createIdentity(who, { language: 'en', ...fields });
 
   beforeAll(async () => {
     service = await startTestService(engine, {

@@ -3,10 +3,9 @@
 // (null on other turns); a turn's tool calls are counted on /metrics by outcome once, however
 // often the report is delivered, and in the session's `metrics`; and an `agent_ended` report
 // (the agent's end_session tool) ends the session `agent_ended`.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { IdentityBody } from '../support/forms.ts';
-import { jobReportService, reportedSession } from '../support/job-session.ts';
-import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
+import { describe, expect, test } from 'bun:test';
+import { jobReportSuite, reportedSession } from '../support/job-session.ts';
+import { ENGINES } from '../support/service.ts';
 
 const METRICS_TOKEN = 'plumbing-metrics-token';
 
@@ -17,20 +16,14 @@ function sample(text: string, series: string): number {
 }
 
 describe.each(ENGINES)('tool turns, tool metrics and agent endings on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  let identity: IdentityBody;
-  beforeAll(async () => {
-    ({ service, account, identity } = await jobReportService(engine, {
-      env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600', METRICS_TOKEN },
-      credits: 1000,
-    }));
+  const suite = jobReportSuite(engine, {
+    env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600', METRICS_TOKEN },
+    credits: 1000,
   });
-  afterAll(() => service.stop());
 
-  const startSession = () => reportedSession(service, account, identity);
+  const startSession = () => reportedSession(suite.service, suite.account, suite.identity);
   const scrape = async () =>
-    (await service.call('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    (await suite.service.call('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
 
   const call = {
     call_id: 'call_1',
@@ -80,7 +73,7 @@ describe.each(ENGINES)('tool turns, tool metrics and agent endings on %s', (engi
       ];
       for (const body of reports) expect((await session.report(body)).status).toBe(200);
       expect((await session.report(reports[1])).status).toBe(200); // redelivered: stored once
-      const { turns } = (await (await account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as {
+      const { turns } = (await (await suite.account.call('GET', `/v1/sessions/${session.id}/transcript`)).json()) as {
         turns: Record<string, unknown>[];
       };
       expect(turns.map((t) => [t.role, t.tool_call, t.document_ids])).toEqual([
@@ -100,7 +93,7 @@ describe.each(ENGINES)('tool turns, tool metrics and agent endings on %s', (engi
       });
       expect((await session.report(broken)).status).toBe(422);
     } finally {
-      await account.call('POST', `/v1/sessions/${session.id}/end`);
+      await suite.account.call('POST', `/v1/sessions/${session.id}/end`);
     }
   });
 
@@ -133,12 +126,12 @@ describe.each(ENGINES)('tool turns, tool metrics and agent endings on %s', (engi
       expect(delta('likeness_tool_calls_total{outcome="error"}')).toBe(0);
       expect(delta('likeness_tool_call_duration_seconds_count{outcome="ok"}')).toBe(2);
       expect(delta('likeness_tool_call_duration_seconds_sum{outcome="timeout"}')).toBeCloseTo(4, 5);
-      const read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as {
+      const read = (await (await suite.account.call('GET', `/v1/sessions/${session.id}`)).json()) as {
         metrics: { tool_calls: number; turns: number };
       };
       expect(read.metrics).toMatchObject({ tool_calls: 3, turns: 3 });
     } finally {
-      await account.call('POST', `/v1/sessions/${session.id}/end`);
+      await suite.account.call('POST', `/v1/sessions/${session.id}/end`);
     }
   });
 
@@ -148,13 +141,13 @@ describe.each(ENGINES)('tool turns, tool metrics and agent endings on %s', (engi
     const deadline = Date.now() + 10_000;
     let read: { status: string; end_reason: string | null } = { status: 'running', end_reason: null };
     while (Date.now() < deadline) {
-      read = (await (await account.call('GET', `/v1/sessions/${session.id}`)).json()) as typeof read;
+      read = (await (await suite.account.call('GET', `/v1/sessions/${session.id}`)).json()) as typeof read;
       if (read.status === 'ended') break;
       await Bun.sleep(100);
     }
     expect(read).toMatchObject({ status: 'ended', end_reason: 'agent_ended' });
     // Its room is closed, and a second ending report finds it ended.
-    expect(await service.services.livekit.rooms.listRooms([session.id])).toHaveLength(0);
+    expect(await suite.service.services.livekit.rooms.listRooms([session.id])).toHaveLength(0);
     expect((await session.report({ type: 'agent_ended' })).status).toBe(409);
   });
 });

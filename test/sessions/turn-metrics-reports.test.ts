@@ -2,13 +2,12 @@
 // at once each count (the row lock), a redelivery counts once and moves no histogram twice,
 // the session's `metrics` say what was folded, a late report after the end is kept, and a
 // malformed one is refused.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { registry } from '../../src/metrics/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import type { IdentityBody } from '../support/forms.ts';
-import { jobReportService, reportedSession } from '../support/job-session.ts';
-import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
+import { jobReportSuite, reportedSession } from '../support/job-session.ts';
+import { ENGINES } from '../support/service.ts';
 
 const turn = (turn_id: string, overrides: Record<string, unknown> = {}) => ({
   type: 'turn_metrics',
@@ -33,20 +32,15 @@ async function observations(name: string, labels: Record<string, string> = {}): 
 }
 
 describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  let identity: IdentityBody;
-  beforeAll(async () => {
-    ({ service, account, identity } = await jobReportService(engine, {
-      env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
-      credits: 1000,
-    }));
+  const suite = jobReportSuite(engine, {
+    env: { SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
+    credits: 1000,
   });
-  afterAll(() => service.stop());
 
-  const startSession = () => reportedSession(service, account, identity);
+  const startSession = () => reportedSession(suite.service, suite.account, suite.identity);
   const metricsOf = async (id: string) =>
-    ((await (await account.call('GET', `/v1/sessions/${id}`)).json()) as { metrics: Record<string, unknown> }).metrics;
+    ((await (await suite.account.call('GET', `/v1/sessions/${id}`)).json()) as { metrics: Record<string, unknown> })
+      .metrics;
 
   test('a session with no report yet: metrics with nulls and zeros', async () => {
     const session = await startSession();
@@ -59,7 +53,7 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
       tool_calls: 0,
       providers: { stt: null, llm: null, tts: null },
     });
-    await account.call('POST', `/v1/sessions/${session.id}/end`);
+    await suite.account.call('POST', `/v1/sessions/${session.id}/end`);
   });
 
   test('twenty turns at once each count, each delivered three times counts once; the histograms move once per turn', async () => {
@@ -86,7 +80,7 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
       interruptions: 1,
       providers: { stt: 'offline', llm: 'offline', tts: 'offline' },
     });
-    const [row] = await service.services.database.db
+    const [row] = await suite.service.services.database.db
       .select({ quality: sessions.quality })
       .from(sessions)
       .where(eq(sessions.id, session.id));
@@ -102,7 +96,7 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
     ).toBe(1);
 
     // The last turn's report may come as the job leaves an ended session: it is kept.
-    await account.call('POST', `/v1/sessions/${session.id}/end`);
+    await suite.account.call('POST', `/v1/sessions/${session.id}/end`);
     expect((await session.report(turn('item_21', { voice_to_voice_ms: 500 }))).status).toBe(200);
     expect(await metricsOf(session.id)).toMatchObject({ turns: 21, voice_to_voice_ms: { p50: 10_000 } });
   });
@@ -120,6 +114,6 @@ describe.each(ENGINES)('turn metrics reports on %s', (engine) => {
     }
     expect((await session.report(turn('a'), 'not-the-token')).status).toBe(401);
     expect(await metricsOf(session.id)).toMatchObject({ turns: 0, voice_to_voice_ms: { p50: null } });
-    await account.call('POST', `/v1/sessions/${session.id}/end`);
+    await suite.account.call('POST', `/v1/sessions/${session.id}/end`);
   });
 });

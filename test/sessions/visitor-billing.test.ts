@@ -7,30 +7,24 @@
 // on the session, in /v1/usage and in the session.ended webhook; the ledger sums to the balance.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
-import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
+import type { Static } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
+import type { SessionResponse } from '../../src/sessions/contract.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import { createAstronaut, FrameLog, startSession } from '../avatar/support.ts';
+import { createAstronaut, joinWatchingVideo, startSession } from '../avatar/support.ts';
 import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
+import { eventually, type StartedSession } from '../support/visitor.ts';
 import { Microphone } from '../support/voice.ts';
-import { addWebhook, WebhookReceiver } from '../support/webhooks.ts';
+import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
+import type { WebhookReceiver } from '../support/webhooks.ts';
 
 const MINUTE_SECONDS = 6;
 const MINUTE_MS = MINUTE_SECONDS * 1000;
 const REJOIN_SECONDS = 4;
 
-interface SessionBody {
-  status: string;
-  end_reason: string | null;
-  billed_minutes: number;
-  credits_charged: number;
-  visitor_seconds: number;
-  streamed_seconds: number;
-  duration_seconds: number;
-  streaming_started_at: string | null;
-}
+/** As GET /v1/sessions/{id} answers (its schema's type). */
+type SessionBody = Static<typeof SessionResponse>;
 
 describe.each(oneEngine('postgres'))('minutes a visitor saw, on %s', (engine) => {
   const dirs: string[] = [];
@@ -58,10 +52,7 @@ describe.each(oneEngine('postgres'))('minutes a visitor saw, on %s', (engine) =>
    * its next 3 s batch of updates: a visitor with a microphone is announced at once.)
    */
   async function visit(session: StartedSession) {
-    const videos: FrameLog[] = [];
-    const visitor = await joinAsVisitor(session, {
-      onTrack: (track: RemoteTrack) => void (track.kind === TrackKind.KIND_VIDEO && videos.push(new FrameLog(track))),
-    });
+    const { visitor, videos } = await joinWatchingVideo(session);
     const microphone = await Microphone.publish(visitor.room);
     await eventually(() => (videos.at(-1)?.frames.length ?? 0) > 0, 15_000, 'the avatar at the visitor');
     return {
@@ -89,8 +80,7 @@ describe.each(oneEngine('postgres'))('minutes a visitor saw, on %s', (engine) =>
         SESSION_REJOIN_SECONDS: String(REJOIN_SECONDS),
         SESSION_SWEEP_INTERVAL_SECONDS: '1',
         CREDITS_ONBOARDING: '0',
-        WEBHOOKS_ALLOW_PRIVATE: 'true',
-        WEBHOOKS_POLL_MS: '200',
+        ...LOOPBACK_WEBHOOKS_ENV,
       },
     });
     account = await service.account({ credits: 100_000 });
@@ -98,8 +88,7 @@ describe.each(oneEngine('postgres'))('minutes a visitor saw, on %s', (engine) =>
     const spawn = () => startAgentProcess({ livekit, internalUrl: service.url, dirs, env: { AGENT_MAX_JOBS: '2' } });
     agents.push(...(await Promise.all([spawn(), spawn()])));
     identityId = (await createAstronaut(account, { language: 'en' })).identity_id;
-    receiver = new WebhookReceiver();
-    secret = (await addWebhook(account, { url: receiver.url('/hooks'), events: ['session.ended'] })).secret!;
+    ({ receiver, secret } = await subscribedReceiver(account, ['session.ended']));
   }, 120_000);
   afterAll(async () => {
     for (const agent of agents) agent.kill();

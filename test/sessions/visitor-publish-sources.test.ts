@@ -10,8 +10,9 @@ import {
   TrackSource,
   VideoSource,
 } from '@livekit/rtc-node';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 
 let service: TestService;
@@ -21,9 +22,7 @@ let identity: IdentityBody;
 beforeAll(async () => {
   service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
   account = await service.account({ credits: 10_000 });
-  identity = (await (
-    await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
-  ).json()) as IdentityBody;
+  identity = await createIdentity(account, { language: 'en' });
 });
 afterAll(() => service?.stop());
 
@@ -44,10 +43,7 @@ async function publishes(visitor: Visitor, source: TrackSource): Promise<boolean
 describe("a visitor's token", () => {
   test('publishes the microphone and the camera; a screen share and its audio are refused', async () => {
     const session = (await (
-      await account.call('POST', '/v1/sessions/start', {
-        body: JSON.stringify({ identity_id: identity.identity_id }),
-        headers: { 'content-type': 'application/json' },
-      })
+      await postSessionStart(account, { identity_id: identity.identity_id })
     ).json()) as StartedSession;
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {

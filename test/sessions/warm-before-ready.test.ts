@@ -7,47 +7,25 @@
 // seconds: loading the face models (1.3 s against 0.25 s on an idle machine), or a job process
 // started for the first visitor (4–8 s).
 import { afterAll, expect, test } from 'bun:test';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { TrackKind } from '@livekit/rtc-node';
-import type { Subprocess } from 'bun';
 import { FrameLog } from '../avatar/support.ts';
 import { identityForm } from '../support/forms.ts';
 import { drain, readUntil, tempDir } from '../support/processes.ts';
+import { accountByAdmin, servedProcesses } from '../support/served-process.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
-const CLI = join(import.meta.dir, '../../src/cli/index.ts');
-const dirs: string[] = [];
-let child: Subprocess<'ignore', 'pipe', 'pipe'> | undefined;
-afterAll(async () => {
-  child?.kill('SIGKILL');
-  await child?.exited;
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const served = servedProcesses();
+afterAll(() => served.stop());
 
 test('the first create and the first visitor after a start are within 1.5× of the later ones', async () => {
-  const dataDir = await tempDir(dirs, 'likeness-warm-');
-  const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  child = Bun.spawn(['bun', CLI, 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: port, DATA_DIR: dataDir, CREDITS_ONBOARDING: '0' },
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  const dataDir = await tempDir(served.dirs, 'likeness-warm-');
+  const { child, url } = served.spawn({ DATA_DIR: dataDir, CREDITS_ONBOARDING: '0' });
   await readUntil(child.stdout, 'agent worker registered');
   drain(child.stdout);
   drain(child.stderr);
-  const url = `http://127.0.0.1:${port}`;
   await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 90_000, 'ready');
 
-  const adminToken = (await Bun.file(join(dataDir, 'admin-token')).text()).trim();
-  const account = (await (
-    await fetch(`${url}/internal/admin/accounts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'warm@example.com', credits: 100_000 }),
-    })
-  ).json()) as { api_key: string };
+  const account = await accountByAdmin(url, dataDir, { email: 'warm@example.com', credits: 100_000 });
   const authorization = `Bearer ${account.api_key}`;
 
   const creates: number[] = [];

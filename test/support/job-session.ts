@@ -1,5 +1,6 @@
 // A running session written straight into the database, with the report token its agent job
 // would hold: for suites of the job's own routes (tool calls, retrieval) that need no room.
+import { afterAll, beforeAll } from 'bun:test';
 import { hashApiKey } from '../../src/auth/api-keys.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { type IdentityBody, identityForm } from './forms.ts';
@@ -68,6 +69,28 @@ export async function jobReportService(
   const account = await service.account({ credits });
   const created = await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) });
   return { service, account, identity: (await created.json()) as IdentityBody };
+}
+
+export interface JobReportSuite {
+  service: TestService;
+  account: TestAccount;
+  identity: IdentityBody;
+}
+
+/**
+ * jobReportService for the tests of the describe it is called in: started before them and
+ * stopped after them. Its fields are set once the service has started.
+ */
+export function jobReportSuite(
+  engine: Engine,
+  options: { env?: Record<string, string>; credits: number },
+): JobReportSuite {
+  const suite = {} as JobReportSuite;
+  beforeAll(async () => {
+    Object.assign(suite, await jobReportService(engine, options));
+  });
+  afterAll(() => suite.service?.stop());
+  return suite;
 }
 
 /** A session started on `identity`, and the reporter its job would report with. */

@@ -15,10 +15,19 @@ export async function startVisitorService(
   env: Record<string, string> = {},
   { credits = 10_000, engine = 'pglite' }: { credits?: number; engine?: Engine } = {},
 ): Promise<VisitorService> {
-  const service = await startTestService(engine, {
-    livekit: 'local',
-    agent: true,
-    env: { ...sharedProviderFakes().env, CREDITS_ONBOARDING: '0', ...env },
-  });
+  return startAgentService(engine, { ...sharedProviderFakes().env, CREDITS_ONBOARDING: '0', ...env }, credits);
+}
+
+/**
+ * The same service configured by `env` alone: for suites whose control plane runs as configured
+ * otherwise (its onboarding credits, no provider keys of its own; the agent's jobs still reach
+ * the fakes through this process's environment).
+ */
+export async function startAgentService(
+  engine: Engine,
+  env: Record<string, string>,
+  credits: number,
+): Promise<VisitorService> {
+  const service = await startTestService(engine, { livekit: 'local', agent: true, env });
   return { service, account: await service.account({ credits }) };
 }

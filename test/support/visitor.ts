@@ -137,14 +137,14 @@ export async function eventually<T>(
  * The session as `GET /v1/sessions/{id}` reads it once ended. Its room closes before the end is
  * written (src/sessions/lifecycle.ts), so a visitor may hear of the end before the API says it.
  */
-export function sessionEnded(
+export function sessionEnded<Body extends { status?: unknown } = Record<string, unknown>>(
   account: { call(method: string, path: string): Promise<Response> },
   sessionId: string,
   timeoutMs = 10_000,
-): Promise<Record<string, unknown>> {
+): Promise<Body> {
   return eventually(
     async () => {
-      const read = (await (await account.call('GET', `/v1/sessions/${sessionId}`)).json()) as Record<string, unknown>;
+      const read = (await (await account.call('GET', `/v1/sessions/${sessionId}`)).json()) as Body;
       return read.status === 'ended' ? read : undefined;
     },
     timeoutMs,

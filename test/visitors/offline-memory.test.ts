@@ -8,9 +8,10 @@
 // The worker has three slots: in run 82 the first visit's job, its facts written, still held a
 // slot (its summary) past 150 s while the next two visits came at once.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
+import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
 
@@ -21,15 +22,11 @@ let identity: IdentityBody;
 beforeAll(async () => {
   offline = await startOfflineAgentService('offline-memory', { maxJobs: 3 });
   ({ account } = offline);
-  identity = (await (
-    await account.call('POST', '/v1/identities', {
-      body: await identityForm({
-        name: 'Ada',
-        language: 'en',
-        prompt: 'You are Ada, who helps at a bakery. Answer in one short sentence.',
-      }),
-    })
-  ).json()) as IdentityBody;
+  identity = await createIdentity(account, {
+    name: 'Ada',
+    language: 'en',
+    prompt: 'You are Ada, who helps at a bakery. Answer in one short sentence.',
+  });
 }, 120_000);
 
 // The last two visits' jobs still write their summary and memory: nothing here reads them.
@@ -44,9 +41,10 @@ const jobLines = (room: string) =>
 
 /** A session of `visitorId` where the visitor types `turn` and waits for the answer; the agent's turns. */
 async function visit(visitorId: string, turn: string): Promise<string[]> {
-  const started = await account.call('POST', '/v1/sessions/start', {
-    body: JSON.stringify({ identity_id: identity.identity_id, avatar_enabled: false, visitor_id: visitorId }),
-    headers: { 'content-type': 'application/json' },
+  const started = await postSessionStart(account, {
+    identity_id: identity.identity_id,
+    avatar_enabled: false,
+    visitor_id: visitorId,
   });
   expect(started.status).toBe(200);
   const session = (await started.json()) as StartedSession;

@@ -8,13 +8,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Static } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import { sessions } from '../../src/sessions/schema.ts';
 import type { VisitorResponse } from '../../src/visitors/contract.ts';
 import { forgetStaleVisitors, VisitorTokens } from '../../src/visitors/index.ts';
 import { visitors } from '../../src/visitors/schema.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { addWebhook, json, WebhookReceiver } from '../support/webhooks.ts';
+import { createIdentity, sessionRowCount } from '../support/session-start.ts';
+import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
+import { json, type WebhookReceiver } from '../support/webhooks.ts';
 
 const SHOP = 'https://shop.example';
 
@@ -31,18 +32,14 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
   let secret: string;
 
   beforeAll(async () => {
-    receiver = new WebhookReceiver();
     service = await startTestService(engine, {
       livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '200' },
+      env: { CREDITS_ONBOARDING: '0', ...LOOPBACK_WEBHOOKS_ENV },
     });
     account = await service.account({ credits: 10_000 });
-    secret = (await addWebhook(account, { url: receiver.url('/hooks'), events: ['visitor.memory_updated'] })).secret!;
+    ({ receiver, secret } = await subscribedReceiver(account, ['visitor.memory_updated']));
     stranger = await service.account({ credits: 10_000 });
-    const create = async (name: string) =>
-      (await (
-        await account.call('POST', '/v1/identities', { body: await identityForm({ name, language: 'en' }) })
-      ).json()) as IdentityBody;
+    const create = async (name: string) => await createIdentity(account, { name, language: 'en' });
     ada = await create('Ada');
     bo = await create('Bo');
   });
@@ -84,8 +81,7 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
   const end = async (room: string) => expect((await account.call('POST', `/v1/sessions/${room}/end`)).status).toBe(200);
   const footprint = async () => ({
     rooms: (await service.services.livekit.rooms.listRooms()).length,
-    rows: (await service.services.database.db.select().from(sessions).where(eq(sessions.accountId, account.accountId)))
-      .length,
+    rows: await sessionRowCount(service, account.accountId),
     visitors: (
       await service.services.database.db.select().from(visitors).where(eq(visitors.accountId, account.accountId))
     ).length,

@@ -8,9 +8,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startSession } from '../avatar/support.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
-import { type IdentityBody, identityForm } from '../support/forms.ts';
+import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
+import { createIdentity } from '../support/session-start.ts';
 import { inTranscript, transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
@@ -27,11 +28,11 @@ describe.each(oneEngine('postgres'))('a returning visitor on %s', (engine) => {
 
   beforeAll(async () => {
     ({ service, account } = await startVisitorService({}, { engine }));
-    identity = (await (
-      await account.call('POST', '/v1/identities', {
-        body: await identityForm({ name: 'Ada', language: 'en', prompt: 'You are Ada, who helps at a bakery.' }),
-      })
-    ).json()) as IdentityBody;
+    identity = await createIdentity(account, {
+      name: 'Ada',
+      language: 'en',
+      prompt: 'You are Ada, who helps at a bakery.',
+    });
   }, 120_000);
   afterAll(() => service?.stop());
 

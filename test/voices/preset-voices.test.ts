@@ -18,6 +18,9 @@ interface VoiceBody {
 }
 type Identity = IdentityBody & { voice_id: string | null };
 
+/** A preset voice's fields in the API, as it answers them and as the OpenAPI document says. */
+const VOICE_FIELDS = ['description', 'gender', 'languages', 'multilingual', 'name', 'voice_id'];
+
 describe.each(ENGINES)('preset voices on %s', (engine) => {
   let service: TestService;
   let account: TestAccount;
@@ -53,14 +56,7 @@ describe.each(ENGINES)('preset voices on %s', (engine) => {
     const voices = (await response.json()) as VoiceBody[];
     expect(voices.map((v) => v.voice_id)).toEqual(PRESET_VOICES.map((v) => v.id));
     for (const voice of voices) {
-      expect(Object.keys(voice).sort()).toEqual([
-        'description',
-        'gender',
-        'languages',
-        'multilingual',
-        'name',
-        'voice_id',
-      ]);
+      expect(Object.keys(voice).sort()).toEqual(VOICE_FIELDS);
       expect(voice.name.length).toBeGreaterThan(0);
       expect(voice.description.length).toBeGreaterThan(10);
       expect(voice.languages).toContain('en');
@@ -75,14 +71,9 @@ describe.each(ENGINES)('preset voices on %s', (engine) => {
     const doc = (await (await service.call('GET', '/openapi.json')).json()) as any;
     const list = doc.paths['/v1/voices'].get;
     expect(Object.keys(list.responses).sort()).toEqual(['200', '401']);
-    expect(Object.keys(list.responses['200'].content['application/json'].schema.items.properties).sort()).toEqual([
-      'description',
-      'gender',
-      'languages',
-      'multilingual',
-      'name',
-      'voice_id',
-    ]);
+    expect(Object.keys(list.responses['200'].content['application/json'].schema.items.properties).sort()).toEqual(
+      VOICE_FIELDS,
+    );
     const create = doc.paths['/v1/identities'].post;
     expect(create.requestBody.content['multipart/form-data'].schema.properties.voice_id.type).toBe('string');
     expect(create.responses['502']).toBeDefined();

@@ -1,9 +1,11 @@
 // Bad voice choices answer 422 in the error shape (docs/api.md#errors) and lose nothing: no identity, file or charge
 // on create; no change to the identity on PATCH.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import * as fx from '../fixtures/index.ts';
 import { type FormFields, file, form, type IdentityBody, identityForm } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES } from '../support/service.ts';
+import { storedState } from '../support/stored-state.ts';
+import { suiteServiceWithAccount } from '../support/suite-service.ts';
 import { storedRow } from './support.ts';
 
 const sample = () => file(fx.wav({ seconds: 6 }), 'v.wav', 'audio/wav');
@@ -51,25 +53,13 @@ const CASES: { name: string; fields: () => FormFields; loc: (string | number)[];
 ];
 
 describe.each(ENGINES)('bad voice input on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  beforeAll(async () => {
-    service = await startTestService(engine);
-    account = await service.account({ credits: 1000 });
-  });
-  afterAll(() => service.stop());
-
-  const snapshot = async () => ({
-    identities: await service.count('identities'),
-    ledger: await service.count('credit_ledger'),
-    files: await service.assetKeys(),
-    balance: await service.services.ledger.balance(account.accountId),
-  });
+  const suite = suiteServiceWithAccount(engine, { credits: 1000 });
+  const snapshot = () => storedState(suite.service, suite.account);
 
   for (const c of CASES) {
     test(`create with ${c.name} → 422 at ${c.loc.join('.')}, nothing stored or charged`, async () => {
       const before = await snapshot();
-      const response = await account.call('POST', '/v1/identities', { body: await identityForm(c.fields()) });
+      const response = await suite.account.call('POST', '/v1/identities', { body: await identityForm(c.fields()) });
       expect(response.status).toBe(422);
       const problems = ((await response.json()) as { detail: { loc: unknown[]; msg: string; type: string }[] }).detail;
       expect(problems).toContainEqual({ loc: c.loc, msg: expect.any(String), type: c.type });
@@ -79,9 +69,9 @@ describe.each(ENGINES)('bad voice input on %s', (engine) => {
 
   test('PATCH with an unknown voice or with audio and voice_id → 422, the identity unchanged', async () => {
     const created = (await (
-      await account.call('POST', '/v1/identities', { body: await identityForm({ audio: sample() }) })
+      await suite.account.call('POST', '/v1/identities', { body: await identityForm({ audio: sample() }) })
     ).json()) as IdentityBody;
-    const rowBefore = await storedRow(service, created.identity_id);
+    const rowBefore = await storedRow(suite.service, created.identity_id);
     const before = await snapshot();
     const attempts: [FormFields, string][] = [
       [{ voice_id: 'nobody' }, 'unknown_voice'],
@@ -90,14 +80,16 @@ describe.each(ENGINES)('bad voice input on %s', (engine) => {
       [{ prompt: 'p', audio: silentWav() }, 'audio.no_speech'],
     ];
     for (const [fields, type] of attempts) {
-      const response = await account.call('PATCH', `/v1/identities/${created.identity_id}`, { body: form(fields) });
+      const response = await suite.account.call('PATCH', `/v1/identities/${created.identity_id}`, {
+        body: form(fields),
+      });
       expect(response.status).toBe(422);
       expect(((await response.json()) as any).detail.map((p: { type: string }) => p.type)).toContain(type);
     }
     expect(await snapshot()).toEqual(before);
-    expect(await storedRow(service, created.identity_id)).toEqual(rowBefore!);
+    expect(await storedRow(suite.service, created.identity_id)).toEqual(rowBefore!);
     expect(
-      ((await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody).name,
+      ((await (await suite.account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody).name,
     ).toBe('Ada');
   });
 });

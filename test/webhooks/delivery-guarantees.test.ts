@@ -3,11 +3,9 @@
 // once, a failed retrain is reported, and private destinations are refused when saved and
 // again at delivery (a name that resolves elsewhere later).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { type AssetStore, LocalAssetStore } from '../../src/assets/store.ts';
 import { createAstronaut } from '../avatar/support.ts';
 import * as fx from '../fixtures/index.ts';
+import { storeLosingUploads } from '../support/fakes/asset-store.ts';
 import { file, identityForm } from '../support/forms.ts';
 import { startTestService, type TestService, waitForStatus } from '../support/service.ts';
 import { addWebhook, json, latestDelivery, WebhookReceiver } from '../support/webhooks.ts';
@@ -84,23 +82,12 @@ describe('two API processes on one Postgres', () => {
 
 describe('a failed retrain', () => {
   let service: TestService;
-  let failReads = false;
+  // Loses the retrain's stored upload when told to: the retrain fails after its 202.
+  let uploads: Awaited<ReturnType<typeof storeLosingUploads>>;
   beforeAll(async () => {
-    const inner = new LocalAssetStore(await mkdtemp(`${tmpdir()}/likeness-assets-`));
-    // Loses the retrain's stored upload when told to: the retrain fails after its 202.
-    const losing: AssetStore = {
-      ...inner,
-      kind: 'local',
-      put: (k, b, t) => inner.put(k, b, t),
-      get: async (key) => (failReads && key.includes('/upload.') ? undefined : inner.get(key)),
-      delete: (k) => inner.delete(k),
-      deletePrefix: (p) => inner.deletePrefix(p),
-      list: (p) => inner.list(p),
-      putFile: (key, path, type) => inner.putFile(key, path, type),
-      open: (key) => inner.open(key),
-    };
+    uploads = await storeLosingUploads();
     service = await startTestService('pglite', {
-      overrides: { store: losing },
+      overrides: { store: uploads.store },
       env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '100' },
     });
   });
@@ -119,11 +106,11 @@ describe('a failed retrain', () => {
       expect((await account.call('PATCH', `/v1/identities/${identity.identity_id}`, { body: form })).status).toBe(202);
       await waitForStatus(account, identity.identity_id, 'ready');
     };
-    failReads = true;
+    uploads.losing = true;
     try {
       await retrain();
     } finally {
-      failReads = false;
+      uploads.losing = false;
     }
     const failed = await receiver.waitFor('identity.training_failed', () =>
       receiver.verified('/training', endpoint.secret!).find((e) => e.type === 'identity.training_failed'),

@@ -8,16 +8,16 @@
 // event loop (before 0698586) this process froze for minutes (docs/decisions.md, "`--role all` keeps the
 // agent worker in the API's process").
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
-import { AGENT_STATE_ATTRIBUTE, HEARTBEAT_PATH, HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
+import { HEARTBEAT_PATH, HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
 import { documentForm } from '../knowledge/support.ts';
 import { identityForm } from '../support/forms.ts';
+import { joinListening } from '../support/listening-visitor.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import { jobProcesses } from '../support/processes.ts';
 import { ENGINES, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 import { startVisitorService } from '../support/visitor-service.ts';
-import { Listener } from '../support/voice.ts';
+import type { Listener } from '../support/voice.ts';
 
 const fakes = sharedProviderFakes();
 /** One sentence, words only (~10 s of the fake's speech): its only silences are the spaces, 70 ms each. */
@@ -111,23 +111,11 @@ describe.each(ENGINES)('the agent worker in the API process while the API is loa
 
   /** The visitor in the room with the agent, the greeting said and heard to its end. */
   async function visit(session: StartedSession): Promise<{ visitor: Visitor; ears: () => Listener }> {
-    let listener: Listener | undefined;
-    const visitor = await joinAsVisitor(session, {
-      audioOnly: true,
-      onTrack: (track: RemoteTrack) => {
-        if (track.kind === TrackKind.KIND_AUDIO) listener = new Listener(track);
-      },
-    });
-    const agent = await eventually(() => visitor.agent(), 30_000, 'the agent');
-    await eventually(
-      () => agent.attributes[AGENT_STATE_ATTRIBUTE] === 'listening' && listener,
-      30_000,
-      'the conversation to start',
-    );
+    const { visitor, ears } = await joinListening(session);
     const joined = performance.now();
-    const greeted = await eventually(() => listener!.soundAfter(joined - 5_000), 30_000, 'the greeting');
-    await eventually(() => listener!.silenceAfter(greeted, 500) !== undefined, 20_000, 'quiet after the greeting');
-    return { visitor, ears: () => listener! };
+    const greeted = await eventually(() => ears().soundAfter(joined - 5_000), 30_000, 'the greeting');
+    await eventually(() => ears().silenceAfter(greeted, 500) !== undefined, 20_000, 'quiet after the greeting');
+    return { visitor, ears };
   }
 
   /**

@@ -20,6 +20,29 @@ export interface ColumnFrame {
   y1: number;
 }
 
+/** A region's frame for its tables: `columns` from u0, rows vMin … vMax, and its box in the image. */
+export function columnFrame(
+  frame: LocalFrame,
+  u0: number,
+  columns: number,
+  vMin: number,
+  vMax: number,
+  width: number,
+  height: number,
+): ColumnFrame {
+  return {
+    ox: frame.origin[0],
+    oy: frame.origin[1],
+    ax: frame.axis[0],
+    ay: frame.axis[1],
+    u0,
+    columns,
+    vMin,
+    vMax,
+    ...boundingBox(frame, u0, u0 + columns - 1, vMin, vMax, width, height),
+  };
+}
+
 /** The image-space box (clamped to the frame) around a local box. */
 export function boundingBox(
   frame: LocalFrame,

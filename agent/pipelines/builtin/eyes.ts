@@ -3,7 +3,7 @@
 // eye's inside sliding between the lids) and the brow (lifted on emphasis), saying where the
 // eye shows through a closing lid.
 import { type FaceRig, interpolate } from '../../../src/contract/face-rig.ts';
-import { boundingBox, type ColumnFrame } from './column-frame.ts';
+import { type ColumnFrame, columnFrame } from './column-frame.ts';
 
 /** The lid's margin (lashes), as a share of the lid skin above it: carried down, not stretched. */
 const LASH_SHARE = 0.25;
@@ -69,6 +69,7 @@ export function mapEye(
     sy[i] = oy + u * ay + sv * ax;
   };
   for (let i = 0; i < n; i++) {
+    // Into the eye's frame and its table's column, as mapMouth does: inline, per pixel.
     const dx = sx[i]! - ox;
     const dy = sy[i]! - oy;
     const u = dx * ax + dy * ay;
@@ -190,17 +191,8 @@ export function eyeTables(eye: FaceRig['eyes'][number], width: number, height: n
   const halfWidth = (eye.corners[1] - eye.corners[0]) / 2;
   const browReach = BROW_REACH * halfWidth;
   vMin -= browReach + 1;
-  const box = boundingBox(eye, u0, u0 + columns - 1, vMin, vMax, width, height);
   return {
-    ox: eye.origin[0],
-    oy: eye.origin[1],
-    ax: eye.axis[0],
-    ay: eye.axis[1],
-    u0,
-    columns,
-    vMin,
-    vMax,
-    ...box,
+    ...columnFrame(eye, u0, columns, vMin, vMax, width, height),
     upper,
     lower,
     openLower,

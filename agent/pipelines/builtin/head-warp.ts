@@ -129,6 +129,7 @@ export function rigidChroma(
     let top = (a << 8) + (base[k + 1]! - a) * wx;
     let bottom = (c << 8) + (base[k + cw + 1]! - c) * wx;
     out[uOffset + at + cx] = ((top << 8) + (bottom - top) * wy + 32768) >> 16;
+    // V as U, written out: a call per sample in the renderer's hottest loops costs frame time (bench/renderer).
     k = vOffset + j;
     a = base[k]!;
     c = base[k + cw]!;
@@ -138,7 +139,10 @@ export function rigidChroma(
   }
 }
 
-/** A luma run moved by the head alone (mapHead and sampleLuma in one loop). */
+/**
+ * A luma run moved by the head alone (mapHead and sampleLuma in one loop, written out: most of a
+ * frame's pixels go through here or rigidLuma, and the fused loop skips the sx/sy round trip).
+ */
 export function warpLuma(
   head: HeadWarp,
   weight: Float32Array,
@@ -176,7 +180,7 @@ export function warpLuma(
   }
 }
 
-/** A chroma run (both planes) moved by the head alone; `row` and `start` in chroma pixels. */
+/** A chroma run (both planes) moved by the head alone; `row` and `start` in chroma pixels. Fused as warpLuma is. */
 export function warpChroma(
   head: HeadWarp,
   weight: Float32Array,
@@ -218,6 +222,7 @@ export function warpChroma(
     let top = (a << 8) + (base[k + 1]! - a) * wx;
     let bottom = (c << 8) + (base[k + cw + 1]! - c) * wx;
     out[uOffset + at + cx] = ((top << 8) + (bottom - top) * wy + 32768) >> 16;
+    // V as U, written out: a call per sample in the renderer's hottest loops costs frame time (bench/renderer).
     k = vOffset + j;
     a = base[k]!;
     c = base[k + cw]!;

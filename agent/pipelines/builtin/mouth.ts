@@ -2,7 +2,7 @@
 // frame), and the per-frame map that moves a run's pixels by the lips and the jaw, saying
 // where the mouth texture shows through. The eyes are in eyes.ts.
 import { type FaceRig, interpolate, smoothstep, UPPER_LIFT } from '../../../src/contract/face-rig.ts';
-import { boundingBox, type ColumnFrame } from './column-frame.ts';
+import { type ColumnFrame, columnFrame } from './column-frame.ts';
 
 /** How far toward the face's sides (share of the way) the jaw's drop reaches. */
 const JAW_REACH = 0.7;
@@ -337,17 +337,8 @@ export function mouthTables(rig: FaceRig): MouthTables {
     smoothLine(inner, mouth.corners, u0);
     for (let k = 0; k < columns; k++) inner[k] = Math.min(inner[k]!, split[k]!);
   }
-  const box = boundingBox(mouth, u0, u0 + columns - 1, vMin, vMax, rig.width, rig.height);
   return {
-    ox: mouth.origin[0],
-    oy: mouth.origin[1],
-    ax: mouth.axis[0],
-    ay: mouth.axis[1],
-    u0,
-    columns,
-    vMin,
-    vMax,
-    ...box,
+    ...columnFrame(mouth, u0, columns, vMin, vMax, rig.width, rig.height),
     split,
     lens,
     tip,

@@ -70,6 +70,7 @@ export function sampleChroma(
     let top = (a << 8) + (base[k + 1]! - a) * fx;
     let bottom = (c << 8) + (base[k + cw + 1]! - c) * fx;
     out[uOffset + at + i] = ((top << 8) + (bottom - top) * fy + 32768) >> 16;
+    // V as U, written out: a call per sample in the renderer's hottest loops costs frame time (bench/renderer).
     k = vOffset + j;
     a = base[k]!;
     c = base[k + cw]!;
@@ -91,19 +92,7 @@ export function blendLuma(
   out: Uint8Array,
   at: number,
 ): void {
-  const maxX = width - 1.001;
-  const maxY = height - 1.001;
-  for (let i = 0; i < n; i++) {
-    const share = alpha[i]!;
-    if (share <= 0) continue;
-    let x = tu[i]!;
-    let y = tv[i]!;
-    x = x < 0 ? 0 : x > maxX ? maxX : x;
-    y = y < 0 ? 0 : y > maxY ? maxY : y;
-    const value = bilinear(base, 0, width, x, y);
-    const photo = out[at + i]!;
-    out[at + i] = photo + (value - photo) * share + 0.5;
-  }
+  blendPlane(base, 0, width, height, 0, 1, alpha, tu, tv, n, out, at);
 }
 
 /** The same over both chroma planes (tu, tv in luma pixels). */
@@ -120,19 +109,38 @@ export function blendChroma(
   out: Uint8Array,
   at: number,
 ): void {
-  const maxX = cw - 1.001;
-  const maxY = ch - 1.001;
+  // Chroma pixels: half the resolution, their centres half a luma pixel in.
+  blendPlane(base, uOffset, cw, ch, 0.5, 0.5, alpha, tu, tv, n, out, at);
+  blendPlane(base, vOffset, cw, ch, 0.5, 0.5, alpha, tu, tv, n, out, at);
+}
+
+/** One plane's blend: the plane's pixel at luma position p is (p − shift) · scale. */
+function blendPlane(
+  base: Uint8Array,
+  offset: number,
+  stride: number,
+  rows: number,
+  shift: number,
+  scale: number,
+  alpha: Float32Array,
+  tu: Float32Array,
+  tv: Float32Array,
+  n: number,
+  out: Uint8Array,
+  at: number,
+): void {
+  const maxX = stride - 1.001;
+  const maxY = rows - 1.001;
+  const row = offset + at;
   for (let i = 0; i < n; i++) {
     const share = alpha[i]!;
     if (share <= 0) continue;
-    let x = (tu[i]! - 0.5) * 0.5;
-    let y = (tv[i]! - 0.5) * 0.5;
+    let x = (tu[i]! - shift) * scale;
+    let y = (tv[i]! - shift) * scale;
     x = x < 0 ? 0 : x > maxX ? maxX : x;
     y = y < 0 ? 0 : y > maxY ? maxY : y;
-    let photo = out[uOffset + at + i]!;
-    out[uOffset + at + i] = photo + (bilinear(base, uOffset, cw, x, y) - photo) * share + 0.5;
-    photo = out[vOffset + at + i]!;
-    out[vOffset + at + i] = photo + (bilinear(base, vOffset, cw, x, y) - photo) * share + 0.5;
+    const photo = out[row + i]!;
+    out[row + i] = photo + (bilinear(base, offset, stride, x, y) - photo) * share + 0.5;
   }
 }
 

@@ -22,6 +22,7 @@ can be spoken while the next utterance is recognised. The process exits when its
 closes or its parent dies, so it never outlives the job that started it.
 """
 
+import functools
 import json
 import os
 import queue
@@ -329,7 +330,9 @@ def warm_up(recognisers, speaker):
         pass
 
 
-def recognition_worker(jobs, recognisers):
+def worker(jobs, handle):
+    """A worker thread's loop: each request not cancelled before its turn goes to `handle`; a
+    failure is that request's error (the job goes on), and the request is finished either way."""
     while True:
         header, payload = jobs.get()
         request_id = header["id"]
@@ -337,50 +340,43 @@ def recognition_worker(jobs, recognisers):
             finished(request_id)
             continue
         try:
-            started = time.perf_counter()
-            audio = np.frombuffer(payload, dtype="<i2").astype(np.float32) / 32768.0
-            audio = drop_stale_lead(to_16k(audio, int(header.get("sampleRate", SAMPLE_RATE_IN))))
-            recogniser = recognisers[header.get("model", "en")]
-            text, language, probability, window = recogniser.transcribe(audio, header.get("language"), header.get("allowed") or [])
-            send({
-                "id": request_id,
-                "text": text,
-                "language": language,
-                "probability": probability,
-                "seconds": time.perf_counter() - started,
-                "windowSeconds": window,
-            })
+            handle(request_id, header, payload)
         except Exception as error:  # the job goes on; this request fails
             send({"id": request_id, "error": f"{type(error).__name__}: {error}"})
         finally:
             finished(request_id)
 
 
-def speech_worker(jobs, speaker, espeak):
-    while True:
-        header, _ = jobs.get()
-        request_id = header["id"]
+def recognise(recognisers, request_id, header, payload):
+    started = time.perf_counter()
+    audio = np.frombuffer(payload, dtype="<i2").astype(np.float32) / 32768.0
+    audio = drop_stale_lead(to_16k(audio, int(header.get("sampleRate", SAMPLE_RATE_IN))))
+    recogniser = recognisers[header.get("model", "en")]
+    text, language, probability, window = recogniser.transcribe(audio, header.get("language"), header.get("allowed") or [])
+    send({
+        "id": request_id,
+        "text": text,
+        "language": language,
+        "probability": probability,
+        "seconds": time.perf_counter() - started,
+        "windowSeconds": window,
+    })
+
+
+def synthesise(speaker, espeak, request_id, header, _payload):
+    if header.get("engine") == "espeak-ng":
+        if espeak is None:
+            raise OSError("libespeak-ng is not available")
+        sample_rate = espeak.sample_rate
+        sentences = [espeak.speak(header["text"], header["voice"], header["pitch"], header["wordsPerMinute"])]
+    else:
+        sample_rate = speaker.sample_rate
+        sentences = speaker.speak(header["text"], float(header.get("lengthScale", 1.0)), float(header.get("pitchFactor", 1.0)))
+    for pcm, phonemes in sentences:
         if take_cancelled(request_id):
-            finished(request_id)
-            continue
-        try:
-            if header.get("engine") == "espeak-ng":
-                if espeak is None:
-                    raise OSError("libespeak-ng is not available")
-                sample_rate = espeak.sample_rate
-                sentences = [espeak.speak(header["text"], header["voice"], header["pitch"], header["wordsPerMinute"])]
-            else:
-                sample_rate = speaker.sample_rate
-                sentences = speaker.speak(header["text"], float(header.get("lengthScale", 1.0)), float(header.get("pitchFactor", 1.0)))
-            for pcm, phonemes in sentences:
-                if take_cancelled(request_id):
-                    break
-                send({"id": request_id, "sampleRate": sample_rate, "phonemes": phonemes}, pcm)
-            send({"id": request_id, "done": True})
-        except Exception as error:
-            send({"id": request_id, "error": f"{type(error).__name__}: {error}"})
-        finally:
-            finished(request_id)
+            break
+        send({"id": request_id, "sampleRate": sample_rate, "phonemes": phonemes}, pcm)
+    send({"id": request_id, "done": True})
 
 
 def watch_parent():
@@ -410,9 +406,9 @@ def main():
     warm_up(recognisers, speaker)
     recognition_jobs = queue.Queue()
     speech_jobs = queue.Queue()
-    threading.Thread(target=recognition_worker, args=(recognition_jobs, recognisers), daemon=True).start()
+    threading.Thread(target=worker, args=(recognition_jobs, functools.partial(recognise, recognisers)), daemon=True).start()
     espeak = load_espeak()
-    threading.Thread(target=speech_worker, args=(speech_jobs, speaker, espeak), daemon=True).start()
+    threading.Thread(target=worker, args=(speech_jobs, functools.partial(synthesise, speaker, espeak)), daemon=True).start()
     send({"ready": True, "seconds": time.perf_counter() - started, "sampleRate": speaker.sample_rate, "espeak": espeak is not None})
 
     stdin = sys.stdin.buffer

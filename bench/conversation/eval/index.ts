@@ -18,14 +18,14 @@ import { parseArgs } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
 import { loadProviders } from '../../../src/config.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
-import { startProviderFakes } from '../../../test/support/fakes/index.ts';
-import { identityForm } from '../../../test/support/forms.ts';
 import { eventually, joinAsVisitor } from '../../../test/support/visitor.ts';
 import { Listener, Microphone, speech } from '../../../test/support/voice.ts';
 import {
+  createBenchAccount,
   FAKE_LATENCY,
   report,
   startBenchService,
+  startLatencyFakes,
   trailingSilenceMs,
   VAD_SILENCE_MS,
   voiceBounds,
@@ -74,12 +74,8 @@ const ANSWER_TEMPLATE: Record<SpokenLanguage, (word: string) => string> = {
   pl: (w) => `To jest ${w}.`,
   uk: (w) => `Це ${w}.`,
 };
-const fakes = values.providers === 'fakes' ? await startProviderFakes() : undefined;
+const fakes = values.providers === 'fakes' ? await startLatencyFakes() : undefined;
 if (fakes) {
-  fakes.deepgram.finalDelayMs = FAKE_LATENCY.deepgramFinalMs;
-  fakes.openai.firstTokenDelayMs = FAKE_LATENCY.firstTokenMs;
-  fakes.openai.tokenIntervalMs = 20;
-  fakes.elevenlabs.firstAudioDelayMs = FAKE_LATENCY.firstAudioMs;
   const all = [...QUESTIONS, ...HESITANT_QUESTIONS];
   fakes.openai.respond((chat) => {
     const asked = chat.userTexts.at(-1) ?? '';
@@ -96,8 +92,8 @@ const providers = loadProviders(process.env);
 console.log(
   `cpus=${navigator.hardwareConcurrency} bun=${Bun.version} turn_detection=${providers.turns.detection} endpointing=${providers.turns.minEndpointingDelayMs}-${providers.turns.maxEndpointingDelayMs} ms`,
 );
-const account = await service.services.operations.createAccount({ email: 'eval@example.com', credits: 10_000_000 });
-const authorization = `Bearer ${account.api_key}`;
+const account = await createBenchAccount(service, 'eval@example.com');
+const { authorization } = account;
 const results: { label: string; outcomes: Outcome[] }[] = [];
 try {
   for (const language of languages) {
@@ -159,22 +155,13 @@ process.exit(0);
 
 /** One session: each question asked in turn, and what the transcript says was heard and answered. */
 async function converse(language: SpokenLanguage, voice: string, questions: EvalQuestion[]): Promise<Outcome[]> {
-  const created = await fetch(`${service.url}/v1/identities`, {
-    method: 'POST',
-    headers: { authorization },
-    body: await identityForm({
-      language,
-      name: PERSONA.name,
-      prompt: PERSONA.prompt,
-      ...(language === 'en' ? {} : { voice_id: MULTILINGUAL_VOICE }),
-    }),
+  const identityId = await account.createIdentity({
+    language,
+    name: PERSONA.name,
+    prompt: PERSONA.prompt,
+    ...(language === 'en' ? {} : { voice_id: MULTILINGUAL_VOICE }),
   });
-  const identity = (await created.json()) as { identity_id: string };
-  const started = await fetch(`${service.url}/v1/sessions/start`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ identity_id: identity.identity_id, visual_awareness: false }),
-  });
+  const started = await account.post('/v1/sessions/start', { identity_id: identityId, visual_awareness: false });
   if (!started.ok) throw new Error(`session start for ${language}: ${started.status} ${await started.text()}`);
   const session = (await started.json()) as { room_name: string; token: string; rtc_url: string };
   const visitor = await joinAsVisitor(session, { audioOnly: true });
@@ -251,7 +238,7 @@ async function converse(language: SpokenLanguage, voice: string, questions: Eval
   } finally {
     ears.close();
     await microphone.stop();
-    await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
+    await account.post(`/v1/sessions/${session.room_name}/end`);
     await visitor.leave().catch(() => undefined);
   }
 }

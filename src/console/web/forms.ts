@@ -39,6 +39,11 @@ export function errorBox(id: string): HTMLParagraphElement {
   return h('p', { id, class: 'error', role: 'alert', hidden: true });
 }
 
+/** A line where a form says how its work goes and how it went, read out as it changes. */
+export function statusLine(id?: string): HTMLParagraphElement {
+  return h('p', { id, class: 'muted', role: 'status', 'aria-live': 'polite' });
+}
+
 export function messageOf(error: unknown): string {
   if (error instanceof ApiError) return error.message;
   return `Something went wrong: ${error instanceof Error ? error.message : String(error)}`;
@@ -82,6 +87,31 @@ export function clearFieldProblems(form: HTMLFormElement): void {
       else control.removeAttribute('aria-describedby');
     }
     note.remove();
+  });
+}
+
+/**
+ * Handles the form's submit as every console form does: the last attempt's problems cleared,
+ * then `send`. What it throws shows in `errorBox` and beside the fields it names, once `explain`
+ * has said it better (a problem moved to the field it is about, a status in words).
+ */
+export function onSubmit(
+  form: HTMLFormElement,
+  errorBox: HTMLElement,
+  send: (event: SubmitEvent) => Promise<void>,
+  explain: (caught: unknown, event: SubmitEvent) => unknown = (caught) => caught,
+): void {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearError(errorBox);
+    clearFieldProblems(form);
+    try {
+      await send(event);
+    } catch (caught) {
+      const problem = explain(caught, event);
+      showError(errorBox, problem);
+      showFieldProblems(form, problem);
+    }
   });
 }
 

@@ -100,22 +100,13 @@ export class TalkRoom {
   }
 
   /** Returns a message when the camera could not be switched. */
-  async setCamera(on: boolean): Promise<string | null> {
-    try {
-      await this.#room.localParticipant.setCameraEnabled(on);
-      return null;
-    } catch (error) {
-      return mediaProblem('camera', error);
-    }
+  setCamera(on: boolean): Promise<string | null> {
+    return switched('camera', this.#room.localParticipant.setCameraEnabled(on));
   }
 
-  async setMicrophone(on: boolean): Promise<string | null> {
-    try {
-      await this.#room.localParticipant.setMicrophoneEnabled(on);
-      return null;
-    } catch (error) {
-      return mediaProblem('microphone', error);
-    }
+  /** Returns a message when the microphone could not be switched. */
+  setMicrophone(on: boolean): Promise<string | null> {
+    return switched('microphone', this.#room.localParticipant.setMicrophoneEnabled(on));
   }
 
   /** Must run inside a click handler: browsers allow audio after a user gesture. */
@@ -197,6 +188,14 @@ export function isRecorded(metadata: string | undefined): boolean {
   } catch {
     return false; // not our metadata
   }
+}
+
+/** null once the device switched, else what went wrong in words. */
+function switched(device: 'microphone' | 'camera', switching: Promise<unknown>): Promise<string | null> {
+  return switching.then(
+    () => null,
+    (error) => mediaProblem(device, error),
+  );
 }
 
 function mediaProblem(device: 'microphone' | 'camera', error: unknown): string {

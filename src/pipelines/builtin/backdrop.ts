@@ -133,9 +133,10 @@ async function blurredBackdrop(
       .toBuffer();
     return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   };
+  const source: BackdropSource = { rgb, box, width, height, small };
   const [mirror, cover] = await Promise.all([
-    panel < 1 ? blurred(mirrored(rgb, box, width, height, small)) : undefined,
-    panel > 0 ? blurred(covering(rgb, box, width, height, small)) : undefined,
+    panel < 1 ? blurred(mirrored(source)) : undefined,
+    panel > 0 ? blurred(covering(source)) : undefined,
   ]);
   if (!mirror || !cover) return { ...small, data: (mirror ?? cover)! };
   const data = new Uint8Array(mirror.length);
@@ -143,21 +144,34 @@ async function blurredBackdrop(
   return { ...small, data };
 }
 
-/** The photo's part of the frame (its bounding box), small, mirrored out to the frame's edges. */
-function mirrored(
-  rgb: Uint8Array,
-  { x0, y0, x1, y1 }: PhotoBox,
-  width: number,
-  height: number,
-  small: { width: number; height: number },
-): Promise<Buffer> {
-  const { width: smallWidth, height: smallHeight } = small;
+/** What either backdrop is made from: the frame (8-bit RGB), the photo's box in it, the small size to make. */
+interface BackdropSource {
+  rgb: Uint8Array;
+  box: PhotoBox;
+  width: number;
+  height: number;
+  small: { width: number; height: number };
+}
+
+/** The photo's part of the frame (its bounding box), for sharp to resize. */
+function photoPart({ rgb, box, width, height }: BackdropSource) {
+  return sharp(rgb, { raw: { width, height, channels: 3 } }).extract({
+    left: box.x0,
+    top: box.y0,
+    width: box.x1 - box.x0,
+    height: box.y1 - box.y0,
+  });
+}
+
+/** The photo's part of the frame, small, mirrored out to the frame's edges. */
+function mirrored(source: BackdropSource): Promise<Buffer> {
+  const { x0, y0, x1, y1 } = source.box;
+  const { width: smallWidth, height: smallHeight } = source.small;
   const left = Math.min(Math.round(x0 / DOWNSCALE), smallWidth - 1);
   const top = Math.min(Math.round(y0 / DOWNSCALE), smallHeight - 1);
   const boxWidth = clamp(Math.round(x1 / DOWNSCALE) - left, 1, smallWidth - left);
   const boxHeight = clamp(Math.round(y1 / DOWNSCALE) - top, 1, smallHeight - top);
-  return sharp(rgb, { raw: { width, height, channels: 3 } })
-    .extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 })
+  return photoPart(source)
     .resize(boxWidth, boxHeight, { fit: 'fill', kernel: 'cubic' })
     .extend({
       left,
@@ -170,15 +184,10 @@ function mirrored(
     .toBuffer();
 }
 
-/** The photo's part of the frame (its bounding box), small, scaled up to cover the frame. */
-function covering(
-  rgb: Uint8Array,
-  { x0, y0, x1, y1 }: PhotoBox,
-  width: number,
-  height: number,
-  small: { width: number; height: number },
-): Promise<Buffer> {
-  const { width: smallWidth, height: smallHeight } = small;
+/** The photo's part of the frame, small, scaled up to cover the frame. */
+function covering(source: BackdropSource): Promise<Buffer> {
+  const { x0, y0, x1, y1 } = source.box;
+  const { width: smallWidth, height: smallHeight } = source.small;
   const boxWidth = x1 - x0;
   const boxHeight = y1 - y0;
   const scale = Math.max(smallWidth / boxWidth, smallHeight / boxHeight);
@@ -188,8 +197,7 @@ function covering(
   // of the frame bare: around the photo, the backdrop continues what lies at its edges.
   const offsetX = clamp(Math.round((scale * boxWidth) / 2 - (x0 + x1) / 2 / DOWNSCALE), 0, coverWidth - smallWidth);
   const offsetY = clamp(Math.round((scale * boxHeight) / 2 - (y0 + y1) / 2 / DOWNSCALE), 0, coverHeight - smallHeight);
-  return sharp(rgb, { raw: { width, height, channels: 3 } })
-    .extract({ left: x0, top: y0, width: boxWidth, height: boxHeight })
+  return photoPart(source)
     .resize(coverWidth, coverHeight, { fit: 'fill', kernel: 'cubic' })
     .extract({ left: offsetX, top: offsetY, width: smallWidth, height: smallHeight })
     .raw()

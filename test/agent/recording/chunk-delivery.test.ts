@@ -7,20 +7,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FragmentCutter } from '../../../agent/recording/fragments.ts';
-import { SessionRecorder } from '../../../agent/recording/index.ts';
+import type { SessionRecorder } from '../../../agent/recording/index.ts';
 import { AVATAR_FPS, RECORDING_CHUNK_SECONDS } from '../../../src/contract/index.ts';
 import { eventually } from '../../support/visitor.ts';
-import {
-  type Answer,
-  controlPlane,
-  ffprobe,
-  flatFrame,
-  keptLogger,
-  PART,
-  SESSION_ID,
-  TOKEN,
-  toneTick,
-} from './support.ts';
+import { type Answer, controlPlane, ffprobe, flatFrame, recorderTo, toneTick } from './support.ts';
 
 const SMALL = { width: 160, height: 288 };
 const TICK_MS = 1000 / AVATAR_FPS;
@@ -40,17 +30,7 @@ function tempPath(name: string): string {
 function recorderFor(answer: Answer) {
   const plane = controlPlane(answer);
   servers.push(plane);
-  const logger = keptLogger();
-  const recorder = new SessionRecorder({
-    sessionId: SESSION_ID,
-    part: PART,
-    reportUrl: plane.url,
-    reportToken: TOKEN,
-    visitorAudio: null,
-    logger,
-    retryDelaysMs: [50, 100, 200],
-  });
-  return { plane, logger, recorder };
+  return { plane, ...recorderTo(plane, { retryDelaysMs: [50, 100, 200] }) };
 }
 
 /**

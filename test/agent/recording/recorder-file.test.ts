@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AudioFifo, SessionRecorder } from '../../../agent/recording/index.ts';
+import { AudioFifo } from '../../../agent/recording/index.ts';
 import {
   AVATAR_FPS,
   AVATAR_SAMPLE_RATE,
@@ -19,11 +19,9 @@ import {
   ffprobe,
   flatFrame,
   frameLumas,
-  keptLogger,
   onsetSample,
-  PART,
+  recorderTo,
   SAMPLES_PER_TICK,
-  SESSION_ID,
   TOKEN,
   toneStrength,
   toneTick,
@@ -51,16 +49,8 @@ describe('a recorded session', () => {
   test('the joined chunks are one H.264 + AAC MP4 of the visit, picture and both voices in sync', async () => {
     const plane = controlPlane();
     servers.push(plane);
-    const logger = keptLogger();
     const visitor = new AudioFifo({ maxSamples: AVATAR_SAMPLE_RATE, cushionSamples: 0 });
-    const recorder = new SessionRecorder({
-      sessionId: SESSION_ID,
-      part: PART,
-      reportUrl: plane.url,
-      reportToken: TOKEN,
-      visitorAudio: visitor,
-      logger,
-    });
+    const { logger, recorder } = recorderTo(plane, { visitorAudio: visitor });
     const size = avatarFrameSize('portrait');
     const dark = flatFrame(size, 16);
     const light = flatFrame(size, 235);
@@ -134,15 +124,7 @@ describe('a recorded session', () => {
   test('a stall the runner skipped is filled with the last picture, so the file lasts as long as the visit', async () => {
     const plane = controlPlane();
     servers.push(plane);
-    const logger = keptLogger();
-    const recorder = new SessionRecorder({
-      sessionId: SESSION_ID,
-      part: PART,
-      reportUrl: plane.url,
-      reportToken: TOKEN,
-      visitorAudio: null,
-      logger,
-    });
+    const { logger, recorder } = recorderTo(plane);
     const size = avatarFrameSize('landscape');
     const grey = flatFrame(size, 120);
     const light = flatFrame(size, 235);

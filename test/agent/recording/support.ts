@@ -1,6 +1,7 @@
 // What the recording suites share: a stand-in for the control plane's chunk routes (Bun.serve),
 // synthetic frames and tones, and the real ffprobe/ffmpeg reading the joined file back.
 import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
+import { SessionRecorder, type SessionRecorderOptions } from '../../../agent/recording/index.ts';
 import { AVATAR_FPS, AVATAR_SAMPLE_RATE, type FrameSize } from '../../../src/contract/index.ts';
 
 export const SAMPLES_PER_TICK = AVATAR_SAMPLE_RATE / AVATAR_FPS;
@@ -218,4 +219,19 @@ export function keptLogger() {
     },
   };
   return logger;
+}
+
+/** A recorder of SESSION_ID's PART sending to `plane` with TOKEN, logging to a keptLogger; no visitor audio unless given. */
+export function recorderTo(plane: { url: string }, options: Partial<SessionRecorderOptions> = {}) {
+  const logger = keptLogger();
+  const recorder = new SessionRecorder({
+    sessionId: SESSION_ID,
+    part: PART,
+    reportUrl: plane.url,
+    reportToken: TOKEN,
+    visitorAudio: null,
+    logger,
+    ...options,
+  });
+  return { logger, recorder };
 }

@@ -2,12 +2,8 @@
 // (no face, several faces, a face too small), the framings, rigs and textures it stores for
 // each shape, and, through the real HTTP API, that a refused photo leaves nothing behind.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
-import { type AssetStore, LocalAssetStore } from '../../../src/assets/store.ts';
 import { identities } from '../../../src/identities/schema.ts';
 import { defaultUploadBounds, type InspectedImage, inspectImage } from '../../../src/media/index.ts';
 import { type FoundFace, findFace, MIN_FACE_SIDE, type Point } from '../../../src/pipelines/builtin/face-detection.ts';
@@ -15,8 +11,10 @@ import { EYE_LINE, FACE_HEIGHT_SHARE, frameFace } from '../../../src/pipelines/b
 import { type BuiltinTraining, TRAINING_VERSION } from '../../../src/pipelines/builtin/index.ts';
 import * as fx from '../../fixtures/index.ts';
 import { expectMediaError } from '../../media/expect-media-error.ts';
+import { localStoreWith } from '../../support/fakes/asset-store.ts';
 import { file, form, type IdentityBody, identityForm } from '../../support/forms.ts';
-import { startTestService, type TestAccount, type TestService, waitForStatus } from '../../support/service.ts';
+import { startTestService, type TestService, waitForStatus } from '../../support/service.ts';
+import { suiteServiceWithAccount } from '../../support/suite-service.ts';
 import { eventually } from '../../support/visitor.ts';
 
 // FaceMesh points (canonical topology) and human's iris points.
@@ -215,24 +213,19 @@ describe('framing', () => {
 });
 
 describe('training through the API', () => {
-  let service: TestService;
-  let account: TestAccount;
-  beforeAll(async () => {
-    service = await startTestService('pglite', { env: { CREDITS_ONBOARDING: '50' } });
-    account = await service.account({ credits: 100_000 });
-  });
-  afterAll(() => service.stop());
+  const suite = suiteServiceWithAccount('pglite', { credits: 100_000, env: { CREDITS_ONBOARDING: '50' } });
 
-  const create = (image: File, who = account) =>
+  const create = (image: File, who = suite.account) =>
     who.call('POST', '/v1/identities', { body: form({ name: 'Ada', prompt: 'You are Ada.', image }) });
   const trainingOf = async (id: string) => {
-    const [row] = await service.services.database.db.select().from(identities).where(eq(identities.id, id));
+    const [row] = await suite.service.services.database.db.select().from(identities).where(eq(identities.id, id));
     return row!.training as unknown as BuiltinTraining;
   };
-  const stored = async (key: string) => new Uint8Array(await (await service.services.store.get(key))!.arrayBuffer());
+  const stored = async (key: string) =>
+    new Uint8Array(await (await suite.service.services.store.get(key))!.arrayBuffer());
 
   test('a portrait trains: the face, and per shape a framing, a rig and its textures, all stored', async () => {
-    const response = await account.call('POST', '/v1/identities', { body: await identityForm() }); // the astronaut, 1024×683 JPEG
+    const response = await suite.account.call('POST', '/v1/identities', { body: await identityForm() }); // the astronaut, 1024×683 JPEG
     expect(response.status).toBe(200);
     const body = (await response.json()) as IdentityBody;
     const training = await trainingOf(body.identity_id);
@@ -250,7 +243,7 @@ describe('training through the API', () => {
       expect(names.filter((n) => n.startsWith(`${shape}.texture.`)).length).toBeGreaterThan(0);
     }
     expect(names.every((n) => /^(portrait|landscape)\.(image|rig|texture\.[a-z0-9_-]+)$/.test(n))).toBe(true);
-    const keys = await service.assetKeys();
+    const keys = await suite.service.assetKeys();
     for (const key of Object.values(training.assets)) {
       expect(key.startsWith(`identities/${body.identity_id}/`)).toBe(true);
       expect(keys).toContain(key);
@@ -286,7 +279,7 @@ describe('training through the API', () => {
         [`${shape}.image`, 'image/jpeg'],
         [`${shape}.rig`, 'application/json'],
       ] as const) {
-        const served = await fetch(service.services.assetLinks.url(training.assets[name]!));
+        const served = await fetch(suite.service.services.assetLinks.url(training.assets[name]!));
         expect([served.status, served.headers.get('content-type')]).toEqual([200, type]);
       }
     }
@@ -303,17 +296,17 @@ describe('training through the API', () => {
   ] as const)(
     '%s answers 422 in the spec’s shape; nothing is stored, no identity, no charge',
     async (_, bytes, type, msg) => {
-      const payer = await service.account({ credits: 500 });
-      const filesBefore = await service.assetKeys();
-      const rowsBefore = await service.count('identities');
+      const payer = await suite.service.account({ credits: 500 });
+      const filesBefore = await suite.service.assetKeys();
+      const rowsBefore = await suite.service.count('identities');
       const response = await create(file(await bytes(), 'photo.bin'), payer);
       expect(response.status).toBe(422);
       const { detail } = (await response.json()) as { detail: { loc: string[]; msg: string; type: string }[] };
       expect(detail).toEqual([{ loc: ['body', 'image'], msg: expect.stringContaining(msg), type }]);
-      expect(await service.assetKeys()).toEqual(filesBefore);
-      expect(await service.count('identities')).toBe(rowsBefore);
-      expect(await service.services.ledger.balance(payer.accountId)).toBe(500);
-      expect((await service.services.ledger.entries(payer.accountId)).map((e) => e.kind)).toEqual(['grant']);
+      expect(await suite.service.assetKeys()).toEqual(filesBefore);
+      expect(await suite.service.count('identities')).toBe(rowsBefore);
+      expect(await suite.service.services.ledger.balance(payer.accountId)).toBe(500);
+      expect((await suite.service.services.ledger.entries(payer.accountId)).map((e) => e.kind)).toEqual(['grant']);
       expect(await (await payer.call('GET', '/v1/identities')).json()).toEqual([]);
     },
   );
@@ -337,39 +330,41 @@ describe('training through the API', () => {
   test('a retrain with a face-less photo answers 422 and the identity keeps its training and files', async () => {
     const created = (await (await create(file(fx.portraitPng(), 'a.png', 'image/png'))).json()) as IdentityBody;
     const before = await trainingOf(created.identity_id);
-    const filesBefore = await service.assetKeys();
-    const response = await account.call('PATCH', `/v1/identities/${created.identity_id}`, {
+    const filesBefore = await suite.service.assetKeys();
+    const response = await suite.account.call('PATCH', `/v1/identities/${created.identity_id}`, {
       body: form({ prompt: 'New prompt', image: file(fx.noFaceJpeg(), 'rocket.jpg', 'image/jpeg') }),
     });
     expect(response.status).toBe(422);
     expect(await response.json()).toEqual({
       detail: [{ loc: ['body', 'image'], msg: expect.stringContaining('No face found'), type: 'image.no_face' }],
     });
-    const after = (await (await account.call('GET', `/v1/identities/${created.identity_id}`)).json()) as IdentityBody;
+    const after = (await (
+      await suite.account.call('GET', `/v1/identities/${created.identity_id}`)
+    ).json()) as IdentityBody;
     expect(after).toEqual(created); // status ready, same prompt, same image
     expect(await trainingOf(created.identity_id)).toEqual(before);
-    expect(await service.assetKeys()).toEqual(filesBefore);
+    expect(await suite.service.assetKeys()).toEqual(filesBefore);
   });
 
   test('a retrain with a new photo replaces the training: the old framings, rigs and textures are deleted', async () => {
     const created = (await (await create(file(fx.portraitPng(), 'a.png', 'image/png'))).json()) as IdentityBody;
     const before = await trainingOf(created.identity_id);
-    const response = await account.call('PATCH', `/v1/identities/${created.identity_id}`, {
+    const response = await suite.account.call('PATCH', `/v1/identities/${created.identity_id}`, {
       body: form({ prompt: 'New prompt', image: file(fx.cameramanPng(), 'b.png', 'image/png') }),
     });
     expect(response.status).toBe(202);
-    await waitForStatus(account, created.identity_id, 'ready');
+    await waitForStatus(suite.account, created.identity_id, 'ready');
     const after = await trainingOf(created.identity_id);
     expect(after.face.box).not.toEqual(before.face.box);
     // The old files serve until the switch to ready and are deleted right after it: nothing of
     // the old training's folder is left.
     const oldFolder = before.assets['portrait.image']!.replace(/[^/]+$/, '');
     await eventually(
-      async () => (await service.assetKeys()).every((k) => !k.startsWith(oldFolder)),
+      async () => (await suite.service.assetKeys()).every((k) => !k.startsWith(oldFolder)),
       5_000,
       'the old training to be deleted',
     );
-    const keys = await service.assetKeys();
+    const keys = await suite.service.assetKeys();
     for (const key of Object.values(after.assets)) expect(keys).toContain(key);
     for (const key of Object.values(before.assets)) expect(keys).not.toContain(key);
   });
@@ -378,23 +373,15 @@ describe('training through the API', () => {
 describe('a storage failure in the middle of training', () => {
   let service: TestService;
   beforeAll(async () => {
-    const inner = new LocalAssetStore(await mkdtemp(join(tmpdir(), 'likeness-assets-')));
     // One landscape file fails at once while the other landscape files are still being written
     // (slowly): those must not land after the cleanup.
-    const slowAndFailing: AssetStore = {
-      kind: 'local',
+    const slowAndFailing = await localStoreWith((inner) => ({
       put: async (key, bytes, type) => {
         if (key.endsWith('landscape.rig.json')) throw new Error('disk full');
         if (key.includes('landscape')) await Bun.sleep(300);
         return inner.put(key, bytes, type);
       },
-      get: (key) => inner.get(key),
-      delete: (key) => inner.delete(key),
-      deletePrefix: (prefix) => inner.deletePrefix(prefix),
-      list: (prefix) => inner.list(prefix),
-      putFile: (key, path, type) => inner.putFile(key, path, type),
-      open: (key) => inner.open(key),
-    };
+    }));
     service = await startTestService('pglite', { overrides: { store: slowAndFailing } });
   });
   afterAll(() => service.stop());

@@ -2,12 +2,11 @@
 // speaking, glances aside held for a moment; on the face, the iris slides within the lids and
 // the lids stay put. And the brows, lifted on an accent, without a seam anywhere.
 import { describe, expect, test } from 'bun:test';
-import { VideoBufferType, VideoFrame } from '@livekit/rtc-node';
 import { Gaze } from '../../../agent/pipelines/builtin/gaze.ts';
 import { NEUTRAL_POSE } from '../../../agent/pipelines/builtin/pose.ts';
 import { FaceWarp, i420Length } from '../../../agent/pipelines/builtin/warp.ts';
-import { buildFaceRig } from '../../../src/pipelines/builtin/face-rig.ts';
 import { faceFraming } from './face.ts';
+import { posedFace } from './posed-face.ts';
 import { seededRandom } from './served-face.ts';
 
 function run(speaking: boolean, seconds: number): number[] {
@@ -57,17 +56,8 @@ describe('the gaze', () => {
 
   test('on the face, the iris slides within the lids; the lids and the rest of the face stay', async () => {
     const framing = await faceFraming('astronaut', 'portrait');
-    const { rig, textures } = buildFaceRig(framing);
-    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(
-      VideoBufferType.I420,
-    ).data;
-    const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
-    const draw = (gaze: number) => {
-      const out = new Uint8Array(i420Length(framing.width, framing.height));
-      warp.paintBase(out);
-      warp.render({ ...NEUTRAL_POSE, gaze }, out);
-      return out;
-    };
+    const { rig, base, draw: drawPose } = posedFace(framing);
+    const draw = (gaze: number) => drawPose({ gaze });
     const { width } = framing;
     // The iris: the darkest pixels of each eye's opening; their mean x.
     const irisX = (frame: Uint8Array, eye: number) => {
@@ -108,18 +98,8 @@ describe('the gaze', () => {
 
   test("the brows lift on an accent, smoothly: no seam at any region's border", async () => {
     const framing = await faceFraming('astronaut', 'portrait');
-    const { rig, textures } = buildFaceRig(framing);
-    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(
-      VideoBufferType.I420,
-    ).data;
-    const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
+    const { rig, textures, base, draw } = posedFace(framing);
     const { width, height } = framing;
-    const draw = (pose: Partial<typeof NEUTRAL_POSE>) => {
-      const out = new Uint8Array(i420Length(width, height));
-      warp.paintBase(out);
-      warp.render({ ...NEUTRAL_POSE, ...pose }, out);
-      return out;
-    };
     const lifted = draw({ brow: 1 });
     // The brow: the darkest row of a short column above each eye's middle (above the lashes), a few pixels higher.
     for (const eye of rig.eyes) {

@@ -22,6 +22,7 @@ import {
   pearson,
   rms,
 } from './measure.ts';
+import { posedFace } from './posed-face.ts';
 import { type ServedFace, serveFace, talkingHead } from './served-face.ts';
 
 const SLICE = 1920; // 40 ms at 48 kHz
@@ -257,17 +258,7 @@ describe('the talking head', () => {
 
   test("the lower teeth rise from behind the lower lip on wide openings only; pressing hides the photo's teeth", async () => {
     const framing = face.framings.portrait;
-    const { rig, textures } = buildFaceRig(framing);
-    const base = new VideoFrame(framing.rgba, framing.width, framing.height, VideoBufferType.RGBA).convert(
-      VideoBufferType.I420,
-    ).data;
-    const warp = new FaceWarp(rig, new Uint8Array(base), textures.mouth);
-    const draw = (pose: Partial<typeof NEUTRAL_POSE>) => {
-      const out = new Uint8Array(i420Length(framing.width, framing.height));
-      warp.paintBase(out);
-      warp.render({ ...NEUTRAL_POSE, ...pose }, out);
-      return out;
-    };
+    const { rig, base, draw } = posedFace(framing);
     // Just above the lower lip's edge at the mouth's middle, as the lip drops for `open`.
     const split = rig.mouth.split.reduce((best, p) => (Math.abs(p[0]) < Math.abs(best[0]) ? p : best))[1];
     const aboveLowerLip = (open: number) => {

@@ -1,5 +1,6 @@
 // Speech audio for the provider fakes and their tests: 16-bit PCM and WAV, loudness,
 // real spoken phrases from espeak-ng, and a speech-like signal the TTS fakes return.
+import { runCommandForBytes } from '../run-command.ts';
 
 /** What a fake "recognised": the next scripted utterance. */
 export interface ScriptedUtterance {
@@ -99,17 +100,26 @@ export async function espeak(
   text: string,
   { voice = 'en', wordsPerMinute = 150, sampleRate = 16_000 } = {},
 ): Promise<Pcm> {
-  const proc = Bun.spawn(['espeak-ng', '-v', voice, '-s', String(wordsPerMinute), '--stdout', text], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [wav, err, code] = await Promise.all([
-    new Response(proc.stdout).bytes(),
-    new Response(proc.stderr).text(),
-    proc.exited,
+  return resample(parseWav(await espeakWav(text, { voice, wordsPerMinute })), sampleRate);
+}
+
+/** The WAV espeak-ng makes of `text`; `pitch` is its 0–99 scale (its own default unless given), `wordsPerMinute` its -s. */
+export async function espeakWav(
+  text: string,
+  { voice = 'en', wordsPerMinute = 150, pitch }: { voice?: string; wordsPerMinute?: number; pitch?: number } = {},
+): Promise<Uint8Array> {
+  const { code, stdout, stderr } = await runCommandForBytes([
+    'espeak-ng',
+    '-v',
+    voice,
+    ...(pitch === undefined ? [] : ['-p', String(pitch)]),
+    '-s',
+    String(wordsPerMinute),
+    '--stdout',
+    text,
   ]);
-  if (code !== 0) throw new Error(`espeak-ng failed (${code}): ${err}`);
-  return resample(parseWav(wav), sampleRate);
+  if (code !== 0) throw new Error(`espeak-ng failed (${code}): ${stderr}`);
+  return stdout;
 }
 
 /** A voiced, syllable-paced signal (a 140 Hz buzz with harmonics under a 4 Hz envelope):

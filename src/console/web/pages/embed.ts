@@ -5,20 +5,10 @@
 import { ApiError, api, type FieldProblem } from '../api.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
-import { formatDate } from '../format.ts';
-import {
-  checkboxField,
-  clearError,
-  clearFieldProblems,
-  errorBox,
-  field,
-  showError,
-  showFieldProblems,
-  whileBusy,
-} from '../forms.ts';
-import { newestAnswer } from '../newest-answer.ts';
+import { checkboxField, errorBox, field, onSubmit, showError, whileBusy } from '../forms.ts';
+import { listLoad } from '../list-load.ts';
 import type { IdentityListItem, PublishableKey, PublishableKeyLimits } from '../resources.ts';
-import { cell, dataTable } from '../table.ts';
+import { cell, dataTable, keyCells, rowButton } from '../table.ts';
 import { snippetCard } from './embed-snippets.ts';
 import { type Page, pageHeading } from './page.ts';
 
@@ -54,47 +44,29 @@ export const embedPage: Page = async (context) => {
 
   const identityName = (id: string) => identities.find((i) => i.identity_id === id)?.name;
 
-  const ask = newestAnswer();
-  async function load(): Promise<void> {
-    const newest = ask();
-    try {
-      const keys = await api.get<PublishableKey[]>('/console/api/publishable-keys');
-      if (!newest()) return;
-      clearError(listError);
-      replaceChildren(
-        list,
-        keys.length
-          ? dataTable(
-              'publishable-keys-table',
-              'Your publishable keys',
-              ['Name', 'Key', 'Origins', 'Identities', 'Limits', 'Last used', 'Revoked', 'Actions'],
-              keys.map(keyRow),
-            )
-          : h('p', { class: 'muted' }, 'No publishable keys yet.'),
-      );
-      const live = keys.filter((key) => !key.revoked_at);
-      replaceChildren(
-        snippets,
-        live.length ? h('h2', null, 'Put it on your page') : null,
-        live.map((key) => snippetCard(key, identityName)),
-      );
-    } catch (error) {
-      showError(listError, error);
-    }
-  }
+  const load = listLoad<PublishableKey[]>('/console/api/publishable-keys', listError, (keys) => {
+    replaceChildren(
+      list,
+      keys.length
+        ? dataTable(
+            'publishable-keys-table',
+            'Your publishable keys',
+            ['Name', 'Key', 'Origins', 'Identities', 'Limits', 'Last used', 'Revoked', 'Actions'],
+            keys.map(keyRow),
+          )
+        : h('p', { class: 'muted' }, 'No publishable keys yet.'),
+    );
+    const live = keys.filter((key) => !key.revoked_at);
+    replaceChildren(
+      snippets,
+      live.length ? h('h2', null, 'Put it on your page') : null,
+      live.map((key) => snippetCard(key, identityName)),
+    );
+  });
 
-  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a table row built cell by cell as it shows, each button beside its handler
   function keyRow(key: PublishableKey): HTMLTableRowElement {
-    const edit = h(
-      'button',
-      { type: 'button', class: 'secondary small', 'data-testid': 'edit-publishable-key' },
-      'Edit',
-    );
-    const revoke = h(
-      'button',
-      { type: 'button', class: 'danger small', 'data-testid': 'revoke-publishable-key' },
-      'Revoke',
-    );
+    const edit = rowButton('Edit', 'edit-publishable-key', 'secondary');
+    const revoke = rowButton('Revoke', 'revoke-publishable-key', 'danger');
     edit.addEventListener('click', () => openEditor(key));
     revoke.addEventListener('click', async () => {
       const named = key.name ? `“${key.name}” ` : '';
@@ -148,12 +120,7 @@ export const embedPage: Page = async (context) => {
         ),
       ),
       cell('Limits', limitsText(key.limits)),
-      cell('Last used', key.last_used_at ? formatDate(key.last_used_at) : 'Never'),
-      cell(
-        'Revoked',
-        key.revoked_at ? h('span', { class: 'badge badge-danger' }, `Revoked ${formatDate(key.revoked_at)}`) : 'No',
-      ),
-      cell('Actions', key.revoked_at ? null : h('div', { class: 'actions' }, edit, revoke)),
+      ...keyCells(key, [edit, revoke]),
     );
   }
 
@@ -235,19 +202,15 @@ function keyForm(options: {
     h('div', { class: 'actions' }, ...options.buttons),
     error,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    clearError(error);
-    clearFieldProblems(form);
-    try {
+  onSubmit(
+    form,
+    error,
+    async () => {
       await whileBusy(options.buttons, options.busyLabel, () => options.send(options.fields.body()));
       await options.done();
-    } catch (caught) {
-      const problem = atFields(caught);
-      showError(error, problem);
-      showFieldProblems(form, problem);
-    }
-  });
+    },
+    atFields,
+  );
   return form;
 }
 

@@ -2,16 +2,7 @@
 // tools and documents) and editing one in place (a new photo or sample retrains).
 import { api } from '../api.ts';
 import { h } from '../dom.ts';
-import {
-  clearError,
-  clearFieldProblems,
-  errorBox,
-  field,
-  select,
-  showError,
-  showFieldProblems,
-  whileBusy,
-} from '../forms.ts';
+import { errorBox, field, onSubmit, select, showError, statusLine, whileBusy } from '../forms.ts';
 import { guardLanguage, presetIsMultilingual } from '../language-choice.ts';
 import { type Identity, LANGUAGE_NAMES, LANGUAGES, type Voice } from '../resources.ts';
 import { uploadableVoice, VOICE_FILE_TYPES } from '../voice-sample.ts';
@@ -68,7 +59,7 @@ export function identityCreateForm(
   const attachments = attachmentPicker('identity', attachables);
   const submit = h('button', { type: 'submit', id: 'create-identity' }, 'Create identity');
   const error = errorBox('identity-form-error');
-  const progress = h('p', { id: 'identity-form-status', class: 'muted', role: 'status', 'aria-live': 'polite' });
+  const progress = statusLine('identity-form-status');
   const form = h(
     'form',
     { id: 'identity-form', class: 'card' },
@@ -101,24 +92,23 @@ export function identityCreateForm(
   voice.addEventListener('change', guard.update);
   audio.addEventListener('change', guard.update);
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    clearError(error);
-    clearFieldProblems(form);
-    if (guard.blocked()) return;
-    const imageFile = image.files?.[0];
-    const audioFile = audio.files?.[0];
-    if (!imageFile) return showError(error, 'Choose a portrait photo.');
-    if (audioFile && voice.value) return showError(error, VOICE_CONFLICT);
-    const body = new FormData();
-    body.set('name', name.value.trim());
-    body.set('prompt', prompt.value);
-    body.set('image', imageFile);
-    body.set('language', language.value);
-    if (voice.value) body.set('voice_id', voice.value);
-    attachments.addTo(body);
-    progress.textContent = 'Uploading and training… this can take a minute.';
-    try {
+  onSubmit(
+    form,
+    error,
+    async () => {
+      if (guard.blocked()) return;
+      const imageFile = image.files?.[0];
+      const audioFile = audio.files?.[0];
+      if (!imageFile) return showError(error, 'Choose a portrait photo.');
+      if (audioFile && voice.value) return showError(error, VOICE_CONFLICT);
+      const body = new FormData();
+      body.set('name', name.value.trim());
+      body.set('prompt', prompt.value);
+      body.set('image', imageFile);
+      body.set('language', language.value);
+      if (voice.value) body.set('voice_id', voice.value);
+      attachments.addTo(body);
+      progress.textContent = 'Uploading and training… this can take a minute.';
       if (audioFile) body.set('audio', await uploadableVoice(audioFile));
       const identity = await whileBusy([submit], 'Creating…', () =>
         api.post<Identity>('/console/api/identities', body),
@@ -127,12 +117,12 @@ export function identityCreateForm(
       form.reset();
       created(identity);
       void context.refreshAccount();
-    } catch (caught) {
+    },
+    (caught) => {
       progress.textContent = '';
-      showError(error, caught);
-      showFieldProblems(form, caught);
-    }
-  });
+      return caught;
+    },
+  );
 
   return h(
     'section',
@@ -174,7 +164,7 @@ export function editForm(
   const save = h('button', { type: 'submit', id: 'save-identity' }, 'Save');
   const cancel = h('button', { type: 'button', id: 'cancel-edit', class: 'secondary' }, 'Cancel');
   const error = errorBox('edit-identity-error');
-  const progress = h('p', { class: 'muted', role: 'status', 'aria-live': 'polite' });
+  const progress = statusLine();
   const form = h(
     'form',
     { id: 'edit-identity-form', class: 'edit-form', 'aria-label': `Edit ${identity.name}` },
@@ -205,26 +195,25 @@ export function editForm(
     done.cancelled();
   });
   cancel.addEventListener('click', () => done.cancelled());
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    clearError(error);
-    clearFieldProblems(form);
-    const imageFile = image.files?.[0];
-    const audioFile = audio.files?.[0];
-    const voiceChanged = voice.value !== '' && voice.value !== identity.voice_id;
-    if (audioFile && voiceChanged) return showError(error, VOICE_CONFLICT);
-    const body = new FormData();
-    if (name.value.trim() !== identity.name) body.set('name', name.value.trim());
-    // Uploads require the prompt alongside (docs/api.md#identities-update).
-    if (prompt.value !== identity.prompt || imageFile || audioFile) body.set('prompt', prompt.value);
-    if (language.value !== identity.language) body.set('language', language.value);
-    if (voiceChanged) body.set('voice_id', voice.value);
-    if (imageFile) body.set('image', imageFile);
-    if (audioFile) body.set('audio', audioFile);
-    attachments.addTo(body, attached);
-    if ([...body.keys()].length === 0) return done.cancelled();
-    progress.textContent = imageFile || audioFile ? 'Uploading…' : 'Saving…';
-    try {
+  onSubmit(
+    form,
+    error,
+    async () => {
+      const imageFile = image.files?.[0];
+      const audioFile = audio.files?.[0];
+      const voiceChanged = voice.value !== '' && voice.value !== identity.voice_id;
+      if (audioFile && voiceChanged) return showError(error, VOICE_CONFLICT);
+      const body = new FormData();
+      if (name.value.trim() !== identity.name) body.set('name', name.value.trim());
+      // Uploads require the prompt alongside (docs/api.md#identities-update).
+      if (prompt.value !== identity.prompt || imageFile || audioFile) body.set('prompt', prompt.value);
+      if (language.value !== identity.language) body.set('language', language.value);
+      if (voiceChanged) body.set('voice_id', voice.value);
+      if (imageFile) body.set('image', imageFile);
+      if (audioFile) body.set('audio', audioFile);
+      attachments.addTo(body, attached);
+      if ([...body.keys()].length === 0) return done.cancelled();
+      progress.textContent = imageFile || audioFile ? 'Uploading…' : 'Saving…';
       if (audioFile) body.set('audio', await uploadableVoice(audioFile));
       const path = `/console/api/identities/${encodeURIComponent(identity.identity_id)}`;
       // The 202 (retrain) body is not specified, so the identity is read back either way.
@@ -233,11 +222,11 @@ export function editForm(
         return api.get<Identity>(path);
       });
       done.saved(updated);
-    } catch (caught) {
+    },
+    (caught) => {
       progress.textContent = '';
-      showError(error, caught);
-      showFieldProblems(form, caught);
-    }
-  });
+      return caught;
+    },
+  );
   return form;
 }

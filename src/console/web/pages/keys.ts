@@ -5,10 +5,10 @@ import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { checkboxField, clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
-import { newestAnswer } from '../newest-answer.ts';
+import { listLoad } from '../list-load.ts';
 import type { ApiKeySummary, NewApiKey } from '../resources.ts';
 import { apiKeyOnce } from '../secret-once.ts';
-import { cell, dataTable } from '../table.ts';
+import { cell, dataTable, keyCells, rowButton } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
 
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
@@ -40,18 +40,9 @@ export const keysPage: Page = async (context) => {
     formError,
   );
 
-  const ask = newestAnswer();
-  async function load(): Promise<void> {
-    const newest = ask();
-    try {
-      const keys = await api.get<ApiKeySummary[]>('/console/api/keys');
-      if (!newest()) return;
-      clearError(listError);
-      replaceChildren(list, keys.length ? keysTable(keys) : h('p', { class: 'muted' }, 'No keys yet.'));
-    } catch (error) {
-      showError(listError, error);
-    }
-  }
+  const load = listLoad<ApiKeySummary[]>('/console/api/keys', listError, (keys) =>
+    replaceChildren(list, keys.length ? keysTable(keys) : h('p', { class: 'muted' }, 'No keys yet.')),
+  );
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -93,8 +84,8 @@ export const keysPage: Page = async (context) => {
         key.test && testBadge(),
       ),
     );
-    const rename = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'rename-key' }, 'Rename');
-    const revoke = h('button', { type: 'button', class: 'danger small', 'data-testid': 'revoke-key' }, 'Revoke');
+    const rename = rowButton('Rename', 'rename-key', 'secondary');
+    const revoke = rowButton('Revoke', 'revoke-key', 'danger');
     rename.addEventListener('click', () => renameInPlace(key, nameCell));
     revoke.addEventListener('click', async () => {
       if (
@@ -119,12 +110,7 @@ export const keysPage: Page = async (context) => {
       nameCell,
       cell('Key', h('code', null, `${key.prefix}…`)),
       cell('Created', formatDate(key.created_at)),
-      cell('Last used', key.last_used_at ? formatDate(key.last_used_at) : 'Never'),
-      cell(
-        'Revoked',
-        key.revoked_at ? h('span', { class: 'badge badge-danger' }, `Revoked ${formatDate(key.revoked_at)}`) : 'No',
-      ),
-      cell('Actions', key.revoked_at ? null : h('div', { class: 'actions' }, rename, revoke)),
+      ...keyCells(key, [rename, revoke]),
     );
   }
 

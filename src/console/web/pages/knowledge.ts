@@ -6,10 +6,10 @@ import { api } from '../api.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
-import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
+import { clearError, errorBox, field, onSubmit, showError, whileBusy } from '../forms.ts';
 import { newestAnswer } from '../newest-answer.ts';
 import type { DocumentStatus, KnowledgeDocument } from '../resources.ts';
-import { cell, dataTable } from '../table.ts';
+import { cell, dataTable, rowButton } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
 
 /** How often the list is read again while a document is processing. */
@@ -102,7 +102,7 @@ export const knowledgePage: Page = async (context) => {
   }
 
   function documentRow(d: KnowledgeDocument): HTMLTableRowElement {
-    const remove = h('button', { type: 'button', class: 'danger small', 'data-testid': 'delete-document' }, 'Delete');
+    const remove = rowButton('Delete', 'delete-document', 'danger');
     remove.addEventListener('click', async () => {
       if (
         !(await confirmAction(
@@ -144,27 +144,19 @@ export const knowledgePage: Page = async (context) => {
     );
   }
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    clearError(formError);
-    clearFieldProblems(form);
+  onSubmit(form, formError, async () => {
     const chosen = file.files?.[0];
     if (!chosen) return showError(formError, 'Choose a file to upload.');
     const body = new FormData();
     body.set('file', chosen);
     if (name.value.trim()) body.set('name', name.value.trim());
-    try {
-      const created = await whileBusy([upload], 'Uploading…', () =>
-        api.post<KnowledgeDocument>('/console/api/documents', body),
-      );
-      form.reset();
-      shown.set(created.document_id, 'processing');
-      announcer.textContent = `${created.name} was uploaded and is being processed.`;
-      await load();
-    } catch (error) {
-      showError(formError, error);
-      showFieldProblems(form, error);
-    }
+    const created = await whileBusy([upload], 'Uploading…', () =>
+      api.post<KnowledgeDocument>('/console/api/documents', body),
+    );
+    form.reset();
+    shown.set(created.document_id, 'processing');
+    announcer.textContent = `${created.name} was uploaded and is being processed.`;
+    await load();
   });
 
   context.root.append(

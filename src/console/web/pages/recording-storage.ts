@@ -4,7 +4,17 @@
 // service never gives it back.
 import { ApiError, api } from '../api.ts';
 import { h, replaceChildren } from '../dom.ts';
-import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
+import {
+  clearError,
+  clearFieldProblems,
+  errorBox,
+  field,
+  onSubmit,
+  showError,
+  showFieldProblems,
+  statusLine,
+  whileBusy,
+} from '../forms.ts';
 
 const PATH = '/console/api/recording-storage';
 
@@ -72,7 +82,7 @@ export function recordingStorageCard(): HTMLElement {
     "Use the service's storage",
   );
   const error = errorBox('storage-form-error');
-  const status = h('p', { id: 'storage-status', class: 'muted', role: 'status', 'aria-live': 'polite' });
+  const status = statusLine('storage-status');
   const form = h(
     'form',
     { id: 'storage-form', class: 'card narrow' },
@@ -124,9 +134,8 @@ export function recordingStorageCard(): HTMLElement {
     else failed(failure);
   });
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    reset();
+  onSubmit(form, error, async () => {
+    status.textContent = '';
     const withBucket = BUCKET_FIELDS.some((name) => controls[name].value.trim() !== '');
     const retention = controls.retention_days.value.trim();
     const body: Record<string, unknown> = { retention_days: retention === '' ? null : Number(retention) };
@@ -135,15 +144,11 @@ export function recordingStorageCard(): HTMLElement {
       body.prefix = controls.prefix.value.trim();
       body.region = controls.region.value.trim() || null;
     }
-    try {
-      const result = await whileBusy([save, useService], 'Checking the bucket…', () =>
-        api.put<RecordingStorage>(PATH, body),
-      );
-      show(result);
-      status.textContent = withBucket ? 'Saved: the bucket passed its check.' : 'Saved.';
-    } catch (failure) {
-      failed(failure);
-    }
+    const result = await whileBusy([save, useService], 'Checking the bucket…', () =>
+      api.put<RecordingStorage>(PATH, body),
+    );
+    show(result);
+    status.textContent = withBucket ? 'Saved: the bucket passed its check.' : 'Saved.';
   });
   useService.addEventListener('click', async () => {
     reset();

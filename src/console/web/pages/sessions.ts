@@ -5,7 +5,7 @@ import { h, replaceChildren } from '../dom.ts';
 import { formatCredits, formatDate, formatDuration } from '../format.ts';
 import { errorBox, showError } from '../forms.ts';
 import type { EndReason, IdentityListItem, Session, Transcript } from '../resources.ts';
-import { cell, dataTable } from '../table.ts';
+import { cell, dataTable, rowButton } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
 import { outcomeBlock } from './session-outcome.ts';
 import { type RecordingBlock, recordingBlock } from './session-recording.ts';
@@ -147,11 +147,7 @@ export const sessionsPage: Page = async (context) => {
   }
 
   const rows = sessions.map((session) => {
-    const view = h(
-      'button',
-      { type: 'button', class: 'secondary small', 'data-testid': 'view-transcript' },
-      'Transcript',
-    );
+    const view = rowButton('Transcript', 'view-transcript', 'secondary');
     const row = h(
       'tr',
       { class: 'clickable', 'data-session-id': session.session_id },

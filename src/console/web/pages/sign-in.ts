@@ -2,12 +2,11 @@
 // sign-up turned off (SIGNUP=off) sign in only, and say who makes accounts.
 import { ApiError, api, tryAgainIn } from '../api.ts';
 import { h } from '../dom.ts';
-import { clearError, clearFieldProblems, errorBox, field, showError, showFieldProblems, whileBusy } from '../forms.ts';
+import { errorBox, field, onSubmit, showError, whileBusy } from '../forms.ts';
+import { PASSWORD_MIN, passwordInput } from '../password-input.ts';
 import type { NewApiKey, SignedIn } from '../resources.ts';
 import { apiKeyOnce } from '../secret-once.ts';
 import { type Page, pageHeading } from './page.ts';
-
-const PASSWORD_MIN = 10;
 
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a page built top to bottom as it shows, each handler beside the element it serves
 export const signInPage: Page = (context) => {
@@ -19,13 +18,7 @@ export const signInPage: Page = (context) => {
     required: true,
     inputmode: 'email',
   });
-  const password = h('input', {
-    id: 'password',
-    name: 'password',
-    type: 'password',
-    autocomplete: 'current-password',
-    required: true,
-  });
+  const password = passwordInput('password', 'password', 'current-password');
   const signIn = h('button', { type: 'submit', id: 'sign-in', value: 'sign-in' }, 'Sign in');
   const signUp = h('button', { type: 'submit', id: 'sign-up', value: 'sign-up', class: 'secondary' }, 'Create account');
   const error = errorBox('sign-in-error');
@@ -50,18 +43,18 @@ export const signInPage: Page = (context) => {
       ? 'Create and talk to your digital humans. New here? Enter an email and a password and choose “Create account”.'
       : 'Create and talk to your digital humans. New here? Accounts on this service are made by its operator: ask them for one.',
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    clearError(error);
-    clearFieldProblems(form);
-    const creating = (event as SubmitEvent).submitter === signUp;
-    if (creating && password.value.length < PASSWORD_MIN) {
-      showError(error, `Choose a password of at least ${PASSWORD_MIN} characters.`);
-      password.focus();
-      return;
-    }
-    const credentials = { email: email.value.trim(), password: password.value };
-    try {
+  const creatingIn = (event: SubmitEvent) => event.submitter === signUp;
+  onSubmit(
+    form,
+    error,
+    async (event) => {
+      const creating = creatingIn(event);
+      if (creating && password.value.length < PASSWORD_MIN) {
+        showError(error, `Choose a password of at least ${PASSWORD_MIN} characters.`);
+        password.focus();
+        return;
+      }
+      const credentials = { email: email.value.trim(), password: password.value };
       await whileBusy(
         creating ? [signUp, signIn] : [signIn, signUp],
         creating ? 'Creating…' : 'Signing in…',
@@ -101,11 +94,9 @@ export const signInPage: Page = (context) => {
           }
         },
       );
-    } catch (caught) {
-      showError(error, explain(caught, creating));
-      showFieldProblems(form, caught);
-    }
-  });
+    },
+    (caught, event) => explain(caught, creatingIn(event)),
+  );
 
   context.root.append(heading, lead, form);
   email.focus();

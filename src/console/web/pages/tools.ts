@@ -5,21 +5,12 @@ import { ApiError, api, type FieldProblem } from '../api.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
-import {
-  clearError,
-  clearFieldProblems,
-  errorBox,
-  field,
-  select,
-  showError,
-  showFieldProblems,
-  whileBusy,
-} from '../forms.ts';
-import { newestAnswer } from '../newest-answer.ts';
+import { errorBox, field, onSubmit, select, showError, whileBusy } from '../forms.ts';
+import { listLoad } from '../list-load.ts';
 import { problemSentence } from '../problems.ts';
 import type { CreatedTool, Tool, ToolType } from '../resources.ts';
 import { secretOnce } from '../secret-once.ts';
-import { cell, dataTable } from '../table.ts';
+import { cell, dataTable, rowButton } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
 
 export const TOOL_TYPE_NAMES: Record<ToolType, string> = {
@@ -151,26 +142,17 @@ export const toolsPage: Page = async (context) => {
   }
   type.addEventListener('change', showTypeFields);
 
-  const ask = newestAnswer();
-  async function load(): Promise<void> {
-    const newest = ask();
-    try {
-      const data = await api.get<Tool[]>('/console/api/tools');
-      if (!newest()) return;
-      clearError(listError);
-      replaceChildren(
-        list,
-        data.length
-          ? dataTable('tools-table', 'Your tools', ['Name', 'Type', 'Calls', 'Created', 'Actions'], data.map(toolRow))
-          : h('p', { class: 'muted' }, 'No tools yet.'),
-      );
-    } catch (error) {
-      showError(listError, error);
-    }
-  }
+  const load = listLoad<Tool[]>('/console/api/tools', listError, (data) =>
+    replaceChildren(
+      list,
+      data.length
+        ? dataTable('tools-table', 'Your tools', ['Name', 'Type', 'Calls', 'Created', 'Actions'], data.map(toolRow))
+        : h('p', { class: 'muted' }, 'No tools yet.'),
+    ),
+  );
 
   function toolRow(tool: Tool): HTMLTableRowElement {
-    const remove = h('button', { type: 'button', class: 'danger small', 'data-testid': 'delete-tool' }, 'Delete');
+    const remove = rowButton('Delete', 'delete-tool', 'danger');
     remove.addEventListener('click', async () => {
       if (
         !(await confirmAction(
@@ -199,28 +181,23 @@ export const toolsPage: Page = async (context) => {
     );
   }
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    clearError(formError);
-    clearFieldProblems(form);
-    const chosen = type.value as ToolType;
-    const body: Record<string, unknown> = {
-      name: name.value.trim(),
-      type: chosen,
-    };
-    if (description.value.trim()) body.description = description.value.trim();
-    if (chosen !== 'end_session') {
-      const schema = parsedParameters(parameters.value);
-      if (schema instanceof ApiError) {
-        showError(formError, schema);
-        showFieldProblems(form, schema);
-        return;
+  onSubmit(
+    form,
+    formError,
+    async () => {
+      const chosen = type.value as ToolType;
+      const body: Record<string, unknown> = {
+        name: name.value.trim(),
+        type: chosen,
+      };
+      if (description.value.trim()) body.description = description.value.trim();
+      if (chosen !== 'end_session') {
+        const schema = parsedParameters(parameters.value);
+        if (schema instanceof ApiError) throw schema;
+        body.parameters = schema;
       }
-      body.parameters = schema;
-    }
-    if (chosen === 'webhook') body.url = url.value.trim();
-    if (chosen !== 'end_session' && timeout.value.trim()) body.timeout_ms = Number(timeout.value);
-    try {
+      if (chosen === 'webhook') body.url = url.value.trim();
+      if (chosen !== 'end_session' && timeout.value.trim()) body.timeout_ms = Number(timeout.value);
       const created = await whileBusy([add], 'Adding…', () => api.post<CreatedTool>('/console/api/tools', body));
       form.reset();
       // The next tool is often of the same type: it stays chosen, its example back in place.
@@ -229,12 +206,9 @@ export const toolsPage: Page = async (context) => {
       showTypeFields();
       if (created.secret) replaceChildren(secretSlot, secretShownOnce(created.secret));
       await load();
-    } catch (caught) {
-      const error = atParametersField(caught);
-      showError(formError, error);
-      showFieldProblems(form, error);
-    }
-  });
+    },
+    atParametersField,
+  );
 
   showTypeFields();
   context.root.append(

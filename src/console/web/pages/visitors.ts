@@ -6,19 +6,10 @@ import { ApiError, api, type FieldProblem } from '../api.ts';
 import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
-import {
-  clearError,
-  clearFieldProblems,
-  errorBox,
-  field,
-  select,
-  showError,
-  showFieldProblems,
-  whileBusy,
-} from '../forms.ts';
+import { clearError, errorBox, field, onSubmit, select, showError, whileBusy } from '../forms.ts';
 import { problemSentence } from '../problems.ts';
 import type { IdentityListItem, Visitor, VisitorFact } from '../resources.ts';
-import { cell, dataTable } from '../table.ts';
+import { cell, dataTable, rowButton } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
 
 // The contract's bounds, typed by its constants (a value import would bundle server code): a
@@ -104,7 +95,7 @@ export const visitorsPage: Page = async (context) => {
   }
 
   function visitorRow(visitor: Visitor): HTMLTableRowElement {
-    const open = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'open-visitor' }, 'Open');
+    const open = rowButton('Open', 'open-visitor', 'secondary');
     const row = h(
       'tr',
       {
@@ -229,7 +220,7 @@ export const visitorsPage: Page = async (context) => {
       const options =
         scope && !names.has(scope) ? [...scopes, [scope, 'Deleted identity'] as [string, string]] : scopes;
       const scopeSelect = select(`fact-scope-${n}`, `fact-scope-${n}`, options, scope ?? '');
-      const remove = h('button', { type: 'button', class: 'danger small', 'data-testid': 'remove-fact' }, 'Remove');
+      const remove = rowButton('Remove', 'remove-fact', 'danger');
       const row = h(
         'fieldset',
         { class: 'attachment-group', 'data-testid': 'fact-row' },
@@ -252,12 +243,11 @@ export const visitorsPage: Page = async (context) => {
     for (const fact of visitor.facts) addRow(fact.text, fact.identity_id);
     add.addEventListener('click', () => addRow('', null).text.focus());
     cancel.addEventListener('click', () => showVisitor(visitor));
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      clearError(formError);
-      clearFieldProblems(form);
-      const facts = rows.map((row) => ({ text: row.text.value.trim(), identity_id: row.scope.value || null }));
-      try {
+    onSubmit(
+      form,
+      formError,
+      async () => {
+        const facts = rows.map((row) => ({ text: row.text.value.trim(), identity_id: row.scope.value || null }));
         const saved = await whileBusy([save, add, cancel], 'Saving…', () =>
           api.patch<Visitor>(pathOf(visitor.visitor_id), { facts }),
         );
@@ -265,12 +255,9 @@ export const visitorsPage: Page = async (context) => {
         visitors = visitors.map((known) => (known.visitor_id === saved.visitor_id ? saved : known));
         renderList();
         showVisitor(saved, 'Saved: the next session reads these facts.');
-      } catch (caught) {
-        const error = atFactRows(caught, rows, scopeName);
-        showError(formError, error);
-        showFieldProblems(form, error);
-      }
-    });
+      },
+      (caught) => atFactRows(caught, rows, scopeName),
+    );
     return form;
   }
 

@@ -6,10 +6,10 @@ import { confirmAction } from '../confirm-dialog.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { checkboxField, clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
-import { newestAnswer } from '../newest-answer.ts';
+import { listLoad } from '../list-load.ts';
 import { type CreatedWebhook, type Credits, WEBHOOK_EVENTS, type Webhook, type WebhookDelivery } from '../resources.ts';
 import { secretOnce } from '../secret-once.ts';
-import { cell, dataTable } from '../table.ts';
+import { cell, dataTable, rowButton } from '../table.ts';
 import { type Page, pageHeading } from './page.ts';
 
 const EVENT_NAMES: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
@@ -101,42 +101,25 @@ export const webhooksPage: Page = async (context) => {
     thresholdError,
   );
 
-  const ask = newestAnswer();
-  async function load(): Promise<void> {
-    const newest = ask();
-    try {
-      const { webhooks } = await api.get<{ webhooks: Webhook[] }>('/console/api/webhooks');
-      if (!newest()) return;
-      clearError(listError);
-      replaceChildren(
-        list,
-        webhooks.length
-          ? dataTable(
-              'webhooks-table',
-              'Your webhook endpoints',
-              ['URL', 'Events', 'State', 'Created', 'Actions'],
-              webhooks.map(webhookRow),
-            )
-          : h('p', { class: 'muted' }, 'No endpoints yet.'),
-      );
-    } catch (error) {
-      showError(listError, error);
-    }
-  }
+  const load = listLoad<{ webhooks: Webhook[] }>('/console/api/webhooks', listError, ({ webhooks }) =>
+    replaceChildren(
+      list,
+      webhooks.length
+        ? dataTable(
+            'webhooks-table',
+            'Your webhook endpoints',
+            ['URL', 'Events', 'State', 'Created', 'Actions'],
+            webhooks.map(webhookRow),
+          )
+        : h('p', { class: 'muted' }, 'No endpoints yet.'),
+    ),
+  );
 
   function webhookRow(webhook: Webhook): HTMLTableRowElement {
-    const test = h('button', { type: 'button', class: 'small', 'data-testid': 'test-webhook' }, 'Send test');
-    const show = h(
-      'button',
-      { type: 'button', class: 'secondary small', 'data-testid': 'show-deliveries' },
-      'Deliveries',
-    );
-    const toggle = h(
-      'button',
-      { type: 'button', class: 'secondary small', 'data-testid': 'toggle-webhook' },
-      webhook.enabled ? 'Disable' : 'Enable',
-    );
-    const remove = h('button', { type: 'button', class: 'danger small', 'data-testid': 'delete-webhook' }, 'Delete');
+    const test = rowButton('Send test', 'test-webhook', 'plain');
+    const show = rowButton('Deliveries', 'show-deliveries', 'secondary');
+    const toggle = rowButton(webhook.enabled ? 'Disable' : 'Enable', 'toggle-webhook', 'secondary');
+    const remove = rowButton('Delete', 'delete-webhook', 'danger');
     const buttons = [test, show, toggle, remove];
     test.addEventListener('click', async () => {
       try {
