@@ -14,7 +14,7 @@ import {
   normalizedFact,
 } from '../../src/contract/index.ts';
 import { answerJson, type ModelAnswer, unusableAnswerDetail } from '../providers/model-answer.ts';
-import { type ConversationRead, spokenBy, transcriptToRead } from './summary.ts';
+import { askAboutConversation, type ConversationRead, spokenBy } from './summary.ts';
 
 /** The memory gets this long; then what was remembered stays as it was (within agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS). */
 export const MEMORY_TIMEOUT_MS = 30_000;
@@ -148,16 +148,11 @@ export function mergedFacts(remembered: readonly string[], written: readonly unk
  */
 export async function writeMemory(request: MemoryRequest): Promise<MemoryReport | null> {
   const { history, remembered, logger } = request;
-  const transcript = transcriptToRead(request);
-  if (transcript === null) return null;
-  const timeoutMs = request.timeoutMs ?? MEMORY_TIMEOUT_MS;
-  const startedAt = performance.now();
-  const answer = await request.writeJson(
-    memoryQuestion(remembered, transcript),
-    { ...MEMORY_ANSWER_SCHEMA },
-    timeoutMs,
+  const asked = await askAboutConversation(request, MEMORY_TIMEOUT_MS, (transcript, timeoutMs) =>
+    request.writeJson(memoryQuestion(remembered, transcript), { ...MEMORY_ANSWER_SCHEMA }, timeoutMs),
   );
-  const ms = Math.round(performance.now() - startedAt);
+  if (asked === null) return null;
+  const { answer, ms, timeoutMs } = asked;
   const written = (answerJson(answer) as { facts?: unknown } | null | undefined)?.facts;
   // Out of time midway (a slow model on a busy machine): the facts it had finished still count.
   const cut = written === undefined && answer.timedOut ? finishedFacts(answer.text) : [];

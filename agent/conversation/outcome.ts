@@ -5,7 +5,7 @@
 // conversation with a visitor turn, bounded in time, never before the session's end.
 import { type OutcomeReport, outcomeFields, writtenOutcomeSchema } from '../../src/contract/index.ts';
 import { answerJson, type ModelAnswer, unusableAnswerDetail } from '../providers/model-answer.ts';
-import { type ConversationRead, spokenBy, transcriptToRead } from './summary.ts';
+import { askAboutConversation, type ConversationRead, spokenBy } from './summary.ts';
 
 /** The outcome gets this long; then there is none (within agent/worker.ts JOB_SHUTDOWN_TIMEOUT_MS). */
 export const OUTCOME_TIMEOUT_MS = 30_000;
@@ -152,12 +152,11 @@ export function groundedValues(
  */
 export async function writeOutcome(request: OutcomeRequest): Promise<OutcomeReport | null> {
   const { history, schema, logger } = request;
-  const transcript = transcriptToRead(request);
-  if (transcript === null) return null;
-  const timeoutMs = request.timeoutMs ?? OUTCOME_TIMEOUT_MS;
-  const startedAt = performance.now();
-  const answer = await request.writeJson(outcomeQuestion(transcript, schema), writtenOutcomeSchema(schema), timeoutMs);
-  const ms = Math.round(performance.now() - startedAt);
+  const asked = await askAboutConversation(request, OUTCOME_TIMEOUT_MS, (transcript, timeoutMs) =>
+    request.writeJson(outcomeQuestion(transcript, schema), writtenOutcomeSchema(schema), timeoutMs),
+  );
+  if (asked === null) return null;
+  const { answer, ms, timeoutMs } = asked;
   const parsed = answerJson(answer);
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
     const spoken = { visitor: spokenBy(history, ['user']), both: spokenBy(history, ['user', 'assistant']) };

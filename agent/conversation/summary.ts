@@ -7,7 +7,7 @@
 import type { llm } from '@livekit/agents';
 import type { SpokenLanguage, SummaryReport } from '../../src/contract/index.ts';
 import type { AgentLogger } from '../logging.ts';
-import { askModel, missingAnswerDetail } from '../providers/model-answer.ts';
+import { askModel, type ModelAnswer, missingAnswerDetail } from '../providers/model-answer.ts';
 
 /**
  * The summary gets this long, retries included; then there is none. The job's process waits
@@ -84,6 +84,30 @@ export function transcriptToRead({ history, language, transcriptChars }: Convers
   return transcriptLines(history, language).join('\n').slice(-transcriptChars);
 }
 
+/** A model's answer about a conversation, how long it took, and the time it had. */
+export interface ConversationAnswer {
+  answer: ModelAnswer;
+  ms: number;
+  timeoutMs: number;
+}
+
+/**
+ * The start every writer after the conversation shares: `ask` is given the transcript and the
+ * request's time (else `defaultTimeoutMs`), and timed. Null when the visitor never said anything.
+ */
+export async function askAboutConversation(
+  request: ConversationRead,
+  defaultTimeoutMs: number,
+  ask: (transcript: string, timeoutMs: number) => Promise<ModelAnswer>,
+): Promise<ConversationAnswer | null> {
+  const transcript = transcriptToRead(request);
+  if (transcript === null) return null;
+  const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
+  const startedAt = performance.now();
+  const answer = await ask(transcript, timeoutMs);
+  return { answer, ms: Math.round(performance.now() - startedAt), timeoutMs };
+}
+
 /** Everything the visitor (and, with `assistant`, the agent) said or typed, in order. */
 export function spokenBy(history: llm.ChatContext, roles: string[]): string {
   return history.items
@@ -118,16 +142,15 @@ export function firstSentences(text: string, most = SUMMARY_MAX_SENTENCES): stri
  */
 export async function writeSummary(request: SummaryRequest): Promise<SummaryReport | null> {
   const { model, language, logger } = request;
-  const transcript = transcriptToRead(request);
-  if (transcript === null) return null;
-  const timeoutMs = request.timeoutMs ?? SUMMARY_TIMEOUT_MS;
   // One turn, the instruction after the transcript: given it first (as instructions), the
   // offline model went on with the conversation ("Yes, I'm still there." after an idle
   // question) in 3 of 3 tries; given it last, it summarised all 3.
-  const startedAt = performance.now();
-  const answer = await askModel(model, `${transcript}\n\n${INSTRUCTIONS[language]}`, timeoutMs);
+  const asked = await askAboutConversation(request, SUMMARY_TIMEOUT_MS, (transcript, timeoutMs) =>
+    askModel(model, `${transcript}\n\n${INSTRUCTIONS[language]}`, timeoutMs),
+  );
+  if (asked === null) return null;
+  const { answer, ms, timeoutMs } = asked;
   const summary = firstSentences(answer.text);
-  const ms = Math.round(performance.now() - startedAt);
   if (summary && !answer.timedOut) {
     logger.info({ ms, chars: summary.length, language }, 'summary written');
     return { type: 'summary', text: summary };

@@ -7,6 +7,7 @@
 import { eq } from 'drizzle-orm';
 import { isOwned } from '../db/owned.ts';
 import { ApiError, invalid, notFound } from '../http/errors.ts';
+import { sentFields } from '../http/sent-fields.ts';
 import { lockAccountLimits } from '../limits/index.ts';
 import { outcomeSchemaFormField } from '../outcomes/index.ts';
 import { presetVoice, voiceChoiceProblems } from '../voices/index.ts';
@@ -130,14 +131,15 @@ async function changeFields({ deps, accountId, current, body, change }: Update):
     const [updated] = await tx
       .update(identities)
       .set({
-        ...(body.name !== undefined && { name: body.name }),
-        ...(body.prompt !== undefined && { prompt: body.prompt }),
-        ...(body.language !== undefined && { language: body.language }),
-        ...(body.record_sessions !== undefined && { recordSessions: body.record_sessions }),
+        ...sentFields(body, {
+          name: 'name',
+          prompt: 'prompt',
+          language: 'language',
+          record_sessions: 'recordSessions',
+        }),
         ...(outcomeSchema !== undefined && { outcomeSchema }),
         // A preset replaces a cloned voice, and its sample is no longer kept.
         ...(voice !== undefined && { voice, audio: null }),
-        updatedAt: new Date(),
       })
       .where(
         // A retrain in flight would install its own voice when it finishes.

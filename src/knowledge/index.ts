@@ -9,9 +9,9 @@ import type { KnowledgeSettings } from '../config.ts';
 import { type KnowledgeAnswer, KnowledgeRequest } from '../contract/knowledge.ts';
 import { newId } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
-import { deleteOwned, findOwned } from '../db/owned.ts';
 import { controlCharacters } from '../http/control-characters.ts';
 import { ApiError, errorResponses, invalid } from '../http/errors.ts';
+import { ownedItem } from '../http/owned-item.ts';
 import { ownedList } from '../http/paging.ts';
 import { log } from '../logging/index.ts';
 import { formatBytes } from '../media/index.ts';
@@ -57,7 +57,7 @@ const UNSUPPORTED = 'Unsupported type: send text, Markdown, HTML or PDF';
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps, audience: Audience<Prefix>) {
   const { db, settings, knowledge } = deps;
-  const own = (accountId: string, id: string) => findOwned(db, documents, accountId, id, 'Document');
+  const document = ownedItem(db, documents, 'document_id', 'Document', presentDocument);
   return authenticatedRoutes(db, audience, '/documents', 'Documents')
     .post(
       '',
@@ -138,23 +138,17 @@ export function documentRoutes<const Prefix extends string>(deps: KnowledgeDeps,
         detail: { operationId: 'listDocuments', summary: "List the caller's documents, newest first" },
       },
     )
-    .get(
-      '/:document_id',
-      async ({ caller, params }) => presentDocument(await own(caller.accountId, params.document_id)),
-      {
-        params: DocumentParams,
-        response: { 200: DocumentResponse, ...errorResponses(401, 404) },
-        detail: { operationId: 'getDocument', summary: 'Read one document and its processing status' },
-      },
-    )
+    .get('/:document_id', document.read, {
+      params: DocumentParams,
+      response: { 200: DocumentResponse, ...errorResponses(401, 404) },
+      detail: { operationId: 'getDocument', summary: 'Read one document and its processing status' },
+    })
     .delete(
       '/:document_id',
-      async ({ caller, params, set }) => {
-        await deleteOwned(db, documents, caller.accountId, params.document_id, 'Document');
-        knowledge.processing.stop(params.document_id);
-        forgetDocument(params.document_id);
-        set.status = 204;
-      },
+      document.remove((id) => {
+        knowledge.processing.stop(id);
+        forgetDocument(id);
+      }),
       {
         params: DocumentParams,
         response: { 204: t.Void(), ...errorResponses(401, 404) },

@@ -6,9 +6,11 @@ import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import { newId } from '../db/ids.ts';
 import type { Database, Queryable } from '../db/index.ts';
-import { findOwned, isOwned } from '../db/owned.ts';
+import { isOwned } from '../db/owned.ts';
 import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
+import { ownedItem } from '../http/owned-item.ts';
 import { listPage } from '../http/paging.ts';
+import { sentFields } from '../http/sent-fields.ts';
 import { identities } from '../identities/schema.ts';
 import {
   CreatePublishableKeyRequest,
@@ -79,7 +81,8 @@ const errors = errorResponses(401, 403, 404, 422);
 
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function publishableKeyRoutes<const Prefix extends string>(db: Database, audience: Audience<Prefix>) {
-  const own = (accountId: string, id: string) => findOwned(db, publishableKeys, accountId, id, 'Publishable key');
+  const publishableKey = ownedItem(db, publishableKeys, 'publishable_key_id', 'Publishable key', presentPublishableKey);
+  const own = publishableKey.find;
   const checked = async (
     accountId: string,
     body: { allowed_origins?: string[]; identity_ids?: string[] },
@@ -145,15 +148,11 @@ export function publishableKeyRoutes<const Prefix extends string>(db: Database, 
         detail: { operationId: 'listPublishableKeys', summary: "List the caller's publishable keys, newest first" },
       },
     )
-    .get(
-      '/:publishable_key_id',
-      async ({ caller, params }) => presentPublishableKey(await own(caller.accountId, params.publishable_key_id)),
-      {
-        params: PublishableKeyParams,
-        response: { 200: PublishableKeyResponse, ...errorResponses(401, 403, 404) },
-        detail: { operationId: 'getPublishableKey', summary: 'Read one publishable key' },
-      },
-    )
+    .get('/:publishable_key_id', publishableKey.read, {
+      params: PublishableKeyParams,
+      response: { 200: PublishableKeyResponse, ...errorResponses(401, 403, 404) },
+      detail: { operationId: 'getPublishableKey', summary: 'Read one publishable key' },
+    })
     .patch(
       '/:publishable_key_id',
       async ({ caller, params, body }) => {
@@ -162,12 +161,10 @@ export function publishableKeyRoutes<const Prefix extends string>(db: Database, 
         const [row] = await db
           .update(publishableKeys)
           .set({
-            ...(body.name !== undefined && { name: body.name }),
+            ...sentFields(body, { name: 'name', record_sessions: 'recordSessions' }),
             ...(origins && { allowedOrigins: origins }),
             ...(body.identity_ids && { identityIds: body.identity_ids }),
             ...(body.limits && { limits: { ...key.limits, ...body.limits } }),
-            ...(body.record_sessions !== undefined && { recordSessions: body.record_sessions }),
-            updatedAt: new Date(),
           })
           .where(isOwned(publishableKeys, caller.accountId, key.id))
           .returning();

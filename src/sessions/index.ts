@@ -3,9 +3,9 @@
 import { eq } from 'drizzle-orm';
 import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
-import { findOwned } from '../db/owned.ts';
 import type { UrlsFor } from '../http/client-urls.ts';
 import { ApiError, errorResponses } from '../http/errors.ts';
+import { ownedItem } from '../http/owned-item.ts';
 import { listPage } from '../http/paging.ts';
 import { log } from '../logging/index.ts';
 import {
@@ -35,7 +35,8 @@ export interface SessionDeps extends StartDeps {
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, audience: Audience<Prefix>) {
   const { db, lifecycle } = deps;
-  const ownSession = (accountId: string, sessionId: string) => findOwned(db, sessions, accountId, sessionId, 'Session');
+  const session = ownedItem(db, sessions, 'session_id', 'Session', sessionResponse);
+  const ownSession = session.find;
 
   return authenticatedRoutes(db, audience, '/sessions', 'Sessions')
     .post(
@@ -80,15 +81,11 @@ export function sessionRoutes<const Prefix extends string>(deps: SessionDeps, au
         },
       },
     )
-    .get(
-      '/:session_id',
-      async ({ caller, params }) => sessionResponse(await ownSession(caller.accountId, params.session_id)),
-      {
-        params: SessionParams,
-        response: { 200: SessionResponse, ...errorResponses(401, 404) },
-        detail: { operationId: 'getSession', summary: 'Read one session: status, end reason, billed minutes' },
-      },
-    )
+    .get('/:session_id', session.read, {
+      params: SessionParams,
+      response: { 200: SessionResponse, ...errorResponses(401, 404) },
+      detail: { operationId: 'getSession', summary: 'Read one session: status, end reason, billed minutes' },
+    })
     .get(
       '/:session_id/transcript',
       async ({ caller, params }) => transcriptOf(db, (await ownSession(caller.accountId, params.session_id)).id),

@@ -7,9 +7,11 @@ import { t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import { TOOL_TIMEOUT_DEFAULT_MS, type ToolType } from '../contract/agent-tools.ts';
 import { newId } from '../db/ids.ts';
-import { deleteOwned, findOwned, isOwned } from '../db/owned.ts';
+import { isOwned } from '../db/owned.ts';
 import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
+import { ownedItem } from '../http/owned-item.ts';
 import { ownedList } from '../http/paging.ts';
+import { sentFields } from '../http/sent-fields.ts';
 import { checkDestination, DestinationRefused, systemResolver } from '../webhooks/index.ts';
 import {
   CreatedToolResponse,
@@ -99,7 +101,8 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
       .where(and(eq(tools.accountId, accountId), eq(tools.name, name)));
     if (taken && taken.id !== keep) throw duplicateName(name);
   };
-  const own = (accountId: string, id: string) => findOwned(db, tools, accountId, id, 'Tool');
+  const tool = ownedItem(db, tools, 'tool_id', 'Tool', presentTool);
+  const own = tool.find;
 
   return authenticatedRoutes(db, audience, '/tools', 'Tools')
     .post(
@@ -165,7 +168,7 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
         detail: { operationId: 'listTools', summary: "List the caller's tools, newest first" },
       },
     )
-    .get('/:tool_id', async ({ caller, params }) => presentTool(await own(caller.accountId, params.tool_id)), {
+    .get('/:tool_id', tool.read, {
       params: ToolParams,
       response: { 200: ToolResponse, ...errorResponses(401, 404) },
       detail: { operationId: 'getTool', summary: 'Read one tool' },
@@ -185,14 +188,15 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
         try {
           [row] = await db
             .update(tools)
-            .set({
-              ...(body.name !== undefined && { name: body.name }),
-              ...(body.description !== undefined && { description: body.description }),
-              ...(body.parameters !== undefined && { parameters: body.parameters }),
-              ...(body.url !== undefined && { url: body.url }),
-              ...(body.timeout_ms !== undefined && { timeoutMs: body.timeout_ms }),
-              updatedAt: new Date(),
-            })
+            .set(
+              sentFields(body, {
+                name: 'name',
+                description: 'description',
+                parameters: 'parameters',
+                url: 'url',
+                timeout_ms: 'timeoutMs',
+              }),
+            )
             .where(isOwned(tools, caller.accountId, params.tool_id))
             .returning();
         } catch (error) {
@@ -215,19 +219,12 @@ export function toolRoutes<const Prefix extends string>(deps: ToolRouteDeps, aud
         },
       },
     )
-    .delete(
-      '/:tool_id',
-      async ({ caller, params, set }) => {
-        await deleteOwned(db, tools, caller.accountId, params.tool_id, 'Tool');
-        set.status = 204;
+    .delete('/:tool_id', tool.remove(), {
+      params: ToolParams,
+      response: { 204: t.Void(), ...errorResponses(401, 404) },
+      detail: {
+        operationId: 'deleteTool',
+        summary: "Delete a tool; identities drop it, and a running session's next call to it is an error",
       },
-      {
-        params: ToolParams,
-        response: { 204: t.Void(), ...errorResponses(401, 404) },
-        detail: {
-          operationId: 'deleteTool',
-          summary: "Delete a tool; identities drop it, and a running session's next call to it is an error",
-        },
-      },
-    );
+    });
 }

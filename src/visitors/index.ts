@@ -7,8 +7,9 @@ import { Elysia, t } from 'elysia';
 import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import { MEMORY_MAX_FACTS } from '../contract/index.ts';
 import type { Database } from '../db/index.ts';
-import { findOwned, isOwned } from '../db/owned.ts';
+import { isOwned } from '../db/owned.ts';
 import { ApiError, errorResponses, type FieldProblem, notFound } from '../http/errors.ts';
+import { ownedItem } from '../http/owned-item.ts';
 import { ownedList } from '../http/paging.ts';
 import { identities } from '../identities/schema.ts';
 import {
@@ -86,7 +87,8 @@ async function factProblems(
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a route table: Elysia infers each route's types along one chain, so a feature's routes stay one expression
 export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, audience: Audience<Prefix>) {
   const { db } = deps;
-  const ownVisitor = (accountId: string, visitorId: string) => findOwned(db, visitors, accountId, visitorId, 'Visitor');
+  const visitor = ownedItem(db, visitors, 'visitor_id', 'Visitor', presentVisitor);
+  const ownVisitor = visitor.find;
 
   const remembered = authenticatedRoutes(db, audience, '/visitors', 'Visitors')
     .get(
@@ -108,18 +110,14 @@ export function visitorRoutes<const Prefix extends string>(deps: VisitorDeps, au
         },
       },
     )
-    .get(
-      '/:visitor_id',
-      async ({ caller, params }) => presentVisitor(await ownVisitor(caller.accountId, params.visitor_id)),
-      {
-        params: VisitorParams,
-        response: { 200: VisitorResponse, ...errorResponses(401, 403, 404) },
-        detail: {
-          operationId: 'getVisitor',
-          summary: 'What is remembered of a visitor: each fact, when and in which session it was learned',
-        },
+    .get('/:visitor_id', visitor.read, {
+      params: VisitorParams,
+      response: { 200: VisitorResponse, ...errorResponses(401, 403, 404) },
+      detail: {
+        operationId: 'getVisitor',
+        summary: 'What is remembered of a visitor: each fact, when and in which session it was learned',
       },
-    )
+    })
     .patch(
       '/:visitor_id',
       async ({ caller, params, body }) => {

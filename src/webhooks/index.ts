@@ -10,8 +10,10 @@ import { type Audience, authenticatedRoutes } from '../auth/index.ts';
 import type { WebhookSettings } from '../config.ts';
 import { newId } from '../db/ids.ts';
 import type { Database } from '../db/index.ts';
-import { deleteOwned, findOwned, isOwned } from '../db/owned.ts';
+import { isOwned } from '../db/owned.ts';
 import { errorResponses, invalid, notFound } from '../http/errors.ts';
+import { ownedItem } from '../http/owned-item.ts';
+import { sentFields } from '../http/sent-fields.ts';
 import {
   CreatedWebhookResponse,
   CreateWebhookRequest,
@@ -91,7 +93,8 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
       throw error;
     }
   };
-  const own = (accountId: string, id: string) => findOwned(db, webhookEndpoints, accountId, id, 'Webhook');
+  const endpoint = ownedItem(db, webhookEndpoints, 'webhook_id', 'Webhook', presentEndpoint);
+  const own = endpoint.find;
   return authenticatedRoutes(db, audience, '/webhooks', 'Webhooks')
     .post(
       '',
@@ -153,15 +156,11 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
         detail: { operationId: 'listWebhooks', summary: "List the caller's webhook endpoints" },
       },
     )
-    .get(
-      '/:webhook_id',
-      async ({ caller, params }) => presentEndpoint(await own(caller.accountId, params.webhook_id)),
-      {
-        params: WebhookParams,
-        response: { 200: WebhookResponse, ...errorResponses(401, 404) },
-        detail: { operationId: 'getWebhook', summary: 'Read one webhook endpoint' },
-      },
-    )
+    .get('/:webhook_id', endpoint.read, {
+      params: WebhookParams,
+      response: { 200: WebhookResponse, ...errorResponses(401, 404) },
+      detail: { operationId: 'getWebhook', summary: 'Read one webhook endpoint' },
+    })
     .patch(
       '/:webhook_id',
       async ({ caller, params, body }) => {
@@ -169,13 +168,7 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
         if (body.url !== undefined) await checkUrl(body.url);
         const [row] = await db
           .update(webhookEndpoints)
-          .set({
-            ...(body.url !== undefined && { url: body.url }),
-            ...(body.events !== undefined && { events: body.events }),
-            ...(body.description !== undefined && { description: body.description }),
-            ...(body.enabled !== undefined && { enabled: body.enabled }),
-            updatedAt: new Date(),
-          })
+          .set(sentFields(body, { url: 'url', events: 'events', description: 'description', enabled: 'enabled' }))
           .where(isOwned(webhookEndpoints, caller.accountId, params.webhook_id))
           .returning();
         if (!row) throw notFound('Webhook');
@@ -192,21 +185,14 @@ export function webhookRoutes<const Prefix extends string>(deps: WebhookRouteDep
         },
       },
     )
-    .delete(
-      '/:webhook_id',
-      async ({ caller, params, set }) => {
-        await deleteOwned(db, webhookEndpoints, caller.accountId, params.webhook_id, 'Webhook');
-        set.status = 204;
+    .delete('/:webhook_id', endpoint.remove(), {
+      params: WebhookParams,
+      response: { 204: t.Void(), ...errorResponses(401, 404) },
+      detail: {
+        operationId: 'deleteWebhook',
+        summary: 'Delete a webhook endpoint; deliveries not yet made are dropped',
       },
-      {
-        params: WebhookParams,
-        response: { 204: t.Void(), ...errorResponses(401, 404) },
-        detail: {
-          operationId: 'deleteWebhook',
-          summary: 'Delete a webhook endpoint; deliveries not yet made are dropped',
-        },
-      },
-    )
+    })
     .post(
       '/:webhook_id/test',
       async ({ caller, params, set }) => {

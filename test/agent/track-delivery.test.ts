@@ -4,21 +4,11 @@
 // stays unlisted is a track whose connection never came up, or one LiveKit no longer has.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
-import {
-  AudioFrame,
-  AudioSource,
-  LocalAudioTrack,
-  LocalVideoTrack,
-  Room,
-  TrackPublishOptions,
-  TrackSource,
-  VideoBufferType,
-  VideoFrame,
-  VideoSource,
-} from '@livekit/rtc-node';
+import { AudioFrame, AudioSource, LocalAudioTrack, Room, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { tracksReceived } from '../../agent/avatar/index.ts';
 import { LocalLivekitServer, livekitBinary } from '../../src/livekit/index.ts';
+import { type CameraTrack, publishCameraTrack } from '../support/camera-track.ts';
 import { tempDir } from '../support/processes.ts';
 
 const ROOM = 'likeness-delivery';
@@ -41,22 +31,16 @@ describe('whether LiveKit received the tracks a job published', () => {
     return room;
   }
 
-  async function publishVideo(room: Room, name: string): Promise<{ sid: string; source: VideoSource }> {
-    const source = new VideoSource(WIDTH, HEIGHT);
-    const publication = await room.localParticipant!.publishTrack(
-      LocalVideoTrack.createVideoTrack(name, source),
-      new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA, simulcast: false }),
-    );
-    return { sid: publication.sid!, source };
-  }
+  const publishVideo = (room: Room, name: string) =>
+    publishCameraTrack(room, { name, width: WIDTH, height: HEIGHT, simulcast: false });
 
   /** 25 frames a second of a grey picture, and 20 ms of silence each tick. */
-  function stream(video: VideoSource, audio?: AudioSource): void {
+  function stream(video: CameraTrack, audio?: AudioSource): void {
     const pixels = new Uint8Array(WIDTH * HEIGHT * 4).fill(128);
     let index = 0;
     timers.push(
       setInterval(() => {
-        video.captureFrame(new VideoFrame(pixels, WIDTH, HEIGHT, VideoBufferType.RGBA), BigInt(index++ * 40_000));
+        video.show(pixels, BigInt(index++ * 40_000));
         void audio?.captureFrame(new AudioFrame(new Int16Array(480), 24_000, 1, 480)).catch(() => undefined);
       }, 40),
     );
@@ -90,7 +74,7 @@ describe('whether LiveKit received the tracks a job published', () => {
       LocalAudioTrack.createAudioTrack('avatar-audio', audio),
       new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
     );
-    stream(video.source, audio);
+    stream(video, audio);
     const started = performance.now();
     const received = await tracksReceived({
       access: access(),

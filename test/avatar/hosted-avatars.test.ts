@@ -135,6 +135,27 @@ async function expectProviderAvatar(visitor: Visitor, avatarSession: ServiceSess
   return greeting;
 }
 
+/**
+ * A visit while the provider is down (`outage(503)`, put back with `outage(null)` however it ends):
+ * our own face instead (expectFallback), then `also`'s checks.
+ */
+async function visitDuringOutage(
+  identityId: string,
+  [pipelineId, provider]: [string, string],
+  outage: (status: number | null) => void,
+  also: (session: StartedSession) => Promise<void> = async () => {},
+): Promise<void> {
+  outage(503);
+  await visit(
+    identityId,
+    async (session, visitor) => {
+      await expectFallback(session, visitor, pipelineId, provider);
+      await also(session);
+    },
+    () => outage(null),
+  );
+}
+
 async function expectFallback(session: StartedSession, visitor: Visitor, pipelineId: string, provider: string) {
   const agent = await eventually(() => visitor.agent(), 20_000, 'the agent');
   await eventually(() => agent.trackPublications.size >= 2, 20_000, 'the agent’s tracks');
@@ -240,11 +261,13 @@ describe('LemonSlice', () => {
 
   test('LemonSlice down: the session goes on with our own face, and the session and its end say why', async () => {
     const identity = await created({ pipeline_id: 'lemonslice' });
-    lemonslice.failWith = 503;
-    await visit(
+    await visitDuringOutage(
       identity.identity_id,
-      async (session, visitor) => {
-        await expectFallback(session, visitor, 'lemonslice', 'LemonSlice');
+      ['lemonslice', 'LemonSlice'],
+      (status) => {
+        lemonslice.failWith = status;
+      },
+      async (session) => {
         expect(pathOf(lemonslice.requests.at(-1)!.body.agent_image_url!)).toBe(
           pathOf(identity.image).replace(/image\.\w+$/, 'render.png'),
         );
@@ -256,9 +279,6 @@ describe('LemonSlice', () => {
           fallback: 'builtin',
           reason: expect.stringContaining('LemonSlice'),
         });
-      },
-      () => {
-        lemonslice.failWith = null;
       },
     );
   }, 60_000);
@@ -346,16 +366,9 @@ describe('Anam', () => {
 
   test('Anam down: the session goes on with our own face, and the session says why', async () => {
     const identity = await created({ pipeline_id: 'anam', provider_avatar_id: ANAM_STOCK_AVATAR_ID });
-    anam.failSessionsWith = 503;
-    await visit(
-      identity.identity_id,
-      async (session, visitor) => {
-        await expectFallback(session, visitor, 'anam', 'Anam');
-      },
-      () => {
-        anam.failSessionsWith = null;
-      },
-    );
+    await visitDuringOutage(identity.identity_id, ['anam', 'Anam'], (status) => {
+      anam.failSessionsWith = status;
+    });
   }, 60_000);
 });
 
@@ -388,15 +401,8 @@ describe('Beyond Presence', () => {
 
   test('Bey down: the session goes on with our own face, and the session says why', async () => {
     const identity = await created({ pipeline_id: 'bey', provider_avatar_id: BEY_AVATAR_ID });
-    bey.failWith = 503;
-    await visit(
-      identity.identity_id,
-      async (session, visitor) => {
-        await expectFallback(session, visitor, 'bey', 'Bey');
-      },
-      () => {
-        bey.failWith = null;
-      },
-    );
+    await visitDuringOutage(identity.identity_id, ['bey', 'Bey'], (status) => {
+      bey.failWith = status;
+    });
   }, 60_000);
 });

@@ -27,6 +27,11 @@ async function photoFrame(width: number, height: number): Promise<VideoFrame> {
   return new VideoFrame(new Uint8Array(i420.data), width, height, VideoBufferType.I420);
 }
 
+/** A mid-grey frame of a 4:2:0 layout (I420, NV12): 1.5 bytes a pixel, all 128. */
+function midGrey(width: number, height: number, type: VideoBufferType): VideoFrame {
+  return new VideoFrame(new Uint8Array((width * height * 3) / 2).fill(128), width, height, type);
+}
+
 function luma([r, g, b]: readonly number[]): number {
   return 16 + (65.481 * r! + 128.553 * g! + 24.966 * b!) / 255;
 }
@@ -149,12 +154,7 @@ describe('the TEST mark', () => {
   test('another layout (NV12): marked as an I420 copy', () => {
     const width = 540;
     const height = 960;
-    const frame = new VideoFrame(
-      new Uint8Array((width * height * 3) / 2).fill(128),
-      width,
-      height,
-      VideoBufferType.NV12,
-    );
+    const frame = midGrey(width, height, VideoBufferType.NV12);
     const marked = new TestMark().apply(frame);
     expect(marked.type).toBe(VideoBufferType.I420);
     expect(readMark(marked.data, width, height).letters).toEqual(EXPECTED_WORD);
@@ -163,12 +163,7 @@ describe('the TEST mark', () => {
   test('a 720p frame is marked in well under 0.2 ms', () => {
     const width = 1280;
     const height = 720;
-    const frame = new VideoFrame(
-      new Uint8Array((width * height * 3) / 2).fill(128),
-      width,
-      height,
-      VideoBufferType.I420,
-    );
+    const frame = midGrey(width, height, VideoBufferType.I420);
     const mark = new TestMark();
     const drawing = performance.now();
     mark.apply(frame); // the first frame of a size draws the mark

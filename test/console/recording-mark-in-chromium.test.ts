@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import type { Page } from 'playwright-core';
 import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
 import { identityForm } from '../support/forms.ts';
+import { expectMarkOnVideo } from '../support/recording-mark.ts';
 import { oneEngine, startTestService, type TestService } from '../support/service.ts';
 import { signUpInBrowser } from './support.ts';
 
@@ -35,18 +36,6 @@ describe.each(oneEngine('pglite'))('the recording mark in the console and the ex
     );
     expect(created.status).toBe(200);
     return ((await created.json()) as { identity_id: string }).identity_id;
-  }
-
-  /** The mark shows inside the video's box, in its top-right corner (the face is in the middle). */
-  async function expectMarkOnVideo(page: Page): Promise<void> {
-    const mark = page.locator(MARK);
-    await mark.waitFor({ state: 'visible', timeout: 5000 });
-    expect((await mark.textContent())?.trim()).toBe('Recording');
-    expect(await mark.getAttribute('role')).toBe('status');
-    const [markBox, videoBox] = [await mark.boundingBox(), await page.locator('#avatar-video').boundingBox()];
-    expect(markBox!.x + markBox!.width).toBeLessThanOrEqual(videoBox!.x + videoBox!.width);
-    expect(markBox!.x).toBeGreaterThan(videoBox!.x + videoBox!.width / 2);
-    expect(markBox!.y - videoBox!.y).toBeLessThan(videoBox!.height * 0.1);
   }
 
   async function open(path: string): Promise<TestPage> {
@@ -109,7 +98,7 @@ describe.each(oneEngine('pglite'))('the recording mark in the console and the ex
 
   test('Talk: a recorded session shows "Recording" over the video while connected; gone when it ends', async () => {
     const { page, errors } = await talk(identities.recorded);
-    await expectMarkOnVideo(page);
+    await expectMarkOnVideo(page, MARK, '#avatar-video');
     await page.click('#end-session');
     await page.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
     expect(await page.isVisible(MARK)).toBe(false);
@@ -126,7 +115,7 @@ describe.each(oneEngine('pglite'))('the recording mark in the console and the ex
 
   test('the example client: a recorded session shows the mark from the room’s metadata, an unrecorded one none', async () => {
     const recorded = await example(true);
-    await expectMarkOnVideo(recorded);
+    await expectMarkOnVideo(recorded, MARK, '#avatar-video');
     await recorded.click('#end-session');
     await recorded.waitForSelector('#connection-state[data-state=disconnected]', { timeout: 15_000 });
     expect(await recorded.isVisible(MARK)).toBe(false);

@@ -10,6 +10,7 @@ import { limitAttempts } from '../../src/limits/schema.ts';
 import { identityForm } from '../support/forms.ts';
 import { freshDatabase } from '../support/postgres.ts';
 import { ENGINES, startTestService, type TestService } from '../support/service.ts';
+import { suiteService } from '../support/suite-service.ts';
 import { ConsoleClient, uniqueEmail } from './support.ts';
 
 const STARTER_CREDITS = 321;
@@ -403,15 +404,14 @@ describe('sign-up limit per address', () => {
 });
 
 describe('console pages', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService('pglite');
-  });
-  afterAll(() => service.stop());
+  const suite = suiteService('pglite');
 
   test('scripts and styles go gzipped to browsers that accept it, as they are to those that do not', async () => {
     const get = (path: string, encoding: string) =>
-      fetch(`${service.url}${path}`, { headers: { 'accept-encoding': encoding }, decompress: false } as RequestInit);
+      fetch(`${suite.service.url}${path}`, {
+        headers: { 'accept-encoding': encoding },
+        decompress: false,
+      } as RequestInit);
     for (const path of ['/console/assets/app.js', '/console/assets/app.css', '/examples/web-client/main.js']) {
       const plain = await get(path, 'identity');
       const zipped = await get(path, 'gzip, deflate, br');
@@ -432,21 +432,17 @@ describe('console pages', () => {
 });
 
 describe('AttemptLimiter', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService('pglite');
-  });
-  afterAll(() => service.stop());
+  const suite = suiteService('pglite');
 
   test('counts attempts over a sliding window; a cleared key starts again; scopes are apart', async () => {
     let now = 1_000_000;
-    const limiter = new AttemptLimiter(service.services.database.db, {
+    const limiter = new AttemptLimiter(suite.service.services.database.db, {
       scope: 'test',
       allowed: 2,
       windowSeconds: 60,
       now: () => now,
     });
-    const other = new AttemptLimiter(service.services.database.db, {
+    const other = new AttemptLimiter(suite.service.services.database.db, {
       scope: 'other test',
       allowed: 1,
       windowSeconds: 60,

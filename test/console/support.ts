@@ -163,3 +163,16 @@ export function consoleInChromium({
   });
   return suite;
 }
+
+/**
+ * The signing secret the console shows once after adding a tool or a webhook
+ * (`#<kind>-secret-once`): a `whsec_` secret, gone from the page once acknowledged.
+ */
+export async function secretShownOnce(page: Page, kind: 'tool' | 'webhook'): Promise<string> {
+  const secret = (await (await page.waitForSelector(`#${kind}-secret-once`)).textContent())!.trim();
+  expect(secret).toMatch(/^whsec_/);
+  await page.click(`#${kind}-secret-done`);
+  await page.waitForSelector(`#${kind}-secret-once`, { state: 'detached' });
+  expect(await page.content()).not.toContain(secret);
+  return secret;
+}

@@ -5,7 +5,7 @@
 // of the identity. `UPDATE_SCREENSHOTS=1` writes docs/console/tools.png and knowledge.png.
 import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { consoleInChromium, screenshot, usability } from './support.ts';
+import { consoleInChromium, screenshot, secretShownOnce, usability } from './support.ts';
 
 const ASTRONAUT = join(import.meta.dir, '../fixtures/astronaut.png');
 const OPENING_HOURS = [
@@ -62,11 +62,7 @@ describe('the Tools and Knowledge pages in Chromium', () => {
     await page.fill('#tool-url', 'http://127.0.0.1:9/tools/availability');
     await page.fill('#tool-timeout', '3000');
     await page.click('#add-tool');
-    const secret = (await (await page.waitForSelector('#tool-secret-once')).textContent())!.trim();
-    expect(secret).toMatch(/^whsec_/);
-    await page.click('#tool-secret-done');
-    await page.waitForSelector('#tool-secret-once', { state: 'detached' });
-    expect(await page.content()).not.toContain(secret);
+    await secretShownOnce(page, 'tool');
     await page.waitForSelector('#tools-table tr[data-type=webhook]');
 
     // A client tool: no URL to fill, and its own example schema.

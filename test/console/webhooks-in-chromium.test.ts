@@ -4,7 +4,7 @@
 // its reason. `UPDATE_SCREENSHOTS=1` writes docs/console/webhooks.png.
 import { describe, expect, test } from 'bun:test';
 import { WebhookReceiver } from '../support/webhooks.ts';
-import { consoleInChromium, screenshot, usability } from './support.ts';
+import { consoleInChromium, screenshot, secretShownOnce, usability } from './support.ts';
 
 describe('the Webhooks page in Chromium', () => {
   // The receiver is on loopback.
@@ -23,11 +23,7 @@ describe('the Webhooks page in Chromium', () => {
       await page.check('#webhook-event-credits-low');
       await page.fill('#webhook-description', 'CRM');
       await page.click('#add-webhook');
-      const secret = (await (await page.waitForSelector('#webhook-secret-once')).textContent())!.trim();
-      expect(secret).toMatch(/^whsec_/);
-      await page.click('#webhook-secret-done');
-      await page.waitForSelector('#webhook-secret-once', { state: 'detached' });
-      expect(await page.content()).not.toContain(secret);
+      const secret = await secretShownOnce(page, 'webhook');
       const row = page.locator('#webhooks-table tr[data-webhook-id]');
       expect(await row.count()).toBe(1);
       expect(await row.textContent()).toContain('session.ended, credits.low');

@@ -5,22 +5,13 @@
 // biome-ignore-all lint/style/noExcessiveLinesPerFile: one service with an agent and the three providers' wire fakes, shared by every test: split, each part would start its own
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
-import {
-  LocalVideoTrack,
-  Room,
-  RoomEvent,
-  TrackKind,
-  TrackPublishOptions,
-  TrackSource,
-  VideoBufferType,
-  VideoFrame,
-  VideoSource,
-} from '@livekit/rtc-node';
+import { Room, RoomEvent, TrackKind } from '@livekit/rtc-node';
 import sharp from 'sharp';
 import { loadProviders } from '../../src/config.ts';
 import { AGENT_STATE_ATTRIBUTE } from '../../src/contract/index.ts';
 import { settledRecording } from '../recordings/recorded-visit-checks.ts';
 import { probeFile } from '../recordings/support.ts';
+import { publishCameraTrack } from '../support/camera-track.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
 import { espeak, wavFile } from '../support/fakes/speech.ts';
 import { file, type IdentityBody, identityForm } from '../support/forms.ts';
@@ -505,12 +496,7 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
 async function publishCamera(conversation: Talk) {
   const width = 320;
   const height = 240;
-  const source = new VideoSource(width, height);
-  const track = LocalVideoTrack.createVideoTrack('camera', source);
-  const publication = await conversation.visitor.room.localParticipant!.publishTrack(
-    track,
-    new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA }),
-  );
+  const camera = await publishCameraTrack(conversation.visitor.room, { name: 'camera', width, height });
   let speaking = false;
   const pixels = new Uint8Array(width * height * 4);
   const timer = setInterval(() => {
@@ -520,11 +506,11 @@ async function publishCamera(conversation: Talk) {
       pixels[i + 2] = speaking ? 20 : 230;
       pixels[i + 3] = 255;
     }
-    source.captureFrame(new VideoFrame(pixels, width, height, VideoBufferType.RGBA));
+    camera.show(pixels);
   }, 100);
   let subscribed = false;
   conversation.visitor.room.on(RoomEvent.LocalTrackSubscribed, (local) => {
-    if (local.sid === publication.sid) subscribed = true;
+    if (local.sid === camera.sid) subscribed = true;
   });
   return {
     setSpeaking: (value: boolean) => (speaking = value),
@@ -533,7 +519,7 @@ async function publishCamera(conversation: Talk) {
     },
     stop: async () => {
       clearInterval(timer);
-      await source.close();
+      await camera.source.close();
     },
   };
 }

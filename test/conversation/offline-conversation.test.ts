@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { GOODBYES } from '../../agent/conversation/tools.ts';
 import { CHAT_TOPIC } from '../../src/contract/index.ts';
+import { createTool } from '../support/created-tool.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { type OfflineAgentService, startOfflineAgentService } from '../support/offline-agent.ts';
 import type { TestAccount } from '../support/service.ts';
@@ -118,12 +119,11 @@ describe('the voice agent on the offline models', () => {
     language: 'en' | 'es',
     takeLeave: (visitor: Visitor, microphone: Microphone) => Promise<unknown>,
   ): Promise<{ ended: string; turns: { role: string; text: string }[] }> {
-    const tool = await account.call('POST', '/v1/tools', {
-      body: JSON.stringify({ name: `end_call_${language}`, type: 'end_session', description: 'Ends the call.' }),
-      headers: { 'content-type': 'application/json' },
+    const { tool_id } = await createTool(account, {
+      name: `end_call_${language}`,
+      type: 'end_session',
+      description: 'Ends the call.',
     });
-    expect(tool.status).toBe(201);
-    const { tool_id } = (await tool.json()) as { tool_id: string };
     const prompt =
       language === 'en' ? 'You are Ada, a friendly tour guide in Paris.' : 'Eres Ada, guía turística en Sevilla.';
     const identity = (await (

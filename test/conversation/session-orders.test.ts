@@ -89,6 +89,21 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
     return { visitor, ears };
   }
 
+  /** A session started with `extra` and visited; `during` runs with it, then it is ended and left, however that went. */
+  async function duringVisit(
+    extra: Record<string, unknown>,
+    during: (id: string, visit: { visitor: Visitor; ears: () => Listener }, session: StartedSession) => Promise<void>,
+  ): Promise<void> {
+    const session = await start(extra);
+    const visited = await visit(session);
+    try {
+      await during(session.room_name, visited, session);
+    } finally {
+      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await visited.visitor.leave().catch(() => undefined);
+    }
+  }
+
   test('the calls are the account’s, checked, refused before the agent is in the room and once the session ended', async () => {
     const session = await start();
     const id = session.room_name;
@@ -143,10 +158,7 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
   }, 90_000);
 
   test('say is heard at once or after what the avatar says; interrupt silences it; both are in the transcript', async () => {
-    const session = await start();
-    const id = session.room_name;
-    const { visitor, ears } = await visit(session);
-    try {
+    await duringVisit({}, async (id, { visitor, ears }) => {
       // Said at once: the visitor hears it, and the transcript marks it as the API's.
       const calledAt = performance.now();
       const said = await order(account, id, 'say', { text: 'Your payment went through.' });
@@ -219,17 +231,11 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
           (m) => m.role === 'assistant' && JSON.stringify(m.content).includes('Your payment went through.'),
         ),
       ).toBe(true);
-    } finally {
-      await account.call('POST', `/v1/sessions/${id}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    });
   }, 150_000);
 
   test('context reaches the next reply’s prompt, and with respond a reply now; a forged order packet and room RPC are refused without client_control', async () => {
-    const session = await start({ avatar_enabled: false });
-    const id = session.room_name;
-    const { visitor } = await visit(session);
-    try {
+    await duringVisit({ avatar_enabled: false }, async (id, { visitor }) => {
       const added = await order(account, id, 'context', { text: "The visitor's name is Zofia." });
       expect(added.status).toBe(200);
       await visitor.room.localParticipant!.sendText('What is my name?', { topic: CHAT_TOPIC });
@@ -279,17 +285,11 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
       expect(spoken('Forged words.')).toBe(false);
       expect(spoken('Client words.')).toBe(false);
       expect(modelChats().some((c) => c.system.includes('Client context.'))).toBe(false);
-    } finally {
-      await account.call('POST', `/v1/sessions/${id}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    });
   }, 120_000);
 
   test('context orders add up to 32,000 characters: one past it is refused with the reason, and changes nothing', async () => {
-    const session = await start({ avatar_enabled: false });
-    const id = session.room_name;
-    const { visitor } = await visit(session);
-    try {
+    await duringVisit({ avatar_enabled: false }, async (id, { visitor }) => {
       const block = (n: number) => `Fact ${n}: ${'z'.repeat(CONTEXT_MAX_CHARS - 10)}`.slice(0, CONTEXT_MAX_CHARS);
       for (let n = 0; n < CONTEXT_TOTAL_MAX_CHARS / CONTEXT_MAX_CHARS; n++)
         expect((await order(account, id, 'context', { text: block(n) })).status).toBe(200);
@@ -304,17 +304,11 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
       );
       expect(asked.system).toContain('Fact 3:');
       expect(asked.system).not.toContain('One fact too many.');
-    } finally {
-      await account.call('POST', `/v1/sessions/${id}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    });
   }, 120_000);
 
   test('with client_control the visitor’s app says, interrupts and adds context over RPC, with typed chat’s limits', async () => {
-    const session = await start({ avatar_enabled: false, client_control: true });
-    const id = session.room_name;
-    const { visitor } = await visit(session);
-    try {
+    await duringVisit({ avatar_enabled: false, client_control: true }, async (id, { visitor }) => {
       const agent = visitor.agent()!;
       const call = (method: string, payload: unknown) =>
         visitor.room
@@ -357,9 +351,6 @@ describe.each(oneEngine('pglite'))('a running session directed from the backend 
         asked.userTexts.some((t) => t.startsWith("From the visitor's app") && t.includes('visitor is Piotr.')),
       ).toBe(true);
       expect(JSON.stringify(asked.messages)).not.toContain('Too soon.');
-    } finally {
-      await account.call('POST', `/v1/sessions/${id}/end`);
-      await visitor.leave().catch(() => undefined);
-    }
+    });
   }, 120_000);
 });

@@ -6,6 +6,8 @@
 // answer and the document's passage, is spoken back: the visitor hears it and reads its caption.
 // A question the document does not answer gets no passage (the similarity floor holds).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { readyDocument } from '../knowledge/support.ts';
+import { createTool } from '../support/created-tool.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
 import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
@@ -42,38 +44,18 @@ beforeAll(async () => {
     KNOWLEDGE_EMBEDDINGS: 'offline',
   }));
 
-  const form = new FormData();
-  form.append('file', new Blob([`# Sunrise Dental Clinic\n\n${PARKING}\n`], { type: 'text/markdown' }), 'clinic.md');
-  const uploaded = await account.call('POST', '/v1/documents', { body: form });
-  expect(uploaded.status).toBe(202);
-  documentId = ((await uploaded.json()) as { document_id: string }).document_id;
-  await eventually(
-    async () => {
-      const document = (await (await account.call('GET', `/v1/documents/${documentId}`)).json()) as {
-        status: string;
-      };
-      if (document.status === 'failed') throw new Error(`the document failed: ${JSON.stringify(document)}`);
-      return document.status === 'ready';
-    },
-    60_000,
-    'the document to be ready',
-  );
+  documentId = (await readyDocument(account, `# Sunrise Dental Clinic\n\n${PARKING}\n`, 'clinic.md')).document_id;
 
-  const created = await account.call('POST', '/v1/tools', {
-    body: JSON.stringify({
-      name: 'get_appointment',
-      type: 'webhook',
-      description: "Looks up the visitor's appointment on a date.",
-      parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
-      url: receiver.url,
-      timeout_ms: 3000,
-    }),
-    headers: { 'content-type': 'application/json' },
+  const tool = await createTool(account, {
+    name: 'get_appointment',
+    type: 'webhook',
+    description: "Looks up the visitor's appointment on a date.",
+    parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
+    url: receiver.url,
+    timeout_ms: 3000,
   });
-  expect(created.status).toBe(201);
-  const tool = (await created.json()) as { tool_id: string; secret: string };
   toolId = tool.tool_id;
-  receiver.secret = tool.secret;
+  receiver.secret = tool.secret!;
 
   identity = await createIdentity(account, {
     language: 'en',

@@ -7,6 +7,7 @@
 // handler, and one with no handler (the model is told); end_session ends the session
 // `agent_ended`; the transcript has the tool turns.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { createTool as createToolFor } from '../support/created-tool.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
@@ -35,14 +36,7 @@ afterAll(async () => {
   await service.stop();
 });
 
-async function createTool(body: Record<string, unknown>): Promise<{ tool_id: string; secret?: string }> {
-  const answer = await account.call('POST', '/v1/tools', {
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json' },
-  });
-  expect(answer.status).toBe(201);
-  return (await answer.json()) as { tool_id: string; secret?: string };
-}
+const createTool = (body: Record<string, unknown>) => createToolFor(account, body);
 
 /** The model as scripted: a call per kind of question, and after a tool's result a reply quoting it. */
 function model(chat: ChatRecord): string | FakeToolCallReply {

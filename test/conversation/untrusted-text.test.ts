@@ -22,6 +22,8 @@ import {
   CONTEXT_TOTAL_MAX_CHARS,
   ORDER_RPC_ERRORS,
 } from '../../src/contract/index.ts';
+import { processed, upload } from '../knowledge/support.ts';
+import { createTool } from '../support/created-tool.ts';
 import type { ChatRecord, FakeToolCallReply } from '../support/fakes/openai.ts';
 import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
@@ -86,37 +88,22 @@ describe.each(ENGINES)('text from documents and the visitor is quoted data (%s)'
       { WEBHOOKS_ALLOW_PRIVATE: 'true', KNOWLEDGE_SIMILARITY_FLOOR: '-1' },
       { credits: 100_000, engine },
     ));
-    const form = new FormData();
-    form.append('file', new Blob([DOCUMENT], { type: 'text/markdown' }), 'refunds.md');
-    const uploaded = await account.call('POST', '/v1/documents', { body: form });
-    expect(uploaded.status).toBe(202);
-    documentId = ((await uploaded.json()) as { document_id: string }).document_id;
+    documentId = (await upload(account, DOCUMENT, 'refunds.md')).document_id;
     // The tool and the identity are made while the document is processed; it is awaited below.
-    const ready = eventually(
-      async () => {
-        const read = (await (await account.call('GET', `/v1/documents/${documentId}`)).json()) as { status: string };
-        if (read.status === 'failed') throw new Error(`the document failed: ${JSON.stringify(read)}`);
-        return read.status === 'ready';
-      },
-      60_000,
-      'the document to be ready',
-    );
+    const ready = processed(account, documentId);
     ready.catch(() => undefined);
-    const tool = await account.call('POST', '/v1/tools', {
-      body: JSON.stringify({
+    toolId = (
+      await createTool(account, {
         name: 'issue_refund',
         type: 'webhook',
         description: 'Refunds an amount to the visitor.',
         parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
         url: receiver.url,
         timeout_ms: 3000,
-      }),
-      headers: { 'content-type': 'application/json' },
-    });
-    expect(tool.status).toBe(201);
-    toolId = ((await tool.json()) as { tool_id: string }).tool_id;
+      })
+    ).tool_id;
     identity = await createIdentity(account, { language: 'en', prompt: `You are Ada, a shop assistant. ${marker}` });
-    await ready;
+    expect(await ready).toMatchObject({ status: 'ready' });
     fakes.openai.respond((chat) => (chat.system.includes('Marker: untrusted-') ? model(chat) : 'Hello!'));
   }, 120_000);
   afterAll(() => service?.stop());

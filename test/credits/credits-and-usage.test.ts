@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { creditLedger } from '../../src/credits/schema.ts';
+// The counts GET /v1/usage answers, as the service sums them.
+import type { UsageCounts as Counts } from '../../src/credits/usage.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
 import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
 
@@ -16,15 +18,6 @@ interface Credits {
   entries: { entry_id: string; kind: string; amount: number; reference: string; created_at: string }[];
   has_more: boolean;
   low_balance_threshold: number;
-}
-interface Counts {
-  sessions: number;
-  avatar_minutes: number;
-  visitor_seconds: number;
-  streamed_seconds: number;
-  identities: number;
-  credits_spent: { onboarding: number; session_minute: number; recorded_minute: number };
-  credits_granted: number;
 }
 interface Usage {
   from: string;

@@ -7,9 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import type { Frame, Page } from 'playwright-core';
 import { launchBrowser, speechWav, type TestBrowser, type TestPage } from '../support/browser.ts';
-import { identityForm } from '../support/forms.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { type HostPages, startHostPages } from './host-pages.ts';
+import { createdIdentityId, type HostPages, hostPagesKey, startHostPages } from './host-pages.ts';
 
 const PHONE = { width: 390, height: 844 };
 const START_PATH = '/v1/embed/sessions';
@@ -29,14 +28,7 @@ describe('the embed in Chromium', () => {
   let pageKey = '';
   let openKey = '';
 
-  async function publishableKey(body: Record<string, unknown>): Promise<string> {
-    const response = await account.call('POST', '/v1/publishable-keys', {
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ allowed_origins: [host.allowed], identity_ids: [identityId], ...body }),
-    });
-    expect(response.status).toBe(201);
-    return ((await response.json()) as { publishable_key: string }).publishable_key;
-  }
+  const publishableKey = (body: Record<string, unknown>) => hostPagesKey(account, host, identityId, body);
 
   async function sessionStatus(id: string): Promise<string> {
     const response = await account.call('GET', `/v1/sessions/${id}`);
@@ -86,17 +78,22 @@ describe('the embed in Chromium', () => {
     return visitor;
   }
 
+  /** Opens the host page on `origin` and clicks Call: the page and the start's answer. */
+  async function clickCall(origin: string) {
+    const visitor = await open(`${origin}/index.html`);
+    const { page } = visitor;
+    const answered = page.waitForResponse((response) => response.url().endsWith(START_PATH));
+    await page.click('likeness-avatar button.call');
+    return { visitor, page, response: await answered };
+  }
+
   beforeAll(async () => {
     service = await startTestService('pglite', { livekit: 'local', agent: true });
     account = await service.account({ credits: 5000 });
     // Pauses long enough for an answer between two questions.
     browser = await launchBrowser({ audioFile: await speechWav('Hello, how are you today?', { pauseSeconds: 2.5 }) });
     host = startHostPages(() => ({ service: service.url, key: pageKey, identity: identityId }));
-    const created = await account.call('POST', '/v1/identities', {
-      body: await identityForm({ name: 'Mira', language: 'en' }),
-    });
-    expect(created.status).toBe(200);
-    identityId = ((await created.json()) as { identity_id: string }).identity_id;
+    identityId = await createdIdentityId(account, { name: 'Mira', language: 'en' });
     openKey = await publishableKey({ name: 'shop' });
     pageKey = openKey;
   }, 120_000);
@@ -154,11 +151,7 @@ describe('the embed in Chromium', () => {
 
   test('an origin not on the key’s list is refused: the component shows why, nothing starts', async () => {
     const before = await sessionCount();
-    const visitor = await open(`${host.other}/index.html`);
-    const { page } = visitor;
-    const answered = page.waitForResponse((response) => response.url().endsWith(START_PATH));
-    await page.click('likeness-avatar button.call');
-    const response = await answered;
+    const { visitor, page, response } = await clickCall(host.other);
     expect(response.status()).toBe(403);
     const { detail } = (await response.json()) as { detail: string };
     await page.waitForSelector('likeness-avatar .problem:not([hidden])');
@@ -219,11 +212,7 @@ describe('the embed in Chromium', () => {
       const { session_id } = answer;
       await account.call('POST', `/v1/sessions/${session_id}/end`);
 
-      const visitor = await open(`${host.allowed}/index.html`);
-      const { page } = visitor;
-      const answered = page.waitForResponse((response) => response.url().endsWith(START_PATH));
-      await page.click('likeness-avatar button.call');
-      const response = await answered;
+      const { visitor, page, response } = await clickCall(host.allowed);
       expect(response.status()).toBe(429);
       const wait = Number(await response.headerValue('retry-after'));
       expect(wait).toBeGreaterThan(0);

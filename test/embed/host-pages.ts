@@ -4,7 +4,10 @@
 // since nothing outside this machine is reachable). One server answers on two origins:
 // http://localhost:<port> (put on a key's list) and http://127.0.0.1:<port> (left off it);
 // both are loopback, so secure contexts with the fake microphone.
+import { expect } from 'bun:test';
 import { join } from 'node:path';
+import { type FormFields, identityForm } from '../support/forms.ts';
+import type { TestAccount } from '../support/service.ts';
 
 const EXAMPLES = join(import.meta.dir, '../../examples/embed');
 const NODE_MODULES = join(import.meta.dir, '../../node_modules');
@@ -59,4 +62,26 @@ export function startHostPages(settings: () => HostPageSettings): HostPages {
     other: `http://127.0.0.1:${server.port}`,
     stop: () => void server.stop(true),
   };
+}
+
+/** The id of the identity `account` made from identityForm's defaults and `fields` (made, or the suite stops here). */
+export async function createdIdentityId(account: TestAccount, fields: FormFields): Promise<string> {
+  const created = await account.call('POST', '/v1/identities', { body: await identityForm(fields) });
+  expect(created.status).toBe(200);
+  return ((await created.json()) as { identity_id: string }).identity_id;
+}
+
+/** A publishable key `account` made for the host pages' allowed origin and `identityId`, with `body`'s other fields. */
+export async function hostPagesKey(
+  account: TestAccount,
+  host: HostPages,
+  identityId: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const response = await account.call('POST', '/v1/publishable-keys', {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ allowed_origins: [host.allowed], identity_ids: [identityId], ...body }),
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { publishable_key: string }).publishable_key;
 }

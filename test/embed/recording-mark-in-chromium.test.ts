@@ -4,9 +4,9 @@
 // mark is the room's metadata, which the room has from its creation.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { launchBrowser, type TestBrowser, type TestPage } from '../support/browser.ts';
-import { identityForm } from '../support/forms.ts';
+import { expectMarkOnVideo } from '../support/recording-mark.ts';
 import { oneEngine, startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { type HostPages, startHostPages } from './host-pages.ts';
+import { createdIdentityId, type HostPages, hostPagesKey, startHostPages } from './host-pages.ts';
 
 const START_PATH = '/v1/embed/sessions';
 const MARK = 'likeness-avatar .recording';
@@ -20,18 +20,8 @@ describe.each(oneEngine('pglite'))('the embed’s recording mark on %s', (engine
   let pageKey = '';
   const visitors = new Set<TestPage>();
 
-  async function publishableKey(recordSessions: boolean): Promise<string> {
-    const response = await account.call('POST', '/v1/publishable-keys', {
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        allowed_origins: [host.allowed],
-        identity_ids: [identityId],
-        record_sessions: recordSessions,
-      }),
-    });
-    expect(response.status).toBe(201);
-    return ((await response.json()) as { publishable_key: string }).publishable_key;
-  }
+  const publishableKey = (recordSessions: boolean) =>
+    hostPagesKey(account, host, identityId, { record_sessions: recordSessions });
 
   /** Opens the host page with `key`, clicks Call and waits for the call to be live; returns the start's `record`. */
   async function callLive(key: string): Promise<{ visitor: TestPage; record: boolean }> {
@@ -52,9 +42,7 @@ describe.each(oneEngine('pglite'))('the embed’s recording mark on %s', (engine
     account = await service.account({ credits: 5000 });
     browser = await launchBrowser();
     host = startHostPages(() => ({ service: service.url, key: pageKey, identity: identityId }));
-    const created = await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) });
-    expect(created.status).toBe(200);
-    identityId = ((await created.json()) as { identity_id: string }).identity_id;
+    identityId = await createdIdentityId(account, { language: 'en' });
   }, 120_000);
   afterEach(async () => {
     await Promise.all([...visitors].map((visitor) => visitor.close()));
@@ -70,15 +58,8 @@ describe.each(oneEngine('pglite'))('the embed’s recording mark on %s', (engine
     const { visitor, record } = await callLive(await publishableKey(true));
     const { page } = visitor;
     expect(record).toBe(true);
-    const mark = page.locator(MARK);
-    await mark.waitFor({ state: 'visible', timeout: 5000 });
-    expect((await mark.textContent())?.trim()).toBe('Recording');
-    expect(await mark.getAttribute('role')).toBe('status');
     // Inside the video's box, in its top-right corner, away from the face in the middle.
-    const [markBox, videoBox] = [await mark.boundingBox(), await page.locator('likeness-avatar video').boundingBox()];
-    expect(markBox!.x + markBox!.width).toBeLessThanOrEqual(videoBox!.x + videoBox!.width);
-    expect(markBox!.x).toBeGreaterThan(videoBox!.x + videoBox!.width / 2);
-    expect(markBox!.y - videoBox!.y).toBeLessThan(videoBox!.height * 0.1);
+    await expectMarkOnVideo(page, MARK, 'likeness-avatar video');
     // The red dot beside the words, hidden from screen readers (the words say it).
     const dot = await page.$eval(`${MARK} .dot`, (node) => ({
       color: getComputedStyle(node).backgroundColor,
@@ -88,7 +69,7 @@ describe.each(oneEngine('pglite'))('the embed’s recording mark on %s', (engine
 
     await page.click('likeness-avatar button.end');
     await page.waitForSelector('likeness-avatar .root[data-state=ended]', { timeout: 15_000 });
-    expect(await mark.isVisible()).toBe(false);
+    expect(await page.locator(MARK).isVisible()).toBe(false);
     expect(visitor.errors.filter((error) => !/\{room: ses_/.test(error))).toEqual([]);
   }, 60_000);
 

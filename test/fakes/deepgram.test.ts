@@ -65,15 +65,24 @@ function newStt(language: string) {
   });
 }
 
+/**
+ * The Spanish sentence and a second of silence through the plugin for `language`, the fake
+ * scripted to answer it in Spanish: the plugin's events, and where the fake's connection is.
+ */
+async function spanishThrough(language: string) {
+  const before = fake.connections.length;
+  fake.script({ transcript: SPANISH, language: 'es' });
+  const stream = newStt(language).stream();
+  await push(stream, spanish);
+  await push(stream, silence(1, 16_000));
+  const events = await collect(stream, hasEnded);
+  stream.close();
+  return { before, events };
+}
+
 describe('fake Deepgram with the real plugin', () => {
   test('pinned Spanish: the scripted final arrives in Spanish and the fake saw language=es', async () => {
-    const before = fake.connections.length;
-    fake.script({ transcript: SPANISH, language: 'es' });
-    const stream = newStt('es').stream();
-    await push(stream, spanish);
-    await push(stream, silence(1, 16_000));
-    const events = await collect(stream, hasEnded);
-    stream.close();
+    const { before, events } = await spanishThrough('es');
 
     const types = events.map((e) => e.type);
     expect(types).toContain(stt.SpeechEventType.START_OF_SPEECH);
@@ -109,13 +118,7 @@ describe('fake Deepgram with the real plugin', () => {
   });
 
   test('auto (nova-3 multi): the language is detected from the fake, and the fake saw language=multi', async () => {
-    const before = fake.connections.length;
-    fake.script({ transcript: SPANISH, language: 'es' });
-    const stream = newStt('multi').stream();
-    await push(stream, spanish);
-    await push(stream, silence(1, 16_000));
-    const events = await collect(stream, hasEnded);
-    stream.close();
+    const { before, events } = await spanishThrough('multi');
     expect(finals(events)[0]?.alternatives?.[0]).toMatchObject({ text: SPANISH, language: 'es' });
     expect(fake.connections[before]!.params.language).toBe('multi');
   });

@@ -43,18 +43,23 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  test('a process killed mid-create leaves nothing visible after restart', async () => {
+  /** A service on a fresh data folder (and database on Postgres) that hangs in its `hangOn`th training. */
+  async function startHangingOn(hangOn: number) {
     // Migrated already: the first start on an empty database is test/db's.
     const dataDir =
       engine === 'pglite' ? await seededDataDir(dirs, 'likeness-crash-') : await tempDir(dirs, 'likeness-crash-');
     const databaseUrl = engine === 'postgres' ? await migratedDatabase() : undefined;
-    const env = {
+    const hanging = await startHanging({
       DATA_DIR: dataDir,
-      HANG_ON_TRAINING: '1',
+      HANG_ON_TRAINING: String(hangOn),
       ...FAST_RECOVERY,
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    };
-    const hanging = await startHanging(env);
+    });
+    return { dataDir, databaseUrl, hanging };
+  }
+
+  test('a process killed mid-create leaves nothing visible after restart', async () => {
+    const { dataDir, databaseUrl, hanging } = await startHangingOn(1);
     const pending = fetch(`${hanging.url}/v1/identities`, {
       method: 'POST',
       headers: { authorization: `Bearer ${hanging.api_key}` },
@@ -87,17 +92,7 @@ describe.each(ENGINES)('recovery after a crash on %s', (engine) => {
   });
 
   test('a retrain interrupted by a crash resumes after restart', async () => {
-    // Migrated already: the first start on an empty database is test/db's.
-    const dataDir =
-      engine === 'pglite' ? await seededDataDir(dirs, 'likeness-crash-') : await tempDir(dirs, 'likeness-crash-');
-    const databaseUrl = engine === 'postgres' ? await migratedDatabase() : undefined;
-    const env = {
-      DATA_DIR: dataDir,
-      HANG_ON_TRAINING: '2',
-      ...FAST_RECOVERY,
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    };
-    const hanging = await startHanging(env);
+    const { dataDir, databaseUrl, hanging } = await startHangingOn(2);
     const auth = { authorization: `Bearer ${hanging.api_key}` };
     const created = (await (
       await fetch(`${hanging.url}/v1/identities`, { method: 'POST', headers: auth, body: await identityForm() })

@@ -2,7 +2,7 @@
 // shape (docs/api.md#errors), and leaves nothing behind: no identity row, no stored file, no ledger entry.
 import { describe, expect, test } from 'bun:test';
 import * as fx from '../fixtures/index.ts';
-import { file, identityForm, portrait } from '../support/forms.ts';
+import { type FormFields, file, identityForm, portrait } from '../support/forms.ts';
 import { ENGINES } from '../support/service.ts';
 import { storedState } from '../support/stored-state.ts';
 import { suiteServiceWithAccount } from '../support/suite-service.ts';
@@ -47,36 +47,26 @@ async function portraitBytes(): Promise<Uint8Array> {
 const img = (bytes: Uint8Array, name = 'photo.jpg', type = 'image/jpeg') => file(bytes, name, type);
 const aud = (bytes: Uint8Array, name = 'voice.wav', type = 'audio/wav') => file(bytes, name, type);
 
+type Fields = () => FormFields | Promise<FormFields>;
+/** identityForm's defaults with `fields` (made when the test runs) changed: refused with `status`. */
+const formCase = (name: string, fields: Fields, status: number): Case => ({
+  name,
+  body: async () => identityForm(await fields()),
+  status,
+});
+/** As formCase, refused with 422 at `field`, of `type` if given. */
+const badField = (name: string, fields: Fields, field: string, type?: string): Case => ({
+  ...formCase(name, fields, 422),
+  loc: ['body', field],
+  ...(type === undefined ? {} : { type }),
+});
+
 const CASES: Case[] = [
-  {
-    name: 'missing name',
-    body: () => identityForm({ name: undefined }),
-    status: 422,
-    loc: ['body', 'name'],
-    type: 'missing',
-  },
-  {
-    name: 'empty name',
-    body: () => identityForm({ name: '' }),
-    status: 422,
-    loc: ['body', 'name'],
-    type: 'string_too_short',
-  },
-  {
-    name: 'blank name',
-    body: () => identityForm({ name: '   \t ' }),
-    status: 422,
-    loc: ['body', 'name'],
-    type: 'string_blank',
-  },
-  {
-    name: 'name over 200 characters',
-    body: () => identityForm({ name: 'n'.repeat(201) }),
-    status: 422,
-    loc: ['body', 'name'],
-    type: 'string_too_long',
-  },
-  { name: 'NUL byte in name', body: () => identityForm({ name: 'Ada\u0000' }), status: 422, loc: ['body', 'name'] },
+  badField('missing name', () => ({ name: undefined }), 'name', 'missing'),
+  badField('empty name', () => ({ name: '' }), 'name', 'string_too_short'),
+  badField('blank name', () => ({ name: '   \t ' }), 'name', 'string_blank'),
+  badField('name over 200 characters', () => ({ name: 'n'.repeat(201) }), 'name', 'string_too_long'),
+  badField('NUL byte in name', () => ({ name: 'Ada\u0000' }), 'name'),
   {
     name: 'non-UTF-8 name',
     body: async () =>
@@ -90,61 +80,21 @@ const CASES: Case[] = [
     loc: ['body', 'name'],
     type: 'string_invalid_characters',
   },
-  {
-    name: 'missing prompt',
-    body: () => identityForm({ prompt: undefined }),
-    status: 422,
-    loc: ['body', 'prompt'],
-    type: 'missing',
-  },
-  { name: 'empty prompt', body: () => identityForm({ prompt: '' }), status: 422, loc: ['body', 'prompt'] },
-  {
-    name: 'blank prompt',
-    body: () => identityForm({ prompt: '\n\n' }),
-    status: 422,
-    loc: ['body', 'prompt'],
-    type: 'string_blank',
-  },
-  {
-    name: 'a 1 MB prompt',
-    body: () => identityForm({ prompt: 'p'.repeat(1024 * 1024) }),
-    status: 422,
-    loc: ['body', 'prompt'],
-    type: 'string_too_long',
-  },
-  { name: 'missing image', body: () => identityForm({ image: undefined }), status: 422, loc: ['body', 'image'] },
-  {
-    name: 'image sent as a text field',
-    body: () => identityForm({ image: 'https://example.com/a.jpg' }),
-    status: 422,
-    loc: ['body', 'image'],
-  },
-  {
-    name: 'name sent as a file',
-    body: async () => identityForm({ name: file(new TextEncoder().encode('Ada'), 'name.txt', 'text/plain') }),
-    status: 422,
-    loc: ['body', 'name'],
-  },
-  {
-    name: 'language outside the five',
-    body: () => identityForm({ language: 'fr' }),
-    status: 422,
-    loc: ['body', 'language'],
-  },
-  {
-    name: 'language in upper case',
-    body: () => identityForm({ language: 'EN' }),
-    status: 422,
-    loc: ['body', 'language'],
-  },
-  { name: 'empty language', body: () => identityForm({ language: '' }), status: 422, loc: ['body', 'language'] },
-  {
-    name: 'unknown pipeline_id',
-    body: () => identityForm({ pipeline_id: 'no-such-renderer' }),
-    status: 422,
-    loc: ['body', 'pipeline_id'],
-    type: 'unknown_pipeline',
-  },
+  badField('missing prompt', () => ({ prompt: undefined }), 'prompt', 'missing'),
+  badField('empty prompt', () => ({ prompt: '' }), 'prompt'),
+  badField('blank prompt', () => ({ prompt: '\n\n' }), 'prompt', 'string_blank'),
+  badField('a 1 MB prompt', () => ({ prompt: 'p'.repeat(1024 * 1024) }), 'prompt', 'string_too_long'),
+  badField('missing image', () => ({ image: undefined }), 'image'),
+  badField('image sent as a text field', () => ({ image: 'https://example.com/a.jpg' }), 'image'),
+  badField(
+    'name sent as a file',
+    () => ({ name: file(new TextEncoder().encode('Ada'), 'name.txt', 'text/plain') }),
+    'name',
+  ),
+  badField('language outside the five', () => ({ language: 'fr' }), 'language'),
+  badField('language in upper case', () => ({ language: 'EN' }), 'language'),
+  badField('empty language', () => ({ language: '' }), 'language'),
+  badField('unknown pipeline_id', () => ({ pipeline_id: 'no-such-renderer' }), 'pipeline_id', 'unknown_pipeline'),
   {
     name: 'duplicate name field',
     body: async () => {
@@ -189,68 +139,32 @@ const CASES: Case[] = [
     loc: ['body', 'image'],
   },
   { name: 'no body at all', body: async () => undefined, status: 422 },
-  {
-    name: 'zero-byte image',
-    body: () => identityForm({ image: img(new Uint8Array()) }),
-    status: 422,
-    loc: ['body', 'image'],
-    type: 'file.empty',
-  },
-  {
-    name: 'GIF image',
-    body: async () => identityForm({ image: img(await fx.gif(), 'a.gif', 'image/gif') }),
-    status: 415,
-  },
-  { name: 'PDF sent as image/jpeg', body: async () => identityForm({ image: img(fx.pdf()) }), status: 415 },
-  {
-    name: 'text file named .png',
-    body: async () => identityForm({ image: img(fx.textFile(), 'a.png', 'image/png') }),
-    status: 415,
-  },
-  {
-    name: 'WAV sent as the image',
-    body: async () => identityForm({ image: img(fx.wav({ seconds: 5 })) }),
-    status: 415,
-  },
-  {
-    name: 'polyglot: JPEG magic over other content',
-    body: async () => identityForm({ image: img(fx.polyglot()) }),
-    status: 422,
-    loc: ['body', 'image'],
-  },
-  {
-    name: 'truncated JPEG',
-    body: async () => identityForm({ image: img(fx.truncated(await portraitBytes(), 0.5)) }),
-    status: 422,
-    loc: ['body', 'image'],
-  },
-  {
-    name: 'truncated PNG',
-    body: async () => identityForm({ image: img(fx.truncated(fx.portraitPng(), 0.4), 'a.png', 'image/png') }),
-    status: 422,
-    loc: ['body', 'image'],
-  },
-  {
-    name: 'PNG decompression bomb',
-    body: async () => identityForm({ image: img(fx.pngBomb(), 'bomb.png', 'image/png') }),
-    status: 422,
-    loc: ['body', 'image'],
-    type: 'image.too_many_pixels',
-  },
-  {
-    name: 'image 100×100',
-    body: async () => identityForm({ image: img(await fx.tinyPng(100, 100), 'a.png', 'image/png') }),
-    status: 422,
-    loc: ['body', 'image'],
-    type: 'image.too_small',
-  },
-  {
-    name: 'image 255×400',
-    body: async () => identityForm({ image: img(await fx.tinyPng(255, 400), 'a.png', 'image/png') }),
-    status: 422,
-    loc: ['body', 'image'],
-    type: 'image.too_small',
-  },
+  badField('zero-byte image', () => ({ image: img(new Uint8Array()) }), 'image', 'file.empty'),
+  formCase('GIF image', async () => ({ image: img(await fx.gif(), 'a.gif', 'image/gif') }), 415),
+  formCase('PDF sent as image/jpeg', () => ({ image: img(fx.pdf()) }), 415),
+  formCase('text file named .png', () => ({ image: img(fx.textFile(), 'a.png', 'image/png') }), 415),
+  formCase('WAV sent as the image', () => ({ image: img(fx.wav({ seconds: 5 })) }), 415),
+  badField('polyglot: JPEG magic over other content', () => ({ image: img(fx.polyglot()) }), 'image'),
+  badField('truncated JPEG', async () => ({ image: img(fx.truncated(await portraitBytes(), 0.5)) }), 'image'),
+  badField('truncated PNG', () => ({ image: img(fx.truncated(fx.portraitPng(), 0.4), 'a.png', 'image/png') }), 'image'),
+  badField(
+    'PNG decompression bomb',
+    () => ({ image: img(fx.pngBomb(), 'bomb.png', 'image/png') }),
+    'image',
+    'image.too_many_pixels',
+  ),
+  badField(
+    'image 100×100',
+    async () => ({ image: img(await fx.tinyPng(100, 100), 'a.png', 'image/png') }),
+    'image',
+    'image.too_small',
+  ),
+  badField(
+    'image 255×400',
+    async () => ({ image: img(await fx.tinyPng(255, 400), 'a.png', 'image/png') }),
+    'image',
+    'image.too_small',
+  ),
   {
     name: 'image over 10 MB',
     body: async () => {
@@ -260,67 +174,26 @@ const CASES: Case[] = [
     },
     status: 413,
   },
-  {
-    name: 'request body over the limit',
-    body: async () => identityForm({ image: img(fx.randomBytes(41 * 1024 * 1024)) }),
-    status: 413,
-  },
-  {
-    name: 'zero-byte audio',
-    body: () => identityForm({ audio: aud(new Uint8Array()) }),
-    status: 422,
-    loc: ['body', 'audio'],
-    type: 'file.empty',
-  },
-  {
-    name: 'PNG sent as the audio',
-    body: async () => identityForm({ audio: aud(fx.portraitPng(), 'a.wav') }),
-    status: 415,
-  },
-  {
-    name: 'text sent as audio/mpeg',
-    body: async () => identityForm({ audio: aud(fx.textFile(), 'a.mp3', 'audio/mpeg') }),
-    status: 415,
-  },
-  {
-    name: 'MP4 with no audio track',
-    body: async () => identityForm({ audio: aud(await fx.mp4VideoOnly(), 'a.mp4', 'audio/mp4') }),
-    status: 415,
-  },
-  {
-    name: 'WAV header over garbage',
-    body: async () => identityForm({ audio: aud(fx.wavGarbage()) }),
-    status: 422,
-    loc: ['body', 'audio'],
-    type: 'audio.undecodable',
-  },
-  {
-    name: 'ID3 tag over garbage',
-    body: async () => identityForm({ audio: aud(fx.id3Garbage(), 'a.mp3', 'audio/mpeg') }),
-    status: 422,
-    loc: ['body', 'audio'],
-  },
-  {
-    name: 'a 121 s WAV whose header claims 10 s',
-    body: async () => identityForm({ audio: aud(fx.wav({ seconds: 121, sampleRate: 8000, claimSeconds: 10 })) }),
-    status: 422,
-    loc: ['body', 'audio'],
-    type: 'audio.too_long',
-  },
-  {
-    name: 'a 130 s MP3',
-    body: async () => identityForm({ audio: aud(await fx.mp3({ seconds: 130 }), 'a.mp3', 'audio/mpeg') }),
-    status: 422,
-    loc: ['body', 'audio'],
-    type: 'audio.too_long',
-  },
-  {
-    name: 'a 1 s WAV',
-    body: async () => identityForm({ audio: aud(fx.wav({ seconds: 1 })) }),
-    status: 422,
-    loc: ['body', 'audio'],
-    type: 'audio.too_short',
-  },
+  formCase('request body over the limit', () => ({ image: img(fx.randomBytes(41 * 1024 * 1024)) }), 413),
+  badField('zero-byte audio', () => ({ audio: aud(new Uint8Array()) }), 'audio', 'file.empty'),
+  formCase('PNG sent as the audio', () => ({ audio: aud(fx.portraitPng(), 'a.wav') }), 415),
+  formCase('text sent as audio/mpeg', () => ({ audio: aud(fx.textFile(), 'a.mp3', 'audio/mpeg') }), 415),
+  formCase('MP4 with no audio track', async () => ({ audio: aud(await fx.mp4VideoOnly(), 'a.mp4', 'audio/mp4') }), 415),
+  badField('WAV header over garbage', () => ({ audio: aud(fx.wavGarbage()) }), 'audio', 'audio.undecodable'),
+  badField('ID3 tag over garbage', () => ({ audio: aud(fx.id3Garbage(), 'a.mp3', 'audio/mpeg') }), 'audio'),
+  badField(
+    'a 121 s WAV whose header claims 10 s',
+    () => ({ audio: aud(fx.wav({ seconds: 121, sampleRate: 8000, claimSeconds: 10 })) }),
+    'audio',
+    'audio.too_long',
+  ),
+  badField(
+    'a 130 s MP3',
+    async () => ({ audio: aud(await fx.mp3({ seconds: 130 }), 'a.mp3', 'audio/mpeg') }),
+    'audio',
+    'audio.too_long',
+  ),
+  badField('a 1 s WAV', () => ({ audio: aud(fx.wav({ seconds: 1 })) }), 'audio', 'audio.too_short'),
   {
     name: 'audio over 25 MB',
     body: async () => {
@@ -330,12 +203,7 @@ const CASES: Case[] = [
     },
     status: 413,
   },
-  {
-    name: 'audio sent as a text field',
-    body: () => identityForm({ audio: 'voice.wav' }),
-    status: 422,
-    loc: ['body', 'audio'],
-  },
+  badField('audio sent as a text field', () => ({ audio: 'voice.wav' }), 'audio'),
 ];
 
 describe.each(ENGINES)('bad input to POST /v1/identities on %s', (engine) => {

@@ -12,7 +12,14 @@ import { createDeflate, deflateSync } from 'node:zlib';
 import { EXTRACTION_NICE_INCREMENT, EXTRACTION_WALL_MULTIPLE } from '../../src/knowledge/isolated-extraction.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../support/fakes/openai.ts';
 import { mainThreadCpuMs } from '../support/main-thread-cpu.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService, testOn } from '../support/service.ts';
+import {
+  ENGINES,
+  type Engine,
+  startTestService,
+  type TestAccount,
+  type TestService,
+  testOn,
+} from '../support/service.ts';
 import { type DocumentBody, pdfFromStreams, pdfWithPages, processed, upload } from './support.ts';
 
 const BUDGET_SECONDS = 30;
@@ -40,27 +47,36 @@ async function deflateBomb(total: number): Promise<Uint8Array> {
   return Buffer.concat(out);
 }
 
-describe.each(ENGINES)('hostile documents on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  let openai: FakeOpenAI;
+/**
+ * The suite's service, its embeddings from OpenAI's wire fake: what is measured here is the
+ * extraction and its bounds, and loading the offline model (~0.1 s a passage) would be most of the
+ * time. `env` adds the bounds under test.
+ */
+function serviceWithWireEmbeddings(engine: Engine, env: Record<string, string>): { readonly service: TestService } {
+  const suite = {} as { service: TestService; openai: FakeOpenAI };
   beforeAll(async () => {
-    // Embeddings from OpenAI's wire fake: what is measured here is the extraction, and the offline
-    // model's ~0.1 s a passage would be most of the time.
-    openai = startFakeOpenAI({ apiKey: 'sk-test' });
-    service = await startTestService(engine, {
+    suite.openai = startFakeOpenAI({ apiKey: 'sk-test' });
+    suite.service = await startTestService(engine, {
       env: {
         OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: openai.url,
-        KNOWLEDGE_PROCESSING_SECONDS: String(BUDGET_SECONDS),
+        OPENAI_BASE_URL: suite.openai.url,
         SESSION_SWEEP_INTERVAL_SECONDS: '3600',
+        ...env,
       },
     });
-    account = await service.account();
   });
   afterAll(async () => {
-    await service?.stop();
-    await openai?.stop();
+    await suite.service?.stop();
+    await suite.openai?.stop();
+  });
+  return suite;
+}
+
+describe.each(ENGINES)('hostile documents on %s', (engine) => {
+  const suite = serviceWithWireEmbeddings(engine, { KNOWLEDGE_PROCESSING_SECONDS: String(BUDGET_SECONDS) });
+  let account: TestAccount;
+  beforeAll(async () => {
+    account = await suite.service.account();
   });
 
   /**
@@ -79,7 +95,7 @@ describe.each(ENGINES)('hostile documents on %s', (engine) => {
       while (!done) {
         const asked = performance.now();
         const cpuBefore = mainThreadCpuMs();
-        const health = await service.call('GET', '/healthz');
+        const health = await suite.service.call('GET', '/healthz');
         const wallMs = performance.now() - asked;
         const cpuAfter = mainThreadCpuMs();
         worstHealthMs = Math.max(worstHealthMs, wallMs);
@@ -206,31 +222,16 @@ async function end(account: TestAccount, content: BlobPart, fileName: string) {
 }
 
 describe.each(ENGINES)('processing bounds on %s', (engine) => {
-  let service: TestService;
-  let openai: FakeOpenAI;
-  beforeAll(async () => {
-    // The wire fake's embeddings here too: the bounds are the extraction's and the passages'
-    // count, and loading the offline model was most of the first engine's time.
-    openai = startFakeOpenAI({ apiKey: 'sk-test' });
-    service = await startTestService(engine, {
-      env: {
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: openai.url,
-        KNOWLEDGE_PROCESSING_MEMORY_MB: '100',
-        KNOWLEDGE_MAX_PDF_PAGES: '2',
-        KNOWLEDGE_MAX_PASSAGES_PER_DOCUMENT: '3',
-        KNOWLEDGE_MAX_PASSAGES_PER_ACCOUNT: '4',
-        SESSION_SWEEP_INTERVAL_SECONDS: '3600',
-      },
-    });
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await openai?.stop();
+  // The bounds are the extraction's and the passages' count.
+  const suite = serviceWithWireEmbeddings(engine, {
+    KNOWLEDGE_PROCESSING_MEMORY_MB: '100',
+    KNOWLEDGE_MAX_PDF_PAGES: '2',
+    KNOWLEDGE_MAX_PASSAGES_PER_DOCUMENT: '3',
+    KNOWLEDGE_MAX_PASSAGES_PER_ACCOUNT: '4',
   });
 
   test('pages of a PDF, passages of a document, passages of an account: each a clear failure', async () => {
-    const account = await service.account();
+    const account = await suite.service.account();
     expect(await end(account, pdfWithPages([['One.'], ['Two.'], ['Three.']]), 'three.pdf')).toMatchObject({
       status: 'failed',
       detail: 'The PDF has 3 pages; at most 2 are read. Split it into smaller documents',
@@ -245,11 +246,13 @@ describe.each(ENGINES)('processing bounds on %s', (engine) => {
       detail: "The account's documents may hold 4 passages together; delete documents to make room",
     });
     // Another account has its own room.
-    expect(await end(await service.account(), paragraphs(2, 'Other'), 'other.txt')).toMatchObject({ status: 'ready' });
+    expect(await end(await suite.service.account(), paragraphs(2, 'Other'), 'other.txt')).toMatchObject({
+      status: 'ready',
+    });
   });
 
   test('extraction is stopped at its memory bound, and says so', async () => {
-    const account = await service.account();
+    const account = await suite.service.account();
     expect(await end(account, heavyPdf(1), 'heavy.pdf')).toMatchObject({
       status: 'failed',
       detail:
@@ -261,31 +264,16 @@ describe.each(ENGINES)('processing bounds on %s', (engine) => {
 });
 
 describe.each(ENGINES)('processing budget on %s', (engine) => {
-  let service: TestService;
-  let openai: FakeOpenAI;
-  beforeAll(async () => {
-    // Embeddings from the wire fake, as above: only time stops anything here.
-    openai = startFakeOpenAI({ apiKey: 'sk-test' });
-    service = await startTestService(engine, {
-      env: {
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: openai.url,
-        KNOWLEDGE_PROCESSING_SECONDS: '2',
-        // Only time stops the slow PDF here: its text and memory bounds are out of the way.
-        KNOWLEDGE_MAX_DOCUMENT_CHARACTERS: String(100_000_000),
-        KNOWLEDGE_MAX_PDF_INFLATED_MB: '2000',
-        KNOWLEDGE_PROCESSING_MEMORY_MB: '4096',
-        SESSION_SWEEP_INTERVAL_SECONDS: '3600',
-      },
-    });
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await openai?.stop();
+  const suite = serviceWithWireEmbeddings(engine, {
+    KNOWLEDGE_PROCESSING_SECONDS: '2',
+    // Only time stops the slow PDF here: its text and memory bounds are out of the way.
+    KNOWLEDGE_MAX_DOCUMENT_CHARACTERS: String(100_000_000),
+    KNOWLEDGE_MAX_PDF_INFLATED_MB: '2000',
+    KNOWLEDGE_PROCESSING_MEMORY_MB: '4096',
   });
 
   test('processing is stopped when its time is up, not waited for, and says so', async () => {
-    const account = await service.account();
+    const account = await suite.service.account();
     const started = performance.now();
     const tooSlow =
       'Processing took longer than 2 s and was stopped; upload a smaller or simpler document, or its text';
@@ -301,7 +289,7 @@ describe.each(ENGINES)('processing budget on %s', (engine) => {
   testOn(engine === 'pglite')(
     "the budget counts the reading's CPU time, not its wait for the CPU (the engine is not the point)",
     async () => {
-      const account = await service.account();
+      const account = await suite.service.account();
       const document = await upload(account, paragraphs(400, 'Waiting'), 'waiting.txt');
       // The reading process is frozen for longer than the whole budget, as a machine too busy to
       // run it would hold it, then goes on: it spent next to none of its own time.
@@ -321,7 +309,7 @@ describe.each(ENGINES)('processing budget on %s', (engine) => {
   );
 
   test('the extraction process runs below the API on the CPU: background work, not the answers', async () => {
-    const account = await service.account();
+    const account = await suite.service.account();
     const document = await upload(account, heavyPdf(8), 'slow.pdf');
     // The service runs in this process: its extraction process is our child.
     let nice: number | undefined;

@@ -2,30 +2,27 @@
 // training at once and per hour. Past a limit: 429 with Retry-After and {"detail"}, nothing
 // made, nothing charged. Counted in the database under the account's row lock, so parallel
 // requests cannot all pass; the operator sets an account's own limits (`likeness limits set`).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import * as fx from '../fixtures/index.ts';
 import { file, identityForm } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES, type TestAccount } from '../support/service.ts';
+import { suiteService } from '../support/suite-service.ts';
 import { eventually } from '../support/visitor.ts';
 
 describe.each(ENGINES)('account limits on %s', (engine) => {
-  let service: TestService;
-  beforeAll(async () => {
-    // Service defaults: 2 sessions at once, 4 starts a minute, 1 training at once, 3 an hour.
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: {
-        LIMIT_CONCURRENT_SESSIONS: '2',
-        LIMIT_SESSION_STARTS_PER_MINUTE: '4',
-        LIMIT_CONCURRENT_IDENTITY_CREATES: '1',
-        LIMIT_IDENTITY_CREATES_PER_HOUR: '3',
-        CREDITS_PER_AVATAR_MINUTE: '10',
-        CREDITS_ONBOARDING: '10',
-      },
-    });
+  // Service defaults: 2 sessions at once, 4 starts a minute, 1 training at once, 3 an hour.
+  const suite = suiteService(engine, {
+    livekit: 'local',
+    env: {
+      LIMIT_CONCURRENT_SESSIONS: '2',
+      LIMIT_SESSION_STARTS_PER_MINUTE: '4',
+      LIMIT_CONCURRENT_IDENTITY_CREATES: '1',
+      LIMIT_IDENTITY_CREATES_PER_HOUR: '3',
+      CREDITS_PER_AVATAR_MINUTE: '10',
+      CREDITS_ONBOARDING: '10',
+    },
   });
-  afterAll(() => service.stop());
 
   const start = (account: TestAccount) =>
     account.call('POST', '/v1/sessions/start', { body: '{}', headers: { 'content-type': 'application/json' } });
@@ -42,8 +39,8 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
 
   describe('sessions', () => {
     test('of eight parallel starts exactly the limit of two runs; the others get 429; ending one frees a place', async () => {
-      const account = await service.account({ credits: 1000 });
-      const rooms = () => service.services.livekit.rooms.listRooms().then((list) => list.length);
+      const account = await suite.service.account({ credits: 1000 });
+      const rooms = () => suite.service.services.livekit.rooms.listRooms().then((list) => list.length);
       const roomsBefore = await rooms();
       const answers = await Promise.all(Array.from({ length: 8 }, () => start(account)));
       const started = answers.filter((r) => r.status === 200);
@@ -59,7 +56,7 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
     }, 60_000);
 
     test('starts per minute: the fifth in a minute gets 429, with how long until the oldest leaves the window', async () => {
-      const account = await service.account({ credits: 1000 });
+      const account = await suite.service.account({ credits: 1000 });
       for (let i = 0; i < 4; i++) {
         const response = await start(account);
         expect(response.status).toBe(200);
@@ -71,15 +68,15 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
     }, 60_000);
 
     test('the limits are each account’s own: another account starts while this one is full', async () => {
-      const full = await service.account({ credits: 1000 });
-      const other = await service.account({ credits: 1000 });
+      const full = await suite.service.account({ credits: 1000 });
+      const other = await suite.service.account({ credits: 1000 });
       for (let i = 0; i < 2; i++) expect((await start(full)).status).toBe(200);
       await expect429(await start(full), 'sessions running');
       expect((await start(other)).status).toBe(200);
     }, 60_000);
 
     test('the operator raises one account’s limit with the CLI; the service counts by it at once', async () => {
-      const account = await service.account({ credits: 1000 });
+      const account = await suite.service.account({ credits: 1000 });
       for (let i = 0; i < 2; i++) expect((await start(account)).status).toBe(200);
       await expect429(await start(account), 'sessions running');
       // The CLI in its own process, as an operator runs it: it finds the running service and
@@ -88,8 +85,8 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
         const child = Bun.spawn(['bun', join(import.meta.dir, '../../src/cli/index.ts'), ...args], {
           env: {
             ...process.env,
-            DATA_DIR: service.dataDir,
-            ...(service.config.databaseUrl ? { DATABASE_URL: service.config.databaseUrl } : {}),
+            DATA_DIR: suite.service.dataDir,
+            ...(suite.service.config.databaseUrl ? { DATABASE_URL: suite.service.config.databaseUrl } : {}),
           },
           stdout: 'pipe',
           stderr: 'inherit',
@@ -115,18 +112,21 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
       identityForm({ language: 'en', ...fields }).then((body) => account.call('POST', '/v1/identities', { body }));
 
     test('one training at a time: of two parallel creates one trains, the other gets 429 and leaves nothing', async () => {
-      const account = await service.account({ credits: 1000 });
-      const before = { identities: await service.count('identities'), files: (await service.assetKeys()).length };
+      const account = await suite.service.account({ credits: 1000 });
+      const before = {
+        identities: await suite.service.count('identities'),
+        files: (await suite.service.assetKeys()).length,
+      };
       const answers = await Promise.all([create(account), create(account)]);
       expect(answers.map((r) => r.status).sort()).toEqual([200, 429]);
       await expect429(answers.find((r) => r.status === 429)!, 'identities training');
-      expect(await service.count('identities')).toBe(before.identities + 1);
-      const balance = (await service.services.ledger.balance(account.accountId)) ?? 0;
+      expect(await suite.service.count('identities')).toBe(before.identities + 1);
+      const balance = (await suite.service.services.ledger.balance(account.accountId)) ?? 0;
       expect(balance).toBe(990); // one onboarding charged, not two
     }, 60_000);
 
     test('per hour, failed creates and retrains included; the fourth gets 429 before its upload is even decoded', async () => {
-      const account = await service.account({ credits: 1000 });
+      const account = await suite.service.account({ credits: 1000 });
       const made = await create(account);
       expect(made.status).toBe(200);
       // A photo without a face is refused after decoding: it counts.
@@ -153,7 +153,7 @@ describe.each(ENGINES)('account limits on %s', (engine) => {
     }, 60_000);
 
     test('credits are checked before the upload is decoded: an account that cannot pay gets 402 even for garbage', async () => {
-      const broke = await service.account({ credits: 0 });
+      const broke = await suite.service.account({ credits: 0 });
       const response = await create(broke, { image: file(new Uint8Array(1000), 'junk.png', 'image/png') });
       expect(response.status).toBe(402);
     });

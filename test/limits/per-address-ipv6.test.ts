@@ -2,10 +2,11 @@
 // one customer line is given a whole /64, so counting single addresses let it sign up, guess
 // passwords and start embed sessions without end. Through the real routes on both engines, the
 // client named by X-Forwarded-For from a trusted proxy (127.0.0.1), as behind the operator's.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { limitKeyOf } from '../../src/http/caller-address.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestService } from '../support/service.ts';
+import { ENGINES, type TestService } from '../support/service.ts';
+import { suiteService } from '../support/suite-service.ts';
 import { json } from '../support/webhooks.ts';
 
 const SHOP = 'https://shop.example';
@@ -38,27 +39,23 @@ test('the key: IPv4 as it is, IPv4-mapped IPv6 as its IPv4, IPv6 as its network 
 
 describe.each(ENGINES)('per-address limits on %s', (engine) => {
   describe('console', () => {
-    let service: TestService;
-    beforeAll(async () => {
-      service = await startTestService(engine, {
-        env: { CONSOLE_SIGNUPS_PER_HOUR: '2', CONSOLE_SIGNIN_FAILURES: '1', TRUSTED_PROXIES: '127.0.0.1,::1' },
-      });
+    const suite = suiteService(engine, {
+      env: { CONSOLE_SIGNUPS_PER_HOUR: '2', CONSOLE_SIGNIN_FAILURES: '1', TRUSTED_PROXIES: '127.0.0.1,::1' },
     });
-    afterAll(() => service.stop());
 
     test('sign-ups from many addresses of one /64 share its limit; another /64 has its own', async () => {
       const statuses = [];
-      for (const from of ONE_NETWORK) statuses.push((await signUp(service, from)).status);
+      for (const from of ONE_NETWORK) statuses.push((await signUp(suite.service, from)).status);
       expect(statuses).toEqual([201, 201, 429, 429]);
-      expect((await signUp(service, '2001:db8:aa:2::1')).status).toBe(201);
+      expect((await signUp(suite.service, '2001:db8:aa:2::1')).status).toBe(201);
     }, 60_000);
 
     test('an IPv4 client is one address, written plain or IPv4-mapped', async () => {
       const statuses = [];
       for (const from of ['198.51.100.20', '::ffff:198.51.100.20', '::ffff:c633:6414'])
-        statuses.push((await signUp(service, from)).status);
+        statuses.push((await signUp(suite.service, from)).status);
       expect(statuses).toEqual([201, 201, 429]);
-      expect((await signUp(service, '198.51.100.21')).status).toBe(201);
+      expect((await signUp(suite.service, '198.51.100.21')).status).toBe(201);
     }, 60_000);
 
     test('failed sign-ins per address (4 × CONSOLE_SIGNIN_FAILURES) count the /64 too', async () => {
@@ -66,26 +63,22 @@ describe.each(ENGINES)('per-address limits on %s', (engine) => {
       for (let i = 0; i < 6; i++) {
         const from = `2001:db8:bb:1::${i + 1}`;
         const body = { email: `nobody-${crypto.randomUUID()}@example.com`, password: 'wrong password!!' };
-        statuses.push((await consoleCall(service, 'sign-in', from, body)).status);
+        statuses.push((await consoleCall(suite.service, 'sign-in', from, body)).status);
       }
       expect(statuses).toEqual([401, 401, 401, 401, 429, 429]);
       const elsewhere = { email: `nobody-${crypto.randomUUID()}@example.com`, password: 'wrong password!!' };
-      expect((await consoleCall(service, 'sign-in', '2001:db8:bb:2::1', elsewhere)).status).toBe(401);
+      expect((await consoleCall(suite.service, 'sign-in', '2001:db8:bb:2::1', elsewhere)).status).toBe(401);
     }, 60_000);
   });
 
   describe("the embed's per-visitor limits", () => {
-    let service: TestService;
-    beforeAll(async () => {
-      service = await startTestService(engine, {
-        livekit: 'local',
-        env: { CREDITS_ONBOARDING: '0', TRUSTED_PROXIES: '127.0.0.1' },
-      });
+    const suite = suiteService(engine, {
+      livekit: 'local',
+      env: { CREDITS_ONBOARDING: '0', TRUSTED_PROXIES: '127.0.0.1' },
     });
-    afterAll(() => service.stop());
 
     test('starts from many addresses of one /64 are one visitor; another /64 is another', async () => {
-      const account = await service.account({ credits: 10_000 });
+      const account = await suite.service.account({ credits: 10_000 });
       const identity = (await (
         await account.call('POST', '/v1/identities', { body: await identityForm({ language: 'en' }) })
       ).json()) as IdentityBody;
@@ -101,7 +94,7 @@ describe.each(ENGINES)('per-address limits on %s', (engine) => {
       expect(created.status).toBe(201);
       const { publishable_key } = (await created.json()) as { publishable_key: string };
       const start = (from: string) =>
-        service.call('POST', '/v1/embed/sessions', {
+        suite.service.call('POST', '/v1/embed/sessions', {
           body: JSON.stringify({ identity_id: identity.identity_id }),
           headers: {
             authorization: `Bearer ${publishable_key}`,

@@ -2,10 +2,18 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { defaultUploadBounds, inspectAudio, MediaError } from '../../src/media/index.ts';
+import type { AudioKind } from '../../src/media/sniff.ts';
 import * as fixtures from '../fixtures/index.ts';
 import { expectMediaError } from './expect-media-error.ts';
 
 const limits = defaultUploadBounds;
+
+/** `bytes` inspect as audio of `kind`, `seconds` long to within `tolerance`. */
+async function expectAudio(bytes: Uint8Array, kind: AudioKind, seconds: number, tolerance = 0.1): Promise<void> {
+  const audio = await inspectAudio(bytes, limits);
+  expect(audio.kind).toBe(kind);
+  expect(Math.abs(audio.durationSeconds - seconds)).toBeLessThan(tolerance);
+}
 
 describe('inspectAudio measures real recordings by decoding', () => {
   test('a 30 s WAV measures 30 s and yields 16 kHz mono samples', async () => {
@@ -24,33 +32,23 @@ describe('inspectAudio measures real recordings by decoding', () => {
   });
 
   test('a 30 s MP3 measures 30 ± 0.1 s', async () => {
-    const audio = await inspectAudio(await fixtures.mp3({ seconds: 30 }), limits);
-    expect(audio.kind).toBe('audio/mpeg');
-    expect(Math.abs(audio.durationSeconds - 30)).toBeLessThan(0.1);
+    await expectAudio(await fixtures.mp3({ seconds: 30 }), 'audio/mpeg', 30);
   });
 
   test('an MP3 without an ID3 tag (bare frame sync) is recognised', async () => {
-    const audio = await inspectAudio(await fixtures.mp3({ seconds: 10, id3: false }), limits);
-    expect(audio.kind).toBe('audio/mpeg');
-    expect(Math.abs(audio.durationSeconds - 10)).toBeLessThan(0.1);
+    await expectAudio(await fixtures.mp3({ seconds: 10, id3: false }), 'audio/mpeg', 10);
   });
 
   test('an MP3 whose ID3 tag is followed by padding (file-type misses it) is recognised', async () => {
-    const audio = await inspectAudio(await fixtures.mp3WithPaddedId3({ seconds: 10 }), limits);
-    expect(audio.kind).toBe('audio/mpeg');
-    expect(Math.abs(audio.durationSeconds - 10)).toBeLessThan(0.2);
+    await expectAudio(await fixtures.mp3WithPaddedId3({ seconds: 10 }), 'audio/mpeg', 10, 0.2);
   });
 
   test('a 30 s M4A (AAC, moov at the end) measures 30 ± 0.1 s', async () => {
-    const audio = await inspectAudio(await fixtures.m4a({ seconds: 30 }), limits);
-    expect(audio.kind).toBe('audio/mp4');
-    expect(Math.abs(audio.durationSeconds - 30)).toBeLessThan(0.1);
+    await expectAudio(await fixtures.m4a({ seconds: 30 }), 'audio/mp4', 30);
   });
 
   test('an MP4 video with an audio track is accepted for its audio', async () => {
-    const audio = await inspectAudio(await fixtures.mp4WithAudio({ seconds: 5 }), limits);
-    expect(audio.kind).toBe('audio/mp4');
-    expect(Math.abs(audio.durationSeconds - 5)).toBeLessThan(0.1);
+    await expectAudio(await fixtures.mp4WithAudio({ seconds: 5 }), 'audio/mp4', 5);
   });
 });
 

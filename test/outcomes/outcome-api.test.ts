@@ -5,15 +5,15 @@
 // hold), the identity's is the default and a start's replaces it, GET and the dispatch carry
 // it; the job's outcome is checked against the schema before it is kept, shows on GET and is
 // sent as `session.outcome_ready` after `session.ended`; the sweep gives up on one never written.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { giveUpOnOutcomes, OUTCOME_GIVEN_UP_DETAIL, OUTCOME_WAIT_SECONDS } from '../../src/outcomes/index.ts';
 import { sessionTranscripts } from '../../src/sessions/schema.ts';
 import { form, type IdentityBody, identityForm } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES } from '../support/service.ts';
 import { sessionRowCount } from '../support/session-start.ts';
+import { suiteServiceWithWebhooks } from '../support/suite-service.ts';
 import { eventually } from '../support/visitor.ts';
-import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
-import { json, type WebhookReceiver } from '../support/webhooks.ts';
+import { json } from '../support/webhooks.ts';
 
 const LEAD = {
   type: 'object',
@@ -29,41 +29,32 @@ const ORDER = {
 };
 
 describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
+  const suite = suiteServiceWithWebhooks(engine, ['session.ended', 'session.outcome_ready'], {
+    livekit: 'local',
+    env: { CREDITS_ONBOARDING: '0' },
+    credits: 10_000,
+  });
   let identity: IdentityBody;
-  let receiver: WebhookReceiver;
-  let secret: string;
 
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', ...LOOPBACK_WEBHOOKS_ENV },
-    });
-    account = await service.account({ credits: 10_000 });
-    ({ receiver, secret } = await subscribedReceiver(account, ['session.ended', 'session.outcome_ready']));
-    const created = await account.call('POST', '/v1/identities', {
+    const created = await suite.account.call('POST', '/v1/identities', {
       body: await identityForm({ language: 'en', outcome_schema: JSON.stringify(LEAD) }),
     });
     expect(created.status).toBe(200);
     identity = (await created.json()) as IdentityBody;
   });
-  afterAll(async () => {
-    receiver?.stop();
-    await service?.stop();
-  });
 
-  const start = (body: unknown) => account.call('POST', '/v1/sessions/start', json(body));
+  const start = (body: unknown) => suite.account.call('POST', '/v1/sessions/start', json(body));
   const read = async (id: string) =>
-    (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+    (await (await suite.account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
   const dispatchOf = async (room: string) => {
-    const named = (await service.services.livekit.dispatches.listDispatch(room)).filter((d) => d.agentName);
+    const named = (await suite.service.services.livekit.dispatches.listDispatch(room)).filter((d) => d.agentName);
     return JSON.parse(named[0]!.metadata) as Record<string, unknown>;
   };
   const footprint = async () => ({
-    rooms: (await service.services.livekit.rooms.listRooms()).length,
-    rows: await sessionRowCount(service, account.accountId),
-    balance: await service.services.ledger.balance(account.accountId),
+    rooms: (await suite.service.services.livekit.rooms.listRooms()).length,
+    rows: await sessionRowCount(suite.service, suite.account.accountId),
+    balance: await suite.service.services.ledger.balance(suite.account.accountId),
   });
 
   test('a start’s outcome_schema is checked like tool parameters, each field described; refused, it leaves nothing', async () => {
@@ -122,14 +113,15 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
     expect((await dispatchOf(byStart.room_name)).outcome_schema).toEqual(ORDER);
     expect((await dispatchOf(bare.room_name)).outcome_schema).toBeNull();
     // Lists leave the schema out (16 KB a row), as they do the context.
-    const list = (await (await account.call('GET', '/v1/sessions')).json()) as Record<string, unknown>[];
+    const list = (await (await suite.account.call('GET', '/v1/sessions')).json()) as Record<string, unknown>[];
     expect(list.find((s) => s.session_id === byStart.room_name)).toMatchObject({ outcome_schema: null });
-    for (const room of [byIdentity, byStart, bare]) await account.call('POST', `/v1/sessions/${room.room_name}/end`);
+    for (const room of [byIdentity, byStart, bare])
+      await suite.account.call('POST', `/v1/sessions/${room.room_name}/end`);
   });
 
   test('an identity’s outcome_schema: JSON text in its form, checked, replaced and cleared with PATCH', async () => {
     const patch = (value: string) =>
-      account.call('PATCH', `/v1/identities/${identity.identity_id}`, { body: form({ outcome_schema: value }) });
+      suite.account.call('PATCH', `/v1/identities/${identity.identity_id}`, { body: form({ outcome_schema: value }) });
     const notJson = await patch('{"type": "object",');
     expect(notJson.status).toBe(422);
     expect(((await notJson.json()) as { detail: { loc: string[]; type: string }[] }).detail[0]).toMatchObject({
@@ -139,7 +131,7 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
     const undescribed = await patch(JSON.stringify({ type: 'object', properties: { a: { type: 'string' } } }));
     expect(undescribed.status).toBe(422);
     expect(
-      ((await (await account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as IdentityBody)
+      ((await (await suite.account.call('GET', `/v1/identities/${identity.identity_id}`)).json()) as IdentityBody)
         .outcome_schema,
     ).toEqual(LEAD);
     const replaced = await patch(JSON.stringify(ORDER));
@@ -149,9 +141,9 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
     expect(((await cleared.json()) as IdentityBody).outcome_schema).toBeNull();
     expect((await patch(JSON.stringify(LEAD))).status).toBe(200);
     // A create refuses a bad one too, before any training (nothing is kept).
-    const count = async () => ((await (await account.call('GET', '/v1/identities')).json()) as unknown[]).length;
+    const count = async () => ((await (await suite.account.call('GET', '/v1/identities')).json()) as unknown[]).length;
     const before = await count();
-    const refused = await account.call('POST', '/v1/identities', {
+    const refused = await suite.account.call('POST', '/v1/identities', {
       body: await identityForm({ outcome_schema: JSON.stringify({ type: 'object', properties: { a: 1 } }) }),
     });
     expect(refused.status).toBe(422);
@@ -165,11 +157,11 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
     };
     const id = started.room_name;
     const token = (await dispatchOf(id)).report_token as string;
-    await service.services.database.db
+    await suite.service.services.database.db
       .insert(sessionTranscripts)
       .values({ sessionId: id, role: 'user', text: 'I am Zofia.', turnId: 'turn-1', startedAt: new Date() });
     const report = (body: unknown) =>
-      fetch(`${service.url}/internal/sessions/${id}/reports`, {
+      fetch(`${suite.service.url}/internal/sessions/${id}/reports`, {
         method: 'POST',
         body: JSON.stringify(body),
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -178,13 +170,13 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
   }
 
   const outcomeEvents = (id: string) =>
-    receiver
-      .verified('/hooks', secret)
+    suite.receiver
+      .verified('/hooks', suite.secret)
       .filter((event) => event.type === 'session.outcome_ready' && event.data.session_id === id);
 
   test('the job’s outcome is kept after the end, shows on GET and comes as session.outcome_ready after session.ended', async () => {
     const { id, report } = await sessionWithTurn();
-    expect((await account.call('POST', `/v1/sessions/${id}/end`)).status).toBe(200);
+    expect((await suite.account.call('POST', `/v1/sessions/${id}/end`)).status).toBe(200);
     expect((await read(id)).outcome_status).toBe('pending');
     const outcome = { name: 'Zofia', wants_demo: true, demo_day: null };
     // Reported in another order: kept in the schema's.
@@ -193,13 +185,13 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
     ).toBe(200);
     expect(await read(id)).toMatchObject({ outcome, outcome_status: 'ready', outcome_detail: null });
     expect(Object.keys((await read(id)).outcome as object)).toEqual(['name', 'wants_demo', 'demo_day']);
-    const [event] = await receiver.waitFor('session.outcome_ready', () => {
+    const [event] = await suite.receiver.waitFor('session.outcome_ready', () => {
       const events = outcomeEvents(id);
       return events.length ? events : undefined;
     });
     expect(event!.data).toEqual({ session_id: id, identity_id: identity.identity_id, outcome });
     // Announced after the end: its event is written later (deliveries may still arrive in any order).
-    const stamped = receiver
+    const stamped = suite.receiver
       .on('/hooks')
       .map((r) => JSON.parse(r.body) as { type: string; timestamp: string; data: { session_id: string } })
       .filter((e) => e.data.session_id === id)
@@ -221,7 +213,7 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
       [{ name: 'Zofia', wants_demo: true, demo_day: null, extra: 1 }, 'must NOT have additional properties'],
     ] as const) {
       const { id, report } = await sessionWithTurn();
-      await account.call('POST', `/v1/sessions/${id}/end`);
+      await suite.account.call('POST', `/v1/sessions/${id}/end`);
       expect((await report({ type: 'outcome', values })).status).toBe(200);
       const body = await read(id);
       expect(body).toMatchObject({ outcome: null, outcome_status: 'failed' });
@@ -230,7 +222,7 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
     }
     // The job's own failure keeps its reason.
     const { id, report } = await sessionWithTurn(ORDER);
-    await account.call('POST', `/v1/sessions/${id}/end`);
+    await suite.account.call('POST', `/v1/sessions/${id}/end`);
     await report({ type: 'outcome', values: null, detail: 'the language model did not answer within 30 s' });
     expect(await read(id)).toMatchObject({
       outcome: null,
@@ -241,12 +233,12 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
 
   test('no visitor turn, no outcome; the sweep gives up on one never written', async () => {
     const started = (await (await start({ identity_id: identity.identity_id })).json()) as { room_name: string };
-    await account.call('POST', `/v1/sessions/${started.room_name}/end`);
+    await suite.account.call('POST', `/v1/sessions/${started.room_name}/end`);
     expect(await read(started.room_name)).toMatchObject({ outcome_status: 'none', outcome: null });
 
     const { id } = await sessionWithTurn();
-    await account.call('POST', `/v1/sessions/${id}/end`);
-    const { db } = service.services.database;
+    await suite.account.call('POST', `/v1/sessions/${id}/end`);
+    const { db } = suite.service.services.database;
     await eventually(async () => (await read(id)).outcome_status === 'pending', 5_000, 'pending');
     expect(await giveUpOnOutcomes(db)).toBe(0);
     expect(await giveUpOnOutcomes(db, new Date(Date.now() + (OUTCOME_WAIT_SECONDS + 1) * 1000))).toBeGreaterThan(0);

@@ -4,49 +4,40 @@
 // identity's outcome in OpenAI's structured output (strict, the written shape) and the outcome
 // shows on GET /v1/sessions/{id} and as `session.outcome_ready`. A conversation that mentions
 // none of the fields gives all nulls even when the model invents values.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { writtenOutcomeSchema } from '../../src/contract/index.ts';
 import { LEAD_OUTCOME_SCHEMA } from '../../src/outcomes/contract.ts';
 import { startSession } from '../avatar/support.ts';
 import type { ChatRecord } from '../support/fakes/openai.ts';
 import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine } from '../support/service.ts';
 import { createIdentity } from '../support/session-start.ts';
+import { suiteVisitorService } from '../support/suite-agent-service.ts';
+import { withWebhooks } from '../support/suite-service.ts';
 import { inTranscript, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
-import { startVisitorService } from '../support/visitor-service.ts';
-import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
-import type { WebhookReceiver } from '../support/webhooks.ts';
+import { LOOPBACK_WEBHOOKS_ENV } from '../support/webhook-subscription.ts';
 
 const fakes = sharedProviderFakes();
 const REPLY = 'Lovely, noted.';
 const isOutcomeRequest = (chat: ChatRecord) => chat.body.response_format !== undefined;
 
 describe.each(oneEngine('pglite'))('session outcomes on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  let receiver: WebhookReceiver;
-  let secret: string;
+  const suite = withWebhooks(suiteVisitorService(LOOPBACK_WEBHOOKS_ENV, { engine }), ['session.outcome_ready']);
   let identity: IdentityBody;
 
   beforeAll(async () => {
-    ({ service, account } = await startVisitorService(LOOPBACK_WEBHOOKS_ENV, { engine }));
-    ({ receiver, secret } = await subscribedReceiver(account, ['session.outcome_ready']));
-    identity = await createIdentity(account, {
+    identity = await createIdentity(suite.account, {
       name: 'Ada',
       language: 'en',
       prompt: 'You are Ada, who books product demos.',
       outcome_schema: JSON.stringify(LEAD_OUTCOME_SCHEMA),
     });
   }, 120_000);
-  afterAll(async () => {
-    receiver?.stop();
-    await service?.stop();
-  });
 
   const read = async (id: string) =>
-    (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as {
+    (await (await suite.account.call('GET', `/v1/sessions/${id}`)).json()) as {
       outcome: Record<string, unknown> | null;
       outcome_status: string;
       outcome_detail: string | null;
@@ -54,7 +45,7 @@ describe.each(oneEngine('pglite'))('session outcomes on %s', (engine) => {
 
   /** A conversation of typed turns (each answered), then its end; the outcome once settled, and what the model was asked. */
   async function conversation(turns: string[], answer: Record<string, unknown>) {
-    const session: StartedSession = await startSession(account, {
+    const session: StartedSession = await startSession(suite.account, {
       identity_id: identity.identity_id,
       avatar_enabled: false,
     });
@@ -69,12 +60,12 @@ describe.each(oneEngine('pglite'))('session outcomes on %s', (engine) => {
         const text = i === 0 ? `${turn} (${tag})` : turn;
         await typeTurn(visitor, text, () => fakes.openai.chats.some((chat) => chat.userTexts.includes(text)));
         // In the history the outcome is written from only once its answer is scheduled.
-        await inTranscript(account, session.room_name, text);
+        await inTranscript(suite.account, session.room_name, text);
       }
     } finally {
       await visitor.leave().catch(() => undefined);
     }
-    expect((await account.call('POST', `/v1/sessions/${session.room_name}/end`)).status).toBe(200);
+    expect((await suite.account.call('POST', `/v1/sessions/${session.room_name}/end`)).status).toBe(200);
     const body = await eventually(
       async () => {
         const current = await read(session.room_name);
@@ -110,9 +101,9 @@ describe.each(oneEngine('pglite'))('session outcomes on %s', (engine) => {
     const question = asked.userTexts.at(-1)!;
     expect(question).toContain("Visitor: I'd like a demo of the product. Tuesday suits me.");
     expect(question).toContain("- email: The visitor's email address");
-    const [event] = await receiver.waitFor('session.outcome_ready', () => {
-      const events = receiver
-        .verified('/hooks', secret)
+    const [event] = await suite.receiver.waitFor('session.outcome_ready', () => {
+      const events = suite.receiver
+        .verified('/hooks', suite.secret)
         .filter((e) => e.type === 'session.outcome_ready' && e.data.session_id === session.room_name);
       return events.length ? events : undefined;
     });

@@ -3,15 +3,14 @@
 // worker in this process, an rtc-node visitor who speaks. The recording becomes `ready`, its
 // link serves the file, and the file shows what recorded-visit-checks.ts asserts. Postgres, S3,
 // the offline models and Chromium playing it: recorded-visit.test.ts.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
 import { avatarFrameSize, avatarShapeFor } from '../../src/contract/index.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import type { TestAccount, TestService } from '../support/service.ts';
 import { createIdentity, postSessionStart } from '../support/session-start.ts';
+import { suiteVisitorService } from '../support/suite-agent-service.ts';
 import { microphoneAndEars } from '../support/talking-visitor.ts';
 import { eventually, joinAsVisitor, type StartedSession } from '../support/visitor.ts';
-import { startVisitorService } from '../support/visitor-service.ts';
 import { speech } from '../support/voice.ts';
 import { expectRecordedVisit, fetchReadyRecording, type Span } from './recorded-visit-checks.ts';
 
@@ -20,21 +19,15 @@ const QUESTION = 'When does the museum close tonight?';
 const REPLY = 'The museum closes at nine this evening, and the last entry is at eight.';
 
 describe('a recorded visit (PGlite, local files, the cloud plugins)', () => {
-  let service: TestService;
-  let account: TestAccount;
-
-  beforeAll(async () => {
-    ({ service, account } = await startVisitorService({
-      RECORDING_FINISH_WAIT_SECONDS: '5',
-      RECORDING_SWEEP_INTERVAL_SECONDS: '1',
-    }));
-  }, 120_000);
-  afterAll(() => service?.stop());
+  const suite = suiteVisitorService({ RECORDING_FINISH_WAIT_SECONDS: '5', RECORDING_SWEEP_INTERVAL_SECONDS: '1' });
 
   test('is one MP4 of what the visitor saw and both voices, in sync, served from the local store', async () => {
     fakes.openai.respond(() => REPLY);
-    const identity = await createIdentity(account, { language: 'en', prompt: 'You are Ada, a guide at the Louvre.' });
-    const started = await postSessionStart(account, { identity_id: identity.identity_id, record: true });
+    const identity = await createIdentity(suite.account, {
+      language: 'en',
+      prompt: 'You are Ada, a guide at the Louvre.',
+    });
+    const started = await postSessionStart(suite.account, { identity_id: identity.identity_id, record: true });
     expect(started.status).toBe(200);
     const session = (await started.json()) as StartedSession;
     const joinedAt = performance.now();
@@ -58,11 +51,11 @@ describe('a recorded visit (PGlite, local files, the cloud plugins)', () => {
     } finally {
       ears.close();
       await microphone.stop();
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await suite.account.call('POST', `/v1/sessions/${session.room_name}/end`);
       await visitor.leave().catch(() => undefined);
     }
     const path = `/tmp/likeness-recorded-visit-local-${process.pid}.mp4`;
-    const { recording, streamedAt, endedAt } = await fetchReadyRecording(account, session.room_name, path);
+    const { recording, streamedAt, endedAt } = await fetchReadyRecording(suite.account, session.room_name, path);
     try {
       await expectRecordedVisit(
         {

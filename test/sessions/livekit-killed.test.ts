@@ -2,36 +2,25 @@
 // service restarts it, the session whose room died with it ends (`room_closed`: the sweep
 // finds its room gone, as no webhook will say so), nothing more is charged for it, and the
 // next session works (its avatar streams).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { type RemoteTrack, TrackKind } from '@livekit/rtc-node';
 import { and, eq, like } from 'drizzle-orm';
 import { creditLedger } from '../../src/credits/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, FrameLog, joinWatchingVideo, startSession } from '../avatar/support.ts';
-import type { TestAccount, TestService } from '../support/service.ts';
+import { suiteAgentService } from '../support/suite-agent-service.ts';
 import { eventually, joinAsVisitor } from '../support/visitor.ts';
-import { startAgentService } from '../support/visitor-service.ts';
 
 const MINUTE_SECONDS = 3;
 
 describe('LiveKit killed mid-session', () => {
-  let service: TestService;
-  let account: TestAccount;
-
-  beforeAll(async () => {
-    ({ service, account } = await startAgentService(
-      'pglite',
-      { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
-      10_000,
-    ));
-  }, 120_000);
-  afterAll(() => service?.stop());
+  const suite = suiteAgentService('pglite', { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) }, 10_000);
 
   test('the server comes back; the session in the dead room ends and is charged no more; a new session streams', async () => {
-    const db = service.services.database.db;
-    const livekit = service.services.localLivekit!;
-    const identity = await createAstronaut(account, { language: 'en' });
-    const session = await startSession(account, { identity_id: identity.identity_id });
+    const db = suite.service.services.database.db;
+    const livekit = suite.service.services.localLivekit!;
+    const identity = await createAstronaut(suite.account, { language: 'en' });
+    const session = await startSession(suite.account, { identity_id: identity.identity_id });
     const { visitor, videos } = await joinWatchingVideo(session);
     const row = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     await eventually(() => (videos[0]?.frames.length ?? 0) >= 25, 30_000, 'the avatar streaming');
@@ -69,7 +58,7 @@ describe('LiveKit killed mid-session', () => {
     await visitor.leave().catch(() => undefined);
 
     // The service works on: a new session's avatar streams through the restarted server.
-    const next = await startSession(account, { identity_id: identity.identity_id });
+    const next = await startSession(suite.account, { identity_id: identity.identity_id });
     const nextVideos: FrameLog[] = [];
     const second = await joinAsVisitor(next, {
       onTrack: (track: RemoteTrack) =>
@@ -81,8 +70,8 @@ describe('LiveKit killed mid-session', () => {
       await second.leave();
     }
     // Every hold given back or paid: the ledger sums to the balance.
-    const balance = (await service.services.ledger.balance(account.accountId))!;
-    const entries = await service.services.ledger.entries(account.accountId, 1000);
+    const balance = (await suite.service.services.ledger.balance(suite.account.accountId))!;
+    const entries = await suite.service.services.ledger.entries(suite.account.accountId, 1000);
     expect(entries.reduce((sum, e) => sum + e.amount, 0)).toBe(balance);
   }, 240_000);
 });

@@ -1,19 +1,13 @@
 // LiveKit's webhooks end sessions when the visitor leaves: only signed ones are believed.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { AccessToken } from 'livekit-server-sdk';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { suiteServiceWithAccount } from '../support/suite-service.ts';
 
 describe('LiveKit webhooks', () => {
-  let service: TestService;
-  let account: TestAccount;
-  beforeAll(async () => {
-    service = await startTestService('pglite', { livekit: 'local' });
-    account = await service.account();
-  });
-  afterAll(() => service.stop());
+  const suite = suiteServiceWithAccount('pglite', { livekit: 'local' });
 
   const startSession = async () => {
-    const response = await account.call('POST', '/v1/sessions/start', {
+    const response = await suite.account.call('POST', '/v1/sessions/start', {
       body: '{}',
       headers: { 'content-type': 'application/json' },
     });
@@ -21,46 +15,33 @@ describe('LiveKit webhooks', () => {
     const visitor = JSON.parse(Buffer.from(started.token.split('.')[1]!, 'base64url').toString()).sub as string;
     return { id: started.room_name, visitor };
   };
-  const send = async (event: Record<string, unknown>, secret = service.services.livekit.apiSecret) => {
+  const send = async (event: Record<string, unknown>, secret = suite.service.services.livekit.apiSecret) => {
     const body = JSON.stringify(event);
-    const token = new AccessToken(service.services.livekit.apiKey, secret);
+    const token = new AccessToken(suite.service.services.livekit.apiKey, secret);
     token.sha256 = new Bun.CryptoHasher('sha256').update(body).digest('base64');
-    return service.call('POST', '/internal/livekit/webhook', {
+    return suite.service.call('POST', '/internal/livekit/webhook', {
       body,
       headers: { 'content-type': 'application/webhook+json', authorization: await token.toJwt() },
     });
   };
   const read = async (id: string) =>
-    (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+    (await (await suite.account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+  /** LiveKit's `event` (participant_joined or _left) for the participant `identity` in `room`. */
+  const participantEvent = (event: string, room: string, identity: string) => ({
+    event,
+    room: { name: room },
+    participant: { identity },
+  });
 
   test('a signed participant_joined records the join; participant_left ends the session and closes the room', async () => {
     const session = await startSession();
-    expect(
-      (
-        await send({
-          event: 'participant_joined',
-          room: { name: session.id },
-          participant: { identity: session.visitor },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await send(participantEvent('participant_joined', session.id, session.visitor))).status).toBe(200);
     expect((await read(session.id)).joined_at).not.toBeNull();
-    expect(
-      (await send({ event: 'participant_left', room: { name: session.id }, participant: { identity: 'someone_else' } }))
-        .status,
-    ).toBe(200);
+    expect((await send(participantEvent('participant_left', session.id, 'someone_else'))).status).toBe(200);
     expect((await read(session.id)).status).toBe('running');
-    expect(
-      (
-        await send({
-          event: 'participant_left',
-          room: { name: session.id },
-          participant: { identity: session.visitor },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await send(participantEvent('participant_left', session.id, session.visitor))).status).toBe(200);
     expect(await read(session.id)).toMatchObject({ status: 'ended', end_reason: 'client_left' });
-    expect(await service.services.livekit.rooms.listRooms([session.id])).toEqual([]);
+    expect(await suite.service.services.livekit.rooms.listRooms([session.id])).toEqual([]);
   });
 
   test('room_finished ends a session nobody joined as no_join', async () => {
@@ -71,16 +52,16 @@ describe('LiveKit webhooks', () => {
 
   test('an unsigned, wrongly signed or tampered webhook is refused and changes nothing', async () => {
     const session = await startSession();
-    const event = { event: 'participant_left', room: { name: session.id }, participant: { identity: session.visitor } };
-    const unsigned = await service.call('POST', '/internal/livekit/webhook', {
+    const event = participantEvent('participant_left', session.id, session.visitor);
+    const unsigned = await suite.service.call('POST', '/internal/livekit/webhook', {
       body: JSON.stringify(event),
       headers: { 'content-type': 'application/webhook+json' },
     });
     expect(unsigned.status).toBe(401);
     expect((await send(event, 'not-the-secret-not-the-secret-not-the-secret')).status).toBe(401);
-    const token = new AccessToken(service.services.livekit.apiKey, service.services.livekit.apiSecret);
+    const token = new AccessToken(suite.service.services.livekit.apiKey, suite.service.services.livekit.apiSecret);
     token.sha256 = new Bun.CryptoHasher('sha256').update('{"event":"room_started"}').digest('base64');
-    const tampered = await service.call('POST', '/internal/livekit/webhook', {
+    const tampered = await suite.service.call('POST', '/internal/livekit/webhook', {
       body: JSON.stringify(event),
       headers: { 'content-type': 'application/webhook+json', authorization: await token.toJwt() },
     });

@@ -3,35 +3,24 @@
 // session streams on through it; the job's minute reports that failed meanwhile are tried
 // again, so every minute is charged once, none twice and none lost; the service is ready
 // again within seconds and answers as before.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { SQL } from 'bun';
 import { and, eq, like } from 'drizzle-orm';
 import { creditLedger } from '../../src/credits/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { createAstronaut, joinWatchingVideo, startSession } from '../avatar/support.ts';
-import type { TestAccount, TestService } from '../support/service.ts';
+import { suiteAgentService } from '../support/suite-agent-service.ts';
 import { eventually } from '../support/visitor.ts';
-import { startAgentService } from '../support/visitor-service.ts';
 
 const MINUTE_SECONDS = 2;
 
 describe('Postgres crashing mid-session', () => {
-  let service: TestService;
-  let account: TestAccount;
-
-  beforeAll(async () => {
-    ({ service, account } = await startAgentService(
-      'postgres',
-      { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) },
-      10_000,
-    ));
-  }, 120_000);
-  afterAll(() => service?.stop());
+  const suite = suiteAgentService('postgres', { BILLING_INTERVAL_SECONDS: String(MINUTE_SECONDS) }, 10_000);
 
   test('the session streams on, every minute is charged once, and the service is ready again', async () => {
-    const db = service.services.database.db;
-    const identity = await createAstronaut(account, { language: 'en' });
-    const session = await startSession(account, { identity_id: identity.identity_id });
+    const db = suite.service.services.database.db;
+    const identity = await createAstronaut(suite.account, { language: 'en' });
+    const session = await startSession(suite.account, { identity_id: identity.identity_id });
     const { visitor, videos } = await joinWatchingVideo(session);
     const row = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
     try {
@@ -40,7 +29,7 @@ describe('Postgres crashing mid-session', () => {
 
       // One of the service's own server processes, killed outright: Postgres then ends every
       // connection (this service's pool included) and runs crash recovery.
-      const observer = new SQL(service.config.databaseUrl!);
+      const observer = new SQL(suite.service.config.databaseUrl!);
       const [backend] =
         (await observer`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() limit 1`) as {
           pid: number;
@@ -67,7 +56,7 @@ describe('Postgres crashing mid-session', () => {
       await observer.close().catch(() => undefined);
       // Ready again within seconds.
       await eventually(
-        async () => (await fetch(`${service.url}/readyz`).catch(() => undefined))?.status === 200,
+        async () => (await fetch(`${suite.service.url}/readyz`).catch(() => undefined))?.status === 200,
         30_000,
         '/readyz 200 after recovery',
       );
@@ -103,7 +92,7 @@ describe('Postgres crashing mid-session', () => {
       expect(indices).toEqual(Array.from({ length: indices.length }, (_, i) => i));
       expect(current.billedMinutes).toBe(indices.length);
       // The API answers as before.
-      expect((await account.call('GET', `/v1/sessions/${session.room_name}`)).status).toBe(200);
+      expect((await suite.account.call('GET', `/v1/sessions/${session.room_name}`)).status).toBe(200);
     } finally {
       await visitor.leave();
     }
@@ -113,8 +102,8 @@ describe('Postgres crashing mid-session', () => {
       'the session ended',
     );
     expect(ended.endReason).toBe('client_left');
-    const balance = (await service.services.ledger.balance(account.accountId))!;
-    const entries = await service.services.ledger.entries(account.accountId, 1000);
+    const balance = (await suite.service.services.ledger.balance(suite.account.accountId))!;
+    const entries = await suite.service.services.ledger.entries(suite.account.accountId, 1000);
     expect(entries.reduce((sum, e) => sum + e.amount, 0)).toBe(balance);
   }, 120_000);
 });

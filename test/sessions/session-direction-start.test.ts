@@ -4,23 +4,30 @@
 // (docs/decisions.md#session-direction), shown on GET /v1/sessions/{id} (the context's text
 // only there), and handed to the agent in its dispatch. What the agent does with them is
 // test/conversation/session-direction*.test.ts.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { GREETING_MAX_CHARS, IDLE_TIMEOUT_MAX_SECONDS, SESSION_CONTEXT_MAX_CHARS } from '../../src/contract/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
-import type { IdentityBody } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { createIdentity, sessionRowCount } from '../support/session-start.ts';
+import { ENGINES } from '../support/service.ts';
+import { sessionRowCount } from '../support/session-start.ts';
+import { suiteServiceWithIdentity } from '../support/suite-service.ts';
 
 const CONFIGURED_IDLE_SECONDS = 45;
 
 describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  let identity: IdentityBody;
+  const suite = suiteServiceWithIdentity(engine, {
+    livekit: 'local',
+    env: {
+      CREDITS_PER_AVATAR_MINUTE: '10',
+      CREDITS_ONBOARDING: '0',
+      SESSION_IDLE_TIMEOUT_SECONDS: String(CONFIGURED_IDLE_SECONDS),
+    },
+    credits: 100_000,
+    identity: { language: 'en' },
+  });
 
   const start = (body: unknown) =>
-    account.call('POST', '/v1/sessions/start', {
+    suite.account.call('POST', '/v1/sessions/start', {
       body: typeof body === 'string' ? body : JSON.stringify(body),
       headers: { 'content-type': 'application/json' },
     });
@@ -30,31 +37,17 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
     return ((await response.json()) as { room_name: string }).room_name;
   };
   const read = async (id: string) =>
-    (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+    (await (await suite.account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
   /** What exists for the account: its rooms, its session rows, its balance (a hold would lower it). */
   const footprint = async () => ({
-    rooms: (await service.services.livekit.rooms.listRooms()).map((room) => room.name).sort(),
-    rows: await sessionRowCount(service, account.accountId),
-    balance: (await service.services.ledger.balance(account.accountId))!,
+    rooms: (await suite.service.services.livekit.rooms.listRooms()).map((room) => room.name).sort(),
+    rows: await sessionRowCount(suite.service, suite.account.accountId),
+    balance: (await suite.service.services.ledger.balance(suite.account.accountId))!,
   });
   const dispatchOf = async (room: string) => {
-    const named = (await service.services.livekit.dispatches.listDispatch(room)).filter((d) => d.agentName);
+    const named = (await suite.service.services.livekit.dispatches.listDispatch(room)).filter((d) => d.agentName);
     return JSON.parse(named[0]!.metadata) as Record<string, unknown>;
   };
-
-  beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: {
-        CREDITS_PER_AVATAR_MINUTE: '10',
-        CREDITS_ONBOARDING: '0',
-        SESSION_IDLE_TIMEOUT_SECONDS: String(CONFIGURED_IDLE_SECONDS),
-      },
-    });
-    account = await service.account({ credits: 100_000 });
-    identity = await createIdentity(account, { language: 'en' });
-  });
-  afterAll(() => service.stop());
 
   test.each([
     ['context longer than 8,000 characters', 'context', 'x'.repeat(SESSION_CONTEXT_MAX_CHARS + 1)],
@@ -75,7 +68,7 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
     ['idle_timeout_seconds as a word', 'idle_timeout_seconds', 'never'],
   ])('%s: 422 naming the field; no room, no row, no hold', async (_, field, value) => {
     const before = await footprint();
-    const response = await start({ identity_id: identity.identity_id, [field]: value });
+    const response = await start({ identity_id: suite.identity.identity_id, [field]: value });
     expect(response.status).toBe(422);
     const detail = ((await response.json()) as { detail: { loc: unknown[]; msg: string; type: string }[] }).detail;
     expect(detail[0]).toEqual({ loc: ['body', field], msg: expect.any(String), type: expect.any(String) });
@@ -92,7 +85,7 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
       [-1, 'Expected a number greater than or equal to 0', 'greater_than_equal'],
       [1.5, 'Expected an integer', 'int_type'],
     ] as const) {
-      const response = await start({ identity_id: identity.identity_id, idle_timeout_seconds: value });
+      const response = await start({ identity_id: suite.identity.identity_id, idle_timeout_seconds: value });
       expect(((await response.json()) as { detail: unknown[] }).detail).toEqual([
         { loc: ['body', 'idle_timeout_seconds'], msg, type },
       ]);
@@ -105,7 +98,7 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
     const greeting = 'g'.repeat(GREETING_MAX_CHARS);
     const before = await footprint();
     const room = await started({
-      identity_id: identity.identity_id,
+      identity_id: suite.identity.identity_id,
       context,
       greeting,
       client_control: true,
@@ -165,15 +158,15 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
 
   test('a session dispatched again (its agent lost) is directed as before', async () => {
     const direction = { context: 'Zofia, order #4417.', greeting: '', client_control: true, idle_timeout_seconds: 7 };
-    const room = await started({ identity_id: identity.identity_id, ...direction });
+    const room = await started({ identity_id: suite.identity.identity_id, ...direction });
     // Its agent joined, and no worker has listed it for a while: lost (the watch is driven by
     // hand: without admission the service runs none of its own).
-    await service.services.database.db
+    await suite.service.services.database.db
       .update(sessions)
       .set({ agentJoinedAt: sql`now() - interval '10 seconds'`, agentSeenAt: sql`now() - interval '10 seconds'` })
       .where(eq(sessions.id, room));
-    expect(await service.services.agentWatch.tick()).toContain(room);
-    const dispatches = (await service.services.livekit.dispatches.listDispatch(room)).filter((d) => d.agentName);
+    expect(await suite.service.services.agentWatch.tick()).toContain(room);
+    const dispatches = (await suite.service.services.livekit.dispatches.listDispatch(room)).filter((d) => d.agentName);
     expect(dispatches).toHaveLength(2);
     for (const dispatch of dispatches) expect(JSON.parse(dispatch.metadata)).toMatchObject(direction);
   });
@@ -181,7 +174,10 @@ describe.each(ENGINES)('directing a session from its start on %s', (engine) => {
   test("lists say whether there is a context, without its text; the session's own page has it", async () => {
     const context = 'The visitor is a returning customer; their last order was #4417.';
     const room = await started({ context, greeting: 'Welcome back!' });
-    const listed = (await (await account.call('GET', '/v1/sessions?limit=1000')).json()) as Record<string, unknown>[];
+    const listed = (await (await suite.account.call('GET', '/v1/sessions?limit=1000')).json()) as Record<
+      string,
+      unknown
+    >[];
     const item = listed.find((s) => s.session_id === room)!;
     expect(item).toMatchObject({
       context: null,

@@ -5,7 +5,7 @@
 // fails leaves it null with a reason, and neither delays the session's end or its billing. The
 // sweep gives up on a summary that never comes. A session ended while a tool waits on its backend
 // gets its summary without waiting for that call (agents' own shutdown would).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import type { Static } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import { TOOL_TIMEOUT_MAX_MS } from '../../src/contract/agent-tools.ts';
@@ -16,13 +16,13 @@ import { createAstronaut, startSession } from '../avatar/support.ts';
 import { FakeChatFailure } from '../support/fakes/openai.ts';
 import type { IdentityBody } from '../support/forms.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
-import { oneEngine, type TestAccount, type TestService } from '../support/service.ts';
+import { oneEngine } from '../support/service.ts';
 import { createIdentity } from '../support/session-start.ts';
+import { suiteVisitorService } from '../support/suite-agent-service.ts';
+import { withWebhooks } from '../support/suite-service.ts';
 import { transcriptOf, typeTurn } from '../support/typed-turns.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
-import { startVisitorService } from '../support/visitor-service.ts';
-import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
-import type { WebhookReceiver } from '../support/webhooks.ts';
+import { LOOPBACK_WEBHOOKS_ENV } from '../support/webhook-subscription.ts';
 
 const fakes = sharedProviderFakes();
 /** What agent/conversation/summary.ts tells the model in English. */
@@ -39,27 +39,22 @@ const isSummaryRequest = (chat: { userTexts: string[] }) =>
   chat.userTexts.some((text) => text.includes(SUMMARY_INSTRUCTION));
 
 describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
-  let receiver: WebhookReceiver;
-  let secret: string;
+  const suite = withWebhooks(suiteVisitorService(LOOPBACK_WEBHOOKS_ENV, { engine }), [
+    'session.ended',
+    'session.summary_ready',
+  ]);
   let voiceIdentity: IdentityBody;
 
   beforeAll(async () => {
-    ({ service, account } = await startVisitorService(LOOPBACK_WEBHOOKS_ENV, { engine }));
-    ({ receiver, secret } = await subscribedReceiver(account, ['session.ended', 'session.summary_ready']));
-    voiceIdentity = await createIdentity(account, {
+    voiceIdentity = await createIdentity(suite.account, {
       name: 'Ada',
       language: 'en',
       prompt: 'You are Ada, a tour guide in Paris.',
     });
   }, 120_000);
-  afterAll(async () => {
-    receiver?.stop();
-    await service?.stop();
-  });
 
-  const read = async (id: string) => (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
+  const read = async (id: string) =>
+    (await (await suite.account.call('GET', `/v1/sessions/${id}`)).json()) as SessionBody;
   /** For a summary that never came: the session as read, and how long ago the model was asked for it. */
   const explainSummary = (session: StartedSession) => async () => ({
     session: await read(session.room_name),
@@ -69,20 +64,22 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
       )
       .map((chat) => Date.now() - chat.at),
   });
-  /** The session once its summary is ready (30 s at most). */
-  const summaryReady = (session: StartedSession) =>
+  /** The session once its summary's status is `status` (30 s at most); `what` names the wait. */
+  const summarySettled = (session: StartedSession, status: string, what: string) =>
     eventually(
       async () => {
         const current = await read(session.room_name);
-        return current.summary_status === 'ready' ? current : undefined;
+        return current.summary_status === status ? current : undefined;
       },
       30_000,
-      'the summary',
+      what,
       explainSummary(session),
     );
+  /** The session once its summary is ready (30 s at most). */
+  const summaryReady = (session: StartedSession) => summarySettled(session, 'ready', 'the summary');
   const summaryEvents = (id: string) =>
-    receiver
-      .verified('/hooks', secret)
+    suite.receiver
+      .verified('/hooks', suite.secret)
       .filter((event) => event.type === 'session.summary_ready' && event.data.session_id === id);
 
   /** Types `text` once the agent is in, until the model has been asked it. */
@@ -93,7 +90,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
 
   async function end(session: StartedSession): Promise<{ ms: number; body: SessionBody }> {
     const startedAt = performance.now();
-    const answer = await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+    const answer = await suite.account.call('POST', `/v1/sessions/${session.room_name}/end`);
     const ms = performance.now() - startedAt;
     expect(answer.status).toBe(200);
     return { ms, body: await read(session.room_name) };
@@ -101,14 +98,19 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
 
   test('a session with a typed turn gets the model’s summary, on the session and as a webhook', async () => {
     fakes.openai.respond((chat) => (isSummaryRequest(chat) ? SUMMARY : REPLY));
-    const session = await startSession(account, { identity_id: voiceIdentity.identity_id, avatar_enabled: false });
+    const session = await startSession(suite.account, {
+      identity_id: voiceIdentity.identity_id,
+      avatar_enabled: false,
+    });
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
       await typeQuestion(visitor, question(session));
       // The reply is part of what is summarised: wait for it to be in the transcript.
       await eventually(
         async () =>
-          (await transcriptOf(account, session.room_name)).some((turn) => turn.role === 'agent' && turn.text === REPLY),
+          (await transcriptOf(suite.account, session.room_name)).some(
+            (turn) => turn.role === 'agent' && turn.text === REPLY,
+          ),
         20_000,
         'the reply in the transcript',
       );
@@ -125,7 +127,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     );
     expect(asked?.userTexts.at(-1)).toContain(`Visitor: ${question(session)}`);
     expect(asked?.userTexts.at(-1)).toContain(`Assistant: ${REPLY}`);
-    const [event] = await receiver.waitFor('the session.summary_ready webhook', () => {
+    const [event] = await suite.receiver.waitFor('the session.summary_ready webhook', () => {
       const events = summaryEvents(session.room_name);
       return events.length ? events : undefined;
     });
@@ -136,27 +138,30 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
       language: 'en',
     });
     // The end is announced before its summary.
-    const types = receiver
-      .verified('/hooks', secret)
+    const types = suite.receiver
+      .verified('/hooks', suite.secret)
       .filter((e) => e.data.session_id === session.room_name)
       .map((e) => e.type);
     expect(types).toEqual(['session.ended', 'session.summary_ready']);
   }, 120_000);
 
   test('a session without a visitor turn has no summary and sends no webhook; the sweep gives up on one never written', async () => {
-    const session = await startSession(account, { identity_id: voiceIdentity.identity_id, avatar_enabled: false });
+    const session = await startSession(suite.account, {
+      identity_id: voiceIdentity.identity_id,
+      avatar_enabled: false,
+    });
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     // Greeted (an agent turn), but the visitor says nothing.
     await eventually(
-      async () => (await transcriptOf(account, session.room_name)).some((turn) => turn.role === 'agent'),
+      async () => (await transcriptOf(suite.account, session.room_name)).some((turn) => turn.role === 'agent'),
       30_000,
       'the greeting',
     );
     await visitor.leave();
     await end(session);
-    await receiver.waitFor('the session.ended webhook', () =>
-      receiver
-        .verified('/hooks', secret)
+    await suite.receiver.waitFor('the session.ended webhook', () =>
+      suite.receiver
+        .verified('/hooks', suite.secret)
         .find((e) => e.type === 'session.ended' && e.data.session_id === session.room_name),
     );
     await Bun.sleep(3_000);
@@ -168,7 +173,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     expect(summaryEvents(session.room_name)).toEqual([]);
 
     // A summary the job never reports (it died, say) is given up on once SUMMARY_WAIT_SECONDS have passed.
-    const { db } = service.services.database;
+    const { db } = suite.service.services.database;
     await db.update(sessions).set({ summaryStatus: 'pending' }).where(eq(sessions.id, session.room_name));
     expect(await giveUpOnSummaries(db)).toBe(0);
     expect(await giveUpOnSummaries(db, new Date(Date.now() + (SUMMARY_WAIT_SECONDS + 1) * 1000))).toBeGreaterThan(0);
@@ -186,8 +191,8 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
       await Bun.sleep(1_500);
       throw new FakeChatFailure(500);
     });
-    const identity = await createAstronaut(account, { name: 'Ada' });
-    const session = await startSession(account, { identity_id: identity.identity_id });
+    const identity = await createAstronaut(suite.account, { name: 'Ada' });
+    const session = await startSession(suite.account, { identity_id: identity.identity_id });
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
       await typeQuestion(visitor, question(session));
@@ -198,16 +203,8 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     const { ms, body: ended } = await end(session);
     expect(ms).toBeLessThan(1_500);
     expect(ended).toMatchObject({ status: 'ended', summary: null, summary_status: 'pending' });
-    expect(ended.credits_charged).toBe(ended.billed_minutes * service.config.credits.perAvatarMinute);
-    const body = await eventually(
-      async () => {
-        const current = await read(session.room_name);
-        return current.summary_status === 'failed' ? current : undefined;
-      },
-      30_000,
-      'the failed summary',
-      explainSummary(session),
-    );
+    expect(ended.credits_charged).toBe(ended.billed_minutes * suite.service.config.credits.perAvatarMinute);
+    const body = await summarySettled(session, 'failed', 'the failed summary');
     expect(body.summary).toBeNull();
     expect(body.summary_detail).toMatch(/language model/);
     // The end and the invoice stand as they were when the end answered.
@@ -240,7 +237,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
     });
     try {
       const tool = (await (
-        await account.call('POST', '/v1/tools', {
+        await suite.account.call('POST', '/v1/tools', {
           body: JSON.stringify({
             name: 'find_booking',
             type: 'webhook',
@@ -258,7 +255,7 @@ describe.each(oneEngine('postgres'))('session summaries on %s', (engine) => {
           ? { toolCalls: [{ name: 'find_booking', arguments: {} }] }
           : REPLY;
       });
-      const session = await startSession(account, {
+      const session = await startSession(suite.account, {
         identity_id: voiceIdentity.identity_id,
         avatar_enabled: false,
         tool_ids: [tool.tool_id],

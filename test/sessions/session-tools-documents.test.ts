@@ -3,15 +3,16 @@
 // (read back from the real LiveKit server, parsed as the job parses it): each tool without its
 // URL or secret, the tool-calls URL with a webhook tool, the knowledge URL with documents; and
 // a job that takes the session over (the agent watch) gets the same.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { type ParsedDispatch, parseDispatchMetadata } from '../../src/contract/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { tools } from '../../src/tools/schema.ts';
 import { countRows, insertDocument, insertTool, WEBHOOK_SECRET, WEBHOOK_URL } from '../identities/attachment-rows.ts';
 import type { IdentityBody } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES } from '../support/service.ts';
 import { createIdentity, postSessionStart } from '../support/session-start.ts';
+import { suiteServiceWithAccount } from '../support/suite-service.ts';
 
 interface SessionRead {
   tool_ids: string[];
@@ -19,36 +20,32 @@ interface SessionRead {
 }
 
 describe.each(ENGINES)('session tools and documents on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
+  const suite = suiteServiceWithAccount(engine, {
+    livekit: 'local',
+    env: { CREDITS_ONBOARDING: '0', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
+  });
   let identity: IdentityBody;
   let webhook: string;
   let client: string;
   let document: string;
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', SESSION_SWEEP_INTERVAL_SECONDS: '3600' },
-    });
-    account = await service.account({ credits: 1000 });
-    webhook = await insertTool(service, account.accountId, { name: 'check_order', type: 'webhook' });
-    client = await insertTool(service, account.accountId, { name: 'show_map', type: 'client' });
-    document = await insertDocument(service, account.accountId, 'ready');
-    identity = await createIdentity(account, {
+    webhook = await insertTool(suite.service, suite.account.accountId, { name: 'check_order', type: 'webhook' });
+    client = await insertTool(suite.service, suite.account.accountId, { name: 'show_map', type: 'client' });
+    document = await insertDocument(suite.service, suite.account.accountId, 'ready');
+    identity = await createIdentity(suite.account, {
       language: 'en',
       tool_ids: JSON.stringify([webhook, client]),
       document_ids: JSON.stringify([document]),
     });
   });
-  afterAll(() => service.stop());
 
-  const start = (body: Record<string, unknown>) => postSessionStart(account, body);
+  const start = (body: Record<string, unknown>) => postSessionStart(suite.account, body);
 
   /** Every dispatch of the room, oldest first, as the job parses each. */
   const dispatches = async (room: string): Promise<(ParsedDispatch & { dispatch_id: string })[]> => {
-    const listed = await service.services.livekit.dispatches.listDispatch(room);
+    const listed = await suite.service.services.livekit.dispatches.listDispatch(room);
     return listed
-      .filter((d) => d.agentName === service.config.livekit.agentName)
+      .filter((d) => d.agentName === suite.service.config.livekit.agentName)
       .map((d) => {
         const parsed = parseDispatchMetadata(d.metadata);
         if (!parsed.ok) throw new Error(parsed.problem);
@@ -56,7 +53,7 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
       });
   };
   const readSession = async (id: string) =>
-    (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as SessionRead;
+    (await (await suite.account.call('GET', `/v1/sessions/${id}`)).json()) as SessionRead;
 
   test("the identity's lists: the job gets each tool without URL or secret, and where to call and retrieve", async () => {
     const started = await start({ identity_id: identity.identity_id });
@@ -76,15 +73,15 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
         expect.objectContaining({ tool_id: client, name: 'show_map', type: 'client' }),
       ]);
       // The raw metadata too: no URL or secret anywhere in it but the control plane's own.
-      const raw = (await service.services.livekit.dispatches.listDispatch(room_name))[0]!.metadata;
+      const raw = (await suite.service.services.livekit.dispatches.listDispatch(room_name))[0]!.metadata;
       expect(raw).not.toContain(WEBHOOK_SECRET);
       expect(raw).not.toContain(WEBHOOK_URL);
-      const base = `${service.config.internalUrl}/internal/sessions/${room_name}`;
+      const base = `${suite.service.config.internalUrl}/internal/sessions/${room_name}`;
       expect(metadata!.tool_calls_url).toBe(`${base}/tool-calls`);
       expect(metadata!.knowledge_url).toBe(`${base}/knowledge`);
       expect(await readSession(room_name)).toMatchObject({ tool_ids: [webhook, client], document_ids: [document] });
     } finally {
-      await account.call('POST', `/v1/sessions/${room_name}/end`);
+      await suite.account.call('POST', `/v1/sessions/${room_name}/end`);
     }
   });
 
@@ -99,7 +96,7 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
       expect(metadata!.knowledge_url).toBeUndefined();
       expect(await readSession(room_name)).toMatchObject({ tool_ids: [client], document_ids: [] });
     } finally {
-      await account.call('POST', `/v1/sessions/${room_name}/end`);
+      await suite.account.call('POST', `/v1/sessions/${room_name}/end`);
     }
     // Without an identity: tools still, and nothing by default.
     const bare = (await (await start({ tool_ids: [webhook] })).json()) as { room_name: string };
@@ -110,15 +107,15 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
       expect((await dispatches(bareDefault.room_name))[0]!.tools).toEqual([]);
     } finally {
       for (const room of [bare.room_name, bareDefault.room_name])
-        await account.call('POST', `/v1/sessions/${room}/end`);
+        await suite.account.call('POST', `/v1/sessions/${room}/end`);
     }
   });
 
   test('a bad list is refused at its entry, before any room or row', async () => {
-    const stranger = await service.account();
-    const foreignTool = await insertTool(service, stranger.accountId);
-    const failed = await insertDocument(service, account.accountId, 'failed');
-    const before = await countRows(service, 'sessions');
+    const stranger = await suite.service.account();
+    const foreignTool = await insertTool(suite.service, stranger.accountId);
+    const failed = await insertDocument(suite.service, suite.account.accountId, 'failed');
+    const before = await countRows(suite.service, 'sessions');
     const cases: [Record<string, unknown>, (string | number)[]][] = [
       [{ tool_ids: [client, foreignTool] }, ['body', 'tool_ids', 1]],
       [{ tool_ids: [client, client] }, ['body', 'tool_ids', 1]],
@@ -133,7 +130,7 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
       const { detail } = (await response.json()) as { detail: { loc: unknown[] }[] };
       expect(detail.map((p) => JSON.stringify(p.loc))).toContain(JSON.stringify(loc));
     }
-    expect(await countRows(service, 'sessions')).toBe(before);
+    expect(await countRows(suite.service, 'sessions')).toBe(before);
   });
 
   test("fixed at the start: the identity's later change is not the session's; a job taking it over gets the same tools", async () => {
@@ -144,7 +141,7 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
     const room = started.room_name;
     try {
       // The identity drops its tools and documents after the start.
-      const patched = await account.call('PATCH', `/v1/identities/${identity.identity_id}`, {
+      const patched = await suite.account.call('PATCH', `/v1/identities/${identity.identity_id}`, {
         body: (() => {
           const f = new FormData();
           f.append('tool_ids', '[]');
@@ -156,19 +153,19 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
       expect(await readSession(room)).toMatchObject({ tool_ids: [webhook, client], document_ids: [document] });
 
       // Its agent joined, then no worker listed it for long: the watch takes it for lost and dispatches again.
-      const db = service.services.database.db;
+      const db = suite.service.services.database.db;
       await db
         .update(sessions)
         .set({ agentJoinedAt: sql`now() - interval '60 seconds'`, agentSeenAt: sql`now() - interval '60 seconds'` })
         .where(eq(sessions.id, room));
-      expect(await service.services.agentWatch.tick()).toContain(room);
+      expect(await suite.service.services.agentWatch.tick()).toContain(room);
       const all = await dispatches(room);
       const again = all.find((d) => d.dispatch_id !== started.dispatch_id);
       expect(again).toBeDefined();
       expect(again!.tools).toEqual(all.find((d) => d.dispatch_id === started.dispatch_id)!.tools!);
       expect(again!.tools!.map((t) => t.tool_id)).toEqual([webhook, client]);
-      expect(again!.tool_calls_url).toBe(`${service.config.internalUrl}/internal/sessions/${room}/tool-calls`);
-      expect(again!.knowledge_url).toBe(`${service.config.internalUrl}/internal/sessions/${room}/knowledge`);
+      expect(again!.tool_calls_url).toBe(`${suite.service.config.internalUrl}/internal/sessions/${room}/tool-calls`);
+      expect(again!.knowledge_url).toBe(`${suite.service.config.internalUrl}/internal/sessions/${room}/knowledge`);
 
       // A tool deleted since is left out of a later takeover (the job could not call it).
       await db.delete(tools).where(eq(tools.id, webhook));
@@ -176,14 +173,14 @@ describe.each(ENGINES)('session tools and documents on %s', (engine) => {
         .update(sessions)
         .set({ agentJoinedAt: sql`now() - interval '60 seconds'`, agentSeenAt: sql`now() - interval '60 seconds'` })
         .where(eq(sessions.id, room));
-      expect(await service.services.agentWatch.tick()).toContain(room);
+      expect(await suite.service.services.agentWatch.tick()).toContain(room);
       const third = (await dispatches(room)).find(
         (d) => d.dispatch_id !== started.dispatch_id && d.dispatch_id !== again!.dispatch_id,
       );
       expect(third!.tools!.map((t) => t.tool_id)).toEqual([client]);
       expect(third!.tool_calls_url).toBeUndefined();
     } finally {
-      await account.call('POST', `/v1/sessions/${room}/end`);
+      await suite.account.call('POST', `/v1/sessions/${room}/end`);
     }
   });
 });

@@ -65,6 +65,16 @@ describe.each(oneEngine('postgres'))('minutes a visitor saw, on %s', (engine) =>
     };
   }
 
+  /** A streaming session the visitor joins 50 s (of the scaled minute) after its start and leaves `staySeconds` later: the session once ended. */
+  async function joinedLateFor(staySeconds: number) {
+    const session = await streamingSession();
+    await Bun.sleep((50 / 60) * MINUTE_MS);
+    const visitor = await visit(session);
+    await Bun.sleep((staySeconds / 60) * MINUTE_MS);
+    await visitor.leave();
+    return { session, body: await ended(session.room_name) };
+  }
+
   async function ledgerSumsToBalance() {
     const balance = (await service.services.ledger.balance(account.accountId))!;
     const entries = await service.services.ledger.entries(account.accountId, 1000);
@@ -98,12 +108,7 @@ describe.each(oneEngine('postgres'))('minutes a visitor saw, on %s', (engine) =>
   });
 
   test('a visitor joining 50 s after the start and staying 15 s pays one minute; the invoice fields say so', async () => {
-    const session = await streamingSession();
-    await Bun.sleep((50 / 60) * MINUTE_MS);
-    const visitor = await visit(session);
-    await Bun.sleep((15 / 60) * MINUTE_MS);
-    await visitor.leave();
-    const body = await ended(session.room_name);
+    const { session, body } = await joinedLateFor(15);
     expect(body).toMatchObject({
       end_reason: 'client_left',
       billed_minutes: 1,
@@ -129,12 +134,7 @@ describe.each(oneEngine('postgres'))('minutes a visitor saw, on %s', (engine) =>
   }, 90_000);
 
   test('one staying 61 s pays two', async () => {
-    const session = await streamingSession();
-    await Bun.sleep((50 / 60) * MINUTE_MS);
-    const visitor = await visit(session);
-    await Bun.sleep((75 / 60) * MINUTE_MS);
-    await visitor.leave();
-    const body = await ended(session.room_name);
+    const { body } = await joinedLateFor(75);
     expect(body).toMatchObject({ billed_minutes: 2, credits_charged: 2 * service.config.credits.perAvatarMinute });
     expect(body.visitor_seconds).toBeGreaterThanOrEqual(MINUTE_SECONDS);
     await ledgerSumsToBalance();

@@ -1,7 +1,7 @@
 // What a visitor's room token lets them publish (src/livekit/connection.ts): their microphone
 // and their camera, nothing else. A screen share (or anything sent as another source) into the
 // agent's room is refused by LiveKit itself, on a real server with a real WebRTC client.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import {
   AudioSource,
   LocalAudioTrack,
@@ -10,21 +10,16 @@ import {
   TrackSource,
   VideoSource,
 } from '@livekit/rtc-node';
-import type { IdentityBody } from '../support/forms.ts';
-import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
-import { createIdentity, postSessionStart } from '../support/session-start.ts';
+import { postSessionStart } from '../support/session-start.ts';
+import { suiteServiceWithIdentity } from '../support/suite-service.ts';
 import { joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
 
-let service: TestService;
-let account: TestAccount;
-let identity: IdentityBody;
-
-beforeAll(async () => {
-  service = await startTestService('pglite', { livekit: 'local', env: { CREDITS_ONBOARDING: '0' } });
-  account = await service.account({ credits: 10_000 });
-  identity = await createIdentity(account, { language: 'en' });
+const suite = suiteServiceWithIdentity('pglite', {
+  livekit: 'local',
+  env: { CREDITS_ONBOARDING: '0' },
+  credits: 10_000,
+  identity: { language: 'en' },
 });
-afterAll(() => service?.stop());
 
 /** Publishes one track of `source`; true when LiveKit accepted it, false when it refused it. */
 async function publishes(visitor: Visitor, source: TrackSource): Promise<boolean> {
@@ -43,7 +38,7 @@ async function publishes(visitor: Visitor, source: TrackSource): Promise<boolean
 describe("a visitor's token", () => {
   test('publishes the microphone and the camera; a screen share and its audio are refused', async () => {
     const session = (await (
-      await postSessionStart(account, { identity_id: identity.identity_id })
+      await postSessionStart(suite.account, { identity_id: suite.identity.identity_id })
     ).json()) as StartedSession;
     const visitor = await joinAsVisitor(session, { audioOnly: true });
     try {
@@ -52,12 +47,12 @@ describe("a visitor's token", () => {
       expect(await publishes(visitor, TrackSource.SOURCE_SCREENSHARE)).toBe(false);
       expect(await publishes(visitor, TrackSource.SOURCE_SCREENSHARE_AUDIO)).toBe(false);
       // The room holds exactly what was allowed.
-      const published = await service.services.livekit.rooms.listParticipants(session.room_name);
+      const published = await suite.service.services.livekit.rooms.listParticipants(session.room_name);
       const tracks = published.find((p) => p.identity === visitor.room.localParticipant!.identity)!.tracks;
       expect(tracks.map((t) => t.source).sort()).toEqual([1, 2]); // CAMERA, MICROPHONE (LiveKit's protocol numbers)
     } finally {
       await visitor.leave();
-      await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+      await suite.account.call('POST', `/v1/sessions/${session.room_name}/end`);
     }
   }, 60_000);
 });

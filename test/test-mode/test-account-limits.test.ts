@@ -4,13 +4,14 @@
 // test sessions with the live ones; a test avatar session or identity, free as they are, is
 // refused (402) while the live account could not pay a live one, and a voice-only test session
 // (free live too) still starts. Agent workers are one heartbeat row, as admission reads them.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { accounts } from '../../src/accounts/schema.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { agentWorkers } from '../../src/workers/schema.ts';
 import { file, identityForm } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES, type TestAccount } from '../support/service.ts';
+import { suiteService } from '../support/suite-service.ts';
 import { json } from '../support/webhooks.ts';
 
 const MINUTE = 20;
@@ -18,32 +19,29 @@ const ONBOARDING = 10;
 const WORKER = 'heartbeat-row-worker';
 
 describe.each(ENGINES)('a test key under its live account on %s', (engine) => {
-  let service: TestService;
-  beforeAll(async () => {
-    // No service-wide limits (0): whatever binds comes from the live account's own.
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: {
-        SESSION_ADMISSION: 'workers',
-        SESSION_RESERVED_PERCENT: '20',
-        CREDITS_PER_AVATAR_MINUTE: String(MINUTE),
-        CREDITS_ONBOARDING: String(ONBOARDING),
-      },
-    });
-  }, 60_000);
-  afterAll(() => service.stop());
+  // No service-wide limits (0): whatever binds comes from the live account's own.
+  const suite = suiteService(engine, {
+    livekit: 'local',
+    env: {
+      SESSION_ADMISSION: 'workers',
+      SESSION_RESERVED_PERCENT: '20',
+      CREDITS_PER_AVATAR_MINUTE: String(MINUTE),
+      CREDITS_ONBOARDING: String(ONBOARDING),
+    },
+    startTimeout: 60_000,
+  });
 
   /** One live worker with this many slots, none taken. */
   const workerSlots = async (capacity: number) => {
     const row = {
-      agentName: service.config.livekit.agentName,
+      agentName: suite.service.config.livekit.agentName,
       capacity,
       runningJobs: 0,
       draining: false,
       seenAt: sql`now()`,
       expiresAt: sql`now() + interval '1 hour'`,
     };
-    await service.services.database.db
+    await suite.service.services.database.db
       .insert(agentWorkers)
       .values({ id: WORKER, ...row })
       .onConflictDoUpdate({ target: agentWorkers.id, set: row });
@@ -53,12 +51,12 @@ describe.each(ENGINES)('a test key under its live account on %s', (engine) => {
   const keys: TestAccount[] = [];
   /** The live account's test key, as `likeness keys create --test` makes it. */
   async function testKeyOf(live: TestAccount): Promise<TestAccount> {
-    const { api_key } = await service.services.operations.createKey({ account_id: live.accountId, test: true });
+    const { api_key } = await suite.service.services.operations.createKey({ account_id: live.accountId, test: true });
     const key: TestAccount = {
       accountId: `acc_test_${live.accountId.slice('acc_'.length)}`,
       apiKey: api_key,
       call: (method, path, init = {}) =>
-        service.call(method, path, { ...init, headers: { authorization: `Bearer ${api_key}`, ...init.headers } }),
+        suite.service.call(method, path, { ...init, headers: { authorization: `Bearer ${api_key}`, ...init.headers } }),
     };
     keys.push(key);
     return key;
@@ -72,7 +70,7 @@ describe.each(ENGINES)('a test key under its live account on %s', (engine) => {
   };
   const end = (who: TestAccount, room: string) => who.call('POST', `/v1/sessions/${room}/end`);
   const account = async (credits: number) => {
-    const made = await service.account({ credits });
+    const made = await suite.service.account({ credits });
     keys.push(made);
     return made;
   };
@@ -91,7 +89,7 @@ describe.each(ENGINES)('a test key under its live account on %s', (engine) => {
     expect(((await response.json()) as { detail: string }).detail).toContain(mentions);
   }
   const setLimits = (live: TestAccount, limits: Record<string, number>) =>
-    service.services.operations.setLimits({ account_id: live.accountId, limits });
+    suite.service.services.operations.setLimits({ account_id: live.accountId, limits });
 
   test('sessions at once: the live account’s own limit of 1 counts its test sessions, both ways', async () => {
     const live = await account(1000);
@@ -110,13 +108,13 @@ describe.each(ENGINES)('a test key under its live account on %s', (engine) => {
     const sandbox = await testKeyOf(live);
     await setLimits(live, { session_starts_per_minute: 2 });
     // The live account's own maximum, shorter than a test session's (180 s), is the test session's too.
-    await service.services.database.db
+    await suite.service.services.database.db
       .update(accounts)
       .set({ maxSessionSeconds: 45 })
       .where(eq(accounts.id, live.accountId));
     await end(live, await started(live));
     const testRoom = await started(sandbox);
-    const [row] = await service.services.database.db.select().from(sessions).where(eq(sessions.id, testRoom));
+    const [row] = await suite.service.services.database.db.select().from(sessions).where(eq(sessions.id, testRoom));
     expect(row!.maxDurationSeconds).toBe(45);
     await end(sandbox, testRoom);
     await refused(await start(sandbox), 429, '2 sessions in the last minute');
@@ -161,9 +159,9 @@ describe.each(ENGINES)('a test key under its live account on %s', (engine) => {
     // Voice-only sessions are free live too: the test one starts.
     await end(sandbox, await started(sandbox));
     // Once the live account could pay, the test session starts, and still costs nothing.
-    await service.services.operations.grantCredits({ account_id: live.accountId, amount: MINUTE - ONBOARDING });
+    await suite.service.services.operations.grantCredits({ account_id: live.accountId, amount: MINUTE - ONBOARDING });
     await end(sandbox, await started(sandbox, { identity_id }));
-    expect(await service.services.ledger.balance(live.accountId)).toBe(MINUTE);
+    expect(await suite.service.services.ledger.balance(live.accountId)).toBe(MINUTE);
 
     // An owner with nothing: no test identity either, refused before its upload is decoded.
     const broke = await testKeyOf(await account(0));

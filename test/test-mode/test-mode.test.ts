@@ -9,48 +9,49 @@ import { creditLedger } from '../../src/credits/schema.ts';
 import { ConsoleClient, uniqueEmail } from '../console/support.ts';
 import { type IdentityBody, identityForm } from '../support/forms.ts';
 import { dispatchedTo } from '../support/job-session.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES, type TestAccount } from '../support/service.ts';
+import { suiteService } from '../support/suite-service.ts';
 import { json, WebhookReceiver } from '../support/webhooks.ts';
 
 const TEST_MAX_SECONDS = 90;
 
 describe.each(ENGINES)('test mode on %s', (engine) => {
-  let service: TestService;
+  const suite = suiteService(engine, {
+    livekit: 'local',
+    env: {
+      CREDITS_ONBOARDING: '50',
+      CREDITS_PER_AVATAR_MINUTE: '10',
+      SESSION_TEST_MAX_DURATION_SECONDS: String(TEST_MAX_SECONDS),
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
+    },
+  });
   let live: TestAccount;
   let sandbox: TestAccount;
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: {
-        CREDITS_ONBOARDING: '50',
-        CREDITS_PER_AVATAR_MINUTE: '10',
-        SESSION_TEST_MAX_DURATION_SECONDS: String(TEST_MAX_SECONDS),
-        WEBHOOKS_ALLOW_PRIVATE: 'true',
-      },
-    });
     receiver = new WebhookReceiver();
-    live = await service.account({ credits: 1000 });
-    const issued = await service.services.operations.createKey({ account_id: live.accountId, name: 'ci', test: true });
+    live = await suite.service.account({ credits: 1000 });
+    const issued = await suite.service.services.operations.createKey({
+      account_id: live.accountId,
+      name: 'ci',
+      test: true,
+    });
     expect(issued.api_key).toMatch(/^lk_test_[0-9A-Za-z]{43}$/);
     expect(issued.test).toBe(true);
     sandbox = {
       accountId: 'unknown',
       apiKey: issued.api_key,
       call: (method, path, init = {}) =>
-        service.call(method, path, {
+        suite.service.call(method, path, {
           ...init,
           headers: { authorization: `Bearer ${issued.api_key}`, ...init.headers },
         }),
     };
   });
-  afterAll(async () => {
-    receiver.stop();
-    await service.stop();
-  });
+  afterAll(() => receiver.stop());
 
-  const liveBalance = () => service.services.ledger.balance(live.accountId);
+  const liveBalance = () => suite.service.services.ledger.balance(live.accountId);
 
   test('a test identity and an avatar session cost nothing: the live balance stays, the test one is 0', async () => {
     const before = await liveBalance();
@@ -64,17 +65,17 @@ describe.each(ENGINES)('test mode on %s', (engine) => {
     const session = (await (await sandbox.call('GET', `/v1/sessions/${room_name}`)).json()) as Record<string, unknown>;
     expect(session).toMatchObject({ test: true, avatar_enabled: true, publishable_key_id: null });
     // Its minutes are counted at a price of nothing.
-    expect(await service.services.billing.chargeMinute(room_name, 0)).toBe('charged');
+    expect(await suite.service.services.billing.chargeMinute(room_name, 0)).toBe('charged');
     const counted = (await (await sandbox.call('GET', `/v1/sessions/${room_name}`)).json()) as Record<string, unknown>;
     expect(counted).toMatchObject({ billed_minutes: 1, credits_charged: 0 });
     expect(await liveBalance()).toBe(before);
     const credits = (await (await sandbox.call('GET', '/v1/credits')).json()) as { balance: number };
     expect(credits.balance).toBe(0);
-    const charges = await service.services.database.db.select().from(creditLedger);
+    const charges = await suite.service.services.database.db.select().from(creditLedger);
     expect(charges.filter((row) => isTestAccount(row.accountId) && row.amount !== 0)).toEqual([]);
     // Short, and marked for the agent: its video carries "TEST".
-    expect((await dispatchedTo(service, room_name)).test).toBe(true);
-    expect((await service.services.lifecycle.find(room_name))!.maxDurationSeconds).toBe(TEST_MAX_SECONDS);
+    expect((await dispatchedTo(suite.service, room_name)).test).toBe(true);
+    expect((await suite.service.services.lifecycle.find(room_name))!.maxDurationSeconds).toBe(TEST_MAX_SECONDS);
     await sandbox.call('POST', `/v1/sessions/${room_name}/end`);
   });
 
@@ -86,7 +87,7 @@ describe.each(ENGINES)('test mode on %s', (engine) => {
     const { room_name } = (await (
       await live.call('POST', '/v1/sessions/start', json({ identity_id: identity.identity_id }))
     ).json()) as { room_name: string };
-    expect((await dispatchedTo(service, room_name)).test).toBe(false);
+    expect((await dispatchedTo(suite.service, room_name)).test).toBe(false);
     const session = (await (await live.call('GET', `/v1/sessions/${room_name}`)).json()) as Record<string, unknown>;
     expect(session.test).toBe(false);
     await live.call('POST', `/v1/sessions/${room_name}/end`);
@@ -147,7 +148,7 @@ describe.each(ENGINES)('test mode on %s', (engine) => {
     ).json()) as { publishable_key: string; test: boolean };
     expect(testPub.publishable_key).toMatch(/^lk_pub_test_/);
     expect(testPub.test).toBe(true);
-    const started = await service.call('POST', '/v1/embed/sessions', {
+    const started = await suite.service.call('POST', '/v1/embed/sessions', {
       body: JSON.stringify({ identity_id: testIdentity.identity_id }),
       headers: {
         authorization: `Bearer ${testPub.publishable_key}`,
@@ -182,7 +183,7 @@ describe.each(ENGINES)('test mode on %s', (engine) => {
   });
 
   test('the console makes test keys and lists them beside live ones; a test key works on /v1 at once', async () => {
-    const browser = new ConsoleClient(service);
+    const browser = new ConsoleClient(suite.service);
     await browser.signUp(uniqueEmail());
     const made = await browser.call('POST', '/console/api/keys', { json: { name: 'staging', test: true } });
     expect(made.status).toBe(201);
@@ -197,26 +198,26 @@ describe.each(ENGINES)('test mode on %s', (engine) => {
     }[];
     expect(listed.find((k) => k.key_id === key.key_id)).toMatchObject({ test: true, prefix: apiKey.slice(0, 12) });
     expect(listed.filter((k) => !k.test)).toHaveLength(1); // the sign-up's own live key
-    const v1 = await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const v1 = await fetch(`${suite.service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(v1.status).toBe(200);
     // Revoked through the console like a live key.
     expect((await browser.call('DELETE', `/console/api/keys/${key.key_id}`)).status).toBe(204);
     expect(
-      (await fetch(`${service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } })).status,
+      (await fetch(`${suite.service.url}/v1/identities`, { headers: { authorization: `Bearer ${apiKey}` } })).status,
     ).toBe(401);
   });
 
   test("the operator's CLI makes test keys only for live accounts", async () => {
-    const issued = await service.services.operations.createKey({ account_id: live.accountId, test: true });
+    const issued = await suite.service.services.operations.createKey({ account_id: live.accountId, test: true });
     const testAccountId = (
-      (await service.services.operations.listKeys({ account_id: live.accountId })) as {
+      (await suite.service.services.operations.listKeys({ account_id: live.accountId })) as {
         key_id: string;
         test: boolean;
       }[]
     ).find((k) => k.key_id === issued.key_id);
     expect(testAccountId?.test).toBe(true);
     await expect(
-      service.services.operations.createKey({ account_id: `acc_test_${live.accountId.slice(4)}`, test: true }),
+      suite.service.services.operations.createKey({ account_id: `acc_test_${live.accountId.slice(4)}`, test: true }),
     ).rejects.toThrow(/test account/);
   });
 });

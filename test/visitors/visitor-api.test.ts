@@ -5,17 +5,17 @@
 // kept with when and where they were learned, GET / PATCH / DELETE scoped to the account,
 // forgetting (the sessions' link too, and a running session's late report adds nothing), the
 // sweep of visitors not seen for VISITOR_MEMORY_DAYS, and visitor tokens on the embed.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import type { Static } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import type { VisitorResponse } from '../../src/visitors/contract.ts';
 import { forgetStaleVisitors, VisitorTokens } from '../../src/visitors/index.ts';
 import { visitors } from '../../src/visitors/schema.ts';
 import type { IdentityBody } from '../support/forms.ts';
-import { ENGINES, startTestService, type TestAccount, type TestService } from '../support/service.ts';
+import { ENGINES, type TestAccount } from '../support/service.ts';
 import { createIdentity, sessionRowCount } from '../support/session-start.ts';
-import { LOOPBACK_WEBHOOKS_ENV, subscribedReceiver } from '../support/webhook-subscription.ts';
-import { json, type WebhookReceiver } from '../support/webhooks.ts';
+import { suiteServiceWithWebhooks } from '../support/suite-service.ts';
+import { json } from '../support/webhooks.ts';
 
 const SHOP = 'https://shop.example';
 
@@ -23,38 +23,29 @@ const SHOP = 'https://shop.example';
 type VisitorBody = Static<typeof VisitorResponse>;
 
 describe.each(ENGINES)('visitors at the API on %s', (engine) => {
-  let service: TestService;
-  let account: TestAccount;
+  const suite = suiteServiceWithWebhooks(engine, ['visitor.memory_updated'], {
+    livekit: 'local',
+    env: { CREDITS_ONBOARDING: '0' },
+    credits: 10_000,
+  });
   let stranger: TestAccount;
   let ada: IdentityBody;
   let bo: IdentityBody;
-  let receiver: WebhookReceiver;
-  let secret: string;
 
   beforeAll(async () => {
-    service = await startTestService(engine, {
-      livekit: 'local',
-      env: { CREDITS_ONBOARDING: '0', ...LOOPBACK_WEBHOOKS_ENV },
-    });
-    account = await service.account({ credits: 10_000 });
-    ({ receiver, secret } = await subscribedReceiver(account, ['visitor.memory_updated']));
-    stranger = await service.account({ credits: 10_000 });
-    const create = async (name: string) => await createIdentity(account, { name, language: 'en' });
+    stranger = await suite.service.account({ credits: 10_000 });
+    const create = async (name: string) => await createIdentity(suite.account, { name, language: 'en' });
     ada = await create('Ada');
     bo = await create('Bo');
   });
-  afterAll(async () => {
-    receiver?.stop();
-    await service?.stop();
-  });
   const memoryEvents = (visitorId: string) =>
-    receiver
-      .verified('/hooks', secret)
+    suite.receiver
+      .verified('/hooks', suite.secret)
       .filter((e) => e.type === 'visitor.memory_updated' && e.data.visitor_id === visitorId);
 
-  const start = (body: unknown, as = account) => as.call('POST', '/v1/sessions/start', json(body));
+  const start = (body: unknown, as = suite.account) => as.call('POST', '/v1/sessions/start', json(body));
   const dispatchOf = async (room: string) => {
-    const named = (await service.services.livekit.dispatches.listDispatch(room)).filter((d) => d.agentName);
+    const named = (await suite.service.services.livekit.dispatches.listDispatch(room)).filter((d) => d.agentName);
     return JSON.parse(named[0]!.metadata) as { memory?: { facts: string[] } | null; report_token: string };
   };
   /** Report tokens by session, read from the dispatch while its room exists. */
@@ -67,25 +58,29 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
     return room;
   };
   const read = async (id: string) =>
-    (await (await account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
-  const visitor = (id: string, as = account) => as.call('GET', `/v1/visitors/${encodeURIComponent(id)}`);
+    (await (await suite.account.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+  const visitor = (id: string, as = suite.account) => as.call('GET', `/v1/visitors/${encodeURIComponent(id)}`);
   /** The job's memory report, sent as the session's job would. */
   const reportMemory = async (room: string, facts: string[] | null) => {
     const token = reportTokens.get(room)!;
-    return fetch(`${service.url}/internal/sessions/${room}/reports`, {
+    return fetch(`${suite.service.url}/internal/sessions/${room}/reports`, {
       method: 'POST',
       body: JSON.stringify({ type: 'memory', facts, ...(facts === null && { detail: 'timed out' }) }),
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     });
   };
-  const end = async (room: string) => expect((await account.call('POST', `/v1/sessions/${room}/end`)).status).toBe(200);
+  const end = async (room: string) =>
+    expect((await suite.account.call('POST', `/v1/sessions/${room}/end`)).status).toBe(200);
   const footprint = async () => ({
-    rooms: (await service.services.livekit.rooms.listRooms()).length,
-    rows: await sessionRowCount(service, account.accountId),
+    rooms: (await suite.service.services.livekit.rooms.listRooms()).length,
+    rows: await sessionRowCount(suite.service, suite.account.accountId),
     visitors: (
-      await service.services.database.db.select().from(visitors).where(eq(visitors.accountId, account.accountId))
+      await suite.service.services.database.db
+        .select()
+        .from(visitors)
+        .where(eq(visitors.accountId, suite.account.accountId))
     ).length,
-    balance: await service.services.ledger.balance(account.accountId),
+    balance: await suite.service.services.ledger.balance(suite.account.accountId),
   });
 
   test('a start’s visitor fields are checked first; refused, they leave no room, row, hold or visitor', async () => {
@@ -118,7 +113,7 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
     const body = (await answer.json()) as VisitorBody;
     expect(body).toMatchObject({ visitor_id: 'crm:42', facts: [] });
     expect(body.last_session_at).not.toBeNull();
-    const listed = (await (await account.call('GET', '/v1/visitors')).json()) as VisitorBody[];
+    const listed = (await (await suite.account.call('GET', '/v1/visitors')).json()) as VisitorBody[];
     expect(listed.map((v) => v.visitor_id)).toContain('crm:42');
     // Another account's list and reads do not have them.
     expect(((await (await stranger.call('GET', '/v1/visitors')).json()) as VisitorBody[]).length).toBe(0);
@@ -150,7 +145,7 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
       },
     ]);
     // Announced with the scope's facts now.
-    await receiver.waitFor('visitor.memory_updated', () => memoryEvents('zofia@example.com')[0]);
+    await suite.receiver.waitFor('visitor.memory_updated', () => memoryEvents('zofia@example.com')[0]);
     expect(memoryEvents('zofia@example.com')[0]!.data).toEqual({
       visitor_id: 'zofia@example.com',
       session_id: first,
@@ -192,7 +187,7 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
       ['She is allergic to peanuts.', ada.identity_id, first],
       ['She is vegetarian.', ada.identity_id, again],
     ]);
-    await receiver.waitFor('the third announcement', () => memoryEvents('zofia@example.com')[2]);
+    await suite.receiver.waitFor('the third announcement', () => memoryEvents('zofia@example.com')[2]);
     // Webhooks promise no order (docs/api.md#webhooks): the second and third were seen swapped.
     const byContent = (events: unknown[][]) => events.map((e) => JSON.stringify(e)).sort();
     expect(byContent(memoryEvents('zofia@example.com').map((e) => [e.data.identity_id, e.data.facts]))).toEqual(
@@ -222,7 +217,7 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
     const room = await started({ identity_id: ada.identity_id, visitor_id: 'v-patch' });
     await end(room);
     await reportMemory(room, ['His name is Tom.']);
-    const patch = (body: unknown, as = account) => as.call('PATCH', '/v1/visitors/v-patch', json(body));
+    const patch = (body: unknown, as = suite.account) => as.call('PATCH', '/v1/visitors/v-patch', json(body));
     for (const [body, loc, type] of [
       [{ facts: [{ text: 'x', identity_id: 'idn_nope' }] }, ['body', 'facts', 0, 'identity_id'], 'unknown_identity'],
       [{ facts: Array.from({ length: 21 }, (_, i) => ({ text: `F${i}` })) }, ['body', 'facts', 20], 'too_many_facts'],
@@ -247,17 +242,17 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
       ['He lives in Lisbon.', null, null],
     ]);
 
-    expect((await account.call('DELETE', '/v1/visitors/v-patch')).status).toBe(204);
+    expect((await suite.account.call('DELETE', '/v1/visitors/v-patch')).status).toBe(204);
     expect((await visitor('v-patch')).status).toBe(404);
     expect(await read(room)).toMatchObject({ visitor_id: null, memory_scope: null });
-    expect((await account.call('DELETE', '/v1/visitors/v-patch')).status).toBe(404);
+    expect((await suite.account.call('DELETE', '/v1/visitors/v-patch')).status).toBe(404);
     expect((await stranger.call('DELETE', '/v1/visitors/crm:42')).status).toBe(404);
     expect((await visitor('crm:42')).status).toBe(200);
   });
 
   test('a session running when its visitor is forgotten adds nothing at its end', async () => {
     const room = await started({ identity_id: ada.identity_id, visitor_id: 'v-erased' });
-    expect((await account.call('DELETE', '/v1/visitors/v-erased')).status).toBe(204);
+    expect((await suite.account.call('DELETE', '/v1/visitors/v-erased')).status).toBe(204);
     await end(room);
     expect((await reportMemory(room, ['She is allergic to peanuts.'])).status).toBe(200);
     expect((await visitor('v-erased')).status).toBe(404);
@@ -268,7 +263,7 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
     const room = await started({ identity_id: ada.identity_id, visitor_id: 'v-old' });
     await end(room);
     await reportMemory(room, ['He likes jazz.']);
-    const { db } = service.services.database;
+    const { db } = suite.service.services.database;
     const longAgo = new Date(Date.now() - 400 * 86_400_000);
     await db.update(visitors).set({ lastSessionAt: longAgo }).where(eq(visitors.id, 'v-old'));
     expect(await forgetStaleVisitors(db, 0)).toEqual([]);
@@ -280,18 +275,18 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
 
   test('a visitor token names the visitor on an embed; expired, forged or another account’s, it is 422 and starts nothing', async () => {
     const key = (await (
-      await account.call(
+      await suite.account.call(
         'POST',
         '/v1/publishable-keys',
         json({ allowed_origins: [SHOP], identity_ids: [ada.identity_id] }),
       )
     ).json()) as { publishable_key: string };
     const embed = (body: Record<string, unknown>) =>
-      service.call('POST', '/v1/embed/sessions', {
+      suite.service.call('POST', '/v1/embed/sessions', {
         body: JSON.stringify({ identity_id: ada.identity_id, ...body }),
         headers: { authorization: `Bearer ${key.publishable_key}`, 'content-type': 'application/json', origin: SHOP },
       });
-    const issued = await account.call(
+    const issued = await suite.account.call(
       'POST',
       '/v1/visitor-tokens',
       json({ visitor_id: 'shop-user-7', memory_scope: 'account', ttl_seconds: 600 }),
@@ -305,14 +300,14 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
       [{ visitor_id: 'ok', ttl_seconds: 10 }, 'greater_than_equal'],
       [{ visitor_id: 'ok', ttl_seconds: 86_401 }, 'less_than_equal'],
     ] as const) {
-      const refused = await account.call('POST', '/v1/visitor-tokens', json(body));
+      const refused = await suite.account.call('POST', '/v1/visitor-tokens', json(body));
       expect(refused.status).toBe(422);
       expect(((await refused.json()) as { detail: { type: string }[] }).detail[0]!.type).toBe(type);
     }
     // A publishable key cannot make one (a known key that may not: 403, as on every secret route).
     expect(
       (
-        await service.call('POST', '/v1/visitor-tokens', {
+        await suite.service.call('POST', '/v1/visitor-tokens', {
           ...json({ visitor_id: 'x' }),
           headers: { authorization: `Bearer ${key.publishable_key}`, 'content-type': 'application/json' },
         })
@@ -329,14 +324,14 @@ describe.each(ENGINES)('visitors at the API on %s', (engine) => {
     expect(await read(bare)).toMatchObject({ visitor_id: null, memory_scope: null });
 
     const before = await footprint();
-    const tokens = new VisitorTokens(service.services.adminToken);
+    const tokens = new VisitorTokens(suite.service.services.adminToken);
     const expired = await tokens.issue(
-      { accountId: account.accountId, visitorId: 'shop-user-7', memoryScope: 'identity' },
+      { accountId: suite.account.accountId, visitorId: 'shop-user-7', memoryScope: 'identity' },
       60,
       new Date(Date.now() - 3_600_000),
     );
     const forged = await new VisitorTokens('not the admin token').issue(
-      { accountId: account.accountId, visitorId: 'shop-user-7', memoryScope: 'identity' },
+      { accountId: suite.account.accountId, visitorId: 'shop-user-7', memoryScope: 'identity' },
       600,
     );
     const otherAccount = (

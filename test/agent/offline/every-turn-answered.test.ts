@@ -3,23 +3,19 @@
 // session's tools offered and without) through the real Qwen2.5-Coder-0.5B, each answered with
 // words or a tool call, none with silence. What happens when the model gives nothing
 // (tried again, then replaced): fallback-replies.test.ts.
-import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { initializeLogger, llm } from '@livekit/agents';
+import { expect, test } from 'bun:test';
+import { llm } from '@livekit/agents';
 import { REPEAT_PLEASE } from '../../../agent/providers/offline/fallback-replies.ts';
-import { loadOfflineLanguageModel, type OfflineLLM } from '../../../agent/providers/offline/index.ts';
-import { loadProviders } from '../../../src/config.ts';
+import type { OfflineLLM } from '../../../agent/providers/offline/index.ts';
+import { withOfflineLanguageModel } from './language-model.ts';
 
 let model: OfflineLLM;
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  initializeLogger({ pretty: false, level: 'warn' });
-  // One thread, as the job runs a reply when another session or suite has the second core: two
-  // threads spin-wait for each other, and beside a busy core one turn took 33 s instead of 2 s
-  // (the replies are the same: the seed fixes them, not the threads).
-  ({ llm: model, close } = await loadOfflineLanguageModel(loadProviders(process.env).modelsDir, { threads: 1 }));
-}, 120_000);
-afterAll(async () => close?.());
+// One thread, as the job runs a reply when another session or suite has the second core: two
+// threads spin-wait for each other, and beside a busy core one turn took 33 s instead of 2 s
+// (the replies are the same: the seed fixes them, not the threads).
+withOfflineLanguageModel({ threads: 1 }, (loaded) => {
+  model = loaded;
+});
 
 const INSTRUCTIONS = {
   en: 'You are Marta, who answers for a small bicycle shop in Seville. The shop opens at nine and closes at eight, Monday to Saturday.\n\nYou are talking with a visitor in a live voice conversation. Your words are spoken aloud: answer in one to three short sentences, without lists, markdown, emoji or stage directions.',

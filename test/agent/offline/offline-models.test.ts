@@ -190,11 +190,16 @@ describe('offline speech-to-text (Whisper)', () => {
 
 describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
   const guide = (fact: string) => `You are a guide at the city museum. Answer in one or two short sentences. ${fact}`;
+  /** The guide told `fact`, then asked `question`: the chat to reply to. */
+  const guideAsked = (fact: string, question: string) => {
+    const chatCtx = llm.ChatContext.empty();
+    chatCtx.addMessage({ role: 'system', content: guide(fact) });
+    chatCtx.addMessage({ role: 'user', content: question });
+    return chatCtx;
+  };
 
   test('streams a reply quickly that uses a fact from the instructions', async () => {
-    const chatCtx = llm.ChatContext.empty();
-    chatCtx.addMessage({ role: 'system', content: guide('The museum opens at nine in the morning.') });
-    chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
+    const chatCtx = guideAsked('The museum opens at nine in the morning.', 'When does the museum open?');
     const { text, firstTokenMs } = await reply(chatCtx, 'fact from instructions (nine)');
     expect(text).toMatch(/\b(nine|9)\b/i);
     // The model's first reply since it loaded, beside another stream of suites: 0.4–5.4 s seen.
@@ -203,9 +208,7 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
   });
 
   test('other instructions give another answer, as quickly once the model is warm', async () => {
-    const chatCtx = llm.ChatContext.empty();
-    chatCtx.addMessage({ role: 'system', content: guide('The museum opens at eleven in the morning.') });
-    chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
+    const chatCtx = guideAsked('The museum opens at eleven in the morning.', 'When does the museum open?');
     const { text, firstTokenMs } = await reply(chatCtx, 'fact from instructions (eleven)');
     expect(text).toMatch(/\b(eleven|11)\b/i);
     expect(text).not.toMatch(/\b(nine|9)\b/i);
@@ -213,9 +216,7 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
   });
 
   test('names what only the instructions name', async () => {
-    const chatCtx = llm.ChatContext.empty();
-    chatCtx.addMessage({ role: 'system', content: guide('Its most famous painting is the Green Lion.') });
-    chatCtx.addMessage({ role: 'user', content: 'What is the most famous painting here?' });
+    const chatCtx = guideAsked('Its most famous painting is the Green Lion.', 'What is the most famous painting here?');
     const { text } = await reply(chatCtx, 'painting from instructions');
     expect(text.toLowerCase()).toContain('green lion');
   });
@@ -235,9 +236,7 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
 
   test('a reply takes the threads it is given before it starts: two when alone on the machine, one beside other sessions', async () => {
     const ask = () => {
-      const chatCtx = llm.ChatContext.empty();
-      chatCtx.addMessage({ role: 'system', content: guide('The museum opens at nine in the morning.') });
-      chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
+      const chatCtx = guideAsked('The museum opens at nine in the morning.', 'When does the museum open?');
       return chatCtx;
     };
     for (const threads of [2, 1, 2]) {
@@ -254,9 +253,7 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
   test('a visitor who asked before the greeting started is answered: the read-ahead never stops a reply', async () => {
     // On a loaded machine the typed question came before the greeting played; the greeting's
     // read-ahead stopped the reply already running, which ended with no token and was never spoken.
-    const chatCtx = llm.ChatContext.empty();
-    chatCtx.addMessage({ role: 'system', content: guide('The museum opens at nine in the morning.') });
-    chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
+    const chatCtx = guideAsked('The museum opens at nine in the morning.', 'When does the museum open?');
     const answer = reply(chatCtx, 'asked before the greeting');
     await Bun.sleep(50);
     void models.llm().prime(guide('The museum opens at nine in the morning.'), 'Hello, I am your guide.');
@@ -268,9 +265,7 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
   });
 
   test('uses the conversation history', async () => {
-    const chatCtx = llm.ChatContext.empty();
-    chatCtx.addMessage({ role: 'system', content: guide('') });
-    chatCtx.addMessage({ role: 'user', content: 'When does the museum open?' });
+    const chatCtx = guideAsked('', 'When does the museum open?');
     chatCtx.addMessage({ role: 'assistant', content: 'The museum opens at eleven in the morning.' });
     // Known weakness, not hidden: Qwen2.5-Coder answers a follow-up that opens with "Sorry,"
     // ("Sorry, at what time?") with "Sorry, but I can't assist with that." (docs/benchmarks.md).
@@ -336,14 +331,19 @@ describe('offline language model (Qwen2.5-Coder-0.5B)', () => {
       for await (const chunk of first) text += chunk.delta?.content ?? '';
       return text;
     })();
-    const chatCtx = llm.ChatContext.empty();
-    chatCtx.addMessage({ role: 'system', content: guide('Its most famous painting is the Green Lion.') });
-    chatCtx.addMessage({ role: 'user', content: 'What is the most famous painting here?' });
+    const chatCtx = guideAsked('Its most famous painting is the Green Lion.', 'What is the most famous painting here?');
     const second = await reply(chatCtx, 'after an interrupted reply');
     expect(second.text.toLowerCase()).toContain('green lion');
     await firstText; // ends (cut short) instead of hanging
   });
 });
+
+/** A sentence's speech: a plausible length (1 to 6 s), not silent. */
+function expectSpokenSentence(seconds: number, samples: Int16Array): void {
+  expect(seconds).toBeGreaterThan(1);
+  expect(seconds).toBeLessThan(6);
+  expect(rms(samples)).toBeGreaterThan(0.02);
+}
 
 describe('offline text-to-speech (Piper, espeak-ng)', () => {
   test('English by default is Piper: a plausible length of non-silent 22 kHz audio', async () => {
@@ -354,9 +354,7 @@ describe('offline text-to-speech (Piper, espeak-ng)', () => {
       'English sentence',
     );
     expect(engine).toBe('piper');
-    expect(seconds).toBeGreaterThan(1);
-    expect(seconds).toBeLessThan(6);
-    expect(rms(samples)).toBeGreaterThan(0.02);
+    expectSpokenSentence(seconds, samples);
     expect(finals).toBe(1);
   });
 
@@ -368,9 +366,7 @@ describe('offline text-to-speech (Piper, espeak-ng)', () => {
       'Spanish sentence',
     );
     expect(engine).toBe('espeak-ng');
-    expect(seconds).toBeGreaterThan(1);
-    expect(seconds).toBeLessThan(6);
-    expect(rms(samples)).toBeGreaterThan(0.02);
+    expectSpokenSentence(seconds, samples);
   });
 
   test('updateOptions switches the language mid-session', async () => {

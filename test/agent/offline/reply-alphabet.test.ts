@@ -2,28 +2,25 @@
 // answers in (agent/providers/offline/alphabets.ts). Without the grammar SmolLM2-135M, the
 // reply model before it, answered 5 of the evaluation's 6 Ukrainian questions in Russian or
 // with Latin words ("Яа Ada, её. Обязательно."). Needs the installed models.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { initializeLogger, llm } from '@livekit/agents';
+import { describe, expect, test } from 'bun:test';
+import { llm } from '@livekit/agents';
 import { greetingText } from '../../../agent/conversation/greeting.ts';
 import { agentInstructions } from '../../../agent/conversation/instructions.ts';
 import { withinAlphabet } from '../../../agent/providers/offline/alphabets.ts';
-import { loadOfflineLanguageModel, type OfflineLLM } from '../../../agent/providers/offline/index.ts';
+import type { OfflineLLM } from '../../../agent/providers/offline/index.ts';
 import { PERSONA, QUESTIONS } from '../../../bench/conversation/eval/questions.ts';
 import { replyLanguage } from '../../../bench/conversation/eval/scoring.ts';
-import { loadProviders } from '../../../src/config.ts';
 import { SPOKEN_LANGUAGES, type SpokenLanguage } from '../../../src/contract/index.ts';
+import { withOfflineLanguageModel } from './language-model.ts';
 
 let model: OfflineLLM;
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  initializeLogger({ pretty: false, level: 'warn' });
-  ({ llm: model, close } = await loadOfflineLanguageModel(loadProviders(process.env).modelsDir));
-}, 60_000);
-
-afterAll(async () => {
-  await close?.();
-});
+withOfflineLanguageModel(
+  {},
+  (loaded) => {
+    model = loaded;
+  },
+  60_000,
+);
 
 /** The session as the agent builds it, then each question of `language` in turn: the replies. */
 async function replies(language: SpokenLanguage, questions: string[]): Promise<string[]> {

@@ -4,24 +4,20 @@
 // small talk gets words, not a call; and a turn's passages (knowledge.ts) are answered from.
 // The chat history keeps calls and results only with tools. Needs the models the bootstrap
 // installs (`npm test` does).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { initializeLogger, llm, voice } from '@livekit/agents';
+import { describe, expect, test } from 'bun:test';
+import { llm, voice } from '@livekit/agents';
 import { onToolOutput } from '../../../agent/agents-adapter/index.ts';
 import { addPassages } from '../../../agent/conversation/knowledge.ts';
 import { TOOL_FILLERS } from '../../../agent/conversation/tools.ts';
-import { loadOfflineLanguageModel, type OfflineLLM, toLlamaHistory } from '../../../agent/providers/offline/index.ts';
+import { type OfflineLLM, toLlamaHistory } from '../../../agent/providers/offline/index.ts';
 import { FOUND } from '../../../agent/providers/offline/result-replies.ts';
 import { gbnfSchema, parseTextCall } from '../../../agent/providers/offline/tool-calls.ts';
-import { loadProviders } from '../../../src/config.ts';
+import { withOfflineLanguageModel } from './language-model.ts';
 
 let model: OfflineLLM;
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  initializeLogger({ pretty: false, level: 'warn' });
-  ({ llm: model, close } = await loadOfflineLanguageModel(loadProviders(process.env).modelsDir, { threads: 2 }));
-}, 120_000);
-afterAll(async () => close?.());
+withOfflineLanguageModel({ threads: 2 }, (loaded) => {
+  model = loaded;
+});
 
 const INSTRUCTIONS =
   'You are Ada, the receptionist of a dental clinic.\n\nYou are talking with a visitor in a live voice conversation. Your words are spoken aloud: answer in one to three short sentences, without lists, markdown, emoji or stage directions.';

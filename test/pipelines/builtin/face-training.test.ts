@@ -27,6 +27,9 @@ const EYE_CORNERS = [33, 133, 362, 263];
 const IRIS_CENTRES = [468, 473];
 
 const inspect = (bytes: Uint8Array) => inspectImage(bytes, defaultUploadBounds);
+/** The photos placed on a `width`×`height` picture, inspected as an upload. */
+const collage = async (width: number, height: number, photos: fx.PlacedPhoto[]) =>
+  inspect(await fx.photoCollage(width, height, photos));
 const meanY = (face: { landmarks: Point[] }, indices: number[]) =>
   indices.reduce((sum, i) => sum + face.landmarks[i]![1], 0) / indices.length;
 const centre = ([x, y, w, h]: number[]) => [x! + w! / 2, y! + h! / 2] as const;
@@ -92,23 +95,19 @@ describe('finding the face', () => {
   test('several faces: the largest is chosen, wherever it stands', async () => {
     // The astronaut large on the left, the cameraman small on the right…
     const astronautLarge = await findFace(
-      await inspect(
-        await fx.photoCollage(960, 640, [
-          { photo: 'astronaut', size: 640, left: 0, top: 0 },
-          { photo: 'cameraman', size: 320, left: 640, top: 160 },
-        ]),
-      ),
+      await collage(960, 640, [
+        { photo: 'astronaut', size: 640, left: 0, top: 0 },
+        { photo: 'cameraman', size: 320, left: 640, top: 160 },
+      ]),
     );
     expect(astronautLarge.faces).toBe(2);
     expect(centre(astronautLarge.box)[0]).toBeLessThan(640);
     // …and the cameraman large on the left, the astronaut (the more confident detection) smaller on the right.
     const cameramanLarge = await findFace(
-      await inspect(
-        await fx.photoCollage(1020, 640, [
-          { photo: 'cameraman', size: 640, left: 0, top: 0 },
-          { photo: 'astronaut', size: 380, left: 640, top: 130 },
-        ]),
-      ),
+      await collage(1020, 640, [
+        { photo: 'cameraman', size: 640, left: 0, top: 0 },
+        { photo: 'astronaut', size: 380, left: 640, top: 130 },
+      ]),
     );
     expect(cameramanLarge.faces).toBe(2);
     expect(cameramanLarge.box[0] + cameramanLarge.box[2]).toBeLessThan(640);
@@ -117,18 +116,14 @@ describe('finding the face', () => {
   });
 
   test(`a face under ${MIN_FACE_SIDE} px is too small; just above it is enough`, async () => {
-    const small = await inspect(
-      await fx.photoCollage(640, 640, [{ photo: 'astronaut', size: 280, left: 170, top: 100 }]),
-    );
+    const small = await collage(640, 640, [{ photo: 'astronaut', size: 280, left: 170, top: 100 }]);
     const error = await expectMediaError(findFace(small), {
       status: 422,
       type: 'image.face_too_small',
       field: 'image',
     });
     expect(error.message).toContain(`${MIN_FACE_SIDE} pixels`);
-    const enough = await findFace(
-      await inspect(await fx.photoCollage(640, 640, [{ photo: 'astronaut', size: 400, left: 120, top: 100 }])),
-    );
+    const enough = await findFace(await collage(640, 640, [{ photo: 'astronaut', size: 400, left: 120, top: 100 }]));
     expect(Math.max(enough.box[2], enough.box[3])).toBeGreaterThanOrEqual(MIN_FACE_SIDE);
   });
 

@@ -8,7 +8,7 @@
 //   the LiveKit token it was handed and publishes on the agent's behalf.
 // It records every call, and can be told to fail the session calls.
 import type { ServiceSession } from '../../../examples/avatar-service/service.ts';
-import { type JoinedAvatar, joinWithHandedToken } from './hosted-avatar.ts';
+import { serveHostedAvatar } from './hosted-avatar.ts';
 
 export interface AnamCall {
   method: string;
@@ -37,22 +37,8 @@ export const ANAM_STOCK_AVATAR_ID = '30fa96d0-26c4-4e55-94a0-517025942e18';
 const ANAM_SAMPLE_RATE = 48_000;
 
 export function startFakeAnam(apiKey = 'anam_test_key'): FakeAnam {
-  const sessions: JoinedAvatar[] = [];
   const pending = new Map<string, { livekitUrl: string; livekitToken: string }>();
   let made = 0;
-  const fake: FakeAnam = {
-    url: '',
-    apiKey,
-    calls: [],
-    avatars: new Map([[ANAM_STOCK_AVATAR_ID, { displayName: 'Cara', image: null }]]),
-    sessions,
-    failSessionsWith: null,
-    failCreateWith: null,
-    async stop() {
-      for (const session of sessions) await session.close();
-      await server.stop(true);
-    },
-  };
   const avatarJson = (id: string) => ({
     id,
     displayName: fake.avatars.get(id)!.displayName,
@@ -60,90 +46,89 @@ export function startFakeAnam(apiKey = 'anam_test_key'): FakeAnam {
     imageUrl: null,
     createdAt: new Date().toISOString(),
   });
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(request) {
-      const path = new URL(request.url).pathname;
-      const authorization = request.headers.get('authorization');
-      const multipart = request.headers.get('content-type')?.startsWith('multipart/form-data');
-      const form = multipart ? await request.formData() : null;
-      const json =
-        !multipart && request.method === 'POST'
-          ? ((await request.json().catch(() => null)) as Record<string, unknown> | null)
-          : null;
-      fake.calls.push({
-        method: request.method,
-        path,
-        authorization,
-        body:
-          json ??
-          (form
-            ? Object.fromEntries(
-                [...form.keys()].map((k) => [k, typeof form.get(k) === 'string' ? form.get(k) : 'file']),
-              )
-            : null),
-      });
-      const avatarPath = /^\/v1\/avatars\/([^/]+)$/.exec(path);
+  const host = serveHostedAvatar(ANAM_SAMPLE_RATE, async (request) => {
+    const path = new URL(request.url).pathname;
+    const authorization = request.headers.get('authorization');
+    const multipart = request.headers.get('content-type')?.startsWith('multipart/form-data');
+    const form = multipart ? await request.formData() : null;
+    const json =
+      !multipart && request.method === 'POST'
+        ? ((await request.json().catch(() => null)) as Record<string, unknown> | null)
+        : null;
+    fake.calls.push({
+      method: request.method,
+      path,
+      authorization,
+      body:
+        json ??
+        (form
+          ? Object.fromEntries([...form.keys()].map((k) => [k, typeof form.get(k) === 'string' ? form.get(k) : 'file']))
+          : null),
+    });
+    const avatarPath = /^\/v1\/avatars\/([^/]+)$/.exec(path);
 
-      if (path === '/v1/engine/session' && request.method === 'POST') {
-        if (fake.failSessionsWith !== null)
-          return Response.json({ message: 'unavailable' }, { status: fake.failSessionsWith });
-        const environment = pending.get(authorization?.replace(/^Bearer /, '') ?? '');
-        if (!environment) return Response.json({ message: 'invalid session token' }, { status: 401 });
-        const session = await joinWithHandedToken(environment.livekitUrl, environment.livekitToken, ANAM_SAMPLE_RATE);
-        sessions.push(session);
-        return Response.json({ sessionId: session.id });
+    if (path === '/v1/engine/session' && request.method === 'POST') {
+      if (fake.failSessionsWith !== null)
+        return Response.json({ message: 'unavailable' }, { status: fake.failSessionsWith });
+      const environment = pending.get(authorization?.replace(/^Bearer /, '') ?? '');
+      if (!environment) return Response.json({ message: 'invalid session token' }, { status: 401 });
+      const session = await host.join(environment.livekitUrl, environment.livekitToken);
+      return Response.json({ sessionId: session.id });
+    }
+    if (authorization !== `Bearer ${apiKey}`) return Response.json({ message: 'invalid API key' }, { status: 401 });
+    if (path === '/v1/auth/session-token' && request.method === 'POST') {
+      if (fake.failSessionsWith !== null)
+        return Response.json({ message: 'unavailable' }, { status: fake.failSessionsWith });
+      const persona = (json?.personaConfig ?? {}) as { avatarId?: string };
+      const environment = (json?.environment ?? {}) as { livekitUrl?: string; livekitToken?: string };
+      if (!persona.avatarId || !fake.avatars.has(persona.avatarId))
+        return Response.json({ message: 'avatar not found' }, { status: 404 });
+      if (!environment.livekitUrl || !environment.livekitToken)
+        return Response.json({ message: 'environment required' }, { status: 400 });
+      const sessionToken = `st_${crypto.randomUUID()}`;
+      pending.set(sessionToken, { livekitUrl: environment.livekitUrl, livekitToken: environment.livekitToken });
+      return Response.json({ sessionToken });
+    }
+    if (path === '/v1/avatars' && request.method === 'POST') {
+      if (fake.failCreateWith !== null)
+        return Response.json({ message: 'unavailable' }, { status: fake.failCreateWith });
+      const displayName = form?.get('displayName');
+      const image = form?.get('imageFile');
+      if (
+        typeof displayName !== 'string' ||
+        displayName.length < 3 ||
+        displayName.length > 50 ||
+        !(image instanceof Blob)
+      ) {
+        return Response.json({ message: 'displayName (3-50 characters) and imageFile are required' }, { status: 400 });
       }
-      if (authorization !== `Bearer ${apiKey}`) return Response.json({ message: 'invalid API key' }, { status: 401 });
-      if (path === '/v1/auth/session-token' && request.method === 'POST') {
-        if (fake.failSessionsWith !== null)
-          return Response.json({ message: 'unavailable' }, { status: fake.failSessionsWith });
-        const persona = (json?.personaConfig ?? {}) as { avatarId?: string };
-        const environment = (json?.environment ?? {}) as { livekitUrl?: string; livekitToken?: string };
-        if (!persona.avatarId || !fake.avatars.has(persona.avatarId))
-          return Response.json({ message: 'avatar not found' }, { status: 404 });
-        if (!environment.livekitUrl || !environment.livekitToken)
-          return Response.json({ message: 'environment required' }, { status: 400 });
-        const sessionToken = `st_${crypto.randomUUID()}`;
-        pending.set(sessionToken, { livekitUrl: environment.livekitUrl, livekitToken: environment.livekitToken });
-        return Response.json({ sessionToken });
-      }
-      if (path === '/v1/avatars' && request.method === 'POST') {
-        if (fake.failCreateWith !== null)
-          return Response.json({ message: 'unavailable' }, { status: fake.failCreateWith });
-        const displayName = form?.get('displayName');
-        const image = form?.get('imageFile');
-        if (
-          typeof displayName !== 'string' ||
-          displayName.length < 3 ||
-          displayName.length > 50 ||
-          !(image instanceof Blob)
-        ) {
-          return Response.json(
-            { message: 'displayName (3-50 characters) and imageFile are required' },
-            { status: 400 },
-          );
-        }
-        const id = `anam-oneshot-${++made}`;
-        fake.avatars.set(id, { displayName, image: new Uint8Array(await image.arrayBuffer()) });
-        return Response.json(avatarJson(id), { status: 201 });
-      }
-      if (avatarPath && request.method === 'GET') {
-        const id = decodeURIComponent(avatarPath[1]!);
-        return fake.avatars.has(id)
-          ? Response.json(avatarJson(id))
-          : Response.json({ message: 'Avatar not found' }, { status: 404 });
-      }
-      if (avatarPath && request.method === 'DELETE') {
-        const id = decodeURIComponent(avatarPath[1]!);
-        return fake.avatars.delete(id)
-          ? Response.json({ message: 'deleted' })
-          : Response.json({ message: 'Avatar not found' }, { status: 404 });
-      }
-      return Response.json({ message: 'not found' }, { status: 404 });
-    },
+      const id = `anam-oneshot-${++made}`;
+      fake.avatars.set(id, { displayName, image: new Uint8Array(await image.arrayBuffer()) });
+      return Response.json(avatarJson(id), { status: 201 });
+    }
+    if (avatarPath && request.method === 'GET') {
+      const id = decodeURIComponent(avatarPath[1]!);
+      return fake.avatars.has(id)
+        ? Response.json(avatarJson(id))
+        : Response.json({ message: 'Avatar not found' }, { status: 404 });
+    }
+    if (avatarPath && request.method === 'DELETE') {
+      const id = decodeURIComponent(avatarPath[1]!);
+      return fake.avatars.delete(id)
+        ? Response.json({ message: 'deleted' })
+        : Response.json({ message: 'Avatar not found' }, { status: 404 });
+    }
+    return Response.json({ message: 'not found' }, { status: 404 });
   });
-  fake.url = `http://127.0.0.1:${server.port}`;
+  const fake: FakeAnam = {
+    url: host.origin,
+    apiKey,
+    calls: [],
+    avatars: new Map([[ANAM_STOCK_AVATAR_ID, { displayName: 'Cara', image: null }]]),
+    sessions: host.sessions,
+    failSessionsWith: null,
+    failCreateWith: null,
+    stop: host.stop,
+  };
   return fake;
 }

@@ -28,3 +28,33 @@ export async function joinWithHandedToken(
     sampleRate,
   });
 }
+
+/** A hosted avatar's API server: its handler joins rooms with `join`, and `stop` closes them. */
+export interface HostedAvatarServer {
+  /** The server's origin, `http://127.0.0.1:<port>`. */
+  origin: string;
+  sessions: JoinedAvatar[];
+  join(livekitUrl: string, token: string): Promise<JoinedAvatar>;
+  stop(): Promise<void>;
+}
+
+export function serveHostedAvatar(
+  sampleRate: number,
+  handle: (request: Request) => Response | Promise<Response>,
+): HostedAvatarServer {
+  const sessions: JoinedAvatar[] = [];
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: handle });
+  return {
+    origin: `http://127.0.0.1:${server.port}`,
+    sessions,
+    async join(livekitUrl, token) {
+      const session = await joinWithHandedToken(livekitUrl, token, sampleRate);
+      sessions.push(session);
+      return session;
+    },
+    async stop() {
+      for (const session of sessions) await session.close();
+      await server.stop(true);
+    },
+  };
+}

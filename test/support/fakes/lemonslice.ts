@@ -5,7 +5,7 @@
 // participant, at LemonSlice's 16 kHz) and publishes on the agent's behalf, as LemonSlice's
 // servers do. It records each request, and can be told to fail.
 import type { ServiceSession } from '../../../examples/avatar-service/service.ts';
-import { type JoinedAvatar, joinWithHandedToken } from './hosted-avatar.ts';
+import { serveHostedAvatar } from './hosted-avatar.ts';
 
 export interface LemonSliceRequest {
   apiKey: string | null;
@@ -32,43 +32,32 @@ export interface FakeLemonSlice {
 const LEMONSLICE_SAMPLE_RATE = 16_000;
 
 export function startFakeLemonSlice(apiKey = 'ls_test_key'): FakeLemonSlice {
-  const sessions: JoinedAvatar[] = [];
+  const host = serveHostedAvatar(LEMONSLICE_SAMPLE_RATE, async (request) => {
+    if (request.method !== 'POST' || new URL(request.url).pathname !== '/api/liveai/sessions')
+      return new Response('not found', { status: 404 });
+    const body = (await request.json()) as LemonSliceRequest['body'];
+    const image = body.agent_image_url ? await fetch(body.agent_image_url).catch(() => undefined) : undefined;
+    const record: LemonSliceRequest = {
+      apiKey: request.headers.get('x-api-key'),
+      body,
+      imageFetched: Boolean(image?.ok),
+    };
+    fake.requests.push(record);
+    if (fake.failWith !== null) return Response.json({ error: 'unavailable' }, { status: fake.failWith });
+    if (record.apiKey !== apiKey) return Response.json({ error: 'invalid API key' }, { status: 401 });
+    const token = body.properties?.livekit_token;
+    const livekitUrl = body.properties?.livekit_url;
+    if (!token || !livekitUrl || !record.imageFetched) return Response.json({ error: 'bad request' }, { status: 400 });
+    const session = await host.join(livekitUrl, token);
+    return Response.json({ session_id: session.id });
+  });
   const fake: FakeLemonSlice = {
-    url: '',
+    url: `${host.origin}/api/liveai/sessions`,
     apiKey,
     requests: [],
-    sessions,
+    sessions: host.sessions,
     failWith: null,
-    async stop() {
-      for (const session of sessions) await session.close();
-      await server.stop(true);
-    },
+    stop: host.stop,
   };
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(request) {
-      if (request.method !== 'POST' || new URL(request.url).pathname !== '/api/liveai/sessions')
-        return new Response('not found', { status: 404 });
-      const body = (await request.json()) as LemonSliceRequest['body'];
-      const image = body.agent_image_url ? await fetch(body.agent_image_url).catch(() => undefined) : undefined;
-      const record: LemonSliceRequest = {
-        apiKey: request.headers.get('x-api-key'),
-        body,
-        imageFetched: Boolean(image?.ok),
-      };
-      fake.requests.push(record);
-      if (fake.failWith !== null) return Response.json({ error: 'unavailable' }, { status: fake.failWith });
-      if (record.apiKey !== apiKey) return Response.json({ error: 'invalid API key' }, { status: 401 });
-      const token = body.properties?.livekit_token;
-      const livekitUrl = body.properties?.livekit_url;
-      if (!token || !livekitUrl || !record.imageFetched)
-        return Response.json({ error: 'bad request' }, { status: 400 });
-      const session = await joinWithHandedToken(livekitUrl, token, LEMONSLICE_SAMPLE_RATE);
-      sessions.push(session);
-      return Response.json({ session_id: session.id });
-    },
-  });
-  fake.url = `http://127.0.0.1:${server.port}/api/liveai/sessions`;
   return fake;
 }

@@ -3,7 +3,7 @@
 // its origins, identities and limits, revoke it; each live key shows the snippet to paste, as
 // the <likeness-avatar> element or as an iframe. The key is public by design: shown in full.
 import { ApiError, api, type FieldProblem } from '../api.ts';
-import { confirmAction } from '../confirm-dialog.ts';
+import { onConfirmedDelete } from '../confirmed-delete.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { checkboxField, errorBox, field, onSubmit, showError, whileBusy } from '../forms.ts';
 import { listLoad } from '../list-load.ts';
@@ -68,24 +68,18 @@ export const embedPage: Page = async (context) => {
     const edit = rowButton('Edit', 'edit-publishable-key', 'secondary');
     const revoke = rowButton('Revoke', 'revoke-publishable-key', 'danger');
     edit.addEventListener('click', () => openEditor(key));
-    revoke.addEventListener('click', async () => {
-      const named = key.name ? `“${key.name}” ` : '';
-      if (
-        !(await confirmAction(
-          `Revoke the publishable key ${named}(${key.publishable_key})? Pages using it can no longer start sessions; sessions running now go on. This cannot be undone.`,
-          'Revoke key',
-        ))
-      )
-        return;
-      try {
-        await whileBusy([revoke, edit], 'Revoking…', () =>
-          api.delete(`/console/api/publishable-keys/${encodeURIComponent(key.publishable_key_id)}`),
-        );
+    const named = key.name ? `“${key.name}” ` : '';
+    onConfirmedDelete(revoke, {
+      question: `Revoke the publishable key ${named}(${key.publishable_key})? Pages using it can no longer start sessions; sessions running now go on. This cannot be undone.`,
+      action: 'Revoke key',
+      path: `/console/api/publishable-keys/${encodeURIComponent(key.publishable_key_id)}`,
+      busy: [revoke, edit],
+      busyLabel: 'Revoking…',
+      errorBox: listError,
+      done: () => {
         replaceChildren(editorSlot);
-        await load();
-      } catch (error) {
-        showError(listError, error);
-      }
+        return load();
+      },
     });
     return h(
       'tr',

@@ -1,7 +1,7 @@
 // Identities: the gallery (polling those in training), the create form, editing in place
 // (a new photo or sample retrains) and deleting. The forms are in identity-forms.ts.
 import { ApiError, api } from '../api.ts';
-import { confirmAction } from '../confirm-dialog.ts';
+import { onConfirmedDelete } from '../confirmed-delete.ts';
 import { h } from '../dom.ts';
 import { errorBox, showError, whileBusy } from '../forms.ts';
 import {
@@ -104,25 +104,18 @@ export const identitiesPage: Page = async (context) => {
       context.navigate(`#/talk?identity=${encodeURIComponent(identity.identity_id)}`),
     );
     edit.addEventListener('click', () => void openEditor(identity.identity_id, edit));
-    remove.addEventListener('click', async () => {
-      if (
-        !(await confirmAction(
-          `Delete “${identity.name}”? Its photo, voice and settings are removed for good.`,
-          'Delete identity',
-        ))
-      )
-        return;
-      try {
-        await whileBusy([remove], 'Deleting…', () =>
-          api.delete(`/console/api/identities/${encodeURIComponent(identity.identity_id)}`),
-        );
+    onConfirmedDelete(remove, {
+      question: `Delete “${identity.name}”? Its photo, voice and settings are removed for good.`,
+      action: 'Delete identity',
+      path: `/console/api/identities/${encodeURIComponent(identity.identity_id)}`,
+      busy: [remove],
+      errorBox: galleryError,
+      done: () => {
         stopWatching(identity.identity_id);
         cardOf(identity.identity_id)?.remove();
         showEmptyState();
         announcer.textContent = `${identity.name} was deleted.`;
-      } catch (error) {
-        showError(galleryError, error);
-      }
+      },
     });
     return h(
       'li',

@@ -1,7 +1,7 @@
 // API keys: list, create (the key is shown once), rename and revoke. A test key (`lk_test_…`,
 // docs/api.md#test-mode) reaches the account's test account: it is made here and badged "Test".
 import { api } from '../api.ts';
-import { confirmAction } from '../confirm-dialog.ts';
+import { onConfirmedDelete } from '../confirmed-delete.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { checkboxField, clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
@@ -87,22 +87,14 @@ export const keysPage: Page = async (context) => {
     const rename = rowButton('Rename', 'rename-key', 'secondary');
     const revoke = rowButton('Revoke', 'revoke-key', 'danger');
     rename.addEventListener('click', () => renameInPlace(key, nameCell));
-    revoke.addEventListener('click', async () => {
-      if (
-        !(await confirmAction(
-          `Revoke the key ${key.name ? `“${key.name}” ` : ''}(${key.prefix}…)? Anything using it stops working at once. This cannot be undone.`,
-          'Revoke key',
-        ))
-      )
-        return;
-      try {
-        await whileBusy([revoke, rename], 'Revoking…', () =>
-          api.delete(`/console/api/keys/${encodeURIComponent(key.key_id)}`),
-        );
-        await load();
-      } catch (error) {
-        showError(listError, error);
-      }
+    onConfirmedDelete(revoke, {
+      question: `Revoke the key ${key.name ? `“${key.name}” ` : ''}(${key.prefix}…)? Anything using it stops working at once. This cannot be undone.`,
+      action: 'Revoke key',
+      path: `/console/api/keys/${encodeURIComponent(key.key_id)}`,
+      busy: [revoke, rename],
+      busyLabel: 'Revoking…',
+      errorBox: listError,
+      done: load,
     });
     return h(
       'tr',

@@ -3,7 +3,7 @@
 // or failed, and says why it failed), see each one's passages, delete one; identities pick
 // theirs on the Identities page (identity-attachments.ts).
 import { api } from '../api.ts';
-import { confirmAction } from '../confirm-dialog.ts';
+import { onConfirmedDelete } from '../confirmed-delete.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { clearError, errorBox, field, onSubmit, showError, whileBusy } from '../forms.ts';
@@ -103,24 +103,17 @@ export const knowledgePage: Page = async (context) => {
 
   function documentRow(d: KnowledgeDocument): HTMLTableRowElement {
     const remove = rowButton('Delete', 'delete-document', 'danger');
-    remove.addEventListener('click', async () => {
-      if (
-        !(await confirmAction(
-          `Delete “${d.name}”? Its passages are removed, and identities that use it no longer answer from it.`,
-          'Delete document',
-        ))
-      )
-        return;
-      try {
-        await whileBusy([remove], 'Deleting…', () =>
-          api.delete(`/console/api/documents/${encodeURIComponent(d.document_id)}`),
-        );
+    onConfirmedDelete(remove, {
+      question: `Delete “${d.name}”? Its passages are removed, and identities that use it no longer answer from it.`,
+      action: 'Delete document',
+      path: `/console/api/documents/${encodeURIComponent(d.document_id)}`,
+      busy: [remove],
+      errorBox: listError,
+      done: () => {
         shown.delete(d.document_id);
         announcer.textContent = `${d.name} was deleted.`;
-        await load();
-      } catch (error) {
-        showError(listError, error);
-      }
+        return load();
+      },
     });
     return h(
       'tr',

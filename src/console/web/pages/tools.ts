@@ -2,10 +2,10 @@
 // webhook tool's signing secret is shown once), see the account's tools, delete one; identities
 // pick theirs on the Identities page (identity-attachments.ts).
 import { ApiError, api, type FieldProblem } from '../api.ts';
-import { confirmAction } from '../confirm-dialog.ts';
+import { onConfirmedDelete } from '../confirmed-delete.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
-import { errorBox, field, onSubmit, select, showError, whileBusy } from '../forms.ts';
+import { errorBox, field, onSubmit, select, whileBusy } from '../forms.ts';
 import { listLoad } from '../list-load.ts';
 import { problemSentence } from '../problems.ts';
 import type { CreatedTool, Tool, ToolType } from '../resources.ts';
@@ -153,22 +153,13 @@ export const toolsPage: Page = async (context) => {
 
   function toolRow(tool: Tool): HTMLTableRowElement {
     const remove = rowButton('Delete', 'delete-tool', 'danger');
-    remove.addEventListener('click', async () => {
-      if (
-        !(await confirmAction(
-          `Delete the tool ${tool.name}? Identities that use it stop offering it from their next session.`,
-          'Delete tool',
-        ))
-      )
-        return;
-      try {
-        await whileBusy([remove], 'Deleting…', () =>
-          api.delete(`/console/api/tools/${encodeURIComponent(tool.tool_id)}`),
-        );
-        await load();
-      } catch (error) {
-        showError(listError, error);
-      }
+    onConfirmedDelete(remove, {
+      question: `Delete the tool ${tool.name}? Identities that use it stop offering it from their next session.`,
+      action: 'Delete tool',
+      path: `/console/api/tools/${encodeURIComponent(tool.tool_id)}`,
+      busy: [remove],
+      errorBox: listError,
+      done: load,
     });
     return h(
       'tr',

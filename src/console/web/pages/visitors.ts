@@ -3,7 +3,7 @@
 // session each was learned; an editor whose list replaces every fact (PATCH); and forgetting.
 import type { MEMORY_FACT_MAX_CHARS, MEMORY_MAX_FACTS } from '../../../contract/visitor-memory.ts';
 import { ApiError, api, type FieldProblem } from '../api.ts';
-import { confirmAction } from '../confirm-dialog.ts';
+import { onConfirmedDelete } from '../confirmed-delete.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { clearError, errorBox, field, onSubmit, select, showError, whileBusy } from '../forms.ts';
@@ -125,20 +125,21 @@ export const visitorsPage: Page = async (context) => {
     const forget = h('button', { type: 'button', id: 'forget-visitor', class: 'danger' }, 'Forget this visitor');
     const error = errorBox('visitor-error');
     edit.addEventListener('click', () => replaceChildren(detail, title, editor(visitor)));
-    forget.addEventListener('click', async () => {
-      const message = `Forget the visitor ${visitor.visitor_id}? Everything remembered of them is deleted and their sessions no longer name them (the transcripts stay). This cannot be undone.`;
-      if (!(await confirmAction(message, 'Forget visitor'))) return;
-      try {
-        await whileBusy([forget, edit], 'Forgetting…', () => api.delete(pathOf(visitor.visitor_id)));
+    onConfirmedDelete(forget, {
+      question: `Forget the visitor ${visitor.visitor_id}? Everything remembered of them is deleted and their sessions no longer name them (the transcripts stay). This cannot be undone.`,
+      action: 'Forget visitor',
+      path: pathOf(visitor.visitor_id),
+      busy: [forget, edit],
+      busyLabel: 'Forgetting…',
+      errorBox: error,
+      done: () => {
         visitors = visitors.filter((known) => known.visitor_id !== visitor.visitor_id);
         selected = null;
         detail.hidden = true;
         replaceChildren(detail);
         renderList();
         context.root.querySelector('h1')?.focus();
-      } catch (caught) {
-        showError(error, caught);
-      }
+      },
     });
     detail.hidden = false;
     replaceChildren(

@@ -2,7 +2,7 @@
 // once; enable or disable, send a test event, delete), each endpoint's recent deliveries with
 // the receiver's status codes, and the balance below which `credits.low` is sent.
 import { api } from '../api.ts';
-import { confirmAction } from '../confirm-dialog.ts';
+import { onConfirmedDelete } from '../confirmed-delete.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { formatDate } from '../format.ts';
 import { checkboxField, clearError, errorBox, field, showError, whileBusy } from '../forms.ts';
@@ -140,21 +140,16 @@ export const webhooksPage: Page = async (context) => {
         showError(listError, error);
       }
     });
-    remove.addEventListener('click', async () => {
-      if (
-        !(await confirmAction(
-          `Delete the endpoint ${webhook.url}? Events not yet delivered to it are dropped.`,
-          'Delete endpoint',
-        ))
-      )
-        return;
-      try {
-        await whileBusy(buttons, 'Deleting…', () => api.delete(`/console/api/webhooks/${webhook.webhook_id}`));
+    onConfirmedDelete(remove, {
+      question: `Delete the endpoint ${webhook.url}? Events not yet delivered to it are dropped.`,
+      action: 'Delete endpoint',
+      path: `/console/api/webhooks/${webhook.webhook_id}`,
+      busy: buttons,
+      errorBox: listError,
+      done: () => {
         replaceChildren(deliveries);
-        await load();
-      } catch (error) {
-        showError(listError, error);
-      }
+        return load();
+      },
     });
     return h(
       'tr',
