@@ -41,8 +41,9 @@ const STOP_TIMEOUT_MS = 5_000;
 const KEPT_LOG_BYTES = 16 * 1024;
 
 // Runs moto_server's own entry point after starting a thread that ends the process
-// once its parent (the bootstrap) is gone: then getppid() changes to a reaper's pid.
-const LAUNCHER = `
+// once its parent (the bootstrap, or a test's customer bucket) is gone: then getppid() changes
+// to a reaper's pid.
+export const MOTO_LAUNCHER = `
 import os, sys, threading, time
 parent = os.getppid()
 def watch_parent():
@@ -60,7 +61,8 @@ function venvDir() {
   return path.join(cacheDir(), 'moto-venv');
 }
 
-function venvPython() {
+/** The Python of the venv moto is installed in. */
+export function venvPython() {
   return path.join(venvDir(), 'bin', 'python');
 }
 
@@ -192,7 +194,7 @@ async function startServer(python, port) {
   const keep = (chunk) => {
     output = (output + chunk.toString()).slice(-KEPT_LOG_BYTES);
   };
-  const child = spawn(python, ['-c', LAUNCHER, '-H', '127.0.0.1', '-p', String(port)], {
+  const child = spawn(python, ['-c', MOTO_LAUNCHER, '-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     // Unbuffered, so a crash's traceback reaches us whole.
     env: { ...process.env, PYTHONUNBUFFERED: '1' },

@@ -290,9 +290,12 @@ describe.each(ENGINES)('processing budget on %s', (engine) => {
     "the budget counts the reading's CPU time, not its wait for the CPU (the engine is not the point)",
     async () => {
       const account = await suite.service.account();
-      const document = await upload(account, paragraphs(400, 'Waiting'), 'waiting.txt');
+      // Forty passages: what follows the reading (their embeddings and writes) is counted on the
+      // wall, and 400 of them took the 2 s budget's rest beside a loaded run (run 92).
+      const document = await upload(account, paragraphs(40, 'Waiting'), 'waiting.txt');
       // The reading process is frozen for longer than the whole budget, as a machine too busy to
-      // run it would hold it, then goes on: it spent next to none of its own time.
+      // run it would hold it, then goes on: it spent next to none of its own time. (Found while
+      // it starts: the process's start alone takes longer than this loop's 2 ms.)
       let pid: number | undefined;
       for (const deadline = Date.now() + 5_000; pid === undefined && Date.now() < deadline; await Bun.sleep(2))
         pid = extractionChild(process.pid)?.pid;

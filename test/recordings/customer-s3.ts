@@ -3,24 +3,10 @@
 // own, with authentication on, so wrong credentials are refused as a real bucket would. moto
 // lets the first INITIAL_NO_AUTH_ACTION_COUNT requests in unsigned: they make the bucket, a user,
 // its policy and its key; every later request must be signed with that key.
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { MOTO_LAUNCHER, venvPython } from '../../src/bootstrap/s3.mjs';
 import { eventually } from '../support/visitor.ts';
 
-const PYTHON = join(homedir(), '.cache', 'likeness', 'moto-venv', 'bin', 'python');
 const SETUP_REQUESTS = 4;
-/** moto's own entry point, ended once the test process is gone (as the bootstrap's, src/bootstrap/s3.mjs). */
-const LAUNCHER = `
-import os, sys, threading, time
-parent = os.getppid()
-def watch_parent():
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    os._exit(0)
-threading.Thread(target=watch_parent, daemon=True).start()
-from moto.server import main
-main(sys.argv[1:])
-`;
 
 export interface CustomerS3 {
   endpoint: string;
@@ -60,7 +46,7 @@ async function iam(endpoint: string, params: Record<string, string>): Promise<st
 export async function startCustomerS3(): Promise<CustomerS3> {
   const port = freePort();
   const endpoint = `http://127.0.0.1:${port}`;
-  const child = Bun.spawn([PYTHON, '-c', LAUNCHER, '-H', '127.0.0.1', '-p', String(port)], {
+  const child = Bun.spawn([venvPython(), '-c', MOTO_LAUNCHER, '-H', '127.0.0.1', '-p', String(port)], {
     env: { ...process.env, INITIAL_NO_AUTH_ACTION_COUNT: String(SETUP_REQUESTS), PYTHONUNBUFFERED: '1' },
     stdout: 'ignore',
     stderr: 'ignore',

@@ -32,3 +32,23 @@ export async function sessionRowCount(service: TestService, accountId: string): 
       .where(eq(sessions.accountId, accountId))
   ).length;
 }
+
+/**
+ * POST /v1/sessions/start as a client that honours a 503 (`Retry-After`): tried again until the
+ * answer is not 503 or `timeoutMs` passed. A worker's jobs go on a moment after their session
+ * ended (their last reports, their process's end), so a start right after another found its
+ * two slots held (runs 90, 92). For suites whose point is not admission (test/sessions/admission
+ * is); a refused start leaves nothing behind, so trying again is safe.
+ */
+export async function startWhenAdmitted(
+  account: Pick<TestAccount, 'call'>,
+  body: Record<string, unknown>,
+  timeoutMs = 30_000,
+): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await postSessionStart(account, body);
+    if (response.status !== 503 || Date.now() > deadline) return response;
+    await Bun.sleep(250);
+  }
+}
