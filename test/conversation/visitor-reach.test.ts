@@ -11,6 +11,7 @@ import { RpcError } from '@livekit/rtc-node';
 import { SESSIONS_HERE_DIR } from '../../agent/sessions-here.ts';
 import { AGENT_STATE_ATTRIBUTE, CHAT_TOPIC } from '../../src/contract/index.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
+import { statFields } from '../support/proc-stat.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
 import { createIdentity, postSessionStart } from '../support/session-start.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../support/visitor.ts';
@@ -47,11 +48,7 @@ afterAll(() => service.stop());
 const modelTexts = () =>
   fakes.openai.chats.filter((chat) => chat.system.includes(MARKER)).flatMap((chat) => chat.userTexts);
 
-function parentOf(pid: number): number {
-  // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after its ')'.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-}
+const parentOf = (pid: number) => Number(statFields(`/proc/${pid}/stat`)[1]);
 
 /**
  * The job process serving this test's session: the one process of this process's worker listed

@@ -12,6 +12,7 @@ import { createDeflate, deflateSync } from 'node:zlib';
 import { EXTRACTION_NICE_INCREMENT, EXTRACTION_WALL_MULTIPLE } from '../../src/knowledge/isolated-extraction.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../support/fakes/openai.ts';
 import { mainThreadCpuMs } from '../support/main-thread-cpu.ts';
+import { statFields } from '../support/proc-stat.ts';
 import {
   ENGINES,
   type Engine,
@@ -329,8 +330,7 @@ function extractionChild(parent: number): { pid: number; nice: number } | undefi
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('extraction-process.ts')) continue;
-      // stat: "pid (comm) state ppid … nice" (the 19th field; comm may hold spaces, so after ")").
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const fields = statFields(`/proc/${pid}/stat`);
       if (Number(fields[1]) === parent) return { pid: Number(pid), nice: Number(fields[16]) };
     } catch {
       // It ended while being read.

@@ -12,6 +12,7 @@ import { openDatabase } from '../../src/db/index.ts';
 import { connectLivekit } from '../../src/livekit/connection.ts';
 import { type RunningService, type ServiceOverrides, startService } from '../../src/server.ts';
 import { migratedDatabase, seedPglite } from './database-templates.ts';
+import { statFields } from './proc-stat.ts';
 
 export type Engine = 'pglite' | 'postgres';
 /** Both engines: for suites where the database is the point (queries, migrations, locking, restarts). */
@@ -225,9 +226,7 @@ function childProcesses(): { pid: number; state: string; command: string }[] {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // pid (comm) state ppid …: the command may hold spaces and parentheses, so read after the last ')'.
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [state, ppid] = statFields(`/proc/${name}/stat`);
       if (Number(ppid) !== process.pid) continue;
       const command = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 120);
       children.push({ pid: Number(name), state: state ?? '?', command });
