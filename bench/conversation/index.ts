@@ -144,7 +144,7 @@ try {
     // The ended job's process exits and a warm one takes its place before the next join.
     await Bun.sleep(3_000);
   }
-  const { session, microphone, ears, captions, joinToGreetingMs } = await greeted();
+  const { session, visitor, microphone, ears, captions, joinToGreetingMs } = await greeted();
   joinToGreeting.push(joinToGreetingMs);
   report('join → first greeting audio at the client', joinToGreeting);
 
@@ -235,8 +235,12 @@ try {
   await fetch(`${service.url}/v1/sessions/${session.room_name}/end`, { method: 'POST', headers: { authorization } });
   ears.close();
   await microphone.stop();
+  // A room left connected keeps rtc-node's handle, and the bench, alive after its figures.
+  await visitor.leave();
   prepared.stop();
 } finally {
   await bench.stop();
   await fakes?.stop();
 }
+// rtc-node's native handle keeps the process alive once the rooms are gone (as in bench/sessions).
+process.exit(0);
