@@ -7,7 +7,7 @@
 // once cost a lone worker's live agent its place). Here the failures are made to order and the
 // watch is driven by hand (SESSION_ADMISSION=off: the service runs no watch of its own).
 // The same for a dispatch nobody answered: not while a worker that may have taken it has not
-// beaten since.
+// beaten since. And a look with no session running is one query (it runs four times a second).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
@@ -22,6 +22,45 @@ beforeAll(async () => {
   service = await startTestService('pglite', { livekit: 'local', env: { SESSION_ADMISSION: 'off' } });
 }, 120_000);
 afterAll(() => service?.stop());
+
+/** Counts the queries `db` builds while `run` runs (select, update and the rest, by method). */
+async function queriesDuring(db: TestService['services']['database']['db'], run: () => Promise<unknown>) {
+  const counted: Record<string, number> = {};
+  const methods = ['select', 'update', 'insert', 'delete', 'execute'] as const;
+  const originals = methods.map((method) => db[method]);
+  methods.forEach((method, i) => {
+    const original = originals[i] as (...args: unknown[]) => unknown;
+    (db as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      counted[method] = (counted[method] ?? 0) + 1;
+      return original.apply(db, args);
+    };
+  });
+  try {
+    await run();
+  } finally {
+    methods.forEach((method, i) => {
+      (db as unknown as Record<string, unknown>)[method] = originals[i];
+    });
+  }
+  return counted;
+}
+
+test('with no session running, a look is one query; with one, the whole look runs', async () => {
+  const db = service.services.database.db;
+  const watch = service.services.agentWatch;
+  expect(await queriesDuring(db, () => watch.tick())).toEqual({ select: 1 });
+  const account = await service.account({ credits: 1_000 });
+  const identity = await createAstronaut(account, { language: 'en' });
+  const session = await startSession(account, { identity_id: identity.identity_id });
+  try {
+    // The probe, the fleet's heartbeats, the claim of lost agents, and the unanswered dispatches
+    // (their query and its subquery, each built as a select).
+    expect(await queriesDuring(db, () => watch.tick())).toEqual({ select: 4, update: 1 });
+  } finally {
+    await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+  }
+  expect(await queriesDuring(db, () => watch.tick())).toEqual({ select: 1 });
+}, 60_000);
 
 test('an agent unlisted only because heartbeats could not be recorded is not taken for lost; once they could have been, it is', async () => {
   const account = await service.account({ credits: 1_000 });
