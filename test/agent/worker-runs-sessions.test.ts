@@ -285,9 +285,11 @@ describe('agent worker', () => {
       expect(publication.name).toBe('avatar');
       expect(publication.source).toBe(TrackSource.SOURCE_CAMERA);
 
-      const frames = await readFrames(track, 2_000);
-      // A steady stream (25 fps when idle; its rate under load is bench/sessions' figure).
-      expect(frames.count, `${frames.count} frames in 2 s`).toBeGreaterThanOrEqual(30);
+      // A steady stream (25 fps when idle; its rate under load is bench/sessions' figure), over
+      // 4 s: its first seconds share the cores with the job's start, and beside a CPU-heavy suite
+      // they gave 14 fps for 2 s (run 96; 8 fps in run 7).
+      const frames = await readFrames(track, 4_000);
+      expect(frames.count, `${frames.count} frames in 4 s`).toBeGreaterThanOrEqual(60);
       expectFrameSize(frames.sizes, 540, 960);
       // Exactly one video track from the agent, and it is the avatar.
       const videos = [...participant.trackPublications.values()].filter((p) => p.kind === TrackKind.KIND_VIDEO);
@@ -340,9 +342,11 @@ describe('agent worker', () => {
       const visitor = await joinAsVisitor(roomName, session.visitor_identity);
       const { track, participant } = await nextVideoTrack(visitor);
       expect(participant.kind).toBe(ParticipantKind.AGENT);
-      const frames = await readFrames(track, 2_000);
-      // A steady stream (25 fps when idle; its rate under load is bench/sessions' figure).
-      expect(frames.count, `${frames.count} frames in 2 s`).toBeGreaterThanOrEqual(30);
+      // A steady stream (25 fps when idle; its rate under load is bench/sessions' figure), over
+      // 4 s: its first seconds share the cores with the job's start, and beside a CPU-heavy suite
+      // they gave 14 fps for 2 s (run 96; 8 fps in run 7).
+      const frames = await readFrames(track, 4_000);
+      expect(frames.count, `${frames.count} frames in 4 s`).toBeGreaterThanOrEqual(60);
       expectFrameSize(frames.sizes, 960, 540);
 
       await waitFor('four minutes after the join', () => minuteIndices(roomName).length >= 4);
