@@ -176,6 +176,17 @@ function nextVideoTrack(
  * Counts the track's frames for `ms` from the first one (the stream needs a moment to
  * start: a keyframe, the bandwidth estimate); returns the count and the sizes seen.
  */
+/**
+ * A steady stream (25 fps when idle; its rate under load is bench/sessions' figure), read over
+ * 4 s: its first seconds share the cores with the job's start, and beside a CPU-heavy suite they
+ * gave 14 fps for 2 s (run 96; 8 fps in run 7).
+ */
+async function steadyFrames(track: RemoteTrack) {
+  const frames = await readFrames(track, 4_000);
+  expect(frames.count, `${frames.count} frames in 4 s`).toBeGreaterThanOrEqual(60);
+  return frames;
+}
+
 async function readFrames(track: RemoteTrack, ms: number) {
   const reader = new VideoStream(track).getReader();
   const sizes = new Map<string, number>();
@@ -285,11 +296,7 @@ describe('agent worker', () => {
       expect(publication.name).toBe('avatar');
       expect(publication.source).toBe(TrackSource.SOURCE_CAMERA);
 
-      // A steady stream (25 fps when idle; its rate under load is bench/sessions' figure), over
-      // 4 s: its first seconds share the cores with the job's start, and beside a CPU-heavy suite
-      // they gave 14 fps for 2 s (run 96; 8 fps in run 7).
-      const frames = await readFrames(track, 4_000);
-      expect(frames.count, `${frames.count} frames in 4 s`).toBeGreaterThanOrEqual(60);
+      const frames = await steadyFrames(track);
       expectFrameSize(frames.sizes, 540, 960);
       // Exactly one video track from the agent, and it is the avatar.
       const videos = [...participant.trackPublications.values()].filter((p) => p.kind === TrackKind.KIND_VIDEO);
@@ -342,11 +349,7 @@ describe('agent worker', () => {
       const visitor = await joinAsVisitor(roomName, session.visitor_identity);
       const { track, participant } = await nextVideoTrack(visitor);
       expect(participant.kind).toBe(ParticipantKind.AGENT);
-      // A steady stream (25 fps when idle; its rate under load is bench/sessions' figure), over
-      // 4 s: its first seconds share the cores with the job's start, and beside a CPU-heavy suite
-      // they gave 14 fps for 2 s (run 96; 8 fps in run 7).
-      const frames = await readFrames(track, 4_000);
-      expect(frames.count, `${frames.count} frames in 4 s`).toBeGreaterThanOrEqual(60);
+      const frames = await steadyFrames(track);
       expectFrameSize(frames.sizes, 960, 540);
 
       await waitFor('four minutes after the join', () => minuteIndices(roomName).length >= 4);
