@@ -18,7 +18,7 @@
 // SESSION_AGENT_TIMEOUT_SECONDS, counted from the start or the loss, still ends a session no
 // agent reaches (`agent_unavailable`).
 
-import { ParticipantInfo_Kind } from '@livekit/protocol';
+import { JobStatus, ParticipantInfo_Kind } from '@livekit/protocol';
 import { and, eq, gt, isNotNull, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import { isTestAccount } from '../accounts/index.ts';
 import type { AssetLinks } from '../assets/index.ts';
@@ -60,6 +60,15 @@ const REDISPATCH_AFTER_SECONDS = 4;
  */
 const UNANSWERED_AFTER_HEARTBEAT_SECONDS = 4 * HEARTBEAT_INTERVAL_SECONDS;
 
+/**
+ * A dispatch LiveKit says a worker accepted is not unanswered for this long after it, whatever
+ * the heartbeats say: they are recorded when they arrive, and an API loop held for 2.8 s (run 97)
+ * let every worker's queued beats land "after" the dispatch before the one listing it, and a
+ * healthy job in the room lost its session to a second dispatch. A worker that died with the job
+ * leaves LiveKit's record as it was, hence the bound: such a job is replaced after this.
+ */
+const ACCEPTED_JOB_ARRIVES_WITHIN_SECONDS = 20;
+
 export interface AgentWatchDeps {
   db: Database;
   lifecycle: SessionLifecycle;
@@ -90,6 +99,8 @@ const LOST_GRACE_WITHOUT_ANY_HEARTBEAT_SECONDS = 10;
 
 export class AgentWatch {
   #databaseFailedAt = -Infinity;
+  /** Sessions said to wait for a job LiveKit saw accepted, and since when (said once each). */
+  readonly #waitingForAcceptedJob = new Map<string, number>();
 
   constructor(private readonly deps: AgentWatchDeps) {}
 
@@ -165,7 +176,11 @@ export class AgentWatch {
     const redispatched: string[] = [];
     const dispatched = sql`coalesce(${sessions.dispatchedAt}, ${sessions.createdAt})`;
     const unanswered = await db
-      .select({ id: sessions.id })
+      .select({
+        id: sessions.id,
+        dispatchId: sessions.dispatchId,
+        lately: sql<boolean>`${dispatched} > ${secondsAgo(ACCEPTED_JOB_ARRIVES_WITHIN_SECONDS)}`,
+      })
       .from(sessions)
       .where(
         and(
@@ -195,7 +210,8 @@ export class AgentWatch {
       0
     )
       return redispatched;
-    for (const { id } of unanswered) {
+    for (const { id, dispatchId, lately } of unanswered) {
+      if (lately && (await this.#acceptedByAWorker(id, dispatchId))) continue;
       const [claimed] = await db
         .update(sessions)
         .set({ dispatchedAt: sql`now()` })
@@ -219,6 +235,27 @@ export class AgentWatch {
       if (await this.#dispatch(claimed)) redispatched.push(id);
     }
     return redispatched;
+  }
+
+  /** Whether LiveKit has a worker's acceptance of the session's dispatch on record (its job may still be on its way). */
+  async #acceptedByAWorker(sessionId: string, dispatchId: string): Promise<boolean> {
+    try {
+      const dispatches = await this.deps.livekit.dispatches.listDispatch(sessionId);
+      const jobs = dispatches.find((dispatch) => dispatch.id === dispatchId)?.state?.jobs ?? [];
+      const accepted = jobs.some((job) => job.state?.status === JobStatus.JS_RUNNING && job.state.workerId);
+      const now = performance.now();
+      for (const [id, since] of this.#waitingForAcceptedJob)
+        if (now - since > ACCEPTED_JOB_ARRIVES_WITHIN_SECONDS * 1000) this.#waitingForAcceptedJob.delete(id);
+      if (accepted && !this.#waitingForAcceptedJob.has(sessionId)) {
+        this.#waitingForAcceptedJob.set(sessionId, now);
+        this.#log(
+          `session ${sessionId}: a worker accepted its dispatch and has not listed it yet; waiting for its job`,
+        );
+      }
+      return accepted;
+    } catch {
+      return false; // LiveKit unreachable: the heartbeats alone decide, as before.
+    }
   }
 
   /** A job says it leaves a session that goes on, its worker stopping: the session moves now, or ends. */

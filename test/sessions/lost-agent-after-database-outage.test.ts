@@ -7,14 +7,16 @@
 // once cost a lone worker's live agent its place). Here the failures are made to order and the
 // watch is driven by hand (SESSION_ADMISSION=off: the service runs no watch of its own).
 // The same for a dispatch nobody answered: not while a worker that may have taken it has not
-// beaten since. And a look with no session running is one query (it runs four times a second).
+// beaten since, nor while LiveKit says a worker accepted it. And a look with no session running is one query (it runs four times a second).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { HEARTBEAT_TTL_SECONDS } from '../../src/contract/index.ts';
 import { sessions } from '../../src/sessions/schema.ts';
 import { agentWorkers } from '../../src/workers/schema.ts';
 import { createAstronaut, startSession } from '../avatar/support.ts';
+import { acceptingWorker } from '../support/accepting-worker.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { eventually } from '../support/visitor.ts';
 
 let service: TestService;
 
@@ -172,4 +174,58 @@ test('a dispatch no worker lists is dispatched again only once every live worker
   expect(await watch.tick()).toContain(session.room_name);
   expect(await dispatchedAt()).toBeGreaterThan(before);
   await db.delete(agentWorkers).where(sql`${agentWorkers.id} in ('worker-live', 'worker-stalled')`);
+}, 60_000);
+
+test('a dispatch LiveKit saw a worker accept is not made again while the job may still come (20 s), whatever the heartbeats say; after that it is', async () => {
+  const { livekit } = service.services;
+  // Takes the dispatch at once and never runs it: a job slow to get its process.
+  const worker = await acceptingWorker({
+    url: livekit.url,
+    apiKey: livekit.apiKey,
+    apiSecret: livekit.apiSecret,
+    agentName: service.config.livekit.agentName,
+  });
+  try {
+    const account = await service.account({ credits: 1_000 });
+    const identity = await createAstronaut(account, { language: 'en' });
+    const db = service.services.database.db;
+    const watch = service.services.agentWatch;
+    const session = await startSession(account, { identity_id: identity.identity_id });
+    /** The jobs LiveKit has on record as accepted for the session's dispatch `id`. */
+    const acceptedOnRecord = async (id: string) =>
+      (await livekit.dispatches.listDispatch(session.room_name)).find((dispatch) => dispatch.id === id)?.state?.jobs
+        .length ?? 0;
+    const row = async () => (await db.select().from(sessions).where(eq(sessions.id, session.room_name)))[0]!;
+    // Dispatched 6 s ago, and every live worker's beat since has come without listing it (the
+    // accepting worker's beats held back behind a busy API loop, as in run 97).
+    const dispatchedSecondsAgo = (seconds: number) =>
+      db
+        .update(sessions)
+        .set({ dispatchedAt: sql`now() - make_interval(secs => ${seconds})`, agentJoinedAt: null, agentSeenAt: null })
+        .where(eq(sessions.id, session.room_name));
+    await dispatchedSecondsAgo(6);
+    await db.insert(agentWorkers).values({
+      id: 'worker-beating',
+      agentName: service.config.livekit.agentName,
+      // Room to spare beside the sessions the tests above left running without an agent.
+      capacity: 100,
+      runningJobs: 0,
+      seenAt: sql`now()`,
+      expiresAt: sql`now() + interval '30 seconds'`,
+    });
+    const first = await row();
+    await eventually(async () => (await acceptedOnRecord(first.dispatchId)) === 1, 10_000, 'the acceptance on record');
+    expect(await watch.tick()).not.toContain(session.room_name);
+    expect((await row()).dispatchId).toBe(first.dispatchId);
+    // 20 s on, the job never came (its worker died with it, say): another dispatch takes the session.
+    await dispatchedSecondsAgo(21);
+    expect(await watch.tick()).toContain(session.room_name);
+    expect((await row()).dispatchId).not.toBe(first.dispatchId);
+    const second = (await row()).dispatchId;
+    await eventually(async () => (await acceptedOnRecord(second)) === 1, 10_000, 'the new dispatch to be accepted');
+    await account.call('POST', `/v1/sessions/${session.room_name}/end`);
+  } finally {
+    worker.close();
+    await service.services.database.db.delete(agentWorkers).where(eq(agentWorkers.id, 'worker-beating'));
+  }
 }, 60_000);
