@@ -158,7 +158,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     onVisitorSpeaking: (speaking) => face.avatar?.visitorSpeaking(speaking),
     reporter: job.reporter,
     orders,
-    framesPublished: face.avatar?.framesPublished,
+    videoTally: face.avatar?.videoTally,
     logger: job.logger,
   });
   await ending.began(conversation);

@@ -15,6 +15,7 @@ import {
   type DispatchIdentity,
   PUBLISH_ON_BEHALF,
 } from '../../src/contract/index.ts';
+import type { VideoTally } from '../conversation/quality.ts';
 import type { AgentLogger } from '../logging.ts';
 import { type AvatarChoice, type AvatarRenderer, chooseAvatar, fallbackRenderer } from '../pipelines/index.ts';
 import { StandinRenderer } from '../pipelines/standin/index.ts';
@@ -66,8 +67,8 @@ export interface Avatar {
   audible: Promise<void>;
   /** The visitor started or stopped speaking: a drawn face nods at their pauses (a service ignores it). */
   visitorSpeaking(speaking: boolean): void;
-  /** Video frames published so far, for a face drawn here; absent for a voice alone or an avatar service. */
-  framesPublished?(): number;
+  /** Frames published while watched, and for how long, for a face drawn here; absent for a voice alone or an avatar service. */
+  videoTally?(): VideoTally;
   /** LiveKit's ids of the tracks this job published (none for an avatar service, which publishes its own). */
   trackSids(): string[];
   stop(): Promise<void>;
@@ -166,6 +167,6 @@ async function runOwnOutput(options: Omit<AvatarRunnerOptions, 'speech'>): Promi
     trackSids: () => runner.trackSids,
     stop: () => runner.stop(),
   };
-  if (options.renderer) avatar.framesPublished = () => runner.framesPublished;
+  if (options.renderer) avatar.videoTally = () => runner.videoTally;
   return avatar;
 }

@@ -23,6 +23,7 @@ import {
   AVATAR_VIDEO_TRACK,
   VOICE_TRACK,
 } from '../../src/contract/index.ts';
+import type { VideoTally } from '../conversation/quality.ts';
 import type { AgentLogger } from '../logging.ts';
 import type { AvatarRenderer } from '../pipelines/index.ts';
 import type { AvatarTap } from '../recording/index.ts';
@@ -52,6 +53,13 @@ const AUDIO_LEAD_MIN_MS = 20;
 const AUDIO_LEAD_MAX_MS = 60;
 /** An unpublish answers within milliseconds; one that does not, the job leaves behind. */
 const UNPUBLISH_WITHIN_MS = 2_000;
+/**
+ * Until someone watches the face, its last frame is handed over again every this many ticks
+ * (5 fps) instead of a new one drawn each: drawing is most of an unwatched session's CPU (an
+ * audio-only visitor, a room waiting for its visitor). The encoder keeps a picture to send at
+ * once when a visitor subscribes; the drawing resumes at the subscription.
+ */
+const UNWATCHED_FRAME_EVERY_TICKS = 5;
 
 export interface AvatarRunnerOptions {
   room: Room;
@@ -80,7 +88,12 @@ export class AvatarRunner {
   /** performance.now() of frame 0; frame k is due at #startedAt + k·FRAME_MS. */
   #startedAt = 0;
   #frameIndex = 0;
+  /** Frames drawn and published since someone first watched (the session's delivered fps). */
   #framesPublished = 0;
+  /** performance.now() of the first subscription to the face's video; undefined while nobody watched. */
+  #watchedSince: number | undefined;
+  /** The last frame handed over: handed again, not redrawn, while nobody watches. */
+  #lastFrame: VideoFrame | null = null;
   #firstFrameSent = false;
   /** Whether the visitor is speaking; undefined until the conversation says. */
   #visitorSpeaking: boolean | undefined;
@@ -89,7 +102,7 @@ export class AvatarRunner {
   #heard!: () => void;
   /** Settles once a participant (the visitor) has subscribed to the speech track: words from then on reach them. */
   readonly audible = new Promise<void>((resolve) => (this.#heard = resolve));
-  /** Listens for that subscription; removed once heard or stopped (a visitor may never subscribe). */
+  /** Listens for the subscriptions to speech and face; removed once both came or stopped (a visitor may never subscribe). */
   #onSubscribed: ((track: LocalTrack) => void) | undefined;
 
   constructor(options: AvatarRunnerOptions) {
@@ -105,10 +118,17 @@ export class AvatarRunner {
     this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
     const participant = room.localParticipant!;
     const audioTrackName = renderer ? AVATAR_AUDIO_TRACK : VOICE_TRACK;
+    // LiveKit says so once per track, at its first subscriber: a face once watched is drawn from
+    // then on (a watcher who unsubscribes without leaving is rare; drawing on is the safe side).
+    let heard = false;
     this.#onSubscribed = (track: LocalTrack) => {
-      if (track.name !== audioTrackName) return;
-      room.off(RoomEvent.LocalTrackSubscribed, this.#onSubscribed!);
-      this.#heard();
+      if (track.name === audioTrackName && !heard) {
+        heard = true;
+        this.#heard();
+      }
+      if (track.name === AVATAR_VIDEO_TRACK) this.#watchedSince ??= performance.now();
+      if (heard && (!renderer || this.#watchedSince !== undefined))
+        room.off(RoomEvent.LocalTrackSubscribed, this.#onSubscribed!);
     };
     room.on(RoomEvent.LocalTrackSubscribed, this.#onSubscribed);
     // Both tracks at once, while the face still loads: the visitor's first frame waits for the
@@ -153,9 +173,14 @@ export class AvatarRunner {
     return this.#publications.flatMap((publication) => (publication.sid ? [publication.sid] : []));
   }
 
-  /** Video frames handed to the published track so far: frames skipped after a stall are not (the session's delivered fps). */
-  get framesPublished(): number {
-    return this.#framesPublished;
+  /**
+   * Frames drawn and handed to the published track since someone first watched, and for how
+   * long (the session's delivered fps): frames skipped after a stall are not counted, nor the
+   * time nobody watched.
+   */
+  get videoTally(): VideoTally {
+    const since = this.#watchedSince;
+    return { frames: this.#framesPublished, watchedMs: since === undefined ? 0 : performance.now() - since };
   }
 
   /** The visitor started or stopped speaking (the renderer's listening nods follow their pauses). */
@@ -197,8 +222,10 @@ export class AvatarRunner {
     let frame: VideoFrame | null = null;
     try {
       const renderer = this.#options.renderer;
-      if (renderer) {
-        const drawn = renderer.nextFrame({
+      // A recording needs every frame drawn, watched or not.
+      const drawn = this.#watchedSince !== undefined || this.#options.recorder || !this.#lastFrame;
+      if (renderer && drawn) {
+        const picture = renderer.nextFrame({
           audio: slice.samples,
           speechSamples: slice.speechSamples,
           visemes: slice.visemes,
@@ -206,10 +233,14 @@ export class AvatarRunner {
           visitorSpeaking: this.#visitorSpeaking,
           elapsedMs,
         });
-        frame = this.#testMark ? this.#testMark.apply(drawn) : drawn;
+        frame = this.#testMark ? this.#testMark.apply(picture) : picture;
         // The source copies the pixels before returning, so renderers may reuse their buffer.
         this.#videoSource!.captureFrame(frame, BigInt(Math.round(elapsedMs * 1000)));
-        this.#framesPublished++;
+        this.#lastFrame = frame;
+        if (this.#watchedSince !== undefined) this.#framesPublished++;
+      } else if (renderer && this.#frameIndex % UNWATCHED_FRAME_EVERY_TICKS === 0) {
+        // The buffer still holds the last picture: nothing drew into it since.
+        this.#videoSource!.captureFrame(this.#lastFrame!, BigInt(Math.round(elapsedMs * 1000)));
       }
     } catch (error) {
       if (!this.#stopped) this.#options.logger.warn({ err: error }, 'the avatar stopped streaming');

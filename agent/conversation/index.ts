@@ -26,7 +26,7 @@ import { sayFirstWords } from './first-words.ts';
 import { watchIdleVisitor } from './idle.ts';
 import type { OrderTaker } from './orders.ts';
 import type { PreparedGreeting } from './prepared-greeting.ts';
-import { TurnQuality } from './quality.ts';
+import { TurnQuality, type VideoTally } from './quality.ts';
 import { recordSessionTurns } from './session-turns.ts';
 import { SpokenLanguages } from './spoken-languages.ts';
 import { type SentenceReader, type TextTurnDetector, transcriptTurnDetector } from './transcript-turns.ts';
@@ -55,8 +55,8 @@ export interface ConversationOptions {
   onVisitorSpeaking?(speaking: boolean): void;
   /** Where transcript turns and each agent turn's quality go (the session's report endpoint). */
   reporter: Reporter<TranscriptReport | TurnMetricsReport | VisitorIdleReport | AgentEndedReport>;
-  /** Video frames the avatar published so far (its delivered fps); absent when the job draws no face. */
-  framesPublished?: () => number;
+  /** The face's frames published while watched, and for how long (its delivered fps); absent when the job draws no face. */
+  videoTally?: () => VideoTally;
   /** The backend's and the visitor's app's orders (orders.ts), carried out once the conversation has started. */
   orders?: OrderTaker;
   logger: AgentLogger;
@@ -144,7 +144,7 @@ function conversationServices(options: ConversationOptions) {
   const quality = new TurnQuality({
     reporter: options.reporter,
     providers: providers.names,
-    framesPublished: options.framesPublished,
+    videoTally: options.videoTally,
     logger,
   });
   const camera = metadata.visual_awareness

@@ -18,36 +18,37 @@ function ms(seconds: number | undefined): number | null {
   return seconds === undefined || !Number.isFinite(seconds) ? null : Math.max(0, Math.round(seconds * 1000));
 }
 
+/** A drawn face's frames published while someone watched it, and for how long (its delivered fps). */
+export interface VideoTally {
+  frames: number;
+  watchedMs: number;
+}
+
 export interface TurnQualityOptions {
   reporter: Reporter<TurnMetricsReport>;
   providers: TurnMetricsReport['providers'];
-  /** Frames the avatar published so far; absent when the job draws no face. */
-  framesPublished?: () => number;
+  /** The face's frames so far, as a watcher got them; absent when the job draws no face. */
+  videoTally?: () => VideoTally;
   logger: Pick<AgentLogger, 'warn'>;
-  /** ms, monotonic. */
-  now?: () => number;
 }
 
 export class TurnQuality {
   readonly #options: TurnQualityOptions;
-  readonly #now: () => number;
   readonly #sender: ReportSender<TurnMetricsReport>;
   /** The visitor's last turn, not answered yet: its metrics hold the end of speech, transcript and end-of-turn delays. */
   #question: llm.MetricsReport | null = null;
-  #frames: number;
-  #framesAt: number;
+  /** The tally at the previous report. */
+  #tally: VideoTally;
   #reported = false;
   /** Tool calls since the last agent turn: the next one (the reply using their results) reports them. */
   #toolCalls: NonNullable<TurnMetricsReport['tool_calls']> = [];
 
   constructor(options: TurnQualityOptions) {
     this.#options = options;
-    this.#now = options.now ?? (() => performance.now());
     this.#sender = new ReportSender(options.reporter, (report) =>
       options.logger.warn({ turn_id: report.turn_id }, "an agent turn's metrics could not be delivered"),
     );
-    this.#frames = options.framesPublished?.() ?? 0;
-    this.#framesAt = this.#now();
+    this.#tally = options.videoTally?.() ?? { frames: 0, watchedMs: 0 };
   }
 
   visitorTurn(metrics: llm.MetricsReport): void {
@@ -100,7 +101,7 @@ export class TurnQuality {
    * on its way.
    */
   async close(): Promise<void> {
-    const unreported = this.#options.framesPublished && this.#options.framesPublished() > this.#frames;
+    const unreported = this.#options.videoTally && this.#options.videoTally().frames > this.#tally.frames;
     if (!this.#reported || unreported) {
       const stages = { stt_ms: null, eou_ms: null, llm_ttft_ms: null, tts_ttfb_ms: null };
       this.#send({
@@ -122,15 +123,16 @@ export class TurnQuality {
     this.#sender.send(report);
   }
 
-  /** Frames published since the previous report, and over how long. */
+  /** Frames published since the previous report, and over how long someone watched. */
   #video(): TurnMetricsReport['video'] {
-    const count = this.#options.framesPublished;
-    if (!count) return null;
-    const frames = count();
-    const at = this.#now();
-    const video = { frames: frames - this.#frames, seconds: Math.round(at - this.#framesAt) / 1000 };
-    this.#frames = frames;
-    this.#framesAt = at;
+    const read = this.#options.videoTally;
+    if (!read) return null;
+    const tally = read();
+    const video = {
+      frames: tally.frames - this.#tally.frames,
+      seconds: Math.round(tally.watchedMs - this.#tally.watchedMs) / 1000,
+    };
+    this.#tally = tally;
     return video;
   }
 }

@@ -9,22 +9,22 @@ import { JobReport, type TurnMetricsReport } from '../../src/contract/index.ts';
 
 const PROVIDERS = { stt: 'offline', llm: 'offline', tts: 'elevenlabs' };
 
-function harness(options: { framesPublished?: boolean } = {}) {
+function harness(options: { face?: boolean } = {}) {
   const sent: TurnMetricsReport[] = [];
   let frames = 100;
-  let now = 1_000;
+  let watchedMs = 1_000;
   const quality = new TurnQuality({
     reporter: async (report) => {
       sent.push(report);
       return 'accepted';
     },
     providers: PROVIDERS,
-    framesPublished: options.framesPublished === false ? undefined : () => frames,
+    videoTally: options.face === false ? undefined : () => ({ frames, watchedMs }),
     logger: { warn: () => {} },
-    now: () => now,
   });
+  /** `ms` watched, `published` frames drawn meanwhile. */
   const pass = (ms: number, published: number) => {
-    now += ms;
+    watchedMs += ms;
     frames += published;
   };
   return { quality, sent, pass };
@@ -68,7 +68,7 @@ test('the greeting, then a reply: measured voice-to-voice, the stages, the frame
 });
 
 test('without agents’ own measure a reply is estimated from its stages; a turn is answered once; no face, no video', async () => {
-  const { quality, sent } = harness({ framesPublished: false });
+  const { quality, sent } = harness({ face: false });
   quality.visitorTurn({ transcriptionDelay: 0.1, endOfTurnDelay: 0.5 });
   quality.agentTurn({ id: 'a', interrupted: false, metrics: { llmNodeTtft: 0.3, ttsNodeTtfb: 0.2 } });
   // Said again with no new question from the visitor: not a reply.
@@ -120,7 +120,7 @@ test('closing: a session that ended during its greeting still reports its provid
   ]);
 
   // Nothing new since the last turn: no closing report.
-  const quiet = harness({ framesPublished: false });
+  const quiet = harness({ face: false });
   quiet.quality.agentTurn({ id: 'only', interrupted: false, metrics: {} });
   await quiet.quality.close();
   expect(quiet.sent.map((r) => r.turn_id)).toEqual(['only']);

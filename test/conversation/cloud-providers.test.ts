@@ -202,7 +202,9 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
         "Hi, I'm Ada, a tour guide in Paris. How can I help you today?",
         'It is sunny and mild in Paris today.',
       ]);
-      // What the visitor experienced: one reply, measured, on the cloud plugins, at about the avatar's 25 fps.
+      // What the visitor experienced: one reply, measured, on the cloud plugins. The visitor only
+      // listened: no fps, as no frame was drawn for anyone (test/metrics/prometheus and
+      // offline-conversation read the rate a watching visitor got).
       const metrics = await sessionMetricsOnce(account, conversation.session.room_name, (m) => m.turns >= 1);
       expect(metrics).toMatchObject({
         turns: 1,
@@ -211,8 +213,7 @@ describe('the voice agent with cloud providers (wire fakes)', () => {
       });
       expect(metrics.voice_to_voice_ms.p50).toBeGreaterThan(0);
       expect(metrics.voice_to_voice_ms.p50).toBeLessThan(15_000);
-      expect(metrics.fps).toBeGreaterThan(15);
-      expect(metrics.fps).toBeLessThanOrEqual(26);
+      expect(metrics.fps).toBeNull();
       expect(metrics.first_frame_ms).toBeGreaterThanOrEqual(0);
     } finally {
       await conversation.end();
