@@ -16,6 +16,7 @@ import {
   modelsInBackground,
   onStopRequested,
   prewarmDone,
+  runInference,
   stoppedByWorker,
 } from './agents-adapter/index.ts';
 import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice, tracksReceived } from './avatar/index.ts';
@@ -23,12 +24,13 @@ import { sessionOver } from './conversation/afterwards.ts';
 import { startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
 import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
+import type { SentenceReader } from './conversation/transcript-turns.ts';
 import { endingOfConversation } from './conversation-ending.ts';
 import { type JobShutdown, jobShutdown } from './job-shutdown.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
-import { needsOfflineModels } from './providers/index.ts';
+import { needsOfflineModels, readsSentencesInInferenceProcess } from './providers/index.ts';
 import type { OfflineModels } from './providers/offline/index.ts';
-import type { SentenceEnd } from './providers/offline/sentence-end.ts';
+import { SENTENCE_END_INFERENCE, type SentenceEndRequest } from './providers/offline/sentence-end-runner.ts';
 import { recordJob } from './recording/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, type Reporter, StreamingMeter } from './reports/index.ts';
 import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
@@ -39,8 +41,6 @@ interface ProcessData {
   vad?: VAD;
   /** Loaded before the process takes a job, or (a replacement process) while its first session starts. */
   offline?: Promise<OfflineModels | undefined>;
-  /** SmolLM2 alone, for `transcript` turn detection when the replies come from a cloud model. */
-  sentenceEnd?: SentenceEnd;
 }
 
 // From import on: a shutdown request during prewarm ends the process at once, and one later
@@ -54,11 +54,8 @@ export default defineAgent<ProcessData>({
       proc.userData.vad = new inference.VAD();
       const providers = loadProviders(process.env);
       // Loading the offline models takes seconds: do it while the process waits for a job.
-      if (!needsOfflineModels(providers)) {
-        if (providers.turns.detection === 'transcript')
-          proc.userData.sentenceEnd = await loadSentenceReader(providers.modelsDir);
-        return;
-      }
+      // With cloud replies, SmolLM2 reads sentences in the worker's inference process (sentenceReaderOf).
+      if (!needsOfflineModels(providers)) return;
       // Imported only here: a deployment with every cloud key never loads the model runtimes.
       const { loadOfflineModels } = await import('./providers/offline/index.ts');
       const loading = loadOfflineModels({ modelsDir: providers.modelsDir, replyThreads: () => replyThreadsHere() });
@@ -86,22 +83,22 @@ export default defineAgent<ProcessData>({
 });
 
 /**
- * With cloud replies, `transcript` turns in English ask SmolLM2 whether the words end a sentence
- * (transcript-turns.ts), loaded in prewarm from `sentence-end.ts` alone (~0.7 s of CPU; through
- * the offline providers' index, 1.05 s). Not in the session: loading holds the job's event loop
- * ~0.1 s twice (node-llama-cpp's start, the model's), and in a session that froze the face's
- * first frames (loaded as the job started) or let a camera frame taken after the visitor
- * stopped into their turn (loaded at their first words). Without the models (a cloud-only
- * install) the word list decides alone.
+ * What reads the visitor's sentences for `transcript` turns: the offline models' SmolLM2 in this
+ * process, or with cloud replies the one in the worker's inference process (loaded once per
+ * worker, sentence-end-runner.ts). Not loaded in the session either way: loading holds the
+ * job's event loop ~0.1 s twice (node-llama-cpp's start, the model's), and in a session that
+ * froze the face's first frames or let a camera frame taken after the visitor stopped into
+ * their turn. Without the models (a cloud-only install) the word list decides alone.
  */
-async function loadSentenceReader(modelsDir: string): Promise<SentenceEnd | undefined> {
-  try {
-    const { loadOfflineSentenceEnd } = await import('./providers/offline/sentence-end.ts');
-    return await loadOfflineSentenceEnd(modelsDir);
-  } catch (error) {
-    agentLog().warn({ err: error }, 'end-of-turn detection reads the word list only');
-    return undefined;
-  }
+function sentenceReaderOf(
+  ctx: JobContext<ProcessData>,
+  offline: OfflineModels | undefined,
+): SentenceReader | undefined {
+  if (offline) return offline.sentenceEnd;
+  if (!readsSentencesInInferenceProcess(loadProviders(process.env))) return undefined;
+  return {
+    probability: (text) => runInference<SentenceEndRequest, number>(ctx, SENTENCE_END_INFERENCE, { text }),
+  };
 }
 
 /** What every step of a session's job is given. */
@@ -151,7 +148,7 @@ async function serveSession(ctx: JobContext<ProcessData>): Promise<void> {
     providers: loadProviders(process.env),
     offline,
     greetingVoice,
-    sentenceReader: offline?.sentenceEnd ?? ctx.proc.userData.sentenceEnd,
+    sentenceReader: sentenceReaderOf(ctx, offline),
     vad: ctx.proc.userData.vad ?? new inference.VAD(),
     speech: face.speech,
     audible: face.audible,

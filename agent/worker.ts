@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
-import { CONTROL_PLANE_SECRETS, loadAgentSettings } from '../src/config.ts';
+import { CONTROL_PLANE_SECRETS, loadAgentSettings, loadProviders } from '../src/config.ts';
 import {
   HEARTBEAT_INTERVAL_SECONDS,
   HEARTBEAT_PATH,
@@ -17,12 +17,15 @@ import {
 import {
   announceAvailable,
   launchingJobs,
+  registerInferenceRunner,
   setJobProcessEnvironment,
   warmProcesses,
   whenRegistered,
 } from './agents-adapter/index.ts';
 import { jobOfferAnswerer } from './job-offers.ts';
 import { type AgentLogger, agentLog } from './logging.ts';
+import { readsSentencesInInferenceProcess } from './providers/index.ts';
+import { SENTENCE_END_INFERENCE } from './providers/offline/sentence-end-runner.ts';
 
 /** The file each forked job process imports; the worker needs it as an absolute path. */
 export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
@@ -95,6 +98,9 @@ export interface AgentWorker {
   stop(options?: { drainTimeoutMs?: number }): Promise<void>;
 }
 
+/** The module agents' inference process loads for SENTENCE_END_INFERENCE. */
+const SENTENCE_END_RUNNER = new URL('./providers/offline/sentence-end-runner.ts', import.meta.url).href;
+
 /** Resolves once the worker is registered with the LiveKit server and can be dispatched to. */
 export async function startAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   const logLevel = options.logLevel ?? 'warn';
@@ -113,6 +119,8 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   const takenSessions = () => sessionsTakenBy(server);
   const answerOffer = jobOfferAnswerer({ rooms, capacity: maxConcurrentJobs, taken: () => takenSessions().length });
   const serverOptions = serverOptionsFor(options, { healthHost, healthPort, maxConcurrentJobs, logLevel, answerOffer });
+  if (readsSentencesInInferenceProcess(loadProviders(process.env)))
+    registerInferenceRunner(SENTENCE_END_INFERENCE, SENTENCE_END_RUNNER);
   const server = new AgentServer(serverOptions);
 
   let stopping = false;

@@ -48,6 +48,9 @@
 //    pauses the face's video encoder while nobody subscribes to it (agent/job.ts): a job whose
 //    visitor is not watching spends half the CPU. Test: test/avatar/dynacast.test.ts.
 //
+// Reached past the types: agents' inference runner registry and a job's inference executor
+// (inference.ts; exported at run time, typed @internal), for SmolLM2's sentence reading.
+//
 // Workarounds at run time, without a patch: the worker's shutdown request read off agents' IPC
 // (job.ts), the `worker_msg` channel (worker.ts: announceAvailable), the session host
 // (session-host.ts), the plugins' private call (avatars.ts), the caption synchronizer's clock
@@ -55,6 +58,7 @@
 
 export { startBeyAgent, startLemonSliceAgent } from './avatars.ts';
 export { syncCaptionsToPlayback } from './captions.ts';
+export { type InferenceRunner, registerInferenceRunner, runInference } from './inference.ts';
 export { listenToWorker, modelsInBackground, onStopRequested, prewarmDone, stoppedByWorker } from './job.ts';
 export { closeRemoteSessionHost } from './session-host.ts';
 export { currentSpeech, onToolOutput } from './speech.ts';

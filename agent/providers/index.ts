@@ -54,6 +54,15 @@ export function needsOfflineModels(settings: ProviderSettings): boolean {
   return !settings.deepgram || !settings.openai || !settings.elevenlabs;
 }
 
+/**
+ * `transcript` turns with cloud replies: SmolLM2 reads the visitor's sentences in the worker's
+ * inference process (offline/sentence-end-runner.ts). With the offline models the job reads them
+ * with the model it has.
+ */
+export function readsSentencesInInferenceProcess(settings: ProviderSettings): boolean {
+  return settings.turns.detection === 'transcript' && !needsOfflineModels(settings);
+}
+
 /** The session's offline voice (the identity's profile, the first language), as its replies speak. */
 export function offlineVoice(choice: ProviderChoice, models: OfflineModels): ReturnType<OfflineModels['tts']> {
   const profile = choice.voice

@@ -95,3 +95,29 @@ test("the worker's first job processes load their models before taking a job; on
     'the worker to mark its later forks',
   );
 }, 60_000);
+
+/** Whether the process maps a language model file (node-llama-cpp maps the GGUF it loads). */
+async function mapsLanguageModel(pid: number): Promise<boolean> {
+  return (await readFile(`/proc/${pid}/maps`, 'utf8').catch(() => '')).includes('.gguf');
+}
+
+test('with cloud replies, SmolLM2 reads sentences in the inference process, loaded once per worker, and in no job process', async () => {
+  // Warm job processes have finished their prewarm once the worker marks its later forks (above).
+  await eventually(
+    async () => (process.env[JOB_MODELS_IN_BACKGROUND_VARIABLE] === '1' ? true : undefined),
+    30_000,
+    'the job processes warm',
+  );
+  const [inference] = await eventually(
+    async () =>
+      (await jobProcesses('inference_proc_lazy_main')).length > 0
+        ? jobProcesses('inference_proc_lazy_main')
+        : undefined,
+    30_000,
+    'the inference process',
+  );
+  expect(await mapsLanguageModel(inference!.pid)).toBe(true);
+  const jobs = await jobProcesses();
+  expect(jobs.length).toBeGreaterThan(0);
+  for (const job of jobs) expect([job.pid, await mapsLanguageModel(job.pid)]).toEqual([job.pid, false]);
+}, 60_000);
