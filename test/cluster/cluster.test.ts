@@ -420,6 +420,14 @@ describe('a cluster of two API processes, two agent workers and two LiveKit node
           'the answer with the tool result',
         ).catch(async (error) => {
           console.log('transcript so far:', JSON.stringify(await turns()), 'model requests:', openai.chats.length);
+          // What each process said of this session (the API processes' watch, the agents' jobs).
+          const said = (output: string) =>
+            output
+              .split('\n')
+              .filter((line) => line.includes(session.room_name))
+              .join('\n');
+          for (const [i, api] of cluster.apis.entries()) console.log(`API ${i}:\n${said(api.output())}`);
+          for (const [i, agent] of cluster.agents.entries()) console.log(`agent ${i}:\n${said(agent.output())}`);
           throw error;
         });
         expect(answered.find((t) => t.role === 'tool')?.tool_call).toMatchObject({

@@ -12,7 +12,7 @@ import { freeTcpPort, freeUdpRange } from '../../src/livekit/local-ports.ts';
 import { type AgentProcess, startAgentProcess } from '../support/agent-process.ts';
 import { type LoadBalancer, startLoadBalancer } from '../support/load-balancer.ts';
 import { freshDatabase } from '../support/postgres.ts';
-import { drain, readUntil, tempDir } from '../support/processes.ts';
+import { collectOutput, drain, readUntil, tempDir } from '../support/processes.ts';
 import { freshBucket } from '../support/s3.ts';
 import { eventually } from '../support/visitor.ts';
 import { composeEnvironment } from './compose.ts';
@@ -25,6 +25,8 @@ export interface ApiProcess {
   /** Its own address (PUBLIC_URL): visitors who start here get rtc_url here. */
   url: string;
   kill(): void;
+  /** What it printed lately (its last 200,000 characters of each stream), for a failure's story. */
+  output(): string;
 }
 
 export interface LivekitNode {
@@ -163,9 +165,14 @@ export async function startCluster(
         stderr: 'pipe',
       });
       await readUntil(child.stdout, 'listening');
-      drain(child.stdout);
-      drain(child.stderr);
-      return { child, url, kill: () => child.kill('SIGKILL') };
+      const printed = collectOutput(child.stdout, 200_000);
+      const errors = collectOutput(child.stderr, 200_000);
+      return {
+        child,
+        url,
+        kill: () => child.kill('SIGKILL'),
+        output: () => `${printed.text()}\n--- stderr ---\n${errors.text()}`,
+      };
     }),
   );
   for (const api of apis)
