@@ -105,6 +105,21 @@ const LANGUAGE_EXAMPLES: Record<SpokenLanguage, [question: string, answer: strin
 /** A visitor's turn this short is a follow-up ("Sorry, at what time?"): it needs the exchange before it. */
 const FOLLOW_UP_MAX_WORDS = 4;
 /**
+ * A visitor's turn as the offline model reads it: its last this many characters. Spoken turns
+ * are shorter (30 s of speech is ~450); a typed message of chat's 2,000 took the 0.5B model
+ * 10–13 s of both cores to read before a word of its reply (junk and emoji make many tokens a
+ * character), and a question, when there is one, ends the message.
+ */
+export const VISITOR_TURN_MAX_CHARS = 600;
+
+/** `item`, a visitor's turn cut to its last VISITOR_TURN_MAX_CHARS characters (on a whole character). */
+function readable(item: LlamaHistoryItem): LlamaHistoryItem {
+  if (item.type !== 'user' || item.text.length <= VISITOR_TURN_MAX_CHARS) return item;
+  let end = item.text.slice(-VISITOR_TURN_MAX_CHARS);
+  if (/^[\uDC00-\uDFFF]/.test(end)) end = end.slice(1); // half of a surrogate pair
+  return { type: 'user', text: `…${end}` };
+}
+/**
  * The visitor's turn a reply nobody asked for is prompted with (a `context` order's `respond`,
  * agent/conversation/orders.ts): the model answers a user turn (after a reply of its own it
  * would only lengthen that one), and asked for news it tells what it was just given ("Go on."
@@ -143,7 +158,7 @@ export function smallModelPrompt(
   if (last?.type === 'model' && (afterGreeting.length > 0 || own !== undefined))
     return [
       ...promptStart(system, withGreeting ? greeting : undefined, language, example),
-      ...afterGreeting.slice(-2),
+      ...afterGreeting.slice(-2).map(readable),
       { type: 'user', text: own ?? ANY_NEWS[language] },
     ];
   if (own !== undefined) {
@@ -154,7 +169,11 @@ export function smallModelPrompt(
   if (last?.type !== 'user') return history;
   const earlier = afterGreeting.slice(0, -1);
   const followUp = last.text.split(/\s+/).length <= FOLLOW_UP_MAX_WORDS ? earlier.slice(-2) : [];
-  return [...promptStart(system, withGreeting ? greeting : undefined, language, example), ...followUp, last];
+  return [
+    ...promptStart(system, withGreeting ? greeting : undefined, language, example),
+    ...followUp.map(readable),
+    readable(last),
+  ];
 }
 
 /**

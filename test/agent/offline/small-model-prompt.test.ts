@@ -13,6 +13,7 @@ import {
   withQuotedData,
 } from '../../../agent/providers/offline/index.ts';
 import type { LlamaHistoryItem } from '../../../agent/providers/offline/llama.ts';
+import { VISITOR_TURN_MAX_CHARS } from '../../../agent/providers/offline/prompt.ts';
 
 const system: LlamaHistoryItem = { type: 'system', text: 'You are Ada, a geography teacher.' };
 const greeting: LlamaHistoryItem = {
@@ -29,6 +30,28 @@ const conversation: LlamaHistoryItem[] = [
 ];
 
 describe("the offline reply model's prompt", () => {
+  test('a long typed message is read from its end, at most VISITOR_TURN_MAX_CHARS, never half a character; a short one whole', () => {
+    // 2,000 characters as typed chat allows: emoji (two UTF-16 units each), then the question.
+    const junk = `${'😀'.repeat(700)}x${'é'.repeat(200)} What time do you open on Sundays?`;
+    const prompt = smallModelPrompt([...conversation, { type: 'user', text: junk }], 'en');
+    const read = prompt.at(-1) as { type: 'user'; text: string };
+    expect(read.type).toBe('user');
+    expect(read.text.length).toBeLessThanOrEqual(VISITOR_TURN_MAX_CHARS + 1);
+    expect(read.text.startsWith('…')).toBe(true);
+    expect(read.text.endsWith('What time do you open on Sundays?')).toBe(true);
+    expect(read.text.isWellFormed()).toBe(true);
+    // Odd and even cuts: one of them lands inside a surrogate pair.
+    const shifted = smallModelPrompt([...conversation, { type: 'user', text: `${junk}!` }], 'en').at(-1) as {
+      text: string;
+    };
+    expect(shifted.text.isWellFormed()).toBe(true);
+    const short = 'What is the capital of Spain?';
+    expect(smallModelPrompt([...conversation, { type: 'user', text: short }], 'en').at(-1)).toEqual({
+      type: 'user',
+      text: short,
+    });
+  });
+
   test('a full question: instructions, the language example, the greeting and the question; older turns dropped', () => {
     const prompt = smallModelPrompt([...conversation, { type: 'user', text: 'What is the capital of Spain?' }], 'en');
     expect(prompt).toEqual([
