@@ -24,7 +24,7 @@ import { sessionOver } from './conversation/afterwards.ts';
 import { startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
 import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
-import type { SentenceReader } from './conversation/transcript-turns.ts';
+import { readingWithin, type SentenceReader } from './conversation/transcript-turns.ts';
 import { endingOfConversation } from './conversation-ending.ts';
 import { type JobShutdown, jobShutdown } from './job-shutdown.ts';
 import { type AgentLogger, agentLog, jobLogger } from './logging.ts';
@@ -83,6 +83,13 @@ export default defineAgent<ProcessData>({
 });
 
 /**
+ * A reading in the inference process takes tens of ms (SmolLM2 on ~20 tokens, and agents' IPC),
+ * but agents' requests have no deadline: one lost with a restarting inference process would hold
+ * the turn open for good. Past this the word list decides.
+ */
+const SENTENCE_READING_WITHIN_MS = 1_000;
+
+/**
  * What reads the visitor's sentences for `transcript` turns: the offline models' SmolLM2 in this
  * process, or with cloud replies the one in the worker's inference process (loaded once per
  * worker, sentence-end-runner.ts). Not loaded in the session either way: loading holds the
@@ -96,9 +103,10 @@ function sentenceReaderOf(
 ): SentenceReader | undefined {
   if (offline) return offline.sentenceEnd;
   if (!readsSentencesInInferenceProcess(loadProviders(process.env))) return undefined;
-  return {
-    probability: (text) => runInference<SentenceEndRequest, number>(ctx, SENTENCE_END_INFERENCE, { text }),
-  };
+  return readingWithin(
+    { probability: (text) => runInference<SentenceEndRequest, number>(ctx, SENTENCE_END_INFERENCE, { text }) },
+    SENTENCE_READING_WITHIN_MS,
+  );
 }
 
 /** What every step of a session's job is given. */

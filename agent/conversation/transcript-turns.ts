@@ -210,6 +210,19 @@ export interface SentenceReader {
   probability(text: string): Promise<number>;
 }
 
+/** `reader`, its readings refused once they take longer than `ms` (turnIsOver then goes by the word list). */
+export function readingWithin(reader: SentenceReader, ms: number): SentenceReader {
+  return {
+    probability(text) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no sentence reading within ${ms} ms`)), ms);
+      });
+      return Promise.race([reader.probability(text), late]).finally(() => clearTimeout(timer));
+    },
+  };
+}
+
 /**
  * The reader's verdicts the word list does not overrule (measured, sentence-end.ts): whole
  * English questions read 0.06-0.93 (a few short ones lower: "How are you?" 0.003), halves cut

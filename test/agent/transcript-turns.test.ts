@@ -3,6 +3,7 @@
 import { describe, expect, test } from 'bun:test';
 import { llm } from '@livekit/agents';
 import {
+  readingWithin,
   type SentenceReader,
   soundsFinished,
   transcriptTurnDetector,
@@ -122,6 +123,16 @@ describe('turnIsOver with a sentence reader', () => {
   test('a reader that fails leaves the turn to the word list', async () => {
     expect(await turnIsOver('Which country has', 'en', reader(new Error('model gone')))).toBe(true);
     expect(await turnIsOver('What is the capital of', 'en', reader(new Error('model gone')))).toBe(false);
+  });
+
+  test('a reader that never answers (a request lost in the inference process) is given up after its deadline: the word list decides', async () => {
+    const silent: SentenceReader = { probability: () => new Promise<number>(() => {}) };
+    const started = performance.now();
+    expect(await turnIsOver('Which continent is Brazil in?', 'en', readingWithin(silent, 200))).toBe(false);
+    expect(await turnIsOver('Which continent is Brazil', 'en', readingWithin(silent, 200))).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    // One that answers in time is heard.
+    expect(await turnIsOver('Which continent is Brazil in?', 'en', readingWithin(reader(0.56), 200))).toBe(true);
   });
 
   test("the detector passes the user's last words to its reader", async () => {
