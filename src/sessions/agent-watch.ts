@@ -10,7 +10,8 @@
 //   already billed: none is billed while no avatar streams.
 // - Unanswered: a session whose agent has not joined REDISPATCH_AFTER_SECONDS after its last
 //   dispatch, and which no live worker listed in a heartbeat since, is dispatched again, while a
-//   worker has a free slot.
+//   worker has a free slot; not while LiveKit has a worker's acceptance of it on record (for
+//   ACCEPTED_JOB_ARRIVES_WITHIN_SECONDS: heartbeats held back in a busy loop arrive late).
 // - Leaving: a job whose worker is stopping (drained) says so before it goes: the session
 //   moves to another worker at once, or, where none has room, ends with a
 //   `service_restarting` notice (as a lost agent of a draining worker does). A job whose tracks
