@@ -67,18 +67,15 @@ test('job processes have no database URL, storage secret or admin token; they ke
   }
 }, 60_000);
 
+/** agents' inference process of this process's worker, once it runs. */
+const theInferenceProcess = () =>
+  eventually(async () => (await jobProcesses('inference_proc_lazy_main'))[0], 30_000, 'the inference process');
+
 test("agents' inference process (the end-of-turn model) has none of them either", async () => {
-  const [inference] = await eventually(
-    async () =>
-      (await jobProcesses('inference_proc_lazy_main')).length > 0
-        ? jobProcesses('inference_proc_lazy_main')
-        : undefined,
-    30_000,
-    'the inference process',
-  );
+  const inference = await theInferenceProcess();
   for (const name of CONTROL_PLANE_SECRETS)
-    expect([inference!.pid, name, inference!.env.has(name)]).toEqual([inference!.pid, name, false]);
-  expect(inference!.env.get('PATH')).toBe(process.env.PATH!);
+    expect([inference.pid, name, inference.env.has(name)]).toEqual([inference.pid, name, false]);
+  expect(inference.env.get('PATH')).toBe(process.env.PATH!);
 }, 60_000);
 
 test("the worker's first job processes load their models before taking a job; once they are warm, replacements are told to load them behind the face", async () => {
@@ -108,15 +105,8 @@ test('with cloud replies, SmolLM2 reads sentences in the inference process, load
     30_000,
     'the job processes warm',
   );
-  const [inference] = await eventually(
-    async () =>
-      (await jobProcesses('inference_proc_lazy_main')).length > 0
-        ? jobProcesses('inference_proc_lazy_main')
-        : undefined,
-    30_000,
-    'the inference process',
-  );
-  expect(await mapsLanguageModel(inference!.pid)).toBe(true);
+  const inference = await theInferenceProcess();
+  expect(await mapsLanguageModel(inference.pid)).toBe(true);
   const jobs = await jobProcesses();
   expect(jobs.length).toBeGreaterThan(0);
   for (const job of jobs) expect([job.pid, await mapsLanguageModel(job.pid)]).toEqual([job.pid, false]);
