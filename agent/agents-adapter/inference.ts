@@ -1,6 +1,6 @@
 // agents' inference process: one per worker, beside its job processes, running the models every
-// job of the worker asks (agents' own end-of-turn model is one). Its runner registry and base
-// class are exported at run time but typed @internal; this is their one use.
+// job of the worker asks (agents' own end-of-turn model is one). Its runner registry is exported
+// at run time but typed @internal; this is its one use.
 
 import type { JobContext } from '@livekit/agents';
 import * as agents from '@livekit/agents';
