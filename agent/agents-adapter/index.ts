@@ -47,6 +47,11 @@
 // P7 dist/job.js: `JobContext.connect` takes `dynacast` (agents fixes it at false), so LiveKit
 //    pauses the face's video encoder while nobody subscribes to it (agent/job.ts): a job whose
 //    visitor is not watching spends half the CPU. Test: test/avatar/dynacast.test.ts.
+// P8 dist/ipc/job_proc_lazy_main.js: agents' event-loop monitor (a 20 ms timer and a watchdog
+//    thread, ~11 ms of CPU a second) starts with the process's job, not once the process is
+//    warm: a worker's warm processes wait for jobs most of their life (3.5 % of a core for an
+//    idle `npm start`'s three). Test: test/agent/agents-adapter.test.ts (the warm process has no
+//    monitor thread, the running one has).
 //
 // Reached past the types: agents' inference runner registry and a job's inference executor
 // (inference.ts; exported at run time, typed @internal), for SmolLM2's sentence reading.

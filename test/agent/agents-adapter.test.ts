@@ -2,12 +2,12 @@
 // past the public API of @livekit/agents and its avatar plugins. It was written against the
 // versions it names: a different one installed fails here, naming the adapter to review. No
 // other code of agent/ reaches past their public API. And the patched process pool does what
-// the adapter relies on (hunks P4–P6 in agent/agents-adapter/index.ts), shown on agents' own
+// the adapter relies on (hunks P4–P6 and P8 in agent/agents-adapter/index.ts), shown on agents' own
 // AgentServer with a job whose processes the test holds in prewarm. What the other workarounds
 // do is shown where it matters (each names its test).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentServer, initializeLogger, ServerOptions } from '@livekit/agents';
@@ -27,6 +27,13 @@ import { jobProcesses, tempDir } from '../support/processes.ts';
 import { eventually } from '../support/visitor.ts';
 
 const REPO = join(import.meta.dir, '../..');
+
+/** The threads of agents' event-loop watchdog in a process (named "livekit-loop-monitor-job", cut to 15 bytes). */
+function loopMonitorThreads(pid: number): number {
+  return readdirSync(`/proc/${pid}/task`).filter((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').startsWith('livekit-loop-mo'),
+  ).length;
+}
 
 const installedVersion = (name: string) =>
   (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
@@ -139,12 +146,20 @@ describe("agents' process pool, as patched", () => {
     await Bun.sleep(3_000);
     expect(warmProcesses(server)).toBe(0);
     expect(jobProcesses()).toHaveLength(1);
+    // P8: agents' loop monitor watches the running job, from a thread of its own.
+    const [runningPid] = jobProcesses();
+    expect(loopMonitorThreads(runningPid!)).toBe(1);
 
     // Once the job is over (its room gone), its process exits and a replacement warms.
     await rooms.deleteRoom(room);
     await eventually(() => warmProcesses(server) === 1, 30_000, 'a warm replacement');
     expect(server.activeJobs).toEqual([]);
     expect(jobProcesses()).toHaveLength(1);
+    // P8: the warm process, waiting for a job, runs no monitor (agents started it once warm).
+    const [warmPid] = jobProcesses();
+    expect(warmPid).not.toBe(runningPid);
+    await Bun.sleep(500);
+    expect(loopMonitorThreads(warmPid!)).toBe(0);
   }, 90_000);
 });
 
