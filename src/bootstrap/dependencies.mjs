@@ -1,6 +1,6 @@
-// `bun install` only when package.json, bun.lock, a dependency patch (agent/patches) or the
-// Bun version changed since the last successful install, so a warm start costs a hash
-// instead of an install.
+// `bun install` only when package.json, bun.lock, a dependency patch (package.json's
+// patchedDependencies) or the Bun version changed since the last successful install, so a warm
+// start costs a hash instead of an install.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,13 +13,9 @@ const markerPath = path.join(repoRoot, 'node_modules', '.likeness-installed');
 
 function inputsHash() {
   const hash = crypto.createHash('sha256').update(`bun ${BUN_VERSION}\n`);
-  const patchesDir = path.join(repoRoot, 'agent', 'patches');
-  const patches = fs.existsSync(patchesDir)
-    ? fs
-        .readdirSync(patchesDir)
-        .sort()
-        .map((name) => path.join('agent', 'patches', name))
-    : [];
+  // The patches package.json names (agent/patches for agents, src/db/patches for PGlite).
+  const { patchedDependencies = {} } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+  const patches = Object.values(patchedDependencies).sort();
   for (const file of ['package.json', 'bun.lock', ...patches]) {
     hash.update(`${file}\n`).update(fs.readFileSync(path.join(repoRoot, file)));
   }

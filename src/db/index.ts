@@ -50,7 +50,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   } else {
     const dir = options.pgliteDir ?? 'memory://';
     if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
-    // pgvector, for the documents' search (src/knowledge/store.ts).
+    // pgvector, for the documents' search (src/knowledge/store.ts). PGlite is patched
+    // (src/db/patches): it copied its ~350 type parsers into a new object for every result that
+    // brings parsers of its own, as drizzle's every query does, ~0.45 ms of CPU each, three times
+    // the query; now the query's parsers sit over its own. Test: test/db/pglite-parsers.test.ts.
     const client = new PGlite(dir, { extensions: { vector } });
     const db = drizzlePglite(client, { schema }) as unknown as Database;
     await withReason(() => migratePglite(drizzlePglite(client), { migrationsFolder }));
