@@ -138,7 +138,7 @@ export function buildApp(services: Services) {
   // share its traffic silently instead of failing to start.
   // precompile: every route's handler is compiled at start, not on its first request (warm before ready).
   const app = new Elysia({
-    precompile: true,
+    precompile: config.precompileRoutes,
     serve: { maxRequestBodySize: config.maxRequestBytes * 2, reusePort: false },
   });
   // One chain, so that the app's type holds every route.

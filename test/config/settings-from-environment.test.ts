@@ -17,6 +17,11 @@ describe('configuration', () => {
     expect(config.s3).toBeUndefined();
   });
 
+  test("every route's handler is compiled at start unless PRECOMPILE_ROUTES=false (the suites' services)", () => {
+    expect(loadConfig({}).precompileRoutes).toBe(true);
+    expect(loadConfig({ PRECOMPILE_ROUTES: 'false' }).precompileRoutes).toBe(false);
+  });
+
   test('every account gets the default limits unless LIMIT_* say otherwise (0: none)', () => {
     expect(loadConfig({}).limits).toEqual({
       concurrent_sessions: 10,

@@ -109,6 +109,9 @@ export async function startTestService(engine: Engine, options: TestServiceOptio
       SESSION_RESERVED_PERCENT: '0',
       // A visitor who leaves ends the session at once; the wait for one coming back has its own suite.
       SESSION_REJOIN_SECONDS: '0',
+      // Each route compiled at its first request: a suite asks a few of them, and compiling all
+      // of them costs ~0.5 s of CPU per start (warm-before-ready checks the default on `serve`).
+      PRECOMPILE_ROUTES: 'false',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     });
