@@ -27,7 +27,9 @@ describe.each(oneEngine('postgres'))('a returning visitor on %s', (engine) => {
   let identity: IdentityBody;
 
   beforeAll(async () => {
-    ({ service, account } = await startVisitorService({}, { engine }));
+    // Three slots: the second visit and the stranger's go at once, while the first visit's job
+    // may still hold a slot writing its summary.
+    ({ service, account } = await startVisitorService({ AGENT_MAX_JOBS: '3' }, { engine }));
     identity = await createIdentity(account, {
       name: 'Ada',
       language: 'en',
@@ -97,7 +99,11 @@ describe.each(oneEngine('postgres'))('a returning visitor on %s', (engine) => {
     )!;
     expect(memoryAsk.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { strict: true } });
 
-    const second = await visit(visitorId, 'What do you remember about me?');
+    // Her next session and a stranger's, at once: neither depends on the other.
+    const [second, stranger] = await Promise.all([
+      visit(visitorId, 'What do you remember about me?'),
+      visit(`someone-else-${engine}`, 'What do you remember about me?'),
+    ]);
     expect(second.turns.find((t) => t.role === 'agent')!.text).toContain('Good to see you again, Zofia!');
     const data = second.asked.messages.find(
       (m) => m.role === 'user' && typeof m.content === 'string' && m.content.includes(REMEMBERED),
@@ -111,7 +117,6 @@ describe.each(oneEngine('postgres'))('a returning visitor on %s', (engine) => {
     expect(answer).toContain('Zofia');
     expect(answer).toContain('peanuts');
 
-    const stranger = await visit(`someone-else-${engine}`, 'What do you remember about me?');
     expect(JSON.stringify(stranger.asked.messages)).not.toContain('peanuts');
     expect(stranger.asked.system).not.toContain('spoken with this visitor before');
     expect(stranger.turns.filter((t) => t.role === 'agent').at(-1)!.text).not.toContain('Zofia');
