@@ -18,7 +18,12 @@ const SLICE = 1920; // 40 ms at 48 kHz
 
 /** The stranger's portrait framing, rig and textures, served over HTTP (portrait only). */
 export async function serveStranger(name: StrangerPhoto): Promise<ServedFace> {
-  const framing = await portraitFraming(await strangerPhoto(name));
+  return serveUpload(await strangerPhoto(name));
+}
+
+/** Any uploaded photo's portrait framing, rig and textures, trained and served as serveStranger's. */
+export async function serveUpload(photo: Uint8Array): Promise<ServedFace> {
+  const framing = await portraitFraming(photo);
   const { rig, textures } = buildFaceRig(framing);
   const files = new Map<string, { bytes: Uint8Array<ArrayBuffer>; type: string }>();
   files.set('portrait.image', { bytes: await png(framing), type: 'image/png' });

@@ -32,11 +32,11 @@ export const STRANGER_PHOTOS: StrangerPhoto[] = [
 
 const ASSETS = join(import.meta.dir, '../../../node_modules/@vladmandic/human/assets');
 /** 800×718: five face tiles, 150 px, in a row at y 346 ("hover or click on face"). */
-const FACE_DETECT = join(ASSETS, 'screenshot-facedetect.jpg');
+export const FACE_DETECT = join(ASSETS, 'screenshot-facedetect.jpg');
 /** 1920×954: a grid of extracted faces, ~100 px tiles, 106.67 px apart. */
-const FACE_MATCH = join(ASSETS, 'screenshot-facematch.jpg');
+export const FACE_MATCH = join(ASSETS, 'screenshot-facematch.jpg');
 
-interface Region {
+export interface Region {
   left: number;
   top: number;
   width: number;
@@ -44,7 +44,7 @@ interface Region {
 }
 
 /** One tile of the face-detect screenshot's row (0–4). */
-function detectTile(index: number): Region {
+export function detectTile(index: number): Region {
   return { left: [10, 166, 322, 479, 633][index]!, top: 348, width: 146, height: 146 };
 }
 
@@ -53,7 +53,7 @@ function matchTile(row: number, column: number): Region {
   return { left: Math.round(6 + 106.67 * column), top: Math.round(288 + 107.5 * row), width: 98, height: 90 };
 }
 
-interface Pose {
+export interface Pose {
   /** Degrees, clockwise as seen. */
   tilt: number;
   /** The face's tile scaled to this width before it is placed. */
@@ -67,7 +67,7 @@ interface Pose {
   background?: string;
 }
 
-async function posed(source: Uint8Array | string, region: Region | null, pose: Pose): Promise<Uint8Array> {
+export async function posed(source: Uint8Array | string, region: Region | null, pose: Pose): Promise<Uint8Array> {
   const background = pose.background ?? '#6f7379';
   const canvas = pose.canvas ?? { width: 960, height: 600 };
   let image = sharp(source);
