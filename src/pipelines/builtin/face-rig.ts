@@ -35,6 +35,7 @@ import {
   MOUTH_CORNERS,
   NOSE_BOTTOM,
 } from './face-landmarks.ts';
+import { readLowerLip } from './lower-lip-edge.ts';
 import { linesAroundTeeth } from './teeth-between-lips.ts';
 
 export interface FaceRigInput extends RgbaImage {
@@ -51,6 +52,8 @@ export interface BuiltFaceRig {
 const HEAD_FADE = 1.3;
 /** Full openness drops the lower lip by this share of the mouth's width (a wide "ah"). */
 const MAX_OPEN_PER_WIDTH = 0.22;
+/** The widest opening of parted lips whose lower edge the photo's pixels do not show clearly (lower-lip-edge.ts). */
+const UNSURE_OPEN_SHARE = 0.7;
 /** An interior taller than this share of the mouth width shows in the photo (teeth, usually). */
 export const VISIBLE_INTERIOR_PER_WIDTH = 0.06;
 /** The lid skin that stretches in a blink: this share of the way from the lid up to the brow. */
@@ -117,22 +120,24 @@ function buildMouth(at: (index: number) => Point, image: RgbaImage) {
   const jaw = monotonic(JAW.map(local).filter(([, v]) => v > 0.25 * chin));
   if (jaw.length < 3 || !(chin > 0)) throw new Error('the jaw landmarks are degenerate');
   const nose = local(NOSE_BOTTOM)[1];
-  const maxOpen = MAX_OPEN_PER_WIDTH * width;
+  let maxOpen = MAX_OPEN_PER_WIDTH * width;
   // The photo's own interior (between the inner lip lines) at the middle third of the mouth.
   let closed = middleGap(upperInner, split, corners) < VISIBLE_INTERIOR_PER_WIDTH * width;
   // Lips read closed over teeth the photo shows: the inner lines go to the teeth's edges.
+  const lips = { frame, corners, upperOuter: LIPS_UPPER_OUTER.map(local), lowerOuter: LIPS_LOWER_OUTER.map(local) };
   const aroundTeeth = closed
-    ? linesAroundTeeth(
-        image,
-        { frame, corners, upperOuter: LIPS_UPPER_OUTER.map(local), lowerOuter: LIPS_LOWER_OUTER.map(local) },
-        { upper: upperInner, lower: split },
-        VISIBLE_INTERIOR_PER_WIDTH * width,
-      )
+    ? linesAroundTeeth(image, lips, { upper: upperInner, lower: split }, VISIBLE_INTERIOR_PER_WIDTH * width)
     : undefined;
   if (aroundTeeth) {
     ({ upper: upperInner, lower: split } = aroundTeeth);
     closed = false;
   }
+  // Parted lips: the lower lip starts where the photo's pixels say, when they say it clearly.
+  const lowerLip = readLowerLip(image, lips, split, VISIBLE_INTERIOR_PER_WIDTH * width);
+  if (!closed && lowerLip.reading === 'moved') split = lowerLip.split;
+  // The face errs toward less, with a smaller opening, where the lower lip's edge is unclear, and
+  // where lips read closed show an opening of their own above it (teeth the reading above missed).
+  if (closed ? lowerLip.reading === 'moved' : lowerLip.reading === 'unsure') maxOpen *= UNSURE_OPEN_SHARE;
   // Closed lips hide the teeth: the texture shows them when the mouth opens.
   const teeth = closed ? Math.max(2, Math.round(TEETH_PER_OPEN * maxOpen)) : 0;
   // Parted lips show teeth right above the lower lip, and the landmarks are good to a pixel:

@@ -21,9 +21,10 @@ import { type Framing, frameFace, opaqueRgba } from './framing.ts';
  * What a training of this version holds; an older one is retrained in the background
  * (src/identities). 3: faces found on a crop turned upright (tilted heads' eyes and lips);
  * 4: small faces in large photos read again on an enlarged crop; 5: teeth the photo shows
- * between lips the landmarks closed (teeth-between-lips.ts).
+ * between lips the landmarks closed (teeth-between-lips.ts); 6: the lower lip's edge read
+ * from the pixels, a smaller opening where they are unclear (lower-lip-edge.ts).
  */
-export const TRAINING_VERSION = 5;
+export const TRAINING_VERSION = 6;
 const FRAMING_JPEG_QUALITY = 92;
 
 /** What the identity row's `training` holds for this pipeline (the renderer reads `assets`). */
