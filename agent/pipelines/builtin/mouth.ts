@@ -3,9 +3,16 @@
 // where the mouth texture shows through. The eyes are in eyes.ts.
 import { type FaceRig, interpolate, smoothstep, UPPER_LIFT } from '../../../src/contract/face-rig.ts';
 import { type ColumnFrame, columnFrame } from './column-frame.ts';
+import { smoothLine } from './smooth-line.ts';
 
-/** How far toward the face's sides (share of the way) the jaw's drop reaches. */
+/** How far toward the face's sides (share of the way) the jaw's drop reaches… */
 const JAW_REACH = 0.7;
+/**
+ * …and at least this many widest openings past the corners, so that across the columns the
+ * drop changes by at most a pixel a pixel. Faded over a few pixels (a face turned so its side
+ * is near a corner), it drew a step in the jaw line and cheek at a wide opening (issue 46).
+ */
+const JAW_FADE = 1.5;
 /**
  * Beside the mouth the cheeks follow the jaw down by this share of its drop, fading up to the
  * nose and out to 1.4 × the corners' distance (within the region).
@@ -201,13 +208,11 @@ export function mapMouth(
       sv = v - amount;
       const fadeStart = fadeStartAt[k0]!;
       if (sv > fadeStart) {
-        // Under the chin the motion fades (the neck stays): solve v = s + amount·(1 − fade(s)) for s.
-        const fadeScale = 1 / (fadeEndAt[k0]! - fadeStart);
-        for (let step = 0; step < 2; step++) {
-          let s = (sv - fadeStart) * fadeScale;
-          s = s < 0 ? 0 : s > 1 ? 1 : s;
-          sv = v - amount * (1 - s * s * (3 - 2 * s));
-        }
+        // Under the chin the motion fades (the neck stays): the photo's rows fadeStart … fadeEnd
+        // are drawn from fadeStart + amount down to fadeEnd, where the motion is gone.
+        let s = (sv - fadeStart) / (fadeEndAt[k0]! - fadeStart - amount);
+        s = s > 1 ? 1 : s;
+        sv = v - amount * (1 - s * s * (3 - 2 * s));
       }
     }
     sx[i] = ox + u * ax - sv * ay;
@@ -277,10 +282,11 @@ export function mouthTables(rig: FaceRig): MouthTables {
   const mouth = rig.mouth;
   const [left, right] = mouth.corners;
   // The jaw moves less toward the face's sides and not at all from 70 % of the way there.
-  const jawLeft = JAW_REACH * Math.min(mouth.jaw[0]![0], left * 1.5);
-  const jawRight = JAW_REACH * Math.max(mouth.jaw[mouth.jaw.length - 1]![0], right * 1.5);
+  const fade = JAW_FADE * mouth.maxOpen;
+  const jawLeft = Math.min(JAW_REACH * Math.min(mouth.jaw[0]![0], left * 1.5), 0.9 * left - fade);
+  const jawRight = Math.max(JAW_REACH * Math.max(mouth.jaw[mouth.jaw.length - 1]![0], right * 1.5), 0.9 * right + fade);
   const chin = interpolate(mouth.jaw, 0);
-  // Long enough that the chin never folds over the neck: the fade's slope × the drop stays below 1.
+  // Long enough that the neck under the dropped chin is squashed gently (at most ~3×).
   const span = Math.max(0.3 * chin, 1.6 * mouth.maxOpen);
   const halfWidth = (right - left) / 2;
   // Wide enough for the jaw, and for the cheeks beside the corners.
@@ -330,6 +336,10 @@ export function mouthTables(rig: FaceRig): MouthTables {
     roundAlong[j] = 1 - smoothstep(0, v < 0 ? Math.max(1, -noseRow - 1) : 0.8 * chin, Math.abs(v));
   }
   smoothLine(split, mouth.corners, u0);
+  // The jaw's polyline bends at each landmark and stops flat at its ends: where the neck's fade
+  // starts should curve through those bends, or each shows in the outline as a kink.
+  smoothLine(fadeStart, [u0, u0 + columns - 1], u0, Math.round(0.1 * chin));
+  smoothLine(fadeEnd, [u0, u0 + columns - 1], u0, Math.round(0.1 * chin));
   let inner: Float32Array | null = null;
   if (mouth.inner && mouth.inner.length > 1) {
     inner = new Float32Array(columns);
@@ -366,28 +376,4 @@ export function mouthTables(rig: FaceRig): MouthTables {
     drop: new Float32Array(columns),
     rise: new Float32Array(columns),
   };
-}
-
-/**
- * The lips' parting line is a polyline through a dozen landmarks: between the corners it is
- * averaged over a few pixels each way (three passes, nearly a Gaussian), so the open mouth's
- * edge curves instead of showing straight pieces and kinks.
- */
-function smoothLine(line: Float32Array, corners: readonly [number, number], u0: number): void {
-  const radius = 3;
-  const from = Math.max(0, Math.ceil(corners[0] - u0) + 1);
-  const to = Math.min(line.length - 1, Math.floor(corners[1] - u0) - 1);
-  const copy = new Float32Array(line.length);
-  for (let pass = 0; pass < 3; pass++) {
-    copy.set(line);
-    for (let k = from; k <= to; k++) {
-      let sum = 0;
-      let n = 0;
-      for (let j = Math.max(0, k - radius); j <= Math.min(line.length - 1, k + radius); j++) {
-        sum += copy[j]!;
-        n++;
-      }
-      line[k] = sum / n;
-    }
-  }
 }
