@@ -2,11 +2,12 @@
 // upper teeth FaceMesh often draws the lower inner lip line a few pixels down inside the red of
 // the lower lip (issue 46): opened there, the lip's top band stayed under the teeth and a dark
 // crescent opened inside the lip, a second mouth. Down each of a few columns across the middle
-// of the mouth the lower lip's body (just above its outer line, which the landmarks place well)
-// has one colour; going up from it, the first rows that differ from it by half as much as the
-// opening above does (teeth: brighter and less red; the gap under them: darker) are the
-// opening. Where the columns do not agree, or show no opening as tall as one, nothing is read:
-// the landmarks' line stays (the face errs toward what it did before, never toward a new gap).
+// of the mouth the lower lip's body (its reddest rows in the mouth's lower half; without colour,
+// the rows just above its outer line, which the landmarks place well) has one colour; going up
+// from it, the first rows that differ from it by half as much as the opening above does (teeth:
+// brighter and less red; the gap under them: darker) are the opening. Where the columns do not
+// agree, or show no opening as tall as one, the reading is `unsure` and the rig errs toward less
+// (face-rig.ts opens such a mouth less wide), never toward a new gap.
 import { interpolate, type LocalFrame, type Point, type RgbaImage, toImage } from '../../contract/face-rig.ts';
 
 /** Columns read, as shares of the mouth's half-width either side of its middle. */
