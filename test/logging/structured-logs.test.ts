@@ -18,7 +18,7 @@ afterAll(() => served.stop());
 
 test('JSON lines with request, account, identity and session ids; a session followed by its id across processes; no secret printed', async () => {
   const dataDir = await seededDataDir(served.dirs, 'likeness-logs-');
-  const { child, url } = served.spawn({ ...fakes.env, DATA_DIR: dataDir, LOG_FORMAT: 'json', LOG_LEVEL: 'info' });
+  const { child, url } = await served.spawn({ ...fakes.env, DATA_DIR: dataDir, LOG_FORMAT: 'json', LOG_LEVEL: 'info' });
   const stdout = collectOutput(child.stdout);
   const stderr = collectOutput(child.stderr);
   await eventually(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, 90_000, 'ready');

@@ -19,7 +19,7 @@ afterAll(() => served.stop());
 
 test('the first create and the first visitor after a start are within 1.5× of the later ones', async () => {
   const dataDir = await tempDir(served.dirs, 'likeness-warm-');
-  const { child, url } = served.spawn({ DATA_DIR: dataDir, CREDITS_ONBOARDING: '0' });
+  const { child, url } = await served.spawn({ DATA_DIR: dataDir, CREDITS_ONBOARDING: '0' });
   await readUntil(child.stdout, 'agent worker registered');
   drain(child.stdout);
   drain(child.stderr);

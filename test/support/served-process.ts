@@ -5,6 +5,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
+import { freeTcpPort } from '../../src/livekit/local-ports.ts';
 
 const CLI = join(import.meta.dir, '../../src/cli/index.ts');
 
@@ -12,7 +13,7 @@ export interface ServedProcesses {
   /** Folders to remove once the processes are gone (tempDir and seededDataDir add to it). */
   dirs: string[];
   /** `likeness serve` on 127.0.0.1 with `env` beside this process's environment. */
-  spawn(env: Record<string, string>): { child: Subprocess<'ignore', 'pipe', 'pipe'>; url: string };
+  spawn(env: Record<string, string>): Promise<{ child: Subprocess<'ignore', 'pipe', 'pipe'>; url: string }>;
   /** Kills what is still running and removes `dirs`: a suite's afterAll. */
   stop(): Promise<void>;
 }
@@ -22,8 +23,10 @@ export function servedProcesses(): ServedProcesses {
   const children: Subprocess<'ignore', 'pipe', 'pipe'>[] = [];
   return {
     dirs,
-    spawn(env) {
-      const port = String(20_000 + Math.floor(Math.random() * 20_000));
+    async spawn(env) {
+      // A port the system says is free: a random one in 20,000–40,000 was at times taken (the
+      // ephemeral range starts at 32,768), and the process exited before saying why (run 107).
+      const port = String(await freeTcpPort('127.0.0.1'));
       const child = Bun.spawn(['bun', CLI, 'serve'], {
         env: { ...process.env, HOST: '127.0.0.1', PORT: port, ...env },
         stdin: 'ignore',
