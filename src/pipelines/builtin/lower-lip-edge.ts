@@ -9,6 +9,7 @@
 // agree, or show no opening as tall as one, the reading is `unsure` and the rig errs toward less
 // (face-rig.ts opens such a mouth less wide), never toward a new gap.
 import { interpolate, type LocalFrame, type Point, type RgbaImage, toImage } from '../../contract/face-rig.ts';
+import { mean, median } from './teeth-between-lips.ts';
 
 /** Columns read, as shares of the mouth's half-width either side of its middle. */
 const COLUMNS = [-0.3, -0.15, 0, 0.15, 0.3];
@@ -143,17 +144,7 @@ function sample(image: RgbaImage, [x, y]: Point): [number, number, number] | und
   return out;
 }
 
-function mean(values: number[]): number {
-  return values.reduce((a, b) => a + b, 0) / values.length;
-}
-
 function quantile(values: number[], share: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]!;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }

@@ -140,11 +140,12 @@ function argMin(values: number[], from: number, to: number): number {
   return best;
 }
 
-function mean(values: number[]): number {
+/** Shared with lower-lip-edge.ts, the other reading of the mouth's pixels. */
+export function mean(values: number[]): number {
   return values.reduce((a, b) => a + b, 0) / values.length;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
