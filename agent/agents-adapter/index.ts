@@ -53,6 +53,16 @@
 //    idle `npm start`'s three). Test: test/agent/agents-adapter.test.ts (the warm process has no
 //    monitor thread, the running one has).
 //
+// The second patch (agent/patches/@livekit%2Frtc-node@0.13.35.patch) changes rtc-node, which
+// agents, the job and the tests' visitors share:
+//
+// R1 dist/ffi_client.cjs: the FFI is started without capturing its logs, so its records stay in
+//    Rust (env_logger: errors on stderr, more with RUST_LOG). rtc-node asked for every record,
+//    trace level included, decoded each batch and handed it to every listener, and nothing in it
+//    reads them: ~17 records per chunk of a data stream, a quarter of the receiving job's CPU for
+//    a visitor's big stream (test/conversation/visitor-reach.test.ts: 69 → 59 s alone). Test:
+//    test/agent/rtc-node-logs.test.ts.
+//
 // Reached past the types: agents' inference runner registry and a job's inference executor
 // (inference.ts; exported at run time, typed @internal), for SmolLM2's sentence reading.
 //
@@ -74,6 +84,9 @@ export {
   warmProcesses,
   whenRegistered,
 } from './worker.ts';
+
+/** The @livekit/rtc-node version its patch (R1 above) was written for. */
+export const RTC_NODE_VERSION = '0.13.35';
 
 /** The @livekit/agents version this adapter (and the patch) was checked against. */
 export const AGENTS_VERSION = '1.9.0';

@@ -13,7 +13,7 @@ const markerPath = path.join(repoRoot, 'node_modules', '.likeness-installed');
 
 function inputsHash() {
   const hash = crypto.createHash('sha256').update(`bun ${BUN_VERSION}\n`);
-  // The patches package.json names (agent/patches for agents, src/db/patches for PGlite).
+  // The patches package.json names (agent/patches for agents and rtc-node, src/db/patches for PGlite).
   const { patchedDependencies = {} } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
   const patches = Object.values(patchedDependencies).sort();
   for (const file of ['package.json', 'bun.lock', ...patches]) {

@@ -16,6 +16,7 @@ import {
   AGENTS_VERSION,
   launchingJobs,
   PLUGIN_VERSIONS,
+  RTC_NODE_VERSION,
   warmProcesses,
   whenRegistered,
 } from '../../agent/agents-adapter/index.ts';
@@ -40,7 +41,11 @@ const installedVersion = (name: string) =>
 
 describe('the agents framework as installed', () => {
   test('@livekit/agents and the avatar plugins are the versions agent/agents-adapter was checked against', () => {
-    const changed = Object.entries({ '@livekit/agents': AGENTS_VERSION, ...PLUGIN_VERSIONS })
+    const changed = Object.entries({
+      '@livekit/agents': AGENTS_VERSION,
+      '@livekit/rtc-node': RTC_NODE_VERSION,
+      ...PLUGIN_VERSIONS,
+    })
       .filter(([name, version]) => installedVersion(name) !== version)
       .map(
         ([name, version]) => `${name} ${installedVersion(name)} is installed, agent/agents-adapter was for ${version}`,
