@@ -67,7 +67,7 @@ describe('the ElevenLabs plugin against the fake', () => {
     await fake.stop();
   });
 
-  test('stream(): real audio at 22.05 kHz, about 70 ms per character, from the requested voice, model and language', async () => {
+  test('stream(): real audio at 22.05 kHz, MS_PER_CHARACTER a character, from the requested voice, model and language', async () => {
     const text = 'Hola, bienvenido al museo.';
     const spoken = await streamSpeech(tts, text);
     expect(spoken.frames.length).toBeGreaterThan(0);
