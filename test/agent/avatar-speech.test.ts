@@ -174,7 +174,7 @@ describe('AvatarSpeech with a voice that times words (ElevenLabs)', () => {
     });
     const speech = new AvatarSpeech();
     const stream = tts.stream();
-    stream.pushText('Mama, papa, bob, mama, papa, bob, mama. ');
+    stream.pushText('Mama, papa, bob, mama, papa, bob, mama, papa, bob, mama, papa, bob, mama. ');
     stream.flush();
     stream.endInput();
     let timedWords = 0;

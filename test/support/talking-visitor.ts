@@ -13,7 +13,10 @@ export function agentCaptions(visitor: Visitor): () => string[] {
     void (async () => {
       for await (const text of reader)
         segments.set(reader.info.streamId, (segments.get(reader.info.streamId) ?? '') + text);
-    })();
+    })().catch(() => {
+      // The room closed while a caption streamed ("Disconnected while receiving": the session
+      // ended under it, by end_session say): what arrived stays, as a visitor's page keeps it.
+    });
   });
   return () => [...segments.values()];
 }
