@@ -72,7 +72,7 @@
 // (captions.ts), the speech in progress (speech.ts).
 
 export { startBeyAgent, startLemonSliceAgent } from './avatars.ts';
-export { syncCaptionsToPlayback } from './captions.ts';
+export { HEARD_AFTER_PLAYED_MS, syncCaptionsToPlayback } from './captions.ts';
 export { type InferenceRunner, registerInferenceRunner, runInference } from './inference.ts';
 export { listenToWorker, modelsInBackground, onStopRequested, prewarmDone, stoppedByWorker } from './job.ts';
 export { closeRemoteSessionHost } from './session-host.ts';

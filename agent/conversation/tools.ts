@@ -20,6 +20,7 @@ import {
   type ToolCallRecord,
   type ToolCallRequest,
 } from '../../src/contract/index.ts';
+import { HEARD_AFTER_PLAYED_MS } from '../agents-adapter/index.ts';
 import type { AgentLogger } from '../logging.ts';
 
 /** A call still running after this long gets a short spoken filler (once per turn). */
@@ -28,6 +29,8 @@ export const FILLER_AFTER_MS = 1_000;
 const CONTROL_PLANE_MARGIN_MS = 3_000;
 /** The goodbye of end_session gets this long to be heard before the session is ended anyway. */
 const GOODBYE_PLAYOUT_MAX_MS = 15_000;
+/** Beyond the visitor's usual lag behind playout: a busier network, a browser's deeper buffer. */
+const GOODBYE_HEARD_MARGIN_MS = 500;
 
 /**
  * Short: the answer is not played before the filler has been (agents voices a tool's answer
@@ -235,6 +238,9 @@ async function sayGoodbye(session: voice.AgentSession, options: Pick<ToolsOption
   try {
     const handle = session.say(GOODBYES[options.language()], { allowInterruptions: false });
     await Promise.race([handle.waitForPlayout(), Bun.sleep(GOODBYE_PLAYOUT_MAX_MS)]);
+    // Played here is heard a moment later, and its last captions go out then: ended at once,
+    // the room closed under the goodbye's last word and its caption.
+    await Bun.sleep(HEARD_AFTER_PLAYED_MS + GOODBYE_HEARD_MARGIN_MS);
   } catch (error) {
     options.logger.info({ err: error }, 'the goodbye could not be said');
   }
