@@ -67,7 +67,7 @@ export async function joinAsVisitor(
       if (publication.kind === TrackKind.KIND_AUDIO) publication.setSubscribed(true);
     });
   }
-  await room.connect(session.rtc_url, session.token, { autoSubscribe: !audioOnly, dynacast: false });
+  await connectWithin(room, session, { autoSubscribe: !audioOnly, dynacast: false });
   if (audioOnly) {
     // Tracks published before we joined.
     for (const participant of room.remoteParticipants.values()) {
@@ -85,6 +85,31 @@ export async function joinAsVisitor(
     agent: () => [...room.remoteParticipants.values()].find((p) => p.kind === ParticipantKind.AGENT),
     leave: () => room.disconnect(),
   };
+}
+
+/**
+ * How long a visitor's connect may take. rtc-node's own has no deadline: a signal connection
+ * that hung held the cluster suite's first test to its 180 s timeout and said nothing (run 106).
+ */
+const CONNECT_DEADLINE_MS = 30_000;
+
+async function connectWithin(room: Room, session: StartedSession, options: Parameters<Room['connect']>[2]) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void room.disconnect().catch(() => undefined);
+      reject(
+        new Error(
+          `the visitor's connect to ${session.rtc_url} (room ${session.room_name}) took over ${CONNECT_DEADLINE_MS} ms`,
+        ),
+      );
+    }, CONNECT_DEADLINE_MS);
+  });
+  try {
+    await Promise.race([room.connect(session.rtc_url, session.token, options), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
