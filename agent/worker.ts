@@ -39,6 +39,12 @@ export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
  */
 const JOB_SHUTDOWN_TIMEOUT_MS = 100_000;
 const JOB_INITIALIZE_TIMEOUT_MS = 60_000;
+/**
+ * When the agents' supervisor warns of a job process's memory (advisory, it kills nothing). A
+ * warm process with the offline models loaded holds ~1.1 GB at rest (1,087–1,092 MB measured on
+ * `npm start`), and the agents' default of 1,000 MB warned of every one of them.
+ */
+export const JOB_MEMORY_WARN_MB = 2_048;
 
 export type AgentLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
@@ -285,6 +291,7 @@ function serverOptionsFor(
     // sessions got no agent at all.
     initializeProcessTimeout: JOB_INITIALIZE_TIMEOUT_MS,
     shutdownProcessTimeout: JOB_SHUTDOWN_TIMEOUT_MS,
+    jobMemoryWarnMB: JOB_MEMORY_WARN_MB,
     logLevel,
     // The agents' production flag only changes defaults (health port 8081, idle processes
     // per core, a CPU threshold), and every one of them is set here.
