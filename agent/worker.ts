@@ -32,19 +32,15 @@ export const JOB_ENTRY = join(import.meta.dir, 'job.ts');
 
 /**
  * How long a job may take to leave its room and deliver its last reports once told to stop,
- * before its process is killed: its conversation's close (5 s at most), summary, outcome and
- * memory (30 s at most each, agent/conversation/summary.ts, outcome.ts, memory.ts) included. LiveKit's
- * termination of a job whose room was deleted is such a stop too. A job leaves as soon as it
- * is done: this is the bound, not the wait.
+ * before its process is killed: its conversation's close (≤ 5 s), summary, outcome and memory
+ * (≤ 30 s each, agent/conversation/) included; LiveKit ending a job whose room was deleted too.
+ * A job leaves as soon as it is done: this is the bound, not the wait.
  */
 const JOB_SHUTDOWN_TIMEOUT_MS = 100_000;
 const JOB_INITIALIZE_TIMEOUT_MS = 60_000;
-/**
- * When the agents' supervisor warns of a job process's memory (advisory, it kills nothing). A
- * warm process with the offline models loaded holds ~1.1 GB at rest (1,087–1,092 MB measured on
- * `npm start`), and the agents' default of 1,000 MB warned of every one of them.
- */
-export const JOB_MEMORY_WARN_MB = 2_048;
+// The agents' advisory memory warning: a warm process with the offline models holds ~1.1 GB
+// at rest, and their 1,000 MB default warned of each.
+const JOB_MEMORY_WARN_MB = 2_048;
 
 export type AgentLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
