@@ -26,6 +26,22 @@ export interface OfflineTTSOptions {
 /** How one text is spoken. */
 export type VoicePlan = SpeechVoice;
 
+/**
+ * Sound below this (about −50 dBFS) before a text's first sound is cut: Piper starts each text
+ * with 25–65 ms of it and espeak-ng some with up to 55 ms, which the visitor heard as that much
+ * more wait before every reply (measured, docs/benchmarks.md).
+ */
+const LEADING_SILENCE_LEVEL = 100;
+/** …keeping this much before the first sound, so its onset is not clipped. */
+const LEADING_SILENCE_KEPT_S = 0.005;
+
+/** How many of a text's first samples are silence to cut (0 for a text that is all silence: a pause is kept). */
+export function leadingSilence(samples: Int16Array, sampleRate: number): number {
+  const first = samples.findIndex((sample) => Math.abs(sample) >= LEADING_SILENCE_LEVEL);
+  if (first < 0) return 0;
+  return Math.max(0, first - Math.round(sampleRate * LEADING_SILENCE_KEPT_S));
+}
+
 /** Measured median F0 and pace of Piper joe at its defaults. */
 const PIPER_PITCH_HZ = 95;
 const PIPER_WORDS_PER_MINUTE = 200;
@@ -240,15 +256,25 @@ export class OfflineChunkedStream extends tts.ChunkedStream {
       if (held && !this.queue.closed) this.queue.put(held);
       held = { requestId, segmentId: requestId, frame, final: false };
     };
+    // Samples cut before the text's first sound (leadingSilence): the cues move back as much.
+    let cut = 0;
     try {
-      for await (const { samples, sampleRate, phonemes } of this.#tts._speak(this.inputText, this.#plan, signal)) {
+      for await (const spokenChunk of this.#tts._speak(this.inputText, this.#plan, signal)) {
+        const { sampleRate, phonemes } = spokenChunk;
         if (signal.aborted) return;
         if (sampleRate !== OFFLINE_TTS_SAMPLE_RATE)
           throw new Error(`the offline voice spoke at ${sampleRate} Hz, not ${OFFLINE_TTS_SAMPLE_RATE}`);
-        const offset = spoken / OFFLINE_TTS_SAMPLE_RATE;
-        for (const cue of cuesFromPhonemes(phonemes, OFFLINE_TTS_SAMPLE_RATE))
-          cues.push({ ...cue, start: cue.start + offset });
-        spoken += samples.length;
+        const first = spoken === 0;
+        if (first) cut = leadingSilence(spokenChunk.samples, sampleRate);
+        const offset = (spoken - cut) / OFFLINE_TTS_SAMPLE_RATE;
+        for (const cue of cuesFromPhonemes(phonemes, OFFLINE_TTS_SAMPLE_RATE)) {
+          // A cue that began in the cut silence (the rest before the first sound) keeps its rest.
+          const start = cue.start + offset;
+          if (cue.duration + Math.min(0, start) > 0)
+            cues.push({ ...cue, start: Math.max(0, start), duration: cue.duration + Math.min(0, start) });
+        }
+        spoken += spokenChunk.samples.length;
+        const samples = first ? spokenChunk.samples.subarray(cut) : spokenChunk.samples;
         for (const frame of bytes.write(
           samples.buffer.slice(samples.byteOffset, samples.byteOffset + samples.byteLength),
         ))

@@ -15,6 +15,7 @@ import {
   type OfflineVoiceProfile,
   toLlamaHistory,
 } from '../../../agent/providers/offline/index.ts';
+import { VISEME_CUES, type VisemeCue } from '../../../agent/visemes/index.ts';
 import { loadProviders } from '../../../src/config.ts';
 import type { SpokenLanguage } from '../../../src/contract/index.ts';
 import { espeak, rms } from '../../support/fakes/speech.ts';
@@ -368,6 +369,31 @@ describe('offline text-to-speech (Piper, espeak-ng)', () => {
     expect(engine).toBe('espeak-ng');
     expectSpokenSentence(seconds, samples);
   });
+
+  test.each([
+    ['en', 'piper', 'Yes, that is right.'],
+    ['es', 'espeak-ng', 'Sí, es correcto.'],
+  ] as const)(
+    '%s (%s) sounds from its first 10 ms, its lips from its first sound on',
+    async (language, engine, text) => {
+      const { frames, samples } = await synthesise(language, null, text, `${engine} onset`);
+      // Both engines lead each text with 25–65 ms of near silence: that much more wait before a reply.
+      const firstSound = samples.findIndex((sample) => Math.abs(sample) >= 300) / OFFLINE_TTS_SAMPLE_RATE;
+      expect(firstSound).toBeGreaterThanOrEqual(0);
+      expect(firstSound).toBeLessThan(0.01);
+      if (engine === 'piper') {
+        // The cues moved back with the cut: the first shape that is not the rest comes with the voice.
+        const cues = frames.flatMap((frame, index) =>
+          ((frame.userdata[VISEME_CUES] as VisemeCue[] | undefined) ?? []).map((cue) => ({
+            ...cue,
+            start: cue.start + (index * frame.samplesPerChannel) / OFFLINE_TTS_SAMPLE_RATE,
+          })),
+        );
+        const firstShape = cues.find((cue) => cue.viseme !== 'rest')!;
+        expect(firstShape.start).toBeLessThan(0.03);
+      }
+    },
+  );
 
   test('updateOptions switches the language mid-session', async () => {
     const voice = models.tts({ language: 'en', profile: null });
