@@ -136,7 +136,7 @@ function conversationServices(options: ConversationOptions) {
   const languages = new SpokenLanguages(metadata.language);
   const providers = createProviders(
     options.providers,
-    { language: metadata.language, voice: metadata.voice },
+    { language: metadata.language, voice: metadata.voice, vad: options.vad },
     options.offline,
   );
   logger.info({ ...providers.names, language: metadata.language }, 'conversation providers');

@@ -1,7 +1,7 @@
 // Where a session's ears, mind and voice come from: each of speech-to-text, the language
 // model and text-to-speech is a cloud plugin when its key is configured, otherwise the
 // offline model the bootstrap installed. The conversation sees only the agents interfaces.
-import { type llm, type stt, tts } from '@livekit/agents';
+import { type llm, type stt, tts, type VAD } from '@livekit/agents';
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
@@ -13,6 +13,7 @@ import {
   type SpokenLanguage,
 } from '../../src/contract/index.ts';
 import { askModel, type ModelAnswer } from './model-answer.ts';
+import { EarlyRecognition } from './offline/early-recognition.ts';
 import type { OfflineModels } from './offline/index.ts';
 import { ReplyChunker } from './offline/reply-chunks.ts';
 
@@ -47,6 +48,8 @@ export interface ProviderChoice {
   language: Language;
   /** Null: the default English-only voice. */
   voice: DispatchVoice | null;
+  /** The session's VAD: the offline recogniser cuts utterances with it (and starts in pauses). */
+  vad: VAD;
 }
 
 /** True when some part of a session would run on the offline models (they are loaded ahead). */
@@ -64,7 +67,10 @@ export function readsSentencesInInferenceProcess(settings: ProviderSettings): bo
 }
 
 /** The session's offline voice (the identity's profile, the first language), as its replies speak. */
-export function offlineVoice(choice: ProviderChoice, models: OfflineModels): ReturnType<OfflineModels['tts']> {
+export function offlineVoice(
+  choice: Omit<ProviderChoice, 'vad'>,
+  models: OfflineModels,
+): ReturnType<OfflineModels['tts']> {
   const profile = choice.voice
     ? { pitchHz: choice.voice.profile.pitch_hz, wordsPerMinute: choice.voice.profile.words_per_minute }
     : null;
@@ -92,7 +98,8 @@ export function createProviders(
         // nova-3's `multi` transcribes code-switching speech and reports each utterance's language.
         language: choice.language === 'auto' ? 'multi' : choice.language,
       })
-    : needOffline().stt(choice.language);
+    : // Whisper recognises whole utterances: cut by the session's VAD, asked from the first pause.
+      new EarlyRecognition(needOffline().stt(choice.language), choice.vad);
 
   const offlineLanguageModel = settings.openai ? null : needOffline().llm();
   offlineLanguageModel?.answerIn(firstLanguage);
