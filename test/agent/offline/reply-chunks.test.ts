@@ -1,9 +1,14 @@
 // How an offline reply is cut for the voices (agent/providers/offline/reply-chunks.ts): the
-// first clause alone and at once, later ones gathered; a first piece that ends a sentence with
+// first clause alone and at once (its first four words when it is longer), later ones gathered; a first piece that ends a sentence with
 // nothing after it (the tool filler, followed only by the call the model writes) goes at once.
 import { describe, expect, test } from 'bun:test';
 import type { tokenize } from '@livekit/agents';
-import { ReplyChunker, splitClauses } from '../../../agent/providers/offline/reply-chunks.ts';
+import {
+  FIRST_PIECE_WORDS,
+  ReplyChunker,
+  splitClauses,
+  splitFirstPiece,
+} from '../../../agent/providers/offline/reply-chunks.ts';
 
 /** The next piece the stream emits (spaces folded), or null when none comes within a moment. */
 async function nextPiece(stream: tokenize.SentenceStream): Promise<string | null> {
@@ -54,6 +59,38 @@ describe('reply pieces', () => {
     const held = new ReplyChunker().stream();
     held.pushText('It costs 4.');
     expect(await nextPiece(held)).toBeNull();
+  });
+
+  test('a long first clause is cut after its fourth word; a clause that ends sooner is the cut', () => {
+    expect(FIRST_PIECE_WORDS).toBe(4);
+    expect(splitFirstPiece('The weather in Paris today is sunny, mild.')).toEqual([
+      'The weather in Paris ',
+      'today is sunny, ',
+      'mild.',
+    ]);
+    expect(splitFirstPiece('Sure thing, I can help you with that.')).toEqual([
+      'Sure thing, ',
+      'I can help you with that.',
+    ]);
+    expect(splitFirstPiece('El tiempo en Madrid hoy es soleado.')).toEqual(['El tiempo en Madrid ', 'hoy es soleado.']);
+    // Four words and their clause's end together: one clause.
+    expect(splitFirstPiece('I am fine today. Thanks')).toEqual(['I am fine today. ', 'Thanks']);
+    // The fourth word not yet followed by anything: it may go on ("Paris" → "Parisian").
+    expect(splitFirstPiece('The weather in Paris')).toEqual(['The weather in Paris']);
+  });
+
+  test('a reply written word by word: its first four words go as the fifth begins, the rest by clauses', async () => {
+    const stream = new ReplyChunker().stream();
+    for (const word of ['The', ' weather', ' in', ' Paris']) stream.pushText(word);
+    expect(await nextPiece(stream)).toBeNull();
+    stream.pushText(' today');
+    expect(await nextPiece(stream)).toBe('The weather in Paris');
+    // Later pieces are clauses, gathered, never cut by words.
+    for (const word of [' is', ' sunny', ' with', ' a', ' mild', ' breeze', ' and', ' light']) stream.pushText(word);
+    expect(await nextPiece(stream)).toBeNull();
+    stream.pushText(' wind.');
+    stream.endInput();
+    expect(await nextPiece(stream)).toBe('today is sunny with a mild breeze and light wind.');
   });
 
   test('an unfinished first sentence waits', async () => {
