@@ -1,10 +1,13 @@
 // Whisper started before the turn's silence is confirmed. agents' stt.StreamAdapter asks for
-// an utterance's words once the VAD has heard 250 ms of silence after it (its
+// an utterance's words once the VAD has counted 250 ms of silence after it (its
 // minSilenceDuration), and Whisper then takes ~0.2 s on two cores: the reply waits for both.
-// Here the words are asked for as soon as the silence reaches EARLY_AFTER_SILENCE_MS. If the
-// visitor stays silent until the VAD ends the utterance, that answer is the utterance's, heard
-// ~0.15 s sooner; if they speak again first, it is aborted and forgotten, and the utterance
-// goes on. Only for the offline Whisper: a cloud recogniser would bill every pause.
+// Silero's speech probability falls from ~1 to under 0.1 within ~0.15 s of the voice's end,
+// while its silence count starts only below 0.35 and lags a window: the VAD ends an utterance
+// ~0.35 s after the voice. Here the words are asked for as soon as the probability has been
+// low for QUIET_WINDOWS windows (~0.15 s after the voice). If the visitor stays silent until
+// the VAD ends the utterance, that answer is the utterance's, ready ~0.2 s sooner; if they speak
+// again first (the VAD's silence count starts over), it is aborted and forgotten, and the
+// utterance goes on. Only for the offline Whisper: a cloud recogniser would bill every pause.
 import {
   type APIConnectOptions,
   type AudioBuffer,
@@ -16,12 +19,13 @@ import {
 } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 
+/** Below this speech probability a VAD window (32 ms) is quiet. */
+export const QUIET_PROBABILITY = 0.15;
 /**
- * Silence after speech before its words are asked for. The VAD's windows are 32 ms, so this
- * starts Whisper at the fourth silent window, ~0.15 s before the VAD's 250 ms end. Shorter
- * pauses inside a sentence are common and each would start a Whisper run thrown away.
+ * Quiet windows in a row before the words are asked for: one could be a stop consonant, and
+ * every shorter pause inside a sentence starts a Whisper run that is thrown away.
  */
-export const EARLY_AFTER_SILENCE_MS = 100;
+export const QUIET_WINDOWS = 2;
 
 export class EarlyRecognition extends stt.STT {
   label: string;
@@ -103,6 +107,7 @@ class EarlyRecognitionStream extends stt.SpeechStream {
     /** The utterance so far: the VAD's buffer at its start, then each window it hears. */
     let heard: AudioFrame[] = [];
     let early: EarlyAnswer | null = null;
+    let quietWindows = 0;
     const forgetEarly = () => {
       early?.stop.abort();
       early = null;
@@ -112,13 +117,15 @@ class EarlyRecognitionStream extends stt.SpeechStream {
         switch (event.type) {
           case VADEventType.START_OF_SPEECH:
             forgetEarly();
+            quietWindows = 0;
             heard = [...event.frames];
             this.output.put({ type: stt.SpeechEventType.START_OF_SPEECH });
             break;
           case VADEventType.INFERENCE_DONE:
             if (!event.speaking) break;
             heard.push(...event.frames);
-            early = this.#followPause(event, early, heard);
+            quietWindows = event.probability < QUIET_PROBABILITY ? quietWindows + 1 : 0;
+            early = this.#followPause(event, early, heard, quietWindows >= QUIET_WINDOWS);
             break;
           case VADEventType.END_OF_SPEECH: {
             const speechEndTime = Date.now() - event.silenceDuration - event.inferenceDuration;
@@ -136,15 +143,18 @@ class EarlyRecognitionStream extends stt.SpeechStream {
     }
   }
 
-  /** Starts, keeps or drops the recognition of a pause as the VAD's silence count moves. */
-  #followPause(event: VADEvent, early: EarlyAnswer | null, heard: AudioFrame[]): EarlyAnswer | null {
+  /**
+   * Starts, keeps or drops the recognition of a pause: it lasts while the VAD's silence count
+   * grows (the count the VAD ends the utterance on).
+   */
+  #followPause(event: VADEvent, early: EarlyAnswer | null, heard: AudioFrame[], quiet: boolean): EarlyAnswer | null {
     const silenceMs = event.rawAccumulatedSilence;
     if (early && silenceMs >= early.silenceMs) {
       early.silenceMs = silenceMs;
       return early;
     }
     if (early) early.stop.abort(); // the visitor spoke again: that pause was not the end
-    if (silenceMs < EARLY_AFTER_SILENCE_MS) return null;
+    if (!quiet) return null;
     const stop = new AbortController();
     const answer = this.#recogniser.recognize([...heard], stop.signal);
     answer.catch(() => undefined); // an aborted one is never awaited
