@@ -4,16 +4,24 @@
 // summary. Then the job's shutdown is told the room is gone (job-shutdown.ts), so that a hung
 // close cannot hold the process. Set up before the conversation starts: it waits for the
 // visitor, who may never come.
+//
+// The room is gone when the job's connection says so (Disconnected), and also when LiveKit no
+// longer has it while that connection cannot say: reconnecting (it hears of the deletion only
+// when its retries give up, about a minute; a CI run's outcome waited past 40 s so), or stopped
+// by a request that a deleted room sends as a drain does.
 import { RoomEvent } from '@livekit/rtc-node';
-import { stoppedByWorker } from './agents-adapter/index.ts';
-import { type LivekitAccess, reportAfterwards } from './conversation/afterwards.ts';
+import { onStopRequested as onWorkerStop, stoppedByWorker } from './agents-adapter/index.ts';
+import { reportAfterwards } from './conversation/afterwards.ts';
 import type { Conversation } from './conversation/index.ts';
 import type { JobShutdown } from './job-shutdown.ts';
 import type { AgentLogger } from './logging.ts';
 import type { Reporter } from './reports/index.ts';
+import { type LivekitAccess, livekitHasRoom } from './room-at-livekit.ts';
 
 /** A conversation gets this long to close (last transcript turns included) before the job leaves anyway. */
 const CONVERSATION_CLOSE_MS = 5_000;
+/** While the connection reconnects, LiveKit is asked this often whether the room is still there. */
+const RECONNECTING_CHECK_MS = 2_000;
 
 async function closeWithin(conversation: Conversation | undefined, ms: number, logger: AgentLogger): Promise<void> {
   if (!conversation) return;
@@ -22,13 +30,19 @@ async function closeWithin(conversation: Conversation | undefined, ms: number, l
 }
 
 export interface ConversationEndingDeps {
-  /** The job's room: its disconnect is the end. */
-  room: { once(event: RoomEvent.Disconnected, listener: () => void): unknown };
+  /** The job's room: its disconnect is the end; while it reconnects, LiveKit is asked. */
+  room: {
+    on(event: RoomEvent.Disconnected | RoomEvent.Reconnecting | RoomEvent.Reconnected, listener: () => void): unknown;
+  };
   access: LivekitAccess;
   sessionId: string;
   logger: AgentLogger;
   reporter: Reporter;
   shutdown: JobShutdown;
+  /** Calls its listener when the worker asks the job to stop (by default agents-adapter's). */
+  onStopRequested?: (listener: () => void) => void;
+  /** Whether LiveKit has the room (undefined: not known); asked `tries` times. */
+  hasRoom?: (tries: number) => Promise<boolean | undefined>;
 }
 
 export interface ConversationEnding {
@@ -45,6 +59,8 @@ export function endingOfConversation({
   logger,
   reporter,
   shutdown,
+  onStopRequested = onWorkerStop,
+  hasRoom = (tries) => livekitHasRoom(access, sessionId, logger, tries),
 }: ConversationEndingDeps): ConversationEnding {
   let conversation: Conversation | undefined;
   let leaving = false;
@@ -57,7 +73,32 @@ export function endingOfConversation({
     );
     await leftBehind;
   };
-  room.once(RoomEvent.Disconnected, () => void leaveBehind().finally(() => shutdown.roomGone()));
+  let gone = false;
+  const roomGone = () => {
+    if (gone) return;
+    gone = true;
+    void leaveBehind().finally(() => shutdown.roomGone());
+  };
+  const goneAtLivekit = async (tries: number, why: string) => {
+    if ((await hasRoom(tries)) !== false) return false;
+    logger.info({ why }, 'LiveKit no longer has the room: the conversation ends');
+    roomGone();
+    return true;
+  };
+  room.on(RoomEvent.Disconnected, roomGone);
+  let reconnecting = false;
+  room.on(RoomEvent.Reconnected, () => {
+    reconnecting = false;
+  });
+  const askWhileReconnecting = async () => {
+    while (reconnecting && !gone && !(await goneAtLivekit(1, 'reconnecting'))) await Bun.sleep(RECONNECTING_CHECK_MS);
+  };
+  room.on(RoomEvent.Reconnecting, () => {
+    if (reconnecting) return;
+    reconnecting = true;
+    void askWhileReconnecting();
+  });
+  onStopRequested(() => void goneAtLivekit(3, 'stop requested'));
   shutdown.add(async () => {
     leaving = true;
     await leaveBehind();

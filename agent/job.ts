@@ -20,7 +20,6 @@ import {
   stoppedByWorker,
 } from './agents-adapter/index.ts';
 import { type PreparedAvatar, prepareAvatar, startAvatar, startVoice, tracksReceived } from './avatar/index.ts';
-import { sessionOver } from './conversation/afterwards.ts';
 import { startConversation } from './conversation/index.ts';
 import { takeOrders } from './conversation/orders.ts';
 import { prepareSessionGreeting } from './conversation/prepared-greeting.ts';
@@ -33,6 +32,7 @@ import type { OfflineModels } from './providers/offline/index.ts';
 import { SENTENCE_END_INFERENCE, type SentenceEndRequest } from './providers/offline/sentence-end-runner.ts';
 import { recordJob } from './recording/index.ts';
 import { deliver, httpReporter, meterRoomParticipants, type Reporter, StreamingMeter } from './reports/index.ts';
+import { sessionOver } from './room-at-livekit.ts';
 import { JOB_INPUTS, serveOnly } from './room-inputs.ts';
 import { joinSessionsHere, replyThreadsHere } from './sessions-here.ts';
 

@@ -5,7 +5,7 @@
 // job holds on to a wedged connection (on CI its stop then held for 45 s). So the job asks
 // LiveKit, and a job whose tracks never arrive hands the session to a new one.
 import { RoomServiceClient } from 'livekit-server-sdk';
-import type { LivekitAccess } from '../conversation/afterwards.ts';
+import type { LivekitAccess } from '../room-at-livekit.ts';
 
 /**
  * How long after the first frame went out LiveKit may take to list the tracks: on loopback

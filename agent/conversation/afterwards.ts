@@ -3,7 +3,6 @@
 // of them (memory.ts), each written with the session's model from what the session kept, and
 // reported once the session is over (reportAfterwards).
 import type { llm } from '@livekit/agents';
-import { RoomServiceClient } from 'livekit-server-sdk';
 import type {
   MemoryReport,
   OutcomeReport,
@@ -14,6 +13,7 @@ import type {
 import type { AgentLogger } from '../logging.ts';
 import type { SessionProviders } from '../providers/index.ts';
 import { deliver, type Reporter } from '../reports/index.ts';
+import { type LivekitAccess, sessionOver } from '../room-at-livekit.ts';
 import { writeMemory } from './memory.ts';
 import { writeOutcome } from './outcome.ts';
 import { CLOUD_SUMMARY_CHARS, OFFLINE_SUMMARY_CHARS, writeSummary } from './summary.ts';
@@ -65,48 +65,8 @@ export function afterwards(
   };
 }
 
-/** What a job knows to reach LiveKit's API (agents' RunningJobInfo). */
-export interface LivekitAccess {
-  url: string;
-  apiKey?: string;
-  apiSecret?: string;
-}
-
-/** LiveKit is asked this many times, a second apart, whether the room is gone. */
-const ROOM_CHECKS = 3;
 /** Writing and reporting them all taking longer than this is worth a warning (a full run's logs show warnings only). */
 const SLOW_AFTERWARDS_MS = 15_000;
-
-/**
- * Whether the job's session is over, so its conversation is the last one to summarise: LiveKit
- * no longer has its room (the control plane deletes it at every ending). A job its worker
- * stopped while the room stays (a drain) leaves a session that goes on with another agent. The
- * worker's stop request cannot tell: LiveKit's termination of a job whose room was deleted
- * arrives as the same request. LiveKit out of reach (after a few tries): the stop request decides.
- */
-export async function sessionOver(
-  access: LivekitAccess,
-  roomName: string,
-  stoppedByWorker: boolean,
-  logger: AgentLogger,
-): Promise<boolean> {
-  if (!access.apiKey || !access.apiSecret) return !stoppedByWorker;
-  const rooms = new RoomServiceClient(access.url.replace(/^ws/, 'http'), access.apiKey, access.apiSecret, {
-    requestTimeout: 3,
-  });
-  for (let check = 1; check <= ROOM_CHECKS; check++) {
-    try {
-      return (await rooms.listRooms([roomName])).length === 0;
-    } catch (error) {
-      if (check === ROOM_CHECKS) {
-        logger.warn({ err: error, stopped_by_worker: stoppedByWorker }, 'LiveKit did not say whether the room is gone');
-        break;
-      }
-      await Bun.sleep(1_000);
-    }
-  }
-  return !stoppedByWorker;
-}
 
 type WrittenReport = SummaryReport | OutcomeReport | MemoryReport;
 

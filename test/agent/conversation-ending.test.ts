@@ -2,6 +2,8 @@
 // conversation closes, what it leaves behind is reported, and only then is the job's shutdown
 // told the room is gone (which bounds how long agents may hold the process); agents' own
 // shutdown closes it too, once; a conversation that starts as the job leaves is closed at once.
+// The room also counts as gone when LiveKit no longer has it while the job's connection
+// reconnects, or when the worker stops the job after its deletion; not when it is still there.
 import { describe, expect, test } from 'bun:test';
 import { EventEmitter } from 'node:events';
 import { RoomEvent } from '@livekit/rtc-node';
@@ -12,8 +14,10 @@ import type { JobReport } from '../../src/contract/job-reports.ts';
 import { recordingLogger } from '../support/agent-log.ts';
 
 /** What happened, in order: the conversation's close, the reports, the shutdown's calls. */
-function scene() {
+function scene(livekit: { hasRoom: boolean | undefined } = { hasRoom: undefined }) {
   const events: string[] = [];
+  const stopListeners: (() => void)[] = [];
+  let asked = 0;
   const works: (() => unknown)[] = [];
   const shutdown: JobShutdown = {
     add: (work) => void works.push(work),
@@ -31,6 +35,11 @@ function scene() {
       return 'accepted';
     },
     shutdown,
+    onStopRequested: (listener) => void stopListeners.push(listener),
+    hasRoom: async () => {
+      asked++;
+      return livekit.hasRoom;
+    },
   });
   const conversation = {
     close: async () => {
@@ -46,6 +55,12 @@ function scene() {
     ending,
     conversation,
     roomDisconnected: () => room.emit(RoomEvent.Disconnected),
+    reconnecting: () => room.emit(RoomEvent.Reconnecting),
+    reconnected: () => room.emit(RoomEvent.Reconnected),
+    stopRequested: () => {
+      for (const listener of stopListeners) listener();
+    },
+    asked: () => asked,
     agentsShutdown: () => Promise.all(works.map((work) => work())),
   };
 }
@@ -85,5 +100,54 @@ describe('a conversation’s ending', () => {
     expect(ending.leaving()).toBe(true);
     await ending.began(conversation);
     expect(events).toEqual(['closed']);
+  });
+
+  test('reconnecting when LiveKit has deleted the room: ended as if disconnected, once', async () => {
+    const livekit = { hasRoom: true as boolean | undefined };
+    const { events, ending, conversation, reconnecting, roomDisconnected, asked } = scene(livekit);
+    await ending.began(conversation);
+    reconnecting();
+    await settled();
+    // Still there: the conversation goes on, LiveKit asked again a while later.
+    expect(events).toEqual([]);
+    expect(asked()).toBe(1);
+    livekit.hasRoom = false;
+    await Bun.sleep(2_200);
+    expect(asked()).toBe(2);
+    expect(events).toEqual(['closed', 'report summary', 'room gone']);
+    roomDisconnected(); // the retries giving up at last
+    await settled();
+    expect(events).toEqual(['closed', 'report summary', 'room gone']);
+  });
+
+  test('reconnected, or LiveKit out of reach: the conversation goes on', async () => {
+    const livekit = { hasRoom: true as boolean | undefined };
+    const { events, ending, conversation, reconnecting, reconnected, asked } = scene(livekit);
+    await ending.began(conversation);
+    reconnecting();
+    await settled();
+    reconnected();
+    livekit.hasRoom = false; // deleted later: the connection itself will say so
+    await Bun.sleep(2_200);
+    expect(asked()).toBe(1); // no longer asking
+    expect(events).toEqual([]);
+    const unknown = scene({ hasRoom: undefined });
+    await unknown.ending.began(unknown.conversation);
+    unknown.reconnecting();
+    await settled();
+    expect(unknown.events).toEqual([]);
+  });
+
+  test('stopped by the worker: ended when the room was deleted, not in a drain', async () => {
+    const deleted = scene({ hasRoom: false });
+    await deleted.ending.began(deleted.conversation);
+    deleted.stopRequested();
+    await settled();
+    expect(deleted.events).toEqual(['closed', 'report summary', 'room gone']);
+    const drained = scene({ hasRoom: true });
+    await drained.ending.began(drained.conversation);
+    drained.stopRequested();
+    await settled();
+    expect(drained.events).toEqual([]);
   });
 });
