@@ -374,13 +374,16 @@ describe('offline text-to-speech (Piper, espeak-ng)', () => {
     ['en', 'piper', 'Yes, that is right.'],
     ['es', 'espeak-ng', 'Sí, es correcto.'],
   ] as const)(
-    '%s (%s) sounds from its first 10 ms, its lips from its first sound on',
+    '%s (%s) sounds from its first few ms, its lips from its first sound on',
     async (language, engine, text) => {
       const { frames, samples } = await synthesise(language, null, text, `${engine} onset`);
       // Both engines lead each text with 25–65 ms of near silence: that much more wait before a reply.
-      const firstSound = samples.findIndex((sample) => Math.abs(sample) >= 300) / OFFLINE_TTS_SAMPLE_RATE;
-      expect(firstSound).toBeGreaterThanOrEqual(0);
-      expect(firstSound).toBeLessThan(0.01);
+      // Piper's noise varies each run: its first faint sound (≥ 100) stays at the 5 ms kept before it,
+      // a louder one (≥ 300) came 5–18 ms in over repeated runs (a soft onset such as "h" is slower).
+      const at = (level: number) => samples.findIndex((sample) => Math.abs(sample) >= level) / OFFLINE_TTS_SAMPLE_RATE;
+      expect(at(100)).toBeGreaterThanOrEqual(0);
+      expect(at(100)).toBeLessThan(0.007);
+      expect(at(300)).toBeLessThan(0.02);
       if (engine === 'piper') {
         // The cues moved back with the cut: the first shape that is not the rest comes with the voice.
         const cues = frames.flatMap((frame, index) =>
