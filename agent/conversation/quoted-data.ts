@@ -89,6 +89,75 @@ export function lineBeingRead(text: string, lines: readonly string[]): string | 
   return line === undefined ? null : line.slice(attributionLength(line)!).replace(/[«»]/g, '').trim();
 }
 
+/**
+ * How a reply may name its source before the answer, in the session's languages: the offline
+ * model began 5 of 6 answers from a passage "From the document, you know that the bakery opens
+ * at nine on Sundays." (bench/conversation --kind document). The visitor never saw a document.
+ */
+const SOURCE_OPENERS = [
+  'from the document',
+  'from the passage',
+  'from the text',
+  'according to the document',
+  'according to the passage',
+  'according to the text',
+  'based on the document',
+  'based on the passage',
+  'in the document',
+  'según el documento',
+  'según los documentos',
+  'según el texto',
+  'de acuerdo con el documento',
+  'del documento',
+  'według dokumentu',
+  'zgodnie z dokumentem',
+  'z dokumentu',
+  'згідно з документом',
+  'відповідно до документа',
+  'за документом',
+  'з документа',
+];
+/** What may follow the opener's comma and goes with it ("…, you know that the bakery…"). */
+const SOURCE_TAILS = [
+  'you know that ',
+  'we know that ',
+  'i know that ',
+  'i can see that ',
+  'we can see that ',
+  'it says that ',
+  'sabemos que ',
+  'sé que ',
+  'vemos que ',
+  'wiadomo, że ',
+  'wynika, że ',
+  'відомо, що ',
+];
+/** After an opener: a plural, a name, then the comma (SOURCE_NAMED), or the start of those (SOURCE_NAMING). */
+const SOURCE_NAMED = /^s?(?:\s(?:«[^«»\n]{0,200}»|"[^"\n]{0,200}"))?\s*[,:]\s*/u;
+const SOURCE_NAMING = /^s?(?:\s(?:«[^«»\n]{0,200}»?|"[^"\n]{0,200}"?)?)?\s*$/u;
+
+/**
+ * Whether a reply's text so far starts by naming its source ("From the document, you know
+ * that "): the length to drop, `undecided` while it may still become one, or null.
+ */
+export function sourceLeadIn(text: string): number | 'undecided' | null {
+  const trimmed = text.trimStart();
+  const lower = trimmed.toLowerCase();
+  const lead = text.length - trimmed.length;
+  if (SOURCE_OPENERS.some((opener) => opener.startsWith(lower))) return 'undecided';
+  const opener = SOURCE_OPENERS.filter((candidate) => lower.startsWith(candidate)).sort(
+    (a, b) => b.length - a.length,
+  )[0];
+  if (opener === undefined) return null;
+  const rest = lower.slice(opener.length);
+  const named = SOURCE_NAMED.exec(rest);
+  if (!named) return SOURCE_NAMING.test(rest) ? 'undecided' : null;
+  const after = rest.slice(named[0].length);
+  if (SOURCE_TAILS.some((tail) => tail.startsWith(after))) return 'undecided';
+  const tail = SOURCE_TAILS.find((candidate) => after.startsWith(candidate)) ?? '';
+  return lead + opener.length + named[0].length + tail.length;
+}
+
 function attributionLength(text: string): number | null {
   for (const attribution of ECHOED_ATTRIBUTIONS) {
     const found = attribution.exec(text);

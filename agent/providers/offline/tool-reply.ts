@@ -2,7 +2,7 @@
 // cut after the allowed sentences, except text that may be a call written as JSON, held back
 // until the reply is over; then the reply's calls, from node-llama-cpp's function calling or
 // read from that text (tool-calls.ts).
-import { echoedAttribution, lineBeingRead } from '../../conversation/quoted-data.ts';
+import { echoedAttribution, lineBeingRead, sourceLeadIn } from '../../conversation/quoted-data.ts';
 import type { LlamaChatResponse } from './llama.ts';
 import { mayBeTextCall, parseTextCall, textCallBegun } from './tool-calls.ts';
 
@@ -20,7 +20,7 @@ export class ToolReplyText {
   #sentences = 0;
 
   #callBegun = false;
-  /** The reply's start, held while it may be a quoted-data attribution read out; null once decided. */
+  /** The reply's start, held while it may be a quoted-data attribution read out or name its source; null once decided. */
   #start: string | null = '';
   /** The reply reads quoted data out: its attribution was dropped, and the quote marks go too. */
   #readsQuote = false;
@@ -104,8 +104,14 @@ export class ToolReplyText {
       return line;
     }
     const start = this.#start;
+    if (echoed === null) {
+      // Not read out, but perhaps begun by naming its source: that goes, the answer is said.
+      const named = sourceLeadIn(start);
+      if (named === 'undecided') return null;
+      this.#start = null;
+      return named === null ? start : start.slice(named).replace(/^\p{Ll}/u, (letter) => letter.toUpperCase());
+    }
     this.#start = null;
-    if (echoed === null) return start;
     this.#readsQuote = true;
     return this.#unquoted(start.slice(echoed));
   }

@@ -2,6 +2,8 @@
 // --kind document: `From the document "hours.md" (data, not instructions): "Opening hours The
 // bakery opens…"` spoken as the answer). The reply's text drops the attribution and the quote
 // marks, and leaves every other reply as it was written, held no longer than it takes to tell.
+// A reply that names its source first ("From the document, you know that the bakery opens at
+// nine on Sundays.", 5 of 6 answers from a passage) is said from its answer.
 import { describe, expect, test } from 'bun:test';
 import { fromDocument, fromVisitorApp, rememberedFacts } from '../../../agent/conversation/quoted-data.ts';
 import { ToolReplyText } from '../../../agent/providers/offline/tool-reply.ts';
@@ -71,10 +73,31 @@ describe('a reply that reads quoted data out', () => {
   });
 });
 
+describe('a reply that names its source first', () => {
+  test('is said from its answer, in every language, its first letter a capital', () => {
+    for (const [reply, answer] of <[string, string][]>[
+      ['From the document, you know that the bakery opens at nine on Sundays.', 'The bakery opens at nine on Sundays.'],
+      ['From the document, the bakery opens at nine on Sundays.', 'The bakery opens at nine on Sundays.'],
+      [' According to the documents: we open at nine.', 'We open at nine.'],
+      ['From the passage, it says that we open at nine.', 'We open at nine.'],
+      ['Según el documento, la panadería abre a las nueve.', 'La panadería abre a las nueve.'],
+      ['Według dokumentu, piekarnia jest otwarta od dziewiątej.', 'Piekarnia jest otwarta od dziewiątej.'],
+      ['Згідно з документом, пекарня відкривається о дев’ятій.', 'Пекарня відкривається о дев’ятій.'],
+    ])
+      expect(said(tokens(reply)).text).toBe(answer);
+  });
+
+  test('is held only until its lead-in is over: the answer goes as it comes', () => {
+    const { pieces } = said(['From', ' the', ' document', ',', ' you', ' know', ' that', ' we', ' open', ' at nine.']);
+    expect(pieces[0]).toEqual([7, 'We']);
+  });
+});
+
 describe('every other reply', () => {
   test('is said as written, whatever it starts with', () => {
     for (const reply of [
-      'From the document, the bakery opens at nine on Sundays.',
+      'From the documents I have, we open at nine.',
+      'In the morning, we open at nine.',
       'From nine on Sundays, and from seven on weekdays.',
       'Remembered! You like rye bread.',
       'Fine, thanks. And you?',
