@@ -17,6 +17,15 @@ import {
 import sharp from 'sharp';
 import type { AgentLogger } from '../logging.ts';
 
+/**
+ * Whether the session's model is shown the visitor's camera: with visual awareness, unless the
+ * model is the offline one, which reads text only (its frames would be sampled for nothing, and
+ * a reply could not be prepared before the turn's end for images it never reads).
+ */
+export function modelSeesCamera(visualAwareness: boolean, llmName: string): boolean {
+  return visualAwareness && llmName !== 'offline';
+}
+
 export interface CameraSamplerOptions {
   room: Room;
   /** Only the visitor's camera is looked at. */

@@ -9,7 +9,7 @@ import type { AgentEndedReport, ParsedDispatch } from '../../src/contract/index.
 import type { AgentLogger } from '../logging.ts';
 import type { SessionProviders } from '../providers/index.ts';
 import { deliver, type Reporter } from '../reports/index.ts';
-import type { CameraSampler } from './camera.ts';
+import { type CameraSampler, modelSeesCamera } from './camera.ts';
 import { isFarewell } from './farewells.ts';
 import { IdentityAgent } from './identity-agent.ts';
 import { agentInstructions, followLanguageInstruction } from './instructions.ts';
@@ -61,7 +61,7 @@ export function conversationAgent(input: ConversationAgentInput): ConversationAg
       prompt: metadata.identity?.prompt ?? null,
       context,
       language: metadata.language,
-      visualAwareness: metadata.visual_awareness,
+      visualAwareness: modelSeesCamera(metadata.visual_awareness, providers.names.llm),
       quotedData,
       remembers: remembered.length > 0,
     });
