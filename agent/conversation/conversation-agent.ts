@@ -56,6 +56,8 @@ export function conversationAgent(input: ConversationAgentInput): ConversationAg
   // What is remembered of a returning visitor, quoted to every generation (memory.ts).
   const facts = metadata.memory?.facts ?? [];
   const remembered = facts.length > 0 ? [rememberedFacts(facts)] : [];
+  // The offline model reads a turn's own instruction as part of its instructions, re-read each turn.
+  const knowledgeRuleStanding = providers.names.llm === 'offline' && Boolean(metadata.knowledge_url);
   const instructionsFor = (context: string | null | undefined) =>
     agentInstructions({
       prompt: metadata.identity?.prompt ?? null,
@@ -64,6 +66,7 @@ export function conversationAgent(input: ConversationAgentInput): ConversationAg
       visualAwareness: modelSeesCamera(metadata.visual_awareness, providers.names.llm),
       quotedData,
       remembers: remembered.length > 0,
+      standingKnowledgeRule: knowledgeRuleStanding,
     });
   const instructions = instructionsFor(metadata.context);
   const knowledge = metadata.knowledge_url
@@ -75,6 +78,7 @@ export function conversationAgent(input: ConversationAgentInput): ConversationAg
         // The offline model reads a long prompt slowly: 2,400 characters of passages put its
         // first word ~7.5 s later (bench/knowledge); it gets the best passage, cut.
         maxChars: input.settings.openai ? undefined : OFFLINE_KNOWLEDGE_CHARS,
+        standingRule: knowledgeRuleStanding,
       })
     : null;
   const toolsOptions = toolsOptionsFor(input);

@@ -5,6 +5,7 @@
 // (agent/providers/offline/llm.ts), so both know the context from the first reply. Only the
 // backend's words go here: documents' passages and the visitor's app's notes are quoted data.
 import { LANGUAGE_NAMES, type Language, SPOKEN_LANGUAGES, type SpokenLanguage } from '../../src/contract/index.ts';
+import { standingKnowledgeRule } from './knowledge.ts';
 import { QUOTED_DATA_RULE } from './quoted-data.ts';
 
 const DEFAULT_PROMPT = 'You are a friendly, helpful assistant.';
@@ -29,6 +30,8 @@ export interface InstructionsInput {
   quotedData?: boolean;
   /** Something is remembered of the visitor from earlier conversations (memory.ts): say how to use it. */
   remembers?: boolean;
+  /** The rule for documents' passages goes here, not in each turn (knowledge.ts standingKnowledgeRule). */
+  standingKnowledgeRule?: boolean;
 }
 
 export function agentInstructions({
@@ -38,6 +41,7 @@ export function agentInstructions({
   visualAwareness,
   quotedData,
   remembers,
+  standingKnowledgeRule: knowledgeRule,
 }: InstructionsInput): string {
   const parts = [(prompt ?? '').trim() || DEFAULT_PROMPT];
   // Right after the persona, before the rules: the small offline model used it there (Zofia, test/conversation).
@@ -54,6 +58,7 @@ export function agentInstructions({
   }
   if (quotedData || remembers) parts.push(QUOTED_DATA_RULE);
   if (remembers) parts.push(REMEMBERED_RULE);
+  if (knowledgeRule) parts.push(standingKnowledgeRule(language === 'auto' ? 'en' : language));
   if (visualAwareness) {
     parts.push(
       "When the visitor's camera is on, images from it taken while they spoke are attached to their message: use them when they help, and do not describe them unprompted.",

@@ -45,6 +45,17 @@ export function knowledgeInstruction(passages: readonly KnowledgePassage[], lang
   return `The lines "From the document" just before the visitor's message are passages from your documents that may answer them. Answer from these passages when they are relevant. If they do not contain the answer, say that you do not know ("${DO_NOT_KNOW[language]}") instead of guessing.`;
 }
 
+/**
+ * The offline model's rule for documents, in its instructions for the whole session instead of
+ * each turn's (knowledgeInstruction's two, in one): a turn's own instruction is merged into the
+ * instructions it reads (smallModelPrompt), so everything after their start was read again each
+ * turn, the tools' documentation included: with a tool and a document, the first word came
+ * 1.8–2.5 s after the question instead of ~0.25 s (npm start, 12-04).
+ */
+export function standingKnowledgeRule(language: SpokenLanguage): string {
+  return `Lines that start with "From the document", just before the visitor's message, are passages from your documents that may answer them. Answer from these passages when they are relevant. If there are none, or they do not contain the answer to a question of fact, say that you do not know ("${DO_NOT_KNOW[language]}") instead of guessing.`;
+}
+
 /** A turn's passages as quoted data, one attributed line each, best first. */
 export function knowledgeData(passages: readonly KnowledgePassage[]): string[] {
   return passages.map((passage) => fromDocument(passage.document_name, passage.text));
@@ -62,9 +73,12 @@ export function addPassages(
   message: llm.ChatMessage,
   passages: readonly KnowledgePassage[],
   language: SpokenLanguage,
+  { standingRule = false } = {},
 ): void {
   if (chatCtx.getById(instructionId(message.id))) return;
   addQuotedData(chatCtx, `knowledge_data_${message.id}`, knowledgeData(passages), message);
+  // The rule is in the instructions already (standingKnowledgeRule): the passages alone.
+  if (standingRule) return;
   const instruction = llm.ChatMessage.create({
     id: instructionId(message.id),
     role: 'system',
@@ -89,6 +103,8 @@ export interface KnowledgeOptions {
   fetch?: typeof fetch;
   timeoutMs?: number;
   now?: () => number;
+  /** The rule for passages is in the instructions (standingKnowledgeRule): a turn adds its passages only. */
+  standingRule?: boolean;
   /** At most this much passage text in a turn (best first; the last one cut at a word). Unset: all the control plane sent. */
   maxChars?: number;
 }
@@ -181,7 +197,8 @@ export class KnowledgeTurns {
       for (const old of this.#found.keys()) if (this.#found.size > MESSAGES_KEPT) this.#found.delete(old);
     }
     // A failed retrieval says nothing; an answered one without passages says the documents do not cover it.
-    if (answered) addPassages(chatCtx, message, passages, this.#options.language());
+    if (answered)
+      addPassages(chatCtx, message, passages, this.#options.language(), { standingRule: this.#options.standingRule });
   }
 
   /**

@@ -34,7 +34,10 @@ const { values } = parseArgs({
     languages: { type: 'string', default: 'en,es' },
     limit: { type: 'string' },
     threads: { type: 'string', default: '1' },
+    // --no-standing-rule: the rule in each turn, as before 12-04 (the fake always gets it so).
+    'standing-rule': { type: 'boolean', default: true },
   },
+  allowNegative: true,
 });
 initializeLogger({ pretty: false, level: 'warn' });
 
@@ -51,7 +54,9 @@ const questions = (await loadQuestions())
   .slice(0, values.limit ? Number(values.limit) : undefined);
 
 const knowledge = await openKnowledgeBench();
-console.log(`${knowledge.describe()} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`);
+console.log(
+  `${knowledge.describe()} standing_rule=${values['standing-rule']} cpus=${navigator.hardwareConcurrency} bun=${Bun.version}`,
+);
 const retrieved = new Map<string, KnowledgePassage[]>();
 for (const question of questions) retrieved.set(question.id, (await knowledge.search(question.text)).passages);
 await knowledge.stop();
@@ -114,7 +119,11 @@ async function read(stream: AsyncIterable<llm.ChatChunk>): Promise<string> {
 }
 
 /** The turn's context as the agent builds it: instructions, greeting, its passages quoted, the question, the rule. */
-function turnContext(question: KnowledgeQuestion, passages: KnowledgePassage[]): llm.ChatContext {
+function turnContext(
+  question: KnowledgeQuestion,
+  passages: KnowledgePassage[],
+  { standingRule = false } = {},
+): llm.ChatContext {
   const chatCtx = new llm.ChatContext();
   chatCtx.addMessage({
     role: 'system',
@@ -122,7 +131,8 @@ function turnContext(question: KnowledgeQuestion, passages: KnowledgePassage[]):
       prompt: PERSONA.prompt,
       language: question.language,
       visualAwareness: false,
-      quotedData: passages.length > 0,
+      quotedData: passages.length > 0 || standingRule,
+      standingKnowledgeRule: standingRule,
     }),
   });
   chatCtx.addMessage({
@@ -131,7 +141,7 @@ function turnContext(question: KnowledgeQuestion, passages: KnowledgePassage[]):
   });
   const asked = chatCtx.addMessage({ role: 'user', content: question.text });
   // KnowledgeTurns adds nothing when no passage came back.
-  if (passages.length > 0) addPassages(chatCtx, asked, passages, question.language);
+  if (passages.length > 0) addPassages(chatCtx, asked, passages, question.language, { standingRule });
   return chatCtx;
 }
 
@@ -146,7 +156,9 @@ try {
       const firstTokens: number[] = [];
       for (const question of questions) {
         const passages = mode === 'with retrieval' ? retrieved.get(question.id)! : [];
-        const reply = await answerer.answer(question, turnContext(question, passages));
+        // The offline model's session with documents has their rule in its instructions, as the job gives it.
+        const standingRule = answerer.name === 'offline model' && mode === 'with retrieval' && values['standing-rule'];
+        const reply = await answerer.answer(question, turnContext(question, passages, { standingRule }));
         const right = isRight(question, reply);
         const system = answerer.lastRequestSystem?.();
         const inRequest = system === undefined ? undefined : hasAllKeywords(system, question.expect_keywords);

@@ -1,11 +1,13 @@
 // The conversation's agent as agent/conversation/conversation-agent.ts sets it up: its
 // instructions keep what the session started with when the backend adds context (a context
 // order): a returning visitor's memory rules stayed out of them before (the order's
-// instructions were built without them).
+// instructions were built without them). With the offline model and documents, the rule for
+// passages is in the instructions once, not in each turn (which re-read them every turn).
 import { expect, test } from 'bun:test';
 import type { voice } from '@livekit/agents';
 import { conversationAgent } from '../../agent/conversation/conversation-agent.ts';
 import { REMEMBERED_RULE } from '../../agent/conversation/instructions.ts';
+import { standingKnowledgeRule } from '../../agent/conversation/knowledge.ts';
 import type { TurnQuality } from '../../agent/conversation/quality.ts';
 import { SpokenLanguages } from '../../agent/conversation/spoken-languages.ts';
 import type { TranscriptLog } from '../../agent/conversation/transcripts.ts';
@@ -16,7 +18,7 @@ import type { ParsedDispatch } from '../../src/contract/index.ts';
 
 const logger = { info() {}, warn() {}, error() {}, debug() {} } as unknown as AgentLogger;
 
-function agentFor(metadata: Partial<ParsedDispatch>) {
+function agentFor(metadata: Partial<ParsedDispatch>, llmName = 'fake') {
   return conversationAgent({
     metadata: {
       language: 'en',
@@ -29,7 +31,7 @@ function agentFor(metadata: Partial<ParsedDispatch>) {
       ...metadata,
     } as unknown as ParsedDispatch,
     settings: loadProviders({}),
-    providers: { names: { stt: 'fake', llm: 'fake', tts: 'fake' }, speakIn() {} } as unknown as SessionProviders,
+    providers: { names: { stt: 'fake', llm: llmName, tts: 'fake' }, speakIn() {} } as unknown as SessionProviders,
     languages: new SpokenLanguages('en'),
     transcripts: {} as TranscriptLog,
     quality: {} as TurnQuality,
@@ -54,4 +56,13 @@ test("a context order keeps the start's context and a returning visitor's memory
   const stranger = agentFor({ memory: null });
   expect(stranger.instructions).not.toContain(REMEMBERED_RULE);
   expect(stranger.instructionsWith(['They asked about e-bikes.'])).not.toContain(REMEMBERED_RULE);
+});
+
+test('the offline model with documents reads the rule for passages in its instructions; a cloud model in each turn', () => {
+  const url = 'http://127.0.0.1:1/internal/sessions/ses_1/knowledge';
+  const offline = agentFor({ knowledge_url: url, language: 'es' }, 'offline');
+  expect(offline.instructions).toContain(standingKnowledgeRule('es'));
+  expect(offline.instructionsWith(['They asked about e-bikes.'])).toContain(standingKnowledgeRule('es'));
+  expect(agentFor({ knowledge_url: url }, 'openai-compatible').instructions).not.toContain(standingKnowledgeRule('en'));
+  expect(agentFor({}, 'offline').instructions).not.toContain(standingKnowledgeRule('en'));
 });

@@ -44,12 +44,13 @@ beforeAll(() => {
 });
 afterAll(() => server.stop(true));
 
-function turns() {
+function turns({ standingRule = false } = {}) {
   return new KnowledgeTurns({
     url: `http://127.0.0.1:${server.port}/internal/sessions/ses_1/knowledge`,
     reportToken: 'job-token',
     language: () => 'en',
     logger,
+    standingRule,
   });
 }
 
@@ -196,5 +197,24 @@ describe('what a turn is given', () => {
     await turns().addTo(failed.chatCtx);
     expect(failed.chatCtx.items.at(-1)).toBe(failed.message);
     answer = () => Response.json({ passages, took_ms: 12 } satisfies KnowledgeAnswer);
+  });
+});
+
+describe('with the rule standing in the instructions (the offline model)', () => {
+  test('a turn gets its passages alone, and nothing when none were found', async () => {
+    answer = () => Response.json({ passages, took_ms: 12 });
+    const { chatCtx, message } = conversation('When are you open on Monday?');
+    const knowledge = turns({ standingRule: true });
+    await knowledge.addTo(chatCtx);
+    const at = chatCtx.items.indexOf(message);
+    expect(isQuotedData(chatCtx.items[at - 1]!)).toBe(true);
+    expect(chatCtx.items).toHaveLength(4);
+    expect(chatCtx.items.filter((item) => item.type === 'message' && item.role === 'system')).toHaveLength(1);
+    await knowledge.addTo(chatCtx);
+    expect(chatCtx.items).toHaveLength(4);
+    answer = () => Response.json({ passages: [], took_ms: 12 });
+    const none = conversation('Hello there!');
+    await turns({ standingRule: true }).addTo(none.chatCtx);
+    expect(none.chatCtx.items).toHaveLength(3);
   });
 });
