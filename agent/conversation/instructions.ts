@@ -58,7 +58,7 @@ export function agentInstructions({
   }
   if (quotedData || remembers) parts.push(QUOTED_DATA_RULE);
   if (remembers) parts.push(REMEMBERED_RULE);
-  if (knowledgeRule) parts.push(standingKnowledgeRule(language === 'auto' ? 'en' : language));
+  if (knowledgeRule) parts.push(standingKnowledgeRule());
   if (visualAwareness) {
     parts.push(
       "When the visitor's camera is on, images from it taken while they spoke are attached to their message: use them when they help, and do not describe them unprompted.",

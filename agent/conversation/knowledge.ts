@@ -47,13 +47,16 @@ export function knowledgeInstruction(passages: readonly KnowledgePassage[], lang
 
 /**
  * The offline model's rule for documents, in its instructions for the whole session instead of
- * each turn's (knowledgeInstruction's two, in one): a turn's own instruction is merged into the
- * instructions it reads (smallModelPrompt), so everything after their start was read again each
- * turn, the tools' documentation included: with a tool and a document, the first word came
- * 1.8–2.5 s after the question instead of ~0.25 s (npm start, 12-04).
+ * each turn's (knowledgeInstruction): a turn's own instruction is merged into the instructions
+ * it reads (smallModelPrompt), so everything after their start was read again each turn, the
+ * tools' documentation included: with a tool and a document, the first word came 1.8–2.5 s
+ * after the question instead of ~0.3 s (npm start, 12-04). Without the "say you do not know"
+ * of the turn's rule: standing, it made the 0.5B model answer "I'm sorry, I don't know that." to
+ * an order lookup instead of calling the tool (2 of 2), and it said it to none of the
+ * unanswerable questions of bench/knowledge either way.
  */
-export function standingKnowledgeRule(language: SpokenLanguage): string {
-  return `Lines that start with "From the document", just before the visitor's message, are passages from your documents that may answer them. Answer from these passages when they are relevant. If there are none, or they do not contain the answer to a question of fact, say that you do not know ("${DO_NOT_KNOW[language]}") instead of guessing.`;
+export function standingKnowledgeRule(): string {
+  return 'Lines that start with "From the document", just before the visitor\'s message, are passages from your documents that may answer them. Answer from these passages when they are relevant.';
 }
 
 /** A turn's passages as quoted data, one attributed line each, best first. */
