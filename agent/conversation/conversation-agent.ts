@@ -56,8 +56,9 @@ export function conversationAgent(input: ConversationAgentInput): ConversationAg
   // What is remembered of a returning visitor, quoted to every generation (memory.ts).
   const facts = metadata.memory?.facts ?? [];
   const remembered = facts.length > 0 ? [rememberedFacts(facts)] : [];
+  const offlineModel = providers.names.llm === 'offline';
   // The offline model reads a turn's own instruction as part of its instructions, re-read each turn.
-  const knowledgeRuleStanding = providers.names.llm === 'offline' && Boolean(metadata.knowledge_url);
+  const knowledgeRuleStanding = offlineModel && Boolean(metadata.knowledge_url);
   const instructionsFor = (context: string | null | undefined) =>
     agentInstructions({
       prompt: metadata.identity?.prompt ?? null,
@@ -77,15 +78,14 @@ export function conversationAgent(input: ConversationAgentInput): ConversationAg
         logger,
         // The offline model reads a long prompt slowly: 2,400 characters of passages put its
         // first word ~7.5 s later (bench/knowledge); it gets the best passage, cut.
-        maxChars: input.settings.openai ? undefined : OFFLINE_KNOWLEDGE_CHARS,
+        maxChars: offlineModel ? OFFLINE_KNOWLEDGE_CHARS : undefined,
         standingRule: knowledgeRuleStanding,
       })
     : null;
   const toolsOptions = toolsOptionsFor(input);
   const tools = conversationTools(toolsOptions);
   // The offline model never called end_session for a goodbye: there, a farewell the rule tells ends the session.
-  const endsOnFarewell =
-    providers.names.llm === 'offline' ? metadata.tools?.find((tool) => tool.type === 'end_session') : undefined;
+  const endsOnFarewell = offlineModel ? metadata.tools?.find((tool) => tool.type === 'end_session') : undefined;
   const endedOnFarewell = (message: llm.ChatMessage): boolean => {
     if (!endsOnFarewell || !isFarewell(message.textContent ?? '')) return false;
     const session = input.session();

@@ -67,6 +67,16 @@ function scene(livekit: { hasRoom: boolean | undefined } = { hasRoom: undefined 
 
 const settled = () => Bun.sleep(100);
 
+/** A conversation whose connection began reconnecting while LiveKit still had the room (`livekit` says what it has next). */
+async function reconnectingScene() {
+  const livekit = { hasRoom: true as boolean | undefined };
+  const started = scene(livekit);
+  await started.ending.began(started.conversation);
+  started.reconnecting();
+  await settled();
+  return { ...started, livekit };
+}
+
 describe('a conversation’s ending', () => {
   test('the room gone: closed, its summary reported, then the shutdown is told', async () => {
     const { events, ending, conversation, roomDisconnected } = scene();
@@ -103,11 +113,7 @@ describe('a conversation’s ending', () => {
   });
 
   test('reconnecting when LiveKit has deleted the room: ended as if disconnected, once', async () => {
-    const livekit = { hasRoom: true as boolean | undefined };
-    const { events, ending, conversation, reconnecting, roomDisconnected, asked } = scene(livekit);
-    await ending.began(conversation);
-    reconnecting();
-    await settled();
+    const { events, livekit, roomDisconnected, asked } = await reconnectingScene();
     // Still there: the conversation goes on, LiveKit asked again a while later.
     expect(events).toEqual([]);
     expect(asked()).toBe(1);
@@ -121,11 +127,7 @@ describe('a conversation’s ending', () => {
   });
 
   test('reconnected, or LiveKit out of reach: the conversation goes on', async () => {
-    const livekit = { hasRoom: true as boolean | undefined };
-    const { events, ending, conversation, reconnecting, reconnected, asked } = scene(livekit);
-    await ending.began(conversation);
-    reconnecting();
-    await settled();
+    const { events, livekit, reconnected, asked } = await reconnectingScene();
     reconnected();
     livekit.hasRoom = false; // deleted later: the connection itself will say so
     await Bun.sleep(2_200);
