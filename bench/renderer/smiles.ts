@@ -32,7 +32,11 @@ const tiles: Array<{ input: Buffer; left: number; top: number }> = COLUMNS.map((
 const rows: string[] = [];
 let failing = 0;
 let row = 0;
-console.log(['face', 'lower lip', ...HELD_SHAPES.map(({ label }) => label), 'worst', 'verdict'].join('\t'));
+console.log(
+  ['face', 'lower lip', ...HELD_SHAPES.map(({ label }) => label), 'worst', 'teeth', 'dark above teeth', 'verdict'].join(
+    '\t',
+  ),
+);
 for (const name of names) {
   let face: Awaited<ReturnType<typeof serveUpload>>;
   try {
@@ -45,14 +49,22 @@ for (const name of names) {
     const { neutral, spoken } = await heldFrames(face);
     const mouth = face.rigs.portrait.mouth;
     const width = mouth.corners[1] - mouth.corners[0];
-    const { counts, worst, unmeasured, fails } = secondMouthVerdict(
+    const { counts, worst, unmeasured, fails, aboveTeeth } = secondMouthVerdict(
       neutral,
       spoken.map(({ frame }) => frame),
       mouth,
     );
     if (fails) failing++;
-    const verdict = unmeasured ? `skipped (${unmeasured})` : fails ? 'FAIL' : 'ok';
-    const line = [name, counts[0]!.lowerLip, ...counts.map((c) => c.secondMouth), counts[worst]!.secondMouth, verdict];
+    const verdict = fails ? 'FAIL' : unmeasured ? `skipped (${unmeasured})` : 'ok';
+    const line = [
+      name,
+      counts[0]!.lowerLip,
+      ...counts.map((c) => c.secondMouth),
+      counts[worst]!.secondMouth,
+      counts[0]!.teeth,
+      aboveTeeth,
+      verdict,
+    ];
     console.log(line.join('\t'));
     rows.push(line.join('\t'));
     await addRow(name, verdict, neutral, spoken, worst, counts[worst]!, mouth.origin, width);
@@ -61,7 +73,7 @@ for (const name of names) {
   }
 }
 console.log(
-  `${failing} of ${rows.length} faces show a second mouth (over ${NOISE_SHARE * 100} % of the lower lip, ${NOISE_PIXELS} px at least)`,
+  `${failing} of ${rows.length} faces show a second mouth or an opening above their teeth (over ${NOISE_SHARE * 100} % of the lip, ${NOISE_PIXELS} px at least)`,
 );
 await sharp({
   create: {
@@ -88,7 +100,7 @@ async function addRow(
   mouthWidth: number,
 ): Promise<void> {
   const top = LABEL.height + row * TILE.height;
-  const label = `${name}\n${verdict}\nworst: ${spoken[worst]!.label} (${count.secondMouth} px)`;
+  const label = `${name}\n${verdict}\nworst: ${spoken[worst]!.label} (${count.secondMouth} + ${count.aboveTeeth} px)`;
   tiles.push({ input: text(label, LABEL.width, TILE.height), left: 0, top });
   // The mouth and the chin below it, at 1.2:1, as face-contact-sheet.ts crops it.
   const w = Math.round(2.2 * mouthWidth);

@@ -132,12 +132,15 @@ function buildMouth(at: (index: number) => Point, image: RgbaImage) {
     ({ upper: upperInner, lower: split } = aroundTeeth);
     closed = false;
   }
+  // Teeth below the whole mouth the landmarks drew: nothing they placed is trusted, so it opens less.
+  const misplaced = aroundTeeth?.below === true;
   // Parted lips: the lower lip starts where the photo's pixels say, when they say it clearly.
   const lowerLip = readLowerLip(image, lips, split, VISIBLE_INTERIOR_PER_WIDTH * width);
   if (!closed && lowerLip.reading === 'moved') split = lowerLip.split;
   // The face errs toward less, with a smaller opening, where the lower lip's edge is unclear, and
   // where lips read closed show an opening of their own above it (teeth the reading above missed).
-  if (closed ? lowerLip.reading === 'moved' : lowerLip.reading === 'unsure') maxOpen *= UNSURE_OPEN_SHARE;
+  if (misplaced || (closed ? lowerLip.reading === 'moved' : lowerLip.reading === 'unsure'))
+    maxOpen *= UNSURE_OPEN_SHARE;
   // Closed lips hide the teeth: the texture shows them when the mouth opens.
   const teeth = closed ? Math.max(2, Math.round(TEETH_PER_OPEN * maxOpen)) : 0;
   // Parted lips show teeth right above the lower lip, and the landmarks are good to a pixel:

@@ -22,9 +22,10 @@ import { type Framing, frameFace, opaqueRgba } from './framing.ts';
  * (src/identities). 3: faces found on a crop turned upright (tilted heads' eyes and lips);
  * 4: small faces in large photos read again on an enlarged crop; 5: teeth the photo shows
  * between lips the landmarks closed (teeth-between-lips.ts); 6: the lower lip's edge read
- * from the pixels, a smaller opening where they are unclear (lower-lip-edge.ts).
+ * from the pixels, a smaller opening where they are unclear (lower-lip-edge.ts); 7: teeth found
+ * below a mouth the landmarks drew whole above them (teeth-between-lips.ts, `below`).
  */
-export const TRAINING_VERSION = 6;
+export const TRAINING_VERSION = 7;
 const FRAMING_JPEG_QUALITY = 92;
 
 /** What the identity row's `training` holds for this pipeline (the renderer reads `assets`). */

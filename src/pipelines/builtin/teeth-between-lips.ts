@@ -3,9 +3,13 @@
 // face then opened its mouth over the photo's own teeth, pushing them down with the lower lip
 // and painting generated teeth and a dark gap above them. The photo tells: down the middle of
 // the mouth, between the outer lip lines, a band brighter than the lips above and below it, and
-// less saturated than they are, tall enough to be an opening, is teeth.
+// less saturated than they are, tall enough to be an opening, is teeth. On others (issue 46)
+// it draws the whole mouth above the teeth, its lower outer line along their top: there the
+// teeth are looked for below it too, and must be greyer to count.
 import { interpolate, type LocalFrame, type Point, type RgbaImage, toImage } from '../../contract/face-rig.ts';
 
+/** How late lines round teeth found below the landmarks' mouth turn up to its corners (towardMiddle). */
+const BELOW_FLATNESS = 6;
 /** Columns read, as shares of the mouth's half-width either side of its middle. */
 const COLUMNS = [-0.33, -0.16, 0, 0.16, 0.33];
 /** Columns that must show the band. */
@@ -14,8 +18,16 @@ const COLUMNS_NEEDED = 4;
 const OVER_LIPS = 22;
 /** The band: pixels within this much of its brightest. */
 const BAND_DROP = 14;
-/** The band's saturation at most this share of the lips' beside it. */
-const SATURATION_SHARE = 0.8;
+/**
+ * Each search's window down a column, in shares of the lips' span (`from` past the upper outer
+ * line, or past the lower one looking below; `to` past the lower one), where the band's
+ * brightest point may be (`peakFrom` past the window's start, `peakTo` past the lower outer
+ * line), and the band's saturation at most `saturationShare` of the lips' beside it.
+ */
+const SEARCH = {
+  between: { from: -0.1, to: 0.35, peakFrom: 0.25, peakTo: 0.15, saturationShare: 0.8 },
+  below: { from: -0.3, to: 2, peakFrom: 0.1, peakTo: 1.2, saturationShare: 0.5 },
+} as const;
 /**
  * Below this saturation everywhere the mouth is taken for greyscale, and read as the landmarks
  * say: without colour a lit lip reads as teeth (the cameraman's closed mouth did).
@@ -44,23 +56,45 @@ export function linesAroundTeeth(
   lips: LipLines,
   inner: { upper: Point[]; lower: Point[] },
   minHeight: number,
-): { upper: Point[]; lower: Point[] } | undefined {
-  const band = teethBand(image, lips, minHeight);
+): { upper: Point[]; lower: Point[]; below: boolean } | undefined {
+  let below = false;
+  let band = teethBand(image, lips, minHeight);
+  if (!band) {
+    band = teethBand(image, lips, minHeight, 'below');
+    below = band !== undefined;
+  }
   if (!band) return undefined;
+  // Teeth below the landmarks' mouth run under most of its width (a smile's teeth do), and so
+  // do the lines round them, turning up to the corners only at the ends.
+  const flat = below ? BELOW_FLATNESS : 2;
   return {
-    upper: towardMiddle(inner.upper, band.top, lips.corners),
-    lower: towardMiddle(inner.lower, band.bottom, lips.corners),
+    upper: towardMiddle(inner.upper, band.top, lips.corners, flat),
+    lower: towardMiddle(inner.lower, band.bottom, lips.corners, flat),
+    below,
   };
 }
 
+/**
+ * Where the teeth are looked for: `between` the outer lip lines (and a little past the lower
+ * one), or `below` it, where a mouth the landmarks drew whole above the photo's teeth has them
+ * (its lower outer line runs along their top: seen on a tilted smile whose chin a dark sleeve
+ * hides). Teeth found below must be greyer, as teeth are and a lit chin is not.
+ */
+export type TeethSearch = 'between' | 'below';
+
 /** The teeth band down the middle of the mouth, or undefined when the photo shows none there. */
-export function teethBand(image: RgbaImage, lips: LipLines, minHeight: number): TeethBand | undefined {
+export function teethBand(
+  image: RgbaImage,
+  lips: LipLines,
+  minHeight: number,
+  search: TeethSearch = 'between',
+): TeethBand | undefined {
   const half = (lips.corners[1] - lips.corners[0]) / 2;
   const middle = (lips.corners[0] + lips.corners[1]) / 2;
   const bands: TeethBand[] = [];
   for (const share of COLUMNS) {
     const u = middle + share * half;
-    const band = bandInColumn(image, lips, u, minHeight);
+    const band = bandInColumn(image, lips, u, minHeight, search);
     // Each column's band, moved to the middle's lip lines, so the columns can be compared.
     if (band) {
       const dy = interpolate(lips.upperOuter, middle) - interpolate(lips.upperOuter, u);
@@ -71,22 +105,37 @@ export function teethBand(image: RgbaImage, lips: LipLines, minHeight: number): 
   return { top: median(bands.map((b) => b.top)), bottom: median(bands.map((b) => b.bottom)) };
 }
 
-/** `line` moved so that it passes through `v` at the mouth's middle, less toward the corners. */
-function towardMiddle(line: Point[], v: number, corners: Point): Point[] {
+/**
+ * `line` moved so that it passes through `v` at the mouth's middle, less toward the corners
+ * (by 1 − x^flat, x the share of the half-width: the larger `flat`, the later it turns up).
+ */
+function towardMiddle(line: Point[], v: number, corners: Point, flat: number): Point[] {
   const middle = (corners[0] + corners[1]) / 2;
   const half = (corners[1] - corners[0]) / 2;
   const shift = v - interpolate(line, middle);
-  return line.map(([u, w]): Point => [u, w + shift * Math.max(0, 1 - ((u - middle) / half) ** 2)]);
+  // A flat move needs points to bend on: the line's own may be far apart near the corners.
+  const bends = flat > 2 ? [-0.9, -0.8, -0.7, 0.7, 0.8, 0.9].map((x) => middle + x * half) : [];
+  const us = [...new Set([...line.map(([u]) => u), ...bends])].sort((a, b) => a - b);
+  return us.map(
+    (u): Point => [u, interpolate(line, u) + shift * Math.max(0, 1 - Math.abs((u - middle) / half) ** flat)],
+  );
 }
 
-function bandInColumn(image: RgbaImage, lips: LipLines, u: number, minHeight: number): TeethBand | undefined {
+function bandInColumn(
+  image: RgbaImage,
+  lips: LipLines,
+  u: number,
+  minHeight: number,
+  search: TeethSearch,
+): TeethBand | undefined {
   const top = interpolate(lips.upperOuter, u);
   const bottom = interpolate(lips.lowerOuter, u);
   const span = bottom - top;
   if (!(span > 2)) return undefined;
   // Past the lower outer line too: where FaceMesh misread the inner lips it drew the lower lip high.
-  const from = top - 0.1 * span;
-  const to = bottom + 0.35 * span;
+  const window = SEARCH[search];
+  const from = (search === 'below' ? bottom : top) + window.from * span;
+  const to = bottom + window.to * span;
   const step = 0.5;
   const vs: number[] = [];
   const lumas: number[] = [];
@@ -104,7 +153,7 @@ function bandInColumn(image: RgbaImage, lips: LipLines, u: number, minHeight: nu
   // The brightest point between the lips' bodies: past the upper outer line, before the lower one.
   let peak = -1;
   for (let i = 0; i < vs.length; i++) {
-    if (vs[i]! < top + 0.15 * span || vs[i]! > bottom + 0.15 * span) continue;
+    if (vs[i]! < from + window.peakFrom * span || vs[i]! > bottom + window.peakTo * span) continue;
     if (peak < 0 || smooth[i]! > smooth[peak]!) peak = i;
   }
   if (peak < 0) return undefined;
@@ -121,7 +170,13 @@ function bandInColumn(image: RgbaImage, lips: LipLines, u: number, minHeight: nu
   const bandSaturation = mean(sats.slice(first, last + 1));
   // The lips' own colour: their most saturated point each side (their darkest may be a shadow).
   const lipSaturation = Math.min(Math.max(...sats.slice(0, first)), Math.max(...sats.slice(last + 1)));
-  if (Math.max(...sats) < GREYSCALE_SATURATION || bandSaturation > SATURATION_SHARE * lipSaturation) return undefined;
+  if (Math.max(...sats) < GREYSCALE_SATURATION || bandSaturation > window.saturationShare * lipSaturation)
+    return undefined;
+  if (search === 'between') return { top: vs[first]!, bottom: vs[last]! };
+  // Below, the teeth's edges are where they fade half-way to what is beside them: the blur under
+  // them goes with the lower lip, or the opening would be drawn across their bottom row.
+  while (first > above + 1 && smooth[first - 1]! >= (smooth[peak]! + smooth[above]!) / 2) first--;
+  while (last < below - 1 && smooth[last + 1]! >= (smooth[peak]! + smooth[below]!) / 2) last++;
   return { top: vs[first]!, bottom: vs[last]! };
 }
 

@@ -31,7 +31,11 @@ export interface SecondMouthCount {
   opened: number;
   /** Of those, dark in the speaking frame below a band of lip that stayed under the teeth: the bug. */
   secondMouth: number;
-  /** Box-sized RGBA for debugging, over the speaking frame dimmed: lower lip grey, opened blue, second mouth red, the band yellow. */
+  /** The photo's teeth, found by their look (brighter and greyer than the skin) in the neutral frame. */
+  teeth: number;
+  /** Pixels above them dark in the speaking frame: an opening drawn over the teeth, in the upper lip (the bug's other form). */
+  aboveTeeth: number;
+  /** Box-sized RGBA for debugging, over the speaking frame dimmed: lower lip grey, opened blue, second mouth red, the band yellow, dark above the teeth magenta. */
   mask: RgbaFrame;
 }
 
@@ -77,9 +81,25 @@ export function countSecondMouth(neutral: RgbaFrame, spoken: RgbaFrame, box: Mou
   const mask = { width, height, rgba: new Uint8Array(width * height * 4) };
   // Unpainted, the mask shows the speaking frame's box, dimmed.
   for (let i = 0; i < width * height; i++) mask.rgba.set([...rgb(after, i).map((c) => c * 0.5), 255], i * 4);
-  const count: SecondMouthCount = { colourless: true, lowerLip: 0, opened: 0, secondMouth: 0, mask };
+  const count: SecondMouthCount = {
+    colourless: true,
+    lowerLip: 0,
+    opened: 0,
+    secondMouth: 0,
+    teeth: 0,
+    aboveTeeth: 0,
+    mask,
+  };
 
   // The skin's redness is the box's median (the box is mostly skin); the lips' its 97th percentile.
+  const lumas = Float32Array.from({ length: width * height }, (_, i) => luma(...rgb(before, i)));
+  const isDark = (i: number) => {
+    const l = luma(...rgb(after, i));
+    return l < DARK_LUMA && l < DARK_SHARE * lumas[i]!;
+  };
+  const paint = (i: number, colour: [number, number, number]) => mask.rgba.set([...colour, 255], i * 4);
+  countAboveTeeth(before, lumas, isDark, paint, box, count);
+
   const reds = Float32Array.from({ length: width * height }, (_, i) => redness(...rgb(before, i)));
   const sorted = reds.slice().sort();
   const skin = sorted[Math.floor(sorted.length / 2)]!;
@@ -87,7 +107,6 @@ export function countSecondMouth(neutral: RgbaFrame, spoken: RgbaFrame, box: Mou
   if (lips - skin < MIN_LIP_CONTRAST) return count;
   count.colourless = false;
   const threshold = skin + LIP_SHARE * (lips - skin);
-  const lumas = Float32Array.from({ length: width * height }, (_, i) => luma(...rgb(before, i)));
   const skinLuma = lumas.slice().sort()[Math.floor(lumas.length / 2)]!;
   // Lip: red enough and not in shadow (the photo's own dark mouth corners lean red too).
   const isLip = (image: Float32Array, i: number) => {
@@ -96,14 +115,9 @@ export function countSecondMouth(neutral: RgbaFrame, spoken: RgbaFrame, box: Mou
   };
   // The photo's opening: teeth (less red than skin) or its dark inside.
   const isOpening = (i: number) => !isLip(before, i) && (reds[i]! < skin - 0.03 || lumas[i]! < 0.5 * skinLuma);
-  const isDark = (i: number) => {
-    const l = luma(...rgb(after, i));
-    return l < DARK_LUMA && l < DARK_SHARE * lumas[i]!;
-  };
   // The band is the photo's own lip left in place: lip-coloured and as light as it was. (The
   // cavity texture is shaded from the lips' colour, so its lit top edge is lip-coloured too, darker.)
   const isStill = (i: number) => isLip(after, i) && luma(...rgb(after, i)) > STILL * lumas[i]!;
-  const paint = (i: number, colour: [number, number, number]) => mask.rgba.set([...colour, 255], i * 4);
   // In pixels: the box is 1.3 mouth widths wide.
   const hole = Math.max(1, Math.round((HOLE * width) / 1.3));
   const reach = Math.max(3, Math.round((BLUR * width) / 1.3));
@@ -168,6 +182,65 @@ function lowerLipRun(
   return null;
 }
 
+/** Teeth are this much brighter than the box's median (the skin)… */
+const TEETH_LUMA = 1.1;
+/** …and at most this share of its saturation. */
+const TEETH_SATURATION = 0.75;
+/** Teeth start between these shares of the mouth's width about its corners' line. */
+const TEETH_FROM = -0.15;
+const TEETH_TO = 0.3;
+/** Looked at above the teeth: this share of the box's height (the upper lip, and more). */
+const ABOVE_TEETH = 0.2;
+
+/**
+ * The opening drawn in the wrong place, the other way round: the rig moves the lower lip and the
+ * jaw, never what is above the photo's teeth, so a pixel over them that turns dark is a gap
+ * opened in the upper lip (the landmarks put the whole mouth above the teeth). The teeth are
+ * found by their look alone, brighter and greyer than the skin, the tallest such run in each
+ * column; greyscale photos have none to find.
+ */
+function countAboveTeeth(
+  before: Float32Array,
+  lumas: Float32Array,
+  isDark: (i: number) => boolean,
+  paint: (i: number, colour: [number, number, number]) => void,
+  box: MouthBox,
+  count: SecondMouthCount,
+): void {
+  const width = Math.round(box.u[1] - box.u[0]);
+  const height = Math.round(box.v[1] - box.v[0]);
+  // Where teeth can be: about the mouth's line (v = 0), not the chin's highlights below it.
+  const mouthWidth = width / 1.3;
+  const rows = [TEETH_FROM, TEETH_TO].map((share) => Math.round(share * mouthWidth - box.v[0])) as [number, number];
+  const saturation = (i: number) => {
+    const [r, g, b] = rgb(before, i);
+    const max = Math.max(r, g, b);
+    return max > 0 ? (max - Math.min(r, g, b)) / max : 0;
+  };
+  const middle = (values: Float32Array) => values.slice().sort()[Math.floor(values.length / 2)]!;
+  const skinLuma = middle(lumas);
+  const skinSaturation = middle(Float32Array.from({ length: width * height }, (_, i) => saturation(i)));
+  const isTeeth = (i: number) => lumas[i]! > TEETH_LUMA * skinLuma && saturation(i) < TEETH_SATURATION * skinSaturation;
+  const reach = Math.round(ABOVE_TEETH * height);
+  for (let x = 0; x < width; x++) {
+    let teeth: { top: number; bottom: number } | null = null;
+    for (let y = Math.max(0, rows[0]); y < Math.min(height, rows[1]); y++) {
+      if (!isTeeth(y * width + x)) continue;
+      const top = y;
+      while (y + 1 < height && isTeeth((y + 1) * width + x)) y++;
+      if (y - top >= 1 && (!teeth || y - top > teeth.bottom - teeth.top)) teeth = { top, bottom: y };
+    }
+    if (!teeth) continue;
+    count.teeth += teeth.bottom - teeth.top + 1;
+    // Two pixels' blur at the teeth's edge are theirs.
+    for (let y = Math.max(0, teeth.top - reach); y < teeth.top - 2; y++) {
+      if (!isDark(y * width + x)) continue;
+      count.aboveTeeth++;
+      paint(y * width + x, [255, 0, 255]);
+    }
+  }
+}
+
 /** The photo's opening within `reach` above `top`, past the blur between lip and teeth (neither). */
 function openingAbove(
   top: number,
@@ -226,15 +299,19 @@ function sampleBox(image: RgbaFrame, box: MouthBox, width: number, height: numbe
  * crescent fills a third of it or more.
  */
 export const NOISE_SHARE = 0.08;
+/** Dark pixels above the teeth a face may show, per pixel of the mouth's width. */
+export const ABOVE_TEETH_NOISE = 0.5;
 export const NOISE_PIXELS = 12;
 
 export interface SecondMouthVerdict {
   /** One count per speaking frame, in their order. */
   counts: SecondMouthCount[];
-  /** The index of the frame with the most second-mouth pixels. */
+  /** The index of the frame with the most wrong dark pixels (second mouth and above the teeth). */
   worst: number;
   /** Unmeasured: the photo's colour can't tell lips from skin, or no lower lip was found. */
   unmeasured: 'no colour' | 'no lower lip' | null;
+  /** The most upper-lip pixels any speaking frame turned dark above the photo's teeth. */
+  aboveTeeth: number;
   fails: boolean;
 }
 
@@ -248,8 +325,20 @@ export function secondMouthVerdict(neutral: RgbaFrame, spoken: RgbaFrame[], mout
     v: [-0.5 * width, 0.45 * width + mouth.maxOpen],
   };
   const counts = spoken.map((frame) => countSecondMouth(neutral, frame, box));
-  const worst = counts.reduce((a, b, i) => (b.secondMouth > counts[a]!.secondMouth ? i : a), 0);
+  const wrong = (c: SecondMouthCount) => c.secondMouth + c.aboveTeeth;
+  const worst = counts.reduce((a, b, i) => (wrong(b) > wrong(counts[a]!) ? i : a), 0);
   const unmeasured = counts[0]!.colourless ? 'no colour' : counts[0]!.lowerLip === 0 ? 'no lower lip' : null;
   const floor = Math.max(NOISE_PIXELS, NOISE_SHARE * counts[0]!.lowerLip);
-  return { counts, worst, unmeasured, fails: unmeasured === null && counts[worst]!.secondMouth > floor };
+  // Above the teeth nothing of the opening belongs: half a row of pixels across the mouth is the
+  // blur at its corners, where the opening's ends meet the teeth at a slant.
+  const aboveFloor = Math.max(NOISE_PIXELS, ABOVE_TEETH_NOISE * width);
+  const above = Math.max(...counts.map((c) => c.aboveTeeth));
+  return {
+    counts,
+    worst,
+    unmeasured,
+    aboveTeeth: above,
+    // Each half is judged where it was measured: a photo whose lower lip is hidden still shows its teeth.
+    fails: (unmeasured === null && counts[worst]!.secondMouth > floor) || (counts[0]!.teeth > 0 && above > aboveFloor),
+  };
 }

@@ -1,6 +1,6 @@
 // Issue 46: a smile that already shows its teeth opens where the teeth are. Checked by the lips'
 // colour (lower-lip-colour.ts), not by the landmark model that misplaced them: no dark crescent
-// inside the lower lip under a band of lip. The faces are the ones today's survey
+// inside the lower lip under a band of lip, nothing turned dark above the photo's teeth. The faces are the ones today's survey
 // (bench/renderer/smiles.ts) flagged before the lower lip's edge was read from the pixels, and
 // faces it passed, which must keep passing.
 import { describe, expect, test } from 'bun:test';
@@ -38,6 +38,7 @@ async function verdictOf(photo: Uint8Array) {
     return {
       measured: verdict.unmeasured === null,
       secondMouth: verdict.fails ? `${worst.secondMouth} px at ${spoken[verdict.worst]!.label}` : 'none',
+      aboveTeeth: verdict.aboveTeeth,
       mouth: face.rigs.portrait.mouth,
     };
   } finally {
@@ -49,6 +50,14 @@ describe('a smile with teeth opens under its teeth, never inside the lower lip',
   test.each([...FLAGGED_BEFORE, ...PASSED_BEFORE])('%s', async (name) => {
     const { measured, secondMouth } = await verdictOf(await smilePhoto(name));
     expect({ measured, secondMouth }).toEqual({ measured: true, secondMouth: 'none' });
+  });
+
+  test('teeth below the mouth the landmarks drew: it opens under them, less wide, nothing dark over them', async () => {
+    // The landmarks put the whole mouth above this photo's teeth (a dark sleeve hides its chin):
+    // speaking opened a gap in the upper lip (0 + 243 px over the teeth before).
+    const { measured, secondMouth, aboveTeeth, mouth } = await verdictOf(await smilePhoto('grid-5-6-tilted-ccw-20'));
+    expect({ measured, secondMouth, aboveTeeth }).toEqual({ measured: true, secondMouth: 'none', aboveTeeth: 0 });
+    expect(mouth.maxOpen / (mouth.corners[1] - mouth.corners[0])).toBeCloseTo(0.7 * 0.22, 2);
   });
 
   test('unsure where the lower lip starts, the face opens less; closed lips open as before', async () => {

@@ -111,6 +111,43 @@ describe('the teeth band, on drawn mouths', () => {
     expect(Math.abs(band!.bottom - 21.5)).toBeLessThanOrEqual(1);
   });
   test('closed lips show none', () => expect(mouth(undefined)).toBeUndefined());
+
+  /**
+   * The landmarks' whole mouth above the photo's teeth (grid-5-6-tilted-ccw-20's case): lips drawn
+   * from 0 to 14, the photo's lip to 16, then `band` to 30, then `under` (a dark sleeve).
+   */
+  function below(band: Rgb, under: Rgb = [25, 12, 14]) {
+    const width = 100;
+    const height = 100;
+    const rgba = new Uint8Array(width * height * 4);
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) {
+        const v = y - 40;
+        rgba.set([...(v < 0 ? SKIN : v < 16 ? LIP : v < 30 ? band : under), 255], (y * width + x) * 4);
+      }
+    const line = (v: number) => [[-40, v] as Point, [0, v] as Point, [40, v] as Point];
+    const lips = {
+      frame: { origin: [50, 40] as Point, axis: [1, 0] as Point },
+      corners: [-40, 40] as Point,
+      upperOuter: line(0),
+      lowerOuter: line(14),
+    };
+    const read = (search: 'between' | 'below') =>
+      teethBand({ width, height, rgba }, lips, VISIBLE_INTERIOR_PER_WIDTH * 80, search);
+    return { between: read('between'), below: read('below') };
+  }
+
+  test("teeth below the landmarks' mouth: found looking below, to their edges", () => {
+    const { between, below: band } = below(TEETH);
+    expect(between).toBeUndefined();
+    expect(Math.abs(band!.top - 16)).toBeLessThanOrEqual(1);
+    expect(Math.abs(band!.bottom - 29.5)).toBeLessThanOrEqual(1);
+  });
+  test('a lit chin under closed lips is no teeth below them: too saturated', () => {
+    // Brighter than the lips and less saturated than them, as teeth are, but not greyer by half.
+    expect(below([240, 190, 160], [150, 100, 80]).below).toBeUndefined();
+    expect(below(TEETH, [150, 100, 80]).below).toBeDefined();
+  });
   test('a lit lip is no teeth: as saturated as the lips', () => expect(mouth([240, 130, 135])).toBeUndefined());
   test('too thin to be an opening: none', () => expect(mouth(TEETH, { end: 13 })).toBeUndefined());
   test('greyscale: none, whatever the band', () => {
