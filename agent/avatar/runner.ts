@@ -13,14 +13,17 @@ import {
   RoomEvent,
   TrackPublishOptions,
   TrackSource,
+  VideoCodec,
   type VideoFrame,
   VideoSource,
 } from '@livekit/rtc-node';
+import { loadAgentSettings } from '../../src/config.ts';
 import {
   AVATAR_AUDIO_TRACK,
   AVATAR_FPS,
   AVATAR_SAMPLE_RATE,
   AVATAR_VIDEO_TRACK,
+  type AvatarVideoCodec,
   VOICE_TRACK,
 } from '../../src/contract/index.ts';
 import type { VideoTally } from '../conversation/quality.ts';
@@ -33,6 +36,7 @@ import { TestMark } from './test-mark.ts';
 const FRAME_MS = 1000 / AVATAR_FPS;
 const SAMPLES_PER_FRAME = (AVATAR_SAMPLE_RATE * FRAME_MS) / 1000;
 const MAX_BITRATE_BPS = 1_500_000n;
+const VIDEO_CODECS: Record<AvatarVideoCodec, VideoCodec> = { h264: VideoCodec.H264, vp8: VideoCodec.VP8 };
 /**
  * libwebrtc's "disabled" adaptation (rtc-ffi's MAINTAIN_FRAMERATE_AND_RESOLUTION; the enum
  * is not exported by rtc-node). Its default keeps the resolution and sheds frames when the
@@ -75,6 +79,8 @@ export interface AvatarRunnerOptions {
   testMark?: boolean;
   /** A recorded session: given each tick's frame (null without a face) and speech, as published (agent/recording). */
   recorder?: AvatarTap;
+  /** The video's codec; unset, AVATAR_VIDEO_CODEC's (src/config). */
+  videoCodec?: AvatarVideoCodec;
 }
 
 export class AvatarRunner {
@@ -146,6 +152,7 @@ export class AvatarRunner {
             simulcast: false,
             videoEncoding: { maxBitrate: MAX_BITRATE_BPS, maxFramerate: AVATAR_FPS },
             degradationPreference: KEEP_FRAMERATE_AND_RESOLUTION,
+            videoCodec: VIDEO_CODECS[this.#options.videoCodec ?? loadAgentSettings().avatarVideoCodec],
           }),
         ),
       );

@@ -3,18 +3,21 @@
 //   1. ms per frame, rendering only and rendering + the hand-off to a VideoSource
 //      (captureFrame), per shape, over real speech, in this process;
 //   2. a visitor's join → first avatar frame, session by session (p50/p95);
-//   3. a ramp of concurrent sessions (1, 2, … --max-sessions), each a real session with the
-//      voice agent (wire fakes for the cloud providers) and a visitor that publishes a silent
-//      microphone and receives the video: frames per second each visitor decoded over
-//      --window seconds, and the CPU the job processes used (process CPU time / wall time).
-// The visitors decode every stream in this process, on the same 2 cores, beside the control
-// plane and the worker: a real client is elsewhere, so the capacity found is a floor. The LiveKit binary is the one `npm test` built:
+//   3. a ramp of concurrent sessions (1, 2, … --max-sessions; ramp.ts), each a real session
+//      with the voice agent (wire fakes for the cloud providers) and a visitor, in a process of
+//      their own (visitors.ts), that receives the video and asks a question every --turn-every
+//      seconds: frames per second each visitor decoded over --window seconds, and the CPU of
+//      each kind of process (process CPU time / wall time), the jobs' by thread per session.
+//      --stages: first one session's job by thread while it listens and while it speaks.
+// The visitors decode every stream on the same 2 cores: a real client is elsewhere, so the
+// capacity found is a floor. The LiveKit binary is the one `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
-//     bun bench/renderer/index.ts [--frames 500] [--joins 10] [--max-sessions 8] [--window 10] [--record]
+//     bun bench/renderer/index.ts [--frames 500] [--joins 10] [--max-sessions 8] [--window 10]
+//       [--turn-every 20] [--stages] [--ramp-only] [--record]
 // --record: every session of the ramp is recorded (docs/api.md#recordings): each job also runs an
 // ffmpeg encoder, whose CPU is its own column.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initializeLogger } from '@livekit/agents';
@@ -28,8 +31,9 @@ import { FrameLog } from '../../test/avatar/support.ts';
 import { startProviderFakes } from '../../test/support/fakes/index.ts';
 import { file } from '../../test/support/forms.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../../test/support/visitor.ts';
-import { Microphone, speech } from '../../test/support/voice.ts';
+import { speech } from '../../test/support/voice.ts';
 import { type BenchAccount, createBenchAccount, report, startBenchService } from '../support/index.ts';
+import { runRamp } from './ramp.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +42,9 @@ const { values } = parseArgs({
     'max-sessions': { type: 'string', default: '8' },
     window: { type: 'string', default: '10' },
     record: { type: 'boolean', default: false },
+    'turn-every': { type: 'string', default: '20' },
+    stages: { type: 'boolean', default: false },
+    'ramp-only': { type: 'boolean', default: false },
   },
 });
 const FRAMES = Number(values.frames);
@@ -45,20 +52,24 @@ const JOINS = Number(values.joins);
 const MAX_SESSIONS = Number(values['max-sessions']);
 const WINDOW_MS = Number(values.window) * 1000;
 const RECORD = values.record === true;
+/** Seconds between each visitor's questions in the ramp (0: the avatars only listen). */
+const TURN_EVERY_MS = Number(values['turn-every']) * 1000;
+const STAGES = values.stages === true;
+const RAMP_ONLY = values['ramp-only'] === true;
 const MIN_FPS = 24;
 /** The second join case: long after the job's first frame (about 1 s after the start call). */
 const LIVE_AFTER_MS = 3_000;
 /** Before measuring a new level: the session's job starts, greets, and the encoder settles. */
 const SETTLE_MS = 4_000;
 const SAMPLES_PER_FRAME = 48_000 / AVATAR_FPS;
-/** Linux's clock ticks per second for /proc/<pid>/stat times (USER_HZ). */
-const TICKS_PER_SECOND = 100;
 
 const fakes = await startProviderFakes();
-// Long replies keep the lips busy; agent jobs are forked from this process and inherit these.
+// Long replies keep the lips busy (about 11 s each at the voice fake's pace, so a visitor asking
+// every 20 s hears the avatar speak about half the time); agent jobs are forked from this
+// process and inherit these.
 fakes.openai.respond(
   () =>
-    'Hello, I am Ada, your guide to Paris. The Louvre, the Orsay and the Rodin museum are all worth a visit, and the walk along the Seine between them is lovely in the evening.',
+    'Hello, I am Ada, your guide to Paris. The Louvre, the Orsay and the Rodin museum are all worth a visit, and the walk along the Seine between them is lovely in the evening. If you have a whole day, start early at the Louvre, have lunch in the Tuileries garden, and end the afternoon at the Orsay, where the light in the great hall is at its best.',
 );
 Object.assign(process.env, fakes.env);
 // The worker takes every session of the ramp (its default capacity is what this bench decides).
@@ -97,12 +108,13 @@ try {
   const voice = await speech(
     'Hello, I am Ada, your guide to Paris. Shall we start with the Louvre, or would you rather walk along the Seine first?',
   );
-  for (const shape of ['portrait', 'landscape'] as AvatarShape[]) await perFrame(jobIdentity, shape, voice);
+  if (!RAMP_ONLY)
+    for (const shape of ['portrait', 'landscape'] as AvatarShape[]) await perFrame(jobIdentity, shape, voice);
 
   // 2. Join → first frame, one session at a time: a visitor joining the moment the start call
   // answers (the job is still starting), and one joining once the avatar streams, as a
   // browser does after its backend handed it the token.
-  for (const delayMs of [0, LIVE_AFTER_MS]) {
+  for (const delayMs of RAMP_ONLY ? [] : [0, LIVE_AFTER_MS]) {
     const joins: number[] = [];
     const connects: number[] = [];
     const subscribes: number[] = [];
@@ -145,59 +157,19 @@ try {
   }
 
   // 3. The ramp.
-  const running: { session: StartedSession; visitor: Visitor; microphone: Microphone }[] = [];
-  let capacity = 0;
+  const capacity = await runRamp({
+    maxSessions: MAX_SESSIONS,
+    windowMs: WINDOW_MS,
+    settleMs: SETTLE_MS,
+    minFps: MIN_FPS,
+    turnEveryMs: TURN_EVERY_MS,
+    stages: STAGES,
+    record: RECORD,
+    startSession: () => startSession(account, identity.identity_id, 'phone'),
+    endSession: (session) => account.post(`/v1/sessions/${session.room_name}/end`).then(() => undefined),
+  });
   console.log(
-    `sessions  fps at the visitors (min / mean)  job CPU per session  all jobs  inference  LiveKit  this process${RECORD ? '  recorders (ffmpeg)' : ''}`,
-  );
-  try {
-    for (let n = 1; n <= MAX_SESSIONS; n++) {
-      const session = await startSession(account, identity.identity_id, 'phone');
-      const visitor = await joinAsVisitor(session);
-      const microphone = await Microphone.publish(visitor.room);
-      await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
-      running.push({ session, visitor, microphone });
-      await Bun.sleep(SETTLE_MS);
-      const decodedBefore = await Promise.all(running.map((r) => framesDecoded(r.visitor)));
-      const before = cpuSnapshot();
-      const threadsBefore = n === 1 ? threadTicks(jobPids()) : undefined;
-      const selfThreadsBefore = n === 1 ? threadTicks([process.pid]) : undefined;
-      const from = performance.now();
-      await Bun.sleep(WINDOW_MS);
-      const to = performance.now();
-      const after = cpuSnapshot();
-      const threadsAfter = threadsBefore && threadTicks(jobPids());
-      const selfThreadsAfter = selfThreadsBefore && threadTicks([process.pid]);
-      const decodedAfter = await Promise.all(running.map((r) => framesDecoded(r.visitor)));
-      const fps = running.map((_, i) => ((decodedAfter[i]! - decodedBefore[i]!) * 1000) / (to - from));
-      const wallSeconds = (to - from) / 1000;
-      const jobsCpu = cpuSeconds(before.jobs, after.jobs) / wallSeconds;
-      const livekitCpu = cpuSeconds(before.livekit, after.livekit) / wallSeconds;
-      const inferenceCpu = cpuSeconds(before.inference, after.inference) / wallSeconds;
-      const selfCpu = (after.self - before.self) / wallSeconds;
-      const recordersCpu = cpuSeconds(before.recorders, after.recorders) / wallSeconds;
-      const minFps = Math.min(...fps);
-      const meanFps = fps.reduce((a, b) => a + b, 0) / fps.length;
-      console.log(
-        `${String(n).padEnd(10)}${`${minFps.toFixed(1)} / ${meanFps.toFixed(1)}`.padEnd(34)}${`${((jobsCpu / n) * 100).toFixed(0)} %`.padEnd(21)}${`${(jobsCpu * 100).toFixed(0)} %`.padEnd(10)}${`${(inferenceCpu * 100).toFixed(0)} %`.padEnd(11)}${`${(livekitCpu * 100).toFixed(0)} %`.padEnd(9)}${`${(selfCpu * 100).toFixed(0)} %`.padEnd(14)}${RECORD ? `${(recordersCpu * 100).toFixed(0)} %` : ''}`,
-      );
-      if (threadsBefore && threadsAfter)
-        console.log(`          one session's job by thread: ${byThread(threadsBefore, threadsAfter, wallSeconds)}`);
-      if (selfThreadsBefore && selfThreadsAfter)
-        console.log(
-          `          this process (service, worker, one visitor) by thread: ${byThread(selfThreadsBefore, selfThreadsAfter, wallSeconds)}`,
-        );
-      if (minFps >= MIN_FPS) capacity = n;
-      else if (n > capacity + 1) break; // two levels below the mark: the machine is full
-    }
-  } finally {
-    for (const r of running) {
-      await r.microphone.stop();
-      await endSession(account, r.session, r.visitor);
-    }
-  }
-  console.log(
-    `concurrent avatar sessions${RECORD ? ', each recorded,' : ''} holding ≥ ${MIN_FPS} fps at every visitor: ${capacity} (target ≥ 6)`,
+    `concurrent avatar sessions${RECORD ? ', each recorded,' : ''} holding ≥ ${MIN_FPS} fps at every visitor: ${capacity} (target 8)`,
   );
 } finally {
   await bench.stop();
@@ -237,22 +209,6 @@ async function perFrame(identity: DispatchIdentity, shape: AvatarShape, voice: I
   report(`${shape} ${size.width}×${size.height} render + captureFrame`, withHandOff, { width: 44, digits: 2 });
 }
 
-/**
- * Video frames the visitor's WebRTC stack decoded so far (its inbound-rtp stats). The ramp
- * counts these rather than reading every frame into JavaScript: a browser decodes too, but
- * copying each picture out through the FFI would charge this box for work no client does here.
- */
-async function framesDecoded(visitor: Visitor): Promise<number> {
-  const stats = await visitor.room.getRtcStats();
-  let decoded = 0;
-  // LiveKit 1.13 may carry both directions on one peer connection, reported as the publisher's.
-  for (const entry of [...stats.subscriberStats, ...stats.publisherStats]) {
-    if (entry.stats.case === 'inboundRtp' && entry.stats.value.stream?.kind === 'video')
-      decoded += entry.stats.value.inbound?.framesDecoded ?? 0;
-  }
-  return decoded;
-}
-
 async function startSession(
   account: BenchAccount,
   identityId: string,
@@ -271,105 +227,4 @@ async function startSession(
 async function endSession(account: BenchAccount, session: StartedSession, visitor: Visitor): Promise<void> {
   await account.post(`/v1/sessions/${session.room_name}/end`);
   await visitor.leave().catch(() => undefined);
-}
-
-interface CpuSnapshot {
-  /** utime + stime ticks per job process. */
-  jobs: Map<number, number>;
-  livekit: Map<number, number>;
-  /** The agents' shared inference process (the end-of-turn model). */
-  inference: Map<number, number>;
-  /** The recordings' encoders (ffmpeg, children of the job processes). */
-  recorders: Map<number, number>;
-  /** This process's CPU seconds. */
-  self: number;
-}
-
-/** CPU ticks so far of this process's children: the agent's job processes and the LiveKit server. */
-function cpuSnapshot(): CpuSnapshot {
-  const jobs = new Map<number, number>();
-  const livekit = new Map<number, number>();
-  const inference = new Map<number, number>();
-  const recorders = new Map<number, number>();
-  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)])
-    .stdout.toString()
-    .split('\n')
-    .filter(Boolean);
-  for (const line of children) {
-    const pid = Number(line.split(' ')[0]);
-    const ticks = processTicks(pid);
-    if (ticks === undefined) continue;
-    if (line.includes('job_proc_lazy_main')) {
-      jobs.set(pid, ticks);
-      for (const child of Bun.spawnSync(['pgrep', '-P', String(pid), 'ffmpeg'])
-        .stdout.toString()
-        .split('\n')) {
-        const recorderTicks = child ? processTicks(Number(child)) : undefined;
-        if (recorderTicks !== undefined) recorders.set(Number(child), recorderTicks);
-      }
-    } else if (line.includes('livekit-server')) livekit.set(pid, ticks);
-    else if (line.includes('inference')) inference.set(pid, ticks);
-  }
-  const usage = process.cpuUsage();
-  return { jobs, livekit, inference, recorders, self: (usage.user + usage.system) / 1e6 };
-}
-
-function jobPids(): number[] {
-  const children = Bun.spawnSync(['pgrep', '-a', '-P', String(process.pid)])
-    .stdout.toString()
-    .split('\n');
-  return children.filter((l) => l.includes('job_proc_lazy_main')).map((l) => Number(l.split(' ')[0]));
-}
-
-/** The processes' threads: `pid:tid|name` → CPU ticks so far (thread names without their trailing numbers). */
-function threadTicks(pids: number[]): Map<string, number> {
-  const threads = new Map<string, number>();
-  for (const pid of pids) {
-    let tids: string[] = [];
-    try {
-      tids = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue;
-    }
-    for (const tid of tids) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[\s\d#]+$/, '');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        threads.set(`${pid}:${tid}|${name}`, Number(fields[11]) + Number(fields[12]));
-      } catch {}
-    }
-  }
-  return threads;
-}
-
-/** The eight busiest thread names between two samples, as shares of one core (libwebrtc names its threads). */
-function byThread(before: Map<string, number>, after: Map<string, number>, wallSeconds: number): string {
-  const byName = new Map<string, number>();
-  for (const [key, ticks] of after) {
-    const name = key.slice(key.indexOf('|') + 1);
-    byName.set(name, (byName.get(name) ?? 0) + ticks - (before.get(key) ?? 0));
-  }
-  const top = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 8);
-  return top
-    .map(([name, ticks]) => `${name} ${((ticks / TICKS_PER_SECOND / wallSeconds) * 100).toFixed(1)} %`)
-    .join(', ');
-}
-
-function processTicks(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU seconds used between two snapshots by the processes alive at the end (new ones from zero). */
-function cpuSeconds(before: Map<number, number>, after: Map<number, number>): number {
-  let ticks = 0;
-  for (const [pid, now] of after) ticks += now - (before.get(pid) ?? 0);
-  return ticks / TICKS_PER_SECOND;
 }

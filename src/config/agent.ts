@@ -4,14 +4,15 @@
 // re-exports it (the one module both processes read settings from).
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { AVATAR_VIDEO_CODECS, type AvatarVideoCodec } from '../contract/avatar-video.ts';
 import { type Env, integer, list, oneOfValues, withoutTrailingSlash } from './environment.ts';
 
 /** The agent worker (the jobs that render avatars and run the voice agent). */
 export interface AgentSettings {
   /**
    * Sessions one worker runs at once; at that many it tells LiveKit it is full. Default:
-   * AGENT_JOBS_PER_CORE per CPU core, rounded down (3 on 2 cores: what bench/renderer
-   * measured holding 25 fps).
+   * AGENT_JOBS_PER_CORE per CPU core with cloud providers (6 on 2 cores: what bench/renderer
+   * measured holding 25 fps), OFFLINE_AGENT_JOBS_PER_CORE with offline models (3), rounded down.
    */
   maxJobs: number;
   /**
@@ -30,6 +31,11 @@ export interface AgentSettings {
    * `service_restarting` notice where none has room.
    */
   drainSeconds: number;
+  /**
+   * The codec of the built-in avatar's video (AVATAR_VIDEO_CODEC, src/contract/avatar-video.ts):
+   * `h264` by default, `vp8` for visitors whose browsers lack H.264.
+   */
+  avatarVideoCodec: AvatarVideoCodec;
 }
 
 /** A cloud provider's account: its key and, for self-hosted or test servers, its address. */
@@ -144,11 +150,26 @@ export function loadProviders(env: Env = process.env): ProviderSettings {
 }
 
 /**
- * Avatar sessions per core a worker takes by default. bench/renderer on a 2-core machine: 3
- * sessions (voice agent included) hold 25 fps at every visitor, 4 drop to ~21 fps; each job
- * takes ~40–55 % of a core (VP8 encoding ~16 %, the talking head ~5 %, the agent the rest).
+ * Avatar sessions per core a worker takes by default when the voice agent runs on cloud
+ * providers (speech-to-text, model and voice all keyed). bench/renderer on a 2-core machine
+ * (2026-12-04, H.264, visitors in a process of their own on the same cores, each avatar
+ * speaking about half the time): 6 sessions hold ≥ 24 fps at every visitor, 7 drop to ~23;
+ * each job takes ~21–23 % of a core (the JS thread ~9–12 %: the talking head, frames handed to
+ * rtc-node, the agent; the H.264 encoder ~4.5 %; Opus ~1.8 %).
  */
-export const AGENT_JOBS_PER_CORE = 1.5;
+export const AGENT_JOBS_PER_CORE = 3;
+/**
+ * With any offline model in the job (Whisper, the local model, Piper run on the same cores and
+ * a job process holds ~1.1 GB), the earlier, safer share: 3 sessions on 2 cores.
+ */
+export const OFFLINE_AGENT_JOBS_PER_CORE = 1.5;
+
+/** AGENT_MAX_JOBS's default: the share above for this environment's providers, per core, at least 1. */
+function defaultMaxJobs(env: Env): number {
+  const providers = loadProviders(env);
+  const cloud = providers.deepgram && providers.openai && providers.elevenlabs;
+  return Math.max(1, Math.floor((cloud ? AGENT_JOBS_PER_CORE : OFFLINE_AGENT_JOBS_PER_CORE) * availableParallelism()));
+}
 
 /** The name the agent worker registers under and sessions dispatch to (AGENT_NAME). */
 export const DEFAULT_AGENT_NAME = 'likeness-agent';
@@ -156,9 +177,10 @@ export const DEFAULT_AGENT_NAME = 'likeness-agent';
 /** Read by the worker (its capacity) and by each job process (its extra pipelines). */
 export function loadAgentSettings(env: Env = process.env): AgentSettings {
   return {
-    maxJobs: integer(env, 'AGENT_MAX_JOBS', Math.max(1, Math.floor(AGENT_JOBS_PER_CORE * availableParallelism())), 1),
+    maxJobs: integer(env, 'AGENT_MAX_JOBS', defaultMaxJobs(env), 1),
     pipelineModules: list(env.AGENT_PIPELINE_MODULES),
     healthPort: env.AGENT_HEALTH_PORT ? integer(env, 'AGENT_HEALTH_PORT', 0, 1) : undefined,
     drainSeconds: integer(env, 'AGENT_DRAIN_SECONDS', 30),
+    avatarVideoCodec: oneOfValues(env, 'AVATAR_VIDEO_CODEC', AVATAR_VIDEO_CODECS, 'h264'),
   };
 }

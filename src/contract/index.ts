@@ -3,7 +3,7 @@
 // import it; it imports nothing of either (test/architecture/import-rules.test.ts keeps it so).
 //
 //   languages.ts     the language modes, and the ones the agent speaks
-//   avatar-video.ts  form factors, avatar shapes and the rule between them, fps, frame sizes, sample rate
+//   avatar-video.ts  form factors, avatar shapes and the rule between them, fps, video codecs, frame sizes, sample rate
 //   pipelines.ts     the built-in and hosted pipelines' ids
 //   face-rig.ts      the built-in pipeline's rig file format, its version and asset names
 //   wire-names.ts    track names, data topics and LiveKit attributes in the room

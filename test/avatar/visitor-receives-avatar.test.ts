@@ -130,6 +130,9 @@ function expectAvatarTracks(watched: Watched): void {
     .map((p) => `${p.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video'}:${p.name}`)
     .sort();
   expect(published).toEqual(['audio:avatar_audio', 'video:avatar']);
+  // In H.264 (AVATAR_VIDEO_CODEC's default): half VP8's encoding CPU, and what the visitor decoded.
+  const video = [...watched.agent.trackPublications.values()].find((p) => p.kind === TrackKind.KIND_VIDEO);
+  expect(video?.mimeType?.toLowerCase()).toBe('video/h264');
   expect(watched.visitor.tracks.map((t) => (t.kind === TrackKind.KIND_AUDIO ? 'audio' : 'video')).sort()).toEqual([
     'audio',
     'video',

@@ -3,15 +3,20 @@
 // session gets no agent from it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { availableParallelism } from 'node:os';
-import { AGENT_JOBS_PER_CORE, loadAgentSettings, loadConfig } from '../../src/config.ts';
+import { AGENT_JOBS_PER_CORE, loadAgentSettings, loadConfig, OFFLINE_AGENT_JOBS_PER_CORE } from '../../src/config.ts';
 import { startTestService, type TestAccount, type TestService } from '../support/service.ts';
 import { eventually, joinAsVisitor, sessionEnded, type Visitor } from '../support/visitor.ts';
 import { startSession } from './support.ts';
 
 describe('avatar settings', () => {
-  test('AGENT_MAX_JOBS: 1.5 sessions per core by default (3 on 2 cores), a whole number ≥ 1 when set', () => {
-    expect(AGENT_JOBS_PER_CORE).toBe(1.5);
-    expect(loadAgentSettings({}).maxJobs).toBe(Math.max(1, Math.floor(1.5 * availableParallelism())));
+  test('AGENT_MAX_JOBS: 3 sessions per core with cloud providers (6 on 2 cores), 1.5 with offline models, a whole number ≥ 1 when set', () => {
+    expect([AGENT_JOBS_PER_CORE, OFFLINE_AGENT_JOBS_PER_CORE]).toEqual([3, 1.5]);
+    const cores = availableParallelism();
+    const cloud = { DEEPGRAM_API_KEY: 'k', OPENAI_API_KEY: 'k', ELEVENLABS_API_KEY: 'k' };
+    expect(loadAgentSettings(cloud).maxJobs).toBe(Math.max(1, Math.floor(3 * cores)));
+    expect(loadAgentSettings({}).maxJobs).toBe(Math.max(1, Math.floor(1.5 * cores)));
+    // One offline model in the job is enough for the offline share.
+    expect(loadAgentSettings({ ...cloud, ELEVENLABS_API_KEY: '' }).maxJobs).toBe(Math.max(1, Math.floor(1.5 * cores)));
     expect(loadAgentSettings({ AGENT_MAX_JOBS: '9' }).maxJobs).toBe(9);
     expect(() => loadAgentSettings({ AGENT_MAX_JOBS: '0' })).toThrow('AGENT_MAX_JOBS');
     expect(() => loadAgentSettings({ AGENT_MAX_JOBS: 'many' })).toThrow('AGENT_MAX_JOBS');
@@ -23,6 +28,12 @@ describe('avatar settings', () => {
       './a.ts',
       '@acme/avatar',
     ]);
+  });
+
+  test('AVATAR_VIDEO_CODEC: h264 by default; vp8 when set; nothing else', () => {
+    expect(loadAgentSettings({}).avatarVideoCodec).toBe('h264');
+    expect(loadAgentSettings({ AVATAR_VIDEO_CODEC: 'vp8' }).avatarVideoCodec).toBe('vp8');
+    expect(() => loadAgentSettings({ AVATAR_VIDEO_CODEC: 'av1' })).toThrow('AVATAR_VIDEO_CODEC');
   });
 
   test('AVATAR_LANDSCAPE: on by default; true/false (1/0, yes/no, on/off) when set', () => {

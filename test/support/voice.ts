@@ -80,8 +80,13 @@ export class Microphone {
   #stopped = false;
   #running: Promise<void> = Promise.resolve();
 
-  static async publish(room: Room): Promise<Microphone> {
+  /** Samples per captured frame: 10 ms unless `frameMs` says (each frame is one call into rtc-node). */
+  #frameSamples = FRAME_SAMPLES;
+
+  /** `frameMs`: the size of each captured frame (10 ms by default; a browser sends 20 ms packets). */
+  static async publish(room: Room, { frameMs }: { frameMs?: number } = {}): Promise<Microphone> {
     const microphone = new Microphone();
+    if (frameMs) microphone.#frameSamples = (MIC_RATE * frameMs) / 1000;
     const track = LocalAudioTrack.createAudioTrack('microphone', microphone.#source);
     await room.localParticipant!.publishTrack(
       track,
@@ -108,7 +113,7 @@ export class Microphone {
    * in a burst whose order the native side does not promise.
    */
   async #run(): Promise<void> {
-    const silence = new Int16Array(FRAME_SAMPLES);
+    const silence = new Int16Array(this.#frameSamples);
     while (!this.#stopped) {
       let frame = silence;
       let finished: (() => void) | undefined;
@@ -116,8 +121,8 @@ export class Microphone {
       if (current) {
         // The frame leaves after what is already queued.
         current.startedAt ??= performance.now() + this.#source.queuedDuration;
-        frame = new Int16Array(FRAME_SAMPLES);
-        const n = Math.min(FRAME_SAMPLES, current.samples.length - current.offset);
+        frame = new Int16Array(this.#frameSamples);
+        const n = Math.min(this.#frameSamples, current.samples.length - current.offset);
         frame.set(current.samples.subarray(current.offset, current.offset + n));
         current.offset += n;
         if (current.offset >= current.samples.length) {
@@ -126,7 +131,7 @@ export class Microphone {
             current.done({ startedAt: current.startedAt!, endedAt: performance.now() + this.#source.queuedDuration });
         }
       }
-      await this.#source.captureFrame(new AudioFrame(frame, MIC_RATE, 1, FRAME_SAMPLES));
+      await this.#source.captureFrame(new AudioFrame(frame, MIC_RATE, 1, this.#frameSamples));
       finished?.();
     }
   }
