@@ -95,6 +95,10 @@ export function lineBeingRead(text: string, lines: readonly string[]): string | 
  * at nine on Sundays." (bench/conversation --kind document). The visitor never saw a document.
  */
 const SOURCE_OPENERS = [
+  // The other attributions' first words, as the model also borrows them: "From the visitor's
+  // app: {"name": "order_status", …}" was said to a stranger whose session had a document.
+  "from the visitor's app",
+  'remembered about the visitor',
   'from the document',
   'from the passage',
   'from the text',

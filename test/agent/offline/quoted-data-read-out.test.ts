@@ -87,6 +87,17 @@ describe('a reply that names its source first', () => {
       expect(said(tokens(reply)).text).toBe(answer);
   });
 
+  test('borrowed from another attribution, it goes too, and a call written after it is a call, not words', () => {
+    expect(said(tokens("From the visitor's app: the cart holds two loaves.")).text).toBe('The cart holds two loaves.');
+    expect(said(tokens('Remembered about the visitor: you like rye bread.')).text).toBe('You like rye bread.');
+    const words: string[] = [];
+    const reply = new ToolReplyText((piece) => words.push(piece), 3, true);
+    for (const chunk of tokens(`From the visitor's app: {"name": "order_status", "arguments": {"order_id": "58213"}}`))
+      reply.add(chunk);
+    expect(reply.finish(null, ['order_status'])).toEqual([{ name: 'order_status', params: { order_id: '58213' } }]);
+    expect(words).toEqual([]);
+  });
+
   test('is held only until its lead-in is over: the answer goes as it comes', () => {
     const { pieces } = said(['From', ' the', ' document', ',', ' you', ' know', ' that', ' we', ' open', ' at nine.']);
     expect(pieces[0]).toEqual([7, 'We']);
