@@ -91,15 +91,17 @@ export function countSecondMouth(neutral: RgbaFrame, spoken: RgbaFrame, box: Mou
     mask,
   };
 
-  // The skin's redness is the box's median (the box is mostly skin); the lips' its 97th percentile.
+  // The box is mostly skin: its median luma is the skin's.
   const lumas = Float32Array.from({ length: width * height }, (_, i) => luma(...rgb(before, i)));
+  const skinLuma = median(lumas);
   const isDark = (i: number) => {
     const l = luma(...rgb(after, i));
     return l < DARK_LUMA && l < DARK_SHARE * lumas[i]!;
   };
   const paint = (i: number, colour: [number, number, number]) => mask.rgba.set([...colour, 255], i * 4);
-  countAboveTeeth(before, lumas, isDark, paint, box, count);
+  countAboveTeeth(before, lumas, skinLuma, isDark, paint, box, count);
 
+  // The skin's redness is the box's median; the lips' its 97th percentile.
   const reds = Float32Array.from({ length: width * height }, (_, i) => redness(...rgb(before, i)));
   const sorted = reds.slice().sort();
   const skin = sorted[Math.floor(sorted.length / 2)]!;
@@ -107,7 +109,6 @@ export function countSecondMouth(neutral: RgbaFrame, spoken: RgbaFrame, box: Mou
   if (lips - skin < MIN_LIP_CONTRAST) return count;
   count.colourless = false;
   const threshold = skin + LIP_SHARE * (lips - skin);
-  const skinLuma = lumas.slice().sort()[Math.floor(lumas.length / 2)]!;
   // Lip: red enough and not in shadow (the photo's own dark mouth corners lean red too).
   const isLip = (image: Float32Array, i: number) => {
     const [r, g, b] = rgb(image, i);
@@ -202,6 +203,7 @@ const ABOVE_TEETH = 0.2;
 function countAboveTeeth(
   before: Float32Array,
   lumas: Float32Array,
+  skinLuma: number,
   isDark: (i: number) => boolean,
   paint: (i: number, colour: [number, number, number]) => void,
   box: MouthBox,
@@ -217,9 +219,7 @@ function countAboveTeeth(
     const max = Math.max(r, g, b);
     return max > 0 ? (max - Math.min(r, g, b)) / max : 0;
   };
-  const middle = (values: Float32Array) => values.slice().sort()[Math.floor(values.length / 2)]!;
-  const skinLuma = middle(lumas);
-  const skinSaturation = middle(Float32Array.from({ length: width * height }, (_, i) => saturation(i)));
+  const skinSaturation = median(Float32Array.from({ length: width * height }, (_, i) => saturation(i)));
   const isTeeth = (i: number) => lumas[i]! > TEETH_LUMA * skinLuma && saturation(i) < TEETH_SATURATION * skinSaturation;
   const reach = Math.round(ABOVE_TEETH * height);
   for (let x = 0; x < width; x++) {
@@ -266,6 +266,10 @@ function lipBelow(
 ): boolean {
   for (let below = y + 1; below < height; below++) if (isLip(image, below * width + x)) return true;
   return false;
+}
+
+function median(values: Float32Array): number {
+  return values.slice().sort()[Math.floor(values.length / 2)]!;
 }
 
 function rgb(image: Float32Array, i: number): [number, number, number] {
