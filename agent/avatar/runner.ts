@@ -79,8 +79,6 @@ export interface AvatarRunnerOptions {
   testMark?: boolean;
   /** A recorded session: given each tick's frame (null without a face) and speech, as published (agent/recording). */
   recorder?: AvatarTap;
-  /** The video's codec; unset, AVATAR_VIDEO_CODEC's (src/config). */
-  videoCodec?: AvatarVideoCodec;
 }
 
 export class AvatarRunner {
@@ -152,7 +150,7 @@ export class AvatarRunner {
             simulcast: false,
             videoEncoding: { maxBitrate: MAX_BITRATE_BPS, maxFramerate: AVATAR_FPS },
             degradationPreference: KEEP_FRAMERATE_AND_RESOLUTION,
-            videoCodec: VIDEO_CODECS[this.#options.videoCodec ?? loadAgentSettings().avatarVideoCodec],
+            videoCodec: VIDEO_CODECS[loadAgentSettings().avatarVideoCodec],
           }),
         ),
       );
