@@ -43,18 +43,16 @@ const VIDEO_CODECS: Record<AvatarVideoCodec, VideoCodec> = { h264: VideoCodec.H2
  * CPU is busy, and lips at 20 fps look off: the avatar keeps its 25 fps and its size.
  */
 const KEEP_FRAMERATE_AND_RESOLUTION = 4;
+/** Direct capture (no queue in LiveKit) takes 10 ms frames: each tick's 40 ms goes as four. */
+const AUDIO_FRAME_SAMPLES = AVATAR_SAMPLE_RATE / 100;
 /**
- * Audio LiveKit may hold before sending: the runner already paces in real time, so a short
- * queue keeps an interruption from leaving speech behind in it.
+ * After speech the voice sends silence this long, then nothing until the next words. A
+ * queued source pads with silence on its own, and Opus encodes it: about 2 % of a core per
+ * session while the avatar listens (docs/benchmarks.md, issue 48). The visitor's WebRTC plays
+ * silence through the pause; the next words arrive with no added delay (measured after
+ * pauses of 3 and 10 s). The tail bridges the short pauses between a reply's sentences.
  */
-const AUDIO_QUEUE_MS = 200;
-/**
- * How far the published audio may run ahead of real time. A stall (a busy event loop) makes
- * the runner catch up frames at once, and audio queued that way would delay every later word
- * for good: while the avatar is silent, surplus silence is skipped and a thin cushion kept.
- */
-const AUDIO_LEAD_MIN_MS = 20;
-const AUDIO_LEAD_MAX_MS = 60;
+const QUIET_AFTER_TICKS = Math.round(500 / FRAME_MS);
 /** An unpublish answers within milliseconds; one that does not, the job leaves behind. */
 const UNPUBLISH_WITHIN_MS = 2_000;
 /**
@@ -103,6 +101,8 @@ export class AvatarRunner {
   #visitorSpeaking: boolean | undefined;
   /** Audio frames are handed over one after another, never concurrently. */
   #audioChain: Promise<void> = Promise.resolve();
+  /** Ticks since the voice last carried speech (it goes quiet after QUIET_AFTER_TICKS). */
+  #ticksSinceSpeech = Number.POSITIVE_INFINITY;
   #heard!: () => void;
   /** Settles once a participant (the visitor) has subscribed to the speech track: words from then on reach them. */
   readonly audible = new Promise<void>((resolve) => (this.#heard = resolve));
@@ -112,14 +112,13 @@ export class AvatarRunner {
   constructor(options: AvatarRunnerOptions) {
     this.#options = options;
     this.#testMark = options.testMark ? new TestMark() : undefined;
-    // An interruption: what LiveKit still holds of the old reply goes too, so the voice
-    // stops with the mouth, within a frame.
-    options.speech.onClear(() => this.#audioSource?.clearQueue());
   }
 
   async start(): Promise<void> {
     const { room, renderer } = this.#options;
-    this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
+    // No queue: the runner paces in real time, an interruption leaves nothing behind in
+    // LiveKit, and nothing is encoded while the avatar is quiet.
+    this.#audioSource = new AudioSource(AVATAR_SAMPLE_RATE, 1, 0);
     const participant = room.localParticipant!;
     const audioTrackName = renderer ? AVATAR_AUDIO_TRACK : VOICE_TRACK;
     // LiveKit says so once per track, at its first subscriber: a face once watched is drawn from
@@ -253,11 +252,8 @@ export class AvatarRunner {
     }
     // Before the renderer draws again into the same buffer; the recorder never throws.
     this.#options.recorder?.onTick(frame, slice.samples, this.#frameIndex);
-    const source = this.#audioSource!;
-    const lead = source.queuedDuration;
-    const silent = slice.speechSamples === 0;
-    if (!(silent && lead > AUDIO_LEAD_MAX_MS)) this.#sendAudio(source, slice.samples);
-    if (silent && lead < AUDIO_LEAD_MIN_MS) this.#sendAudio(source, new Int16Array(SAMPLES_PER_FRAME));
+    this.#ticksSinceSpeech = slice.speechSamples > 0 ? 0 : this.#ticksSinceSpeech + 1;
+    if (this.#ticksSinceSpeech <= QUIET_AFTER_TICKS) this.#sendAudio(this.#audioSource!, slice.samples);
     if (!this.#firstFrameSent) {
       this.#firstFrameSent = true;
       this.#options.onFirstFrame(now);
@@ -267,8 +263,15 @@ export class AvatarRunner {
   };
 
   #sendAudio(source: AudioSource, samples: Int16Array): void {
-    const frame = new AudioFrame(samples, AVATAR_SAMPLE_RATE, 1, SAMPLES_PER_FRAME);
-    this.#audioChain = this.#audioChain.then(() => source.captureFrame(frame)).catch(() => undefined);
+    for (let at = 0; at < samples.length; at += AUDIO_FRAME_SAMPLES) {
+      const frame = new AudioFrame(
+        samples.slice(at, at + AUDIO_FRAME_SAMPLES),
+        AVATAR_SAMPLE_RATE,
+        1,
+        AUDIO_FRAME_SAMPLES,
+      );
+      this.#audioChain = this.#audioChain.then(() => source.captureFrame(frame)).catch(() => undefined);
+    }
   }
 
   /**

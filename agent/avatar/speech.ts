@@ -55,15 +55,9 @@ export interface SpeechSlice {
 
 export class AvatarSpeech extends voice.AudioOutput {
   #segments: Segment[] = [];
-  #onClear: Array<() => void> = [];
 
   constructor() {
     super(undefined);
-  }
-
-  /** Called (synchronously) on an interruption, after the buffered speech was dropped. */
-  onClear(listener: () => void): void {
-    this.#onClear.push(listener);
   }
 
   /** True while speech is buffered or still arriving. */
@@ -133,7 +127,6 @@ export class AvatarSpeech extends voice.AudioOutput {
       segment.resampler?.close();
       this.onPlaybackFinished({ playbackPosition: segment.playedSamples / AVATAR_SAMPLE_RATE, interrupted: true });
     }
-    for (const listener of this.#onClear) listener();
   }
 
   /** The next `count` samples to play: speech where there is some, then silence. */

@@ -21,7 +21,7 @@ export interface RampOptions {
   endSession(session: StartedSession): Promise<void>;
 }
 
-type FromVisitors = { ready?: true; joined?: number; decoded?: number[]; error?: string };
+type FromVisitors = { ready?: true; joined?: number; decoded?: number[]; captions?: number[]; error?: string };
 
 /** The visitors' process, answering one request at a time. */
 class Visitors {
@@ -52,7 +52,11 @@ class Visitors {
   join = (session: StartedSession, index: number) => this.#ask({ join: session, index });
   ask = (index: number) => this.#ask({ ask: index });
   turns = () => this.#ask({ turns: true });
-  decoded = async (): Promise<number[]> => (await this.#ask({ decoded: true })).decoded ?? [];
+  /** Frames each visitor decoded so far, and the agent's caption segments each received (its replies). */
+  decoded = async (): Promise<{ frames: number[]; captions: number[] }> => {
+    const answer = await this.#ask({ decoded: true });
+    return { frames: answer.decoded ?? [], captions: answer.captions ?? [] };
+  };
 
   async stop(): Promise<void> {
     this.#process.send({ stop: true });
@@ -84,15 +88,23 @@ export async function runRamp(options: RampOptions): Promise<number> {
       const before = cpuSnapshot();
       const visitorsBefore = processTicks(visitors.pid) ?? 0;
       const threadsBefore = threadTicks(jobPids());
+      const visitorThreadsBefore = threadTicks([visitors.pid]);
       const from = performance.now();
       await Bun.sleep(options.windowMs);
       const to = performance.now();
       const after = cpuSnapshot();
       const visitorsAfter = processTicks(visitors.pid) ?? 0;
       const threadsAfter = threadTicks(jobPids());
+      const visitorThreadsAfter = threadTicks([visitors.pid]);
       const decodedAfter = await visitors.decoded();
       const wallSeconds = (to - from) / 1000;
-      const fps = decodedAfter.map((frames, i) => ((frames - (decodedBefore[i] ?? 0)) * 1000) / (to - from));
+      const fps = decodedAfter.frames.map(
+        (frames, i) => ((frames - (decodedBefore.frames[i] ?? 0)) * 1000) / (to - from),
+      );
+      const replies = decodedAfter.captions.reduce(
+        (sum, count, i) => sum + count - (decodedBefore.captions[i] ?? 0),
+        0,
+      );
       const jobs = cpuSeconds(before.jobs, after.jobs) / wallSeconds;
       const minFps = Math.min(...fps);
       const meanFps = fps.reduce((a, b) => a + b, 0) / fps.length;
@@ -110,6 +122,12 @@ export async function runRamp(options: RampOptions): Promise<number> {
       ];
       console.log(columns.join(''));
       console.log(`          per session by thread: ${byThread(threadsBefore, threadsAfter, wallSeconds, n)}`);
+      console.log(
+        `          per visitor by thread: ${byThread(visitorThreadsBefore, visitorThreadsAfter, wallSeconds, n)}`,
+      );
+      // The avatars' replies in the window (caption segments): a ramp whose avatars stopped
+      // answering would measure listening alone.
+      if (options.turnEveryMs > 0) console.log(`          replies in the window: ${replies}`);
       if (minFps >= options.minFps) capacity = n;
       else if (n > capacity + 1) break; // two levels below the mark: the machine is full
     }

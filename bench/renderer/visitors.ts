@@ -5,15 +5,19 @@
 // Messages in (IPC): { join: StartedSession, index }, { ask: index } (one question now),
 // { turns: true } (every visitor asks every BENCH_TURN_EVERY_MS from now on, staggered),
 // { decoded: true }, { stop: true }. Out: { ready }, then one answer to each: { joined: index }
-// once the video track arrived, { asked }, { turning }, { decoded: number[] }, or { error }.
+// once the video track arrived, { asked }, { turning }, { decoded: number[], captions: number[] }
+// (the agent's caption segments so far, per visitor: the avatars did answer), or { error }.
 import { initializeLogger } from '@livekit/agents';
 import { TrackKind } from '@livekit/rtc-node';
+import { agentCaptions } from '../../test/support/talking-visitor.ts';
 import { eventually, joinAsVisitor, type StartedSession, type Visitor } from '../../test/support/visitor.ts';
 import { Microphone, speech } from '../../test/support/voice.ts';
 
 interface Joined {
   visitor: Visitor;
   microphone: Microphone;
+  /** The agent's caption segments so far: one or more per reply (the avatar did speak). */
+  captions: () => string[];
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -47,10 +51,11 @@ process.on('message', async (message: Message) => {
   try {
     if (message.join) {
       const visitor = await joinAsVisitor(message.join);
+      const captions = agentCaptions(visitor);
       // 20 ms frames, as a browser's microphone sends them: half the calls of the tests' 10 ms.
-      const microphone = await Microphone.publish(visitor.room, { frameMs: 20 });
+      const microphone = await Microphone.publish(visitor.room, { frameMs: 20, quiet: true });
       await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
-      const entry: Joined = { visitor, microphone };
+      const entry: Joined = { visitor, microphone, captions };
       joined.push(entry);
       if (turning) takeTurns(entry, joined.length - 1);
       process.send?.({ joined: message.index });
@@ -62,7 +67,10 @@ process.on('message', async (message: Message) => {
       if (turning) for (const [index, entry] of joined.entries()) takeTurns(entry, index);
       process.send?.({ turning });
     } else if (message.decoded) {
-      process.send?.({ decoded: await Promise.all(joined.map((j) => framesDecoded(j.visitor))) });
+      process.send?.({
+        decoded: await Promise.all(joined.map((j) => framesDecoded(j.visitor))),
+        captions: joined.map((j) => j.captions().length),
+      });
     } else if (message.stop) {
       for (const j of joined) {
         clearTimeout(j.timer);

@@ -73,38 +73,85 @@ async function piper(text: string, sampleRate: number): Promise<Pcm> {
   }
 }
 
-/** A published microphone that sends silence until told to speak. */
+/**
+ * Silence a quiet microphone still sends after speech (ms), as a browser's Opus DTX keeps
+ * sending for a moment before it goes quiet.
+ */
+const QUIET_AFTER_MS = 200;
+
+/**
+ * A published microphone that sends silence until told to speak; or, `quiet`, nothing but
+ * its speech and a short tail.
+ */
 export class Microphone {
-  readonly #source = new AudioSource(MIC_RATE, 1, 50);
+  readonly #source: AudioSource;
   #queue: { samples: Int16Array; offset: number; done: (span: SpokenSpan) => void; startedAt?: number }[] = [];
   #stopped = false;
   #running: Promise<void> = Promise.resolve();
+  /** Wakes a quiet microphone's loop when there is something to say, or it stops. */
+  #wake: (() => void) | undefined;
 
   /** Samples per captured frame: 10 ms unless `frameMs` says (each frame is one call into rtc-node). */
   #frameSamples = FRAME_SAMPLES;
 
-  /** `frameMs`: the size of each captured frame (10 ms by default; a browser sends 20 ms packets). */
-  static async publish(room: Room, { frameMs }: { frameMs?: number } = {}): Promise<Microphone> {
-    const microphone = new Microphone();
+  private constructor(quiet: boolean) {
+    // A quiet microphone hands over 10 ms frames straight to the encoder (no queue): between
+    // utterances nothing is encoded at all. A queued source pads with silence on its own.
+    this.#source = new AudioSource(MIC_RATE, 1, quiet ? 0 : 50);
+  }
+
+  /**
+   * `frameMs`: the size of each captured frame (10 ms by default; a browser sends 20 ms
+   * packets). `quiet`: send only speech and a short tail (a benchmark's visitors, whose
+   * encoding would otherwise load the machine they measure).
+   */
+  static async publish(
+    room: Room,
+    { frameMs, quiet = false }: { frameMs?: number; quiet?: boolean } = {},
+  ): Promise<Microphone> {
+    const microphone = new Microphone(quiet);
     if (frameMs) microphone.#frameSamples = (MIC_RATE * frameMs) / 1000;
     const track = LocalAudioTrack.createAudioTrack('microphone', microphone.#source);
     await room.localParticipant!.publishTrack(
       track,
       new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
     );
-    microphone.#running = microphone.#run();
+    microphone.#running = quiet ? microphone.#runQuiet() : microphone.#run();
     return microphone;
   }
 
   /** Speaks `samples`; resolves when the last of them was sent, with when speech started and ended (performance.now()). */
   say(samples: Int16Array): Promise<SpokenSpan> {
-    return new Promise((done) => this.#queue.push({ samples, offset: 0, done }));
+    return new Promise((done) => {
+      this.#queue.push({ samples, offset: 0, done });
+      this.#wake?.();
+    });
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#wake?.();
     await this.#running;
     await this.#source.close();
+  }
+
+  /** The next frame: the current utterance's next samples, or silence; and what to call once it was sent. */
+  #nextFrame(silence: Int16Array): { frame: Int16Array; finished?: () => void } {
+    const current = this.#queue[0];
+    if (!current) return { frame: silence };
+    // The frame leaves after what is already queued.
+    current.startedAt ??= performance.now() + this.#source.queuedDuration;
+    const frame = new Int16Array(this.#frameSamples);
+    const n = Math.min(this.#frameSamples, current.samples.length - current.offset);
+    frame.set(current.samples.subarray(current.offset, current.offset + n));
+    current.offset += n;
+    if (current.offset < current.samples.length) return { frame };
+    this.#queue.shift();
+    return {
+      frame,
+      finished: () =>
+        current.done({ startedAt: current.startedAt!, endedAt: performance.now() + this.#source.queuedDuration }),
+    };
   }
 
   /**
@@ -115,24 +162,35 @@ export class Microphone {
   async #run(): Promise<void> {
     const silence = new Int16Array(this.#frameSamples);
     while (!this.#stopped) {
-      let frame = silence;
-      let finished: (() => void) | undefined;
-      const current = this.#queue[0];
-      if (current) {
-        // The frame leaves after what is already queued.
-        current.startedAt ??= performance.now() + this.#source.queuedDuration;
-        frame = new Int16Array(this.#frameSamples);
-        const n = Math.min(this.#frameSamples, current.samples.length - current.offset);
-        frame.set(current.samples.subarray(current.offset, current.offset + n));
-        current.offset += n;
-        if (current.offset >= current.samples.length) {
-          this.#queue.shift();
-          finished = () =>
-            current.done({ startedAt: current.startedAt!, endedAt: performance.now() + this.#source.queuedDuration });
-        }
-      }
+      const { frame, finished } = this.#nextFrame(silence);
       await this.#source.captureFrame(new AudioFrame(frame, MIC_RATE, 1, this.#frameSamples));
       finished?.();
+    }
+  }
+
+  /** Paced by a clock (a direct source does not pace), 10 ms at a time; asleep between utterances. */
+  async #runQuiet(): Promise<void> {
+    const silence = new Int16Array(this.#frameSamples);
+    const frameMs = (this.#frameSamples / MIC_RATE) * 1000;
+    const tenMs = MIC_RATE / 100;
+    while (!this.#stopped) {
+      if (this.#queue.length === 0) {
+        await new Promise<void>((resolve) => (this.#wake = resolve));
+        this.#wake = undefined;
+        continue;
+      }
+      const from = performance.now();
+      let quietSince: number | undefined;
+      for (let k = 0; !this.#stopped; k++) {
+        const wait = from + k * frameMs - performance.now();
+        if (wait > 0) await Bun.sleep(wait);
+        const { frame, finished } = this.#nextFrame(silence);
+        for (let at = 0; at < frame.length; at += tenMs)
+          await this.#source.captureFrame(new AudioFrame(frame.slice(at, at + tenMs), MIC_RATE, 1, tenMs));
+        finished?.();
+        if (this.#queue.length > 0) quietSince = undefined;
+        else if ((quietSince ??= performance.now()) + QUIET_AFTER_MS <= performance.now()) break;
+      }
     }
   }
 }
