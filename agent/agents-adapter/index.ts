@@ -52,6 +52,11 @@
 //    warm: a worker's warm processes wait for jobs most of their life (3.5 % of a core for an
 //    idle `npm start`'s three). Test: test/agent/agents-adapter.test.ts (the warm process has no
 //    monitor thread, the running one has).
+// P9 dist/voice/room_io/_input.js: the visitor's microphone is read in 20 ms frames, as a
+//    browser sends them. rtc-node's default hands over 10 ms frames: twice the FFI events, each
+//    decoded and passed through the VAD, the STT and the session's streams (a listening job's
+//    main thread 7.0 → 4.6–5.3 % of a core, bench/renderer). Test:
+//    test/agent/room-input-frames.test.ts.
 //
 // The second patch (agent/patches/@livekit%2Frtc-node@0.13.35.patch) changes rtc-node, which
 // agents, the job and the tests' visitors share:
