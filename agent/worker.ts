@@ -60,7 +60,7 @@ export interface AgentWorkerOptions {
   healthHost?: string;
   /**
    * Sessions this worker runs at once; at that many it tells LiveKit it is full. Default:
-   * AGENT_MAX_JOBS (src/config/agent.ts: 3 per core with cloud providers, 1.5 offline).
+   * AGENT_MAX_JOBS (src/config/agent.ts: 4 per core with cloud providers, 1.5 offline).
    */
   maxConcurrentJobs?: number;
   /** The worker's and its jobs' log level (JSON lines on stdout); quiet by default. */

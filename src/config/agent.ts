@@ -11,7 +11,7 @@ import { type Env, integer, list, oneOfValues, withoutTrailingSlash } from './en
 export interface AgentSettings {
   /**
    * Sessions one worker runs at once; at that many it tells LiveKit it is full. Default:
-   * AGENT_JOBS_PER_CORE per CPU core with cloud providers (6 on 2 cores: what bench/renderer
+   * AGENT_JOBS_PER_CORE per CPU core with cloud providers (8 on 2 cores: what bench/renderer
    * measured holding 25 fps), OFFLINE_AGENT_JOBS_PER_CORE with offline models (3), rounded down.
    */
   maxJobs: number;
@@ -152,12 +152,13 @@ export function loadProviders(env: Env = process.env): ProviderSettings {
 /**
  * Avatar sessions per core a worker takes by default when the voice agent runs on cloud
  * providers (speech-to-text, model and voice all keyed). bench/renderer on a 2-core machine
- * (2026-12-04, H.264, visitors in a process of their own on the same cores, each avatar
- * speaking about half the time): 6 sessions hold ≥ 24 fps at every visitor, 7 drop to ~23;
- * each job takes ~21–23 % of a core (the JS thread ~9–12 %: the talking head, frames handed to
- * rtc-node, the agent; the H.264 encoder ~4.5 %; Opus ~1.8 %).
+ * (2026-12-04 06:00, H.264, the voice quiet between replies, the visitor's voice read in 20 ms
+ * frames, visitors in a process of their own on the same cores, each avatar speaking about
+ * half the time): 8 sessions hold ≥ 24 fps at every visitor in two runs of two, 9 in one;
+ * each job takes ~14–20 % of a core (the JS thread ~7–10 %: the talking head, frames handed to
+ * rtc-node, the agent; the H.264 encoder ~3 %; Opus ~1 % while it speaks).
  */
-export const AGENT_JOBS_PER_CORE = 3;
+export const AGENT_JOBS_PER_CORE = 4;
 /**
  * With any offline model in the job (Whisper, the local model, Piper run on the same cores and
  * a job process holds ~1.1 GB), the earlier, safer share: 3 sessions on 2 cores.

@@ -189,8 +189,20 @@ function voiceAfterMouth(frames: { at: number; open: number }[], ears: Listener)
   return best;
 }
 
+/** Audio packets the visitor's WebRTC received so far (its inbound-rtp stats). */
+async function audioPacketsReceived(visitor: Visitor): Promise<number> {
+  const stats = await visitor.room.getRtcStats();
+  let packets = 0;
+  // LiveKit 1.13 may carry both directions on one peer connection, reported as the publisher's.
+  for (const entry of [...stats.subscriberStats, ...stats.publisherStats]) {
+    if (entry.stats.case === 'inboundRtp' && entry.stats.value.stream?.kind === 'audio')
+      packets += Number(entry.stats.value.received?.packetsReceived ?? 0);
+  }
+  return packets;
+}
+
 describe('the avatar as the visitor receives it', () => {
-  test(`phone: exactly the avatar audio and video, 540×960 at ≥ ${MIN_FPS} fps, billed from the first frame; the mouth moves with the speech`, async () => {
+  test(`phone: exactly the avatar audio and video, 540×960 at ≥ ${MIN_FPS} fps, billed from the first frame; the mouth moves with the speech, the voice with it and quiet between replies`, async () => {
     const identity = await createAstronaut(account, { prompt: 'You are Ada. Marker: e2e-phone.' });
     const rig = await rigOf(identity.identity_id, 'portrait');
     const box = mouthBox(rig);
@@ -237,6 +249,12 @@ describe('the avatar as the visitor receives it', () => {
       );
       expect(p(moving, 0.5)).toBeGreaterThan(2 * p(idle, 0.95));
       expect(frames.length).toBeGreaterThanOrEqual((MIN_FPS * FPS_WINDOW_MS) / 1000);
+
+      // Between replies the voice sends nothing (no silence for Opus to encode), half a second after its words.
+      await Bun.sleep(1_000);
+      const before = await audioPacketsReceived(watched.visitor);
+      await Bun.sleep(2_000);
+      expect((await audioPacketsReceived(watched.visitor)) - before).toBe(0);
 
       // The voice and the mouth arrive together: over the greeting, the opening best follows the
       // loudness at a delay a viewer does not notice (ITU-R BT.1359: sound 45 ms early or 125 ms late).

@@ -9,11 +9,11 @@ import { eventually, joinAsVisitor, sessionEnded, type Visitor } from '../suppor
 import { startSession } from './support.ts';
 
 describe('avatar settings', () => {
-  test('AGENT_MAX_JOBS: 3 sessions per core with cloud providers (6 on 2 cores), 1.5 with offline models, a whole number ≥ 1 when set', () => {
-    expect([AGENT_JOBS_PER_CORE, OFFLINE_AGENT_JOBS_PER_CORE]).toEqual([3, 1.5]);
+  test('AGENT_MAX_JOBS: 4 sessions per core with cloud providers (8 on 2 cores), 1.5 with offline models, a whole number ≥ 1 when set', () => {
+    expect([AGENT_JOBS_PER_CORE, OFFLINE_AGENT_JOBS_PER_CORE]).toEqual([4, 1.5]);
     const cores = availableParallelism();
     const cloud = { DEEPGRAM_API_KEY: 'k', OPENAI_API_KEY: 'k', ELEVENLABS_API_KEY: 'k' };
-    expect(loadAgentSettings(cloud).maxJobs).toBe(Math.max(1, Math.floor(3 * cores)));
+    expect(loadAgentSettings(cloud).maxJobs).toBe(Math.max(1, Math.floor(4 * cores)));
     expect(loadAgentSettings({}).maxJobs).toBe(Math.max(1, Math.floor(1.5 * cores)));
     // One offline model in the job is enough for the offline share.
     expect(loadAgentSettings({ ...cloud, ELEVENLABS_API_KEY: '' }).maxJobs).toBe(Math.max(1, Math.floor(1.5 * cores)));
