@@ -13,7 +13,9 @@
 // capacity found is a floor. The LiveKit binary is the one `npm test` built:
 //   LIKENESS_LIVEKIT_BIN=$(ls ~/.cache/likeness/livekit-server-*/livekit-server) \
 //     bun bench/renderer/index.ts [--frames 500] [--joins 10] [--max-sessions 8] [--window 10]
-//       [--turn-every 20] [--stages] [--ramp-only] [--record]
+//       [--turn-every 20] [--stages] [--ramp-only] [--record] [--visitors-send-silence]
+// --visitors-send-silence: the visitors' microphones send encoded silence between questions, as
+// the test microphone does (by default they send only their speech, as a browser with DTX).
 // --record: every session of the ramp is recorded (docs/api.md#recordings): each job also runs an
 // ffmpeg encoder, whose CPU is its own column.
 
@@ -43,6 +45,7 @@ const { values } = parseArgs({
     window: { type: 'string', default: '10' },
     record: { type: 'boolean', default: false },
     'turn-every': { type: 'string', default: '20' },
+    'visitors-send-silence': { type: 'boolean', default: false },
     stages: { type: 'boolean', default: false },
     'ramp-only': { type: 'boolean', default: false },
   },
@@ -163,6 +166,7 @@ try {
     settleMs: SETTLE_MS,
     minFps: MIN_FPS,
     turnEveryMs: TURN_EVERY_MS,
+    visitorsSendSilence: values['visitors-send-silence'],
     stages: STAGES,
     record: RECORD,
     startSession: () => startSession(account, identity.identity_id, 'phone'),

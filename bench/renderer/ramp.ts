@@ -15,6 +15,8 @@ export interface RampOptions {
   settleMs: number;
   minFps: number;
   turnEveryMs: number;
+  /** The visitors' microphones send encoded silence between questions (a queued source). */
+  visitorsSendSilence: boolean;
   stages: boolean;
   record: boolean;
   startSession(): Promise<StartedSession>;
@@ -28,9 +30,13 @@ class Visitors {
   readonly #process: Bun.Subprocess;
   #waiting: ((message: FromVisitors) => void)[] = [];
 
-  constructor(turnEveryMs: number) {
+  constructor(turnEveryMs: number, sendSilence: boolean) {
     this.#process = Bun.spawn([process.execPath, join(import.meta.dir, 'visitors.ts')], {
-      env: { ...process.env, BENCH_TURN_EVERY_MS: String(turnEveryMs) },
+      env: {
+        ...process.env,
+        BENCH_TURN_EVERY_MS: String(turnEveryMs),
+        BENCH_VISITORS_SEND_SILENCE: sendSilence ? '1' : '',
+      },
       stdout: 'inherit',
       stderr: 'inherit',
       ipc: (message: FromVisitors) => this.#waiting.shift()?.(message),
@@ -66,7 +72,7 @@ class Visitors {
 }
 
 export async function runRamp(options: RampOptions): Promise<number> {
-  const visitors = new Visitors(options.turnEveryMs);
+  const visitors = new Visitors(options.turnEveryMs, options.visitorsSendSilence);
   await visitors.ready();
   const sessions: StartedSession[] = [];
   let capacity = 0;

@@ -33,6 +33,8 @@ interface Message {
 initializeLogger({ pretty: false, level: 'error' });
 
 const TURN_EVERY_MS = Number(process.env.BENCH_TURN_EVERY_MS ?? 0);
+/** Microphones that send encoded silence between questions, instead of only their speech (as a browser with DTX). */
+const SEND_SILENCE = process.env.BENCH_VISITORS_SEND_SILENCE === '1';
 const joined: Joined[] = [];
 const question = await speech('Could you tell me more about that, please?');
 
@@ -53,7 +55,7 @@ process.on('message', async (message: Message) => {
       const visitor = await joinAsVisitor(message.join);
       const captions = agentCaptions(visitor);
       // 20 ms frames, as a browser's microphone sends them: half the calls of the tests' 10 ms.
-      const microphone = await Microphone.publish(visitor.room, { frameMs: 20, quiet: true });
+      const microphone = await Microphone.publish(visitor.room, { frameMs: 20, quiet: !SEND_SILENCE });
       await eventually(() => visitor.tracks.find((t) => t.kind === TrackKind.KIND_VIDEO), 30_000, 'the avatar video');
       const entry: Joined = { visitor, microphone, captions };
       joined.push(entry);
