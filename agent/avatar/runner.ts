@@ -1,7 +1,7 @@
 // What paces and publishes the avatar (Python's `AvatarRunner` role): a 25 fps clock that,
 // each tick, takes one frame's worth of speech, asks the renderer for the matching frame
-// and hands both to LiveKit, so picture and voice leave together. Idle frames (silence)
-// keep flowing while the avatar listens.
+// and hands both to LiveKit, so picture and voice leave together. While the avatar listens
+// its frames keep flowing and its voice, half a second after its last words, goes quiet.
 import {
   AudioFrame,
   AudioSource,
