@@ -190,7 +190,13 @@ describe.each(ENGINES)('outcomes at the API on %s', (engine) => {
       return events.length ? events : undefined;
     });
     expect(event!.data).toEqual({ session_id: id, identity_id: identity.identity_id, outcome });
-    // Announced after the end: its event is written later (deliveries may still arrive in any order).
+    // Announced after the end: its event is written later (deliveries may still arrive in any
+    // order, so the end's is waited for too: on a loaded machine it came after, run 125).
+    await suite.receiver.waitFor('session.ended', () =>
+      suite.receiver
+        .verified('/hooks', suite.secret)
+        .some((event) => event.type === 'session.ended' && event.data.session_id === id),
+    );
     const stamped = suite.receiver
       .on('/hooks')
       .map((r) => JSON.parse(r.body) as { type: string; timestamp: string; data: { session_id: string } })
